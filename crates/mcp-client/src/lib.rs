@@ -1,0 +1,50 @@
+//! The transport-neutral MCP client core for revision 2026-07-28.
+//!
+//! A client built with this crate connects to a server over stdio (by spawning
+//! a command), over Streamable HTTP (a URL) or over any transport `mcp-jsonrpc`
+//! accepts, and offers a typed method for every client request, cursor-following
+//! list helpers, a result cache, multi round-trip requests and subscriptions.
+//! The transports are optional, behind cargo features. Spec paths are relative
+//! to the shared copy of the specification, `../shared/spec/`. It implements the
+//! client side of:
+//!
+//! - `docs/2026-07-28/basic/index.mdx` and `docs/2026-07-28/basic/versioning.mdx`;
+//! - `docs/2026-07-28/basic/patterns/mrtr.mdx`, `.../subscriptions.mdx`,
+//!   `.../progress.mdx` and `.../cancellation.mdx`;
+//! - `docs/2026-07-28/server/utilities/caching.mdx` and `.../pagination.mdx`;
+//! - the input requests of `docs/2026-07-28/client/elicitation.mdx`,
+//!   `.../sampling.mdx` and `.../roots.mdx`.
+//!
+//! Invariants:
+//!
+//! - Every request carries `_meta` with the protocol version, the client
+//!   capabilities derived from the handlers the user registered, and the client
+//!   identity. On -32022 the client picks the newest version both sides support
+//!   and retries once.
+//! - An `input_required` result runs the user's elicitation, sampling or roots
+//!   handlers, then retries with a new id, the answers in `inputResponses` and
+//!   `requestState` echoed byte for byte and never parsed. Rounds are bounded
+//!   (default 10).
+//! - An unknown `resultType` is an error; a missing one from an older server
+//!   counts as `complete`.
+//! - The cache honours `ttlMs` and `cacheScope`, keys private entries by the
+//!   credentials in use, and never stores `input_required` results or retries.
+//! - After a lost stream or a restarted server, only retry-safe requests are
+//!   re-sent; any other fails with an error saying the call may or may not have
+//!   run.
+//! - Errors say what happened: a protocol error (code, message, data), a
+//!   transport failure, a timeout, a cancellation or a version mismatch. A tool
+//!   failure is not an error: it is an `Ok` result with `isError` set, for the
+//!   model to read.
+//!
+//! This crate must never send a JSON-RPC response or expect a request from the
+//! server: in 2026-07-28 servers do not send requests. It never branches on a
+//! legacy revision: era detection, `initialize`, sessions and answering server
+//! requests belong to `mcp-legacy`, which plugs in through the seams this crate
+//! exposes. It never depends on a transport crate except behind that
+//! transport's cargo feature.
+//!
+//! Implemented by issue #5; authorization by issue #9, the Tasks, Apps and
+//! Skills extensions by issue #10, hardening by issue #11, performance by issue #8.
+
+#![forbid(unsafe_code)]

@@ -1,0 +1,48 @@
+//! The JSON-RPC 2.0 engine that every MCP connection runs on.
+//!
+//! This crate turns a transport's sink and stream of messages into a peer. It
+//! parses incoming JSON into requests, notifications and responses; gives
+//! outgoing requests their ids and matches responses to the callers waiting for
+//! them; enforces per-request timeouts; dispatches incoming requests to a handler
+//! with bounded concurrency; and shuts a connection down in order. It implements
+//! the message and error-code rules of `docs/2026-07-28/basic/index.mdx`, the
+//! cancellation and timeout rules of `docs/2026-07-28/basic/patterns/cancellation.mdx`,
+//! the progress rules of `docs/2026-07-28/basic/patterns/progress.mdx` and the
+//! message directions of `docs/2026-07-28/basic/transports/index.mdx`. Spec paths
+//! are relative to the shared copy of the specification, `../shared/spec/`.
+//!
+//! Invariants:
+//!
+//! - Peer input never panics the engine. Bytes that are not JSON, or not UTF-8,
+//!   are answered with -32700 and a null id; JSON that is not a valid JSON-RPC
+//!   2.0 message (a wrong or missing `jsonrpc`, a null, fractional or boolean id,
+//!   a duplicate key) is answered with -32600. Batch arrays are refused unless
+//!   the caller opts in, and an opted-in batch has a size cap.
+//! - The pending-request table is plain data with no IO inside, so it is tested
+//!   without a runtime. A response whose id is not pending is logged and dropped.
+//! - A request whose id the peer already has in flight is refused with -32600,
+//!   and the request already running under that id is not affected.
+//! - Every outbound request has a timeout. A progress notification for the
+//!   request resets it, but never beyond a hard maximum.
+//! - Dropping the future of an outbound request cancels it. The transport
+//!   decides how the peer hears of it: stdio sends `notifications/cancelled`,
+//!   Streamable HTTP closes the response stream.
+//! - Inbound requests run with bounded concurrency: excess requests wait or are
+//!   refused, and are never queued without limit. Each handler gets a
+//!   cancellation token, fired by the peer's `notifications/cancelled`.
+//! - Every spawned task is owned by a handle that can join it or shut it down,
+//!   and no lock is held across an `.await`.
+//! - A JSON-RPC error from the peer is data returned to the caller, not this
+//!   crate's `Error`, which reports only transport failure, timeout,
+//!   cancellation and shutdown.
+//!
+//! This crate must never know MCP method semantics beyond two notifications:
+//! `notifications/cancelled` and `notifications/progress`. It does not read
+//! `_meta` beyond the progress token, check protocol versions or capabilities,
+//! frame bytes, open sockets or spawn processes: those belong to `mcp-server`,
+//! `mcp-client` and the transport crates. Params and results pass through it as
+//! opaque JSON.
+//!
+//! Implemented by issue #3; hardened by issue #11 and measured by issue #8.
+
+#![forbid(unsafe_code)]

@@ -1,0 +1,50 @@
+//! The dual-era shim: serves and speaks the initialize-era MCP revisions
+//! (2024-11-05 to 2025-11-25) over the modern server and client cores.
+//!
+//! Spec paths are relative to the shared copy of the specification,
+//! `../shared/spec/`. This crate implements:
+//!
+//! - the backward-compatibility rules of `docs/2026-07-28/basic/versioning.mdx`
+//!   and the Backward Compatibility sections of
+//!   `docs/2026-07-28/basic/transports/stdio.mdx` and `.../streamable-http.mdx`;
+//! - the 2025-11-25 lifecycle, transports and utilities:
+//!   `docs/2025-11-25/basic/lifecycle.mdx`, `docs/2025-11-25/basic/transports.mdx`
+//!   and `docs/2025-11-25/basic/utilities/ping.mdx`, `.../cancellation.mdx`,
+//!   `.../progress.mdx` and `.../tasks.mdx`;
+//! - the transports of the older revisions: `docs/2025-06-18/basic/transports.mdx`,
+//!   `docs/2025-03-26/basic/transports.mdx` (sessions, batches) and
+//!   `docs/2024-11-05/basic/transports.mdx` (HTTP+SSE, behind a cargo feature).
+//!
+//! Server side, one server and the same handlers serve both eras. `initialize`
+//! negotiates among the legacy revisions the server enables, and each legacy
+//! request is translated into a modern one: the session's version and client
+//! capabilities become the request's `_meta`. Each modern result is translated
+//! back: `resultType`, `ttlMs` and `cacheScope` are removed, and codes such as
+//! -32002 for an unknown resource are used where the revision expects them.
+//! When a handler returns `input_required`, the shim sends the legacy client real
+//! `elicitation/create`, `sampling/createMessage` or `roots/list` requests and
+//! re-runs the handler with the answers, so one handler body serves both eras.
+//! On stdio the first message chooses the era for the life of the process; on
+//! HTTP a request is classified before modern validation. Sessions have
+//! unguessable ids, a cap (503 past it) and an idle expiry; nothing is allocated
+//! for a session before its `initialize` request is valid.
+//!
+//! Client side, one client API reaches any server. The era is detected as the
+//! spec says (a `server/discover` probe on stdio; the body of a 400 on HTTP,
+//! then `initialize`, then HTTP+SSE), cached per server process or origin and
+//! re-probed when it later fails; the user can pin an era or a version instead.
+//!
+//! Invariants: this is the only crate that knows a legacy revision exists, and a
+//! search for `initialize` outside this crate and `mcp-types` finds only docs.
+//! The user-facing server and client APIs are the same in both eras. A legacy
+//! client is never answered with 2026-07-28 in `InitializeResult`, and a legacy
+//! shape never leaks into a modern response.
+//!
+//! This crate must never copy handler logic or reimplement a modern feature:
+//! it translates and delegates to `mcp-server` and `mcp-client` through their
+//! seams. It never adds era branches to the crates below it.
+//!
+//! Implemented by issue #6; the 2025-11-25 experimental tasks by issue #10,
+//! hardening of sessions by issue #11.
+
+#![forbid(unsafe_code)]

@@ -1,0 +1,47 @@
+//! The transport-neutral MCP server core for revision 2026-07-28.
+//!
+//! A server built with this crate registers tools, resources (fixed URIs and
+//! RFC 6570 templates), prompts and a completion handler, and serves them over
+//! any transport `mcp-jsonrpc` accepts. The stdio and Streamable HTTP transports
+//! are optional, behind cargo features. Spec paths are relative to the shared
+//! copy of the specification, `../shared/spec/`. It implements:
+//!
+//! - `docs/2026-07-28/basic/index.mdx` (`_meta`, error codes, statelessness)
+//!   and `docs/2026-07-28/basic/versioning.mdx`;
+//! - `docs/2026-07-28/basic/patterns/mrtr.mdx`, `.../subscriptions.mdx`,
+//!   `.../progress.mdx` and `.../cancellation.mdx`;
+//! - `docs/2026-07-28/server/discover.mdx`, `.../tools.mdx`, `.../resources.mdx`
+//!   and `.../prompts.mdx`;
+//! - `docs/2026-07-28/server/utilities/completion.mdx`, `.../pagination.mdx`,
+//!   `.../caching.mdx` and `.../logging.mdx`.
+//!
+//! Invariants:
+//!
+//! - Every request is judged on its own `_meta`: a missing protocol version or
+//!   client capabilities gets -32602, an unsupported version -32022, a handler
+//!   needing an undeclared client capability -32021. Nothing is carried over
+//!   from an earlier request on the same connection.
+//! - Every result carries `resultType` and the server's identity in `_meta`.
+//! - A tool failure, including invalid arguments, is a `CallToolResult` with
+//!   `isError` set, never a JSON-RPC error; a handler panic is caught and never
+//!   takes the server down. Arguments are validated against the tool's
+//!   `inputSchema`, compiled once at registration with a bounded cost.
+//! - The server never initiates a JSON-RPC request. What it needs from the
+//!   client it asks for with an `input_required` result, and `requestState` is
+//!   sealed and treated as attacker-controlled on the way back.
+//! - Nothing is sent that was not asked for: progress only with a
+//!   `progressToken`, log messages only with a log level in `_meta`, change
+//!   notifications only on a `subscriptions/listen` stream that opted in.
+//!
+//! This crate must never branch on a legacy revision: `initialize`, `ping`,
+//! `logging/setLevel`, `resources/subscribe` and sessions get -32601 here, and
+//! `mcp-legacy` serves them through the seams this crate exposes. It never
+//! writes to stdout: on a stdio server only the transport writes there, and
+//! only protocol messages. It never spells a method string; the method traits
+//! of `mcp-types` do. It never depends on a transport crate except behind that
+//! transport's cargo feature.
+//!
+//! Implemented by issue #4; authorization by issue #9, the Tasks, Apps and
+//! Skills extensions by issue #10, hardening by issue #11, performance by issue #8.
+
+#![forbid(unsafe_code)]

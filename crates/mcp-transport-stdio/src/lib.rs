@@ -1,0 +1,46 @@
+//! MCP over stdio: newline-delimited JSON framing, a server on its own
+//! stdin and stdout, and a client that spawns server processes.
+//!
+//! This crate implements `docs/2026-07-28/basic/transports/stdio.mdx` and the
+//! custom-transport framing rule of `docs/2026-07-28/basic/transports/index.mdx`
+//! (byte-stream transports reuse the stdio framing). The framing is unchanged in
+//! the legacy revisions (`docs/2025-11-25/basic/transports.mdx`, section stdio),
+//! so the same codec carries both eras. Spec paths are relative to the shared
+//! copy of the specification, `../shared/spec/`. It hands whole messages to
+//! `mcp-jsonrpc` and takes whole messages from it.
+//!
+//! Invariants:
+//!
+//! - One JSON message per line. Every outgoing message is exactly one line with
+//!   no embedded newline. Incoming CRLF endings and blank lines are tolerated.
+//! - A line has a maximum length (default 4 MiB, configurable). An over-long
+//!   line yields one error, and the reader discards input up to the next newline
+//!   without buffering it. Invalid UTF-8 yields a parse error and reading goes
+//!   on with the next line.
+//! - On the server side, nothing but protocol messages ever reaches stdout.
+//!   Logs go to stderr through `tracing`. End of file on stdin finishes or
+//!   cancels in-flight work and the server exits cleanly.
+//! - On the client side, a server is spawned from a program, arguments,
+//!   environment and working directory, without a shell; the environment is
+//!   explicit and nothing is inherited unless the caller asks. The child's
+//!   stderr is forwarded through a bounded reader that can never block the
+//!   stdout reader. Lines on the child's stdout that are not JSON are logged and
+//!   skipped.
+//! - When the child exits, every pending request fails at once with a typed
+//!   transport error that is never mistaken for a server's JSON-RPC error.
+//! - Shutdown follows the spec: close stdin, wait a grace period, send SIGTERM,
+//!   wait, send SIGKILL, all to the child's process group so no grandchild is
+//!   orphaned. A child that stops reading its stdin causes backpressure or a
+//!   write timeout, never an unbounded queue.
+//! - The transport tells `mcp-jsonrpc` that cancellation travels as a message:
+//!   a dropped outbound request becomes a `notifications/cancelled`, because
+//!   stdio has no per-request stream to close.
+//!
+//! This crate must never hold tool, resource or prompt logic, never interpret a
+//! method name, and never depend on `mcp-server`, `mcp-client` or `mcp-legacy`; it depends on
+//! `mcp-jsonrpc` only. It never writes anything but protocol messages to the
+//! stdout of a stdio server, and never reads the child's stderr as an error.
+//!
+//! Implemented by issue #3; hardened by issue #11 and measured by issue #8.
+
+#![forbid(unsafe_code)]

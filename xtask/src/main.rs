@@ -1,0 +1,68 @@
+//! Project automation for the MCP workspace: `cargo xtask <command>`.
+//!
+//! Commands:
+//! - `codegen [--check]`: regenerate `crates/mcp-types/src/generated/` from the vendored
+//!   schemas; with `--check`, fail instead of writing when a file is stale.
+//! - `test`: the whole test suite, exactly what the README and `.ci/run` call.
+
+mod codegen;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("codegen") => {
+            let mode = if args.iter().any(|a| a == "--check") {
+                codegen::Mode::Check
+            } else {
+                codegen::Mode::Write
+            };
+            codegen::run(mode)
+        }
+        Some("test") => test(),
+        _ => Err(
+            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite"
+                .to_owned(),
+        ),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The root of the workspace, found from this crate's manifest directory.
+pub(crate) fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one level below the workspace root")
+        .to_path_buf()
+}
+
+/// Runs the whole test suite: the generated code must be fresh, then every test of every
+/// crate (unit, integration and doc tests).
+fn test() -> Result<(), String> {
+    codegen::run(codegen::Mode::Check)?;
+    cargo(&["test", "--workspace", "--all-targets"])?;
+    cargo(&["test", "--workspace", "--doc"])
+}
+
+fn cargo(args: &[&str]) -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    eprintln!("$ cargo {}", args.join(" "));
+    let status = Command::new(cargo)
+        .args(args)
+        .current_dir(project_root())
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`cargo {}` failed ({status})", args.join(" ")))
+    }
+}
