@@ -322,17 +322,18 @@ impl<'a> Module<'a> {
             .and_then(Value::as_object)
             .unwrap_or(&empty);
         for (json, prop) in props {
-            let (ty, nullable, defaulted) = if json == "_meta" && !has_properties(prop) {
-                (Ty::named(Scope::Helper, "Meta"), false, false)
-            } else if json == "resultType" && prop.get("type") == Some(&"string".into()) {
-                (Ty::named(Scope::Helper, "ResultType"), false, true)
-            } else if let Some(value) = const_value(prop) {
-                let tag = tags.name_for(name, json, value);
-                (Ty::named(Scope::Tag, &tag), false, false)
-            } else {
-                let (inner, nullable) = strip_null(prop);
-                (self.ty(name, json, &inner, tags), nullable, false)
-            };
+            let (ty, nullable, defaulted) =
+                if json == "_meta" && ref_name(prop).is_none() && !has_properties(prop) {
+                    (Ty::named(Scope::Helper, "Meta"), false, false)
+                } else if json == "resultType" && prop.get("type") == Some(&"string".into()) {
+                    (Ty::named(Scope::Helper, "ResultType"), false, true)
+                } else if let Some(value) = const_value(prop) {
+                    let tag = tags.name_for(name, json, value);
+                    (Ty::named(Scope::Tag, &tag), false, false)
+                } else {
+                    let (inner, nullable) = strip_null(prop);
+                    (self.ty(name, json, &inner, tags), nullable, false)
+                };
             // The spec requires `ttlMs` and `cacheScope` on list and read results, but servers
             // (and the spec's own `ReadResourceResultResponse` example) omit them; a missing
             // caching hint must not make a result unreadable, so they are optional here and

@@ -4380,7 +4380,7 @@ impl crate::Notification for TaskStatusNotification {
 pub struct TaskStatusNotificationParams {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<crate::NotificationMetaObject>,
     /// ISO 8601 timestamp when the task was created.
     #[serde(rename = "createdAt")]
     pub created_at: String,

@@ -195,7 +195,7 @@ impl CacheScope {
 pub struct CacheableResult {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<ResultMetaObject>,
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
     ///
@@ -283,7 +283,7 @@ impl crate::Request for CallToolRequest {
 pub struct CallToolRequestParams {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta")]
-    pub meta: crate::Meta,
+    pub meta: RequestMetaObject,
     /// Arguments to use for the tool call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<crate::JsonObject>,
@@ -307,7 +307,7 @@ pub struct CallToolRequestParams {
 
 impl CallToolRequestParams {
     /// Creates a `CallToolRequestParams` from its required members; every optional member is unset.
-    pub fn new(meta: crate::Meta, name: impl Into<String>) -> Self {
+    pub fn new(meta: RequestMetaObject, name: impl Into<String>) -> Self {
         Self {
             meta,
             arguments: None,
@@ -324,7 +324,7 @@ impl CallToolRequestParams {
 pub struct CallToolResult {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<ResultMetaObject>,
     /// A list of content objects that represent the unstructured result of the tool call.
     pub content: Vec<ContentBlock>,
     /// Whether the tool call ended in an error.
@@ -502,7 +502,7 @@ impl crate::Notification for CancelledNotification {
 pub struct CancelledNotificationParams {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<NotificationMetaObject>,
     /// An optional string describing the reason for the cancellation. This MAY be logged or presented to the user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -874,7 +874,7 @@ impl<'de> serde::Deserialize<'de> for CompleteRequestParamsRef {
 pub struct CompleteRequestParams {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta")]
-    pub meta: crate::Meta,
+    pub meta: RequestMetaObject,
     /// The argument's information
     pub argument: CompleteRequestParamsArgument,
     /// Additional, optional context for completions
@@ -887,7 +887,7 @@ pub struct CompleteRequestParams {
 impl CompleteRequestParams {
     /// Creates a `CompleteRequestParams` from its required members; every optional member is unset.
     pub fn new(
-        meta: crate::Meta,
+        meta: RequestMetaObject,
         argument: CompleteRequestParamsArgument,
         r#ref: CompleteRequestParamsRef,
     ) -> Self {
@@ -931,7 +931,7 @@ impl CompleteResultCompletion {
 pub struct CompleteResult {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<ResultMetaObject>,
     /// The `completion` member.
     pub completion: CompleteResultCompletion,
     /// Indicates the type of the result, which allows the client to determine
@@ -1385,7 +1385,7 @@ impl crate::Request for DiscoverRequest {
 pub struct DiscoverResult {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<ResultMetaObject>,
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
     ///
@@ -2015,7 +2015,7 @@ impl crate::Request for GetPromptRequest {
 pub struct GetPromptRequestParams {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta")]
-    pub meta: crate::Meta,
+    pub meta: RequestMetaObject,
     /// Arguments to use for templating the prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<crate::OrderedMap<String>>,
@@ -2039,7 +2039,7 @@ pub struct GetPromptRequestParams {
 
 impl GetPromptRequestParams {
     /// Creates a `GetPromptRequestParams` from its required members; every optional member is unset.
-    pub fn new(meta: crate::Meta, name: impl Into<String>) -> Self {
+    pub fn new(meta: RequestMetaObject, name: impl Into<String>) -> Self {
         Self {
             meta,
             arguments: None,
@@ -2056,7 +2056,7 @@ impl GetPromptRequestParams {
 pub struct GetPromptResult {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<ResultMetaObject>,
     /// An optional description for the prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
@@ -2463,7 +2463,7 @@ pub type InputRequests = crate::OrderedMap<InputRequest>;
 pub struct InputRequiredResult {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<ResultMetaObject>,
     /// The `inputRequests` member.
     #[serde(
         rename = "inputRequests",
@@ -2573,7 +2573,7 @@ impl<'de> serde::Deserialize<'de> for InputResponse {
 pub struct InputResponseRequestParams {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta")]
-    pub meta: crate::Meta,
+    pub meta: RequestMetaObject,
     /// The `inputResponses` member.
     #[serde(
         rename = "inputResponses",
@@ -2592,7 +2592,7 @@ pub struct InputResponseRequestParams {
 
 impl InputResponseRequestParams {
     /// Creates a `InputResponseRequestParams` from its required members; every optional member is unset.
-    pub fn new(meta: crate::Meta) -> Self {
+    pub fn new(meta: RequestMetaObject) -> Self {
         Self {
             meta,
             input_responses: None,
@@ -3005,7 +3005,7 @@ impl crate::Request for ListPromptsRequest {
 pub struct ListPromptsResult {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<ResultMetaObject>,
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
     ///
@@ -3128,7 +3128,7 @@ impl crate::Request for ListResourceTemplatesRequest {
 pub struct ListResourceTemplatesResult {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<ResultMetaObject>,
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
     ///
@@ -3252,7 +3252,7 @@ impl crate::Request for ListResourcesRequest {
 pub struct ListResourcesResult {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<ResultMetaObject>,
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
     ///
@@ -3445,7 +3445,7 @@ impl crate::Request for ListToolsRequest {
 pub struct ListToolsResult {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<ResultMetaObject>,
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
     ///
@@ -3613,7 +3613,7 @@ impl crate::Notification for LoggingMessageNotification {
 pub struct LoggingMessageNotificationParams {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<NotificationMetaObject>,
     /// The data to be logged, such as a string message or an object. Any JSON serializable type is allowed here.
     pub data: serde_json::Value,
     /// The severity of this log message.
@@ -3939,7 +3939,7 @@ impl NotificationMetaObject {
 pub struct NotificationParams {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<NotificationMetaObject>,
 }
 
 impl NotificationParams {
@@ -4044,7 +4044,7 @@ impl PaginatedRequest {
 pub struct PaginatedRequestParams {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta")]
-    pub meta: crate::Meta,
+    pub meta: RequestMetaObject,
     /// An opaque token representing the current pagination position.
     /// If provided, the server should return results starting after this cursor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -4053,7 +4053,7 @@ pub struct PaginatedRequestParams {
 
 impl PaginatedRequestParams {
     /// Creates a `PaginatedRequestParams` from its required members; every optional member is unset.
-    pub fn new(meta: crate::Meta) -> Self {
+    pub fn new(meta: RequestMetaObject) -> Self {
         Self { meta, cursor: None }
     }
 }
@@ -4064,7 +4064,7 @@ impl PaginatedRequestParams {
 pub struct PaginatedResult {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<ResultMetaObject>,
     /// An opaque token representing the pagination position after the last returned result.
     /// If present, there may be more results available.
     #[serde(
@@ -4334,7 +4334,7 @@ impl crate::Notification for ProgressNotification {
 pub struct ProgressNotificationParams {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<NotificationMetaObject>,
     /// An optional message describing the current progress.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -4561,7 +4561,7 @@ impl crate::Request for ReadResourceRequest {
 pub struct ReadResourceRequestParams {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta")]
-    pub meta: crate::Meta,
+    pub meta: RequestMetaObject,
     /// The `inputResponses` member.
     #[serde(
         rename = "inputResponses",
@@ -4582,7 +4582,7 @@ pub struct ReadResourceRequestParams {
 
 impl ReadResourceRequestParams {
     /// Creates a `ReadResourceRequestParams` from its required members; every optional member is unset.
-    pub fn new(meta: crate::Meta, uri: impl Into<String>) -> Self {
+    pub fn new(meta: RequestMetaObject, uri: impl Into<String>) -> Self {
         Self {
             meta,
             input_responses: None,
@@ -4598,7 +4598,7 @@ impl ReadResourceRequestParams {
 pub struct ReadResourceResult {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<ResultMetaObject>,
     /// Indicates the intended scope of the cached response, analogous to HTTP
     /// `Cache-Control: public` vs `Cache-Control: private`.
     ///
@@ -4814,12 +4814,12 @@ impl RequestMetaObject {
 pub struct RequestParams {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta")]
-    pub meta: crate::Meta,
+    pub meta: RequestMetaObject,
 }
 
 impl RequestParams {
     /// Creates a `RequestParams` from its required members; every optional member is unset.
-    pub fn new(meta: crate::Meta) -> Self {
+    pub fn new(meta: RequestMetaObject) -> Self {
         Self { meta }
     }
 }
@@ -5019,14 +5019,14 @@ impl crate::Notification for ResourceListChangedNotification {
 pub struct ResourceRequestParams {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta")]
-    pub meta: crate::Meta,
+    pub meta: RequestMetaObject,
     /// The URI of the resource. The URI can use any protocol; it is up to the server how to interpret it.
     pub uri: String,
 }
 
 impl ResourceRequestParams {
     /// Creates a `ResourceRequestParams` from its required members; every optional member is unset.
-    pub fn new(meta: crate::Meta, uri: impl Into<String>) -> Self {
+    pub fn new(meta: RequestMetaObject, uri: impl Into<String>) -> Self {
         Self {
             meta,
             uri: uri.into(),
@@ -5148,7 +5148,7 @@ impl crate::Notification for ResourceUpdatedNotification {
 pub struct ResourceUpdatedNotificationParams {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<NotificationMetaObject>,
     /// The URI of the resource that has been updated. This might be a sub-resource of the one that the client actually subscribed to.
     pub uri: String,
 }
@@ -5169,7 +5169,7 @@ impl ResourceUpdatedNotificationParams {
 pub struct Result {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<ResultMetaObject>,
     /// Indicates the type of the result, which allows the client to determine
     /// how to parse the result object.
     ///
@@ -6054,7 +6054,7 @@ impl crate::Notification for SubscriptionsAcknowledgedNotification {
 pub struct SubscriptionsAcknowledgedNotificationParams {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<crate::Meta>,
+    pub meta: Option<NotificationMetaObject>,
     /// The subset of requested notification types the server agreed to honor.
     /// Only includes notification types the server actually supports; if the
     /// client requested an unsupported type (e.g., `promptsListChanged` when
@@ -6112,7 +6112,7 @@ impl crate::Request for SubscriptionsListenRequest {
 pub struct SubscriptionsListenRequestParams {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta")]
-    pub meta: crate::Meta,
+    pub meta: RequestMetaObject,
     /// The notifications the client opts in to on this stream. The server
     /// **MUST NOT** send notification types the client has not explicitly
     /// requested.
@@ -6121,7 +6121,7 @@ pub struct SubscriptionsListenRequestParams {
 
 impl SubscriptionsListenRequestParams {
     /// Creates a `SubscriptionsListenRequestParams` from its required members; every optional member is unset.
-    pub fn new(meta: crate::Meta, notifications: SubscriptionFilter) -> Self {
+    pub fn new(meta: RequestMetaObject, notifications: SubscriptionFilter) -> Self {
         Self {
             meta,
             notifications,
@@ -6139,7 +6139,7 @@ impl SubscriptionsListenRequestParams {
 pub struct SubscriptionsListenResult {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
     #[serde(rename = "_meta")]
-    pub meta: crate::Meta,
+    pub meta: SubscriptionsListenResultMetaObject,
     /// Indicates the type of the result, which allows the client to determine
     /// how to parse the result object.
     ///
@@ -6153,7 +6153,7 @@ pub struct SubscriptionsListenResult {
 
 impl SubscriptionsListenResult {
     /// Creates a `SubscriptionsListenResult` from its required members; every optional member is unset.
-    pub fn new(meta: crate::Meta) -> Self {
+    pub fn new(meta: SubscriptionsListenResultMetaObject) -> Self {
         Self {
             meta,
             result_type: <crate::ResultType>::default(),
