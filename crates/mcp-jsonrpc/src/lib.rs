@@ -32,9 +32,9 @@
 //!   cancellation token, fired by the peer's `notifications/cancelled`.
 //! - Every spawned task is owned by a handle that can join it or shut it down,
 //!   and no lock is held across an `.await`.
-//! - A JSON-RPC error from the peer is data returned to the caller, not this
-//!   crate's `Error`, which reports only transport failure, timeout,
-//!   cancellation and shutdown.
+//! - A JSON-RPC error from the peer is data: it reaches the caller as
+//!   `Error::Remote` holding the peer's `ErrorObject` untouched, apart from
+//!   this side's own failures (timeout, closed connection, encoding).
 //!
 //! This crate must never know MCP method semantics beyond two notifications:
 //! `notifications/cancelled` and `notifications/progress`. It does not read
@@ -46,3 +46,23 @@
 //! Implemented by issue #3; hardened by issue #11 and measured by issue #8.
 
 #![forbid(unsafe_code)]
+
+mod error;
+pub mod memory;
+mod message;
+mod peer;
+mod pending;
+mod transport;
+
+pub use error::Error;
+pub use message::{
+    DecodeError, DecodeOptions, Decoded, ErrorObject, Message, Notification, Request, Response,
+    decode, encode_error, encode_notification, encode_request, encode_result,
+};
+pub use peer::{
+    Connection, Handler, NoHandler, Overload, Peer, PeerConfig, ProgressCallback, RequestContext,
+    RequestOptions,
+};
+/// The cancellation token handlers receive (re-exported from `tokio-util`).
+pub use tokio_util::sync::CancellationToken;
+pub use transport::{FrameReader, FrameWriter, TransportError};

@@ -1,0 +1,454 @@
+//! JSON-RPC 2.0 messages: strict decoding with precise errors, and allocation-light encoding.
+//!
+//! Decoding reads the envelope (`jsonrpc`, `id`, `method`, `params`, `result`, `error`)
+//! borrowing from the input, checks it, and keeps `params` and `result` as raw JSON text for
+//! the layer above to deserialize into its own types: the body is parsed once, by the code
+//! that knows its shape. The rules (`docs/2026-07-28/basic/index.mdx`, JSON-RPC; JSON-RPC
+//! 2.0 §4–5):
+//!
+//! - bytes that are not JSON (invalid UTF-8 included) → -32700, id null;
+//! - JSON that is not a JSON-RPC 2.0 message → -32600: a wrong or missing `jsonrpc`, an id
+//!   that is null (in a request), fractional, boolean, an object or an array, a duplicate
+//!   key, `params` that is neither an object nor an array, a response with both or neither
+//!   of `result` and `error`, a batch where batches are not allowed.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use bytes::Bytes;
+use mcp_types::{ErrorCode, RequestId};
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// A decoded message.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Message {
+    /// A request: it expects a response with the same id.
+    Request(Request),
+    /// A notification: no id, no response.
+    Notification(Notification),
+    /// A response to one of our requests.
+    Response(Response),
+}
+
+/// An incoming request.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Request {
+    /// The id the response must carry.
+    pub id: RequestId,
+    /// The method name.
+    pub method: String,
+    /// The params, as raw JSON (an object or an array), if present.
+    pub params: Option<Box<RawValue>>,
+}
+
+/// An incoming notification.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Notification {
+    /// The method name.
+    pub method: String,
+    /// The params, as raw JSON (an object or an array), if present.
+    pub params: Option<Box<RawValue>>,
+}
+
+/// An incoming response.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Response {
+    /// The id of the request it answers; `None` when the peer could not read that id (an
+    /// error response to a message it could not parse).
+    pub id: Option<RequestId>,
+    /// The result, as raw JSON, or the error.
+    pub outcome: Result<Box<RawValue>, ErrorObject>,
+}
+
+/// A JSON-RPC error object: `{code, message, data?}`.
+///
+/// Protocol errors are data: a handler returns one, a caller receives one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ErrorObject {
+    /// The error code.
+    pub code: ErrorCode,
+    /// A short description, for people.
+    pub message: String,
+    /// Additional information defined by the sender.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
+}
+
+impl ErrorObject {
+    /// An error with a code and a message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ErrorObject {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// The same error with `data` attached.
+    #[must_use]
+    pub fn with_data(mut self, data: serde_json::Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// -32601: the method does not exist or is not offered.
+    pub fn method_not_found(method: &str) -> Self {
+        ErrorObject::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("method not found: {method}"),
+        )
+    }
+
+    /// -32602: the params are invalid.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        ErrorObject::new(ErrorCode::INVALID_PARAMS, message)
+    }
+
+    /// -32603: an internal error.
+    pub fn internal(message: impl Into<String>) -> Self {
+        ErrorObject::new(ErrorCode::INTERNAL_ERROR, message)
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for ErrorObject {}
+
+/// Why a frame is not a message, with the JSON-RPC error to answer it with.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{code}: {message}")]
+#[non_exhaustive]
+pub struct DecodeError {
+    /// -32700 (not JSON) or -32600 (not a valid JSON-RPC message).
+    pub code: ErrorCode,
+    /// The id of the offending request, when it could be read; the answer carries it.
+    pub id: Option<RequestId>,
+    /// What was wrong.
+    pub message: String,
+}
+
+impl DecodeError {
+    fn parse(message: impl fmt::Display) -> Self {
+        DecodeError {
+            code: ErrorCode::PARSE_ERROR,
+            id: None,
+            message: format!("parse error: {message}"),
+        }
+    }
+
+    fn invalid(id: Option<RequestId>, message: impl fmt::Display) -> Self {
+        DecodeError {
+            code: ErrorCode::INVALID_REQUEST,
+            id,
+            message: format!("invalid request: {message}"),
+        }
+    }
+
+    /// The error object to send back.
+    pub fn to_error_object(&self) -> ErrorObject {
+        ErrorObject::new(self.code, self.message.clone())
+    }
+}
+
+/// What one frame held: a message, or (where allowed) a batch of them.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Decoded {
+    /// One message.
+    Single(Message),
+    /// A batch (2025-03-26 only, and only when the caller opted in): each element decoded
+    /// on its own, so one bad element does not spoil the rest.
+    Batch(Vec<Result<Message, DecodeError>>),
+}
+
+/// How strictly frames are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct DecodeOptions {
+    /// The largest batch accepted; `None` refuses every batch (the default: batches exist
+    /// only in revision 2025-03-26).
+    pub max_batch: Option<usize>,
+}
+
+/// Decodes one frame.
+///
+/// ```
+/// use mcp_jsonrpc::{decode, DecodeOptions, Decoded, Message};
+///
+/// let frame = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
+/// let Ok(Decoded::Single(Message::Request(request))) = decode(frame, DecodeOptions::default()) else {
+///     panic!("a request");
+/// };
+/// assert_eq!(request.method, "tools/list");
+///
+/// let err = decode(b"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"x\"}", DecodeOptions::default()).unwrap_err();
+/// assert_eq!(err.code, mcp_types::ErrorCode::INVALID_REQUEST);
+/// ```
+pub fn decode(frame: &[u8], options: DecodeOptions) -> Result<Decoded, DecodeError> {
+    let first = frame.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'[') {
+        return decode_batch(frame, options);
+    }
+    decode_message(frame).map(Decoded::Single)
+}
+
+fn decode_batch(frame: &[u8], options: DecodeOptions) -> Result<Decoded, DecodeError> {
+    let elements: Vec<&RawValue> = serde_json::from_slice(frame).map_err(|e| classify(&e))?;
+    let Some(max) = options.max_batch else {
+        return Err(DecodeError::invalid(None, "batches are not supported"));
+    };
+    if elements.is_empty() {
+        return Err(DecodeError::invalid(None, "empty batch"));
+    }
+    if elements.len() > max {
+        return Err(DecodeError::invalid(
+            None,
+            format_args!(
+                "batch of {} messages exceeds the limit of {max}",
+                elements.len()
+            ),
+        ));
+    }
+    Ok(Decoded::Batch(
+        elements
+            .into_iter()
+            .map(|raw| decode_message(raw.get().as_bytes()))
+            .collect(),
+    ))
+}
+
+/// -32700 for bytes that are not JSON; -32600 for JSON of the wrong shape.
+fn classify(e: &serde_json::Error) -> DecodeError {
+    match e.classify() {
+        serde_json::error::Category::Data => DecodeError::invalid(None, e),
+        _ => DecodeError::parse(e),
+    }
+}
+
+fn decode_message(frame: &[u8]) -> Result<Message, DecodeError> {
+    let envelope: Envelope<'_> = serde_json::from_slice(frame).map_err(|e| classify(&e))?;
+
+    // The id first, so that every later complaint can carry it.
+    let id = match envelope.id {
+        None => None,
+        Some(raw) if raw.get() == "null" => None,
+        Some(raw) => Some(
+            serde_json::from_str::<RequestId>(raw.get())
+                .map_err(|e| DecodeError::invalid(None, format_args!("bad id: {e}")))?,
+        ),
+    };
+    let id_was_null = envelope.id.is_some_and(|raw| raw.get() == "null");
+
+    match envelope
+        .jsonrpc
+        .map(|raw| serde_json::from_str::<Cow<'_, str>>(raw.get()))
+    {
+        Some(Ok(v)) if v == "2.0" => {}
+        Some(_) => return Err(DecodeError::invalid(id, "`jsonrpc` must be \"2.0\"")),
+        None => return Err(DecodeError::invalid(id, "missing `jsonrpc`")),
+    }
+
+    if let Some(params) = envelope.params {
+        let text = params.get();
+        if !(text.starts_with('{') || text.starts_with('[')) {
+            return Err(DecodeError::invalid(
+                id,
+                "`params` must be an object or an array",
+            ));
+        }
+    }
+
+    if let Some(method) = envelope.method {
+        let method: String = serde_json::from_str(method.get())
+            .map_err(|_| DecodeError::invalid(id.clone(), "`method` must be a string"))?;
+        if envelope.result.is_some() || envelope.error.is_some() {
+            return Err(DecodeError::invalid(
+                id,
+                "a request cannot carry `result` or `error`",
+            ));
+        }
+        let params = envelope.params.map(RawValue::to_owned);
+        return match id {
+            Some(id) => Ok(Message::Request(Request { id, method, params })),
+            None if id_was_null => Err(DecodeError::invalid(None, "a request id cannot be null")),
+            None => Ok(Message::Notification(Notification { method, params })),
+        };
+    }
+
+    let outcome = match (envelope.result, envelope.error) {
+        (Some(result), None) => Ok(result.to_owned()),
+        (None, Some(error)) => Err(serde_json::from_str::<ErrorObject>(error.get()).map_err(
+            |e| DecodeError::invalid(id.clone(), format_args!("bad error object: {e}")),
+        )?),
+        (Some(_), Some(_)) => {
+            return Err(DecodeError::invalid(
+                id,
+                "a response cannot carry both `result` and `error`",
+            ));
+        }
+        (None, None) => {
+            return Err(DecodeError::invalid(id, "neither a request nor a response"));
+        }
+    };
+    // An error response may lack its id (null or absent) when the peer could not read the
+    // request's; a result always answers a known request.
+    if id.is_none() && outcome.is_ok() {
+        return Err(DecodeError::invalid(
+            None,
+            "a successful response needs a non-null `id`",
+        ));
+    }
+    Ok(Message::Response(Response { id, outcome }))
+}
+
+/// The envelope members, borrowed from the frame; everything else is skipped.
+#[derive(Default)]
+struct Envelope<'a> {
+    jsonrpc: Option<&'a RawValue>,
+    id: Option<&'a RawValue>,
+    method: Option<&'a RawValue>,
+    params: Option<&'a RawValue>,
+    result: Option<&'a RawValue>,
+    error: Option<&'a RawValue>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(EnvelopeVisitor)
+    }
+}
+
+struct EnvelopeVisitor;
+
+impl<'de> Visitor<'de> for EnvelopeVisitor {
+    type Value = Envelope<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC message object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope<'de>, A::Error> {
+        let mut envelope = Envelope::default();
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            let slot = match &*key {
+                "jsonrpc" => &mut envelope.jsonrpc,
+                "id" => &mut envelope.id,
+                "method" => &mut envelope.method,
+                "params" => &mut envelope.params,
+                "result" => &mut envelope.result,
+                "error" => &mut envelope.error,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            if slot.is_some() {
+                return Err(de::Error::custom(format_args!("duplicate key `{key}`")));
+            }
+            *slot = Some(map.next_value()?);
+        }
+        Ok(envelope)
+    }
+}
+
+#[derive(Serialize)]
+struct OutRequest<'a, P: ?Sized> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    method: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a P>,
+}
+
+#[derive(Serialize)]
+struct OutNotification<'a, P: ?Sized> {
+    jsonrpc: &'static str,
+    method: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a P>,
+}
+
+#[derive(Serialize)]
+struct OutResult<'a, R: ?Sized> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    result: &'a R,
+}
+
+#[derive(Serialize)]
+struct OutError<'a> {
+    jsonrpc: &'static str,
+    id: Option<&'a RequestId>,
+    error: &'a ErrorObject,
+}
+
+fn to_frame(value: &impl Serialize) -> Result<Bytes, serde_json::Error> {
+    let mut buf = Vec::with_capacity(128);
+    serde_json::to_writer(&mut buf, value)?;
+    Ok(Bytes::from(buf))
+}
+
+/// Encodes a request. The frame is one line: serde_json escapes every control character.
+pub fn encode_request<P: Serialize + ?Sized>(
+    id: &RequestId,
+    method: &str,
+    params: Option<&P>,
+) -> Result<Bytes, serde_json::Error> {
+    to_frame(&OutRequest {
+        jsonrpc: "2.0",
+        id,
+        method,
+        params,
+    })
+}
+
+/// Encodes a notification.
+pub fn encode_notification<P: Serialize + ?Sized>(
+    method: &str,
+    params: Option<&P>,
+) -> Result<Bytes, serde_json::Error> {
+    to_frame(&OutNotification {
+        jsonrpc: "2.0",
+        method,
+        params,
+    })
+}
+
+/// Encodes a successful response.
+pub fn encode_result<R: Serialize + ?Sized>(
+    id: &RequestId,
+    result: &R,
+) -> Result<Bytes, serde_json::Error> {
+    to_frame(&OutResult {
+        jsonrpc: "2.0",
+        id,
+        result,
+    })
+}
+
+/// Encodes an error response; `id` is `None` (serialized as `null`) when the request's id
+/// could not be read.
+pub fn encode_error(id: Option<&RequestId>, error: &ErrorObject) -> Bytes {
+    // An error object of a code, a string and a JSON value always serializes.
+    to_frame(&OutError {
+        jsonrpc: "2.0",
+        id,
+        error,
+    })
+    .unwrap_or_else(|_| {
+        Bytes::from_static(
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"unencodable error"}}"#,
+        )
+    })
+}

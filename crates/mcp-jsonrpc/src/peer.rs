@@ -1,0 +1,853 @@
+//! The peer: one connection's engine, over any [`FrameReader`] and [`FrameWriter`].
+//!
+//! [`Peer::connect`] starts two tasks owned by the returned [`Connection`]: the driver,
+//! which reads frames, routes responses to waiting callers and dispatches requests to the
+//! [`Handler`], and the writer, which owns the transport's sending half and writes frames
+//! from a bounded queue. A [`Peer`] is the cheap, cloneable handle for sending requests and
+//! notifications.
+//!
+//! Cancellation and timeouts follow `docs/2026-07-28/basic/patterns/cancellation.mdx` and
+//! `docs/2026-07-28/basic/patterns/progress.mdx`: a request that times out or whose future is
+//! dropped is withdrawn, and (when [`PeerConfig::cancel_notifications`] is on, as for stdio)
+//! the peer is sent `notifications/cancelled`; progress for a request resets its timeout,
+//! never past the hard maximum. A request the peer cancels gets no response.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use bytes::Bytes;
+use mcp_types::{
+    CancelledNotificationParams, ErrorCode, ProgressNotificationParams, ProgressToken, RequestId,
+};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio::task::{AbortHandle, JoinHandle};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::error::Error;
+use crate::message::{
+    DecodeOptions, Decoded, ErrorObject, Message, Notification, Request, Response, decode,
+    encode_error, encode_notification, encode_request, encode_result,
+};
+use crate::pending::{Closed, PendingTable};
+use crate::transport::{FrameReader, FrameWriter, TransportError};
+
+const CANCELLED: &str = "notifications/cancelled";
+const PROGRESS: &str = "notifications/progress";
+
+/// What to do with an inbound request when every concurrency slot is busy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Overload {
+    /// Stop reading until a slot frees up (backpressure on the peer).
+    Wait,
+    /// Answer at once with -32603 and a message saying the server is busy.
+    Reject,
+}
+
+/// A connection's limits and behaviour.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct PeerConfig {
+    /// How long an outbound request waits for its response; progress resets it.
+    pub request_timeout: Duration,
+    /// The hard limit on an outbound request's wait, whatever progress arrives.
+    pub max_request_timeout: Duration,
+    /// How many inbound requests run at once.
+    pub max_concurrency: usize,
+    /// What happens to inbound requests beyond `max_concurrency`.
+    pub overload: Overload,
+    /// How many frames may wait for the writer before senders wait (backpressure).
+    pub outbound_queue: usize,
+    /// Tell the peer with `notifications/cancelled` when an outbound request is abandoned
+    /// (stdio). Off for transports that cancel by closing a stream (HTTP).
+    pub cancel_notifications: bool,
+    /// Answer frames that are not valid messages with -32700 or -32600 (a server does;
+    /// a client facing a server that pollutes its stdout only logs them).
+    pub reply_to_malformed: bool,
+    /// How frames are decoded (batches).
+    pub decode: DecodeOptions,
+    /// How long in-flight inbound requests may run on after the peer hangs up.
+    pub eof_grace: Duration,
+}
+
+impl Default for PeerConfig {
+    fn default() -> Self {
+        PeerConfig {
+            request_timeout: Duration::from_mins(1),
+            max_request_timeout: Duration::from_mins(10),
+            max_concurrency: 64,
+            overload: Overload::Wait,
+            outbound_queue: 256,
+            cancel_notifications: true,
+            reply_to_malformed: true,
+            decode: DecodeOptions::default(),
+            eof_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Called with each progress update of a request.
+pub type ProgressCallback = Arc<dyn Fn(&ProgressNotificationParams) + Send + Sync>;
+
+/// Per-request options for an outbound request.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct RequestOptions {
+    /// Overrides [`PeerConfig::request_timeout`].
+    pub timeout: Option<Duration>,
+    /// Overrides [`PeerConfig::max_request_timeout`].
+    pub max_timeout: Option<Duration>,
+    /// The progress token the caller put in the request's `_meta`; progress notifications
+    /// carrying it reset the timeout and reach `on_progress`.
+    pub progress_token: Option<ProgressToken>,
+    /// Called (on the connection's reader, so it must be quick) with each progress update.
+    pub on_progress: Option<ProgressCallback>,
+}
+
+impl std::fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("timeout", &self.timeout)
+            .field("max_timeout", &self.max_timeout)
+            .field("progress_token", &self.progress_token)
+            .field("on_progress", &self.on_progress.is_some())
+            .finish()
+    }
+}
+
+impl RequestOptions {
+    /// Options with a timeout.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Options with a hard maximum.
+    #[must_use]
+    pub fn max_timeout(mut self, max: Duration) -> Self {
+        self.max_timeout = Some(max);
+        self
+    }
+
+    /// Options that follow progress for `token`, calling `on_progress` with each update.
+    #[must_use]
+    pub fn progress(
+        mut self,
+        token: ProgressToken,
+        on_progress: impl Fn(&ProgressNotificationParams) + Send + Sync + 'static,
+    ) -> Self {
+        self.progress_token = Some(token);
+        self.on_progress = Some(Arc::new(on_progress));
+        self
+    }
+}
+
+/// Serves the peer's requests and notifications.
+pub trait Handler: Send + Sync + 'static {
+    /// Answers one request: a result as raw JSON, or an error object.
+    ///
+    /// Requests run concurrently, each on its own task, up to
+    /// [`PeerConfig::max_concurrency`]. `cx` carries the request's cancellation token.
+    fn request(
+        &self,
+        request: Request,
+        cx: RequestContext,
+    ) -> impl Future<Output = Result<Box<RawValue>, ErrorObject>> + Send;
+
+    /// Takes one notification. It runs on the connection's reader, in order, so it must not
+    /// wait on the peer (spawn a task for anything slow). The default ignores it.
+    fn notification(&self, notification: Notification, peer: &Peer) {
+        let _ = (notification, peer);
+    }
+}
+
+/// A handler for a peer that serves nothing: every request gets -32601.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoHandler;
+
+impl Handler for NoHandler {
+    async fn request(
+        &self,
+        request: Request,
+        _cx: RequestContext,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        Err(ErrorObject::method_not_found(&request.method))
+    }
+}
+
+/// What a handler knows about the request it serves.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    id: RequestId,
+    cancel: CancellationToken,
+    peer: Peer,
+}
+
+impl RequestContext {
+    /// The request's id.
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// Fired when the peer cancels the request or the connection shuts down.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether the request was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// The connection, for notifications tied to this request.
+    pub fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    /// Sends `notifications/progress` for `token` (the progress token the request's
+    /// `_meta` carried; the layer above reads it).
+    pub async fn progress(
+        &self,
+        token: ProgressToken,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> Result<(), Error> {
+        let mut params = ProgressNotificationParams::new(
+            serde_json::Number::from_f64(progress).unwrap_or_else(|| 0.into()),
+            token,
+        );
+        params.total = total.and_then(serde_json::Number::from_f64);
+        params.message = message;
+        self.peer.notify(PROGRESS, Some(&params)).await
+    }
+}
+
+/// A waiter parked in the pending table.
+struct Waiter {
+    tx: oneshot::Sender<Result<Box<RawValue>, ErrorObject>>,
+    progress: Option<Arc<ProgressWatch>>,
+}
+
+struct ProgressWatch {
+    notify: Notify,
+    callback: Option<ProgressCallback>,
+}
+
+/// An inbound request in flight.
+struct InFlight {
+    cancel: CancellationToken,
+    abort: Option<AbortHandle>,
+}
+
+struct Shared {
+    config: PeerConfig,
+    pending: Mutex<PendingTable<Waiter>>,
+    inbound: Mutex<HashMap<RequestId, InFlight>>,
+    outbound: mpsc::Sender<Bytes>,
+    /// Cancellation notices: at most one per pending request, so bounded by the table.
+    control: mpsc::UnboundedSender<Bytes>,
+    close_reason: Mutex<Option<String>>,
+    /// Fired to stop reading (shutdown, or the writer failed).
+    stop: CancellationToken,
+    /// Fired by the driver once nothing more will be queued: the writer drains and closes.
+    writer_stop: CancellationToken,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding one of these locks cannot leave the data half-updated in a way
+    // that matters more than losing the connection, so a poisoned lock is used as is.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A handle for sending requests and notifications to the peer. Cheap to clone.
+#[derive(Clone)]
+pub struct Peer {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peer")
+            .field("pending", &lock(&self.shared.pending).len())
+            .field("closed", &self.is_closed())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The tasks of one connection. Dropping it stops them.
+pub struct Connection {
+    driver: Option<JoinHandle<()>>,
+    shared: Arc<Shared>,
+    grace: Arc<Mutex<Option<Duration>>>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field(
+                "running",
+                &self.driver.as_ref().is_some_and(|d| !d.is_finished()),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// Stops reading, lets in-flight inbound requests finish within `grace`, cancels (and
+    /// then aborts) the rest, fails every pending outbound request, and closes the
+    /// transport's sending half.
+    pub async fn shutdown(mut self, grace: Duration) {
+        *lock(&self.grace) = Some(grace);
+        self.shared.stop.cancel();
+        if let Some(driver) = self.driver.take() {
+            let _ = driver.await;
+        }
+    }
+
+    /// Waits until the connection ends on its own (the peer hangs up or a write fails),
+    /// including the wind-down of in-flight requests.
+    pub async fn closed(mut self) {
+        if let Some(driver) = self.driver.take() {
+            let _ = driver.await;
+        }
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        if let Some(driver) = self.driver.take() {
+            self.shared.stop.cancel();
+            driver.abort();
+            abort_inbound(&self.shared);
+        }
+    }
+}
+
+fn abort_inbound(shared: &Shared) {
+    for (_, in_flight) in lock(&shared.inbound).drain() {
+        in_flight.cancel.cancel();
+        if let Some(abort) = in_flight.abort {
+            abort.abort();
+        }
+    }
+}
+
+impl Peer {
+    /// Starts a connection over `reader` and `writer`, serving the peer's requests with
+    /// `handler`. Must be called within a tokio runtime.
+    ///
+    /// ```
+    /// use mcp_jsonrpc::{memory, NoHandler, Peer, PeerConfig, RequestOptions};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let ((a_read, a_write), (b_read, b_write)) = memory::pair(8);
+    /// let (client, client_conn) = Peer::connect(a_read, a_write, NoHandler, PeerConfig::default());
+    /// let (_server, server_conn) = Peer::connect(b_read, b_write, NoHandler, PeerConfig::default());
+    ///
+    /// let err = client
+    ///     .request("tools/list", Some(&serde_json::json!({})), RequestOptions::default())
+    ///     .await
+    ///     .unwrap_err();
+    /// assert_eq!(err.remote().unwrap().code, mcp_types::ErrorCode::METHOD_NOT_FOUND);
+    /// client_conn.shutdown(std::time::Duration::from_secs(1)).await;
+    /// server_conn.shutdown(std::time::Duration::from_secs(1)).await;
+    /// # });
+    /// ```
+    pub fn connect<R: FrameReader, W: FrameWriter, H: Handler>(
+        reader: R,
+        writer: W,
+        handler: H,
+        config: PeerConfig,
+    ) -> (Peer, Connection) {
+        let (outbound, outbound_rx) = mpsc::channel(config.outbound_queue.max(1));
+        let (control, control_rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            config,
+            pending: Mutex::new(PendingTable::default()),
+            inbound: Mutex::new(HashMap::new()),
+            outbound,
+            control,
+            close_reason: Mutex::new(None),
+            stop: CancellationToken::new(),
+            writer_stop: CancellationToken::new(),
+        });
+        let grace = Arc::new(Mutex::new(None));
+        let writer_task = tokio::spawn(write_loop(
+            writer,
+            outbound_rx,
+            control_rx,
+            Arc::clone(&shared),
+        ));
+        let driver = tokio::spawn(drive(
+            reader,
+            Arc::new(handler),
+            Arc::clone(&shared),
+            writer_task,
+            Arc::clone(&grace),
+        ));
+        let peer = Peer {
+            shared: Arc::clone(&shared),
+        };
+        (
+            peer,
+            Connection {
+                driver: Some(driver),
+                shared,
+                grace,
+            },
+        )
+    }
+
+    /// Sends a request and waits for its result, as raw JSON.
+    ///
+    /// Dropping the returned future withdraws the request (and tells the peer, see
+    /// [`PeerConfig::cancel_notifications`]).
+    pub async fn request<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+        options: RequestOptions,
+    ) -> Result<Box<RawValue>, Error> {
+        let shared = &self.shared;
+        let progress = options.progress_token.as_ref().map(|_| {
+            Arc::new(ProgressWatch {
+                notify: Notify::new(),
+                callback: options.on_progress.clone(),
+            })
+        });
+        let (tx, mut rx) = oneshot::channel();
+        let waiter = Waiter {
+            tx,
+            progress: progress.clone(),
+        };
+        let id = lock(&shared.pending)
+            .insert(waiter, options.progress_token.clone())
+            .map_err(|Closed| self.closed_error())?;
+        let mut guard = PendingGuard {
+            shared,
+            id: Some(id.clone()),
+            sent: false,
+            reason: "the request was abandoned",
+        };
+        let frame = encode_request(&id, method, params).map_err(|source| Error::Encode {
+            method: method.to_owned(),
+            source,
+        })?;
+        if shared.outbound.send(frame).await.is_err() {
+            return Err(self.closed_error());
+        }
+        guard.sent = true;
+
+        let started = Instant::now();
+        let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
+        let hard = started
+            + options
+                .max_timeout
+                .unwrap_or(shared.config.max_request_timeout);
+        let mut sleep = pin!(tokio::time::sleep_until((started + timeout).min(hard)));
+        loop {
+            tokio::select! {
+                answer = &mut rx => {
+                    guard.id = None;
+                    return match answer {
+                        Ok(Ok(result)) => Ok(result),
+                        Ok(Err(error)) => Err(Error::Remote(error)),
+                        Err(_) => Err(self.closed_error()),
+                    };
+                }
+                () = &mut sleep => {
+                    guard.reason = "timeout";
+                    return Err(Error::Timeout { method: method.to_owned(), after: started.elapsed() });
+                }
+                () = progressed(progress.as_deref()) => {
+                    sleep.as_mut().reset((Instant::now() + timeout).min(hard));
+                }
+            }
+        }
+    }
+
+    /// Sends a typed request: the method and result type come from `R`.
+    pub async fn call<R: mcp_types::Request>(
+        &self,
+        params: &R::Params,
+        options: RequestOptions,
+    ) -> Result<R::Result, Error> {
+        let raw = self.request(R::METHOD, Some(params), options).await?;
+        serde_json::from_str(raw.get()).map_err(|source| Error::Decode {
+            method: R::METHOD.to_owned(),
+            source,
+        })
+    }
+
+    /// Sends a notification.
+    pub async fn notify<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<(), Error> {
+        let frame = encode_notification(method, params).map_err(|source| Error::Encode {
+            method: method.to_owned(),
+            source,
+        })?;
+        self.shared
+            .outbound
+            .send(frame)
+            .await
+            .map_err(|_| self.closed_error())
+    }
+
+    /// Whether the connection has ended.
+    pub fn is_closed(&self) -> bool {
+        lock(&self.shared.close_reason).is_some()
+    }
+
+    fn closed_error(&self) -> Error {
+        Error::Closed(lock(&self.shared.close_reason).clone())
+    }
+}
+
+async fn progressed(watch: Option<&ProgressWatch>) {
+    match watch {
+        Some(watch) => watch.notify.notified().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Withdraws a request whose future ends without an answer.
+struct PendingGuard<'a> {
+    shared: &'a Shared,
+    id: Option<RequestId>,
+    sent: bool,
+    reason: &'static str,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let was_pending = lock(&self.shared.pending).remove(&id).is_some();
+        if was_pending && self.sent && self.shared.config.cancel_notifications {
+            let mut params = CancelledNotificationParams::new(id);
+            params.reason = Some(self.reason.to_owned());
+            if let Ok(frame) = encode_notification(CANCELLED, Some(&params)) {
+                // The control queue is unbounded but holds at most one notice per request
+                // that was pending, so it is bounded by the pending table.
+                let _ = self.shared.control.send(frame);
+            }
+        }
+    }
+}
+
+async fn write_loop<W: FrameWriter>(
+    mut writer: W,
+    mut frames: mpsc::Receiver<Bytes>,
+    mut control: mpsc::UnboundedReceiver<Bytes>,
+    shared: Arc<Shared>,
+) {
+    loop {
+        let frame = tokio::select! {
+            biased;
+            Some(frame) = control.recv() => frame,
+            frame = frames.recv() => match frame {
+                Some(frame) => frame,
+                None => break,
+            },
+            () = shared.writer_stop.cancelled() => break,
+        };
+        if let Err(e) = writer.write_frame(frame).await {
+            tracing::warn!(error = %e, "write failed; closing the connection");
+            set_close_reason(&shared, format!("write failed: {e}"));
+            shared.stop.cancel();
+            return;
+        }
+    }
+    // Whatever was queued before the close goes out, then the pipe closes.
+    while let Ok(frame) = control.try_recv().or_else(|_| frames.try_recv()) {
+        if writer.write_frame(frame).await.is_err() {
+            return;
+        }
+    }
+    let _ = writer.close().await;
+}
+
+fn set_close_reason(shared: &Shared, reason: String) {
+    let mut slot = lock(&shared.close_reason);
+    if slot.is_none() {
+        *slot = Some(reason);
+    }
+}
+
+async fn drive<R: FrameReader, H: Handler>(
+    mut reader: R,
+    handler: Arc<H>,
+    shared: Arc<Shared>,
+    writer_task: JoinHandle<()>,
+    grace: Arc<Mutex<Option<Duration>>>,
+) {
+    let peer = Peer {
+        shared: Arc::clone(&shared),
+    };
+    let permits = Arc::new(Semaphore::new(shared.config.max_concurrency.max(1)));
+    let tracker = TaskTracker::new();
+    let connection_cancel = CancellationToken::new();
+    let reason = loop {
+        let next = tokio::select! {
+            biased;
+            () = shared.stop.cancelled() => break "shut down".to_owned(),
+            next = reader.read_frame() => next,
+        };
+        match next {
+            None => break "the peer closed the connection".to_owned(),
+            Some(Err(e)) if e.is_recoverable() => {
+                tracing::warn!(error = %e, "discarded an unreadable frame");
+                if shared.config.reply_to_malformed {
+                    let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, e.to_string());
+                    let _ = shared.outbound.send(encode_error(None, &error)).await;
+                }
+            }
+            Some(Err(e)) => break closed_reason(&e),
+            Some(Ok(frame)) => {
+                let dispatch = Dispatch {
+                    peer: &peer,
+                    handler: &handler,
+                    permits: &permits,
+                    tracker: &tracker,
+                    cancel: &connection_cancel,
+                };
+                if dispatch.frame(&frame).await.is_err() {
+                    break "shut down".to_owned();
+                }
+            }
+        }
+    };
+
+    // Every outbound request still waiting fails now: no answer can arrive any more.
+    set_close_reason(&shared, reason);
+    let waiters = lock(&shared.pending).close();
+    drop(waiters);
+
+    // In-flight inbound requests may finish within the grace; then they are cancelled, and
+    // the ones that ignore cancellation are aborted.
+    tracker.close();
+    let grace = lock(&grace).take().unwrap_or(shared.config.eof_grace);
+    if tokio::time::timeout(grace, tracker.wait()).await.is_err() {
+        connection_cancel.cancel();
+        if tokio::time::timeout(Duration::from_millis(100), tracker.wait())
+            .await
+            .is_err()
+        {
+            abort_inbound(&shared);
+            tracker.wait().await;
+        }
+    }
+    shared.stop.cancel();
+    shared.writer_stop.cancel();
+    let _ = writer_task.await;
+}
+
+fn closed_reason(e: &TransportError) -> String {
+    match e {
+        TransportError::Closed(Some(reason)) => reason.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The reader's view while it dispatches one frame.
+struct Dispatch<'a, H> {
+    peer: &'a Peer,
+    handler: &'a Arc<H>,
+    permits: &'a Arc<Semaphore>,
+    tracker: &'a TaskTracker,
+    cancel: &'a CancellationToken,
+}
+
+/// Reading must stop (shutdown arrived while waiting for a concurrency slot).
+struct Stop;
+
+impl<H: Handler> Dispatch<'_, H> {
+    async fn frame(&self, frame: &[u8]) -> Result<(), Stop> {
+        let shared = &self.peer.shared;
+        match decode(frame, shared.config.decode) {
+            Ok(Decoded::Single(message)) => self.message(message).await,
+            Ok(Decoded::Batch(messages)) => {
+                for message in messages {
+                    match message {
+                        Ok(message) => self.message(message).await?,
+                        Err(e) => self.malformed(&e).await,
+                    }
+                }
+                Ok(())
+            }
+            Err(e) => {
+                self.malformed(&e).await;
+                Ok(())
+            }
+        }
+    }
+
+    async fn malformed(&self, e: &crate::DecodeError) {
+        let shared = &self.peer.shared;
+        tracing::warn!(error = %e, "received a malformed message");
+        if shared.config.reply_to_malformed {
+            let _ = shared
+                .outbound
+                .send(encode_error(e.id.as_ref(), &e.to_error_object()))
+                .await;
+        }
+    }
+
+    async fn message(&self, message: Message) -> Result<(), Stop> {
+        match message {
+            Message::Response(response) => {
+                self.response(response);
+                Ok(())
+            }
+            Message::Notification(notification) => {
+                self.notification(notification);
+                Ok(())
+            }
+            Message::Request(request) => self.request(request).await,
+        }
+    }
+
+    fn response(&self, response: Response) {
+        let shared = &self.peer.shared;
+        let Some(id) = response.id else {
+            if let Err(error) = response.outcome {
+                tracing::warn!(%error, "the peer reported an error without an id");
+            }
+            return;
+        };
+        let waiter = lock(&shared.pending).remove(&id);
+        if let Some(waiter) = waiter {
+            let _ = waiter.tx.send(response.outcome);
+        } else {
+            tracing::warn!(%id, "dropped a response to no pending request");
+        }
+    }
+
+    fn notification(&self, notification: Notification) {
+        let shared = &self.peer.shared;
+        let params = notification.params.as_deref().map(RawValue::get);
+        match notification.method.as_str() {
+            CANCELLED => {
+                let parsed = params
+                    .and_then(|p| serde_json::from_str::<CancelledNotificationParams>(p).ok());
+                if let Some(id) = parsed.map(|p| p.request_id) {
+                    let in_flight = lock(&shared.inbound).get(&id).map(|f| f.cancel.clone());
+                    if let Some(cancel) = in_flight {
+                        cancel.cancel();
+                        return;
+                    }
+                }
+            }
+            PROGRESS => {
+                let parsed =
+                    params.and_then(|p| serde_json::from_str::<ProgressNotificationParams>(p).ok());
+                if let Some(progress) = parsed {
+                    let watch = lock(&shared.pending)
+                        .by_progress_token(&progress.progress_token)
+                        .and_then(|w| w.progress.clone());
+                    if let Some(watch) = watch {
+                        watch.notify.notify_one();
+                        if let Some(callback) = &watch.callback {
+                            callback(&progress);
+                        }
+                        return;
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.handler.notification(notification, self.peer);
+    }
+
+    async fn request(&self, request: Request) -> Result<(), Stop> {
+        let shared = &self.peer.shared;
+        if lock(&shared.inbound).contains_key(&request.id) {
+            let error = ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!("request id {} is already in flight", request.id),
+            );
+            let _ = shared
+                .outbound
+                .send(encode_error(Some(&request.id), &error))
+                .await;
+            return Ok(());
+        }
+        let permit: OwnedSemaphorePermit = match shared.config.overload {
+            Overload::Wait => tokio::select! {
+                biased;
+                () = shared.stop.cancelled() => return Err(Stop),
+                permit = Arc::clone(self.permits).acquire_owned() => match permit {
+                    Ok(permit) => permit,
+                    Err(_) => return Err(Stop),
+                },
+            },
+            Overload::Reject => {
+                if let Ok(permit) = Arc::clone(self.permits).try_acquire_owned() {
+                    permit
+                } else {
+                    let error = ErrorObject::internal(format!(
+                        "too many concurrent requests (limit {}); retry later",
+                        shared.config.max_concurrency
+                    ));
+                    let _ = shared
+                        .outbound
+                        .send(encode_error(Some(&request.id), &error))
+                        .await;
+                    return Ok(());
+                }
+            }
+        };
+
+        let id = request.id.clone();
+        let cancel = self.cancel.child_token();
+        lock(&shared.inbound).insert(
+            id.clone(),
+            InFlight {
+                cancel: cancel.clone(),
+                abort: None,
+            },
+        );
+        let cx = RequestContext {
+            id: id.clone(),
+            cancel: cancel.clone(),
+            peer: self.peer.clone(),
+        };
+        let handler = Arc::clone(self.handler);
+        let task_shared = Arc::clone(shared);
+        let task_id = id.clone();
+        let task = self.tracker.spawn(async move {
+            let _permit = permit;
+            let outcome = handler.request(request, cx).await;
+            lock(&task_shared.inbound).remove(&task_id);
+            if cancel.is_cancelled() {
+                // The peer cancelled it (or the connection is going away): no response.
+                return;
+            }
+            let frame = match outcome {
+                Ok(result) => encode_result(&task_id, &result).unwrap_or_else(|e| {
+                    encode_error(
+                        Some(&task_id),
+                        &ErrorObject::internal(format!("cannot encode result: {e}")),
+                    )
+                }),
+                Err(error) => encode_error(Some(&task_id), &error),
+            };
+            let _ = task_shared.outbound.send(frame).await;
+        });
+        if let Some(in_flight) = lock(&shared.inbound).get_mut(&id) {
+            in_flight.abort = Some(task.abort_handle());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,134 @@
+//! The table of our requests awaiting a response: plain data, no IO.
+//!
+//! It allocates ids, maps each id to whatever the caller parks there (a waiter), maps
+//! progress tokens to ids, and closes once: after `close` every insert fails and every
+//! parked waiter has been handed back for the caller to fail. Keeping it free of IO (like
+//! rust-analyzer's `req_queue.rs`) means it is tested without a runtime, and its lock is
+//! never held across an await.
+
+use std::collections::HashMap;
+
+use mcp_types::{ProgressToken, RequestId};
+
+/// Outbound requests in flight.
+#[derive(Debug)]
+pub(crate) struct PendingTable<W> {
+    next_id: i64,
+    waiters: HashMap<RequestId, Entry<W>>,
+    by_token: HashMap<ProgressToken, RequestId>,
+    closed: bool,
+}
+
+#[derive(Debug)]
+struct Entry<W> {
+    waiter: W,
+    token: Option<ProgressToken>,
+}
+
+/// The table is closed: the connection has ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Closed;
+
+impl<W> Default for PendingTable<W> {
+    fn default() -> Self {
+        PendingTable {
+            next_id: 1,
+            waiters: HashMap::new(),
+            by_token: HashMap::new(),
+            closed: false,
+        }
+    }
+}
+
+impl<W> PendingTable<W> {
+    /// Parks `waiter` under a fresh id, returning the id.
+    ///
+    /// Ids are increasing integers, never reused within a connection, so a late response to
+    /// an abandoned request can never be mistaken for the answer to a newer one.
+    pub(crate) fn insert(
+        &mut self,
+        waiter: W,
+        token: Option<ProgressToken>,
+    ) -> Result<RequestId, Closed> {
+        if self.closed {
+            return Err(Closed);
+        }
+        let id = RequestId::Integer(self.next_id);
+        self.next_id += 1;
+        if let Some(token) = &token {
+            self.by_token.insert(token.clone(), id.clone());
+        }
+        self.waiters.insert(id.clone(), Entry { waiter, token });
+        Ok(id)
+    }
+
+    /// Takes the waiter for `id` (the response arrived, or the caller gave up).
+    pub(crate) fn remove(&mut self, id: &RequestId) -> Option<W> {
+        let entry = self.waiters.remove(id)?;
+        if let Some(token) = entry.token {
+            self.by_token.remove(&token);
+        }
+        Some(entry.waiter)
+    }
+
+    /// The waiter a progress token belongs to, if its request is still pending.
+    pub(crate) fn by_progress_token(&self, token: &ProgressToken) -> Option<&W> {
+        let id = self.by_token.get(token)?;
+        self.waiters.get(id).map(|e| &e.waiter)
+    }
+
+    /// Closes the table, handing back every parked waiter.
+    pub(crate) fn close(&mut self) -> Vec<W> {
+        self.closed = true;
+        self.by_token.clear();
+        self.waiters.drain().map(|(_, e)| e.waiter).collect()
+    }
+
+    /// How many requests are pending.
+    pub(crate) fn len(&self) -> usize {
+        self.waiters.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_types::RequestId;
+
+    use super::{Closed, PendingTable};
+
+    #[test]
+    fn ids_are_fresh_and_responses_find_their_waiter_once() {
+        let mut table = PendingTable::default();
+        let a = table.insert("a", None).unwrap();
+        let b = table.insert("b", Some(RequestId::from("tok"))).unwrap();
+        assert_ne!(a, b);
+        assert_eq!(table.by_progress_token(&RequestId::from("tok")), Some(&"b"));
+        assert_eq!(table.remove(&b), Some("b"));
+        assert_eq!(
+            table.remove(&b),
+            None,
+            "a second response for one id finds nothing"
+        );
+        assert_eq!(table.by_progress_token(&RequestId::from("tok")), None);
+        assert_eq!(
+            table.remove(&RequestId::Integer(999)),
+            None,
+            "unknown ids are ignored"
+        );
+        let c = table.insert("c", None).unwrap();
+        assert!(c != a && c != b, "ids are never reused");
+        assert_eq!(table.len(), 2);
+    }
+
+    #[test]
+    fn closing_hands_back_every_waiter_and_refuses_new_ones() {
+        let mut table = PendingTable::default();
+        table.insert(1, None).unwrap();
+        table.insert(2, Some(RequestId::Integer(7))).unwrap();
+        let mut waiters = table.close();
+        waiters.sort_unstable();
+        assert_eq!(waiters, [1, 2]);
+        assert_eq!(table.insert(3, None), Err(Closed));
+        assert_eq!(table.len(), 0);
+    }
+}

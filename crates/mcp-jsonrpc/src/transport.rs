@@ -1,0 +1,68 @@
+//! The seam between the engine and a transport: frames in, frames out.
+//!
+//! A transport delivers whole messages as bytes (one frame per JSON-RPC message; the stdio
+//! transport cuts them at newlines, the HTTP transport takes one per body or SSE event) and
+//! accepts whole messages to send. Framing, limits on frame size, and process or socket
+//! management live in the transport; parsing, ids and dispatch live here.
+
+use std::future::Future;
+
+use bytes::Bytes;
+
+/// Why a frame could not be read or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransportError {
+    /// A frame exceeded the transport's size limit. The transport has discarded it and
+    /// reading continues with the next frame.
+    #[error("frame of more than {limit} bytes discarded")]
+    FrameTooLong {
+        /// The configured limit, in bytes.
+        limit: usize,
+    },
+    /// Writing a frame did not finish in time: the peer is not reading.
+    #[error("write did not complete within {0:?}; the peer is not reading")]
+    WriteTimeout(std::time::Duration),
+    /// The connection is closed (the peer hung up, or the process exited).
+    #[error("transport closed{}", .0.as_deref().map(|r| format!(": {r}")).unwrap_or_default())]
+    Closed(Option<String>),
+    /// An I/O error of the underlying pipe or socket.
+    #[error("transport I/O error")]
+    Io(#[from] std::io::Error),
+}
+
+impl TransportError {
+    /// Whether reading can go on after this error (only an over-long frame, so far).
+    pub fn is_recoverable(&self) -> bool {
+        matches!(self, TransportError::FrameTooLong { .. })
+    }
+}
+
+/// The receiving half of a transport.
+///
+/// `read_frame` yields one message's bytes at a time, without delimiters. `None` means the
+/// peer closed the connection cleanly. A recoverable error (see
+/// [`TransportError::is_recoverable`]) is reported once and reading continues; any other
+/// error ends the connection.
+///
+/// Cancel safety: the engine may drop a pending `read_frame` future (for example at
+/// shutdown) and never calls it again afterwards, so implementations need not be cancel
+/// safe beyond not panicking.
+pub trait FrameReader: Send + 'static {
+    /// Reads the next frame.
+    fn read_frame(&mut self) -> impl Future<Output = Option<Result<Bytes, TransportError>>> + Send;
+}
+
+/// The sending half of a transport.
+pub trait FrameWriter: Send + 'static {
+    /// Sends one frame: one complete JSON-RPC message, serialized, without a delimiter
+    /// (the transport adds its own). The frame never contains a raw newline.
+    fn write_frame(
+        &mut self,
+        frame: Bytes,
+    ) -> impl Future<Output = Result<(), TransportError>> + Send;
+
+    /// Flushes and closes the sending direction (for stdio: closes the pipe, which the
+    /// peer sees as EOF).
+    fn close(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send;
+}

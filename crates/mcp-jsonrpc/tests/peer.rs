@@ -1,0 +1,581 @@
+//! The peer engine over an in-memory duplex: ids, timeouts, progress, cancellation both
+//! ways, bounded concurrency, duplicate ids, stray responses, malformed input, shutdown.
+//!
+//! Time-dependent tests run on tokio's paused clock: nothing sleeps for real. The "raw"
+//! side of a test is the bare other end of the duplex, so every frame the engine sends is
+//! observed exactly.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use mcp_jsonrpc::memory::{self, MemoryReader, MemoryWriter};
+use mcp_jsonrpc::{
+    ErrorObject, FrameReader, FrameWriter, Handler, NoHandler, Overload, Peer, PeerConfig, Request,
+    RequestContext, RequestOptions,
+};
+use mcp_types::{ErrorCode, RequestId};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+/// The bare other end of a connection.
+struct Raw {
+    reader: MemoryReader,
+    writer: MemoryWriter,
+}
+
+impl Raw {
+    async fn send(&mut self, value: Value) {
+        self.send_bytes(value.to_string().into_bytes()).await;
+    }
+
+    async fn send_bytes(&mut self, bytes: Vec<u8>) {
+        self.writer.write_frame(Bytes::from(bytes)).await.unwrap();
+    }
+
+    async fn recv(&mut self) -> Value {
+        let frame = tokio::time::timeout(Duration::from_secs(30), self.reader.read_frame())
+            .await
+            .expect("a frame within 30 s (paused clock)")
+            .expect("connection open")
+            .unwrap();
+        serde_json::from_slice(&frame).unwrap()
+    }
+
+    /// Asserts that nothing arrives while the clock advances by `wait`.
+    async fn silent_for(&mut self, wait: Duration) {
+        if let Ok(frame) = tokio::time::timeout(wait, self.reader.read_frame()).await {
+            panic!("expected silence, got {frame:?}");
+        }
+    }
+}
+
+fn connect<H: Handler>(handler: H, config: PeerConfig) -> (Peer, mcp_jsonrpc::Connection, Raw) {
+    let ((a_read, a_write), (b_read, b_write)) = memory::pair(64);
+    let (peer, conn) = Peer::connect(a_read, a_write, handler, config);
+    (
+        peer,
+        conn,
+        Raw {
+            reader: b_read,
+            writer: b_write,
+        },
+    )
+}
+
+fn raw(value: &Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).unwrap()
+}
+
+/// A handler whose behaviour is chosen by the method name.
+#[derive(Default)]
+struct Behaviours {
+    running: AtomicUsize,
+    peak: AtomicUsize,
+    release: Notify,
+    cancelled: AtomicUsize,
+}
+
+#[derive(Default)]
+struct Server(Arc<Behaviours>);
+
+impl Handler for Server {
+    async fn request(
+        &self,
+        request: Request,
+        cx: RequestContext,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let params: Value = request
+            .params
+            .as_ref()
+            .map_or(Value::Null, |p| serde_json::from_str(p.get()).unwrap());
+        match request.method.as_str() {
+            "echo" => Ok(raw(&params)),
+            "fail" => {
+                Err(ErrorObject::invalid_params("bad input").with_data(json!({"why": "test"})))
+            }
+            // Runs until released or cancelled, counting concurrency.
+            "hold" => {
+                let now = self.0.running.fetch_add(1, Ordering::SeqCst) + 1;
+                self.0.peak.fetch_max(now, Ordering::SeqCst);
+                let outcome = tokio::select! {
+                    () = self.0.release.notified() => Ok(raw(&json!("released"))),
+                    () = cx.cancellation().cancelled() => {
+                        self.0.cancelled.fetch_add(1, Ordering::SeqCst);
+                        Ok(raw(&json!("cancelled")))
+                    }
+                };
+                self.0.running.fetch_sub(1, Ordering::SeqCst);
+                outcome
+            }
+            // Ignores cancellation entirely.
+            "stubborn" => {
+                std::future::pending::<()>().await;
+                unreachable!()
+            }
+            "progress" => {
+                let token: RequestId = serde_json::from_value(params["token"].clone()).unwrap();
+                for step in 1..=3 {
+                    cx.progress(token.clone(), f64::from(step), Some(3.0), None)
+                        .await
+                        .unwrap();
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                Ok(raw(&json!("done")))
+            }
+            other => Err(ErrorObject::method_not_found(other)),
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn requests_get_their_own_responses_in_any_order() {
+    let (peer, _conn, mut raw_side) = connect(NoHandler, PeerConfig::default());
+    let first = tokio::spawn({
+        let peer = peer.clone();
+        async move {
+            peer.request("a", Some(&json!({"n": 1})), RequestOptions::default())
+                .await
+        }
+    });
+    let second = tokio::spawn({
+        let peer = peer.clone();
+        async move {
+            peer.request("b", None::<&Value>, RequestOptions::default())
+                .await
+        }
+    });
+    let r1 = raw_side.recv().await;
+    let r2 = raw_side.recv().await;
+    assert_ne!(r1["id"], r2["id"], "every request gets a fresh id");
+    assert_eq!(r1["jsonrpc"], "2.0");
+    // Answer in reverse order; each caller still gets its own.
+    for r in [&r2, &r1] {
+        raw_side
+            .send(json!({"jsonrpc": "2.0", "id": r["id"], "result": {"method": r["method"]}}))
+            .await;
+    }
+    let a: Value = serde_json::from_str(first.await.unwrap().unwrap().get()).unwrap();
+    let b: Value = serde_json::from_str(second.await.unwrap().unwrap().get()).unwrap();
+    assert_eq!(
+        (a["method"].as_str(), b["method"].as_str()),
+        (Some("a"), Some("b"))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_error_response_is_returned_as_data() {
+    let (peer, _conn, mut raw_side) = connect(NoHandler, PeerConfig::default());
+    let call = tokio::spawn(async move {
+        peer.request("x", None::<&Value>, RequestOptions::default())
+            .await
+    });
+    let r = raw_side.recv().await;
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": r["id"], "error": {"code": -32602, "message": "no", "data": [1]}}))
+        .await;
+    let err = call.await.unwrap().unwrap_err();
+    let remote = err.remote().expect("a remote error");
+    assert_eq!(
+        (remote.code, remote.message.as_str(), remote.data.clone()),
+        (ErrorCode::INVALID_PARAMS, "no", Some(json!([1])))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timeout_withdraws_the_request_and_tells_the_peer() {
+    let mut config = PeerConfig::default();
+    config.request_timeout = Duration::from_secs(5);
+    let (peer, _conn, mut raw_side) = connect(NoHandler, config);
+    let started = tokio::time::Instant::now();
+    let call = tokio::spawn(async move {
+        peer.request("slow", None::<&Value>, RequestOptions::default())
+            .await
+    });
+    let request = raw_side.recv().await;
+    let cancel = raw_side.recv().await;
+    let err = call.await.unwrap().unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    assert_eq!(started.elapsed(), Duration::from_secs(5));
+    assert_eq!(cancel["method"], "notifications/cancelled");
+    assert_eq!(cancel["params"]["requestId"], request["id"]);
+    assert_eq!(cancel["params"]["reason"], "timeout");
+    // A late answer to the withdrawn request is dropped without harm.
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {}}))
+        .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn progress_resets_the_timeout_but_not_the_hard_maximum() {
+    let mut config = PeerConfig::default();
+    config.request_timeout = Duration::from_secs(10);
+    config.max_request_timeout = Duration::from_secs(25);
+    let (peer, _conn, mut raw_side) = connect(NoHandler, config);
+    let seen = Arc::new(AtomicUsize::new(0));
+    let options = RequestOptions::default().progress(RequestId::from("tok"), {
+        let seen = Arc::clone(&seen);
+        move |p| {
+            assert_eq!(p.progress_token, RequestId::from("tok"));
+            seen.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    let started = tokio::time::Instant::now();
+    let call = tokio::spawn(async move {
+        let outcome = peer.request("long", None::<&Value>, options).await;
+        (outcome, started.elapsed())
+    });
+    let request = raw_side.recv().await;
+    // Progress every 8 s keeps a 10 s timeout alive, until the 25 s hard limit.
+    for step in 1..=5 {
+        tokio::time::sleep(Duration::from_secs(8)).await;
+        if call.is_finished() {
+            break;
+        }
+        raw_side
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                         "params": {"progressToken": "tok", "progress": step}}))
+            .await;
+    }
+    let (outcome, elapsed) = call.await.unwrap();
+    assert!(outcome.unwrap_err().is_timeout());
+    assert_eq!(
+        elapsed,
+        Duration::from_secs(25),
+        "the hard maximum, not 8 s × 5 + 10 s"
+    );
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        3,
+        "progress at 8, 16 and 24 s reached the callback"
+    );
+    let cancel = raw_side.recv().await;
+    assert_eq!(cancel["params"]["requestId"], request["id"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_progress_the_timeout_is_not_extended() {
+    let mut config = PeerConfig::default();
+    config.request_timeout = Duration::from_secs(10);
+    let (peer, _conn, mut raw_side) = connect(NoHandler, config);
+    let options = RequestOptions::default().progress(RequestId::from("mine"), |_| {});
+    let started = tokio::time::Instant::now();
+    let call = tokio::spawn(async move { peer.request("long", None::<&Value>, options).await });
+    raw_side.recv().await;
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    // Progress for somebody else's token does not count.
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "other", "progress": 1}}))
+        .await;
+    assert!(call.await.unwrap().unwrap_err().is_timeout());
+    assert_eq!(started.elapsed(), Duration::from_secs(10));
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_a_request_future_cancels_it() {
+    let (peer, _conn, mut raw_side) = connect(NoHandler, PeerConfig::default());
+    let call = tokio::spawn(async move {
+        peer.request("x", None::<&Value>, RequestOptions::default())
+            .await
+    });
+    let request = raw_side.recv().await;
+    call.abort();
+    let cancel = raw_side.recv().await;
+    assert_eq!(cancel["method"], "notifications/cancelled");
+    assert_eq!(cancel["params"]["requestId"], request["id"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_cancel_notifications_a_dropped_request_is_silent() {
+    let mut config = PeerConfig::default();
+    config.cancel_notifications = false;
+    let (peer, _conn, mut raw_side) = connect(NoHandler, config);
+    let call = tokio::spawn(async move {
+        peer.request("x", None::<&Value>, RequestOptions::default())
+            .await
+    });
+    raw_side.recv().await;
+    call.abort();
+    raw_side.silent_for(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn inbound_requests_are_answered_and_errors_are_sent_as_errors() {
+    let (_peer, _conn, mut raw_side) = connect(Server::default(), PeerConfig::default());
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"x": [1, 2]}}))
+        .await;
+    assert_eq!(
+        raw_side.recv().await,
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"x": [1, 2]}})
+    );
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": "s", "method": "fail", "params": {}}))
+        .await;
+    assert_eq!(
+        raw_side.recv().await,
+        json!({"jsonrpc": "2.0", "id": "s", "error": {"code": -32602, "message": "bad input", "data": {"why": "test"}}})
+    );
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "nope"}))
+        .await;
+    assert_eq!(raw_side.recv().await["error"]["code"], -32601);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_peer_cancelling_fires_the_token_and_suppresses_the_response() {
+    let behaviours = Arc::new(Behaviours::default());
+    let (_peer, _conn, mut raw_side) =
+        connect(Server(Arc::clone(&behaviours)), PeerConfig::default());
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": 7, "method": "hold"}))
+        .await;
+    while behaviours.running.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "reason": "user"}}))
+        .await;
+    while behaviours.cancelled.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    raw_side.silent_for(Duration::from_secs(5)).await;
+    // The id is free again, and the connection still works.
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": 7, "method": "echo", "params": {}}))
+        .await;
+    assert_eq!(raw_side.recv().await["id"], 7);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_duplicate_in_flight_id_is_refused_and_the_first_is_unaffected() {
+    let behaviours = Arc::new(Behaviours::default());
+    let (_peer, _conn, mut raw_side) =
+        connect(Server(Arc::clone(&behaviours)), PeerConfig::default());
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "hold"}))
+        .await;
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {}}))
+        .await;
+    let refusal = raw_side.recv().await;
+    assert_eq!(refusal["id"], 1);
+    assert_eq!(refusal["error"]["code"], -32600);
+    behaviours.release.notify_one();
+    assert_eq!(
+        raw_side.recv().await,
+        json!({"jsonrpc": "2.0", "id": 1, "result": "released"})
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrency_is_bounded_and_excess_waits() {
+    let behaviours = Arc::new(Behaviours::default());
+    let mut config = PeerConfig::default();
+    config.max_concurrency = 2;
+    let (_peer, _conn, mut raw_side) = connect(Server(Arc::clone(&behaviours)), config);
+    for id in 0..5 {
+        raw_side
+            .send(json!({"jsonrpc": "2.0", "id": id, "method": "hold"}))
+            .await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(behaviours.running.load(Ordering::SeqCst), 2);
+    for _ in 0..5 {
+        behaviours.release.notify_one();
+        let r = raw_side.recv().await;
+        assert_eq!(r["result"], "released");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        behaviours.peak.load(Ordering::SeqCst),
+        2,
+        "never more than the limit at once"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrency_overload_can_be_refused() {
+    let behaviours = Arc::new(Behaviours::default());
+    let mut config = PeerConfig::default();
+    config.max_concurrency = 1;
+    config.overload = Overload::Reject;
+    let (_peer, _conn, mut raw_side) = connect(Server(Arc::clone(&behaviours)), config);
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "hold"}))
+        .await;
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "hold"}))
+        .await;
+    let refusal = raw_side.recv().await;
+    assert_eq!(
+        (refusal["id"].clone(), refusal["error"]["code"].clone()),
+        (json!(2), json!(-32603))
+    );
+    behaviours.release.notify_one();
+    assert_eq!(raw_side.recv().await["id"], 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn responses_to_nothing_and_malformed_frames_do_not_break_the_connection() {
+    let (_peer, _conn, mut raw_side) = connect(Server::default(), PeerConfig::default());
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": 424_242, "result": {}}))
+        .await;
+    raw_side.send_bytes(b"this is not json".to_vec()).await;
+    let parse = raw_side.recv().await;
+    assert_eq!(parse["id"], Value::Null);
+    assert_eq!(parse["error"]["code"], -32700);
+    raw_side
+        .send_bytes(br#"{"jsonrpc":"2.0","id":5,"id":6,"method":"echo"}"#.to_vec())
+        .await;
+    assert_eq!(raw_side.recv().await["error"]["code"], -32600);
+    raw_side
+        .send_bytes(br#"{"jsonrpc":"1.0","id":9,"method":"echo"}"#.to_vec())
+        .await;
+    let invalid = raw_side.recv().await;
+    assert_eq!(
+        (invalid["id"].clone(), invalid["error"]["code"].clone()),
+        (json!(9), json!(-32600))
+    );
+    raw_side
+        .send_bytes(br#"[{"jsonrpc":"2.0","id":1,"method":"echo"}]"#.to_vec())
+        .await;
+    assert_eq!(
+        raw_side.recv().await["error"]["code"],
+        -32600,
+        "batches are refused by default"
+    );
+    // Still serving.
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": 10, "method": "echo", "params": {"ok": true}}))
+        .await;
+    assert_eq!(raw_side.recv().await["result"], json!({"ok": true}));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_client_facing_a_polluted_stream_only_logs() {
+    let mut config = PeerConfig::default();
+    config.reply_to_malformed = false;
+    let (_peer, _conn, mut raw_side) = connect(NoHandler, config);
+    raw_side.send_bytes(b"debug: starting up".to_vec()).await;
+    raw_side.silent_for(Duration::from_secs(1)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn handlers_can_report_progress() {
+    let (_peer, _conn, mut raw_side) = connect(Server::default(), PeerConfig::default());
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "progress", "params": {"token": "t"}}))
+        .await;
+    for step in 1..=3 {
+        let p = raw_side.recv().await;
+        assert_eq!(p["method"], "notifications/progress");
+        assert_eq!(p["params"]["progressToken"], "t");
+        assert_eq!(p["params"]["progress"].as_f64(), Some(f64::from(step)));
+        assert_eq!(p["params"]["total"].as_f64(), Some(3.0));
+    }
+    assert_eq!(raw_side.recv().await["result"], "done");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_peer_hanging_up_fails_pending_requests_at_once() {
+    let (peer, conn, raw_side) = connect(NoHandler, PeerConfig::default());
+    let call = tokio::spawn({
+        let peer = peer.clone();
+        async move {
+            peer.request("x", None::<&Value>, RequestOptions::default())
+                .await
+        }
+    });
+    tokio::task::yield_now().await;
+    let started = tokio::time::Instant::now();
+    drop(raw_side);
+    let err = call.await.unwrap().unwrap_err();
+    assert!(err.is_closed(), "{err}");
+    assert_eq!(
+        started.elapsed(),
+        Duration::ZERO,
+        "no waiting for a timeout"
+    );
+    conn.closed().await;
+    assert!(peer.is_closed());
+    let after = peer
+        .request("y", None::<&Value>, RequestOptions::default())
+        .await
+        .unwrap_err();
+    assert!(after.is_closed());
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_lets_work_finish_within_the_grace_then_cancels_and_aborts() {
+    let behaviours = Arc::new(Behaviours::default());
+    let (_peer, conn, mut raw_side) =
+        connect(Server(Arc::clone(&behaviours)), PeerConfig::default());
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "hold"}))
+        .await;
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "stubborn"}))
+        .await;
+    while behaviours.running.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    let started = tokio::time::Instant::now();
+    conn.shutdown(Duration::from_secs(3)).await;
+    // The grace passed, the cooperative handler was cancelled, the stubborn one aborted.
+    assert!(started.elapsed() >= Duration::from_secs(3));
+    assert!(started.elapsed() < Duration::from_secs(4));
+    assert_eq!(behaviours.cancelled.load(Ordering::SeqCst), 1);
+    // Cancelled work sends no response; the writer closed the connection.
+    assert!(raw_side.reader.read_frame().await.is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_waits_for_work_that_finishes_in_time() {
+    let behaviours = Arc::new(Behaviours::default());
+    let (_peer, conn, mut raw_side) =
+        connect(Server(Arc::clone(&behaviours)), PeerConfig::default());
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "hold"}))
+        .await;
+    while behaviours.running.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    let releaser = tokio::spawn({
+        let behaviours = Arc::clone(&behaviours);
+        async move {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            behaviours.release.notify_one();
+        }
+    });
+    conn.shutdown(Duration::from_secs(10)).await;
+    releaser.await.unwrap();
+    assert_eq!(
+        raw_side.recv().await,
+        json!({"jsonrpc": "2.0", "id": 1, "result": "released"})
+    );
+    assert!(raw_side.reader.read_frame().await.is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn typed_calls_use_the_method_traits() {
+    let (peer, _conn, mut raw_side) = connect(NoHandler, PeerConfig::default());
+    let params: mcp_types::PaginatedRequestParams = serde_json::from_value(json!({
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    }))
+    .unwrap();
+    let call = tokio::spawn(async move {
+        peer.call::<mcp_types::ListToolsRequest>(&params, RequestOptions::default())
+            .await
+    });
+    let r = raw_side.recv().await;
+    assert_eq!(r["method"], "tools/list");
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": r["id"], "result": {"resultType": "complete", "tools": [{"name": "t", "inputSchema": {"type": "object"}}]}}))
+        .await;
+    let result = call.await.unwrap().unwrap();
+    assert_eq!(result.tools[0].name, "t");
+}
