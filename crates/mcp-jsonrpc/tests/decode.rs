@@ -14,7 +14,10 @@ enum Expect {
     Fails(ErrorCode, Option<RequestId>),
 }
 
-#[allow(clippy::unnecessary_wraps, reason = "the tables compare against `Option<RequestId>`")]
+#[allow(
+    clippy::unnecessary_wraps,
+    reason = "the tables compare against `Option<RequestId>`"
+)]
 fn int(n: i64) -> Option<RequestId> {
     Some(RequestId::Integer(n))
 }
