@@ -44,3 +44,17 @@
 //! Implemented by issue #3; hardened by issue #11 and measured by issue #8.
 
 #![forbid(unsafe_code)]
+
+mod client;
+mod framing;
+mod process;
+mod server;
+
+pub use client::{ServerConnection, client_config, connect};
+pub use framing::{DEFAULT_MAX_LINE, DEFAULT_WRITE_TIMEOUT, LineReader, LineWriter, stdio};
+pub use server::serve;
+
+pub use process::{
+    DEFAULT_DRAIN_GRACE, ExitAwareReader, ProcessError, STDERR_LINE_LIMIT, ServerCommand,
+    ServerProcess, SpawnedServer, StderrMode,
+};

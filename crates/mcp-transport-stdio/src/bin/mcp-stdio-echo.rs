@@ -1,0 +1,75 @@
+//! A stdio server built on the engine, for this crate's tests and benchmarks.
+//!
+//! Methods: `echo` answers with its params; `log` writes to stderr (directly and through
+//! `tracing`), sends a `notifications/message` to the client, then answers `{}`; `sleep`
+//! waits `params.ms` milliseconds (or until cancelled) and answers whether it was cancelled;
+//! anything else is -32601. It exits when stdin closes. Its stdout carries nothing but
+//! protocol messages: the test that captures it proves the engine and transport keep it so.
+
+use std::time::Duration;
+
+use mcp_jsonrpc::{ErrorObject, Handler, PeerConfig, Request, RequestContext};
+use serde_json::value::RawValue;
+
+struct Echo;
+
+fn raw(value: &serde_json::Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).unwrap_or_default()
+}
+
+impl Handler for Echo {
+    async fn request(
+        &self,
+        request: Request,
+        cx: RequestContext,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        match request.method.as_str() {
+            "echo" => Ok(request
+                .params
+                .unwrap_or_else(|| raw(&serde_json::Value::Null))),
+            "log" => {
+                eprintln!("log: writing to stderr, never stdout");
+                tracing::warn!("a tracing event, which must not reach stdout either");
+                let message = serde_json::json!({"level": "info", "data": "hello from the server"});
+                cx.peer()
+                    .notify("notifications/message", Some(&message))
+                    .await
+                    .map_err(|e| ErrorObject::internal(e.to_string()))?;
+                Ok(raw(&serde_json::json!({})))
+            }
+            "sleep" => {
+                let ms = request
+                    .params
+                    .as_deref()
+                    .and_then(|p| serde_json::from_str::<serde_json::Value>(p.get()).ok())
+                    .and_then(|p| p["ms"].as_u64())
+                    .unwrap_or(0);
+                let cancelled = tokio::select! {
+                    () = tokio::time::sleep(Duration::from_millis(ms)) => false,
+                    () = cx.cancellation().cancelled() => true,
+                };
+                Ok(raw(&serde_json::json!({"cancelled": cancelled})))
+            }
+            other => Err(ErrorObject::method_not_found(other)),
+        }
+    }
+}
+
+fn main() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("cannot start the runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    runtime.block_on(async {
+        let mut config = PeerConfig::default();
+        config.eof_grace = Duration::from_secs(1);
+        let (_peer, connection) = mcp_transport_stdio::serve(Echo, config);
+        connection.closed().await;
+    });
+}

@@ -1,0 +1,480 @@
+//! Newline-delimited framing: one JSON-RPC message per line, read with a bound and written
+//! as exactly one line.
+//!
+//! The rules come from `docs/2026-07-28/basic/transports/stdio.mdx` (relative to the shared
+//! copy of the specification): messages are delimited by newlines and must not contain
+//! embedded newlines. The same framing serves any byte stream a custom transport offers,
+//! so nothing here knows about processes; [`stdio`] merely wraps this process's own
+//! standard streams.
+//!
+//! The reader follows the recovery of tokio-util's `LinesCodec` with a maximum length: an
+//! over-long line is reported once and then skipped up to the next newline without being
+//! buffered, so a peer cannot make this side hold more than the limit plus one read chunk.
+
+use std::fmt;
+use std::io;
+use std::time::Duration;
+
+use bytes::{Buf, Bytes, BytesMut};
+use mcp_jsonrpc::{FrameReader, FrameWriter, TransportError};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter, Stdin, Stdout};
+
+/// The default maximum length of one incoming line, in bytes (4 MiB), not counting the
+/// newline and an optional carriage return before it.
+pub const DEFAULT_MAX_LINE: usize = 4 * 1024 * 1024;
+
+/// The default time one outgoing frame may take to write and flush (30 seconds) before
+/// the peer is taken to have stopped reading.
+pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How much room a fresh read buffer gets. Pipes hand over at most 64 KiB per read on
+/// Linux, so a larger buffer would rarely fill in one read.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// The least free space worth issuing a read into; below it the buffer is reclaimed or
+/// replaced first, so that a read is never wasted on a handful of bytes.
+const MIN_SPARE: usize = 8 * 1024;
+
+/// The write buffer's size. A frame shorter than this is copied into the buffer together
+/// with its newline and reaches the peer in one write; a longer frame is written straight
+/// from its own memory, so large frames are never copied.
+const WRITE_BUFFER: usize = 64 * 1024;
+
+/// Reads newline-delimited frames from a byte stream, with a maximum line length.
+///
+/// Each line is yielded as [`Bytes`] without its `\n` and without one `\r` before it, so
+/// CRLF endings are tolerated. Lines that are empty or hold only JSON whitespace (spaces,
+/// tabs, carriage returns) are skipped. Invalid UTF-8 and invalid JSON are passed through
+/// untouched: the engine answers them with a parse error (-32700) and reading goes on.
+/// The framing is that of `docs/2026-07-28/basic/transports/stdio.mdx`.
+///
+/// # Limits
+///
+/// A line longer than the maximum ([`DEFAULT_MAX_LINE`] unless set with
+/// [`LineReader::with_max_line`]) yields exactly one
+/// [`TransportError::FrameTooLong`], which is recoverable: the reader then discards input
+/// up to and including the next newline without buffering it, and continues with the
+/// line after. However long the line, the reader holds at most the maximum plus one read
+/// chunk (64 KiB) of it. An over-long last line that ends at end of file still yields its
+/// error.
+///
+/// Frames are split off the read buffer without copying, so a frame shares the allocation
+/// it was read into (at most the limit plus one read chunk) and keeps it alive for as long
+/// as the frame lives. A caller that keeps frames for long should copy them.
+///
+/// A last line without a newline is yielded when the stream ends; then the reader yields
+/// `None`. An I/O error is yielded once as [`TransportError::Io`], and the reader yields
+/// `None` from then on.
+///
+/// # Cancel safety
+///
+/// [`FrameReader::read_frame`] is cancel safe: if its future is dropped before it
+/// completes, no input is lost, and the next call continues where the dropped one stopped.
+///
+/// # Example
+///
+/// ```
+/// use mcp_jsonrpc::{FrameReader, TransportError};
+/// use mcp_transport_stdio::LineReader;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let input: &[u8] = b"{\"id\":1}\r\n\n{\"id\":2,\"pad\":\"........\"}\n{\"id\":3}";
+/// let mut reader = LineReader::with_max_line(input, 16);
+///
+/// // The CRLF ending is removed and the blank line is skipped.
+/// let Some(Ok(first)) = reader.read_frame().await else { panic!("expected a frame") };
+/// assert_eq!(first, &b"{\"id\":1}"[..]);
+///
+/// // The second line is longer than 16 bytes: one recoverable error, then the next line.
+/// let Some(Err(error)) = reader.read_frame().await else { panic!("expected an error") };
+/// assert!(matches!(error, TransportError::FrameTooLong { limit: 16 }));
+/// assert!(error.is_recoverable());
+///
+/// // The last line has no newline; it is still a frame, and then the stream is over.
+/// let Some(Ok(last)) = reader.read_frame().await else { panic!("expected a frame") };
+/// assert_eq!(last, &b"{\"id\":3}"[..]);
+/// assert!(reader.read_frame().await.is_none());
+/// # }
+/// ```
+pub struct LineReader<R> {
+    reader: R,
+    /// Input read but not yet yielded. Outside [`ReadState::Discard`] it starts at the
+    /// beginning of a line.
+    buf: BytesMut,
+    /// How many bytes at the front of `buf` are known to hold no newline, so that each
+    /// byte is searched once however many reads a line takes to arrive.
+    scanned: usize,
+    max_line: usize,
+    state: ReadState,
+}
+
+/// Where the reader stands in its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReadState {
+    /// At a line, looking for its newline.
+    Scan,
+    /// Inside a line already reported as too long, dropping input up to its newline.
+    Discard,
+    /// The input has ended or failed; every later read yields `None`.
+    Done,
+}
+
+impl<R> LineReader<R> {
+    /// Creates a reader with the default maximum line length, [`DEFAULT_MAX_LINE`].
+    pub fn new(reader: R) -> Self {
+        Self::with_max_line(reader, DEFAULT_MAX_LINE)
+    }
+
+    /// Creates a reader that refuses lines longer than `max_line` bytes, not counting the
+    /// newline and an optional carriage return before it.
+    pub fn with_max_line(reader: R, max_line: usize) -> Self {
+        Self {
+            reader,
+            buf: BytesMut::new(),
+            scanned: 0,
+            max_line,
+            state: ReadState::Scan,
+        }
+    }
+
+    /// Returns the maximum line length, in bytes.
+    pub fn max_line(&self) -> usize {
+        self.max_line
+    }
+
+    /// Returns a shared reference to the underlying reader.
+    pub fn get_ref(&self) -> &R {
+        &self.reader
+    }
+
+    /// Returns the capacity of the internal buffer, so tests can prove that it stays
+    /// bounded however long a peer's line is. Not part of the stable interface.
+    #[doc(hidden)]
+    pub fn buffered_capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    /// Takes the next complete line out of the buffer without reading. Returns `None`
+    /// when the buffer holds no complete line (or the reader is done), in which case the
+    /// caller reads more input.
+    fn decode(&mut self) -> Option<Result<Bytes, TransportError>> {
+        loop {
+            match self.state {
+                ReadState::Done => return None,
+                ReadState::Discard => {
+                    if let Some(newline) = memchr::memchr(b'\n', &self.buf) {
+                        self.buf.advance(newline + 1);
+                        self.state = ReadState::Scan;
+                    } else {
+                        // The whole buffer belongs to the over-long line. Dropping it
+                        // here, instead of keeping it, is what bounds memory.
+                        self.buf.clear();
+                        return None;
+                    }
+                }
+                ReadState::Scan => {
+                    let Some(offset) = memchr::memchr(b'\n', &self.buf[self.scanned..]) else {
+                        self.scanned = self.buf.len();
+                        // The partial line may still end in a `\r` that its newline will
+                        // strip, so it is over the limit only beyond one byte more.
+                        if self.scanned > self.max_line.saturating_add(1) {
+                            self.buf.clear();
+                            self.scanned = 0;
+                            self.state = ReadState::Discard;
+                            return Some(Err(self.too_long()));
+                        }
+                        return None;
+                    };
+                    let newline = self.scanned + offset;
+                    self.scanned = 0;
+                    if let Some(item) = self.take_line(newline, newline + 1) {
+                        return Some(item);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Handles the end of the input: the partial line left in the buffer, if any, is the
+    /// last line.
+    fn decode_eof(&mut self) -> Option<Result<Bytes, TransportError>> {
+        let state = std::mem::replace(&mut self.state, ReadState::Done);
+        if state != ReadState::Scan || self.buf.is_empty() {
+            // After `Discard`, the over-long line has already had its error.
+            return None;
+        }
+        let end = self.buf.len();
+        self.take_line(end, end)
+    }
+
+    /// Removes `buf[..consumed]`, a line of `end` bytes followed by its delimiter, and says
+    /// what to yield for it: `None` when the line is blank and is skipped.
+    fn take_line(&mut self, end: usize, consumed: usize) -> Option<Result<Bytes, TransportError>> {
+        let content = self.buf[..end]
+            .strip_suffix(b"\r")
+            .unwrap_or(&self.buf[..end]);
+        let len = content.len();
+        // The length is checked before blankness so the outcome is the same whether the
+        // line arrived whole or was already dropped while it was still partial.
+        if len > self.max_line {
+            self.buf.advance(consumed);
+            return Some(Err(self.too_long()));
+        }
+        if content
+            .iter()
+            .all(|byte| matches!(byte, b' ' | b'\t' | b'\r'))
+        {
+            self.buf.advance(consumed);
+            return None;
+        }
+        let mut line = self.buf.split_to(consumed);
+        line.truncate(len);
+        Some(Ok(line.freeze()))
+    }
+
+    fn too_long(&self) -> TransportError {
+        TransportError::FrameTooLong {
+            limit: self.max_line,
+        }
+    }
+
+    /// Makes sure the buffer has room for a worthwhile read, without letting it grow past
+    /// the line limit plus one read chunk.
+    fn make_room(&mut self) {
+        let len = self.buf.len();
+        if self.buf.capacity() - len >= MIN_SPARE {
+            return;
+        }
+        // When every frame split off the current allocation has been dropped, the partial
+        // line moves to its front and the allocation is reused.
+        if self.buf.try_reclaim(MIN_SPARE) {
+            return;
+        }
+        // Otherwise allocate afresh. Doubling keeps the copying of a long line linear, and
+        // the cap holds because a line is discarded once it passes `max_line + 1` bytes,
+        // so `len` never exceeds that here.
+        let limit = self.max_line.saturating_add(1).saturating_add(READ_CHUNK);
+        let capacity = len
+            .saturating_add(len.max(READ_CHUNK))
+            .min(limit)
+            .max(len.saturating_add(MIN_SPARE));
+        let mut fresh = BytesMut::with_capacity(capacity);
+        fresh.extend_from_slice(&self.buf);
+        self.buf = fresh;
+    }
+}
+
+impl<R: AsyncRead + Unpin + Send + 'static> FrameReader for LineReader<R> {
+    async fn read_frame(&mut self) -> Option<Result<Bytes, TransportError>> {
+        loop {
+            if let Some(item) = self.decode() {
+                return Some(item);
+            }
+            if self.state == ReadState::Done {
+                return None;
+            }
+            self.make_room();
+            // `read_buf` is cancel safe and nothing else here awaits, which is what makes
+            // this whole method cancel safe.
+            match self.reader.read_buf(&mut self.buf).await {
+                Ok(0) => return self.decode_eof(),
+                Ok(_) => {}
+                // An interrupted read carries no data and no failure; std's `read_to_end`
+                // retries it too.
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => {
+                    self.state = ReadState::Done;
+                    self.buf = BytesMut::new();
+                    return Some(Err(TransportError::Io(error)));
+                }
+            }
+        }
+    }
+}
+
+impl<R: fmt::Debug> fmt::Debug for LineReader<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LineReader")
+            .field("reader", &self.reader)
+            .field("buffered", &self.buf.len())
+            .field("max_line", &self.max_line)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Writes frames as newline-terminated lines, with a write timeout.
+///
+/// Each frame is written followed by one `\n` and then flushed, so it reaches the peer as
+/// exactly one line (`docs/2026-07-28/basic/transports/stdio.mdx`: messages are delimited
+/// by newlines and must not contain embedded ones). A frame holding a `\n` or `\r` byte is
+/// refused with an [`io::ErrorKind::InvalidInput`] error and nothing is written: the
+/// engine's serializer never produces one, and a bare `\r` is a line break to peers that
+/// read with universal newlines, so refusing both keeps every message on one line for
+/// every reader.
+///
+/// # Limits
+///
+/// Writing and flushing one frame may take at most the write timeout
+/// ([`DEFAULT_WRITE_TIMEOUT`] unless set with [`LineWriter::with_write_timeout`]); past it
+/// the write fails with [`TransportError::WriteTimeout`], so a peer that never reads makes
+/// this side fail instead of hang. A timeout or an I/O error may leave part of a line on
+/// the wire, so after one every later write fails with [`TransportError::Closed`] rather
+/// than splice a message onto the broken line.
+///
+/// The timeout uses tokio's timer, so a writer with a timeout must run on a runtime with
+/// the time driver enabled (as `#[tokio::main]` and `#[tokio::test]` runtimes are).
+///
+/// # Example
+///
+/// ```
+/// use bytes::Bytes;
+/// use mcp_jsonrpc::FrameWriter;
+/// use mcp_transport_stdio::LineWriter;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let mut writer = LineWriter::new(Vec::new());
+/// writer.write_frame(Bytes::from_static(b"{\"id\":1}")).await.expect("a vector accepts writes");
+/// assert_eq!(writer.get_ref().as_slice(), b"{\"id\":1}\n");
+///
+/// // A frame that would span two lines is refused, and nothing is written.
+/// assert!(writer.write_frame(Bytes::from_static(b"{}\n{}")).await.is_err());
+/// assert_eq!(writer.get_ref().as_slice(), b"{\"id\":1}\n");
+/// # }
+/// ```
+pub struct LineWriter<W> {
+    writer: BufWriter<W>,
+    timeout: Option<Duration>,
+    state: WriteState,
+}
+
+/// Whether the writer may still write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WriteState {
+    Open,
+    /// A write failed or timed out, possibly halfway through a line.
+    Broken,
+    /// [`FrameWriter::close`] has been called.
+    Closed,
+}
+
+impl<W: AsyncWrite> LineWriter<W> {
+    /// Creates a writer with the default write timeout, [`DEFAULT_WRITE_TIMEOUT`].
+    pub fn new(writer: W) -> Self {
+        Self::with_write_timeout(writer, DEFAULT_WRITE_TIMEOUT)
+    }
+
+    /// Creates a writer whose every frame must be written and flushed within `timeout`;
+    /// `None` waits for as long as the peer takes.
+    pub fn with_write_timeout(writer: W, timeout: impl Into<Option<Duration>>) -> Self {
+        Self {
+            writer: BufWriter::with_capacity(WRITE_BUFFER, writer),
+            timeout: timeout.into(),
+            state: WriteState::Open,
+        }
+    }
+
+    /// Returns the write timeout, or `None` when writes may take forever.
+    pub fn write_timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// Returns a shared reference to the underlying writer. Every completed
+    /// [`FrameWriter::write_frame`] has been flushed to it.
+    pub fn get_ref(&self) -> &W {
+        self.writer.get_ref()
+    }
+}
+
+impl<W: AsyncWrite + Unpin + Send + 'static> FrameWriter for LineWriter<W> {
+    /// Writes `frame` and a newline, then flushes.
+    ///
+    /// Not cancel safe: dropping the future may leave part of a line on the wire. The
+    /// engine does not drop it, and the write timeout bounds how long it can take.
+    async fn write_frame(&mut self, frame: Bytes) -> Result<(), TransportError> {
+        match self.state {
+            WriteState::Open => {}
+            WriteState::Broken => {
+                return Err(TransportError::Closed(Some(
+                    "an earlier write failed and may have left a partial line".to_owned(),
+                )));
+            }
+            WriteState::Closed => return Err(TransportError::Closed(None)),
+        }
+        if memchr::memchr2(b'\n', b'\r', &frame).is_some() {
+            return Err(TransportError::Io(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a frame must not contain a line break",
+            )));
+        }
+        let writer = &mut self.writer;
+        let result = within(self.timeout, async move {
+            writer.write_all(&frame).await?;
+            writer.write_all(b"\n").await?;
+            writer.flush().await
+        })
+        .await;
+        if result.is_err() {
+            self.state = WriteState::Broken;
+        }
+        result
+    }
+
+    /// Flushes and shuts the writer down, which a pipe's peer sees as end of file.
+    ///
+    /// Some writers cannot close on shutdown: tokio's `ChildStdin` and `Stdout` only
+    /// flush, and their descriptor closes when the writer is dropped. After a failed
+    /// write, the buffered rest of the broken line is dropped rather than sent. Closing
+    /// twice is harmless; the second call does nothing.
+    async fn close(&mut self) -> Result<(), TransportError> {
+        let result = match self.state {
+            WriteState::Closed => return Ok(()),
+            WriteState::Open => within(self.timeout, self.writer.shutdown()).await,
+            WriteState::Broken => within(self.timeout, self.writer.get_mut().shutdown()).await,
+        };
+        self.state = WriteState::Closed;
+        result
+    }
+}
+
+impl<W: AsyncWrite + fmt::Debug> fmt::Debug for LineWriter<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LineWriter")
+            .field("writer", self.writer.get_ref())
+            .field("timeout", &self.timeout)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs one write under the writer's timeout, if it has one.
+async fn within(
+    timeout: Option<Duration>,
+    work: impl Future<Output = io::Result<()>>,
+) -> Result<(), TransportError> {
+    let Some(limit) = timeout else {
+        return work.await.map_err(TransportError::Io);
+    };
+    match tokio::time::timeout(limit, work).await {
+        Ok(result) => result.map_err(TransportError::Io),
+        Err(_elapsed) => Err(TransportError::WriteTimeout(limit)),
+    }
+}
+
+/// Frames this process's standard input and output, for a server launched over stdio
+/// (`docs/2026-07-28/basic/transports/stdio.mdx`).
+///
+/// The reader has the default line limit and the writer the default write timeout. Only
+/// protocol messages may be written to stdout, so logs belong on stderr.
+///
+/// Tokio reads stdin with a blocking read on a separate thread that cannot be cancelled:
+/// when the server stops before its stdin is closed, shutting the runtime down may wait
+/// for that read to return (tokio's documentation of `tokio::io::Stdin` says more).
+pub fn stdio() -> (LineReader<Stdin>, LineWriter<Stdout>) {
+    (
+        LineReader::new(tokio::io::stdin()),
+        LineWriter::new(tokio::io::stdout()),
+    )
+}
