@@ -562,7 +562,17 @@ async fn write_loop<W: FrameWriter>(
             },
             () = shared.writer_stop.cancelled() => break,
         };
-        if let Err(e) = writer.write_frame(frame).await {
+        // Everything already queued goes out behind this frame, then one flush.
+        let mut result = writer.write_frame(frame).await;
+        while result.is_ok()
+            && let Ok(next) = control.try_recv().or_else(|_| frames.try_recv())
+        {
+            result = writer.write_frame(next).await;
+        }
+        if let Err(e) = match result {
+            Ok(()) => writer.flush().await,
+            Err(e) => Err(e),
+        } {
             tracing::warn!(error = %e, "write failed; closing the connection");
             set_close_reason(&shared, format!("write failed: {e}"));
             shared.stop.cancel();
@@ -575,6 +585,7 @@ async fn write_loop<W: FrameWriter>(
             return;
         }
     }
+    let _ = writer.flush().await;
     let _ = writer.close().await;
 }
 

@@ -57,10 +57,18 @@ pub trait FrameReader: Send + 'static {
 pub trait FrameWriter: Send + 'static {
     /// Sends one frame: one complete JSON-RPC message, serialized, without a delimiter
     /// (the transport adds its own). The frame never contains a raw newline.
+    ///
+    /// The transport may buffer the frame until [`flush`](Self::flush): the engine writes
+    /// every frame already queued, then flushes once, so a burst costs one system call.
     fn write_frame(
         &mut self,
         frame: Bytes,
     ) -> impl Future<Output = Result<(), TransportError>> + Send;
+
+    /// Pushes buffered frames to the peer. The default has nothing to push.
+    fn flush(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send {
+        async { Ok(()) }
+    }
 
     /// Flushes and closes the sending direction (for stdio: closes the pipe, which the
     /// peer sees as EOF).

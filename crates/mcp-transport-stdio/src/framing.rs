@@ -306,7 +306,8 @@ impl<R: fmt::Debug> fmt::Debug for LineReader<R> {
 
 /// Writes frames as newline-terminated lines, with a write timeout.
 ///
-/// Each frame is written followed by one `\n` and then flushed, so it reaches the peer as
+/// Each frame is written followed by one `\n` into a buffer that
+/// [`FrameWriter::flush`] (or a full buffer) pushes to the peer, so it reaches the peer as
 /// exactly one line (`docs/2026-07-28/basic/transports/stdio.mdx`: messages are delimited
 /// by newlines and must not contain embedded ones). A frame holding a `\n` or `\r` byte is
 /// refused with an [`io::ErrorKind::InvalidInput`] error and nothing is written: the
@@ -316,7 +317,7 @@ impl<R: fmt::Debug> fmt::Debug for LineReader<R> {
 ///
 /// # Limits
 ///
-/// Writing and flushing one frame may take at most the write timeout
+/// Writing one frame, and each flush, may take at most the write timeout
 /// ([`DEFAULT_WRITE_TIMEOUT`] unless set with [`LineWriter::with_write_timeout`]); past it
 /// the write fails with [`TransportError::WriteTimeout`], so a peer that never reads makes
 /// this side fail instead of hang. A timeout or an I/O error may leave part of a line on
@@ -337,6 +338,7 @@ impl<R: fmt::Debug> fmt::Debug for LineReader<R> {
 /// # async fn main() {
 /// let mut writer = LineWriter::new(Vec::new());
 /// writer.write_frame(Bytes::from_static(b"{\"id\":1}")).await.expect("a vector accepts writes");
+/// writer.flush().await.expect("a vector accepts writes");
 /// assert_eq!(writer.get_ref().as_slice(), b"{\"id\":1}\n");
 ///
 /// // A frame that would span two lines is refused, and nothing is written.
@@ -381,15 +383,16 @@ impl<W: AsyncWrite> LineWriter<W> {
         self.timeout
     }
 
-    /// Returns a shared reference to the underlying writer. Every completed
-    /// [`FrameWriter::write_frame`] has been flushed to it.
+    /// Returns a shared reference to the underlying writer. Every frame written before the
+    /// last completed [`FrameWriter::flush`] has reached it.
     pub fn get_ref(&self) -> &W {
         self.writer.get_ref()
     }
 }
 
 impl<W: AsyncWrite + Unpin + Send + 'static> FrameWriter for LineWriter<W> {
-    /// Writes `frame` and a newline, then flushes.
+    /// Writes `frame` and a newline into the buffer, which reaches the peer when it fills
+    /// or at [`FrameWriter::flush`].
     ///
     /// Not cancel safe: dropping the future may leave part of a line on the wire. The
     /// engine does not drop it, and the write timeout bounds how long it can take.
@@ -412,10 +415,27 @@ impl<W: AsyncWrite + Unpin + Send + 'static> FrameWriter for LineWriter<W> {
         let writer = &mut self.writer;
         let result = within(self.timeout, async move {
             writer.write_all(&frame).await?;
-            writer.write_all(b"\n").await?;
-            writer.flush().await
+            writer.write_all(b"\n").await
         })
         .await;
+        if result.is_err() {
+            self.state = WriteState::Broken;
+        }
+        result
+    }
+
+    /// Pushes the buffered lines to the peer, within the write timeout.
+    async fn flush(&mut self) -> Result<(), TransportError> {
+        match self.state {
+            WriteState::Open => {}
+            WriteState::Broken => {
+                return Err(TransportError::Closed(Some(
+                    "an earlier write failed and may have left a partial line".to_owned(),
+                )));
+            }
+            WriteState::Closed => return Err(TransportError::Closed(None)),
+        }
+        let result = within(self.timeout, self.writer.flush()).await;
         if result.is_err() {
             self.state = WriteState::Broken;
         }

@@ -548,9 +548,12 @@ async fn write_timeout_fires_when_the_peer_never_reads() {
     let (near, _far) = tokio::io::duplex(64);
     let mut writer = LineWriter::with_write_timeout(near, Duration::from_secs(5));
     let start = tokio::time::Instant::now();
-    let result = writer
+    // The frame fits the buffer; the flush is what must reach the peer.
+    writer
         .write_frame(Bytes::from_static(&FILLER[..1024]))
-        .await;
+        .await
+        .expect("buffered");
+    let result = writer.flush().await;
     assert!(
         matches!(result, Err(TransportError::WriteTimeout(limit)) if limit == Duration::from_secs(5)),
         "{result:?}",
@@ -570,11 +573,11 @@ async fn no_write_timeout_waits_for_the_peer() {
     let (near, _far) = tokio::io::duplex(64);
     let mut writer = LineWriter::with_write_timeout(near, None);
     assert_eq!(writer.write_timeout(), None);
-    let waited = tokio::time::timeout(
-        Duration::from_hours(1),
-        writer.write_frame(Bytes::from_static(&FILLER[..1024])),
-    )
-    .await;
+    writer
+        .write_frame(Bytes::from_static(&FILLER[..1024]))
+        .await
+        .expect("buffered");
+    let waited = tokio::time::timeout(Duration::from_hours(1), writer.flush()).await;
     assert!(waited.is_err(), "the write is still waiting after an hour");
 }
 
@@ -588,6 +591,7 @@ async fn writer_output_reads_back_and_close_is_eof() {
             .write_frame(Bytes::from_static(frame))
             .await
             .expect("the duplex has room");
+        writer.flush().await.expect("the duplex has room");
         let Some(Ok(read)) = reader.read_frame().await else {
             panic!("expected a frame");
         };
