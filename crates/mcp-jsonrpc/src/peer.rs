@@ -183,15 +183,62 @@ impl Handler for NoHandler {
     }
 }
 
+/// Where the notifications tied to one request go: the connection (stdio and other
+/// duplex transports), or a channel the transport drains (an HTTP response stream).
+#[derive(Debug, Clone)]
+pub struct NotificationSink(SinkKind);
+
+#[derive(Debug, Clone)]
+enum SinkKind {
+    Peer(Peer),
+    Channel(mpsc::Sender<Bytes>),
+}
+
+impl NotificationSink {
+    /// A sink that hands encoded notification frames to `tx`; the receiving side writes
+    /// them out (for HTTP, as events of the request's SSE stream). Sending waits while the
+    /// channel is full, so a slow reader slows the handler rather than growing memory.
+    pub fn channel(tx: mpsc::Sender<Bytes>) -> Self {
+        NotificationSink(SinkKind::Channel(tx))
+    }
+
+    /// Sends a notification.
+    pub async fn notify<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<(), Error> {
+        match &self.0 {
+            SinkKind::Peer(peer) => peer.notify(method, params).await,
+            SinkKind::Channel(tx) => {
+                let frame =
+                    encode_notification(method, params).map_err(|source| Error::Encode {
+                        method: method.to_owned(),
+                        source,
+                    })?;
+                tx.send(frame).await.map_err(|_| {
+                    Error::Closed(Some("the request's response stream closed".to_owned()))
+                })
+            }
+        }
+    }
+}
+
 /// What a handler knows about the request it serves.
 #[derive(Debug, Clone)]
 pub struct RequestContext {
     id: RequestId,
     cancel: CancellationToken,
-    peer: Peer,
+    sink: NotificationSink,
 }
 
 impl RequestContext {
+    /// A context for a request a transport dispatches itself (HTTP does, one request per
+    /// POST): its id, the token that cancels it, and where its notifications go.
+    pub fn new(id: RequestId, cancel: CancellationToken, sink: NotificationSink) -> Self {
+        RequestContext { id, cancel, sink }
+    }
+
     /// The request's id.
     pub fn id(&self) -> &RequestId {
         &self.id
@@ -207,9 +254,18 @@ impl RequestContext {
         self.cancel.is_cancelled()
     }
 
-    /// The connection, for notifications tied to this request.
-    pub fn peer(&self) -> &Peer {
-        &self.peer
+    /// Where this request's notifications go.
+    pub fn sink(&self) -> &NotificationSink {
+        &self.sink
+    }
+
+    /// Sends a notification tied to this request (a log message, a subscription event).
+    pub async fn notify<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<(), Error> {
+        self.sink.notify(method, params).await
     }
 
     /// Sends `notifications/progress` for `token` (the progress token the request's
@@ -227,7 +283,7 @@ impl RequestContext {
         );
         params.total = total.and_then(serde_json::Number::from_f64);
         params.message = message;
-        self.peer.notify(PROGRESS, Some(&params)).await
+        self.sink.notify(PROGRESS, Some(&params)).await
     }
 }
 
@@ -832,7 +888,7 @@ impl<H: Handler> Dispatch<'_, H> {
         let cx = RequestContext {
             id: id.clone(),
             cancel: cancel.clone(),
-            peer: self.peer.clone(),
+            sink: NotificationSink(SinkKind::Peer(self.peer.clone())),
         };
         let handler = Arc::clone(self.handler);
         let task_shared = Arc::clone(shared);

@@ -579,3 +579,43 @@ async fn typed_calls_use_the_method_traits() {
     let result = call.await.unwrap().unwrap();
     assert_eq!(result.tools[0].name, "t");
 }
+
+#[tokio::test]
+async fn a_context_can_send_its_notifications_to_a_channel() {
+    // How a transport that answers one request per exchange (HTTP) serves a handler.
+    let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+    let cancel = mcp_jsonrpc::CancellationToken::new();
+    let cx = RequestContext::new(
+        RequestId::Integer(3),
+        cancel.clone(),
+        mcp_jsonrpc::NotificationSink::channel(tx),
+    );
+    cx.progress(RequestId::from("p"), 0.5, None, Some("half".into()))
+        .await
+        .unwrap();
+    cx.notify(
+        "notifications/message",
+        Some(&json!({"level": "info", "data": "x"})),
+    )
+    .await
+    .unwrap();
+    let progress: Value = serde_json::from_slice(&rx.recv().await.unwrap()).unwrap();
+    assert_eq!(
+        progress,
+        json!({"jsonrpc": "2.0", "method": "notifications/progress",
+               "params": {"progressToken": "p", "progress": 0.5, "message": "half"}})
+    );
+    let log: Value = serde_json::from_slice(&rx.recv().await.unwrap()).unwrap();
+    assert_eq!(log["method"], "notifications/message");
+    drop(rx);
+    assert!(
+        cx.notify("x", None::<&Value>)
+            .await
+            .unwrap_err()
+            .is_closed(),
+        "a closed stream is reported"
+    );
+    assert!(!cx.is_cancelled());
+    cancel.cancel();
+    assert!(cx.is_cancelled());
+}

@@ -31,8 +31,7 @@ impl Handler for Echo {
                 eprintln!("log: writing to stderr, never stdout");
                 tracing::warn!("a tracing event, which must not reach stdout either");
                 let message = serde_json::json!({"level": "info", "data": "hello from the server"});
-                cx.peer()
-                    .notify("notifications/message", Some(&message))
+                cx.notify("notifications/message", Some(&message))
                     .await
                     .map_err(|e| ErrorObject::internal(e.to_string()))?;
                 Ok(raw(&serde_json::json!({})))
