@@ -45,3 +45,18 @@
 //! Skills extensions by issue #10, hardening by issue #11, performance by issue #8.
 
 #![forbid(unsafe_code)]
+
+mod context;
+mod error;
+mod prompt;
+mod resource;
+mod server;
+mod state;
+mod tool;
+
+pub use context::{Context, TransportFacts};
+pub use error::{Error, InputRequired, ToolError};
+pub use prompt::PromptDef;
+pub use resource::{ResourceDef, ResourceTemplateDef};
+pub use server::{CachePolicy, SUPPORTED_VERSIONS, Server, ServerBuilder};
+pub use tool::{ParamHeader, ToolDef};

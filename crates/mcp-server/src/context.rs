@@ -1,0 +1,271 @@
+//! What a handler sees of its request: metadata, cancellation, progress and log emitters,
+//! and the MRTR input it asked for.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use mcp_jsonrpc::{CancellationToken, RequestContext};
+use mcp_types::{
+    ClientCapabilities, ClientCapabilitiesElicitation, CreateMessageRequest,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequest, ElicitRequestParams,
+    ElicitResult, InputRequest, InputResponse, InputResponses, ListRootsRequest, ListRootsResult,
+    LoggingLevel, LoggingMessageNotificationParams, RequestMetaObject,
+};
+use serde_json::Value;
+
+use crate::error::{InputRequired, ToolError};
+
+/// Facts about the transport the request came over (for HTTP: its headers; set by the
+/// transport, opaque to the core).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct TransportFacts {
+    /// Request headers, lower-cased names, in arrival order (HTTP only).
+    pub headers: Vec<(String, String)>,
+}
+
+/// The context a tool, prompt or resource handler runs with.
+#[derive(Debug, Clone)]
+pub struct Context {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    rpc: RequestContext,
+    meta: RequestMetaObject,
+    responses: Option<InputResponses>,
+    state: Option<Value>,
+    asked: Mutex<Asked>,
+    facts: TransportFacts,
+}
+
+/// What the handler asked for during this run.
+#[derive(Debug, Default)]
+pub(crate) struct Asked {
+    pub(crate) requests: Vec<(String, InputRequest)>,
+    pub(crate) state: Option<Value>,
+    pub(crate) missing: Option<ClientCapabilities>,
+}
+
+fn severity(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        _ => 7,
+    }
+}
+
+impl Context {
+    pub(crate) fn new(
+        rpc: RequestContext,
+        meta: RequestMetaObject,
+        responses: Option<InputResponses>,
+        state: Option<Value>,
+        facts: TransportFacts,
+    ) -> Self {
+        Context {
+            inner: Arc::new(Inner {
+                rpc,
+                meta,
+                responses,
+                state,
+                asked: Mutex::new(Asked::default()),
+                facts,
+            }),
+        }
+    }
+
+    /// The request's `_meta`: protocol version, client capabilities and info, log level,
+    /// progress token, and any other keys.
+    pub fn meta(&self) -> &RequestMetaObject {
+        &self.inner.meta
+    }
+
+    /// The capabilities the client declared on this request (and only this request).
+    pub fn client_capabilities(&self) -> &ClientCapabilities {
+        &self.inner.meta.client_capabilities
+    }
+
+    /// Facts about the transport (HTTP headers).
+    pub fn transport(&self) -> &TransportFacts {
+        &self.inner.facts
+    }
+
+    /// Fired when the client cancels the request or the server shuts down.
+    pub fn cancellation(&self) -> &CancellationToken {
+        self.inner.rpc.cancellation()
+    }
+
+    /// Reports progress, if the request carried a `progressToken`; otherwise does nothing
+    /// (`docs/2026-07-28/basic/patterns/progress.mdx`).
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(token) = &self.inner.meta.progress_token {
+            let _ = self
+                .inner
+                .rpc
+                .progress(token.clone(), progress, total, message.map(str::to_owned))
+                .await;
+        }
+    }
+
+    /// Sends a log message, if the request asked for logs at `level` or more severe
+    /// (`_meta["io.modelcontextprotocol/logLevel"]`); otherwise does nothing
+    /// (`docs/2026-07-28/server/utilities/logging.mdx`).
+    pub async fn log(&self, level: LoggingLevel, data: Value) {
+        let Some(wanted) = self.inner.meta.log_level else {
+            return;
+        };
+        if severity(level) < severity(wanted) {
+            return;
+        }
+        let params = LoggingMessageNotificationParams::new(data, level);
+        let _ = self
+            .inner
+            .rpc
+            .notify(
+                <mcp_types::LoggingMessageNotification as mcp_types::Notification>::METHOD,
+                Some(&params),
+            )
+            .await;
+    }
+
+    /// The state carried from the previous round of this request (verified), if any.
+    pub fn state(&self) -> Option<&Value> {
+        self.inner.state.as_ref()
+    }
+
+    /// Sets the state to carry into the next round, sealed in `requestState`.
+    pub fn set_state(&self, state: Value) {
+        self.asked().state = Some(state);
+    }
+
+    fn asked(&self) -> std::sync::MutexGuard<'_, Asked> {
+        self.inner
+            .asked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn take_asked(&self) -> Asked {
+        std::mem::take(&mut *self.asked())
+    }
+
+    fn response(&self, key: &str) -> Option<&InputResponse> {
+        self.inner.responses.as_ref()?.get(key)
+    }
+
+    fn ask(
+        &self,
+        key: &str,
+        request: InputRequest,
+        needs: Option<ClientCapabilities>,
+    ) -> InputRequired {
+        let mut asked = self.asked();
+        if let Some(needs) = needs {
+            asked.missing = Some(needs);
+        } else if !asked.requests.iter().any(|(k, _)| k == key) {
+            asked.requests.push((key.to_owned(), request));
+        }
+        InputRequired
+    }
+
+    /// Asks the user, through the client, to fill a form or visit a URL (elicitation).
+    ///
+    /// On the first run this records the question and returns `Err(InputRequired)`:
+    /// propagate it with `?` and the server answers `input_required`. On the retry the
+    /// client's answer is here and this returns it. `key` names the question within the
+    /// request. If the client did not declare the elicitation mode, the request fails with
+    /// -32021 instead.
+    ///
+    /// ```no_run
+    /// # async fn handler(cx: mcp_server::Context) -> Result<mcp_types::CallToolResult, mcp_server::ToolError> {
+    /// use mcp_types::{ElicitRequestParams, ElicitRequestFormParams};
+    /// let form: ElicitRequestFormParams = serde_json::from_value(serde_json::json!({
+    ///     "message": "Your name?",
+    ///     "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+    /// }))?;
+    /// let answer = cx.elicit("name", ElicitRequestParams::ElicitRequestForm(form))?;
+    /// Ok(mcp_types::CallToolResult::text(format!("{:?}", answer.action)))
+    /// # }
+    /// ```
+    pub fn elicit(
+        &self,
+        key: &str,
+        params: ElicitRequestParams,
+    ) -> Result<ElicitResult, InputRequired> {
+        if let Some(InputResponse::Elicit(answer)) = self.response(key) {
+            return Ok(answer.clone());
+        }
+        let url = matches!(params, ElicitRequestParams::ElicitRequestURL(_));
+        let declared = self
+            .client_capabilities()
+            .elicitation
+            .as_ref()
+            .is_some_and(|e| {
+                if url {
+                    e.url.is_some()
+                } else {
+                    // `{}` means form support (`docs/2026-07-28/client/elicitation.mdx`).
+                    e.form.is_some() || e.url.is_none()
+                }
+            });
+        let needs = (!declared).then(|| {
+            let mut elicitation = ClientCapabilitiesElicitation::new();
+            if url {
+                elicitation.url = Some(mcp_types::JsonObject::new());
+            } else {
+                elicitation.form = Some(mcp_types::JsonObject::new());
+            }
+            let mut caps = ClientCapabilities::new();
+            caps.elicitation = Some(elicitation);
+            caps
+        });
+        Err(self.ask(key, InputRequest::Elicit(ElicitRequest::new(params)), needs))
+    }
+
+    /// Asks the client's model for a completion (sampling; deprecated in 2026-07-28 but
+    /// still served). Works like [`elicit`](Self::elicit).
+    pub fn sample(
+        &self,
+        key: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, InputRequired> {
+        if let Some(InputResponse::CreateMessage(answer)) = self.response(key) {
+            return Ok(answer.clone());
+        }
+        let needs = self.client_capabilities().sampling.is_none().then(|| {
+            let mut caps = ClientCapabilities::new();
+            caps.sampling = Some(mcp_types::ClientCapabilitiesSampling::new());
+            caps
+        });
+        Err(self.ask(
+            key,
+            InputRequest::CreateMessage(CreateMessageRequest::new(params)),
+            needs,
+        ))
+    }
+
+    /// Asks the client for its roots (deprecated in 2026-07-28 but still served). Works
+    /// like [`elicit`](Self::elicit).
+    pub fn roots(&self, key: &str) -> Result<ListRootsResult, InputRequired> {
+        if let Some(InputResponse::ListRoots(answer)) = self.response(key) {
+            return Ok(answer.clone());
+        }
+        let needs = self.client_capabilities().roots.is_none().then(|| {
+            let mut caps = ClientCapabilities::new();
+            caps.roots = Some(mcp_types::JsonObject::new());
+            caps
+        });
+        Err(self.ask(key, InputRequest::ListRoots(ListRootsRequest::new()), needs))
+    }
+}
+
+/// Turns what a handler asked for into the protocol outcome.
+pub(crate) fn missing_capability(asked: &Asked) -> Option<ToolError> {
+    asked.missing.as_ref().map(ToolError::missing_capability)
+}

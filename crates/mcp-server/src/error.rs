@@ -1,0 +1,127 @@
+//! The server's errors: what can go wrong when building it, and how a handler fails.
+
+use mcp_jsonrpc::ErrorObject;
+use mcp_types::{ClientCapabilities, ErrorCode};
+
+/// A definition the server refused, or a transport it could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A tool, prompt or resource name is empty, too long, or uses characters outside
+    /// `A-Za-z0-9_.-` (`docs/2026-07-28/server/tools.mdx`, Tool names).
+    #[error("invalid name {name:?}: {reason}")]
+    InvalidName {
+        /// The name.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// Two definitions share a name (or a URI).
+    #[error("{kind} {name:?} is defined twice")]
+    Duplicate {
+        /// `tool`, `prompt`, `resource` or `resource template`.
+        kind: &'static str,
+        /// The name or URI.
+        name: String,
+    },
+    /// A tool's `inputSchema` or `outputSchema` is not a usable JSON Schema.
+    #[error("tool {tool:?}: invalid {which}: {reason}")]
+    InvalidSchema {
+        /// The tool.
+        tool: String,
+        /// `inputSchema` or `outputSchema`.
+        which: &'static str,
+        /// What the validator reported.
+        reason: String,
+    },
+    /// A resource template is not a valid RFC 6570 template of the supported form.
+    #[error("invalid URI template {template:?}: {reason}")]
+    InvalidTemplate {
+        /// The template.
+        template: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The operating system's random source failed (needed for the `requestState` key).
+    #[error("cannot draw a random key")]
+    Random,
+}
+
+/// Why a tool, prompt or resource handler did not produce its result.
+///
+/// For tools, [`ToolError::Failed`] becomes a `CallToolResult` with `isError: true` whose
+/// text the model reads (`docs/2026-07-28/server/tools.mdx`, Error Handling); the other
+/// variants are protocol outcomes.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The handler failed; the message is shown to the model (for tools) or returned as
+    /// an internal error (for prompts and resources).
+    Failed(String),
+    /// The handler needs input from the client first: the server answers with an
+    /// `input_required` result and runs the handler again on the retry.
+    InputRequired,
+    /// A JSON-RPC error to return as is (for example -32602 for an unknown resource).
+    Protocol(ErrorObject),
+}
+
+impl ToolError {
+    /// A failure with a message for the model.
+    pub fn failed(message: impl Into<String>) -> Self {
+        ToolError::Failed(message.into())
+    }
+
+    /// -32602 with a message.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        ToolError::Protocol(ErrorObject::invalid_params(message))
+    }
+
+    /// -32021: the request needs client capabilities it did not declare.
+    pub fn missing_capability(required: &ClientCapabilities) -> Self {
+        let data = serde_json::json!({ "requiredCapabilities": required });
+        ToolError::Protocol(
+            ErrorObject::new(
+                ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                "the request needs a client capability it did not declare",
+            )
+            .with_data(data),
+        )
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ToolError::Failed(m) => f.write_str(m),
+            ToolError::InputRequired => f.write_str("input required"),
+            ToolError::Protocol(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+impl From<InputRequired> for ToolError {
+    fn from(_: InputRequired) -> Self {
+        ToolError::InputRequired
+    }
+}
+
+impl From<serde_json::Error> for ToolError {
+    fn from(e: serde_json::Error) -> Self {
+        ToolError::Failed(e.to_string())
+    }
+}
+
+/// Returned by the context's input methods when the answer is not in this request yet;
+/// propagate it with `?` and the server asks the client (MRTR).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputRequired;
+
+impl std::fmt::Display for InputRequired {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the client's input is required")
+    }
+}
+
+impl std::error::Error for InputRequired {}

@@ -1,0 +1,254 @@
+//! Resources: fixed URIs and RFC 6570 URI templates (`docs/2026-07-28/server/resources.mdx`).
+//!
+//! Templates support the level-1 form `{name}` (a value without `/`) and the reserved form
+//! `{+name}` (any value, `/` included), which is what URI templates for resources use in
+//! practice; other operators are refused at registration rather than matched wrongly.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use mcp_types::{EmbeddedResourceResource, OrderedMap, Resource, ResourceTemplate};
+
+use crate::context::Context;
+use crate::error::{Error, ToolError};
+use crate::tool::BoxFuture;
+
+type ReadFn = Arc<
+    dyn Fn(
+            String,
+            OrderedMap<String>,
+            Context,
+        ) -> BoxFuture<Result<Vec<EmbeddedResourceResource>, ToolError>>
+        + Send
+        + Sync,
+>;
+
+/// A resource at a fixed URI.
+#[derive(Clone)]
+pub struct ResourceDef {
+    pub(crate) resource: Resource,
+    pub(crate) read: ReadFn,
+}
+
+/// A family of resources named by a URI template.
+#[derive(Clone)]
+pub struct ResourceTemplateDef {
+    pub(crate) template: ResourceTemplate,
+    pub(crate) pattern: UriTemplate,
+    pub(crate) read: ReadFn,
+}
+
+impl std::fmt::Debug for ResourceDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResourceDef")
+            .field("resource", &self.resource)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for ResourceTemplateDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResourceTemplateDef")
+            .field("template", &self.template)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ResourceDef {
+    /// A resource at `uri`, read by `read`.
+    ///
+    /// ```
+    /// use mcp_server::ResourceDef;
+    /// use mcp_types::{EmbeddedResourceResource, TextResourceContents};
+    ///
+    /// let readme = ResourceDef::new("file:///README.md", "readme", |uri, _cx| async move {
+    ///     Ok(vec![EmbeddedResourceResource::TextResourceContents(TextResourceContents::new("# Hello", uri))])
+    /// })
+    /// .mime_type("text/markdown");
+    /// ```
+    pub fn new<F, Fut>(uri: impl Into<String>, name: impl Into<String>, read: F) -> Self
+    where
+        F: Fn(String, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<EmbeddedResourceResource>, ToolError>> + Send + 'static,
+    {
+        ResourceDef {
+            resource: Resource::new(name, uri),
+            read: Arc::new(move |uri, _vars, cx| Box::pin(read(uri, cx))),
+        }
+    }
+
+    /// Sets the description.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.resource.description = Some(description.into());
+        self
+    }
+
+    /// Sets the MIME type.
+    #[must_use]
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.resource.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Sets the display title.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.resource.title = Some(title.into());
+        self
+    }
+}
+
+impl ResourceTemplateDef {
+    /// Resources matching `template` (such as `file:///logs/{date}`), read by `read`, which
+    /// receives the URI and the values of the template's variables.
+    pub fn new<F, Fut>(
+        template: impl Into<String>,
+        name: impl Into<String>,
+        read: F,
+    ) -> Result<Self, Error>
+    where
+        F: Fn(String, OrderedMap<String>, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<EmbeddedResourceResource>, ToolError>> + Send + 'static,
+    {
+        let template = template.into();
+        let pattern = UriTemplate::parse(&template)?;
+        Ok(ResourceTemplateDef {
+            template: ResourceTemplate::new(name, template),
+            pattern,
+            read: Arc::new(move |uri, vars, cx| Box::pin(read(uri, vars, cx))),
+        })
+    }
+
+    /// Sets the description.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.template.description = Some(description.into());
+        self
+    }
+
+    /// Sets the MIME type of the resources.
+    #[must_use]
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.template.mime_type = Some(mime_type.into());
+        self
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Part {
+    Literal(String),
+    /// A variable; `reserved` (`{+name}`) values may contain `/`.
+    Var {
+        name: String,
+        reserved: bool,
+    },
+}
+
+/// A parsed URI template, for matching URIs against it.
+#[derive(Debug, Clone)]
+pub(crate) struct UriTemplate {
+    parts: Vec<Part>,
+}
+
+impl UriTemplate {
+    pub(crate) fn parse(template: &str) -> Result<Self, Error> {
+        let invalid = |reason| Error::InvalidTemplate {
+            template: template.to_owned(),
+            reason,
+        };
+        let mut parts = Vec::new();
+        let mut rest = template;
+        while let Some(open) = rest.find('{') {
+            if open > 0 {
+                parts.push(Part::Literal(rest[..open].to_owned()));
+            }
+            let close = rest[open..]
+                .find('}')
+                .ok_or_else(|| invalid("unclosed `{`"))?
+                + open;
+            let expression = &rest[open + 1..close];
+            let (reserved, name) = match expression.strip_prefix('+') {
+                Some(name) => (true, name),
+                None => (false, expression),
+            };
+            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                return Err(invalid(
+                    "only `{name}` and `{+name}` expressions are supported",
+                ));
+            }
+            if matches!(parts.last(), Some(Part::Var { .. })) {
+                return Err(invalid("two variables must be separated by literal text"));
+            }
+            parts.push(Part::Var {
+                name: name.to_owned(),
+                reserved,
+            });
+            rest = &rest[close + 1..];
+        }
+        if rest.contains('}') {
+            return Err(invalid("unopened `}`"));
+        }
+        if !rest.is_empty() {
+            parts.push(Part::Literal(rest.to_owned()));
+        }
+        Ok(UriTemplate { parts })
+    }
+
+    /// The variables' values if `uri` matches.
+    pub(crate) fn matches(&self, uri: &str) -> Option<OrderedMap<String>> {
+        let mut vars = OrderedMap::new();
+        let mut rest = uri;
+        for (i, part) in self.parts.iter().enumerate() {
+            match part {
+                Part::Literal(literal) => rest = rest.strip_prefix(literal.as_str())?,
+                Part::Var { name, reserved } => {
+                    // The value runs to the next literal (or the end).
+                    let end = match self.parts.get(i + 1) {
+                        Some(Part::Literal(next)) => rest.find(next.as_str())?,
+                        _ => rest.len(),
+                    };
+                    let value = &rest[..end];
+                    if value.is_empty() || (!reserved && value.contains('/')) {
+                        return None;
+                    }
+                    vars.insert(name.clone(), value.to_owned());
+                    rest = &rest[end..];
+                }
+            }
+        }
+        rest.is_empty().then_some(vars)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::UriTemplate;
+
+    #[test]
+    fn templates_match_what_they_describe() {
+        let t = UriTemplate::parse("test://template/{id}/data").unwrap();
+        let vars = t.matches("test://template/42/data").unwrap();
+        assert_eq!(vars.get("id").map(String::as_str), Some("42"));
+        for miss in [
+            "test://template//data",
+            "test://template/4/2/data",
+            "test://template/42/datum",
+            "x",
+        ] {
+            assert!(t.matches(miss).is_none(), "{miss}");
+        }
+        let reserved = UriTemplate::parse("file:///{+path}").unwrap();
+        assert_eq!(
+            reserved
+                .matches("file:///a/b.txt")
+                .unwrap()
+                .get("path")
+                .map(String::as_str),
+            Some("a/b.txt")
+        );
+        for bad in ["{", "a}", "{}", "{a b}", "{?q}", "{a}{b}"] {
+            assert!(UriTemplate::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

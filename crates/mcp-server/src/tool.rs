@@ -1,0 +1,481 @@
+//! Tools: definitions checked at registration, argument validation, handlers.
+//!
+//! `docs/2026-07-28/server/tools.mdx`: names of 1–128 characters from `A-Za-z0-9_.-`,
+//! unique; `inputSchema` a JSON Schema object (2020-12 unless it says otherwise) with
+//! `"type": "object"` at the root; arguments validated before the handler runs, and every
+//! tool failure (invalid arguments included) reported as a result with `isError` so the
+//! model can correct itself. `x-mcp-header` annotations follow
+//! `docs/2026-07-28/basic/transports/streamable-http.mdx` (Schema Extension).
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+
+use mcp_types::{CallToolResult, JsonObject, ToolAnnotations, ToolInputSchema, ToolOutputSchema};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::context::Context;
+use crate::error::{Error, ToolError};
+
+/// A boxed handler future.
+pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+type ToolFn =
+    Arc<dyn Fn(Value, Context) -> BoxFuture<Result<CallToolResult, ToolError>> + Send + Sync>;
+
+/// A mirrored argument: `Mcp-Param-{header}` carries the argument at `path`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamHeader {
+    /// The name part of the header (`Region` for `Mcp-Param-Region`).
+    pub header: String,
+    /// The chain of `properties` keys leading to the argument.
+    pub path: Vec<String>,
+}
+
+/// A tool: its definition and its handler.
+#[derive(Clone)]
+pub struct ToolDef {
+    pub(crate) tool: mcp_types::Tool,
+    pub(crate) handler: ToolFn,
+    pub(crate) input: Arc<jsonschema::Validator>,
+    pub(crate) output: Option<Arc<jsonschema::Validator>>,
+    pub(crate) headers: Vec<ParamHeader>,
+}
+
+impl std::fmt::Debug for ToolDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolDef")
+            .field("tool", &self.tool)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Checks a tool, prompt or resource name: 1 to 128 characters from `A-Za-z0-9_.-`.
+pub(crate) fn check_name(name: &str) -> Result<(), Error> {
+    let reason = if name.is_empty() {
+        "empty"
+    } else if name.len() > 128 {
+        "longer than 128 characters"
+    } else if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    {
+        "only A-Z, a-z, 0-9, '_', '-' and '.' are allowed"
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidName {
+        name: name.to_owned(),
+        reason,
+    })
+}
+
+fn compile(
+    tool: &str,
+    which: &'static str,
+    schema: &Value,
+) -> Result<Arc<jsonschema::Validator>, Error> {
+    jsonschema::validator_for(schema)
+        .map(Arc::new)
+        .map_err(|e| Error::InvalidSchema {
+            tool: tool.to_owned(),
+            which,
+            reason: e.to_string(),
+        })
+}
+
+impl ToolDef {
+    /// A tool with a raw JSON Schema for its arguments and a handler taking them as JSON.
+    ///
+    /// ```
+    /// use mcp_server::ToolDef;
+    /// use mcp_types::CallToolResult;
+    ///
+    /// let echo = ToolDef::new(
+    ///     "echo",
+    ///     serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+    ///     |args, _cx| async move { Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default())) },
+    /// )?
+    /// .description("Echoes its text back");
+    /// # Ok::<(), mcp_server::Error>(())
+    /// ```
+    pub fn new<F, Fut>(
+        name: impl Into<String>,
+        input_schema: Value,
+        handler: F,
+    ) -> Result<Self, Error>
+    where
+        F: Fn(Value, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
+    {
+        let name = name.into();
+        check_name(&name)?;
+        if input_schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(Error::InvalidSchema {
+                tool: name,
+                which: "inputSchema",
+                reason: "the root must have \"type\": \"object\"".to_owned(),
+            });
+        }
+        let input = compile(&name, "inputSchema", &input_schema)?;
+        let Value::Object(schema_object) = input_schema else {
+            unreachable!("checked to be an object above")
+        };
+        let headers = param_headers(&schema_object).map_err(|reason| Error::InvalidSchema {
+            tool: name.clone(),
+            which: "inputSchema",
+            reason,
+        })?;
+        let input_schema: ToolInputSchema = serde_json::from_value(Value::Object(schema_object))
+            .map_err(|e| Error::InvalidSchema {
+                tool: name.clone(),
+                which: "inputSchema",
+                reason: e.to_string(),
+            })?;
+        let handler: ToolFn = Arc::new(move |args, cx| Box::pin(handler(args, cx)));
+        Ok(ToolDef {
+            tool: mcp_types::Tool::new(input_schema, name),
+            handler,
+            input,
+            output: None,
+            headers,
+        })
+    }
+
+    /// A tool whose arguments are a Rust type: its JSON Schema (2020-12) comes from
+    /// `schemars`, and the handler receives the arguments already deserialized.
+    pub fn typed<A, F, Fut>(name: impl Into<String>, handler: F) -> Result<Self, Error>
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        ToolDef::new(name, schema_of::<A>(), move |args, cx| {
+            let handler = Arc::clone(&handler);
+            async move {
+                let args: A = serde_json::from_value(args)
+                    .map_err(|e| ToolError::failed(format!("Invalid arguments: {e}")))?;
+                handler(args, cx).await
+            }
+        })
+    }
+
+    /// A tool with typed arguments and a typed, structured result: the result's JSON
+    /// Schema becomes `outputSchema`, the value becomes `structuredContent`, and its JSON
+    /// text goes in `content` for clients that read only that.
+    ///
+    /// ```
+    /// use mcp_server::ToolDef;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Add { a: i64, b: i64 }
+    /// #[derive(serde::Serialize, schemars::JsonSchema)]
+    /// struct Sum { sum: i64 }
+    ///
+    /// let add = ToolDef::structured("add", |args: Add, _cx| async move { Ok(Sum { sum: args.a + args.b }) })?;
+    /// # Ok::<(), mcp_server::Error>(())
+    /// ```
+    pub fn structured<A, O, F, Fut>(name: impl Into<String>, handler: F) -> Result<Self, Error>
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        O: Serialize + JsonSchema + 'static,
+        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        let tool = ToolDef::typed(name, move |args: A, cx| {
+            let handler = Arc::clone(&handler);
+            async move {
+                let output = handler(args, cx).await?;
+                let value = serde_json::to_value(output)?;
+                Ok(CallToolResult::structured(value))
+            }
+        })?;
+        tool.output_schema(schema_of::<O>())
+    }
+
+    /// Sets the description the model reads.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.tool.description = Some(description.into());
+        self
+    }
+
+    /// Sets the display title.
+    #[must_use]
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.tool.title = Some(title.into());
+        self
+    }
+
+    /// Sets the behaviour hints (read-only, destructive, idempotent, open world).
+    #[must_use]
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.tool.annotations = Some(annotations);
+        self
+    }
+
+    /// Sets `_meta` on the tool definition.
+    #[must_use]
+    pub fn meta(mut self, meta: JsonObject) -> Self {
+        self.tool.meta = Some(meta);
+        self
+    }
+
+    /// Declares an `outputSchema`; `structuredContent` is checked against it.
+    pub fn output_schema(mut self, schema: Value) -> Result<Self, Error> {
+        self.output = Some(compile(&self.tool.name, "outputSchema", &schema)?);
+        let Value::Object(object) = schema else {
+            return Err(Error::InvalidSchema {
+                tool: self.tool.name,
+                which: "outputSchema",
+                reason: "must be a JSON object".to_owned(),
+            });
+        };
+        self.tool.output_schema = Some(
+            serde_json::from_value::<ToolOutputSchema>(Value::Object(object)).map_err(|e| {
+                Error::InvalidSchema {
+                    tool: self.tool.name.clone(),
+                    which: "outputSchema",
+                    reason: e.to_string(),
+                }
+            })?,
+        );
+        Ok(self)
+    }
+
+    /// The definition clients see.
+    pub fn tool(&self) -> &mcp_types::Tool {
+        &self.tool
+    }
+
+    /// The arguments mirrored into `Mcp-Param-*` headers.
+    pub fn param_headers(&self) -> &[ParamHeader] {
+        &self.headers
+    }
+
+    /// Validates `arguments` and runs the handler, catching panics; every failure becomes
+    /// an `isError` result except protocol outcomes (input required, -32602, -32021).
+    pub(crate) async fn call(
+        &self,
+        arguments: Value,
+        cx: Context,
+    ) -> Result<CallToolResult, ToolError> {
+        let problems: Vec<String> = self
+            .input
+            .iter_errors(&arguments)
+            .take(10)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                if path.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{path}: {e}")
+                }
+            })
+            .collect();
+        if !problems.is_empty() {
+            return Ok(CallToolResult::error(format!(
+                "Invalid arguments for tool {}: {}",
+                self.tool.name,
+                problems.join("; ")
+            )));
+        }
+        let outcome = CatchUnwind {
+            inner: (self.handler)(arguments, cx),
+        }
+        .await;
+        let result = match outcome {
+            Ok(Ok(result)) => result,
+            Ok(Err(ToolError::Failed(message))) => return Ok(CallToolResult::error(message)),
+            Ok(Err(other)) => return Err(other),
+            Err(()) => {
+                tracing::error!(tool = %self.tool.name, "tool handler panicked");
+                return Ok(CallToolResult::error(format!(
+                    "tool {} failed unexpectedly",
+                    self.tool.name
+                )));
+            }
+        };
+        if let (Some(validator), Some(structured)) = (&self.output, &result.structured_content)
+            && result.is_error != Some(true)
+            && let Some(error) = validator.iter_errors(structured).next()
+        {
+            return Err(ToolError::Protocol(mcp_jsonrpc::ErrorObject::internal(
+                format!(
+                    "tool {} produced structuredContent that does not match its outputSchema: {error}",
+                    self.tool.name
+                ),
+            )));
+        }
+        Ok(result)
+    }
+}
+
+fn schema_of<T: JsonSchema>() -> Value {
+    schemars::schema_for!(T).to_value()
+}
+
+pin_project_lite::pin_project! {
+    /// Resolves to `Err(())` if polling the inner future panics.
+    struct CatchUnwind<F> {
+        #[pin]
+        inner: F,
+    }
+}
+
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, ()>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let inner = self.project().inner;
+        // The handler's state is dropped with this future after a panic, never observed
+        // again, so the broken invariants it may hold cannot leak.
+        match std::panic::catch_unwind(AssertUnwindSafe(|| inner.poll(cx))) {
+            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(_) => Poll::Ready(Err(())),
+        }
+    }
+}
+
+/// Finds and checks the `x-mcp-header` annotations of an input schema.
+fn param_headers(schema: &JsonObject) -> Result<Vec<ParamHeader>, String> {
+    let mut found = Vec::new();
+    walk_properties(schema, &mut Vec::new(), &mut found)?;
+    // Annotations anywhere else (under items, anyOf, $ref, ...) make the tool invalid.
+    let total = count_annotations(&Value::Object(schema.clone()));
+    if total != found.len() {
+        return Err(
+            "an x-mcp-header annotation is not reachable through `properties` alone".to_owned(),
+        );
+    }
+    let mut seen: Vec<String> = Vec::new();
+    for header in &found {
+        let lower = header.header.to_ascii_lowercase();
+        if seen.contains(&lower) {
+            return Err(format!("x-mcp-header {:?} is not unique", header.header));
+        }
+        seen.push(lower);
+    }
+    Ok(found)
+}
+
+fn walk_properties(
+    schema: &JsonObject,
+    path: &mut Vec<String>,
+    found: &mut Vec<ParamHeader>,
+) -> Result<(), String> {
+    let Some(Value::Object(properties)) = schema.get("properties") else {
+        return Ok(());
+    };
+    for (key, property) in properties {
+        let Value::Object(property) = property else {
+            continue;
+        };
+        path.push(key.clone());
+        if let Some(header) = property.get("x-mcp-header") {
+            let Some(header) = header.as_str() else {
+                return Err(format!("x-mcp-header on {key:?} must be a string"));
+            };
+            let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+            if header.is_empty() || !header.bytes().all(tchar) {
+                return Err(format!("x-mcp-header {header:?} is not an HTTP token"));
+            }
+            match property.get("type").and_then(Value::as_str) {
+                Some("string" | "integer" | "boolean") => {}
+                _ => {
+                    return Err(format!(
+                        "x-mcp-header {header:?} is on a property that is not a string, integer or boolean"
+                    ));
+                }
+            }
+            found.push(ParamHeader {
+                header: header.to_owned(),
+                path: path.clone(),
+            });
+        }
+        walk_properties(property, path, found)?;
+        path.pop();
+    }
+    Ok(())
+}
+
+fn count_annotations(value: &Value) -> usize {
+    match value {
+        Value::Object(map) => {
+            usize::from(map.contains_key("x-mcp-header"))
+                + map.values().map(count_annotations).sum::<usize>()
+        }
+        Value::Array(items) => items.iter().map(count_annotations).sum(),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{ToolDef, check_name, param_headers};
+
+    #[test]
+    fn names() {
+        for ok in ["a", "get_weather", "v1.search-items", &"x".repeat(128)] {
+            assert!(check_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "has space", "slash/", "ünïcode", &"x".repeat(129)] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn schemas_are_checked_at_registration() {
+        let ok = |_: serde_json::Value, _| async { Ok(mcp_types::CallToolResult::text("")) };
+        assert!(ToolDef::new("t", json!({"type": "object"}), ok).is_ok());
+        assert!(
+            ToolDef::new("t", json!({"type": "string"}), ok).is_err(),
+            "the root must be an object"
+        );
+        assert!(
+            ToolDef::new(
+                "t",
+                json!({"type": "object", "properties": {"a": {"type": 5}}}),
+                ok
+            )
+            .is_err()
+        );
+        assert!(ToolDef::new("t", json!({"type": "object", "minProperties": "x"}), ok).is_err());
+    }
+
+    #[test]
+    fn x_mcp_header_rules() {
+        let schema = |v: serde_json::Value| v.as_object().unwrap().clone();
+        let ok = param_headers(&schema(json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "nested": {"type": "object", "properties": {"id": {"type": "integer", "x-mcp-header": "Item-Id"}}}
+        }})))
+        .unwrap();
+        assert_eq!(ok.len(), 2);
+        assert_eq!(ok[1].path, ["nested", "id"]);
+
+        let bad = [
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": ""}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": "has space"}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": "Bad\r\nX"}}}),
+            json!({"properties": {"a": {"type": "number", "x-mcp-header": "Num"}}}),
+            json!({"properties": {"a": {"type": "object", "x-mcp-header": "Obj"}}}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": "Dup"}, "b": {"type": "string", "x-mcp-header": "dup"}}}),
+            json!({"properties": {"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}}}}),
+            json!({"anyOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]}),
+            json!({"properties": {"a": {"type": "string", "x-mcp-header": 5}}}),
+        ];
+        for case in bad {
+            assert!(param_headers(&schema(case.clone())).is_err(), "{case}");
+        }
+    }
+}

@@ -1,0 +1,581 @@
+//! The server on the wire: JSON-RPC in, JSON-RPC out, over the engine's in-memory duplex.
+
+use std::time::Duration;
+
+use mcp_jsonrpc::memory::{self, MemoryReader, MemoryWriter};
+use mcp_jsonrpc::{FrameReader, FrameWriter, Peer, PeerConfig};
+use mcp_server::{PromptDef, ResourceDef, ResourceTemplateDef, Server, ToolDef, ToolError};
+use mcp_types::{
+    CallToolResult, ContentBlock, ElicitRequestFormParams, ElicitRequestParams,
+    EmbeddedResourceResource, GetPromptResult, LoggingLevel, PromptMessage, Role,
+    TextResourceContents,
+};
+use serde_json::{Value, json};
+
+fn meta() -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}})
+}
+
+fn server() -> Server {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Add {
+        a: i64,
+        b: i64,
+    }
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    struct Sum {
+        sum: i64,
+    }
+    Server::builder("wire-test", "1.0.0")
+        .instructions("Test server")
+        .tool(
+            ToolDef::new(
+                "echo",
+                json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+                |args, _cx| async move { Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default())) },
+            )
+            .map(|t| t.description("Echoes")),
+        )
+        .tool(ToolDef::structured("add", |args: Add, _cx| async move { Ok(Sum { sum: args.a + args.b }) }))
+        .tool(ToolDef::new("boom", json!({"type": "object"}), |_args, _cx| async move {
+            panic!("handler bug");
+        }))
+        .tool(ToolDef::new("fails", json!({"type": "object"}), |_args, _cx| async move {
+            Err(ToolError::failed("the city is unknown"))
+        }))
+        .tool(ToolDef::new("chatty", json!({"type": "object"}), |_args, cx| async move {
+            cx.progress(1.0, Some(2.0), Some("half")).await;
+            cx.log(LoggingLevel::Debug, json!("debug detail")).await;
+            cx.log(LoggingLevel::Warning, json!("a warning")).await;
+            cx.progress(2.0, Some(2.0), None).await;
+            Ok(CallToolResult::text("done"))
+        }))
+        .tool(ToolDef::new("ask", json!({"type": "object", "properties": {"topic": {"type": "string"}}}), |args, cx| async move {
+            let form: ElicitRequestFormParams = serde_json::from_value(json!({
+                "message": format!("Your view on {}?", args["topic"].as_str().unwrap_or("?")),
+                "requestedSchema": {"type": "object", "properties": {"view": {"type": "string"}}}
+            }))?;
+            if cx.state().is_none() {
+                cx.set_state(json!({"round": 1}));
+            }
+            let answer = cx.elicit("view", ElicitRequestParams::ElicitRequestForm(form))?;
+            let view = answer.content.as_ref().and_then(|c| c.get("view")).map(|v| format!("{v:?}")).unwrap_or_default();
+            Ok(CallToolResult::text(format!("state {} view {view}", cx.state().cloned().unwrap_or_default())))
+        }))
+        .prompt(
+            PromptDef::new("greet", |args, _cx| async move {
+                let name = args.get("name").cloned().unwrap_or_default();
+                Ok(GetPromptResult::new(vec![PromptMessage::new(ContentBlock::text(format!("Hello {name}")), Role::User)]))
+            })
+            .map(|p| p.argument("name", "Who", true)),
+        )
+        .resource(ResourceDef::new("test://static-text", "static", |uri, _cx| async move {
+            Ok(vec![EmbeddedResourceResource::TextResourceContents(TextResourceContents::new("static", uri))])
+        }))
+        .resource_template(ResourceTemplateDef::new("test://template/{id}/data", "item", |uri, vars, _cx| async move {
+            let id = vars.get("id").cloned().unwrap_or_default();
+            Ok(vec![EmbeddedResourceResource::TextResourceContents(TextResourceContents::new(format!("item {id}"), uri))])
+        }))
+        .build()
+        .unwrap()
+}
+
+struct Client {
+    reader: MemoryReader,
+    writer: MemoryWriter,
+    next: i64,
+}
+
+impl Client {
+    fn start(server: &Server) -> (Client, mcp_jsonrpc::Connection) {
+        let ((a_read, a_write), (b_read, b_write)) = memory::pair(64);
+        let (_peer, conn) = Peer::connect(b_read, b_write, server.clone(), PeerConfig::default());
+        (
+            Client {
+                reader: a_read,
+                writer: a_write,
+                next: 0,
+            },
+            conn,
+        )
+    }
+
+    async fn send(&mut self, value: Value) {
+        self.writer
+            .write_frame(value.to_string().into())
+            .await
+            .unwrap();
+    }
+
+    async fn recv(&mut self) -> Value {
+        let frame = tokio::time::timeout(Duration::from_secs(10), self.reader.read_frame())
+            .await
+            .expect("a frame in time")
+            .expect("open")
+            .unwrap();
+        serde_json::from_slice(&frame).unwrap()
+    }
+
+    /// Sends a request and returns (notifications before the response, the response).
+    async fn call(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
+        self.next += 1;
+        let id = self.next;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        let mut notes = Vec::new();
+        loop {
+            let message = self.recv().await;
+            if message.get("id") == Some(&json!(id)) {
+                return (notes, message);
+            }
+            notes.push(message);
+        }
+    }
+
+    async fn result(&mut self, method: &str, params: Value) -> Value {
+        let (_, response) = self.call(method, params).await;
+        assert!(response.get("error").is_none(), "{method}: {response}");
+        response["result"].clone()
+    }
+
+    async fn error(&mut self, method: &str, params: Value) -> Value {
+        let (_, response) = self.call(method, params).await;
+        response
+            .get("error")
+            .cloned()
+            .unwrap_or_else(|| panic!("{method}: expected an error, got {response}"))
+    }
+}
+
+fn with_meta(mut params: Value) -> Value {
+    params["_meta"] = meta();
+    params
+}
+
+#[tokio::test]
+async fn every_request_is_judged_on_its_own_meta() {
+    let server = server();
+    let (mut c, _conn) = Client::start(&server);
+    let cases = [
+        (json!(null), -32602),
+        (json!({}), -32602),
+        (
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+            -32602,
+        ),
+        (
+            json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}}),
+            -32602,
+        ),
+    ];
+    for (params, code) in cases {
+        let params = if params.is_null() { json!({}) } else { params };
+        assert_eq!(
+            c.error("tools/list", params.clone()).await["code"],
+            code,
+            "{params}"
+        );
+    }
+    let error = c
+        .error("tools/list", json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2025-06-18", "io.modelcontextprotocol/clientCapabilities": {}}}))
+        .await;
+    assert_eq!(error["code"], -32022);
+    assert_eq!(
+        error["data"],
+        json!({"supported": ["2026-07-28"], "requested": "2025-06-18"})
+    );
+    for removed in [
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "no/such",
+    ] {
+        assert_eq!(
+            c.error(removed, with_meta(json!({}))).await["code"],
+            -32601,
+            "{removed}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn discover_and_lists_carry_identity_and_cache_hints() {
+    let server = server();
+    let (mut c, _conn) = Client::start(&server);
+    let discover = c.result("server/discover", with_meta(json!({}))).await;
+    assert_eq!(discover["resultType"], "complete");
+    assert_eq!(discover["supportedVersions"], json!(["2026-07-28"]));
+    assert_eq!(discover["instructions"], "Test server");
+    assert_eq!(
+        discover["_meta"]["io.modelcontextprotocol/serverInfo"],
+        json!({"name": "wire-test", "version": "1.0.0"})
+    );
+    assert_eq!(
+        (discover["ttlMs"].clone(), discover["cacheScope"].clone()),
+        (json!(0), json!("public"))
+    );
+    let caps = &discover["capabilities"];
+    assert!(
+        caps["tools"].is_object() && caps["prompts"].is_object() && caps["resources"].is_object()
+    );
+    assert!(
+        caps.get("completions").is_none(),
+        "no completion handler, no capability"
+    );
+
+    let tools = c.result("tools/list", with_meta(json!({}))).await;
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["echo", "add", "boom", "fails", "chatty", "ask"],
+        "registration order, deterministic"
+    );
+    assert_eq!(
+        tools["tools"][1]["outputSchema"]["properties"]["sum"]["type"],
+        "integer"
+    );
+    assert_eq!(
+        tools["tools"][1]["inputSchema"]["required"],
+        json!(["a", "b"])
+    );
+    assert_eq!(tools["cacheScope"], "public");
+    assert!(tools["_meta"]["io.modelcontextprotocol/serverInfo"].is_object());
+
+    let templates = c
+        .result("resources/templates/list", with_meta(json!({})))
+        .await;
+    assert_eq!(
+        templates["resourceTemplates"][0]["uriTemplate"],
+        "test://template/{id}/data"
+    );
+    assert_eq!(
+        c.error("tools/list", with_meta(json!({"cursor": "not-a-cursor"})))
+            .await["code"],
+        -32602
+    );
+    assert_eq!(
+        c.error("completion/complete", with_meta(json!({}))).await["code"],
+        -32601
+    );
+}
+
+#[tokio::test]
+async fn pagination_follows_opaque_cursors() {
+    let server = Server::builder("paged", "1")
+        .page_size(2)
+        .tool(ToolDef::new("a", json!({"type": "object"}), |_, _| async {
+            Ok(CallToolResult::text(""))
+        }))
+        .tool(ToolDef::new("b", json!({"type": "object"}), |_, _| async {
+            Ok(CallToolResult::text(""))
+        }))
+        .tool(ToolDef::new("c", json!({"type": "object"}), |_, _| async {
+            Ok(CallToolResult::text(""))
+        }))
+        .build()
+        .unwrap();
+    let (mut c, _conn) = Client::start(&server);
+    let first = c.result("tools/list", with_meta(json!({}))).await;
+    assert_eq!(first["tools"].as_array().unwrap().len(), 2);
+    let cursor = first["nextCursor"].as_str().unwrap().to_owned();
+    let second = c
+        .result("tools/list", with_meta(json!({"cursor": cursor})))
+        .await;
+    assert_eq!(second["tools"][0]["name"], "c");
+    assert!(second.get("nextCursor").is_none());
+}
+
+#[tokio::test]
+async fn tools_validate_arguments_and_report_failures_as_results() {
+    let server = server();
+    let (mut c, _conn) = Client::start(&server);
+    let ok = c
+        .result(
+            "tools/call",
+            with_meta(json!({"name": "echo", "arguments": {"text": "hi"}})),
+        )
+        .await;
+    assert_eq!(ok["content"], json!([{"type": "text", "text": "hi"}]));
+    assert_eq!(ok["resultType"], "complete");
+
+    let bad = c
+        .result(
+            "tools/call",
+            with_meta(json!({"name": "echo", "arguments": {"text": 5}})),
+        )
+        .await;
+    assert_eq!(bad["isError"], true);
+    let text = bad["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("/text") && text.contains("string"),
+        "tells the model what to fix: {text}"
+    );
+    let missing = c
+        .result("tools/call", with_meta(json!({"name": "echo"})))
+        .await;
+    assert_eq!(missing["isError"], true);
+
+    let sum = c
+        .result(
+            "tools/call",
+            with_meta(json!({"name": "add", "arguments": {"a": 2, "b": 3}})),
+        )
+        .await;
+    assert_eq!(sum["structuredContent"], json!({"sum": 5}));
+    assert_eq!(sum["content"][0]["text"], "{\"sum\":5}");
+
+    let failed = c
+        .result("tools/call", with_meta(json!({"name": "fails"})))
+        .await;
+    assert_eq!(
+        (
+            failed["isError"].clone(),
+            failed["content"][0]["text"].clone()
+        ),
+        (json!(true), json!("the city is unknown"))
+    );
+
+    let panicked = c
+        .result("tools/call", with_meta(json!({"name": "boom"})))
+        .await;
+    assert_eq!(panicked["isError"], true);
+    // The server survived the panic.
+    assert_eq!(
+        c.result(
+            "tools/call",
+            with_meta(json!({"name": "echo", "arguments": {"text": "still"}}))
+        )
+        .await["content"][0]["text"],
+        "still"
+    );
+
+    assert_eq!(
+        c.error("tools/call", with_meta(json!({"name": "nope"})))
+            .await["code"],
+        -32602
+    );
+    assert_eq!(
+        c.error("tools/call", with_meta(json!({"arguments": {}})))
+            .await["code"],
+        -32602
+    );
+}
+
+#[tokio::test]
+async fn progress_and_logs_only_when_asked_for() {
+    let server = server();
+    let (mut c, _conn) = Client::start(&server);
+    let (notes, response) = c
+        .call("tools/call", with_meta(json!({"name": "chatty"})))
+        .await;
+    assert!(
+        notes.is_empty(),
+        "no token, no level: nothing but the response: {notes:?}"
+    );
+    assert_eq!(response["result"]["content"][0]["text"], "done");
+
+    let mut params = with_meta(json!({"name": "chatty"}));
+    params["_meta"]["progressToken"] = json!("tok");
+    params["_meta"]["io.modelcontextprotocol/logLevel"] = json!("info");
+    let (notes, _) = c.call("tools/call", params).await;
+    let methods: Vec<&str> = notes
+        .iter()
+        .map(|n| n["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "notifications/progress",
+            "notifications/message",
+            "notifications/progress"
+        ]
+    );
+    assert_eq!(
+        notes[0]["params"],
+        json!({"progressToken": "tok", "progress": 1.0, "total": 2.0, "message": "half"})
+    );
+    assert_eq!(
+        notes[1]["params"],
+        json!({"level": "warning", "data": "a warning"}),
+        "debug was filtered out"
+    );
+}
+
+#[tokio::test]
+async fn prompts_and_resources() {
+    let server = server();
+    let (mut c, _conn) = Client::start(&server);
+    let prompt = c
+        .result(
+            "prompts/get",
+            with_meta(json!({"name": "greet", "arguments": {"name": "Ada"}})),
+        )
+        .await;
+    assert_eq!(prompt["messages"][0]["content"]["text"], "Hello Ada");
+    assert_eq!(
+        c.error("prompts/get", with_meta(json!({"name": "greet"})))
+            .await["code"],
+        -32602
+    );
+    assert_eq!(
+        c.error("prompts/get", with_meta(json!({"name": "nope"})))
+            .await["code"],
+        -32602
+    );
+
+    let fixed = c
+        .result(
+            "resources/read",
+            with_meta(json!({"uri": "test://static-text"})),
+        )
+        .await;
+    assert_eq!(
+        fixed["contents"],
+        json!([{"uri": "test://static-text", "text": "static"}])
+    );
+    assert!(fixed.get("ttlMs").is_some() && fixed.get("cacheScope").is_some());
+    let templated = c
+        .result(
+            "resources/read",
+            with_meta(json!({"uri": "test://template/42/data"})),
+        )
+        .await;
+    assert_eq!(templated["contents"][0]["text"], "item 42");
+    let unknown = c
+        .error(
+            "resources/read",
+            with_meta(json!({"uri": "test://nothing"})),
+        )
+        .await;
+    assert_eq!(
+        (unknown["code"].clone(), unknown["data"]["uri"].clone()),
+        (json!(-32602), json!("test://nothing"))
+    );
+}
+
+#[tokio::test]
+async fn mrtr_asks_then_completes_and_refuses_forged_state() {
+    let server = server();
+    let (mut c, _conn) = Client::start(&server);
+    let mut params = with_meta(json!({"name": "ask", "arguments": {"topic": "tea"}}));
+    // Without the elicitation capability the server may not ask: -32021.
+    let error = c.error("tools/call", params.clone()).await;
+    assert_eq!(error["code"], -32021);
+    assert_eq!(
+        error["data"]["requiredCapabilities"]["elicitation"]["form"],
+        json!({})
+    );
+
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {}});
+    let first = c.result("tools/call", params.clone()).await;
+    assert_eq!(first["resultType"], "input_required");
+    assert_eq!(
+        first["inputRequests"]["view"]["method"],
+        "elicitation/create"
+    );
+    assert_eq!(
+        first["inputRequests"]["view"]["params"]["message"],
+        "Your view on tea?"
+    );
+    let state = first["requestState"].as_str().unwrap().to_owned();
+
+    let mut retry = params.clone();
+    retry["inputResponses"] = json!({"view": {"action": "accept", "content": {"view": "good"}}});
+    retry["requestState"] = json!(state);
+    let done = c.result("tools/call", retry.clone()).await;
+    assert_eq!(done["resultType"], "complete");
+    assert_eq!(
+        done["content"][0]["text"],
+        "state {\"round\":1} view String(\"good\")"
+    );
+
+    // The state is bound to the arguments, and tampering is detected.
+    let mut other_args = retry.clone();
+    other_args["arguments"]["topic"] = json!("coffee");
+    assert_eq!(c.error("tools/call", other_args).await["code"], -32602);
+    let mut forged = retry.clone();
+    forged["requestState"] = json!(format!("{state}x"));
+    assert_eq!(c.error("tools/call", forged).await["code"], -32602);
+}
+
+#[tokio::test]
+async fn subscriptions_acknowledge_then_deliver_opted_in_changes() {
+    let server = server();
+    let (mut c, _conn) = Client::start(&server);
+    c.send(json!({"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
+        "params": with_meta(json!({"notifications": {"toolsListChanged": true, "resourceSubscriptions": ["test://static-text"]}}))}))
+        .await;
+    let ack = c.recv().await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "listen-1"
+    );
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true, "resourceSubscriptions": ["test://static-text"]})
+    );
+
+    server.add_prompt(
+        PromptDef::new("quiet", |_, _| async { Ok(GetPromptResult::new(vec![])) }).unwrap(),
+    );
+    server.remove_tool("boom");
+    let changed = c.recv().await;
+    assert_eq!(
+        changed["method"], "notifications/tools/list_changed",
+        "prompt changes were not asked for"
+    );
+    assert_eq!(
+        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "listen-1"
+    );
+
+    server.resource_updated("test://other");
+    server.resource_updated("test://static-text");
+    let updated = c.recv().await;
+    assert_eq!(updated["params"]["uri"], "test://static-text");
+
+    server.close_subscriptions();
+    let end = c.recv().await;
+    assert_eq!(end["id"], "listen-1");
+    assert_eq!(
+        end["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "listen-1"
+    );
+    assert_eq!(end["result"]["resultType"], "complete");
+}
+
+#[test]
+fn definitions_are_checked_at_build() {
+    let noop = |_: Value, _| async { Ok(CallToolResult::text("")) };
+    let duplicate = Server::builder("s", "1")
+        .tool(ToolDef::new("t", json!({"type": "object"}), noop))
+        .tool(ToolDef::new("t", json!({"type": "object"}), noop))
+        .build();
+    assert!(matches!(
+        duplicate,
+        Err(mcp_server::Error::Duplicate { .. })
+    ));
+    let bad_name = Server::builder("s", "1")
+        .tool(ToolDef::new("bad name", json!({"type": "object"}), noop))
+        .build();
+    assert!(matches!(
+        bad_name,
+        Err(mcp_server::Error::InvalidName { .. })
+    ));
+    let bad_header = ToolDef::new(
+        "t",
+        json!({"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}}),
+        noop,
+    );
+    assert!(
+        bad_header.is_err(),
+        "an invalid x-mcp-header refuses the tool"
+    );
+}
