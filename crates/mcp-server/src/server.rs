@@ -359,6 +359,27 @@ fn to_raw(value: &impl Serialize) -> Result<Box<RawValue>, ErrorObject> {
         .map_err(|e| ErrorObject::internal(format!("cannot encode the result: {e}")))
 }
 
+/// Whether `inputResponses` is present but `null`, which the schema does not allow (an
+/// absent member reads as `None` as well, so it is checked apart).
+#[derive(serde::Deserialize)]
+struct NullCheck {
+    #[serde(default, rename = "inputResponses", deserialize_with = "present")]
+    input_responses: Option<Value>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    <Value as serde::Deserialize>::deserialize(d).map(Some)
+}
+
+fn check_input_responses(params: &str) -> Result<(), ErrorObject> {
+    match serde_json::from_str::<NullCheck>(params) {
+        Ok(NullCheck {
+            input_responses: Some(Value::Null),
+        }) => Err(invalid("inputResponses must be an object")),
+        _ => Ok(()),
+    }
+}
+
 /// The `_meta` every request must carry, read before anything else.
 #[derive(serde::Deserialize)]
 struct MetaOnly {
@@ -437,10 +458,36 @@ impl Server {
     pub fn add_tool(&self, tool: ToolDef) {
         {
             let mut registry = self.write();
-            registry.tools.retain(|t| t.tool.name != tool.tool.name);
-            registry.tools.push(Arc::new(tool));
+            let tool = Arc::new(tool);
+            // A replacement keeps its place, so the list's order stays stable.
+            match registry
+                .tools
+                .iter_mut()
+                .find(|t| t.tool.name == tool.tool.name)
+            {
+                Some(slot) => *slot = tool,
+                None => registry.tools.push(tool),
+            }
         }
         let _ = self.inner.changes.send(Change::Tools);
+    }
+
+    /// The tool named `name`, for re-registering it unchanged (which notifies listeners).
+    pub fn tool(&self, name: &str) -> Option<ToolDef> {
+        read(&self.inner.registry)
+            .tools
+            .iter()
+            .find(|t| t.tool.name == name)
+            .map(|t| (**t).clone())
+    }
+
+    /// The prompt named `name`.
+    pub fn prompt(&self, name: &str) -> Option<PromptDef> {
+        read(&self.inner.registry)
+            .prompts
+            .iter()
+            .find(|p| p.prompt.name == name)
+            .map(|p| (**p).clone())
     }
 
     /// Removes a tool; listeners hear `tools/list_changed`. Returns whether it existed.
@@ -461,10 +508,15 @@ impl Server {
     pub fn add_prompt(&self, prompt: PromptDef) {
         {
             let mut registry = self.write();
-            registry
+            let prompt = Arc::new(prompt);
+            match registry
                 .prompts
-                .retain(|p| p.prompt.name != prompt.prompt.name);
-            registry.prompts.push(Arc::new(prompt));
+                .iter_mut()
+                .find(|p| p.prompt.name == prompt.prompt.name)
+            {
+                Some(slot) => *slot = prompt,
+                None => registry.prompts.push(prompt),
+            }
         }
         let _ = self.inner.changes.send(Change::Prompts);
     }
@@ -474,10 +526,15 @@ impl Server {
     pub fn add_resource(&self, resource: ResourceDef) {
         {
             let mut registry = self.write();
-            registry
+            let resource = Arc::new(resource);
+            match registry
                 .resources
-                .retain(|r| r.resource.uri != resource.resource.uri);
-            registry.resources.push(Arc::new(resource));
+                .iter_mut()
+                .find(|r| r.resource.uri == resource.resource.uri)
+            {
+                Some(slot) => *slot = resource,
+                None => registry.resources.push(resource),
+            }
         }
         let _ = self.inner.changes.send(Change::Resources);
     }
@@ -558,9 +615,18 @@ impl Server {
             method::PROMPTS_LIST => self.list_prompts(params),
             method::RESOURCES_LIST => self.list_resources(params),
             method::RESOURCES_TEMPLATES_LIST => self.list_templates(params),
-            method::TOOLS_CALL => self.call_tool(params, rpc, meta, facts).await,
-            method::PROMPTS_GET => self.get_prompt(params, rpc, meta, facts).await,
-            method::RESOURCES_READ => self.read_resource(params, rpc, meta, facts).await,
+            method::TOOLS_CALL => {
+                check_input_responses(params)?;
+                self.call_tool(params, rpc, meta, facts).await
+            }
+            method::PROMPTS_GET => {
+                check_input_responses(params)?;
+                self.get_prompt(params, rpc, meta, facts).await
+            }
+            method::RESOURCES_READ => {
+                check_input_responses(params)?;
+                self.read_resource(params, rpc, meta, facts).await
+            }
             method::COMPLETION_COMPLETE => {
                 self.complete_argument(params, Context::new(rpc, meta, None, None, facts))
                     .await

@@ -499,6 +499,16 @@ async fn mrtr_asks_then_completes_and_refuses_forged_state() {
     let mut other_args = retry.clone();
     other_args["arguments"]["topic"] = json!("coffee");
     assert_eq!(c.error("tools/call", other_args).await["code"], -32602);
+    let mut null_responses = params.clone();
+    null_responses["inputResponses"] = Value::Null;
+    assert_eq!(c.error("tools/call", null_responses).await["code"], -32602, "null is not an answer");
+    let mut wrong_type = params.clone();
+    wrong_type["inputResponses"] = json!({"view": 12345});
+    assert_eq!(c.error("tools/call", wrong_type).await["code"], -32602);
+    let mut wrong_key = params.clone();
+    wrong_key["inputResponses"] = json!({"other": {"action": "accept"}});
+    assert_eq!(c.result("tools/call", wrong_key).await["resultType"], "input_required", "asked again");
+
     let mut forged = retry.clone();
     forged["requestState"] = json!(format!("{state}x"));
     assert_eq!(c.error("tools/call", forged).await["code"], -32602);
@@ -535,6 +545,12 @@ async fn subscriptions_acknowledge_then_deliver_opted_in_changes() {
         changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
         "listen-1"
     );
+
+    // Re-registering a tool notifies listeners and keeps the list's order.
+    server.add_tool(server.tool("echo").unwrap());
+    assert_eq!(c.recv().await["method"], "notifications/tools/list_changed");
+    let (_, listed) = c.call("tools/list", with_meta(json!({}))).await;
+    assert_eq!(listed["result"]["tools"][0]["name"], "echo");
 
     server.resource_updated("test://other");
     server.resource_updated("test://static-text");
