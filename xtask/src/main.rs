@@ -4,8 +4,11 @@
 //! - `codegen [--check]`: regenerate `crates/mcp-types/src/generated/` from the vendored
 //!   schemas; with `--check`, fail instead of writing when a file is stale.
 //! - `test`: the whole test suite, exactly what the README and `.ci/run` call.
+//! - `conformance server [--url URL]`: the official MCP conformance suite against
+//!   `conformance-server` (see `conformance.rs` and `conformance/SCENARIOS.md`).
 
 mod codegen;
+mod conformance;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -22,8 +25,9 @@ fn main() -> ExitCode {
             codegen::run(mode)
         }
         Some("test") => test(),
+        Some("conformance") => conformance::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite"
+            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server run the official conformance suite against conformance-server"
                 .to_owned(),
         ),
     };

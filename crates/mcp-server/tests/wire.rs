@@ -501,13 +501,21 @@ async fn mrtr_asks_then_completes_and_refuses_forged_state() {
     assert_eq!(c.error("tools/call", other_args).await["code"], -32602);
     let mut null_responses = params.clone();
     null_responses["inputResponses"] = Value::Null;
-    assert_eq!(c.error("tools/call", null_responses).await["code"], -32602, "null is not an answer");
+    assert_eq!(
+        c.error("tools/call", null_responses).await["code"],
+        -32602,
+        "null is not an answer"
+    );
     let mut wrong_type = params.clone();
     wrong_type["inputResponses"] = json!({"view": 12345});
     assert_eq!(c.error("tools/call", wrong_type).await["code"], -32602);
     let mut wrong_key = params.clone();
     wrong_key["inputResponses"] = json!({"other": {"action": "accept"}});
-    assert_eq!(c.result("tools/call", wrong_key).await["resultType"], "input_required", "asked again");
+    assert_eq!(
+        c.result("tools/call", wrong_key).await["resultType"],
+        "input_required",
+        "asked again"
+    );
 
     let mut forged = retry.clone();
     forged["requestState"] = json!(format!("{state}x"));

@@ -1,49 +1,113 @@
-//! MCP over Streamable HTTP on hyper 1: the server endpoint and the client
-//! side of the 2026-07-28 binding.
+//! MCP over Streamable HTTP on hyper 1: the server endpoint of the 2026-07-28 binding (the
+//! client half comes with issue #5).
 //!
-//! This crate implements `docs/2026-07-28/basic/transports/streamable-http.mdx`
-//! and the message rules of `docs/2026-07-28/basic/transports/index.mdx`. The
-//! authorization challenges of `docs/2026-07-28/basic/authorization/index.mdx`
-//! (401 and 403 with `WWW-Authenticate`) are answered here once issue #9 adds
-//! them. Spec paths are relative to the shared copy of the specification,
-//! `../shared/spec/`. Each POST body is one message handed to `mcp-jsonrpc`.
+//! This crate implements `docs/2026-07-28/basic/transports/streamable-http.mdx` and the
+//! message rules of `docs/2026-07-28/basic/transports/index.mdx`. Spec paths are relative to
+//! the shared copy of the specification, `../shared/spec/`. Each POST body is one JSON-RPC
+//! message, decoded by `mcp-jsonrpc` and handed to a [`mcp_jsonrpc::Handler`], the trait the
+//! server core implements. The transport knows headers and framing, never tools.
+//!
+//! - [`HttpServer::bind`] serves the endpoint on its own listener and returns a
+//!   [`RunningServer`] with [`local_addr`](RunningServer::local_addr) and a graceful
+//!   [`shutdown`](RunningServer::shutdown).
+//! - [`McpService`] is the endpoint as a hyper and tower service, to mount in a router
+//!   beside other routes (`examples/axum_mount.rs`).
+//! - [`HttpServerConfig`] holds every limit, timeout and allow-list, plus the two hooks the
+//!   core supplies: [`ParamHeaders`] (the `Mcp-Param-*` headers of each tool, from its
+//!   `x-mcp-header` annotations) and a [`NotificationHook`].
+//!
+//! ```
+//! use mcp_jsonrpc::{ErrorObject, Handler, Request, RequestContext};
+//! use mcp_transport_http::{HttpServer, HttpServerConfig};
+//! use serde_json::value::RawValue;
+//! use tokio::io::{AsyncReadExt, AsyncWriteExt};
+//!
+//! /// Answers every request with its own params.
+//! struct Echo;
+//!
+//! impl Handler for Echo {
+//!     async fn request(&self, request: Request, _cx: RequestContext) -> Result<Box<RawValue>, ErrorObject> {
+//!         Ok(request.params.unwrap_or_else(|| RawValue::from_string("{}".into()).unwrap()))
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let server = HttpServer::bind(HttpServer::DEFAULT_ADDR, Echo, HttpServerConfig::default())
+//!     .await
+//!     .unwrap();
+//!
+//! let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{
+//!     "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+//!     "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+//! let request = format!(
+//!     "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+//!      Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+//!      Mcp-Method: tools/list\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+//!     server.local_addr(),
+//!     body.len(),
+//! );
+//! let mut stream = tokio::net::TcpStream::connect(server.local_addr()).await.unwrap();
+//! stream.write_all(request.as_bytes()).await.unwrap();
+//! let mut reply = String::new();
+//! stream.read_to_string(&mut reply).await.unwrap();
+//! assert!(reply.starts_with("HTTP/1.1 200 OK"));
+//! assert!(reply.contains("content-type: application/json"));
+//! assert!(reply.contains(r#"{"jsonrpc":"2.0","id":1,"result":{"_meta":{"#));
+//!
+//! server.shutdown(std::time::Duration::from_secs(1)).await;
+//! # });
+//! ```
 //!
 //! Invariants of the server half:
 //!
-//! - One endpoint (default `/mcp`), POST only: other methods get 405 with
-//!   `Allow: POST`. A body without `Content-Type: application/json` gets 415,
-//!   and `Accept` must name both JSON and SSE.
-//! - `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` are
-//!   checked against the body after decoding base64-sentinel values; a mismatch,
-//!   a missing header or an invalid character gets 400 with -32020.
-//! - `Origin` and `Host` are checked against an allow-list (403 on mismatch),
-//!   and the default bind address is 127.0.0.1.
-//! - The body size is limited while it is read (default 4 MiB, then 413), and
-//!   so are the time to read headers, idle time and the number of concurrent
-//!   requests (503 past the limit).
-//! - A notification is answered 202. A request is answered with JSON when the
-//!   handler emits nothing before its result, and with an SSE stream (no event
-//!   ids) when it emits progress or log messages. A client closing the stream
-//!   cancels the handler. `subscriptions/listen` is a long-lived SSE stream with
-//!   keep-alive comments.
-//! - The server is a service that mounts in an axum router beside other routes.
+//! - One endpoint (default `/mcp`, other paths `404`), POST only: other methods get `405`
+//!   with `Allow: POST`. A body without `Content-Type: application/json` gets `415`, and an
+//!   `Accept` that does not list both `application/json` and `text/event-stream` gets `406`.
+//! - `Host` and, when present, `Origin` are checked against allow-lists (default: loopback
+//!   names, any port) and refused with `403`: the DNS-rebinding defence. The default bind
+//!   address is `127.0.0.1`.
+//! - `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` are checked against
+//!   the body after decoding Base64-sentinel values; a missing header, a mismatch or an
+//!   invalid character gets `400` with -32020. A request without the required `_meta`
+//!   fields gets `400` with -32602.
+//! - Peer input is bounded: the body is limited while it is read (default 4 MiB, then
+//!   `413`; a larger `Content-Length` is refused before reading), and so are the time to
+//!   send a head (which is also the keep-alive idle time) and a body (`408`), the head's
+//!   size and field count (`431`), writes that make no progress, the notifications queued
+//!   per request, and the number of concurrent requests (`503` with `Retry-After`).
+//! - A notification is answered `202`. A request is answered with JSON when the handler
+//!   finishes without emitting anything, and with an SSE stream (`event: message`, flushed
+//!   per event, no event ids) as soon as it emits a notification. A client closing the
+//!   connection fires the request's cancellation token, and nothing more is sent for it.
+//!   Long-lived streams (`subscriptions/listen`) get `: keep-alive` comments.
+//! - Every spawned task is owned: connection tasks by the accept loop, the accept loop by
+//!   [`RunningServer`]. A handler runs inside its connection's task, not on a task of its
+//!   own. No lock is held across an `.await`.
 //!
-//! Invariants of the client half: connections are reused; every required header
-//! is sent, with base64-sentinel encoding when a value is not plain ASCII; JSON
-//! and SSE replies are parsed incrementally; response size and SSE event size
-//! are capped; credentials are never sent to another origin on a redirect. A
-//! broken stream loses its request, and only `mcp-client` decides to re-issue it.
+//! This crate must never hold tool logic: the `Mcp-Param-*` headers to expect come from the
+//! core above, which owns the tool definitions. It never branches on legacy revisions: it
+//! mints no `Mcp-Session-Id`, writes no SSE event ids and ignores `Last-Event-ID`. Legacy
+//! sessions, the GET stream, batches and the 2024-11-05 HTTP+SSE transport belong to
+//! `mcp-legacy`. Among the workspace crates it depends on `mcp-jsonrpc`, and on `mcp-types`
+//! for error codes, request ids and method names only.
 //!
-//! This crate must never hold tool logic: it does not know what a tool is. The
-//! `Mcp-Param-*` headers to send or to expect come from the core above, which
-//! owns the tool definitions and their `x-mcp-header` annotations. It never
-//! branches on legacy revisions: it mints no `Mcp-Session-Id`, writes no SSE
-//! event ids and ignores `Last-Event-ID`. Legacy sessions, the GET stream,
-//! batches and the 2024-11-05 HTTP+SSE transport belong to `mcp-legacy`, which
-//! plugs in through a seam that classifies a request before modern validation.
-//! It depends on `mcp-jsonrpc` only among the workspace crates.
-//!
-//! The server half is implemented by issue #4, the client half by issue #5,
-//! authorization by issue #9; hardened by issue #11 and measured by issue #8.
+//! The server half is implemented by issue #4, the client half by issue #5, authorization
+//! by issue #9; hardened by issue #11 and measured by issue #8.
 
 #![forbid(unsafe_code)]
+
+mod body;
+mod config;
+mod error;
+mod headers;
+mod io;
+mod mirror;
+mod response;
+mod server;
+mod service;
+
+pub use config::{AllowList, HttpServerConfig, NotificationHook, ParamHeader, ParamHeaders};
+pub use error::Error;
+pub use response::McpBody;
+pub use server::{HttpServer, RunningServer};
+pub use service::{McpService, ResponseFuture};

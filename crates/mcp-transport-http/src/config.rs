@@ -1,0 +1,563 @@
+//! The server's settings: the endpoint, every limit and timeout, the Host and Origin
+//! allow-lists, and the two hooks the server core plugs in (the `Mcp-Param-*` headers each
+//! tool declares, and what to do with a notification).
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::HeaderName;
+use mcp_jsonrpc::{ErrorObject, Notification};
+use mcp_types::Request as _;
+
+use crate::error::Error;
+
+/// Called with each JSON-RPC notification a client POSTs. `Ok` answers `202 Accepted`;
+/// `Err` answers `400 Bad Request` with the error (and no id) as the body.
+///
+/// Revision 2026-07-28 defines no client-to-server notification over Streamable HTTP
+/// (`docs/2026-07-28/basic/transports/streamable-http.mdx`, Sending Messages), so the
+/// default accepts and drops them. It runs on the connection's task: it must not block.
+pub type NotificationHook = Arc<dyn Fn(Notification) -> Result<(), ErrorObject> + Send + Sync>;
+
+/// The settings of an [`HttpServer`](crate::HttpServer) or [`McpService`](crate::McpService).
+///
+/// Every field has a default chosen for a local server (see each field); the setters
+/// return the changed value so settings chain:
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_transport_http::{AllowList, HttpServerConfig};
+///
+/// let config = HttpServerConfig::default()
+///     .path("/rpc")
+///     .max_body_bytes(1 << 20)
+///     .keep_alive_interval(Some(Duration::from_secs(5)))
+///     .allowed_origins(AllowList::loopback().with("https://app.example.com"));
+/// assert_eq!(config.max_body_bytes, 1 << 20);
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct HttpServerConfig {
+    /// The MCP endpoint's path (default `/mcp`); `None` serves every path, for a service
+    /// mounted in a router that already routes by path. Other paths get `404`.
+    pub path: Option<Cow<'static, str>>,
+    /// The largest request body read (default 4 MiB). It is counted while reading,
+    /// whatever `Content-Length` says; past it the reply is `413` and reading stops.
+    pub max_body_bytes: usize,
+    /// How many requests are served at once across all connections (default 1024),
+    /// counting from the end of the header checks to the end of the response. Past it the
+    /// reply is `503` with `Retry-After`.
+    pub max_concurrent_requests: usize,
+    /// The `Retry-After` a `503` carries (default 1 s, sent in whole seconds, at least 1).
+    pub retry_after: Duration,
+    /// How often an SSE stream with nothing to send gets a `: keep-alive` comment
+    /// (default 15 s; `None` sends none).
+    pub keep_alive_interval: Option<Duration>,
+    /// How many notifications of one request may wait for the client before the handler's
+    /// next `notify` waits too (default 16).
+    pub event_buffer: usize,
+    /// How long a client may take to send a request head (default 10 s). hyper starts this
+    /// clock as soon as a connection is ready for a request, so it is also how long an idle
+    /// keep-alive connection stays open. Past it the connection is closed.
+    pub header_read_timeout: Duration,
+    /// How long a client may take to send a request body once its head has arrived
+    /// (default 30 s). Past it the reply is `408`.
+    pub body_read_timeout: Duration,
+    /// How long a write to the client may make no progress (default 30 s): a client that
+    /// stops reading its stream loses the connection instead of holding a request slot
+    /// forever. Only [`HttpServer`](crate::HttpServer) enforces it; a mounted service
+    /// inherits the host server's policy.
+    pub write_timeout: Duration,
+    /// The most header fields a request may carry (default 64). Past it the connection gets
+    /// `431`. Only [`HttpServer`](crate::HttpServer) enforces it.
+    pub max_headers: usize,
+    /// The largest request head in bytes (default 64 KiB, at least 8 KiB). Past it the
+    /// connection gets `431`. Only [`HttpServer`](crate::HttpServer) enforces it.
+    pub max_head_bytes: usize,
+    /// The `Host` values accepted (default: loopback names, any port). Others get `403`;
+    /// this is the DNS-rebinding defence.
+    pub allowed_hosts: AllowList,
+    /// The `Origin` values accepted when the header is present (default: `http` and `https`
+    /// origins on loopback names, any port). Others get `403`.
+    pub allowed_origins: AllowList,
+    /// How long in-flight requests get to wind down after their tokens fire during
+    /// [`RunningServer::shutdown`](crate::RunningServer::shutdown) (default 1 s), before
+    /// their connections are dropped.
+    pub cancel_grace: Duration,
+    /// Which body field each method mirrors into `Mcp-Name` (default: `tools/call` and
+    /// `prompts/get` → `params.name`, `resources/read` → `params.uri`). An extension that
+    /// adds one (the Tasks extension's `taskId`) adds an entry.
+    pub name_fields: Vec<(Cow<'static, str>, Cow<'static, str>)>,
+    /// Where the `Mcp-Param-*` headers of each tool come from (default: none, so no tool
+    /// has any). The server core supplies this from the tools' `x-mcp-header` annotations.
+    pub param_headers: Option<Arc<dyn ParamHeaders>>,
+    /// What happens to a notification POST (default: accepted and dropped).
+    pub on_notification: Option<NotificationHook>,
+}
+
+impl Default for HttpServerConfig {
+    fn default() -> Self {
+        HttpServerConfig {
+            path: Some(Cow::Borrowed("/mcp")),
+            max_body_bytes: 4 << 20,
+            max_concurrent_requests: 1024,
+            retry_after: Duration::from_secs(1),
+            keep_alive_interval: Some(Duration::from_secs(15)),
+            event_buffer: 16,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            write_timeout: Duration::from_secs(30),
+            max_headers: 64,
+            max_head_bytes: 64 << 10,
+            allowed_hosts: AllowList::loopback(),
+            allowed_origins: AllowList::loopback(),
+            cancel_grace: Duration::from_secs(1),
+            name_fields: vec![
+                (
+                    Cow::Borrowed(mcp_types::CallToolRequest::METHOD),
+                    Cow::Borrowed("name"),
+                ),
+                (
+                    Cow::Borrowed(mcp_types::GetPromptRequest::METHOD),
+                    Cow::Borrowed("name"),
+                ),
+                (
+                    Cow::Borrowed(mcp_types::ReadResourceRequest::METHOD),
+                    Cow::Borrowed("uri"),
+                ),
+            ],
+            param_headers: None,
+            on_notification: None,
+        }
+    }
+}
+
+impl fmt::Debug for HttpServerConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpServerConfig")
+            .field("path", &self.path)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_concurrent_requests", &self.max_concurrent_requests)
+            .field("retry_after", &self.retry_after)
+            .field("keep_alive_interval", &self.keep_alive_interval)
+            .field("event_buffer", &self.event_buffer)
+            .field("header_read_timeout", &self.header_read_timeout)
+            .field("body_read_timeout", &self.body_read_timeout)
+            .field("write_timeout", &self.write_timeout)
+            .field("max_headers", &self.max_headers)
+            .field("max_head_bytes", &self.max_head_bytes)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("cancel_grace", &self.cancel_grace)
+            .field("name_fields", &self.name_fields)
+            .field("param_headers", &self.param_headers.is_some())
+            .field("on_notification", &self.on_notification.is_some())
+            .finish()
+    }
+}
+
+impl HttpServerConfig {
+    /// Serves the endpoint at `path` (which must start with `/`).
+    #[must_use]
+    pub fn path(mut self, path: impl Into<Cow<'static, str>>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+
+    /// Serves every path: for a service mounted in a router that routes by path already
+    /// (and may strip a prefix before the service sees the request).
+    #[must_use]
+    pub fn any_path(mut self) -> Self {
+        self.path = None;
+        self
+    }
+
+    /// Sets [`max_body_bytes`](Self::max_body_bytes).
+    #[must_use]
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Sets [`max_concurrent_requests`](Self::max_concurrent_requests).
+    #[must_use]
+    pub fn max_concurrent_requests(mut self, requests: usize) -> Self {
+        self.max_concurrent_requests = requests;
+        self
+    }
+
+    /// Sets [`retry_after`](Self::retry_after).
+    #[must_use]
+    pub fn retry_after(mut self, after: Duration) -> Self {
+        self.retry_after = after;
+        self
+    }
+
+    /// Sets [`keep_alive_interval`](Self::keep_alive_interval).
+    #[must_use]
+    pub fn keep_alive_interval(mut self, interval: Option<Duration>) -> Self {
+        self.keep_alive_interval = interval;
+        self
+    }
+
+    /// Sets [`event_buffer`](Self::event_buffer).
+    #[must_use]
+    pub fn event_buffer(mut self, events: usize) -> Self {
+        self.event_buffer = events;
+        self
+    }
+
+    /// Sets [`header_read_timeout`](Self::header_read_timeout).
+    #[must_use]
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// Sets [`body_read_timeout`](Self::body_read_timeout).
+    #[must_use]
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
+    /// Sets [`write_timeout`](Self::write_timeout).
+    #[must_use]
+    pub fn write_timeout(mut self, timeout: Duration) -> Self {
+        self.write_timeout = timeout;
+        self
+    }
+
+    /// Sets [`max_headers`](Self::max_headers).
+    #[must_use]
+    pub fn max_headers(mut self, headers: usize) -> Self {
+        self.max_headers = headers;
+        self
+    }
+
+    /// Sets [`max_head_bytes`](Self::max_head_bytes).
+    #[must_use]
+    pub fn max_head_bytes(mut self, bytes: usize) -> Self {
+        self.max_head_bytes = bytes;
+        self
+    }
+
+    /// Sets [`allowed_hosts`](Self::allowed_hosts).
+    #[must_use]
+    pub fn allowed_hosts(mut self, hosts: AllowList) -> Self {
+        self.allowed_hosts = hosts;
+        self
+    }
+
+    /// Sets [`allowed_origins`](Self::allowed_origins).
+    #[must_use]
+    pub fn allowed_origins(mut self, origins: AllowList) -> Self {
+        self.allowed_origins = origins;
+        self
+    }
+
+    /// Sets [`cancel_grace`](Self::cancel_grace).
+    #[must_use]
+    pub fn cancel_grace(mut self, grace: Duration) -> Self {
+        self.cancel_grace = grace;
+        self
+    }
+
+    /// Mirrors `params.<field>` of `method` into `Mcp-Name` (replacing an earlier entry for
+    /// the same method).
+    #[must_use]
+    pub fn name_field(
+        mut self,
+        method: impl Into<Cow<'static, str>>,
+        field: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        let method = method.into();
+        self.name_fields.retain(|(m, _)| *m != method);
+        self.name_fields.push((method, field.into()));
+        self
+    }
+
+    /// Sets where the `Mcp-Param-*` headers of each tool come from.
+    #[must_use]
+    pub fn param_headers(mut self, lookup: impl ParamHeaders) -> Self {
+        self.param_headers = Some(Arc::new(lookup));
+        self
+    }
+
+    /// Sets what happens to a notification POST.
+    #[must_use]
+    pub fn on_notification(
+        mut self,
+        hook: impl Fn(Notification) -> Result<(), ErrorObject> + Send + Sync + 'static,
+    ) -> Self {
+        self.on_notification = Some(Arc::new(hook));
+        self
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), Error> {
+        if self.max_concurrent_requests == 0
+            || self.max_concurrent_requests > tokio::sync::Semaphore::MAX_PERMITS
+        {
+            return Err(Error::Config(format!(
+                "max_concurrent_requests must be between 1 and {}",
+                tokio::sync::Semaphore::MAX_PERMITS
+            )));
+        }
+        if let Some(path) = &self.path
+            && !path.starts_with('/')
+        {
+            return Err(Error::Config(format!(
+                "the endpoint path `{path}` must start with `/`"
+            )));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn name_field_of(&self, method: &str) -> Option<&str> {
+        self.name_fields
+            .iter()
+            .find(|(m, _)| m == method)
+            .map(|(_, field)| field.as_ref())
+    }
+}
+
+/// The `Host` or `Origin` values a server accepts.
+///
+/// Matching ignores ASCII case. A host entry without a port (`example.com`) accepts any
+/// port; one with a port (`example.com:8443`) only that one. An origin entry is a whole
+/// origin (`https://app.example.com`). [`AllowList::loopback`] accepts `localhost`,
+/// `127.0.0.1` and `[::1]` with any port (for origins, over `http` or `https`).
+///
+/// ```
+/// use mcp_transport_http::AllowList;
+///
+/// let hosts = AllowList::loopback().with("mcp.example.com");
+/// assert!(hosts.allows_host("localhost:8080"));
+/// assert!(hosts.allows_host("MCP.example.com:443"));
+/// assert!(!hosts.allows_host("evil.example.com"));
+///
+/// let origins = AllowList::loopback();
+/// assert!(origins.allows_origin("http://127.0.0.1:5173"));
+/// assert!(!origins.allows_origin("https://evil.example.com"));
+/// assert!(!origins.allows_origin("null"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowList {
+    loopback: bool,
+    any: bool,
+    entries: Vec<Box<str>>,
+}
+
+const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+
+impl AllowList {
+    /// Loopback names only (the default).
+    pub fn loopback() -> Self {
+        AllowList {
+            loopback: true,
+            any: false,
+            entries: Vec::new(),
+        }
+    }
+
+    /// Nothing at all: for origins, every request that carries an `Origin` is refused.
+    pub fn none() -> Self {
+        AllowList {
+            loopback: false,
+            any: false,
+            entries: Vec::new(),
+        }
+    }
+
+    /// Everything: the check is off. Only for a server behind a proxy that checks instead.
+    pub fn any() -> Self {
+        AllowList {
+            loopback: false,
+            any: true,
+            entries: Vec::new(),
+        }
+    }
+
+    /// The same list with `entry` accepted too.
+    #[must_use]
+    pub fn with(mut self, entry: impl Into<String>) -> Self {
+        self.entries.push(entry.into().into_boxed_str());
+        self
+    }
+
+    /// Whether a `Host` value (`name[:port]`) is accepted.
+    pub fn allows_host(&self, host: &str) -> bool {
+        if self.any {
+            return true;
+        }
+        let name = host_name(host);
+        (self.loopback && is_loopback_name(name))
+            || self.entries.iter().any(|entry| {
+                entry.eq_ignore_ascii_case(host)
+                    || (host_name(entry).len() == entry.len() && entry.eq_ignore_ascii_case(name))
+            })
+    }
+
+    /// Whether an `Origin` value (`scheme://host[:port]`) is accepted.
+    pub fn allows_origin(&self, origin: &str) -> bool {
+        if self.any {
+            return true;
+        }
+        if self.loopback
+            && let Some((scheme, host)) = origin.split_once("://")
+            && (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https"))
+            && is_loopback_name(host_name(host))
+        {
+            return true;
+        }
+        self.entries
+            .iter()
+            .any(|entry| entry.eq_ignore_ascii_case(origin))
+    }
+}
+
+/// The name part of `name[:port]` or `[v6]:port`.
+fn host_name(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host.find(']').map_or(host, |end| &host[..=end]);
+    }
+    match host.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => host,
+    }
+}
+
+fn is_loopback_name(name: &str) -> bool {
+    LOOPBACK_NAMES
+        .iter()
+        .any(|loopback| loopback.eq_ignore_ascii_case(name))
+}
+
+/// One `Mcp-Param-{Name}` header a tool declares with `x-mcp-header`: the header's name and
+/// the path of `properties` keys from the arguments' root to the value it mirrors
+/// (`docs/2026-07-28/basic/transports/streamable-http.mdx`, Custom Headers from Tool
+/// Parameters).
+///
+/// ```
+/// use mcp_transport_http::ParamHeader;
+///
+/// let region = ParamHeader::new("Region", ["region"]).unwrap();
+/// assert_eq!(region.header_name().as_str(), "mcp-param-region");
+/// assert!(ParamHeader::new("Bad Name", ["x"]).is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamHeader {
+    header: HeaderName,
+    path: Box<[Box<str>]>,
+}
+
+impl ParamHeader {
+    /// The header `Mcp-Param-{name}` mirroring the argument at `path`. `name` must be an
+    /// HTTP field-name token (RFC 9110 §5.1) and `path` must not be empty.
+    pub fn new<P: Into<Box<str>>>(
+        name: &str,
+        path: impl IntoIterator<Item = P>,
+    ) -> Result<Self, Error> {
+        let path: Box<[Box<str>]> = path.into_iter().map(Into::into).collect();
+        let token = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        if !token || path.is_empty() {
+            return Err(Error::ParamHeaderName(name.to_owned()));
+        }
+        let header = HeaderName::try_from(format!("mcp-param-{name}"))
+            .map_err(|_| Error::ParamHeaderName(name.to_owned()))?;
+        Ok(ParamHeader { header, path })
+    }
+
+    /// The full header name, lowercase (`mcp-param-region`).
+    pub fn header_name(&self) -> &HeaderName {
+        &self.header
+    }
+
+    /// The path of `properties` keys to the mirrored argument.
+    pub fn path(&self) -> &[Box<str>] {
+        &self.path
+    }
+}
+
+/// Where the transport learns which `Mcp-Param-*` headers a tool declares. The server core,
+/// which owns the tool definitions, implements it; so does any
+/// `Fn(&str) -> Option<Arc<[ParamHeader]>>`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use mcp_transport_http::{HttpServerConfig, ParamHeader};
+///
+/// let region: Arc<[ParamHeader]> = Arc::new([ParamHeader::new("Region", ["region"]).unwrap()]);
+/// let config = HttpServerConfig::default().param_headers(move |tool: &str| {
+///     (tool == "execute_sql").then(|| Arc::clone(&region))
+/// });
+/// # let _ = config;
+/// ```
+pub trait ParamHeaders: Send + Sync + 'static {
+    /// The headers the tool named `tool` declares; `None` when it declares none or does not
+    /// exist. Called once per `tools/call`, so it should be a lookup, not a computation.
+    fn param_headers(&self, tool: &str) -> Option<Arc<[ParamHeader]>>;
+}
+
+impl<F> ParamHeaders for F
+where
+    F: Fn(&str) -> Option<Arc<[ParamHeader]>> + Send + Sync + 'static,
+{
+    fn param_headers(&self, tool: &str) -> Option<Arc<[ParamHeader]>> {
+        self(tool)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_names() {
+        assert_eq!(host_name("localhost:80"), "localhost");
+        assert_eq!(host_name("[::1]:8080"), "[::1]");
+        assert_eq!(host_name("[::1]"), "[::1]");
+        assert_eq!(host_name("example.com"), "example.com");
+    }
+
+    #[test]
+    fn host_entries_with_and_without_ports() {
+        let list = AllowList::none().with("a.example").with("b.example:8443");
+        assert!(list.allows_host("a.example"));
+        assert!(list.allows_host("a.example:1"));
+        assert!(list.allows_host("b.example:8443"));
+        assert!(!list.allows_host("b.example"));
+        assert!(!list.allows_host("b.example:1"));
+        assert!(!list.allows_host("localhost"));
+        assert!(AllowList::any().allows_host("anything"));
+    }
+
+    #[test]
+    fn origins() {
+        let list = AllowList::loopback().with("https://app.example");
+        assert!(list.allows_origin("http://localhost"));
+        assert!(list.allows_origin("https://[::1]:3000"));
+        assert!(list.allows_origin("HTTPS://APP.example"));
+        assert!(!list.allows_origin("ftp://localhost"));
+        assert!(!list.allows_origin("http://localhost.evil.example"));
+        assert!(!list.allows_origin("null"));
+        assert!(!AllowList::none().allows_origin("http://localhost"));
+    }
+
+    #[test]
+    fn default_config_is_valid() {
+        HttpServerConfig::default().validate().unwrap();
+        assert!(HttpServerConfig::default().path("mcp").validate().is_err());
+        let none = HttpServerConfig::default().max_concurrent_requests(0);
+        assert!(none.validate().is_err());
+        let config = HttpServerConfig::default().name_field("tasks/get", "taskId");
+        assert_eq!(config.name_field_of("tasks/get"), Some("taskId"));
+        assert_eq!(config.name_field_of("resources/read"), Some("uri"));
+        assert_eq!(config.name_field_of("tools/list"), None);
+    }
+}

@@ -1,0 +1,770 @@
+//! Server validation of the headers that mirror body fields: `MCP-Protocol-Version`,
+//! `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`
+//! (`docs/2026-07-28/basic/transports/streamable-http.mdx`, Request Metadata and Server
+//! Validation), plus the one `_meta` rule with an HTTP status of its own: a request without
+//! its required `_meta` fields gets `400` and -32602 (`docs/2026-07-28/basic/index.mdx`,
+//! `_meta`).
+//!
+//! The body is the source of truth: the envelope has been decoded by `mcp-jsonrpc`, and only
+//! the few params members these rules need are read here, borrowed from the body. A
+//! rejection is `400` with -32020 (HeaderMismatch) for every header rule.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use http::{HeaderMap, HeaderName, StatusCode};
+use mcp_jsonrpc::ErrorObject;
+use mcp_types::{ErrorCode, Request as _};
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+use crate::config::{HttpServerConfig, ParamHeader};
+use crate::headers::{self, Malformed};
+
+pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+pub(crate) const METHOD: HeaderName = HeaderName::from_static("mcp-method");
+pub(crate) const NAME: HeaderName = HeaderName::from_static("mcp-name");
+
+/// How much of a mismatched value an error message quotes.
+const QUOTE_LIMIT: usize = 120;
+
+/// A request refused before it reaches the handler: the status and the JSON-RPC error.
+#[derive(Debug)]
+pub(crate) struct Rejection {
+    pub(crate) status: StatusCode,
+    pub(crate) error: ErrorObject,
+}
+
+impl Rejection {
+    fn mismatch(message: impl Into<String>) -> Self {
+        Rejection {
+            status: StatusCode::BAD_REQUEST,
+            error: ErrorObject::new(ErrorCode::HEADER_MISMATCH, message),
+        }
+    }
+
+    fn missing(header: &str) -> Self {
+        Rejection::mismatch(format!("Header mismatch: the {header} header is required"))
+    }
+
+    fn malformed(header: &str, why: Malformed) -> Self {
+        Rejection::mismatch(format!(
+            "Header mismatch: the {header} header {}",
+            why.describe()
+        ))
+    }
+
+    fn differs(header: &str, header_value: &str, body_value: impl fmt::Display) -> Self {
+        Rejection::mismatch(format!(
+            "Header mismatch: {header} header value '{}' does not match body value '{}'",
+            Clip(header_value),
+            Clip(&body_value.to_string()),
+        ))
+    }
+
+    fn invalid_params(message: impl Into<String>) -> Self {
+        Rejection {
+            status: StatusCode::BAD_REQUEST,
+            error: ErrorObject::invalid_params(message),
+        }
+    }
+}
+
+/// Checks a request's mirrored headers against its body.
+pub(crate) fn check_request(
+    headers: &HeaderMap,
+    method: &str,
+    params: Option<&RawValue>,
+    config: &HttpServerConfig,
+) -> Result<(), Rejection> {
+    let version_header = headers::single(headers, &PROTOCOL_VERSION)
+        .map_err(|why| Rejection::malformed("MCP-Protocol-Version", why))?
+        .ok_or_else(|| Rejection::missing("MCP-Protocol-Version"))?;
+
+    let name_field = config.name_field_of(method);
+    let is_tool_call = method == mcp_types::CallToolRequest::METHOD;
+    let peeked = Peek::read(params, name_field, is_tool_call)?;
+
+    // Required `_meta` members: their absence is -32602 with 400, before any comparison.
+    let meta = peeked.meta()?;
+    let (Some(version), Some(_)) = (meta.protocol_version, meta.client_capabilities) else {
+        let mut missing = Vec::with_capacity(2);
+        if meta.protocol_version.is_none() {
+            missing.push("io.modelcontextprotocol/protocolVersion");
+        }
+        if meta.client_capabilities.is_none() {
+            missing.push("io.modelcontextprotocol/clientCapabilities");
+        }
+        return Err(Rejection::invalid_params(format!(
+            "invalid params: `_meta` lacks the required {}",
+            missing.join(" and ")
+        )));
+    };
+    match json_str(version) {
+        Some(body) if body == version_header => {}
+        Some(body) => {
+            return Err(Rejection::differs(
+                "MCP-Protocol-Version",
+                version_header,
+                body,
+            ));
+        }
+        None => {
+            return Err(Rejection::differs(
+                "MCP-Protocol-Version",
+                version_header,
+                version,
+            ));
+        }
+    }
+
+    let method_header = headers::single(headers, &METHOD)
+        .map_err(|why| Rejection::malformed("Mcp-Method", why))?
+        .ok_or_else(|| Rejection::missing("Mcp-Method"))?;
+    if method_header != method {
+        return Err(Rejection::differs("Mcp-Method", method_header, method));
+    }
+
+    if let Some(field) = name_field {
+        let raw = headers::single(headers, &NAME)
+            .map_err(|why| Rejection::malformed("Mcp-Name", why))?
+            .ok_or_else(|| Rejection::missing("Mcp-Name"))?;
+        let name =
+            headers::decode_sentinel(raw).map_err(|why| Rejection::malformed("Mcp-Name", why))?;
+        match peeked.mirrored.and_then(json_str) {
+            Some(body) if body == name => {}
+            Some(body) => return Err(Rejection::differs("Mcp-Name", &name, body)),
+            None => {
+                return Err(Rejection::differs(
+                    "Mcp-Name",
+                    &name,
+                    format_args!("(params.{field} is absent or not a string)"),
+                ));
+            }
+        }
+    }
+
+    if is_tool_call
+        && let Some(lookup) = &config.param_headers
+        && let Some(tool) = peeked.tool.and_then(json_str)
+        && let Some(declared) = lookup.param_headers(&tool)
+        && !declared.is_empty()
+    {
+        check_params(headers, &declared, peeked.arguments)?;
+    }
+    Ok(())
+}
+
+/// Checks a notification's headers. Revision 2026-07-28 defines no header requirements for
+/// notification POSTs, so only headers that are present are compared with the body.
+pub(crate) fn check_notification(
+    headers: &HeaderMap,
+    method: &str,
+    params: Option<&RawValue>,
+) -> Result<(), Rejection> {
+    if let Some(method_header) =
+        headers::single(headers, &METHOD).map_err(|why| Rejection::malformed("Mcp-Method", why))?
+        && method_header != method
+    {
+        return Err(Rejection::differs("Mcp-Method", method_header, method));
+    }
+    if let Some(version_header) = headers::single(headers, &PROTOCOL_VERSION)
+        .map_err(|why| Rejection::malformed("MCP-Protocol-Version", why))?
+        && let Ok(peeked) = Peek::read(params, None, false)
+        && let Ok(meta) = peeked.meta()
+        && let Some(version) = meta.protocol_version.and_then(json_str)
+        && version != version_header
+    {
+        return Err(Rejection::differs(
+            "MCP-Protocol-Version",
+            version_header,
+            version,
+        ));
+    }
+    Ok(())
+}
+
+/// Every declared `Mcp-Param-*` header against the argument it mirrors: present exactly when
+/// the argument has a non-null value, and equal to it after decoding.
+fn check_params(
+    headers: &HeaderMap,
+    declared: &[ParamHeader],
+    arguments: Option<&RawValue>,
+) -> Result<(), Rejection> {
+    let arguments: serde_json::Value = match arguments {
+        Some(raw) => serde_json::from_str(raw.get()).unwrap_or(serde_json::Value::Null),
+        None => serde_json::Value::Null,
+    };
+    for param in declared {
+        let display = param.header_name().as_str();
+        let header = headers::single(headers, param.header_name())
+            .map_err(|why| Rejection::malformed(display, why))?;
+        let body = param
+            .path()
+            .iter()
+            .try_fold(&arguments, |value, key| value.get(&**key))
+            .filter(|value| !value.is_null());
+        match (header, body) {
+            (None, None) => {}
+            (Some(header), None) => {
+                return Err(Rejection::differs(display, header, "(absent)"));
+            }
+            (None, Some(_)) => return Err(Rejection::missing(display)),
+            (Some(header), Some(body)) => {
+                let header = headers::decode_sentinel(header)
+                    .map_err(|why| Rejection::malformed(display, why))?;
+                if !value_matches(&header, body) {
+                    return Err(Rejection::differs(display, &header, body));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether a decoded header value stands for a body value: strings as they are, integers
+/// compared numerically (`42.0` equals `42`), booleans as `true` or `false`.
+// An exact float comparison is the point: both sides must name the same integer.
+#[allow(clippy::float_cmp)]
+fn value_matches(header: &str, body: &serde_json::Value) -> bool {
+    match body {
+        serde_json::Value::String(s) => s == header,
+        serde_json::Value::Bool(b) => header == if *b { "true" } else { "false" },
+        serde_json::Value::Number(n) => {
+            if let (Ok(h), Some(b)) = (header.parse::<i64>(), n.as_i64()) {
+                return h == b;
+            }
+            match (header.parse::<f64>(), n.as_f64()) {
+                (Ok(h), Some(b)) => h.is_finite() && h == b,
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// A JSON string's text, borrowed when it has no escapes; `None` for any other JSON value.
+fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    if let Ok(s) = serde_json::from_str::<&str>(raw.get()) {
+        return Some(Cow::Borrowed(s));
+    }
+    serde_json::from_str::<String>(raw.get())
+        .ok()
+        .map(Cow::Owned)
+}
+
+/// Quotes at most [`QUOTE_LIMIT`] characters of a value in an error message.
+struct Clip<'a>(&'a str);
+
+impl fmt::Display for Clip<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.char_indices().nth(QUOTE_LIMIT) {
+            Some((end, _)) => write!(f, "{}…", &self.0[..end]),
+            None => f.write_str(self.0),
+        }
+    }
+}
+
+/// The params members the header rules read, borrowed from the body.
+#[derive(Default)]
+struct Peek<'a> {
+    meta: Option<&'a RawValue>,
+    /// The member mirrored into `Mcp-Name` for this method.
+    mirrored: Option<&'a RawValue>,
+    /// `name` and `arguments` of a `tools/call`, for the `Mcp-Param-*` rules.
+    tool: Option<&'a RawValue>,
+    arguments: Option<&'a RawValue>,
+}
+
+#[derive(Default, Deserialize)]
+struct Meta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
+    protocol_version: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
+    client_capabilities: Option<&'a RawValue>,
+}
+
+impl<'a> Peek<'a> {
+    fn read(
+        params: Option<&'a RawValue>,
+        mirrored: Option<&str>,
+        tool_call: bool,
+    ) -> Result<Self, Rejection> {
+        // Params that are absent or an array have none of the members (the `_meta` rule
+        // then refuses the request).
+        let Some(params) = params.filter(|p| p.get().starts_with('{')) else {
+            return Ok(Peek::default());
+        };
+        let mut de = serde_json::Deserializer::from_str(params.get());
+        PeekSeed {
+            mirrored,
+            tool_call,
+        }
+        .deserialize(&mut de)
+        .map_err(|e| Rejection::invalid_params(format!("invalid params: {e}")))
+    }
+
+    fn meta(&self) -> Result<Meta<'a>, Rejection> {
+        match self.meta {
+            Some(raw) if raw.get().starts_with('{') => serde_json::from_str(raw.get())
+                .map_err(|e| Rejection::invalid_params(format!("invalid `_meta`: {e}"))),
+            _ => Ok(Meta::default()),
+        }
+    }
+}
+
+struct PeekSeed<'f> {
+    mirrored: Option<&'f str>,
+    tool_call: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for PeekSeed<'_> {
+    type Value = Peek<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Peek<'de>, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PeekSeed<'_> {
+    type Value = Peek<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a params object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Peek<'de>, A::Error> {
+        let mut peek = Peek::default();
+        while let Some(Key(key)) = map.next_key()? {
+            let slot = if key == "_meta" {
+                &mut peek.meta
+            } else if self.mirrored == Some(&*key) {
+                &mut peek.mirrored
+            } else if self.tool_call && key == "name" {
+                &mut peek.tool
+            } else if self.tool_call && key == "arguments" {
+                &mut peek.arguments
+            } else {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            };
+            // A repeated member would let the header rules and the handler read different
+            // values.
+            if slot.is_some() {
+                return Err(de::Error::custom(format_args!("duplicate member `{key}`")));
+            }
+            *slot = Some(map.next_value()?);
+        }
+        // `name` is both the mirrored member and the tool of a `tools/call`.
+        if peek.tool.is_none() && self.tool_call && self.mirrored == Some("name") {
+            peek.tool = peek.mirrored;
+        }
+        Ok(peek)
+    }
+}
+
+/// An object key, borrowed from the input unless it has escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use http::HeaderValue;
+    use serde_json::json;
+
+    use super::*;
+
+    const V: &str = "2026-07-28";
+
+    fn params(value: &serde_json::Value) -> Box<RawValue> {
+        RawValue::from_string(value.to_string()).unwrap()
+    }
+
+    fn meta() -> serde_json::Value {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": V,
+            "io.modelcontextprotocol/clientCapabilities": {}
+        })
+    }
+
+    fn config() -> HttpServerConfig {
+        let declared: Arc<[ParamHeader]> = Arc::new([
+            ParamHeader::new("Region", ["region"]).unwrap(),
+            ParamHeader::new("Count", ["opts", "count"]).unwrap(),
+            ParamHeader::new("Flag", ["flag"]).unwrap(),
+        ]);
+        HttpServerConfig::default()
+            .param_headers(move |tool: &str| (tool == "sql").then(|| Arc::clone(&declared)))
+    }
+
+    /// Runs one case: the headers (beyond the standard ones unless `bare`), the method and
+    /// params, and the expected error code (`None` for success).
+    fn check(
+        name: &str,
+        method: &str,
+        params_value: &serde_json::Value,
+        extra: &[(&str, &[u8])],
+        bare: bool,
+        expected: Option<i32>,
+    ) {
+        let mut headers = HeaderMap::new();
+        if !bare {
+            headers.insert(PROTOCOL_VERSION, HeaderValue::from_static(V));
+            headers.insert(METHOD, HeaderValue::from_str(method).unwrap());
+        }
+        for (k, v) in extra {
+            let k = HeaderName::from_bytes(k.as_bytes()).unwrap();
+            if v.is_empty() {
+                headers.remove(&k);
+            } else {
+                headers.append(k, HeaderValue::from_bytes(v).unwrap());
+            }
+        }
+        let raw = params(params_value);
+        let got = check_request(&headers, method, Some(&raw), &config());
+        assert_eq!(
+            got.as_ref().err().map(|r| r.error.code.0),
+            expected,
+            "{name}: {got:?}"
+        );
+        if let Err(rejection) = got {
+            assert_eq!(rejection.status, StatusCode::BAD_REQUEST, "{name}");
+        }
+    }
+
+    #[test]
+    fn standard_headers() {
+        let list = json!({"_meta": meta()});
+        let call = |name: &str| json!({"_meta": meta(), "name": name, "arguments": {}});
+        let read = json!({"_meta": meta(), "uri": "file:///a b/ü"});
+        let mm = Some(-32020);
+        check("ok", "tools/list", &list, &[], false, None);
+        check(
+            "no version header",
+            "tools/list",
+            &list,
+            &[("mcp-protocol-version", b"")],
+            false,
+            mm,
+        );
+        check(
+            "other version",
+            "tools/list",
+            &list,
+            &[
+                ("mcp-protocol-version", b""),
+                ("mcp-protocol-version", b"2025-11-25"),
+            ],
+            false,
+            mm,
+        );
+        check(
+            "no method header",
+            "tools/list",
+            &list,
+            &[("mcp-method", b"")],
+            false,
+            mm,
+        );
+        check(
+            "method differs",
+            "tools/list",
+            &list,
+            &[("mcp-method", b""), ("mcp-method", b"prompts/list")],
+            false,
+            mm,
+        );
+        check(
+            "method case",
+            "tools/list",
+            &list,
+            &[("mcp-method", b""), ("mcp-method", b"TOOLS/LIST")],
+            false,
+            mm,
+        );
+        check(
+            "method repeated",
+            "tools/list",
+            &list,
+            &[("mcp-method", b"tools/list")],
+            false,
+            mm,
+        );
+        check(
+            "name ok",
+            "tools/call",
+            &call("t"),
+            &[("mcp-name", b"t")],
+            false,
+            None,
+        );
+        check("name missing", "tools/call", &call("t"), &[], false, mm);
+        check(
+            "name differs",
+            "tools/call",
+            &call("t"),
+            &[("mcp-name", b"u")],
+            false,
+            mm,
+        );
+        check(
+            "name absent in body",
+            "prompts/get",
+            &json!({"_meta": meta()}),
+            &[("mcp-name", b"u")],
+            false,
+            mm,
+        );
+        check(
+            "name base64",
+            "resources/read",
+            &read,
+            &[("mcp-name", b"=?base64?ZmlsZTovLy9hIGIvw7w=?=")],
+            false,
+            None,
+        );
+        check(
+            "name bad base64",
+            "resources/read",
+            &read,
+            &[("mcp-name", b"=?base64?ZmlsZTovLy9hIGIvw7w?=")],
+            false,
+            mm,
+        );
+        check(
+            "name obs-text",
+            "tools/call",
+            &call("t"),
+            &[("mcp-name", b"t\xff")],
+            false,
+            mm,
+        );
+    }
+
+    #[test]
+    fn required_meta() {
+        let ip = Some(-32602);
+        check("no params", "tools/list", &json!({}), &[], false, ip);
+        check(
+            "no version",
+            "tools/list",
+            &json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}}),
+            &[],
+            false,
+            ip,
+        );
+        check(
+            "no capabilities",
+            "tools/list",
+            &json!({"_meta": {"io.modelcontextprotocol/protocolVersion": V}}),
+            &[],
+            false,
+            ip,
+        );
+        check(
+            "meta not an object",
+            "tools/list",
+            &json!({"_meta": 1}),
+            &[],
+            false,
+            ip,
+        );
+        check("params array", "tools/list", &json!([1]), &[], false, ip);
+        // A missing header is reported before the body is read.
+        check(
+            "no header, no meta",
+            "tools/list",
+            &json!({}),
+            &[],
+            true,
+            Some(-32020),
+        );
+        let escaped = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-\u0032\u0038","io.modelcontextprotocol/clientCapabilities":{}}}"#;
+        check(
+            "escaped version",
+            "tools/list",
+            &serde_json::from_str(escaped).unwrap(),
+            &[],
+            false,
+            None,
+        );
+    }
+
+    /// A `tools/call` case: its name, arguments, extra headers and expected error code.
+    type ParamCase<'a> = (
+        &'a str,
+        serde_json::Value,
+        &'a [(&'a str, &'a [u8])],
+        Option<i32>,
+    );
+
+    #[test]
+    fn param_headers() {
+        let call =
+            |args: serde_json::Value| json!({"_meta": meta(), "name": "sql", "arguments": args});
+        let name: (&str, &[u8]) = ("mcp-name", b"sql");
+        let mm = Some(-32020);
+        let cases: &[ParamCase<'_>] = &[
+            (
+                "all present",
+                json!({"region": "us-west1", "opts": {"count": 42}, "flag": true}),
+                &[
+                    ("mcp-param-region", b"us-west1"),
+                    ("mcp-param-count", b"42"),
+                    ("mcp-param-flag", b"true"),
+                ],
+                None,
+            ),
+            (
+                "header names ignore case",
+                json!({"region": "x"}),
+                &[("MCP-PARAM-REGION", b"x")],
+                None,
+            ),
+            ("none present", json!({}), &[], None),
+            ("null omitted", json!({"region": null}), &[], None),
+            (
+                "numeric compare",
+                json!({"opts": {"count": 42}}),
+                &[("mcp-param-count", b"42.0")],
+                None,
+            ),
+            (
+                "number differs",
+                json!({"opts": {"count": 42}}),
+                &[("mcp-param-count", b"43")],
+                mm,
+            ),
+            (
+                "bool differs",
+                json!({"flag": false}),
+                &[("mcp-param-flag", b"False")],
+                mm,
+            ),
+            (
+                "base64",
+                json!({"region": "Hello, 世界"}),
+                &[("mcp-param-region", b"=?base64?SGVsbG8sIOS4lueVjA==?=")],
+                None,
+            ),
+            (
+                "literal look-alike",
+                json!({"region": "=?base64?SGVsbG8="}),
+                &[("mcp-param-region", b"=?base64?SGVsbG8=")],
+                None,
+            ),
+            (
+                "bad padding",
+                json!({"region": "Hello"}),
+                &[("mcp-param-region", b"=?base64?SGVsbG8?=")],
+                mm,
+            ),
+            (
+                "bad alphabet",
+                json!({"region": "Hello"}),
+                &[("mcp-param-region", b"=?base64?SGVs!!!bG8=?=")],
+                mm,
+            ),
+            ("header missing", json!({"region": "x"}), &[], mm),
+            (
+                "header without value",
+                json!({}),
+                &[("mcp-param-region", b"x")],
+                mm,
+            ),
+            (
+                "value differs",
+                json!({"region": "x"}),
+                &[("mcp-param-region", b"y")],
+                mm,
+            ),
+            (
+                "unknown param header ignored",
+                json!({}),
+                &[("mcp-param-other", b"y")],
+                None,
+            ),
+            (
+                "object value",
+                json!({"region": {"a": 1}}),
+                &[("mcp-param-region", b"x")],
+                mm,
+            ),
+        ];
+        for (case, args, extra, expected) in cases {
+            let mut headers = vec![name];
+            headers.extend_from_slice(extra);
+            check(
+                case,
+                "tools/call",
+                &call(args.clone()),
+                &headers,
+                false,
+                *expected,
+            );
+        }
+        // Another tool declares nothing; the lookup is not consulted for other methods.
+        check(
+            "other tool",
+            "tools/call",
+            &json!({"_meta": meta(), "name": "t", "arguments": {"region": "x"}}),
+            &[("mcp-name", b"t")],
+            false,
+            None,
+        );
+    }
+
+    #[test]
+    fn duplicate_members_are_refused() {
+        let raw = RawValue::from_string(format!(r#"{{"_meta":{},"name":"a","name":"b"}}"#, meta()))
+            .unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert(PROTOCOL_VERSION, HeaderValue::from_static(V));
+        headers.insert(METHOD, HeaderValue::from_static("tools/call"));
+        headers.insert(NAME, HeaderValue::from_static("a"));
+        let got = check_request(&headers, "tools/call", Some(&raw), &config()).unwrap_err();
+        assert_eq!(got.error.code, ErrorCode::INVALID_PARAMS);
+    }
+
+    #[test]
+    fn notifications_compare_only_present_headers() {
+        let raw = params(&json!({"_meta": meta()}));
+        let empty = HeaderMap::new();
+        assert!(check_notification(&empty, "notifications/x", Some(&raw)).is_ok());
+        assert!(check_notification(&empty, "notifications/x", None).is_ok());
+        let mut headers = HeaderMap::new();
+        headers.insert(METHOD, HeaderValue::from_static("notifications/y"));
+        assert!(check_notification(&headers, "notifications/x", Some(&raw)).is_err());
+        let mut headers = HeaderMap::new();
+        headers.insert(PROTOCOL_VERSION, HeaderValue::from_static("2025-11-25"));
+        assert!(check_notification(&headers, "notifications/x", Some(&raw)).is_err());
+    }
+
+    #[test]
+    fn clipped_quotes() {
+        let long = "x".repeat(500);
+        assert_eq!(Clip(&long).to_string().chars().count(), QUOTE_LIMIT + 1);
+        assert_eq!(Clip("short").to_string(), "short");
+    }
+}

@@ -1,0 +1,230 @@
+//! A standalone server: a TCP listener, one hyper HTTP/1.1 connection task per client, and
+//! graceful shutdown.
+//!
+//! The accept loop owns every connection task in a `JoinSet`; [`RunningServer`] owns the
+//! accept loop. Shutdown stops accepting (the listener is closed), asks every connection to
+//! finish its current exchange and close, waits up to the grace period, then fires every
+//! request's cancellation token, waits up to [`HttpServerConfig::cancel_grace`] more (a
+//! cancelled `subscriptions/listen` handler ends its stream with a result in that time),
+//! and finally drops whatever is left.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::pin::pin;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use mcp_jsonrpc::{CancellationToken, Handler};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+use tokio::task::{JoinHandle, JoinSet};
+
+use crate::config::HttpServerConfig;
+use crate::error::Error;
+use crate::io::WriteTimeout;
+use crate::service::McpService;
+
+/// Starts MCP servers on their own listeners. See [`McpService`] to mount the endpoint in
+/// another server instead.
+#[derive(Debug)]
+pub struct HttpServer {
+    _private: (),
+}
+
+impl HttpServer {
+    /// The default address: loopback, on a port the system picks
+    /// (`docs/2026-07-28/basic/transports/streamable-http.mdx`, Security: local servers bind
+    /// only to localhost).
+    pub const DEFAULT_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
+
+    /// Binds `addr` and serves the MCP endpoint there with `handler`, until
+    /// [`RunningServer::shutdown`]. Must be called within a tokio runtime.
+    ///
+    /// Cancel safety: dropping the future before it completes closes the listener, if it
+    /// was bound; no connection has been accepted yet.
+    pub async fn bind<H: Handler>(
+        addr: SocketAddr,
+        handler: H,
+        config: HttpServerConfig,
+    ) -> Result<RunningServer, Error> {
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| Error::Bind { addr, source })?;
+        HttpServer::serve(listener, handler, config)
+    }
+
+    /// Serves the MCP endpoint on a listener the caller bound. Must be called within a tokio
+    /// runtime.
+    pub fn serve<H: Handler>(
+        listener: TcpListener,
+        handler: H,
+        config: HttpServerConfig,
+    ) -> Result<RunningServer, Error> {
+        let local_addr = listener.local_addr().map_err(Error::LocalAddr)?;
+        let path = config.path.clone().unwrap_or_default();
+        let mut builder = http1::Builder::new();
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(Some(config.header_read_timeout).filter(|d| !d.is_zero()))
+            .keep_alive(true)
+            .max_headers(config.max_headers)
+            .max_buf_size(config.max_head_bytes.max(8192));
+        let write_timeout = config.write_timeout;
+        let cancel_grace = config.cancel_grace;
+        let service = McpService::new(handler, config)?;
+        let (stop, stopped) = oneshot::channel();
+        let task = tokio::spawn(accept_loop(Listener {
+            socket: listener,
+            service,
+            builder,
+            write_timeout,
+            cancel_grace,
+            stop: stopped,
+        }));
+        Ok(RunningServer {
+            local_addr,
+            url: format!("http://{local_addr}{path}"),
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+}
+
+/// A server started by [`HttpServer`]. Dropping it stops the server at once, cancelling
+/// every request; [`shutdown`](RunningServer::shutdown) stops it gracefully.
+#[derive(Debug)]
+pub struct RunningServer {
+    local_addr: SocketAddr,
+    url: String,
+    stop: Option<oneshot::Sender<Duration>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl RunningServer {
+    /// The address the server listens on (with the port the system picked for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The endpoint's URL, such as `http://127.0.0.1:49152/mcp`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Stops accepting connections, lets in-flight requests finish within `grace`, then
+    /// cancels the rest (see the module docs for the steps) and returns when every
+    /// connection has closed.
+    ///
+    /// Cancel safety: dropping the future does not stop the shutdown, which goes on in the
+    /// background.
+    pub async fn shutdown(mut self, grace: Duration) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(grace);
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        // Aborting the accept loop drops its JoinSet, which aborts every connection task;
+        // their dropped responses fire the requests' tokens.
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+struct Listener<H> {
+    socket: TcpListener,
+    service: McpService<H>,
+    builder: http1::Builder,
+    write_timeout: Duration,
+    cancel_grace: Duration,
+    stop: oneshot::Receiver<Duration>,
+}
+
+async fn accept_loop<H: Handler>(mut this: Listener<H>) {
+    let closing = CancellationToken::new();
+    let mut connections = JoinSet::new();
+    let grace = loop {
+        tokio::select! {
+            biased;
+            grace = &mut this.stop => break grace.unwrap_or(Duration::ZERO),
+            accepted = this.socket.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    let connection = serve_connection(&this, stream, closing.clone(), peer);
+                    connections.spawn(connection);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "accepting a connection failed");
+                    // Out of file descriptors or memory: give other work a moment to free
+                    // some instead of spinning.
+                    if !matches!(
+                        e.kind(),
+                        std::io::ErrorKind::ConnectionAborted
+                            | std::io::ErrorKind::ConnectionReset
+                            | std::io::ErrorKind::Interrupted
+                    ) {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                }
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    };
+
+    drop(this.socket);
+    closing.cancel();
+    if tokio::time::timeout(grace, drain(&mut connections))
+        .await
+        .is_err()
+    {
+        tracing::debug!(
+            open = connections.len(),
+            "grace period over; cancelling in-flight requests"
+        );
+        this.service.cancel_all();
+        if tokio::time::timeout(this.cancel_grace, drain(&mut connections))
+            .await
+            .is_err()
+        {
+            connections.abort_all();
+            drain(&mut connections).await;
+        }
+    }
+    this.service.cancel_all();
+}
+
+async fn drain(connections: &mut JoinSet<()>) {
+    while connections.join_next().await.is_some() {}
+}
+
+fn serve_connection<H: Handler>(
+    this: &Listener<H>,
+    stream: TcpStream,
+    closing: CancellationToken,
+    peer: SocketAddr,
+) -> impl Future<Output = ()> + Send + 'static {
+    // SSE events are small and must go out at once.
+    if let Err(e) = stream.set_nodelay(true) {
+        tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+    }
+    let io = TokioIo::new(WriteTimeout::new(stream, this.write_timeout));
+    let connection = this.builder.serve_connection(io, this.service.clone());
+    async move {
+        let mut connection = pin!(connection);
+        let result = tokio::select! {
+            result = connection.as_mut() => result,
+            () = closing.cancelled() => {
+                connection.as_mut().graceful_shutdown();
+                connection.await
+            }
+        };
+        if let Err(e) = result {
+            tracing::debug!(%peer, error = %e, "connection ended with an error");
+        }
+    }
+}

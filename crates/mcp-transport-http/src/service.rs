@@ -1,0 +1,508 @@
+//! The MCP endpoint as a service: every rule of
+//! `docs/2026-07-28/basic/transports/streamable-http.mdx` between an HTTP request and a
+//! [`Handler`] call, in the order they apply.
+//!
+//! 1. The path (`404`), `Host` (`400` when absent, `403` when not allowed), `Origin` when
+//!    present (`403`), the method (`405` with `Allow: POST`), `Content-Type` (`415`),
+//!    `Accept` (`406`) and a `Content-Length` over the limit (`413`) are checked from the
+//!    head alone, before anything is allocated for the request.
+//! 2. A concurrency slot is taken (`503` with `Retry-After` when none is free) and the body
+//!    is read under the size limit (`413`) and the body timeout (`408`).
+//! 3. The body is decoded as one JSON-RPC message: not JSON → `400` with -32700, not a
+//!    valid message or a batch → `400` with -32600, a response (clients never send one) →
+//!    `400` with -32600.
+//! 4. A notification → the notification hook → `202` with no body.
+//! 5. A request → the mirrored headers against the body (`400` with -32020, or -32602 for
+//!    missing `_meta` fields) → the handler. A handler that finishes without a notification
+//!    gets a JSON reply; the first notification opens an SSE stream instead. An error reply
+//!    takes the status the spec pins for its code: -32601 → `404`, -32020, -32021 and
+//!    -32022 → `400`; any other outcome is `200`.
+
+use std::convert::Infallible;
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::{Buf, Bytes};
+use http::header::{ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER};
+use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
+use http_body::Body;
+use mcp_jsonrpc::{
+    CancellationToken, DecodeOptions, Decoded, ErrorObject, Handler, Message, NotificationSink,
+    RequestContext, decode, encode_error,
+};
+use mcp_types::{ErrorCode, RequestId};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::time::MissedTickBehavior;
+
+use crate::body::{self, BodyError};
+use crate::config::HttpServerConfig;
+use crate::error::Error;
+use crate::headers;
+use crate::mirror::{self, Rejection};
+use crate::response::{HandlerFuture, McpBody, SseStream, encode_outcome};
+
+const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
+const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
+const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
+const POST: HeaderValue = HeaderValue::from_static("POST");
+const NO: HeaderValue = HeaderValue::from_static("no");
+const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
+
+/// The MCP endpoint as a hyper and tower service, generic over the [`Handler`] that answers
+/// requests. Cloning is cheap and every clone shares one concurrency limit.
+///
+/// [`HttpServer`](crate::HttpServer) serves it on its own listener; to serve it beside other
+/// routes, mount it in a router. With axum:
+///
+/// ```no_run
+/// # use mcp_jsonrpc::{ErrorObject, Handler, Request, RequestContext};
+/// # use serde_json::value::RawValue;
+/// # struct MyServer;
+/// # impl Handler for MyServer {
+/// #     async fn request(&self, r: Request, _: RequestContext) -> Result<Box<RawValue>, ErrorObject> {
+/// #         Err(ErrorObject::method_not_found(&r.method))
+/// #     }
+/// # }
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use mcp_transport_http::{HttpServerConfig, McpService};
+///
+/// let mcp = McpService::new(MyServer, HttpServerConfig::default())?;
+/// let app = axum::Router::new()
+///     .route("/health", axum::routing::get(|| async { "ok" }))
+///     .route_service("/mcp", mcp);
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// axum::serve(listener, app).await?;
+/// # Ok(())
+/// # }
+/// ```
+pub struct McpService<H> {
+    shared: Arc<Shared<H>>,
+}
+
+struct Shared<H> {
+    handler: H,
+    config: HttpServerConfig,
+    permits: Arc<Semaphore>,
+    /// The parent of every request's token.
+    root: CancellationToken,
+    retry_after: HeaderValue,
+}
+
+impl<H> Clone for McpService<H> {
+    fn clone(&self) -> Self {
+        McpService {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<H> std::fmt::Debug for McpService<H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpService")
+            .field("config", &self.shared.config)
+            .field("in_flight", &self.in_flight())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<H> McpService<H> {
+    /// Fires the cancellation token of every request in flight and of every request still to
+    /// come. A host that serves the service itself calls it when it shuts down.
+    pub fn cancel_all(&self) {
+        self.shared.root.cancel();
+    }
+
+    /// How many requests hold a concurrency slot now (from their body's first byte to their
+    /// response's last).
+    pub fn in_flight(&self) -> usize {
+        self.shared.config.max_concurrent_requests - self.shared.permits.available_permits()
+    }
+}
+
+impl<H: Handler> McpService<H> {
+    /// The endpoint for `handler` with `config`; fails if the configuration cannot work.
+    pub fn new(handler: H, config: HttpServerConfig) -> Result<Self, Error> {
+        config.validate()?;
+        let seconds = config.retry_after.as_secs().max(1);
+        let permits = Arc::new(Semaphore::new(config.max_concurrent_requests));
+        Ok(McpService {
+            shared: Arc::new(Shared {
+                handler,
+                permits,
+                root: CancellationToken::new(),
+                retry_after: HeaderValue::from(seconds),
+                config,
+            }),
+        })
+    }
+
+    /// Answers one HTTP request. The hyper and tower `Service` implementations call this.
+    pub fn handle<B>(&self, request: Request<B>) -> ResponseFuture
+    where
+        B: Body + Send + 'static,
+        B::Data: Buf + Send,
+    {
+        let (permit, expected) = match self.shared.admit(&request) {
+            Ok(admitted) => admitted,
+            Err(response) => return ResponseFuture::ready(response),
+        };
+        let shared = Arc::clone(&self.shared);
+        ResponseFuture(State::Running(Box::pin(async move {
+            Ok(shared.serve(request, permit, expected).await)
+        })))
+    }
+}
+
+impl<H: Handler> Shared<H> {
+    /// Every check the head alone decides, then a concurrency slot. The error is the
+    /// response to send, moved once to the caller.
+    #[allow(clippy::result_large_err)]
+    fn admit<B>(
+        &self,
+        request: &Request<B>,
+    ) -> Result<(OwnedSemaphorePermit, Option<usize>), Response<McpBody>> {
+        let config = &self.config;
+        let head = request.headers();
+        if let Some(path) = &config.path
+            && request.uri().path() != path
+        {
+            return Err(empty(StatusCode::NOT_FOUND));
+        }
+
+        let host = match headers::single(head, HOST) {
+            Ok(Some(host)) => Some(host),
+            Ok(None) => request.uri().authority().map(http::uri::Authority::as_str),
+            Err(_) => None,
+        };
+        let Some(host) = host else {
+            return Err(refusal(
+                StatusCode::BAD_REQUEST,
+                "a single Host header is required",
+            ));
+        };
+        if !config.allowed_hosts.allows_host(host) {
+            tracing::debug!(host, "refused a request for a host not on the allow-list");
+            return Err(refusal(StatusCode::FORBIDDEN, "the Host is not allowed"));
+        }
+        match headers::single(head, ORIGIN) {
+            Ok(None) => {}
+            Ok(Some(origin)) if config.allowed_origins.allows_origin(origin) => {}
+            _ => {
+                tracing::debug!("refused a request from an origin not on the allow-list");
+                return Err(refusal(StatusCode::FORBIDDEN, "the Origin is not allowed"));
+            }
+        }
+
+        if request.method() != Method::POST {
+            let mut response = empty(StatusCode::METHOD_NOT_ALLOWED);
+            response.headers_mut().insert(ALLOW, POST);
+            return Err(response);
+        }
+        if !headers::is_json_content(head) {
+            return Err(refusal(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "the body must be Content-Type: application/json",
+            ));
+        }
+        if !headers::accepts_json_and_sse(head) {
+            return Err(refusal(
+                StatusCode::NOT_ACCEPTABLE,
+                "Accept must list application/json and text/event-stream",
+            ));
+        }
+        // hyper has already refused a malformed or repeated Content-Length.
+        let expected = head
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if expected.is_some_and(|n| n > config.max_body_bytes as u64) {
+            return Err(too_large(config.max_body_bytes));
+        }
+
+        let Ok(permit) = Arc::clone(&self.permits).try_acquire_owned() else {
+            let mut response = refusal_with(
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::INTERNAL_ERROR,
+                "too many concurrent requests; retry later",
+            );
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, self.retry_after.clone());
+            return Err(response);
+        };
+        Ok((permit, expected.and_then(|n| usize::try_from(n).ok())))
+    }
+
+    /// Reads the body and answers the message it holds.
+    async fn serve<B>(
+        self: Arc<Self>,
+        request: Request<B>,
+        permit: OwnedSemaphorePermit,
+        expected: Option<usize>,
+    ) -> Response<McpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Buf + Send,
+    {
+        let config = &self.config;
+        let (head, body) = request.into_parts();
+        let read = tokio::time::timeout(
+            config.body_read_timeout,
+            body::read_limited(body, config.max_body_bytes, expected),
+        )
+        .await;
+        let bytes = match read {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(BodyError::TooLarge)) => return too_large(config.max_body_bytes),
+            Ok(Err(BodyError::Aborted)) => {
+                return refusal(
+                    StatusCode::BAD_REQUEST,
+                    "the request body could not be read",
+                );
+            }
+            Err(_) => {
+                return refusal(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "the request body did not arrive in time",
+                );
+            }
+        };
+
+        let message = match decode(&bytes, DecodeOptions::default()) {
+            Ok(Decoded::Single(message)) => message,
+            Ok(_) => return refusal(StatusCode::BAD_REQUEST, "batches are not supported"),
+            Err(e) => {
+                tracing::debug!(error = %e, "refused a malformed message");
+                return rpc_error(StatusCode::BAD_REQUEST, e.id.as_ref(), &e.to_error_object());
+            }
+        };
+        match message {
+            Message::Request(request) => {
+                if let Err(rejection) = mirror::check_request(
+                    &head.headers,
+                    &request.method,
+                    request.params.as_deref(),
+                    config,
+                ) {
+                    return reject(Some(&request.id), &rejection);
+                }
+                Arc::clone(&self).dispatch(request, permit).await
+            }
+            Message::Notification(notification) => {
+                if let Err(rejection) = mirror::check_notification(
+                    &head.headers,
+                    &notification.method,
+                    notification.params.as_deref(),
+                ) {
+                    return reject(None, &rejection);
+                }
+                let accepted = match &config.on_notification {
+                    Some(hook) => hook(notification),
+                    None => Ok(()),
+                };
+                match accepted {
+                    Ok(()) => empty(StatusCode::ACCEPTED),
+                    Err(error) => rpc_error(StatusCode::BAD_REQUEST, None, &error),
+                }
+            }
+            _ => refusal(
+                StatusCode::BAD_REQUEST,
+                "a client must not send JSON-RPC responses to the server",
+            ),
+        }
+    }
+
+    /// Runs the handler until it finishes or sends its first notification, whichever comes
+    /// first, and answers with JSON or an SSE stream accordingly.
+    async fn dispatch(
+        self: Arc<Self>,
+        request: mcp_jsonrpc::Request,
+        permit: OwnedSemaphorePermit,
+    ) -> Response<McpBody> {
+        let id = request.id.clone();
+        let (tx, mut events) = mpsc::channel(self.config.event_buffer.max(1));
+        let token = self.root.child_token();
+        // Dropping this future or the SSE body before the response is written (the client
+        // went away) fires the token.
+        let cancel = token.clone().drop_guard();
+        let cx = RequestContext::new(id.clone(), token, NotificationSink::channel(tx));
+        let keep_alive = self.config.keep_alive_interval;
+        let owner = Arc::clone(&self);
+        let mut handler: HandlerFuture =
+            Box::pin(async move { owner.handler.request(request, cx).await });
+
+        let first = poll_fn(|task| {
+            if let Poll::Ready(outcome) = handler.as_mut().poll(task) {
+                return Poll::Ready(Err(outcome));
+            }
+            match events.poll_recv(task) {
+                Poll::Ready(Some(event)) => Poll::Ready(Ok(event)),
+                // No sender left: only the handler can still make progress.
+                Poll::Ready(None) | Poll::Pending => Poll::Pending,
+            }
+        })
+        .await;
+
+        match first {
+            Err(outcome) if events.is_empty() => {
+                cancel.disarm();
+                let status = status_of(&outcome);
+                let body = encode_outcome(&id, outcome);
+                json(status, body, Some(permit))
+            }
+            Err(outcome) => sse(SseStream::finished(events, id, outcome, cancel), permit),
+            Ok(first) => {
+                let timer = keep_alive.filter(|d| !d.is_zero()).map(|period| {
+                    let mut timer =
+                        tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+                    timer.set_missed_tick_behavior(MissedTickBehavior::Delay);
+                    timer
+                });
+                sse(
+                    SseStream::running(first, handler, events, id, timer, cancel),
+                    permit,
+                )
+            }
+        }
+    }
+}
+
+/// The status the spec pins for a handler's error reply; `200` for everything else.
+fn status_of(outcome: &Result<Box<serde_json::value::RawValue>, ErrorObject>) -> StatusCode {
+    match outcome {
+        Err(e) if e.code == ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        Err(e)
+            if e.code == ErrorCode::HEADER_MISMATCH
+                || e.code == ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+                || e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION =>
+        {
+            StatusCode::BAD_REQUEST
+        }
+        _ => StatusCode::OK,
+    }
+}
+
+fn empty(status: StatusCode) -> Response<McpBody> {
+    let mut response = Response::new(McpBody::empty());
+    *response.status_mut() = status;
+    response
+}
+
+fn json(
+    status: StatusCode,
+    body: Bytes,
+    permit: Option<OwnedSemaphorePermit>,
+) -> Response<McpBody> {
+    let mut response = Response::new(McpBody::full(body, permit));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, APPLICATION_JSON);
+    response
+}
+
+fn sse(stream: SseStream, permit: OwnedSemaphorePermit) -> Response<McpBody> {
+    let mut response = Response::new(McpBody::sse(stream, permit));
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, EVENT_STREAM);
+    headers.insert(CACHE_CONTROL, NO_CACHE);
+    headers.insert(X_ACCEL_BUFFERING, NO);
+    response
+}
+
+fn rpc_error(status: StatusCode, id: Option<&RequestId>, error: &ErrorObject) -> Response<McpBody> {
+    json(status, encode_error(id, error), None)
+}
+
+fn reject(id: Option<&RequestId>, rejection: &Rejection) -> Response<McpBody> {
+    tracing::debug!(error = %rejection.error, "refused a request at header validation");
+    rpc_error(rejection.status, id, &rejection.error)
+}
+
+/// A transport-level refusal: the status, and a JSON-RPC error with no id that says why
+/// (-32600: the request, not its params, is at fault).
+fn refusal(status: StatusCode, message: &str) -> Response<McpBody> {
+    refusal_with(status, ErrorCode::INVALID_REQUEST, message)
+}
+
+fn refusal_with(status: StatusCode, code: ErrorCode, message: &str) -> Response<McpBody> {
+    rpc_error(status, None, &ErrorObject::new(code, message))
+}
+
+fn too_large(limit: usize) -> Response<McpBody> {
+    refusal(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &format!("the request body exceeds the limit of {limit} bytes"),
+    )
+}
+
+/// The future of one response. Refusals decided from the request head are ready at once and
+/// allocate nothing beyond the response.
+pub struct ResponseFuture(State);
+
+enum State {
+    Ready(Option<Response<McpBody>>),
+    Running(Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>),
+}
+
+impl ResponseFuture {
+    fn ready(response: Response<McpBody>) -> Self {
+        ResponseFuture(State::Ready(Some(response)))
+    }
+}
+
+impl std::fmt::Debug for ResponseFuture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseFuture").finish_non_exhaustive()
+    }
+}
+
+impl Future for ResponseFuture {
+    type Output = Result<Response<McpBody>, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.get_mut().0 {
+            State::Ready(response) => match response.take() {
+                Some(response) => Poll::Ready(Ok(response)),
+                None => Poll::Pending,
+            },
+            State::Running(future) => future.as_mut().poll(cx),
+        }
+    }
+}
+
+impl<H, B> hyper::service::Service<Request<B>> for McpService<H>
+where
+    H: Handler,
+    B: Body + Send + 'static,
+    B::Data: Buf + Send,
+{
+    type Response = Response<McpBody>;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn call(&self, request: Request<B>) -> ResponseFuture {
+        self.handle(request)
+    }
+}
+
+impl<H, B> tower_service::Service<Request<B>> for McpService<H>
+where
+    H: Handler,
+    B: Body + Send + 'static,
+    B::Data: Buf + Send,
+{
+    type Response = Response<McpBody>;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> ResponseFuture {
+        self.handle(request)
+    }
+}

