@@ -224,19 +224,61 @@ impl NotificationSink {
     }
 }
 
+/// What a transport knows about one request that the layers above may want: for HTTP, the
+/// request's headers (names lower-cased, in arrival order).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct TransportInfo {
+    /// The request's headers, if the transport has any.
+    pub headers: Vec<(String, String)>,
+}
+
+impl TransportInfo {
+    /// Facts made of headers.
+    pub fn with_headers(headers: Vec<(String, String)>) -> Self {
+        TransportInfo { headers }
+    }
+
+    /// The first value of the header `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
 /// What a handler knows about the request it serves.
 #[derive(Debug, Clone)]
 pub struct RequestContext {
     id: RequestId,
     cancel: CancellationToken,
     sink: NotificationSink,
+    transport: Option<Arc<TransportInfo>>,
 }
 
 impl RequestContext {
     /// A context for a request a transport dispatches itself (HTTP does, one request per
     /// POST): its id, the token that cancels it, and where its notifications go.
     pub fn new(id: RequestId, cancel: CancellationToken, sink: NotificationSink) -> Self {
-        RequestContext { id, cancel, sink }
+        RequestContext {
+            id,
+            cancel,
+            sink,
+            transport: None,
+        }
+    }
+
+    /// Attaches what the transport knows about the request (HTTP headers).
+    #[must_use]
+    pub fn with_transport_info(mut self, info: Arc<TransportInfo>) -> Self {
+        self.transport = Some(info);
+        self
+    }
+
+    /// What the transport knows about the request, if it told.
+    pub fn transport_info(&self) -> Option<&TransportInfo> {
+        self.transport.as_deref()
     }
 
     /// The request's id.
@@ -889,6 +931,7 @@ impl<H: Handler> Dispatch<'_, H> {
             id: id.clone(),
             cancel: cancel.clone(),
             sink: NotificationSink(SinkKind::Peer(self.peer.clone())),
+            transport: None,
         };
         let handler = Arc::clone(self.handler);
         let task_shared = Arc::clone(shared);

@@ -14,15 +14,6 @@ use serde_json::Value;
 
 use crate::error::{InputRequired, ToolError};
 
-/// Facts about the transport the request came over (for HTTP: its headers; set by the
-/// transport, opaque to the core).
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct TransportFacts {
-    /// Request headers, lower-cased names, in arrival order (HTTP only).
-    pub headers: Vec<(String, String)>,
-}
-
 /// The context a tool, prompt or resource handler runs with.
 #[derive(Debug, Clone)]
 pub struct Context {
@@ -36,7 +27,6 @@ struct Inner {
     responses: Option<InputResponses>,
     state: Option<Value>,
     asked: Mutex<Asked>,
-    facts: TransportFacts,
 }
 
 /// What the handler asked for during this run.
@@ -66,7 +56,6 @@ impl Context {
         meta: RequestMetaObject,
         responses: Option<InputResponses>,
         state: Option<Value>,
-        facts: TransportFacts,
     ) -> Self {
         Context {
             inner: Arc::new(Inner {
@@ -75,7 +64,6 @@ impl Context {
                 responses,
                 state,
                 asked: Mutex::new(Asked::default()),
-                facts,
             }),
         }
     }
@@ -91,9 +79,10 @@ impl Context {
         &self.inner.meta.client_capabilities
     }
 
-    /// Facts about the transport (HTTP headers).
-    pub fn transport(&self) -> &TransportFacts {
-        &self.inner.facts
+    /// What the transport knows about the request: for HTTP, its headers (the authenticated
+    /// principal joins them with the authorization issue). `None` over stdio.
+    pub fn transport(&self) -> Option<&mcp_jsonrpc::TransportInfo> {
+        self.inner.rpc.transport_info()
     }
 
     /// Fired when the client cancels the request or the server shuts down.

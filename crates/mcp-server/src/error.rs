@@ -34,6 +34,17 @@ pub enum Error {
         /// What the validator reported.
         reason: String,
     },
+    /// A tool's `x-mcp-header` annotation breaks the spec's rules
+    /// (`docs/2026-07-28/basic/transports/streamable-http.mdx`, Schema Extension). Clients
+    /// must drop such a tool, so [`ServerBuilder::tool`](crate::ServerBuilder::tool) drops it
+    /// too, with a warning, instead of failing the whole server.
+    #[error("tool {tool:?}: invalid x-mcp-header annotation: {reason}")]
+    InvalidHeaderAnnotation {
+        /// The tool.
+        tool: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A resource template is not a valid RFC 6570 template of the supported form.
     #[error("invalid URI template {template:?}: {reason}")]
     InvalidTemplate {

@@ -54,9 +54,9 @@ mod server;
 mod state;
 mod tool;
 
-pub use context::{Context, TransportFacts};
+pub use context::Context;
 pub use error::{Error, InputRequired, ToolError};
 pub use prompt::PromptDef;
 pub use resource::{ResourceDef, ResourceTemplateDef};
-pub use server::{CachePolicy, SUPPORTED_VERSIONS, Server, ServerBuilder};
+pub use server::{CacheKind, CachePolicy, SUPPORTED_VERSIONS, Server, ServerBuilder};
 pub use tool::{ParamHeader, ToolDef};

@@ -22,7 +22,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 
-use crate::context::{Context, TransportFacts, missing_capability};
+use crate::context::{Context, missing_capability};
 use crate::error::{Error, ToolError};
 use crate::prompt::PromptDef;
 use crate::resource::{ResourceDef, ResourceTemplateDef};
@@ -64,6 +64,24 @@ impl Default for CachePolicy {
     }
 }
 
+/// The results that carry cache hints, each with its own [`CachePolicy`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CacheKind {
+    /// `server/discover`.
+    Discover = 0,
+    /// `tools/list`.
+    Tools = 1,
+    /// `prompts/list`.
+    Prompts = 2,
+    /// `resources/list`.
+    Resources = 3,
+    /// `resources/templates/list`.
+    ResourceTemplates = 4,
+    /// `resources/read`.
+    Read = 5,
+}
+
 /// What changed in the server, for `subscriptions/listen` streams.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Change {
@@ -87,7 +105,7 @@ struct Inner {
     capabilities: ServerCapabilities,
     registry: RwLock<Registry>,
     completion: Option<CompletionFn>,
-    cache: CachePolicy,
+    cache: [CachePolicy; 6],
     page_size: usize,
     state_key: StateKey,
     state_ttl: Duration,
@@ -117,7 +135,7 @@ pub struct ServerBuilder {
     instructions: Option<String>,
     registry: Registry,
     completion: Option<CompletionFn>,
-    cache: CachePolicy,
+    cache: [CachePolicy; 6],
     page_size: usize,
     state_key: Option<[u8; 32]>,
     state_ttl: Duration,
@@ -152,8 +170,9 @@ impl ServerBuilder {
         self
     }
 
-    /// Adds a tool. A duplicate name is an error at `build`; a tool whose `x-mcp-header`
-    /// annotations are invalid never gets here ([`ToolDef::new`] refuses it).
+    /// Adds a tool. A duplicate name or an invalid definition is an error at `build`; a tool
+    /// whose `x-mcp-header` annotations are invalid is dropped with a warning, as clients
+    /// would drop it.
     #[must_use]
     pub fn tool(mut self, tool: Result<ToolDef, Error>) -> Self {
         match tool {
@@ -168,6 +187,9 @@ impl ServerBuilder {
                 self.fail(Error::Duplicate { kind: "tool", name });
             }
             Ok(tool) => self.registry.tools.push(Arc::new(tool)),
+            Err(e @ Error::InvalidHeaderAnnotation { .. }) => {
+                tracing::warn!(error = %e, "dropping the tool");
+            }
             Err(e) => self.fail(e),
         }
         self
@@ -246,10 +268,18 @@ impl ServerBuilder {
         self
     }
 
-    /// Sets the cache policy of list, discover and read results.
+    /// Sets the cache policy of every list, discover and read result.
     #[must_use]
     pub fn cache(mut self, policy: CachePolicy) -> Self {
-        self.cache = policy;
+        self.cache = [policy; 6];
+        self
+    }
+
+    /// Sets the cache policy of one kind of result (for example a short TTL for
+    /// `resources/read` and a long one for `tools/list`).
+    #[must_use]
+    pub fn cache_for(mut self, kind: CacheKind, policy: CachePolicy) -> Self {
+        self.cache[kind as usize] = policy;
         self
     }
 
@@ -418,7 +448,7 @@ impl Server {
             instructions: None,
             registry: Registry::default(),
             completion: None,
-            cache: CachePolicy::default(),
+            cache: [CachePolicy::default(); 6],
             page_size: 100,
             state_key: None,
             state_ttl: Duration::from_mins(10),
@@ -571,12 +601,11 @@ impl Server {
         to_raw(&result)
     }
 
-    /// Serves one request with transport facts (the HTTP transport's entry point).
+    /// Serves one request (what the [`Handler`] implementation calls).
     pub async fn handle(
         &self,
         request: Request,
         rpc: RequestContext,
-        facts: TransportFacts,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let method = request.method.as_str();
         let capabilities = &self.inner.capabilities;
@@ -617,18 +646,18 @@ impl Server {
             method::RESOURCES_TEMPLATES_LIST => self.list_templates(params),
             method::TOOLS_CALL => {
                 check_input_responses(params)?;
-                self.call_tool(params, rpc, meta, facts).await
+                self.call_tool(params, rpc, meta).await
             }
             method::PROMPTS_GET => {
                 check_input_responses(params)?;
-                self.get_prompt(params, rpc, meta, facts).await
+                self.get_prompt(params, rpc, meta).await
             }
             method::RESOURCES_READ => {
                 check_input_responses(params)?;
-                self.read_resource(params, rpc, meta, facts).await
+                self.read_resource(params, rpc, meta).await
             }
             method::COMPLETION_COMPLETE => {
-                self.complete_argument(params, Context::new(rpc, meta, None, None, facts))
+                self.complete_argument(params, Context::new(rpc, meta, None, None))
                     .await
             }
             method::SUBSCRIPTIONS_LISTEN => self.listen(params, rpc).await,
@@ -642,8 +671,8 @@ impl Server {
             SUPPORTED_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
         );
         result.instructions.clone_from(&self.inner.instructions);
-        result.ttl_ms = Some(self.inner.cache.ttl_ms);
-        result.cache_scope = Some(self.inner.cache.scope);
+        result.ttl_ms = Some(self.inner.cache[CacheKind::Discover as usize].ttl_ms);
+        result.cache_scope = Some(self.inner.cache[CacheKind::Discover as usize].scope);
         self.complete(result)
     }
 
@@ -661,8 +690,8 @@ impl Server {
         let (tools, next) = page(&tools, cursor.as_deref(), self.inner.page_size)?;
         let mut result = ListToolsResult::new(tools);
         result.next_cursor = next;
-        result.ttl_ms = Some(self.inner.cache.ttl_ms);
-        result.cache_scope = Some(self.inner.cache.scope);
+        result.ttl_ms = Some(self.inner.cache[CacheKind::Tools as usize].ttl_ms);
+        result.cache_scope = Some(self.inner.cache[CacheKind::Tools as usize].scope);
         self.complete(result)
     }
 
@@ -676,8 +705,8 @@ impl Server {
         let (prompts, next) = page(&prompts, cursor.as_deref(), self.inner.page_size)?;
         let mut result = ListPromptsResult::new(prompts);
         result.next_cursor = next;
-        result.ttl_ms = Some(self.inner.cache.ttl_ms);
-        result.cache_scope = Some(self.inner.cache.scope);
+        result.ttl_ms = Some(self.inner.cache[CacheKind::Prompts as usize].ttl_ms);
+        result.cache_scope = Some(self.inner.cache[CacheKind::Prompts as usize].scope);
         self.complete(result)
     }
 
@@ -691,8 +720,8 @@ impl Server {
         let (resources, next) = page(&resources, cursor.as_deref(), self.inner.page_size)?;
         let mut result = ListResourcesResult::new(resources);
         result.next_cursor = next;
-        result.ttl_ms = Some(self.inner.cache.ttl_ms);
-        result.cache_scope = Some(self.inner.cache.scope);
+        result.ttl_ms = Some(self.inner.cache[CacheKind::Resources as usize].ttl_ms);
+        result.cache_scope = Some(self.inner.cache[CacheKind::Resources as usize].scope);
         self.complete(result)
     }
 
@@ -706,8 +735,8 @@ impl Server {
         let (templates, next) = page(&templates, cursor.as_deref(), self.inner.page_size)?;
         let mut result = ListResourceTemplatesResult::new(templates);
         result.next_cursor = next;
-        result.ttl_ms = Some(self.inner.cache.ttl_ms);
-        result.cache_scope = Some(self.inner.cache.scope);
+        result.ttl_ms = Some(self.inner.cache[CacheKind::ResourceTemplates as usize].ttl_ms);
+        result.cache_scope = Some(self.inner.cache[CacheKind::ResourceTemplates as usize].scope);
         self.complete(result)
     }
 
@@ -762,7 +791,6 @@ impl Server {
         params: &str,
         rpc: RequestContext,
         meta: RequestMetaObject,
-        facts: TransportFacts,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let params: CallToolRequestParams = parse(params)?;
         let tool = read(&self.inner.registry)
@@ -778,7 +806,7 @@ impl Server {
             arguments: Some(&arguments),
         };
         let state = self.open_state(&binding, params.request_state.as_deref())?;
-        let cx = Context::new(rpc, meta, params.input_responses, state, facts);
+        let cx = Context::new(rpc, meta, params.input_responses, state);
         let outcome = tool.call(arguments.clone(), cx.clone()).await;
         self.finish(outcome, &cx, &binding)
     }
@@ -788,7 +816,6 @@ impl Server {
         params: &str,
         rpc: RequestContext,
         meta: RequestMetaObject,
-        facts: TransportFacts,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let params: GetPromptRequestParams = parse(params)?;
         let prompt = read(&self.inner.registry)
@@ -813,7 +840,7 @@ impl Server {
             arguments: Some(&args_value),
         };
         let state = self.open_state(&binding, params.request_state.as_deref())?;
-        let cx = Context::new(rpc, meta, params.input_responses, state, facts);
+        let cx = Context::new(rpc, meta, params.input_responses, state);
         let outcome = (prompt.get)(arguments, cx.clone()).await;
         self.finish(outcome, &cx, &binding)
     }
@@ -823,7 +850,6 @@ impl Server {
         params: &str,
         rpc: RequestContext,
         meta: RequestMetaObject,
-        facts: TransportFacts,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let params: ReadResourceRequestParams = parse(params)?;
         let (read_fn, vars) = {
@@ -851,13 +877,13 @@ impl Server {
             arguments: None,
         };
         let state = self.open_state(&binding, params.request_state.as_deref())?;
-        let cx = Context::new(rpc, meta, params.input_responses, state, facts);
+        let cx = Context::new(rpc, meta, params.input_responses, state);
         let outcome = read_fn(params.uri.clone(), vars, cx.clone())
             .await
             .map(|contents| {
                 let mut result = ReadResourceResult::new(contents);
-                result.ttl_ms = Some(self.inner.cache.ttl_ms);
-                result.cache_scope = Some(self.inner.cache.scope);
+                result.ttl_ms = Some(self.inner.cache[CacheKind::Read as usize].ttl_ms);
+                result.cache_scope = Some(self.inner.cache[CacheKind::Read as usize].scope);
                 result
             });
         self.finish(outcome, &cx, &binding)
@@ -991,6 +1017,6 @@ impl Handler for Server {
         request: Request,
         rpc: RequestContext,
     ) -> Result<Box<RawValue>, ErrorObject> {
-        self.handle(request, rpc, TransportFacts::default()).await
+        self.handle(request, rpc).await
     }
 }

@@ -125,11 +125,11 @@ impl ToolDef {
         let Value::Object(schema_object) = input_schema else {
             unreachable!("checked to be an object above")
         };
-        let headers = param_headers(&schema_object).map_err(|reason| Error::InvalidSchema {
-            tool: name.clone(),
-            which: "inputSchema",
-            reason,
-        })?;
+        let headers =
+            param_headers(&schema_object).map_err(|reason| Error::InvalidHeaderAnnotation {
+                tool: name.clone(),
+                reason,
+            })?;
         let input_schema: ToolInputSchema = serde_json::from_value(Value::Object(schema_object))
             .map_err(|e| Error::InvalidSchema {
                 tool: name.clone(),

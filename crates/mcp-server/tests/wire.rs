@@ -266,6 +266,35 @@ async fn discover_and_lists_carry_identity_and_cache_hints() {
 }
 
 #[tokio::test]
+async fn cache_hints_are_configurable_per_kind() {
+    let server = Server::builder("cached", "1")
+        .cache(mcp_server::CachePolicy::new(
+            1_000,
+            mcp_types::CacheScope::Public,
+        ))
+        .cache_for(
+            mcp_server::CacheKind::Tools,
+            mcp_server::CachePolicy::new(60_000, mcp_types::CacheScope::Private),
+        )
+        .tool(ToolDef::new("a", json!({"type": "object"}), |_, _| async {
+            Ok(CallToolResult::text(""))
+        }))
+        .build()
+        .unwrap();
+    let (mut c, _conn) = Client::start(&server);
+    let tools = c.result("tools/list", with_meta(json!({}))).await;
+    assert_eq!(
+        (tools["ttlMs"].clone(), tools["cacheScope"].clone()),
+        (json!(60_000), json!("private"))
+    );
+    let discover = c.result("server/discover", with_meta(json!({}))).await;
+    assert_eq!(
+        (discover["ttlMs"].clone(), discover["cacheScope"].clone()),
+        (json!(1_000), json!("public"))
+    );
+}
+
+#[tokio::test]
 async fn pagination_follows_opaque_cursors() {
     let server = Server::builder("paged", "1")
         .page_size(2)
@@ -598,8 +627,19 @@ fn definitions_are_checked_at_build() {
         json!({"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}}),
         noop,
     );
-    assert!(
-        bad_header.is_err(),
-        "an invalid x-mcp-header refuses the tool"
-    );
+    assert!(matches!(
+        bad_header,
+        Err(mcp_server::Error::InvalidHeaderAnnotation { .. })
+    ));
+    // The builder drops such a tool (clients would) and keeps the rest of the server.
+    let server = Server::builder("s", "1")
+        .tool(ToolDef::new("ok", json!({"type": "object"}), noop))
+        .tool(ToolDef::new(
+            "t",
+            json!({"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}}),
+            noop,
+        ))
+        .build()
+        .unwrap();
+    assert!(server.tool("ok").is_some() && server.tool("t").is_none());
 }

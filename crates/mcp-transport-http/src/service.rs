@@ -288,7 +288,8 @@ impl<H: Handler> Shared<H> {
                 ) {
                     return reject(Some(&request.id), &rejection);
                 }
-                Arc::clone(&self).dispatch(request, permit).await
+                let info = transport_info(&head.headers);
+                Arc::clone(&self).dispatch(request, permit, info).await
             }
             Message::Notification(notification) => {
                 if let Err(rejection) = mirror::check_notification(
@@ -320,6 +321,7 @@ impl<H: Handler> Shared<H> {
         self: Arc<Self>,
         request: mcp_jsonrpc::Request,
         permit: OwnedSemaphorePermit,
+        info: Arc<mcp_jsonrpc::TransportInfo>,
     ) -> Response<McpBody> {
         let id = request.id.clone();
         let (tx, mut events) = mpsc::channel(self.config.event_buffer.max(1));
@@ -327,7 +329,8 @@ impl<H: Handler> Shared<H> {
         // Dropping this future or the SSE body before the response is written (the client
         // went away) fires the token.
         let cancel = token.clone().drop_guard();
-        let cx = RequestContext::new(id.clone(), token, NotificationSink::channel(tx));
+        let cx = RequestContext::new(id.clone(), token, NotificationSink::channel(tx))
+            .with_transport_info(info);
         let keep_alive = self.config.keep_alive_interval;
         let owner = Arc::clone(&self);
         let mut handler: HandlerFuture =
@@ -505,4 +508,16 @@ where
     fn call(&mut self, request: Request<B>) -> ResponseFuture {
         self.handle(request)
     }
+}
+
+/// The request's headers for the handler (`Context::transport` in `mcp-server`): names
+/// lower-cased as `http` stores them, values that are not visible ASCII skipped.
+fn transport_info(headers: &http::HeaderMap) -> Arc<mcp_jsonrpc::TransportInfo> {
+    let headers = headers
+        .iter()
+        .filter_map(|(name, value)| {
+            Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
+        })
+        .collect();
+    Arc::new(mcp_jsonrpc::TransportInfo::with_headers(headers))
 }

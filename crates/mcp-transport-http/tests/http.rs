@@ -226,6 +226,16 @@ fn cases() -> Vec<Case> {
     let null = Value::Null;
     vec![
         // Replies: JSON when the handler emits nothing, SSE when it does.
+        Case::post(
+            "the handler sees the request's headers",
+            "test/headers",
+            json!({}),
+        )
+        .set("X-Test", "hello")
+        .json(
+            200,
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"x-test": "hello"}}),
+        ),
         Case::post("json reply", "tools/list", json!({"cursor": "a"}))
             .json(200, ok(json!({"cursor": "a"})))
             .no_reply_header("mcp-session-id"),

@@ -74,6 +74,13 @@ impl Handler for TestHandler {
             "tools/list" | "tools/call" | "prompts/get" | "resources/read" | "echo" => {
                 Ok(request.params.unwrap_or_else(|| raw(&json!({}))))
             }
+            "test/headers" => {
+                let seen = cx
+                    .transport_info()
+                    .and_then(|info| info.header("x-test"))
+                    .map(str::to_owned);
+                Ok(raw(&json!({ "x-test": seen })))
+            }
             "test/notify" => {
                 for n in 1..=2 {
                     cx.notify("notifications/message", Some(&json!({"n": n})))
