@@ -79,6 +79,16 @@ impl Context {
         &self.inner.meta.client_capabilities
     }
 
+    /// The settings the client declared for extension `id` on this request, if it declared
+    /// it (extensions are negotiated per request).
+    pub fn extension(&self, id: &str) -> Option<&mcp_types::JsonObject> {
+        self.client_capabilities()
+            .extensions
+            .as_ref()?
+            .get(id)
+            .and_then(serde_json::Value::as_object)
+    }
+
     /// What the transport knows about the request: for HTTP, its headers (the authenticated
     /// principal joins them with the authorization issue). `None` over stdio.
     pub fn transport(&self) -> Option<&mcp_jsonrpc::TransportInfo> {

@@ -48,6 +48,7 @@
 
 mod context;
 mod error;
+mod extension;
 mod prompt;
 mod resource;
 mod server;
@@ -56,6 +57,7 @@ mod tool;
 
 pub use context::Context;
 pub use error::{Error, InputRequired, ToolError};
+pub use extension::Extension;
 pub use prompt::PromptDef;
 pub use resource::{ResourceDef, ResourceTemplateDef};
 pub use server::{CacheKind, CachePolicy, SUPPORTED_VERSIONS, Server, ServerBuilder};

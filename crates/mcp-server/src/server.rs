@@ -24,6 +24,7 @@ use tokio::sync::broadcast;
 
 use crate::context::{Context, missing_capability};
 use crate::error::{Error, ToolError};
+use crate::extension::Extension;
 use crate::prompt::PromptDef;
 use crate::resource::{ResourceDef, ResourceTemplateDef};
 use crate::state::{Binding, StateKey};
@@ -100,6 +101,7 @@ struct Registry {
 }
 
 struct Inner {
+    extensions: Vec<Arc<dyn Extension>>,
     info: Implementation,
     instructions: Option<String>,
     capabilities: ServerCapabilities,
@@ -131,6 +133,7 @@ impl std::fmt::Debug for Server {
 
 /// Builds a [`Server`].
 pub struct ServerBuilder {
+    extensions: Vec<Arc<dyn Extension>>,
     info: Implementation,
     instructions: Option<String>,
     registry: Registry,
@@ -260,6 +263,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds an extension: advertised in `capabilities.extensions`, its methods served to
+    /// requests that declare it.
+    #[must_use]
+    pub fn extension(mut self, extension: impl Extension) -> Self {
+        self.extensions.push(Arc::new(extension));
+        self
+    }
+
     /// Declares the tools, prompts and resources capabilities even with nothing registered
     /// yet (for servers that add them at run time).
     #[must_use]
@@ -329,9 +340,20 @@ impl ServerBuilder {
             capabilities.completions = Some(mcp_types::JsonObject::new());
         }
         capabilities.logging = Some(mcp_types::JsonObject::new());
+        if !self.extensions.is_empty() {
+            let mut extensions = mcp_types::JsonObject::new();
+            for extension in &self.extensions {
+                extensions.insert(
+                    extension.id().to_owned(),
+                    Value::Object(extension.settings()),
+                );
+            }
+            capabilities.extensions = Some(extensions);
+        }
         let (changes, _) = broadcast::channel(64);
         Ok(Server {
             inner: Arc::new(Inner {
+                extensions: self.extensions,
                 info: self.info,
                 instructions: self.instructions,
                 capabilities,
@@ -444,6 +466,7 @@ impl Server {
     /// Starts building a server that introduces itself as `name` `version`.
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
         ServerBuilder {
+            extensions: Vec::new(),
             info: Implementation::new(name, version),
             instructions: None,
             registry: Registry::default(),
@@ -617,9 +640,10 @@ impl Server {
                 capabilities.resources.is_some()
             }
             method::COMPLETION_COMPLETE => capabilities.completions.is_some(),
-            // Everything else, the removed legacy methods included (`initialize`, `ping`,
-            // `logging/setLevel`, `resources/subscribe`), is not a method of this revision.
-            _ => false,
+            // Everything else is an extension's, or not a method of this revision (the
+            // removed legacy methods included: `initialize`, `ping`, `logging/setLevel`,
+            // `resources/subscribe`).
+            _ => self.extension_for(method).is_some(),
         };
         if !allowed {
             return Err(ErrorObject::method_not_found(method));
@@ -661,8 +685,42 @@ impl Server {
                     .await
             }
             method::SUBSCRIPTIONS_LISTEN => self.listen(params, rpc).await,
-            _ => Err(ErrorObject::method_not_found(method)),
+            _ => match self.extension_for(method) {
+                Some(extension) => {
+                    let declared = meta
+                        .client_capabilities
+                        .extensions
+                        .as_ref()
+                        .is_some_and(|e| e.contains_key(extension.id()));
+                    if !declared {
+                        let mut required = mcp_types::ClientCapabilities::new();
+                        let mut extensions = mcp_types::JsonObject::new();
+                        extensions.insert(
+                            extension.id().to_owned(),
+                            Value::Object(mcp_types::JsonObject::new()),
+                        );
+                        required.extensions = Some(extensions);
+                        return Err(match ToolError::missing_capability(&required) {
+                            ToolError::Protocol(e) => e,
+                            other => ErrorObject::internal(other.to_string()),
+                        });
+                    }
+                    let params = request.params.unwrap_or_default();
+                    extension
+                        .handle(method, params, Context::new(rpc, meta, None, None))
+                        .await
+                }
+                None => Err(ErrorObject::method_not_found(method)),
+            },
         }
+    }
+
+    fn extension_for(&self, method: &str) -> Option<Arc<dyn Extension>> {
+        self.inner
+            .extensions
+            .iter()
+            .find(|e| e.methods().contains(&method))
+            .cloned()
     }
 
     fn discover(&self) -> Result<Box<RawValue>, ErrorObject> {

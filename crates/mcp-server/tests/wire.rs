@@ -643,3 +643,79 @@ fn definitions_are_checked_at_build() {
         .unwrap();
     assert!(server.tool("ok").is_some() && server.tool("t").is_none());
 }
+
+struct Clock;
+
+impl mcp_server::Extension for Clock {
+    fn id(&self) -> &'static str {
+        "com.example/clock"
+    }
+
+    fn settings(&self) -> mcp_types::JsonObject {
+        json!({"resolution": "seconds"})
+            .as_object()
+            .unwrap()
+            .clone()
+    }
+
+    fn methods(&self) -> &[&'static str] {
+        &["clock/now"]
+    }
+
+    fn handle(
+        &self,
+        method: &str,
+        params: Box<serde_json::value::RawValue>,
+        cx: mcp_server::Context,
+    ) -> std::pin::Pin<
+        Box<
+            dyn std::future::Future<
+                    Output = Result<Box<serde_json::value::RawValue>, mcp_jsonrpc::ErrorObject>,
+                > + Send,
+        >,
+    > {
+        let method = method.to_owned();
+        Box::pin(async move {
+            let settings = cx.extension("com.example/clock").cloned();
+            let echo: Value = serde_json::from_str(params.get()).unwrap();
+            Ok(serde_json::value::to_raw_value(&json!({
+                "resultType": "complete", "method": method, "clientSettings": settings, "tz": echo["tz"]
+            }))
+            .unwrap())
+        })
+    }
+}
+
+#[tokio::test]
+async fn extensions_are_advertised_and_negotiated_per_request() {
+    let server = Server::builder("ext", "1")
+        .extension(Clock)
+        .build()
+        .unwrap();
+    let (mut c, _conn) = Client::start(&server);
+    let discover = c.result("server/discover", with_meta(json!({}))).await;
+    assert_eq!(
+        discover["capabilities"]["extensions"],
+        json!({"com.example/clock": {"resolution": "seconds"}})
+    );
+
+    let refused = c.error("clock/now", with_meta(json!({"tz": "UTC"}))).await;
+    assert_eq!(refused["code"], -32021);
+    assert_eq!(
+        refused["data"]["requiredCapabilities"],
+        json!({"extensions": {"com.example/clock": {}}})
+    );
+
+    let mut params = with_meta(json!({"tz": "UTC"}));
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"com.example/clock": {"v": 2}}});
+    let ok = c.result("clock/now", params).await;
+    assert_eq!(
+        ok,
+        json!({"resultType": "complete", "method": "clock/now", "clientSettings": {"v": 2}, "tz": "UTC"})
+    );
+    assert_eq!(
+        c.error("clock/later", with_meta(json!({}))).await["code"],
+        -32601
+    );
+}
