@@ -61,4 +61,4 @@ pub use extension::Extension;
 pub use prompt::PromptDef;
 pub use resource::{ResourceDef, ResourceTemplateDef};
 pub use server::{CacheKind, CachePolicy, SUPPORTED_VERSIONS, Server, ServerBuilder};
-pub use tool::{ParamHeader, ToolDef};
+pub use tool::{MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, ParamHeader, ToolDef};

@@ -74,12 +74,60 @@ pub(crate) fn check_name(name: &str) -> Result<(), Error> {
     })
 }
 
+/// The largest schema accepted, serialized.
+pub const MAX_SCHEMA_BYTES: usize = 1 << 20;
+/// The deepest nesting of objects and arrays accepted in a schema.
+pub const MAX_SCHEMA_DEPTH: usize = 64;
+/// How many backtracking steps one `pattern` may take on one value before it gives up.
+const REGEX_BACKTRACK_LIMIT: usize = 100_000;
+
+fn depth(value: &Value) -> usize {
+    // Iterative, so a hostile schema cannot overflow the stack here either.
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1usize)];
+    while let Some((value, level)) = stack.pop() {
+        deepest = deepest.max(level);
+        match value {
+            Value::Object(map) => stack.extend(map.values().map(|v| (v, level + 1))),
+            Value::Array(items) => stack.extend(items.iter().map(|v| (v, level + 1))),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// Compiles a schema with a bounded cost: its size and depth are capped before the
+/// validator sees it, remote `$ref`s are never fetched (no resolver is compiled in), and
+/// `pattern` regexes have size and backtracking limits, so a hostile schema cannot make
+/// registration or validation slow.
 fn compile(
     tool: &str,
     which: &'static str,
     schema: &Value,
 ) -> Result<Arc<jsonschema::Validator>, Error> {
-    jsonschema::validator_for(schema)
+    let refuse = |reason: String| Error::InvalidSchema {
+        tool: tool.to_owned(),
+        which,
+        reason,
+    };
+    let size = serde_json::to_vec(schema).map_or(usize::MAX, |bytes| bytes.len());
+    if size > MAX_SCHEMA_BYTES {
+        return Err(refuse(format!(
+            "{size} bytes, more than the limit of {MAX_SCHEMA_BYTES}"
+        )));
+    }
+    if depth(schema) > MAX_SCHEMA_DEPTH {
+        return Err(refuse(format!(
+            "nested deeper than {MAX_SCHEMA_DEPTH} levels"
+        )));
+    }
+    let patterns = jsonschema::PatternOptions::fancy_regex()
+        .backtrack_limit(REGEX_BACKTRACK_LIMIT)
+        .size_limit(1 << 20)
+        .dfa_size_limit(1 << 20);
+    jsonschema::options()
+        .with_pattern_options(patterns)
+        .build(schema)
         .map(Arc::new)
         .map_err(|e| Error::InvalidSchema {
             tool: tool.to_owned(),
@@ -450,6 +498,38 @@ mod tests {
             .is_err()
         );
         assert!(ToolDef::new("t", json!({"type": "object", "minProperties": "x"}), ok).is_err());
+    }
+
+    #[test]
+    fn hostile_schemas_have_a_bounded_cost() {
+        let ok = |_: serde_json::Value, _| async { Ok(mcp_types::CallToolResult::text("")) };
+        let mut deep = json!({"type": "string"});
+        for _ in 0..200 {
+            deep = json!({"type": "object", "properties": {"a": deep}});
+        }
+        assert!(ToolDef::new("deep", deep, ok).is_err(), "nesting is capped");
+        let big: serde_json::Map<String, serde_json::Value> = (0..40_000)
+            .map(|i| (format!("property_{i}"), json!({"type": "string"})))
+            .collect();
+        assert!(
+            ToolDef::new("big", json!({"type": "object", "properties": big}), ok).is_err(),
+            "size is capped"
+        );
+        assert!(
+            ToolDef::new("remote", json!({"type": "object", "properties": {"a": {"$ref": "https://example.com/s.json"}}}), ok).is_err(),
+            "remote references are never fetched"
+        );
+
+        // Catastrophic backtracking is cut off: this returns (with a verdict either way)
+        // instead of running for hours.
+        let tool = ToolDef::new(
+            "regex",
+            json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a|aa)+(?=b)c$"}}}),
+            ok,
+        )
+        .unwrap();
+        let hostile = json!({"s": format!("{}!", "a".repeat(64))});
+        let _ = tool.input.is_valid(&hostile);
     }
 
     #[test]
