@@ -592,12 +592,49 @@ impl Server {
         let _ = self.inner.changes.send(Change::Resources);
     }
 
+    /// Removes a prompt; listeners hear `prompts/list_changed`. Returns whether it existed.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = {
+            let mut registry = self.write();
+            let before = registry.prompts.len();
+            registry.prompts.retain(|p| p.prompt.name != name);
+            before != registry.prompts.len()
+        };
+        if removed {
+            let _ = self.inner.changes.send(Change::Prompts);
+        }
+        removed
+    }
+
+    /// Removes a resource; listeners hear `resources/list_changed`. Returns whether it
+    /// existed.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let removed = {
+            let mut registry = self.write();
+            let before = registry.resources.len();
+            registry.resources.retain(|r| r.resource.uri != uri);
+            before != registry.resources.len()
+        };
+        if removed {
+            let _ = self.inner.changes.send(Change::Resources);
+        }
+        removed
+    }
+
+    /// Adds a resource template at run time; listeners hear `resources/list_changed`.
+    pub fn add_resource_template(&self, template: ResourceTemplateDef) {
+        self.write().templates.push(Arc::new(template));
+        let _ = self.inner.changes.send(Change::Resources);
+    }
+
     /// Tells listeners subscribed to `uri` that the resource changed.
     pub fn resource_updated(&self, uri: impl Into<String>) {
         let _ = self.inner.changes.send(Change::Updated(uri.into()));
     }
 
-    /// Ends every `subscriptions/listen` stream with its result (for a graceful shutdown).
+    /// Ends every `subscriptions/listen` stream with its result. Call it before shutting a
+    /// transport down, so that listeners receive the graceful-close result
+    /// (`docs/2026-07-28/basic/patterns/subscriptions.mdx`) rather than a dropped stream.
     pub fn close_subscriptions(&self) {
         self.inner.shutdown.cancel();
     }

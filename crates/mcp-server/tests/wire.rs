@@ -594,6 +594,12 @@ async fn subscriptions_acknowledge_then_deliver_opted_in_changes() {
     let updated = c.recv().await;
     assert_eq!(updated["params"]["uri"], "test://static-text");
 
+    // Removing a prompt or a resource is a change too; only the resource list was asked
+    // for besides tools, and only through resourceSubscriptions, so neither arrives here.
+    assert!(server.remove_prompt("quiet"));
+    assert!(!server.remove_prompt("quiet"), "already gone");
+    assert!(server.remove_resource("test://static-text"));
+
     server.close_subscriptions();
     let end = c.recv().await;
     assert_eq!(end["id"], "listen-1");
