@@ -48,3 +48,9 @@
 //! Skills extensions by issue #10, hardening by issue #11, performance by issue #8.
 
 #![forbid(unsafe_code)]
+
+mod client;
+mod error;
+
+pub use client::{CallOptions, Client, ClientBuilder, SUPPORTED_VERSIONS};
+pub use error::Error;

@@ -154,6 +154,12 @@ impl Context {
         std::mem::take(&mut *self.asked())
     }
 
+    /// Every answer this run can see (this round's and the earlier rounds' carried in the
+    /// sealed state).
+    pub(crate) fn responses(&self) -> Option<&InputResponses> {
+        self.inner.responses.as_ref()
+    }
+
     fn response(&self, key: &str) -> Option<&InputResponse> {
         self.inner.responses.as_ref()?.get(key)
     }

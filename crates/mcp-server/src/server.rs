@@ -11,11 +11,12 @@ use mcp_jsonrpc::{CancellationToken, ErrorObject, Handler, Request, RequestConte
 use mcp_types::{
     CacheScope, CallToolRequestParams, CompleteRequestParams, CompleteResult,
     CompleteResultCompletion, DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResult,
-    Implementation, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, OrderedMap, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResult, RequestMetaObject, ResultMetaObject, ResultType,
-    ServerCapabilities, SubscriptionFilter, SubscriptionsListenRequestParams,
-    SubscriptionsListenResult, SubscriptionsListenResultMetaObject, method,
+    Implementation, InputRequiredResult, InputResponses, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, OrderedMap,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult, RequestMetaObject,
+    ResultMetaObject, ResultType, ServerCapabilities, SubscriptionFilter,
+    SubscriptionsListenRequestParams, SubscriptionsListenResult,
+    SubscriptionsListenResultMetaObject, method,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -835,16 +836,34 @@ impl Server {
         self.complete(result)
     }
 
-    /// Opens the `requestState` of a retry, if any.
-    fn open_state(
+    /// Opens the `requestState` of a retry, if any: the handler's own state, and the
+    /// answers of earlier rounds, merged with this round's (which win). A client answers
+    /// only the questions of the last round, so the server carries the earlier answers in
+    /// the sealed state; the handler then sees every answer it was ever given.
+    fn resume(
         &self,
         binding: &Binding<'_>,
-        state: Option<&str>,
-    ) -> Result<Option<Value>, ErrorObject> {
-        state
-            .map(|sealed| self.inner.state_key.open(binding, sealed))
-            .transpose()
-            .map_err(|e| invalid(e.message()))
+        sealed: Option<&str>,
+        fresh: Option<InputResponses>,
+    ) -> Result<(Option<Value>, Option<InputResponses>), ErrorObject> {
+        let Some(sealed) = sealed else {
+            return Ok((None, fresh));
+        };
+        let carried = self
+            .inner
+            .state_key
+            .open(binding, sealed)
+            .map_err(|e| invalid(e.message()))?;
+        let handler_state = carried.get("h").cloned().filter(|v| !v.is_null());
+        let mut answers: InputResponses = carried
+            .get("a")
+            .cloned()
+            .and_then(|a| serde_json::from_value(a).ok())
+            .unwrap_or_default();
+        for (key, answer) in fresh.into_iter().flatten() {
+            answers.insert(key, answer);
+        }
+        Ok((handler_state, (!answers.is_empty()).then_some(answers)))
     }
 
     /// Turns a handler's outcome into the response: a result, `input_required` with the
@@ -868,7 +887,16 @@ impl Server {
                     result.input_requests =
                         Some(asked.requests.into_iter().collect::<OrderedMap<_>>());
                 }
-                let state = asked.state.unwrap_or(Value::Null);
+                // The handler's state (kept from the last round unless it set a new one) and every
+                // answer so far travel in the sealed state.
+                let handler_state = asked
+                    .state
+                    .or_else(|| cx.state().cloned())
+                    .unwrap_or(Value::Null);
+                let answers = cx
+                    .responses()
+                    .map_or(Value::Null, |r| serde_json::to_value(r).unwrap_or_default());
+                let state = serde_json::json!({ "h": handler_state, "a": answers });
                 result.request_state = Some(self.inner.state_key.seal(
                     binding,
                     &state,
@@ -900,8 +928,12 @@ impl Server {
             name: &params.name,
             arguments: Some(&arguments),
         };
-        let state = self.open_state(&binding, params.request_state.as_deref())?;
-        let cx = Context::new(rpc, meta, params.input_responses, state);
+        let (state, responses) = self.resume(
+            &binding,
+            params.request_state.as_deref(),
+            params.input_responses,
+        )?;
+        let cx = Context::new(rpc, meta, responses, state);
         let outcome = tool.call(arguments.clone(), cx.clone()).await;
         self.finish(outcome, &cx, &binding)
     }
@@ -934,8 +966,12 @@ impl Server {
             name: &params.name,
             arguments: Some(&args_value),
         };
-        let state = self.open_state(&binding, params.request_state.as_deref())?;
-        let cx = Context::new(rpc, meta, params.input_responses, state);
+        let (state, responses) = self.resume(
+            &binding,
+            params.request_state.as_deref(),
+            params.input_responses,
+        )?;
+        let cx = Context::new(rpc, meta, responses, state);
         let outcome = (prompt.get)(arguments, cx.clone()).await;
         self.finish(outcome, &cx, &binding)
     }
@@ -971,8 +1007,12 @@ impl Server {
             name: &params.uri,
             arguments: None,
         };
-        let state = self.open_state(&binding, params.request_state.as_deref())?;
-        let cx = Context::new(rpc, meta, params.input_responses, state);
+        let (state, responses) = self.resume(
+            &binding,
+            params.request_state.as_deref(),
+            params.input_responses,
+        )?;
+        let cx = Context::new(rpc, meta, responses, state);
         let outcome = read_fn(params.uri.clone(), vars, cx.clone())
             .await
             .map(|contents| {

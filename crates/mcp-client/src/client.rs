@@ -1,0 +1,636 @@
+//! The client: `_meta` on every request, typed methods, cursor-following lists, MRTR, and
+//! version negotiation (`docs/2026-07-28/basic/index.mdx`, `basic/patterns/mrtr.mdx`,
+//! `basic/versioning.mdx`).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use mcp_jsonrpc::{Peer, RequestOptions};
+use mcp_types::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientCapabilitiesElicitation,
+    CompleteRequestParams, CompleteResult, CreateMessageRequestParams, CreateMessageResult,
+    DiscoverResult, ElicitRequestParams, ElicitResult, ErrorCode, GetPromptRequestParams,
+    GetPromptResult, Implementation, InputRequest, InputRequiredResult, InputResponse,
+    InputResponses, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListRootsResult, ListToolsResult, LoggingLevel, OrderedMap,
+    PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResult,
+    RequestMetaObject, Resource, ResourceTemplate, Tool, method,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::error::Error;
+
+/// The protocol versions this client speaks, newest first.
+pub const SUPPORTED_VERSIONS: &[&str] = &["2026-07-28"];
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+type ElicitFn =
+    Arc<dyn Fn(ElicitRequestParams) -> BoxFuture<Result<ElicitResult, String>> + Send + Sync>;
+type SampleFn = Arc<
+    dyn Fn(CreateMessageRequestParams) -> BoxFuture<Result<CreateMessageResult, String>>
+        + Send
+        + Sync,
+>;
+type RootsFn = Arc<dyn Fn() -> BoxFuture<Result<ListRootsResult, String>> + Send + Sync>;
+
+/// Builds a [`Client`].
+pub struct ClientBuilder {
+    info: Implementation,
+    elicit: Option<ElicitFn>,
+    sample: Option<SampleFn>,
+    roots: Option<RootsFn>,
+    log_level: Option<LoggingLevel>,
+    max_rounds: usize,
+    timeout: Option<Duration>,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientBuilder {
+    /// Answers the server's elicitation requests (form and URL modes). Registering it
+    /// declares the `elicitation` capability on every request.
+    #[must_use]
+    pub fn on_elicit<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, String>> + Send + 'static,
+    {
+        self.elicit = Some(Arc::new(move |params| Box::pin(handler(params))));
+        self
+    }
+
+    /// Answers the server's sampling requests (declares `sampling`).
+    #[must_use]
+    pub fn on_sample<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, String>> + Send + 'static,
+    {
+        self.sample = Some(Arc::new(move |params| Box::pin(handler(params))));
+        self
+    }
+
+    /// Answers the server's roots requests (declares `roots`).
+    #[must_use]
+    pub fn on_roots<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ListRootsResult, String>> + Send + 'static,
+    {
+        self.roots = Some(Arc::new(move || Box::pin(handler())));
+        self
+    }
+
+    /// Asks for log messages at `level` or above on every request.
+    #[must_use]
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+
+    /// How many `input_required` rounds one request may take (default 10).
+    #[must_use]
+    pub fn max_rounds(mut self, rounds: usize) -> Self {
+        self.max_rounds = rounds.max(1);
+        self
+    }
+
+    /// The timeout of every request (default: the engine's).
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Spawns `command` and connects to it over stdio. The returned connection stops the
+    /// server (stdin close, then SIGTERM, then SIGKILL) when shut down.
+    #[cfg(feature = "stdio")]
+    pub fn connect_stdio(
+        self,
+        command: &mcp_transport_stdio::ServerCommand,
+    ) -> Result<(Client, mcp_transport_stdio::ServerConnection), Error> {
+        let (peer, connection) = mcp_transport_stdio::connect(
+            command,
+            mcp_jsonrpc::NoHandler,
+            mcp_transport_stdio::client_config(),
+        )
+        .map_err(Error::Spawn)?;
+        Ok((self.build(peer), connection))
+    }
+
+    /// A client over an engine connection (stdio, in-memory, or any other transport).
+    pub fn build(self, peer: Peer) -> Client {
+        let mut capabilities = ClientCapabilities::new();
+        if self.elicit.is_some() {
+            let mut elicitation = ClientCapabilitiesElicitation::new();
+            elicitation.form = Some(JsonObject::new());
+            elicitation.url = Some(JsonObject::new());
+            capabilities.elicitation = Some(elicitation);
+        }
+        if self.sample.is_some() {
+            capabilities.sampling = Some(mcp_types::ClientCapabilitiesSampling::new());
+        }
+        if self.roots.is_some() {
+            capabilities.roots = Some(JsonObject::new());
+        }
+        Client {
+            inner: Arc::new(Inner {
+                peer,
+                info: self.info,
+                capabilities,
+                version: Mutex::new(SUPPORTED_VERSIONS[0].to_owned()),
+                elicit: self.elicit,
+                sample: self.sample,
+                roots: self.roots,
+                log_level: self.log_level,
+                max_rounds: self.max_rounds,
+                timeout: self.timeout,
+                progress_tokens: AtomicU64::new(1),
+            }),
+        }
+    }
+}
+
+struct Inner {
+    peer: Peer,
+    info: Implementation,
+    capabilities: ClientCapabilities,
+    version: Mutex<String>,
+    elicit: Option<ElicitFn>,
+    sample: Option<SampleFn>,
+    roots: Option<RootsFn>,
+    log_level: Option<LoggingLevel>,
+    max_rounds: usize,
+    timeout: Option<Duration>,
+    progress_tokens: AtomicU64,
+}
+
+/// A connection to one MCP server. Cheap to clone.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("info", &self.inner.info)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Per-call options.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct CallOptions {
+    /// Overrides the client's timeout.
+    pub timeout: Option<Duration>,
+    /// Receives the server's progress updates for this call (a `progressToken` is added).
+    pub on_progress: Option<mcp_jsonrpc::ProgressCallback>,
+}
+
+impl std::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("timeout", &self.timeout)
+            .field("on_progress", &self.on_progress.is_some())
+            .finish()
+    }
+}
+
+impl CallOptions {
+    /// Options that report progress to `callback`.
+    #[must_use]
+    pub fn progress(
+        mut self,
+        callback: impl Fn(&mcp_types::ProgressNotificationParams) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_progress = Some(Arc::new(callback));
+        self
+    }
+
+    /// Options with a timeout.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+/// The parts of params that change between MRTR rounds.
+#[derive(Default)]
+struct Round {
+    responses: Option<InputResponses>,
+    state: Option<String>,
+}
+
+/// Just enough of a result to know how to read it.
+#[derive(serde::Deserialize)]
+struct Kind {
+    #[serde(rename = "resultType")]
+    result_type: Option<String>,
+}
+
+impl Client {
+    /// Starts building a client that introduces itself as `name` `version`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ClientBuilder {
+        ClientBuilder {
+            info: Implementation::new(name, version),
+            elicit: None,
+            sample: None,
+            roots: None,
+            log_level: None,
+            max_rounds: 10,
+            timeout: None,
+        }
+    }
+
+    /// The capabilities every request declares (derived from the registered handlers).
+    pub fn capabilities(&self) -> &ClientCapabilities {
+        &self.inner.capabilities
+    }
+
+    /// The protocol version requests carry (the newest both sides support, once known).
+    pub fn protocol_version(&self) -> String {
+        self.inner
+            .version
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn meta(&self) -> RequestMetaObject {
+        let mut meta =
+            RequestMetaObject::new(self.inner.capabilities.clone(), self.protocol_version());
+        meta.client_info = Some(self.inner.info.clone());
+        meta.log_level = self.inner.log_level;
+        meta
+    }
+
+    fn engine_options(&self, call: &CallOptions, meta: &mut RequestMetaObject) -> RequestOptions {
+        let mut options = RequestOptions::default();
+        if let Some(timeout) = call.timeout.or(self.inner.timeout) {
+            options = options.timeout(timeout);
+        }
+        if let Some(callback) = &call.on_progress {
+            let n = self.inner.progress_tokens.fetch_add(1, Ordering::Relaxed);
+            let token = mcp_types::ProgressToken::String(format!("progress-{n}"));
+            meta.progress_token = Some(token.clone());
+            let callback = Arc::clone(callback);
+            options = options.progress(token, move |p| callback(p));
+        }
+        options
+    }
+
+    /// Sends one request; on -32022 picks the newest version both sides support and
+    /// retries once.
+    async fn send<P: Serialize>(
+        &self,
+        method: &str,
+        build: impl Fn(RequestMetaObject) -> P,
+        call: &CallOptions,
+    ) -> Result<Box<RawValue>, Error> {
+        for attempt in 0..2 {
+            let mut meta = self.meta();
+            let options = self.engine_options(call, &mut meta);
+            let params = build(meta);
+            match self
+                .inner
+                .peer
+                .request(method, Some(&params), options)
+                .await
+                .map_err(Error::from)
+            {
+                Err(Error::Protocol(error))
+                    if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION && attempt == 0 =>
+                {
+                    let theirs: Vec<String> = error
+                        .data
+                        .as_ref()
+                        .and_then(|d| d.get("supported"))
+                        .and_then(|s| serde_json::from_value(s.clone()).ok())
+                        .unwrap_or_default();
+                    let current = self.protocol_version();
+                    let pick = SUPPORTED_VERSIONS
+                        .iter()
+                        .find(|v| theirs.iter().any(|t| t == *v));
+                    match pick {
+                        Some(v) if *v != current => {
+                            (*v).clone_into(
+                                &mut self
+                                    .inner
+                                    .version
+                                    .lock()
+                                    .unwrap_or_else(PoisonError::into_inner),
+                            );
+                        }
+                        _ => {
+                            return Err(Error::VersionMismatch {
+                                ours: SUPPORTED_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
+                                theirs,
+                            });
+                        }
+                    }
+                }
+                other => return other,
+            }
+        }
+        unreachable!("the loop returns on its second attempt")
+    }
+
+    fn decode<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, Error> {
+        serde_json::from_str(raw.get()).map_err(|source| Error::Decode {
+            method: method.to_owned(),
+            source,
+        })
+    }
+
+    /// A request whose result is always complete (lists, discover, completion).
+    async fn simple<P: Serialize, T: DeserializeOwned>(
+        &self,
+        method: &str,
+        build: impl Fn(RequestMetaObject) -> P,
+    ) -> Result<T, Error> {
+        let raw = self.send(method, build, &CallOptions::default()).await?;
+        match Self::decode::<Kind>(method, &raw)?.result_type.as_deref() {
+            // A result without `resultType` comes from an earlier-revision server: complete.
+            None | Some("complete") => Self::decode(method, &raw),
+            Some(other) => Err(Error::UnknownResultType(other.to_owned())),
+        }
+    }
+
+    /// A request that may answer `input_required`: runs the handlers and retries with the
+    /// answers and the exact `requestState`, up to the round limit.
+    async fn with_input<P: Serialize, T: DeserializeOwned>(
+        &self,
+        method: &str,
+        build: impl Fn(RequestMetaObject, &Round) -> P,
+        call: &CallOptions,
+    ) -> Result<T, Error> {
+        let mut round = Round::default();
+        for _ in 0..self.inner.max_rounds {
+            let raw = self.send(method, |meta| build(meta, &round), call).await?;
+            match Self::decode::<Kind>(method, &raw)?.result_type.as_deref() {
+                None | Some("complete") => return Self::decode(method, &raw),
+                Some("input_required") => {
+                    let asked: InputRequiredResult = Self::decode(method, &raw)?;
+                    let mut answers = OrderedMap::new();
+                    for (key, request) in asked.input_requests.into_iter().flatten() {
+                        answers.insert(key, self.answer(request).await?);
+                    }
+                    round = Round {
+                        responses: (!answers.is_empty()).then_some(answers),
+                        state: asked.request_state,
+                    };
+                }
+                Some(other) => return Err(Error::UnknownResultType(other.to_owned())),
+            }
+        }
+        Err(Error::TooManyRounds(self.inner.max_rounds))
+    }
+
+    async fn answer(&self, request: InputRequest) -> Result<InputResponse, Error> {
+        fn failed(method: &'static str) -> impl Fn(String) -> Error {
+            move |message| Error::Handler {
+                method: method.to_owned(),
+                message,
+            }
+        }
+        match request {
+            InputRequest::Elicit(request) => {
+                let handler = self.inner.elicit.as_ref().ok_or_else(|| Error::NoHandler {
+                    method: method::ELICITATION_CREATE.to_owned(),
+                })?;
+                handler(request.params)
+                    .await
+                    .map(InputResponse::Elicit)
+                    .map_err(failed(method::ELICITATION_CREATE))
+            }
+            InputRequest::CreateMessage(request) => {
+                let handler = self.inner.sample.as_ref().ok_or_else(|| Error::NoHandler {
+                    method: method::SAMPLING_CREATEMESSAGE.to_owned(),
+                })?;
+                handler(request.params)
+                    .await
+                    .map(InputResponse::CreateMessage)
+                    .map_err(failed(method::SAMPLING_CREATEMESSAGE))
+            }
+            InputRequest::ListRoots(_) => {
+                let handler = self.inner.roots.as_ref().ok_or_else(|| Error::NoHandler {
+                    method: method::ROOTS_LIST.to_owned(),
+                })?;
+                handler()
+                    .await
+                    .map(InputResponse::ListRoots)
+                    .map_err(failed(method::ROOTS_LIST))
+            }
+            _ => Err(Error::NoHandler {
+                method: "an unknown input request".to_owned(),
+            }),
+        }
+    }
+
+    /// `server/discover`: the server's versions, capabilities, identity and instructions.
+    pub async fn discover(&self) -> Result<DiscoverResult, Error> {
+        self.simple(
+            method::SERVER_DISCOVER,
+            |meta| serde_json::json!({ "_meta": meta }),
+        )
+        .await
+    }
+
+    fn page(cursor: Option<&str>) -> impl Fn(RequestMetaObject) -> PaginatedRequestParams + '_ {
+        move |meta| {
+            let mut params = PaginatedRequestParams::new(meta);
+            params.cursor = cursor.map(str::to_owned);
+            params
+        }
+    }
+
+    /// One page of `tools/list`.
+    pub async fn list_tools(&self, cursor: Option<&str>) -> Result<ListToolsResult, Error> {
+        self.simple(method::TOOLS_LIST, Self::page(cursor)).await
+    }
+
+    /// Every tool, following cursors.
+    pub async fn list_tools_all(&self) -> Result<Vec<Tool>, Error> {
+        let mut all = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self.list_tools(cursor.as_deref()).await?;
+            all.extend(page.tools);
+            match page.next_cursor {
+                Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
+                _ => return Ok(all),
+            }
+        }
+    }
+
+    /// One page of `prompts/list`.
+    pub async fn list_prompts(&self, cursor: Option<&str>) -> Result<ListPromptsResult, Error> {
+        self.simple(method::PROMPTS_LIST, Self::page(cursor)).await
+    }
+
+    /// Every prompt, following cursors.
+    pub async fn list_prompts_all(&self) -> Result<Vec<Prompt>, Error> {
+        let mut all = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self.list_prompts(cursor.as_deref()).await?;
+            all.extend(page.prompts);
+            match page.next_cursor {
+                Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
+                _ => return Ok(all),
+            }
+        }
+    }
+
+    /// One page of `resources/list`.
+    pub async fn list_resources(&self, cursor: Option<&str>) -> Result<ListResourcesResult, Error> {
+        self.simple(method::RESOURCES_LIST, Self::page(cursor))
+            .await
+    }
+
+    /// Every resource, following cursors.
+    pub async fn list_resources_all(&self) -> Result<Vec<Resource>, Error> {
+        let mut all = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self.list_resources(cursor.as_deref()).await?;
+            all.extend(page.resources);
+            match page.next_cursor {
+                Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
+                _ => return Ok(all),
+            }
+        }
+    }
+
+    /// One page of `resources/templates/list`.
+    pub async fn list_resource_templates(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<ListResourceTemplatesResult, Error> {
+        self.simple(method::RESOURCES_TEMPLATES_LIST, Self::page(cursor))
+            .await
+    }
+
+    /// Every resource template, following cursors.
+    pub async fn list_resource_templates_all(&self) -> Result<Vec<ResourceTemplate>, Error> {
+        let mut all = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let page = self.list_resource_templates(cursor.as_deref()).await?;
+            all.extend(page.resource_templates);
+            match page.next_cursor {
+                Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
+                _ => return Ok(all),
+            }
+        }
+    }
+
+    /// `tools/call`. A tool that failed is `Ok` with `is_error` set, for the model to read.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+    ) -> Result<CallToolResult, Error> {
+        self.call_tool_with(name, arguments, &CallOptions::default())
+            .await
+    }
+
+    /// `tools/call` with per-call options (timeout, progress).
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        options: &CallOptions,
+    ) -> Result<CallToolResult, Error> {
+        self.with_input(
+            method::TOOLS_CALL,
+            |meta, round| {
+                let mut params = CallToolRequestParams::new(meta, name);
+                params.arguments = Some(arguments.clone());
+                params.input_responses.clone_from(&round.responses);
+                params.request_state.clone_from(&round.state);
+                params
+            },
+            options,
+        )
+        .await
+    }
+
+    /// `prompts/get`.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: OrderedMap<String>,
+    ) -> Result<GetPromptResult, Error> {
+        self.with_input(
+            method::PROMPTS_GET,
+            |meta, round| {
+                let mut params = GetPromptRequestParams::new(meta, name);
+                params.arguments = Some(arguments.clone());
+                params.input_responses.clone_from(&round.responses);
+                params.request_state.clone_from(&round.state);
+                params
+            },
+            &CallOptions::default(),
+        )
+        .await
+    }
+
+    /// `resources/read`.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
+        self.with_input(
+            method::RESOURCES_READ,
+            |meta, round| {
+                let mut params = ReadResourceRequestParams::new(meta, uri);
+                params.input_responses.clone_from(&round.responses);
+                params.request_state.clone_from(&round.state);
+                params
+            },
+            &CallOptions::default(),
+        )
+        .await
+    }
+
+    /// `completion/complete`: `params` without `_meta`, which the client adds.
+    pub async fn complete(&self, params: Value) -> Result<CompleteResult, Error> {
+        self.simple(method::COMPLETION_COMPLETE, |meta| {
+            let mut params = params.clone();
+            if let Value::Object(map) = &mut params {
+                map.insert(
+                    "_meta".to_owned(),
+                    serde_json::to_value(&meta).unwrap_or_default(),
+                );
+            }
+            params
+        })
+        .await
+    }
+
+    /// `completion/complete` with typed params (their `_meta` is replaced).
+    pub async fn complete_typed(
+        &self,
+        params: CompleteRequestParams,
+    ) -> Result<CompleteResult, Error> {
+        self.simple(method::COMPLETION_COMPLETE, |meta| {
+            let mut params = params.clone();
+            params.meta = meta;
+            params
+        })
+        .await
+    }
+}

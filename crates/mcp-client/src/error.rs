@@ -1,0 +1,99 @@
+//! What can go wrong with a request, said plainly.
+
+use std::time::Duration;
+
+use mcp_jsonrpc::ErrorObject;
+
+/// Why a request to the server did not produce its result.
+///
+/// A tool that ran and failed is not an error here: it is an `Ok` result with
+/// `is_error` set, for the model to read (`docs/2026-07-28/server/tools.mdx`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The server answered with a JSON-RPC error (code, message, data).
+    #[error("the server answered with error {0}")]
+    Protocol(ErrorObject),
+    /// No protocol version both sides support.
+    #[error("no protocol version in common: this client speaks {ours:?}, the server {theirs:?}")]
+    VersionMismatch {
+        /// The versions this client speaks.
+        ours: Vec<String>,
+        /// The versions the server said it supports.
+        theirs: Vec<String>,
+    },
+    /// The request timed out (the server was told to cancel it).
+    #[error("no answer to `{method}` within {after:?}")]
+    Timeout {
+        /// The request's method.
+        method: String,
+        /// How long it waited.
+        after: Duration,
+    },
+    /// The connection failed or closed before the answer (a crashed server included).
+    #[error("transport failure")]
+    Transport(#[source] mcp_jsonrpc::Error),
+    /// The server asked for input this client has no handler for.
+    #[error("the server asked for `{method}` input, but no handler is registered for it")]
+    NoHandler {
+        /// The input request's method (`elicitation/create`, `sampling/createMessage`,
+        /// `roots/list`).
+        method: String,
+    },
+    /// A user-registered input handler failed.
+    #[error("the `{method}` handler failed: {message}")]
+    Handler {
+        /// The input request's method.
+        method: String,
+        /// What it reported.
+        message: String,
+    },
+    /// The server kept asking for input past the round limit.
+    #[error("the server asked for input {0} times without completing the request")]
+    TooManyRounds(usize),
+    /// The result had a `resultType` this client does not understand.
+    #[error("unknown resultType {0:?}")]
+    UnknownResultType(String),
+    /// The result did not have the expected shape.
+    #[error("the result of `{method}` does not have the expected shape")]
+    Decode {
+        /// The request's method.
+        method: String,
+        /// What serde_json reported.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A server process could not be started.
+    #[cfg(feature = "stdio")]
+    #[error("cannot start the server")]
+    Spawn(#[source] mcp_transport_stdio::ProcessError),
+}
+
+impl Error {
+    /// The server's error object, if the server answered with one.
+    pub fn protocol(&self) -> Option<&ErrorObject> {
+        match self {
+            Error::Protocol(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<mcp_jsonrpc::Error> for Error {
+    fn from(e: mcp_jsonrpc::Error) -> Self {
+        match e {
+            mcp_jsonrpc::Error::Remote(error) => Error::Protocol(error),
+            mcp_jsonrpc::Error::Timeout { method, after } => Error::Timeout { method, after },
+            other => Error::Transport(other),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn error_is_send_sync_and_static() {
+        fn check<T: Send + Sync + 'static + std::error::Error>() {}
+        check::<super::Error>();
+    }
+}

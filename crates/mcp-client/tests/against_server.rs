@@ -1,0 +1,186 @@
+//! The client against this workspace's server, in one process over the engine's
+//! in-memory duplex: every typed method, cursors, MRTR with handlers, progress, errors.
+
+use mcp_client::{CallOptions, Client, Error};
+use mcp_jsonrpc::{NoHandler, Peer, PeerConfig, memory};
+use mcp_server::{PromptDef, ResourceDef, Server, ToolDef, ToolError};
+use mcp_types::{
+    CallToolResult, ContentBlock, ElicitRequestFormParams, ElicitRequestParams, ElicitResult,
+    ElicitResultAction, EmbeddedResourceResource, GetPromptResult, OrderedMap, PromptMessage, Role,
+    TextResourceContents,
+};
+use serde_json::json;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Sum {
+    sum: i64,
+}
+
+fn server() -> Server {
+    let mut builder = Server::builder("server", "1").page_size(2);
+    for n in 0..5 {
+        builder = builder.tool(ToolDef::new(
+            format!("t{n}"),
+            json!({"type": "object"}),
+            |_, _| async { Ok(CallToolResult::text("x")) },
+        ));
+    }
+    builder
+        .tool(ToolDef::structured("add", |a: Add, _| async move { Ok(Sum { sum: a.a + a.b }) }))
+        .tool(ToolDef::new("fails", json!({"type": "object"}), |_, _| async { Err(ToolError::failed("nope")) }))
+        .tool(ToolDef::new("slow", json!({"type": "object"}), |_, cx| async move {
+            for step in 1..=3 {
+                cx.progress(f64::from(step), Some(3.0), None).await;
+            }
+            Ok(CallToolResult::text("done"))
+        }))
+        .tool(ToolDef::new("ask", json!({"type": "object"}), |_, cx| async move {
+            let form: ElicitRequestFormParams = serde_json::from_value(json!({
+                "message": "Name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+            }))?;
+            cx.set_state(json!("kept"));
+            let answer = cx.elicit("name", ElicitRequestParams::ElicitRequestForm(form))?;
+            let roots = cx.roots("roots")?;
+            Ok(CallToolResult::text(format!(
+                "{:?} {} {}",
+                answer.action,
+                roots.roots.len(),
+                cx.state().and_then(|s| s.as_str()).unwrap_or("lost")
+            )))
+        }))
+        .resource(ResourceDef::new("test://r", "r", |uri, _| async move {
+            Ok(vec![EmbeddedResourceResource::TextResourceContents(TextResourceContents::new("content", uri))])
+        }))
+        .prompt(
+            PromptDef::new("p", |args, _| async move {
+                let who = args.get("who").cloned().unwrap_or_default();
+                Ok(GetPromptResult::new(vec![PromptMessage::new(ContentBlock::text(format!("hi {who}")), Role::User)]))
+            })
+            .map(|p| p.argument("who", "who", true)),
+        )
+        .build()
+        .unwrap()
+}
+
+fn connect(
+    builder: mcp_client::ClientBuilder,
+) -> (Client, mcp_jsonrpc::Connection, mcp_jsonrpc::Connection) {
+    let ((a_read, a_write), (b_read, b_write)) = memory::pair(64);
+    let (peer, client_conn) = Peer::connect(a_read, a_write, NoHandler, PeerConfig::default());
+    let (_server_peer, server_conn) =
+        Peer::connect(b_read, b_write, server(), PeerConfig::default());
+    (builder.build(peer), client_conn, server_conn)
+}
+
+#[tokio::test]
+async fn typed_methods_and_cursors() {
+    let (client, _c, _s) = connect(Client::builder("client", "1"));
+    let discover = client.discover().await.unwrap();
+    assert_eq!(discover.supported_versions, ["2026-07-28"]);
+    let tools = client.list_tools_all().await.unwrap();
+    assert_eq!(tools.len(), 9, "five pages of two, followed to the end");
+    let first = client.list_tools(None).await.unwrap();
+    assert_eq!(first.tools.len(), 2);
+    assert!(first.next_cursor.is_some());
+
+    let sum = client
+        .call_tool("add", json!({"a": 2, "b": 40}).as_object().unwrap().clone())
+        .await
+        .unwrap();
+    assert_eq!(sum.structured_content, Some(json!({"sum": 42})));
+    let failed = client
+        .call_tool("fails", mcp_types::JsonObject::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        failed.is_error,
+        Some(true),
+        "a tool failure is a result for the model"
+    );
+    let unknown = client
+        .call_tool("missing", mcp_types::JsonObject::new())
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.protocol().map(|e| e.code.0), Some(-32602));
+
+    let read = client.read_resource("test://r").await.unwrap();
+    assert_eq!(read.contents.len(), 1);
+    let mut args = OrderedMap::new();
+    args.insert("who", "Ada".to_owned());
+    let prompt = client.get_prompt("p", args).await.unwrap();
+    assert!(
+        matches!(&prompt.messages[0].content, ContentBlock::TextContent(t) if t.text == "hi Ada")
+    );
+    assert_eq!(client.list_prompts_all().await.unwrap().len(), 1);
+    assert_eq!(client.list_resources_all().await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn input_required_runs_the_handlers_and_retries() {
+    let builder = Client::builder("client", "1")
+        .on_elicit(|_params| async {
+            let mut result = ElicitResult::new(ElicitResultAction::Accept);
+            result.content = Some(OrderedMap::new());
+            Ok(result)
+        })
+        .on_roots(|| async {
+            Ok(serde_json::from_value(json!({"roots": [{"uri": "file:///a"}]})).unwrap())
+        });
+    let (client, _c, _s) = connect(builder);
+    assert!(client.capabilities().elicitation.is_some() && client.capabilities().roots.is_some());
+    let result = client
+        .call_tool("ask", mcp_types::JsonObject::new())
+        .await
+        .unwrap();
+    assert!(
+        matches!(&result.content[0], ContentBlock::TextContent(t) if t.text == "Accept 1 kept"),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn missing_capabilities_and_handlers_are_errors() {
+    // Without handlers the client declares nothing; the server refuses with -32021.
+    let (client, _c, _s) = connect(Client::builder("client", "1"));
+    let err = client
+        .call_tool("ask", mcp_types::JsonObject::new())
+        .await
+        .unwrap_err();
+    assert_eq!(err.protocol().map(|e| e.code.0), Some(-32021));
+
+    // With only an elicitation handler, the server's roots question has nobody to answer it
+    // (the server asks because... it only asks for declared capabilities, so -32021 again).
+    let builder = Client::builder("client", "1")
+        .on_elicit(|_| async { Ok(ElicitResult::new(ElicitResultAction::Accept)) });
+    let (client, _c, _s) = connect(builder);
+    let err = client
+        .call_tool("ask", mcp_types::JsonObject::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Protocol(e) if e.code.0 == -32021),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn progress_reaches_the_caller() {
+    let (client, _c, _s) = connect(Client::builder("client", "1"));
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let options = CallOptions::default().progress({
+        let seen = std::sync::Arc::clone(&seen);
+        move |p| seen.lock().unwrap().push(p.progress.as_f64().unwrap())
+    });
+    let result = client
+        .call_tool_with("slow", mcp_types::JsonObject::new(), &options)
+        .await
+        .unwrap();
+    assert!(matches!(&result.content[0], ContentBlock::TextContent(t) if t.text == "done"));
+    assert_eq!(*seen.lock().unwrap(), [1.0, 2.0, 3.0]);
+}

@@ -1,0 +1,152 @@
+//! The client against a scripted server: version negotiation and `resultType` rules.
+
+use mcp_client::{Client, Error};
+use mcp_jsonrpc::memory::{self, MemoryReader, MemoryWriter};
+use mcp_jsonrpc::{FrameReader, FrameWriter, NoHandler, Peer, PeerConfig};
+use serde_json::{Value, json};
+
+struct Script {
+    reader: MemoryReader,
+    writer: MemoryWriter,
+}
+
+impl Script {
+    async fn request(&mut self) -> Value {
+        let frame = self.reader.read_frame().await.unwrap().unwrap();
+        serde_json::from_slice(&frame).unwrap()
+    }
+
+    async fn reply(&mut self, to: &Value, body: Value) {
+        let mut message = json!({"jsonrpc": "2.0", "id": to["id"]});
+        message
+            .as_object_mut()
+            .unwrap()
+            .extend(body.as_object().unwrap().clone());
+        self.writer
+            .write_frame(message.to_string().into())
+            .await
+            .unwrap();
+    }
+}
+
+fn connect() -> (Client, Script, mcp_jsonrpc::Connection) {
+    let ((a_read, a_write), (b_read, b_write)) = memory::pair(16);
+    let (peer, conn) = Peer::connect(a_read, a_write, NoHandler, PeerConfig::default());
+    (
+        Client::builder("client", "1.0").build(peer),
+        Script {
+            reader: b_read,
+            writer: b_write,
+        },
+        conn,
+    )
+}
+
+#[tokio::test]
+async fn every_request_carries_meta() {
+    let (client, mut server, _conn) = connect();
+    let call = tokio::spawn(async move { client.list_tools(None).await });
+    let request = server.request().await;
+    let meta = &request["params"]["_meta"];
+    assert_eq!(
+        meta["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientCapabilities"],
+        json!({})
+    );
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientInfo"],
+        json!({"name": "client", "version": "1.0"})
+    );
+    server
+        .reply(&request, json!({"result": {"tools": []}}))
+        .await;
+    // No resultType: an earlier-revision server's result, read as complete.
+    assert!(call.await.unwrap().unwrap().tools.is_empty());
+}
+
+#[tokio::test]
+async fn no_common_version_is_a_clear_error() {
+    let (client, mut server, _conn) = connect();
+    let call = tokio::spawn(async move { client.discover().await });
+    let request = server.request().await;
+    server
+        .reply(
+            &request,
+            json!({"error": {"code": -32022, "message": "unsupported",
+            "data": {"supported": ["2099-01-01"], "requested": "2026-07-28"}}}),
+        )
+        .await;
+    match call.await.unwrap() {
+        Err(Error::VersionMismatch { ours, theirs }) => {
+            assert_eq!(
+                (ours, theirs),
+                (vec!["2026-07-28".to_owned()], vec!["2099-01-01".to_owned()])
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_unknown_result_type_is_an_error() {
+    let (client, mut server, _conn) = connect();
+    let call =
+        tokio::spawn(async move { client.call_tool("t", mcp_types::JsonObject::new()).await });
+    let request = server.request().await;
+    server
+        .reply(
+            &request,
+            json!({"result": {"resultType": "task", "task": {}}}),
+        )
+        .await;
+    assert!(matches!(call.await.unwrap(), Err(Error::UnknownResultType(t)) if t == "task"));
+}
+
+#[tokio::test]
+async fn a_retry_echoes_the_request_state_exactly_with_a_new_id() {
+    let (client, mut server, _conn) = connect();
+    let call =
+        tokio::spawn(async move { client.call_tool("t", mcp_types::JsonObject::new()).await });
+    let first = server.request().await;
+    server
+        .reply(
+            &first,
+            json!({"result": {"resultType": "input_required", "requestState": "opaque+/=state"}}),
+        )
+        .await;
+    let retry = server.request().await;
+    assert_ne!(retry["id"], first["id"], "a retry is a new request");
+    assert_eq!(retry["params"]["requestState"], "opaque+/=state");
+    assert!(
+        retry["params"].get("inputResponses").is_none(),
+        "nothing was asked"
+    );
+    server
+        .reply(
+            &retry,
+            json!({"result": {"resultType": "complete", "content": []}}),
+        )
+        .await;
+    assert!(call.await.unwrap().unwrap().content.is_empty());
+}
+
+#[tokio::test]
+async fn a_question_without_a_handler_is_an_error() {
+    let (client, mut server, _conn) = connect();
+    let call =
+        tokio::spawn(async move { client.call_tool("t", mcp_types::JsonObject::new()).await });
+    let first = server.request().await;
+    server
+        .reply(
+            &first,
+            json!({"result": {"resultType": "input_required",
+            "inputRequests": {"r": {"method": "roots/list", "params": {}}}}}),
+        )
+        .await;
+    assert!(
+        matches!(call.await.unwrap(), Err(Error::NoHandler { method }) if method == "roots/list")
+    );
+}
