@@ -236,6 +236,25 @@ struct Round {
     state: Option<String>,
 }
 
+/// Fetches pages until the server gives no new cursor (a repeated cursor ends it too, so
+/// a server that loops cannot make this loop forever).
+async fn follow<T, F, Fut>(mut fetch: F) -> Result<Vec<T>, Error>
+where
+    F: FnMut(Option<String>) -> Fut,
+    Fut: Future<Output = Result<(Vec<T>, Option<String>), Error>>,
+{
+    let mut all = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let (items, next) = fetch(cursor.clone()).await?;
+        all.extend(items);
+        match next {
+            Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
+            _ => return Ok(all),
+        }
+    }
+}
+
 /// Just enough of a result to know how to read it.
 #[derive(serde::Deserialize)]
 struct Kind {
@@ -466,16 +485,11 @@ impl Client {
 
     /// Every tool, following cursors.
     pub async fn list_tools_all(&self) -> Result<Vec<Tool>, Error> {
-        let mut all = Vec::new();
-        let mut cursor: Option<String> = None;
-        loop {
+        follow(|cursor| async move {
             let page = self.list_tools(cursor.as_deref()).await?;
-            all.extend(page.tools);
-            match page.next_cursor {
-                Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
-                _ => return Ok(all),
-            }
-        }
+            Ok((page.tools, page.next_cursor))
+        })
+        .await
     }
 
     /// One page of `prompts/list`.
@@ -485,16 +499,11 @@ impl Client {
 
     /// Every prompt, following cursors.
     pub async fn list_prompts_all(&self) -> Result<Vec<Prompt>, Error> {
-        let mut all = Vec::new();
-        let mut cursor: Option<String> = None;
-        loop {
+        follow(|cursor| async move {
             let page = self.list_prompts(cursor.as_deref()).await?;
-            all.extend(page.prompts);
-            match page.next_cursor {
-                Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
-                _ => return Ok(all),
-            }
-        }
+            Ok((page.prompts, page.next_cursor))
+        })
+        .await
     }
 
     /// One page of `resources/list`.
@@ -505,16 +514,11 @@ impl Client {
 
     /// Every resource, following cursors.
     pub async fn list_resources_all(&self) -> Result<Vec<Resource>, Error> {
-        let mut all = Vec::new();
-        let mut cursor: Option<String> = None;
-        loop {
+        follow(|cursor| async move {
             let page = self.list_resources(cursor.as_deref()).await?;
-            all.extend(page.resources);
-            match page.next_cursor {
-                Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
-                _ => return Ok(all),
-            }
-        }
+            Ok((page.resources, page.next_cursor))
+        })
+        .await
     }
 
     /// One page of `resources/templates/list`.
@@ -528,16 +532,11 @@ impl Client {
 
     /// Every resource template, following cursors.
     pub async fn list_resource_templates_all(&self) -> Result<Vec<ResourceTemplate>, Error> {
-        let mut all = Vec::new();
-        let mut cursor: Option<String> = None;
-        loop {
+        follow(|cursor| async move {
             let page = self.list_resource_templates(cursor.as_deref()).await?;
-            all.extend(page.resource_templates);
-            match page.next_cursor {
-                Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
-                _ => return Ok(all),
-            }
-        }
+            Ok((page.resource_templates, page.next_cursor))
+        })
+        .await
     }
 
     /// `tools/call`. A tool that failed is `Ok` with `is_error` set, for the model to read.

@@ -440,11 +440,13 @@ struct MetaOnly {
     meta: RequestMetaObject,
 }
 
-fn page<T: Clone>(
-    items: &[T],
+/// The range of one page of `len` items and the cursor of the next, from an opaque cursor
+/// (`offset:N`, base64url); an invalid cursor is -32602.
+fn page(
+    len: usize,
     cursor: Option<&str>,
     size: usize,
-) -> Result<(Vec<T>, Option<String>), ErrorObject> {
+) -> Result<(std::ops::Range<usize>, Option<String>), ErrorObject> {
     let start = match cursor {
         None => 0,
         Some(cursor) => URL_SAFE_NO_PAD
@@ -455,13 +457,41 @@ fn page<T: Clone>(
                 text.strip_prefix("offset:")
                     .and_then(|n| n.parse::<usize>().ok())
             })
-            .filter(|&n| n <= items.len())
+            .filter(|&n| n <= len)
             .ok_or_else(|| invalid("invalid cursor"))?,
     };
-    let end = (start + size).min(items.len());
-    let next = (end < items.len()).then(|| URL_SAFE_NO_PAD.encode(format!("offset:{end}")));
-    Ok((items[start..end].to_vec(), next))
+    let end = start.saturating_add(size).min(len);
+    let next = (end < len).then(|| URL_SAFE_NO_PAD.encode(format!("offset:{end}")));
+    Ok((start..end, next))
 }
+
+/// A list result: its items, its cursor and its cache hints.
+trait Listing: Serialize + HasMeta {
+    type Item;
+    fn assemble(items: Vec<Self::Item>, next: Option<String>, cache: CachePolicy) -> Self;
+}
+
+macro_rules! listing {
+    ($($t:ty => $item:ty),*) => {$(
+        impl Listing for $t {
+            type Item = $item;
+            fn assemble(items: Vec<$item>, next: Option<String>, cache: CachePolicy) -> Self {
+                let mut result = <$t>::new(items);
+                result.next_cursor = next;
+                result.ttl_ms = Some(cache.ttl_ms);
+                result.cache_scope = Some(cache.scope);
+                result
+            }
+        }
+    )*};
+}
+
+listing!(
+    ListToolsResult => mcp_types::Tool,
+    ListPromptsResult => mcp_types::Prompt,
+    ListResourcesResult => mcp_types::Resource,
+    ListResourceTemplatesResult => mcp_types::ResourceTemplate
+);
 
 impl Server {
     /// Starts building a server that introduces itself as `name` `version`.
@@ -776,64 +806,67 @@ impl Server {
         Ok(parse::<PaginatedRequestParams>(params)?.cursor)
     }
 
-    fn list_tools(&self, params: &str) -> Result<Box<RawValue>, ErrorObject> {
+    /// A page of one of the four lists, with its cursor and cache hints; only the page's
+    /// items are cloned out of the registry.
+    fn list<L: Listing>(
+        &self,
+        params: &str,
+        kind: CacheKind,
+        len: impl FnOnce(&Registry) -> usize,
+        items: impl FnOnce(&Registry, std::ops::Range<usize>) -> Vec<L::Item>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
         let cursor = Self::cursor(params)?;
-        let tools: Vec<mcp_types::Tool> = read(&self.inner.registry)
-            .tools
-            .iter()
-            .map(|t| t.tool.clone())
-            .collect();
-        let (tools, next) = page(&tools, cursor.as_deref(), self.inner.page_size)?;
-        let mut result = ListToolsResult::new(tools);
-        result.next_cursor = next;
-        result.ttl_ms = Some(self.inner.cache[CacheKind::Tools as usize].ttl_ms);
-        result.cache_scope = Some(self.inner.cache[CacheKind::Tools as usize].scope);
-        self.complete(result)
+        let registry = read(&self.inner.registry);
+        let (range, next) = page(len(&registry), cursor.as_deref(), self.inner.page_size)?;
+        let page = items(&registry, range);
+        drop(registry);
+        self.complete(L::assemble(page, next, self.inner.cache[kind as usize]))
+    }
+
+    fn list_tools(&self, params: &str) -> Result<Box<RawValue>, ErrorObject> {
+        self.list::<ListToolsResult>(
+            params,
+            CacheKind::Tools,
+            |r| r.tools.len(),
+            |r, range| r.tools[range].iter().map(|t| t.tool.clone()).collect(),
+        )
     }
 
     fn list_prompts(&self, params: &str) -> Result<Box<RawValue>, ErrorObject> {
-        let cursor = Self::cursor(params)?;
-        let prompts: Vec<_> = read(&self.inner.registry)
-            .prompts
-            .iter()
-            .map(|p| p.prompt.clone())
-            .collect();
-        let (prompts, next) = page(&prompts, cursor.as_deref(), self.inner.page_size)?;
-        let mut result = ListPromptsResult::new(prompts);
-        result.next_cursor = next;
-        result.ttl_ms = Some(self.inner.cache[CacheKind::Prompts as usize].ttl_ms);
-        result.cache_scope = Some(self.inner.cache[CacheKind::Prompts as usize].scope);
-        self.complete(result)
+        self.list::<ListPromptsResult>(
+            params,
+            CacheKind::Prompts,
+            |r| r.prompts.len(),
+            |r, range| r.prompts[range].iter().map(|p| p.prompt.clone()).collect(),
+        )
     }
 
     fn list_resources(&self, params: &str) -> Result<Box<RawValue>, ErrorObject> {
-        let cursor = Self::cursor(params)?;
-        let resources: Vec<_> = read(&self.inner.registry)
-            .resources
-            .iter()
-            .map(|r| r.resource.clone())
-            .collect();
-        let (resources, next) = page(&resources, cursor.as_deref(), self.inner.page_size)?;
-        let mut result = ListResourcesResult::new(resources);
-        result.next_cursor = next;
-        result.ttl_ms = Some(self.inner.cache[CacheKind::Resources as usize].ttl_ms);
-        result.cache_scope = Some(self.inner.cache[CacheKind::Resources as usize].scope);
-        self.complete(result)
+        self.list::<ListResourcesResult>(
+            params,
+            CacheKind::Resources,
+            |r| r.resources.len(),
+            |r, range| {
+                r.resources[range]
+                    .iter()
+                    .map(|x| x.resource.clone())
+                    .collect()
+            },
+        )
     }
 
     fn list_templates(&self, params: &str) -> Result<Box<RawValue>, ErrorObject> {
-        let cursor = Self::cursor(params)?;
-        let templates: Vec<_> = read(&self.inner.registry)
-            .templates
-            .iter()
-            .map(|t| t.template.clone())
-            .collect();
-        let (templates, next) = page(&templates, cursor.as_deref(), self.inner.page_size)?;
-        let mut result = ListResourceTemplatesResult::new(templates);
-        result.next_cursor = next;
-        result.ttl_ms = Some(self.inner.cache[CacheKind::ResourceTemplates as usize].ttl_ms);
-        result.cache_scope = Some(self.inner.cache[CacheKind::ResourceTemplates as usize].scope);
-        self.complete(result)
+        self.list::<ListResourceTemplatesResult>(
+            params,
+            CacheKind::ResourceTemplates,
+            |r| r.templates.len(),
+            |r, range| {
+                r.templates[range]
+                    .iter()
+                    .map(|t| t.template.clone())
+                    .collect()
+            },
+        )
     }
 
     /// Opens the `requestState` of a retry, if any: the handler's own state, and the

@@ -378,6 +378,17 @@ impl<W: AsyncWrite> LineWriter<W> {
         }
     }
 
+    /// Refuses to write after a failure (part of a line may be on the wire) or a close.
+    fn check_open(&self) -> Result<(), TransportError> {
+        match self.state {
+            WriteState::Open => Ok(()),
+            WriteState::Broken => Err(TransportError::Closed(Some(
+                "an earlier write failed and may have left a partial line".to_owned(),
+            ))),
+            WriteState::Closed => Err(TransportError::Closed(None)),
+        }
+    }
+
     /// Returns the write timeout, or `None` when writes may take forever.
     pub fn write_timeout(&self) -> Option<Duration> {
         self.timeout
@@ -397,15 +408,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> FrameWriter for LineWriter<W> {
     /// Not cancel safe: dropping the future may leave part of a line on the wire. The
     /// engine does not drop it, and the write timeout bounds how long it can take.
     async fn write_frame(&mut self, frame: Bytes) -> Result<(), TransportError> {
-        match self.state {
-            WriteState::Open => {}
-            WriteState::Broken => {
-                return Err(TransportError::Closed(Some(
-                    "an earlier write failed and may have left a partial line".to_owned(),
-                )));
-            }
-            WriteState::Closed => return Err(TransportError::Closed(None)),
-        }
+        self.check_open()?;
         if memchr::memchr2(b'\n', b'\r', &frame).is_some() {
             return Err(TransportError::Io(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -426,15 +429,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> FrameWriter for LineWriter<W> {
 
     /// Pushes the buffered lines to the peer, within the write timeout.
     async fn flush(&mut self) -> Result<(), TransportError> {
-        match self.state {
-            WriteState::Open => {}
-            WriteState::Broken => {
-                return Err(TransportError::Closed(Some(
-                    "an earlier write failed and may have left a partial line".to_owned(),
-                )));
-            }
-            WriteState::Closed => return Err(TransportError::Closed(None)),
-        }
+        self.check_open()?;
         let result = within(self.timeout, self.writer.flush()).await;
         if result.is_err() {
             self.state = WriteState::Broken;
