@@ -25,6 +25,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::error::Error;
+use crate::listen::{Router, Subscription};
 
 /// The protocol versions this client speaks, newest first.
 pub const SUPPORTED_VERSIONS: &[&str] = &["2026-07-28"];
@@ -121,17 +122,36 @@ impl ClientBuilder {
         self,
         command: &mcp_transport_stdio::ServerCommand,
     ) -> Result<(Client, mcp_transport_stdio::ServerConnection), Error> {
+        let router = Router::default();
         let (peer, connection) = mcp_transport_stdio::connect(
             command,
-            mcp_jsonrpc::NoHandler,
+            router.clone(),
             mcp_transport_stdio::client_config(),
         )
         .map_err(Error::Spawn)?;
-        Ok((self.build(peer), connection))
+        Ok((self.assemble(peer, Some(router)), connection))
     }
 
-    /// A client over an engine connection (stdio, in-memory, or any other transport).
+    /// A client over any engine transport, with a notification router so that
+    /// [`Client::listen`] works.
+    pub fn connect<R: mcp_jsonrpc::FrameReader, W: mcp_jsonrpc::FrameWriter>(
+        self,
+        reader: R,
+        writer: W,
+        config: mcp_jsonrpc::PeerConfig,
+    ) -> (Client, mcp_jsonrpc::Connection) {
+        let router = Router::default();
+        let (peer, connection) = Peer::connect(reader, writer, router.clone(), config);
+        (self.assemble(peer, Some(router)), connection)
+    }
+
+    /// A client over an existing engine connection. Without a router of its own it cannot
+    /// [`listen`](Client::listen); use [`connect`](Self::connect) for that.
     pub fn build(self, peer: Peer) -> Client {
+        self.assemble(peer, None)
+    }
+
+    fn assemble(self, peer: Peer, router: Option<Router>) -> Client {
         let mut capabilities = ClientCapabilities::new();
         if self.elicit.is_some() {
             let mut elicitation = ClientCapabilitiesElicitation::new();
@@ -147,6 +167,7 @@ impl ClientBuilder {
         }
         Client {
             inner: Arc::new(Inner {
+                router,
                 peer,
                 info: self.info,
                 capabilities,
@@ -164,6 +185,7 @@ impl ClientBuilder {
 }
 
 struct Inner {
+    router: Option<Router>,
     peer: Peer,
     info: Implementation,
     capabilities: ClientCapabilities,
@@ -603,6 +625,56 @@ impl Client {
             &CallOptions::default(),
         )
         .await
+    }
+
+    /// Opens a `subscriptions/listen` stream for the changes `filter` opts into. The first
+    /// event is the server's acknowledgement; dropping the [`Subscription`] ends it.
+    pub async fn listen(
+        &self,
+        filter: mcp_types::SubscriptionFilter,
+    ) -> Result<Subscription, Error> {
+        let router = self.inner.router.clone().ok_or(Error::ListenUnavailable)?;
+        let (tx, events) = tokio::sync::mpsc::channel(crate::listen::SUBSCRIPTION_BUFFER);
+        let (id_tx, id_rx) = tokio::sync::oneshot::channel();
+        let id_tx = Mutex::new(Some(id_tx));
+        let assigned: Arc<std::sync::OnceLock<mcp_types::RequestId>> = Arc::default();
+        let registering = router.clone();
+        let assigning = Arc::clone(&assigned);
+        let mut options = RequestOptions::default();
+        // A subscription lives until either side ends it; the engine still wants a bound.
+        options.timeout = Some(Duration::from_secs(365 * 24 * 3600));
+        options.max_timeout = options.timeout;
+        options.on_id = Some(Arc::new(move |id: &mcp_types::RequestId| {
+            registering.register(id.clone(), tx.clone());
+            let _ = assigning.set(id.clone());
+            if let Some(id_tx) = id_tx.lock().unwrap_or_else(PoisonError::into_inner).take() {
+                let _ = id_tx.send(id.clone());
+            }
+        }));
+        let params = serde_json::json!({ "_meta": self.meta(), "notifications": filter });
+        let peer = self.inner.peer.clone();
+        let closing = router.clone();
+        let request = tokio::spawn(async move {
+            let outcome = peer
+                .request(method::SUBSCRIPTIONS_LISTEN, Some(&params), options)
+                .await;
+            if let Err(e) = outcome {
+                tracing::debug!(error = %e, "subscription ended");
+            }
+            // Whatever ended it, the consumer sees the end of the stream.
+            if let Some(id) = assigned.get() {
+                closing.unregister(id);
+            }
+        });
+        let id = id_rx
+            .await
+            .map_err(|_| Error::Transport(mcp_jsonrpc::Error::Closed(None)))?;
+        Ok(Subscription {
+            id,
+            events,
+            request,
+            router,
+        })
     }
 
     /// `completion/complete`: `params` without `_meta`, which the client adds.

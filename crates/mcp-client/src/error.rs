@@ -63,6 +63,10 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// This client was built over a bare engine connection, with no router for
+    /// subscription notifications: build it with `ClientBuilder::connect` to listen.
+    #[error("this client cannot listen: build it with ClientBuilder::connect or connect_stdio")]
+    ListenUnavailable,
     /// A server process could not be started.
     #[cfg(feature = "stdio")]
     #[error("cannot start the server")]

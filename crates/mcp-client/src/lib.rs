@@ -51,6 +51,8 @@
 
 mod client;
 mod error;
+mod listen;
 
 pub use client::{CallOptions, Client, ClientBuilder, SUPPORTED_VERSIONS};
 pub use error::Error;
+pub use listen::{ListenEvent, Subscription};

@@ -184,3 +184,53 @@ async fn progress_reaches_the_caller() {
     assert!(matches!(&result.content[0], ContentBlock::TextContent(t) if t.text == "done"));
     assert_eq!(*seen.lock().unwrap(), [1.0, 2.0, 3.0]);
 }
+
+#[tokio::test]
+async fn listen_delivers_the_acknowledgement_then_the_opted_in_changes() {
+    let ((a_read, a_write), (b_read, b_write)) = memory::pair(64);
+    let server = server();
+    let (_server_peer, _server_conn) =
+        Peer::connect(b_read, b_write, server.clone(), PeerConfig::default());
+    let (client, _conn) =
+        Client::builder("client", "1").connect(a_read, a_write, PeerConfig::default());
+
+    let mut filter = mcp_types::SubscriptionFilter::new();
+    filter.tools_list_changed = Some(true);
+    let mut tools = client.listen(filter).await.unwrap();
+    let mut filter = mcp_types::SubscriptionFilter::new();
+    filter.prompts_list_changed = Some(true);
+    let mut prompts = client.listen(filter).await.unwrap();
+    assert_ne!(tools.id(), prompts.id());
+
+    assert!(
+        matches!(tools.next().await, Some(mcp_client::ListenEvent::Acknowledged(f)) if f.tools_list_changed == Some(true))
+    );
+    assert!(matches!(
+        prompts.next().await,
+        Some(mcp_client::ListenEvent::Acknowledged(_))
+    ));
+    server.remove_tool("t0");
+    assert_eq!(
+        tools.next().await,
+        Some(mcp_client::ListenEvent::ToolsListChanged)
+    );
+    server.remove_prompt("p");
+    assert_eq!(
+        prompts.next().await,
+        Some(mcp_client::ListenEvent::PromptsListChanged),
+        "each stream gets only its own"
+    );
+
+    server.close_subscriptions();
+    assert_eq!(tools.next().await, None, "the server closed it");
+    assert_eq!(prompts.next().await, None);
+
+    // A client without a router says so.
+    let ((c_read, c_write), _other) = memory::pair(4);
+    let (peer, _c) = Peer::connect(c_read, c_write, NoHandler, PeerConfig::default());
+    let bare = Client::builder("client", "1").build(peer);
+    assert!(matches!(
+        bare.listen(mcp_types::SubscriptionFilter::new()).await,
+        Err(Error::ListenUnavailable)
+    ));
+}

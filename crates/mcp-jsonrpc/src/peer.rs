@@ -109,6 +109,9 @@ pub struct RequestOptions {
     pub progress_token: Option<ProgressToken>,
     /// Called (on the connection's reader, so it must be quick) with each progress update.
     pub on_progress: Option<ProgressCallback>,
+    /// Called with the request's id once it is allocated, before the request is sent (for
+    /// routing what the peer tags with that id, such as a subscription's notifications).
+    pub on_id: Option<Arc<dyn Fn(&RequestId) + Send + Sync>>,
 }
 
 impl std::fmt::Debug for RequestOptions {
@@ -118,6 +121,7 @@ impl std::fmt::Debug for RequestOptions {
             .field("max_timeout", &self.max_timeout)
             .field("progress_token", &self.progress_token)
             .field("on_progress", &self.on_progress.is_some())
+            .field("on_id", &self.on_id.is_some())
             .finish()
     }
 }
@@ -530,6 +534,9 @@ impl Peer {
         let id = lock(&shared.pending)
             .insert(waiter, options.progress_token.clone())
             .map_err(|Closed| self.closed_error())?;
+        if let Some(on_id) = &options.on_id {
+            on_id(&id);
+        }
         let mut guard = PendingGuard {
             shared,
             id: Some(id.clone()),

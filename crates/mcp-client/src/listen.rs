@@ -1,0 +1,157 @@
+//! `subscriptions/listen` on the client side (`docs/2026-07-28/basic/patterns/subscriptions.mdx`).
+//!
+//! The server tags every message of a subscription with
+//! `_meta["io.modelcontextprotocol/subscriptionId"]`, the listen request's id. The client's
+//! engine handler ([`Router`]) sends each tagged notification to the subscription it
+//! belongs to; a subscription is a bounded channel, so a consumer that stops reading loses
+//! change notifications (each of which only says "refetch") rather than growing memory.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use mcp_jsonrpc::{ErrorObject, Handler, Notification, Peer, Request, RequestContext};
+use mcp_types::{RequestId, SubscriptionFilter, method};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// How many notifications a subscription holds for a consumer that is slow to read.
+pub(crate) const SUBSCRIPTION_BUFFER: usize = 64;
+
+/// What a subscription reports.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ListenEvent {
+    /// The server's acknowledgement: the subset of the filter it honours.
+    Acknowledged(SubscriptionFilter),
+    /// The tool list changed: list the tools again.
+    ToolsListChanged,
+    /// The prompt list changed.
+    PromptsListChanged,
+    /// The resource list changed.
+    ResourcesListChanged,
+    /// A subscribed resource (or one below it) changed.
+    ResourceUpdated(String),
+}
+
+type Routes = Arc<Mutex<HashMap<RequestId, mpsc::Sender<ListenEvent>>>>;
+
+/// The client's engine handler: servers send no requests in 2026-07-28, and the
+/// notifications that belong to a subscription are routed to it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Router {
+    routes: Routes,
+}
+
+impl Router {
+    pub(crate) fn register(&self, id: RequestId, tx: mpsc::Sender<ListenEvent>) {
+        self.routes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, tx);
+    }
+
+    pub(crate) fn unregister(&self, id: &RequestId) {
+        self.routes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+    }
+}
+
+fn event(notification: &Notification, params: &Value) -> Option<ListenEvent> {
+    Some(match notification.method.as_str() {
+        method::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED => ListenEvent::Acknowledged(
+            serde_json::from_value(params.get("notifications")?.clone()).ok()?,
+        ),
+        method::NOTIFICATIONS_TOOLS_LIST_CHANGED => ListenEvent::ToolsListChanged,
+        method::NOTIFICATIONS_PROMPTS_LIST_CHANGED => ListenEvent::PromptsListChanged,
+        method::NOTIFICATIONS_RESOURCES_LIST_CHANGED => ListenEvent::ResourcesListChanged,
+        method::NOTIFICATIONS_RESOURCES_UPDATED => {
+            ListenEvent::ResourceUpdated(params.get("uri")?.as_str()?.to_owned())
+        }
+        _ => return None,
+    })
+}
+
+impl Handler for Router {
+    async fn request(
+        &self,
+        request: Request,
+        _cx: RequestContext,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        // Servers of this revision never send requests.
+        Err(ErrorObject::method_not_found(&request.method))
+    }
+
+    fn notification(&self, notification: Notification, _peer: &Peer) {
+        let Some(params) = notification
+            .params
+            .as_deref()
+            .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+        else {
+            return;
+        };
+        if notification.method == method::NOTIFICATIONS_CANCELLED {
+            // The server ends a subscription with notifications/cancelled naming it.
+            if let Some(id) = params
+                .get("requestId")
+                .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok())
+            {
+                self.unregister(&id);
+            }
+            return;
+        }
+        let Some(id) = params
+            .pointer("/_meta/io.modelcontextprotocol~1subscriptionId")
+            .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok())
+        else {
+            tracing::debug!(method = %notification.method, "notification outside any subscription");
+            return;
+        };
+        let Some(event) = event(&notification, &params) else {
+            return;
+        };
+        let sender = self
+            .routes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&id)
+            .cloned();
+        if let Some(sender) = sender
+            && sender.try_send(event).is_err()
+        {
+            tracing::warn!(%id, "subscription consumer is behind; a change notification was dropped");
+        }
+    }
+}
+
+/// An open subscription. Dropping it ends the subscription (over stdio the server hears
+/// `notifications/cancelled`).
+#[derive(Debug)]
+pub struct Subscription {
+    pub(crate) id: RequestId,
+    pub(crate) events: mpsc::Receiver<ListenEvent>,
+    pub(crate) request: JoinHandle<()>,
+    pub(crate) router: Router,
+}
+
+impl Subscription {
+    /// The subscription's id (the listen request's id).
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// The next event; `None` once the server closed the subscription.
+    pub async fn next(&mut self) -> Option<ListenEvent> {
+        self.events.recv().await
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.router.unregister(&self.id);
+        self.request.abort();
+    }
+}
