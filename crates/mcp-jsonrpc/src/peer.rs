@@ -96,6 +96,9 @@ impl Default for PeerConfig {
 /// Called with each progress update of a request.
 pub type ProgressCallback = Arc<dyn Fn(&ProgressNotificationParams) + Send + Sync>;
 
+/// Called with a request's id once it is allocated.
+pub type IdCallback = Arc<dyn Fn(&RequestId) + Send + Sync>;
+
 /// Per-request options for an outbound request.
 #[derive(Clone, Default)]
 #[non_exhaustive]
@@ -111,7 +114,7 @@ pub struct RequestOptions {
     pub on_progress: Option<ProgressCallback>,
     /// Called with the request's id once it is allocated, before the request is sent (for
     /// routing what the peer tags with that id, such as a subscription's notifications).
-    pub on_id: Option<Arc<dyn Fn(&RequestId) + Send + Sync>>,
+    pub on_id: Option<IdCallback>,
 }
 
 impl std::fmt::Debug for RequestOptions {
