@@ -642,7 +642,7 @@ impl Client {
         let assigning = Arc::clone(&assigned);
         let mut options = RequestOptions::default();
         // A subscription lives until either side ends it; the engine still wants a bound.
-        options.timeout = Some(Duration::from_secs(365 * 24 * 3600));
+        options.timeout = Some(Duration::from_hours(365 * 24));
         options.max_timeout = options.timeout;
         options.on_id = Some(Arc::new(move |id: &mcp_types::RequestId| {
             registering.register(id.clone(), tx.clone());
