@@ -24,6 +24,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::cache::Cache;
 use crate::error::Error;
 use crate::listen::{Router, Subscription};
 
@@ -152,6 +153,8 @@ impl ClientBuilder {
     }
 
     fn assemble(self, peer: Peer, router: Option<Router>) -> Client {
+        // The router evicts what a subscription's notifications make stale.
+        let cache = router.as_ref().map_or_else(Arc::default, Router::cache);
         let mut capabilities = ClientCapabilities::new();
         if self.elicit.is_some() {
             let mut elicitation = ClientCapabilitiesElicitation::new();
@@ -167,6 +170,8 @@ impl ClientBuilder {
         }
         Client {
             inner: Arc::new(Inner {
+                cache,
+                auth_context: String::new(),
                 router,
                 peer,
                 info: self.info,
@@ -185,6 +190,10 @@ impl ClientBuilder {
 }
 
 struct Inner {
+    cache: Arc<Cache>,
+    /// The authorization context private cache entries are keyed by (the credentials in
+    /// use; one context over stdio).
+    auth_context: String,
     router: Option<Router>,
     peer: Peer,
     info: Implementation,
@@ -401,13 +410,33 @@ impl Client {
     /// A request whose result is always complete (lists, discover, completion).
     async fn simple<P: Serialize, T: DeserializeOwned>(
         &self,
-        method: &str,
+        method: &'static str,
         build: impl Fn(RequestMetaObject) -> P,
     ) -> Result<T, Error> {
+        self.cached(method, None, build).await
+    }
+
+    /// [`simple`](Self::simple), served from and stored in the cache under `target`.
+    async fn cached<P: Serialize, T: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        target: Option<&str>,
+        build: impl Fn(RequestMetaObject) -> P,
+    ) -> Result<T, Error> {
+        let context = &self.inner.auth_context;
+        if let Some(raw) = target.and_then(|t| self.inner.cache.get(method, t, context)) {
+            return Self::decode(method, &raw);
+        }
         let raw = self.send(method, build, &CallOptions::default()).await?;
         match Self::decode::<Kind>(method, &raw)?.result_type.as_deref() {
             // A result without `resultType` comes from an earlier-revision server: complete.
-            None | Some("complete") => Self::decode(method, &raw),
+            None | Some("complete") => {
+                let value = Self::decode(method, &raw)?;
+                if let Some(target) = target {
+                    self.inner.cache.put(method, target, context, &raw);
+                }
+                Ok(value)
+            }
             Some(other) => Err(Error::UnknownResultType(other.to_owned())),
         }
     }
@@ -416,15 +445,29 @@ impl Client {
     /// answers and the exact `requestState`, up to the round limit.
     async fn with_input<P: Serialize, T: DeserializeOwned>(
         &self,
-        method: &str,
+        method: &'static str,
         build: impl Fn(RequestMetaObject, &Round) -> P,
         call: &CallOptions,
+        cache_target: Option<&str>,
     ) -> Result<T, Error> {
+        let context = &self.inner.auth_context;
+        if let Some(raw) = cache_target.and_then(|t| self.inner.cache.get(method, t, context)) {
+            return Self::decode(method, &raw);
+        }
         let mut round = Round::default();
-        for _ in 0..self.inner.max_rounds {
+        for n in 0..self.inner.max_rounds {
             let raw = self.send(method, |meta| build(meta, &round), call).await?;
             match Self::decode::<Kind>(method, &raw)?.result_type.as_deref() {
-                None | Some("complete") => return Self::decode(method, &raw),
+                None | Some("complete") => {
+                    let value = Self::decode(method, &raw)?;
+                    // Never cache the result of a retry: it answered this client's input.
+                    if n == 0
+                        && let Some(target) = cache_target
+                    {
+                        self.inner.cache.put(method, target, context, &raw);
+                    }
+                    return Ok(value);
+                }
                 Some("input_required") => {
                     let asked: InputRequiredResult = Self::decode(method, &raw)?;
                     let mut answers = OrderedMap::new();
@@ -485,8 +528,9 @@ impl Client {
 
     /// `server/discover`: the server's versions, capabilities, identity and instructions.
     pub async fn discover(&self) -> Result<DiscoverResult, Error> {
-        self.simple(
+        self.cached(
             method::SERVER_DISCOVER,
+            Some(""),
             |meta| serde_json::json!({ "_meta": meta }),
         )
         .await
@@ -502,7 +546,12 @@ impl Client {
 
     /// One page of `tools/list`.
     pub async fn list_tools(&self, cursor: Option<&str>) -> Result<ListToolsResult, Error> {
-        self.simple(method::TOOLS_LIST, Self::page(cursor)).await
+        self.cached(
+            method::TOOLS_LIST,
+            Some(cursor.unwrap_or("")),
+            Self::page(cursor),
+        )
+        .await
     }
 
     /// Every tool, following cursors.
@@ -516,7 +565,12 @@ impl Client {
 
     /// One page of `prompts/list`.
     pub async fn list_prompts(&self, cursor: Option<&str>) -> Result<ListPromptsResult, Error> {
-        self.simple(method::PROMPTS_LIST, Self::page(cursor)).await
+        self.cached(
+            method::PROMPTS_LIST,
+            Some(cursor.unwrap_or("")),
+            Self::page(cursor),
+        )
+        .await
     }
 
     /// Every prompt, following cursors.
@@ -530,8 +584,12 @@ impl Client {
 
     /// One page of `resources/list`.
     pub async fn list_resources(&self, cursor: Option<&str>) -> Result<ListResourcesResult, Error> {
-        self.simple(method::RESOURCES_LIST, Self::page(cursor))
-            .await
+        self.cached(
+            method::RESOURCES_LIST,
+            Some(cursor.unwrap_or("")),
+            Self::page(cursor),
+        )
+        .await
     }
 
     /// Every resource, following cursors.
@@ -548,8 +606,12 @@ impl Client {
         &self,
         cursor: Option<&str>,
     ) -> Result<ListResourceTemplatesResult, Error> {
-        self.simple(method::RESOURCES_TEMPLATES_LIST, Self::page(cursor))
-            .await
+        self.cached(
+            method::RESOURCES_TEMPLATES_LIST,
+            Some(cursor.unwrap_or("")),
+            Self::page(cursor),
+        )
+        .await
     }
 
     /// Every resource template, following cursors.
@@ -588,6 +650,7 @@ impl Client {
                 params
             },
             options,
+            None,
         )
         .await
     }
@@ -608,6 +671,7 @@ impl Client {
                 params
             },
             &CallOptions::default(),
+            None,
         )
         .await
     }
@@ -623,6 +687,7 @@ impl Client {
                 params
             },
             &CallOptions::default(),
+            Some(uri),
         )
         .await
     }

@@ -49,6 +49,7 @@
 
 #![forbid(unsafe_code)]
 
+mod cache;
 mod client;
 mod error;
 mod listen;

@@ -42,9 +42,13 @@ type Routes = Arc<Mutex<HashMap<RequestId, mpsc::Sender<ListenEvent>>>>;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Router {
     routes: Routes,
+    cache: Arc<crate::cache::Cache>,
 }
 
 impl Router {
+    pub(crate) fn cache(&self) -> Arc<crate::cache::Cache> {
+        Arc::clone(&self.cache)
+    }
     pub(crate) fn register(&self, id: RequestId, tx: mpsc::Sender<ListenEvent>) {
         self.routes
             .lock()
@@ -113,6 +117,7 @@ impl Handler for Router {
         let Some(event) = event(&notification, &params) else {
             return;
         };
+        self.cache.invalidate(&event);
         let sender = self
             .routes
             .lock()

@@ -23,7 +23,13 @@ struct Sum {
 }
 
 fn server() -> Server {
-    let mut builder = Server::builder("server", "1").page_size(2);
+    let mut builder =
+        Server::builder("server", "1")
+            .page_size(2)
+            .cache(mcp_server::CachePolicy::new(
+                60_000,
+                mcp_types::CacheScope::Public,
+            ));
     for n in 0..5 {
         builder = builder.tool(ToolDef::new(
             format!("t{n}"),
@@ -197,6 +203,7 @@ async fn listen_delivers_the_acknowledgement_then_the_opted_in_changes() {
     let mut filter = mcp_types::SubscriptionFilter::new();
     filter.tools_list_changed = Some(true);
     let mut tools = client.listen(filter).await.unwrap();
+    let cached_before = client.list_tools_all().await.unwrap().len();
     let mut filter = mcp_types::SubscriptionFilter::new();
     filter.prompts_list_changed = Some(true);
     let mut prompts = client.listen(filter).await.unwrap();
@@ -213,6 +220,11 @@ async fn listen_delivers_the_acknowledgement_then_the_opted_in_changes() {
     assert_eq!(
         tools.next().await,
         Some(mcp_client::ListenEvent::ToolsListChanged)
+    );
+    assert_eq!(
+        client.list_tools_all().await.unwrap().len(),
+        cached_before - 1,
+        "the change evicted the cached list"
     );
     server.remove_prompt("p");
     assert_eq!(

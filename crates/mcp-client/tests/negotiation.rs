@@ -150,3 +150,58 @@ async fn a_question_without_a_handler_is_an_error() {
         matches!(call.await.unwrap(), Err(Error::NoHandler { method }) if method == "roots/list")
     );
 }
+
+#[tokio::test]
+async fn results_with_a_ttl_are_served_from_the_cache() {
+    let (client, mut server, _conn) = connect();
+    let first = tokio::spawn({
+        let client = client.clone();
+        async move { client.list_tools(None).await }
+    });
+    let request = server.request().await;
+    server
+        .reply(&request, json!({"result": {"resultType": "complete", "tools": [], "ttlMs": 60_000, "cacheScope": "public"}}))
+        .await;
+    first.await.unwrap().unwrap();
+    // The scripted server answers nothing more: a second list only completes from the cache.
+    let second =
+        tokio::time::timeout(std::time::Duration::from_secs(5), client.list_tools(None)).await;
+    assert!(
+        second
+            .expect("served without the server")
+            .unwrap()
+            .tools
+            .is_empty()
+    );
+
+    // An input_required result is never stored, and neither is the retry's result.
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.read_resource("file:///x").await }
+    });
+    let read = server.request().await;
+    server
+        .reply(
+            &read,
+            json!({"result": {"resultType": "input_required", "requestState": "s"}}),
+        )
+        .await;
+    let retry = server.request().await;
+    server
+        .reply(&retry, json!({"result": {"resultType": "complete", "contents": [], "ttlMs": 60_000, "cacheScope": "public"}}))
+        .await;
+    call.await.unwrap().unwrap();
+    let again = tokio::spawn(async move { client.read_resource("file:///x").await });
+    let fresh = server.request().await;
+    assert_eq!(
+        fresh["method"], "resources/read",
+        "the retry's result was not cached"
+    );
+    server
+        .reply(
+            &fresh,
+            json!({"result": {"resultType": "complete", "contents": []}}),
+        )
+        .await;
+    again.await.unwrap().unwrap();
+}
