@@ -461,16 +461,10 @@ impl ParamHeader {
         path: impl IntoIterator<Item = P>,
     ) -> Result<Self, Error> {
         let path: Box<[Box<str>]> = path.into_iter().map(Into::into).collect();
-        let token = !name.is_empty()
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-        if !token || path.is_empty() {
-            return Err(Error::ParamHeaderName(name.to_owned()));
+        match crate::headers::param_header_name(name) {
+            Some(header) if !path.is_empty() => Ok(ParamHeader { header, path }),
+            _ => Err(Error::ParamHeaderName(name.to_owned())),
         }
-        let header = HeaderName::try_from(format!("mcp-param-{name}"))
-            .map_err(|_| Error::ParamHeaderName(name.to_owned()))?;
-        Ok(ParamHeader { header, path })
     }
 
     /// The full header name, lowercase (`mcp-param-region`).

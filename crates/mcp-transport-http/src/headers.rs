@@ -1,6 +1,8 @@
-//! Reading single request headers: media types (`Content-Type`, `Accept`), whitespace and
-//! character rules, and the Base64 sentinel of `Mcp-Name` and `Mcp-Param-*` values
-//! (`docs/2026-07-28/basic/transports/streamable-http.mdx`, Value Encoding).
+//! Reading and writing single headers: media types (`Content-Type`, `Accept`), whitespace
+//! and character rules, `Mcp-Param-{Name}` names, and the Base64 sentinel of `Mcp-Name` and
+//! `Mcp-Param-*` values (`docs/2026-07-28/basic/transports/streamable-http.mdx`, Value
+//! Encoding). The server half decodes with [`decode_sentinel`], the client half encodes with
+//! [`encode_sentinel`], so the two cannot drift apart.
 //!
 //! Everything here is a pure function of header values, so it is tested without a server.
 
@@ -8,7 +10,7 @@ use std::borrow::Cow;
 
 use base64::Engine as _;
 use http::header::{ACCEPT, CONTENT_TYPE};
-use http::{HeaderMap, HeaderValue};
+use http::{HeaderMap, HeaderName, HeaderValue};
 
 const JSON: &str = "application/json";
 const SSE: &str = "text/event-stream";
@@ -76,12 +78,51 @@ pub(crate) fn decode_sentinel(value: &str) -> Result<Cow<'_, str>, Malformed> {
         .map_err(|_| Malformed::BadBase64)
 }
 
+/// A value ready to send as `Mcp-Name` or `Mcp-Param-*`: as it is when every byte is
+/// visible ASCII or an inner space, and it neither has leading or trailing whitespace nor
+/// looks like a sentinel; otherwise `=?base64?{standard, padded Base64 of UTF-8}?=`. Tabs and
+/// other control characters are always encoded, although RFC 9110 allows tabs, because the
+/// spec asks for plain values only.
+pub(crate) fn encode_sentinel(value: &str) -> Cow<'_, str> {
+    let printable = value.bytes().all(|b| (0x20..=0x7e).contains(&b));
+    let padded = value.starts_with(' ') || value.ends_with(' ');
+    let sentinel = value.starts_with(SENTINEL_PREFIX) && value.ends_with(SENTINEL_SUFFIX);
+    if printable && !padded && !sentinel {
+        return Cow::Borrowed(value);
+    }
+    let payload = base64::engine::general_purpose::STANDARD.encode(value);
+    Cow::Owned(format!("{SENTINEL_PREFIX}{payload}{SENTINEL_SUFFIX}"))
+}
+
+/// The header `Mcp-Param-{name}` (lower-cased), if `name` is a non-empty HTTP field-name
+/// token (RFC 9110 §5.1), as `x-mcp-header` values must be.
+pub(crate) fn param_header_name(name: &str) -> Option<HeaderName> {
+    let token = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    if !token {
+        return None;
+    }
+    HeaderName::try_from(format!("mcp-param-{name}")).ok()
+}
+
+/// The `type/subtype` of a single `Content-Type`, without parameters, if there is one.
+pub(crate) fn content_type(headers: &HeaderMap) -> Option<&str> {
+    match single(headers, CONTENT_TYPE) {
+        Ok(Some(value)) => Some(essence(value)),
+        _ => None,
+    }
+}
+
 /// Whether `Content-Type` is exactly one `application/json`, with any parameters.
 pub(crate) fn is_json_content(headers: &HeaderMap) -> bool {
-    match single(headers, CONTENT_TYPE) {
-        Ok(Some(value)) => essence(value).eq_ignore_ascii_case(JSON),
-        _ => false,
-    }
+    content_type(headers).is_some_and(|media| media.eq_ignore_ascii_case(JSON))
+}
+
+/// Whether `Content-Type` is exactly one `text/event-stream`, with any parameters.
+pub(crate) fn is_sse_content(headers: &HeaderMap) -> bool {
+    content_type(headers).is_some_and(|media| media.eq_ignore_ascii_case(SSE))
 }
 
 /// Whether `Accept` lists both `application/json` and `text/event-stream`, neither with
@@ -165,6 +206,37 @@ mod tests {
         for (input, expected) in cases {
             let got = decode_sentinel(input);
             assert_eq!(got.as_deref().map_err(|e| *e), *expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn encoding_round_trips() {
+        // The spec's table (Value Encoding), plus edge cases of the plain set.
+        let cases = [
+            ("us-west1", "us-west1"),
+            ("Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="),
+            (" padded ", "=?base64?IHBhZGRlZCA=?="),
+            ("line1\nline2", "=?base64?bGluZTEKbGluZTI=?="),
+            ("=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="),
+            ("inner space", "inner space"),
+            ("tab\there", "=?base64?dGFiCWhlcmU=?="),
+            ("trailing ", "=?base64?dHJhaWxpbmcg?="),
+            ("", ""),
+            ("=?base64?", "=?base64?"),
+        ];
+        for (value, encoded) in cases {
+            assert_eq!(encode_sentinel(value), encoded, "{value:?}");
+            assert_eq!(decode_sentinel(encoded).unwrap(), value, "{value:?}");
+            assert!(HeaderValue::from_str(encoded).is_ok(), "{value:?}");
+        }
+    }
+
+    #[test]
+    fn param_names() {
+        assert_eq!(param_header_name("Region").unwrap(), "mcp-param-region");
+        assert_eq!(param_header_name("a.b~c").unwrap(), "mcp-param-a.b~c");
+        for bad in ["", "a b", "a:b", "é", "a\r"] {
+            assert!(param_header_name(bad).is_none(), "{bad:?}");
         }
     }
 

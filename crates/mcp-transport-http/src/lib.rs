@@ -1,5 +1,5 @@
-//! MCP over Streamable HTTP on hyper 1: the server endpoint of the 2026-07-28 binding (the
-//! client half comes with issue #5).
+//! MCP over Streamable HTTP on hyper 1: the server endpoint and the client of the 2026-07-28
+//! binding.
 //!
 //! This crate implements `docs/2026-07-28/basic/transports/streamable-http.mdx` and the
 //! message rules of `docs/2026-07-28/basic/transports/index.mdx`. Spec paths are relative to
@@ -12,6 +12,12 @@
 //!   [`shutdown`](RunningServer::shutdown).
 //! - [`McpService`] is the endpoint as a hyper and tower service, to mount in a router
 //!   beside other routes (`examples/axum_mount.rs`).
+//! - [`HttpClient`] is the client: [`request`](HttpClient::request) POSTs one encoded
+//!   request with its [`RequestHeaders`] and returns a [`ResponseStream`] of the
+//!   notifications and the response the server sends for it;
+//!   [`notify`](HttpClient::notify) POSTs a notification. [`HttpClientConfig`] holds its
+//!   limits, connect timeout and extra headers. `https://` needs the `rustls` feature (on by
+//!   default).
 //! - [`HttpServerConfig`] holds every limit, timeout and allow-list, plus the two hooks the
 //!   core supplies: [`ParamHeaders`] (the `Mcp-Param-*` headers of each tool, from its
 //!   `x-mcp-header` annotations) and a [`NotificationHook`].
@@ -84,6 +90,17 @@
 //!   [`RunningServer`]. A handler runs inside its connection's task, not on a task of its
 //!   own. No lock is held across an `.await`.
 //!
+//! Invariants of the client half:
+//!
+//! - Every POST carries `Accept` (JSON and SSE), `Content-Type: application/json`,
+//!   `MCP-Protocol-Version`, `Mcp-Method` and, when given, `Mcp-Name` and `Mcp-Param-*`,
+//!   Base64-sentinel-encoded exactly as the server half decodes them.
+//! - Peer input is bounded: the reply body (default 16 MiB) and each SSE event (default
+//!   4 MiB) are counted while reading; past either the stream yields one error and ends.
+//! - Redirects are never followed (a typed error), so credentials never cross origins.
+//! - Dropping a call or its [`ResponseStream`] closes its connection: the spec's
+//!   cancellation. A stream read to its end returns its connection to the pool.
+//!
 //! This crate must never hold tool logic: the `Mcp-Param-*` headers to expect come from the
 //! core above, which owns the tool definitions. It never branches on legacy revisions: it
 //! mints no `Mcp-Session-Id`, writes no SSE event ids and ignores `Last-Event-ID`. Legacy
@@ -97,6 +114,7 @@
 #![forbid(unsafe_code)]
 
 mod body;
+mod client;
 mod config;
 mod error;
 mod headers;
@@ -106,6 +124,7 @@ mod response;
 mod server;
 mod service;
 
+pub use client::{HttpClient, HttpClientConfig, RequestHeaders, ResponseStream};
 pub use config::{AllowList, HttpServerConfig, NotificationHook, ParamHeader, ParamHeaders};
 pub use error::Error;
 pub use response::McpBody;

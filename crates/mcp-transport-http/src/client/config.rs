@@ -1,0 +1,93 @@
+//! The client's settings: limits on what the server may send, the connect timeout, and
+//! extra headers for every POST.
+
+use std::time::Duration;
+
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+/// The settings of an [`HttpClient`](crate::HttpClient).
+///
+/// Every field has a default (see each field); the setters return the changed value so
+/// settings chain:
+///
+/// ```
+/// use std::time::Duration;
+/// use http::HeaderValue;
+/// use mcp_transport_http::HttpClientConfig;
+///
+/// let config = HttpClientConfig::default()
+///     .header(http::header::AUTHORIZATION, HeaderValue::from_static("Bearer t0k3n"))
+///     .connect_timeout(Duration::from_secs(3))
+///     .max_response_bytes(1 << 20);
+/// assert_eq!(config.max_response_bytes, 1 << 20);
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HttpClientConfig {
+    /// Headers sent with every POST (`Authorization`, a user agent). The MCP headers the
+    /// client sets itself (`Accept`, `Content-Type`, `MCP-Protocol-Version`, `Mcp-Method`,
+    /// `Mcp-Name`, `Mcp-Param-*`) replace any value given here.
+    pub headers: HeaderMap,
+    /// How long opening a TCP connection may take (default 10 s). Past it the call fails
+    /// with a connect error. How long a whole call may take is the caller's business: drop
+    /// the call or its [`ResponseStream`](crate::ResponseStream) to give up.
+    pub connect_timeout: Duration,
+    /// How long an idle connection stays in the pool for reuse (default 90 s).
+    pub pool_idle_timeout: Duration,
+    /// The largest reply body read, JSON or a whole SSE stream (default 16 MiB). Past it
+    /// reading stops with [`Error::BodyTooLarge`](crate::Error::BodyTooLarge). A
+    /// long-lived stream (`subscriptions/listen`) needs a larger value.
+    pub max_response_bytes: usize,
+    /// The largest single SSE event (default 4 MiB). Past it reading stops with
+    /// [`Error::EventTooLarge`](crate::Error::EventTooLarge).
+    pub max_event_bytes: usize,
+}
+
+impl Default for HttpClientConfig {
+    fn default() -> Self {
+        HttpClientConfig {
+            headers: HeaderMap::new(),
+            connect_timeout: Duration::from_secs(10),
+            pool_idle_timeout: Duration::from_secs(90),
+            max_response_bytes: 16 << 20,
+            max_event_bytes: 4 << 20,
+        }
+    }
+}
+
+impl HttpClientConfig {
+    /// Adds a header sent with every POST (another value of the same name is kept too).
+    #[must_use]
+    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.append(name, value);
+        self
+    }
+
+    /// Sets [`connect_timeout`](Self::connect_timeout).
+    #[must_use]
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Sets [`pool_idle_timeout`](Self::pool_idle_timeout).
+    #[must_use]
+    pub fn pool_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.pool_idle_timeout = timeout;
+        self
+    }
+
+    /// Sets [`max_response_bytes`](Self::max_response_bytes).
+    #[must_use]
+    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
+        self.max_response_bytes = bytes;
+        self
+    }
+
+    /// Sets [`max_event_bytes`](Self::max_event_bytes).
+    #[must_use]
+    pub fn max_event_bytes(mut self, bytes: usize) -> Self {
+        self.max_event_bytes = bytes;
+        self
+    }
+}

@@ -1,0 +1,460 @@
+//! The client half: one POST per JSON-RPC message, over a shared pool of connections.
+//!
+//! Revision 2026-07-28 makes HTTP request-scoped
+//! (`docs/2026-07-28/basic/transports/streamable-http.mdx`, Sending Messages), so the client
+//! is not a frame reader and writer but a call: [`HttpClient::request`] POSTs one encoded
+//! request with the headers that mirror it and returns a [`ResponseStream`] of the messages
+//! the server answers with; [`HttpClient::notify`] POSTs a notification and expects `202`.
+//!
+//! Policy:
+//!
+//! - Every POST carries `Accept: application/json, text/event-stream`,
+//!   `Content-Type: application/json`, `MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name`
+//!   and `Mcp-Param-*` when given, their values encoded with the Base64 sentinel when they are
+//!   not plain (see `headers::encode_sentinel`, the inverse of what the server half decodes).
+//!   The caller extracts the values from the body; this module only writes them.
+//! - Redirects are not followed: a 3xx is [`Error::Redirect`], so credentials never reach
+//!   another origin.
+//! - Connections are pooled by one hyper-util client (HTTP/1.1, keep-alive). Its connection
+//!   tasks are spawned by hyper-util and end with their connections; the pool owns them.
+//! - Cancellation is dropping: dropping the future of a call, or its [`ResponseStream`],
+//!   closes the connection mid-reply, which the spec defines as cancelling the request.
+
+mod config;
+mod sse;
+mod stream;
+
+use std::fmt;
+
+use bytes::Bytes;
+use http::header::{ACCEPT, CONTENT_TYPE, LOCATION};
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri};
+use http_body_util::Full;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+
+pub use config::HttpClientConfig;
+pub use stream::ResponseStream;
+
+use crate::error::Error;
+use crate::headers;
+use crate::mirror::{METHOD, NAME, PROTOCOL_VERSION};
+
+#[cfg(feature = "rustls")]
+type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+#[cfg(not(feature = "rustls"))]
+type Connector = HttpConnector;
+
+const ACCEPT_BOTH: HeaderValue = HeaderValue::from_static("application/json, text/event-stream");
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+
+/// The headers that mirror one message's body (`docs/2026-07-28/basic/transports/
+/// streamable-http.mdx`, Request Metadata). The caller reads them from the body it encoded:
+/// the method, `params.name` or `params.uri`, and the arguments a tool's `x-mcp-header`
+/// annotations designate.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct RequestHeaders {
+    /// `MCP-Protocol-Version`, such as `2026-07-28`.
+    pub protocol_version: String,
+    /// `Mcp-Method`, the JSON-RPC method.
+    pub method: String,
+    /// `Mcp-Name`: `params.name` of `tools/call` and `prompts/get`, `params.uri` of
+    /// `resources/read`.
+    pub name: Option<String>,
+    /// `Mcp-Param-{name}` headers: the `x-mcp-header` name and the argument's value (a
+    /// string, an integer or a boolean; a null omits the header).
+    pub params: Vec<(String, serde_json::Value)>,
+}
+
+impl RequestHeaders {
+    /// The headers of a message for `method` under `protocol_version`.
+    pub fn new(protocol_version: impl Into<String>, method: impl Into<String>) -> Self {
+        RequestHeaders {
+            protocol_version: protocol_version.into(),
+            method: method.into(),
+            name: None,
+            params: Vec::new(),
+        }
+    }
+
+    /// Sets `Mcp-Name`.
+    #[must_use]
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Adds an `Mcp-Param-{name}` header with the argument's value.
+    #[must_use]
+    pub fn param(mut self, name: impl Into<String>, value: impl Into<serde_json::Value>) -> Self {
+        self.params.push((name.into(), value.into()));
+        self
+    }
+}
+
+/// A Streamable HTTP client for one MCP endpoint. Cloning it is cheap and shares the
+/// connection pool.
+///
+/// ```
+/// use mcp_jsonrpc::{ErrorObject, Handler, Message, Request, RequestContext};
+/// use mcp_transport_http::{HttpClient, HttpClientConfig, HttpServer, HttpServerConfig, RequestHeaders};
+/// use serde_json::{json, value::RawValue};
+///
+/// /// Sends one log notification, then answers with its params.
+/// struct Echo;
+///
+/// impl Handler for Echo {
+///     async fn request(&self, request: Request, cx: RequestContext) -> Result<Box<RawValue>, ErrorObject> {
+///         cx.notify("notifications/message", Some(&json!({"level": "info", "data": "hi"})))
+///             .await
+///             .map_err(|e| ErrorObject::internal(e.to_string()))?;
+///         Ok(request.params.unwrap())
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let server = HttpServer::bind(HttpServer::DEFAULT_ADDR, Echo, HttpServerConfig::default())
+///     .await
+///     .unwrap();
+/// let client = HttpClient::new(server.url(), HttpClientConfig::default()).unwrap();
+///
+/// let params = json!({"_meta": {
+///     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+///     "io.modelcontextprotocol/clientCapabilities": {}}});
+/// let frame = mcp_jsonrpc::encode_request(&1.into(), "tools/list", Some(&params)).unwrap();
+/// let mut stream = client
+///     .request(frame, RequestHeaders::new("2026-07-28", "tools/list"))
+///     .await
+///     .unwrap();
+///
+/// // The notification arrives first (over SSE), then the response.
+/// let Some(Ok(Message::Notification(log))) = stream.next().await else { panic!() };
+/// assert_eq!(log.method, "notifications/message");
+/// let Some(Ok(Message::Response(response))) = stream.next().await else { panic!() };
+/// assert!(response.outcome.is_ok());
+/// assert!(stream.next().await.is_none());
+///
+/// server.shutdown(std::time::Duration::from_secs(1)).await;
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct HttpClient {
+    client: Client<Connector, Full<Bytes>>,
+    url: Uri,
+    headers: HeaderMap,
+    limits: Limits,
+}
+
+/// The bounds on what a reply may hold.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    body: usize,
+    event: usize,
+}
+
+impl fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Extra headers may hold credentials: only their names are shown.
+        f.debug_struct("HttpClient")
+            .field("url", &self.url)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpClient {
+    /// A client for the MCP endpoint at `url` (`http://…`, or `https://…` with the `rustls`
+    /// feature). No connection is opened until the first call; calls must run within a
+    /// tokio runtime.
+    pub fn new(url: &str, config: HttpClientConfig) -> Result<Self, Error> {
+        let invalid = |reason| Error::Url {
+            url: url.to_owned(),
+            reason,
+        };
+        let uri: Uri = url.parse().map_err(|_| invalid("not a URL"))?;
+        if uri.authority().is_none() {
+            return Err(invalid("no host"));
+        }
+        match uri.scheme_str() {
+            Some("http") => {}
+            Some("https") if cfg!(feature = "rustls") => {}
+            Some("https") => return Err(invalid("https needs the `rustls` feature")),
+            _ => return Err(invalid("the scheme must be http or https")),
+        }
+
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_nodelay(true);
+        http.set_connect_timeout(Some(config.connect_timeout).filter(|t| !t.is_zero()));
+        let connector = connector(http)?;
+        let client = Client::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(config.pool_idle_timeout)
+            .build(connector);
+        Ok(HttpClient {
+            client,
+            url: uri,
+            headers: config.headers,
+            limits: Limits {
+                body: config.max_response_bytes,
+                event: config.max_event_bytes,
+            },
+        })
+    }
+
+    /// The endpoint's URL.
+    pub fn url(&self) -> &Uri {
+        &self.url
+    }
+
+    /// POSTs one encoded JSON-RPC request and returns once the reply's head has arrived.
+    /// The [`ResponseStream`] then yields, in order, each message the server sends for it:
+    /// notifications (progress, logs) as they arrive, then the response. A JSON-RPC error
+    /// answered with an error status (`404` with -32601, `400` with -32020) is a response
+    /// message like any other.
+    ///
+    /// Cancel safety: dropping the future, or the stream, closes the connection, which
+    /// cancels the request on the server.
+    pub async fn request(
+        &self,
+        frame: Bytes,
+        headers: RequestHeaders,
+    ) -> Result<ResponseStream, Error> {
+        let response = self.post(frame, &headers).await?;
+        let status = response.status();
+        if status.is_redirection() {
+            return Err(redirect(status, response.headers()));
+        }
+        let (parts, body) = response.into_parts();
+        let json = headers::is_json_content(&parts.headers);
+        if status.is_success() {
+            if json {
+                return Ok(ResponseStream::json(status, body, self.limits));
+            }
+            if headers::is_sse_content(&parts.headers) {
+                return Ok(ResponseStream::sse(body, self.limits));
+            }
+            return Err(Error::ContentType {
+                content_type: headers::single(&parts.headers, CONTENT_TYPE)
+                    .ok()
+                    .flatten()
+                    .map(str::to_owned),
+            });
+        }
+        if json {
+            // The body should be a JSON-RPC error response; the stream yields it, or a
+            // status error if it is not one.
+            return Ok(ResponseStream::json(status, body, self.limits));
+        }
+        Err(Error::Status {
+            status,
+            error: None,
+        })
+    }
+
+    /// POSTs one encoded JSON-RPC notification; the server must answer `202 Accepted`.
+    /// Another status is [`Error::Status`], with the JSON-RPC error of the body if any.
+    pub async fn notify(&self, frame: Bytes, headers: RequestHeaders) -> Result<(), Error> {
+        let response = self.post(frame, &headers).await?;
+        let status = response.status();
+        if status.is_redirection() {
+            return Err(redirect(status, response.headers()));
+        }
+        let json = headers::is_json_content(response.headers());
+        let body = stream::read_body(response.into_body(), self.limits.body).await;
+        if status == StatusCode::ACCEPTED {
+            return Ok(());
+        }
+        let error = match body {
+            Ok(body) if json => stream::error_of(&body),
+            _ => None,
+        };
+        Err(Error::Status { status, error })
+    }
+
+    async fn post(
+        &self,
+        frame: Bytes,
+        headers: &RequestHeaders,
+    ) -> Result<http::Response<hyper::body::Incoming>, Error> {
+        let request = self.build(frame, headers)?;
+        self.client.request(request).await.map_err(|e| Error::Send {
+            connect: e.is_connect(),
+            source: Box::new(e),
+        })
+    }
+
+    fn build(&self, frame: Bytes, mcp: &RequestHeaders) -> Result<Request<Full<Bytes>>, Error> {
+        let mut request = Request::new(Full::new(frame));
+        *request.method_mut() = Method::POST;
+        *request.uri_mut() = self.url.clone();
+        let map = request.headers_mut();
+        map.clone_from(&self.headers);
+        map.insert(ACCEPT, ACCEPT_BOTH);
+        map.insert(CONTENT_TYPE, JSON);
+        map.insert(
+            PROTOCOL_VERSION,
+            plain("MCP-Protocol-Version", &mcp.protocol_version)?,
+        );
+        map.insert(METHOD, plain("Mcp-Method", &mcp.method)?);
+        if let Some(name) = &mcp.name {
+            map.insert(NAME, encoded("Mcp-Name", name)?);
+        }
+        for (name, value) in &mcp.params {
+            let header = headers::param_header_name(name).ok_or_else(|| Error::Header {
+                name: format!("Mcp-Param-{name}"),
+                reason: "the name is not an HTTP field-name token".to_owned(),
+            })?;
+            if let Some(text) = param_text(header.as_str(), value)? {
+                let value = encoded(header.as_str(), &text)?;
+                map.insert(header, value);
+            }
+        }
+        Ok(request)
+    }
+}
+
+#[cfg(feature = "rustls")]
+fn connector(http: HttpConnector) -> Result<Connector, Error> {
+    let builder = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())
+        .map_err(|e| Error::Config(format!("TLS setup failed: {e}")))?;
+    Ok(builder.https_or_http().enable_http1().wrap_connector(http))
+}
+
+#[cfg(not(feature = "rustls"))]
+#[allow(clippy::unnecessary_wraps)]
+fn connector(http: HttpConnector) -> Result<Connector, Error> {
+    Ok(http)
+}
+
+/// A header value that must be sent as it is (the protocol version and the method).
+fn plain(name: &str, value: &str) -> Result<HeaderValue, Error> {
+    let ok = !value.is_empty() && value.bytes().all(|b| b.is_ascii_graphic());
+    ok.then(|| HeaderValue::from_str(value).ok())
+        .flatten()
+        .ok_or_else(|| Error::Header {
+            name: name.to_owned(),
+            reason: format!("{value:?} is not a visible ASCII token"),
+        })
+}
+
+/// A header value encoded with the Base64 sentinel when it is not plain.
+fn encoded(name: &str, value: &str) -> Result<HeaderValue, Error> {
+    // The sentinel's output is always visible ASCII, so this cannot fail in practice.
+    HeaderValue::from_str(&headers::encode_sentinel(value)).map_err(|e| Error::Header {
+        name: name.to_owned(),
+        reason: e.to_string(),
+    })
+}
+
+/// An `Mcp-Param-*` value as text (Value Encoding, type conversion): strings as they are,
+/// integers in decimal, booleans in lowercase; `None` for null, which omits the header.
+fn param_text(name: &str, value: &serde_json::Value) -> Result<Option<String>, Error> {
+    match value {
+        serde_json::Value::Null => Ok(None),
+        serde_json::Value::String(s) => Ok(Some(s.clone())),
+        serde_json::Value::Bool(b) => Ok(Some(b.to_string())),
+        serde_json::Value::Number(n) if n.is_i64() || n.is_u64() => Ok(Some(n.to_string())),
+        other => Err(Error::Header {
+            name: name.to_owned(),
+            reason: format!("{other} is not a string, an integer or a boolean"),
+        }),
+    }
+}
+
+fn redirect(status: StatusCode, headers: &HeaderMap) -> Error {
+    Error::Redirect {
+        status,
+        location: headers::single(headers, LOCATION)
+            .ok()
+            .flatten()
+            .map(str::to_owned),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn client() -> HttpClient {
+        HttpClient::new("http://127.0.0.1:1/mcp", HttpClientConfig::default()).unwrap()
+    }
+
+    #[test]
+    fn urls() {
+        for bad in ["", "not a url", "/mcp", "ftp://host/mcp", "127.0.0.1:80"] {
+            let err = HttpClient::new(bad, HttpClientConfig::default()).unwrap_err();
+            assert!(err.is_config(), "{bad}: {err}");
+        }
+        assert_eq!(
+            HttpClient::new("https://example.com/mcp", HttpClientConfig::default()).is_ok(),
+            cfg!(feature = "rustls")
+        );
+    }
+
+    #[test]
+    fn headers_are_built() {
+        let config = HttpClientConfig::default()
+            .header(
+                http::header::AUTHORIZATION,
+                HeaderValue::from_static("Bearer x"),
+            )
+            .header(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+        let client = HttpClient::new("http://127.0.0.1:1/mcp", config).unwrap();
+        let mcp = RequestHeaders::new("2026-07-28", "tools/call")
+            .name("sql")
+            .param("Region", "us-west1")
+            .param("Greeting", "Hello, 世界")
+            .param("Count", 42)
+            .param("Flag", false)
+            .param("Absent", serde_json::Value::Null);
+        let request = client.build(Bytes::new(), &mcp).unwrap();
+        let got: Vec<(String, String)> = request
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_owned()))
+            .collect();
+        let expected = [
+            ("authorization", "Bearer x"),
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "sql"),
+            ("mcp-param-region", "us-west1"),
+            ("mcp-param-greeting", "=?base64?SGVsbG8sIOS4lueVjA==?="),
+            ("mcp-param-count", "42"),
+            ("mcp-param-flag", "false"),
+        ];
+        let mut got_sorted = got.clone();
+        got_sorted.sort();
+        let mut expected: Vec<(String, String)> = expected
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        expected.sort();
+        assert_eq!(got_sorted, expected);
+        assert_eq!(request.method(), Method::POST);
+    }
+
+    #[test]
+    fn bad_headers_are_refused() {
+        let cases = [
+            RequestHeaders::new("", "tools/list"),
+            RequestHeaders::new("2026-07-28", "tools list"),
+            RequestHeaders::new("2026-07-28", "tools/call").param("bad name", "x"),
+            RequestHeaders::new("2026-07-28", "tools/call").param("X", 1.5),
+            RequestHeaders::new("2026-07-28", "tools/call").param("X", json!({"a": 1})),
+        ];
+        for mcp in cases {
+            let err = client().build(Bytes::new(), &mcp).unwrap_err();
+            assert!(matches!(err, Error::Header { .. }), "{mcp:?}: {err}");
+        }
+    }
+}

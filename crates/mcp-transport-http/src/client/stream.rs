@@ -1,0 +1,207 @@
+//! The reply to one request, read as it arrives: one JSON message, or the events of an SSE
+//! stream, each decoded by `mcp-jsonrpc`.
+//!
+//! Bounds: the whole body is counted against `max_response_bytes` and each SSE event against
+//! `max_event_bytes`, while reading; past either, the stream yields one error and ends, and
+//! its connection is closed. A JSON body announcing a larger `Content-Length` is refused
+//! before it is read.
+
+use bytes::{Bytes, BytesMut};
+use http::StatusCode;
+use http_body::Body as _;
+use http_body_util::BodyExt as _;
+use hyper::body::Incoming;
+use mcp_jsonrpc::{DecodeOptions, Decoded, ErrorObject, Message};
+
+use super::Limits;
+use super::sse::SseParser;
+use crate::error::Error;
+
+/// The messages the server sends for one request, in order: for an SSE reply, every
+/// notification as it arrives and then the response; for a JSON reply, the response alone.
+///
+/// Dropping the stream before its end closes the connection, which is how a Streamable
+/// HTTP client cancels a request. Reading it until [`next`](Self::next) returns `None`
+/// leaves the connection in the pool for the next call.
+#[derive(Debug)]
+pub struct ResponseStream {
+    body: Incoming,
+    state: State,
+    limits: Limits,
+    /// Body bytes read so far.
+    received: usize,
+}
+
+#[derive(Debug)]
+enum State {
+    /// A JSON reply, with its status: a success, or an error status whose body should be a
+    /// JSON-RPC error response.
+    Json(StatusCode),
+    /// An SSE reply before its response.
+    Sse(Box<SseParser>),
+    /// The response has been yielded; the rest of the stream is read and dropped.
+    Draining,
+    Done,
+}
+
+impl ResponseStream {
+    pub(super) fn json(status: StatusCode, body: Incoming, limits: Limits) -> Self {
+        ResponseStream {
+            body,
+            state: State::Json(status),
+            limits,
+            received: 0,
+        }
+    }
+
+    pub(super) fn sse(body: Incoming, limits: Limits) -> Self {
+        ResponseStream {
+            body,
+            state: State::Sse(Box::new(SseParser::new(limits.event))),
+            limits,
+            received: 0,
+        }
+    }
+
+    /// The next message, or `None` once the reply has ended.
+    ///
+    /// An error ends the stream, except [`Error::Decode`] for one SSE event, after which
+    /// the stream goes on. An SSE stream that ends without a response yields
+    /// [`Error::Incomplete`].
+    ///
+    /// Cancel safety: dropping the future loses no message, except that a message whose
+    /// bytes were partly read stays buffered for the next call.
+    pub async fn next(&mut self) -> Option<Result<Message, Error>> {
+        loop {
+            match &mut self.state {
+                State::Done => return None,
+                State::Json(status) => {
+                    let status = *status;
+                    self.state = State::Done;
+                    return Some(self.json_message(status).await);
+                }
+                State::Sse(parser) => {
+                    if let Some(event) = parser.next_event() {
+                        let message = decode(&event);
+                        if let Ok(Message::Response(_)) = &message {
+                            self.state = State::Draining;
+                        }
+                        return Some(message);
+                    }
+                    match self.chunk().await {
+                        Ok(Some(data)) => {
+                            // `self.state` is still `Sse`: only `chunk` ran in between.
+                            if let State::Sse(parser) = &mut self.state
+                                && parser.feed(&data).is_err()
+                            {
+                                self.state = State::Done;
+                                return Some(Err(Error::EventTooLarge {
+                                    limit: self.limits.event,
+                                }));
+                            }
+                        }
+                        Ok(None) => {
+                            self.state = State::Done;
+                            return Some(Err(Error::Incomplete));
+                        }
+                        Err(e) => {
+                            self.state = State::Done;
+                            return Some(Err(e));
+                        }
+                    }
+                }
+                State::Draining => {
+                    // Whatever follows the response is ignored; reading to the end lets
+                    // the connection be reused.
+                    if !matches!(self.chunk().await, Ok(Some(_))) {
+                        self.state = State::Done;
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next data chunk of the body, counted against the body limit; `None` at its end.
+    async fn chunk(&mut self) -> Result<Option<Bytes>, Error> {
+        loop {
+            let Some(frame) = self.body.frame().await else {
+                return Ok(None);
+            };
+            let frame = frame.map_err(|e| Error::Body(Box::new(e)))?;
+            let Ok(data) = frame.into_data() else {
+                continue; // Trailers.
+            };
+            self.received += data.len();
+            if self.received > self.limits.body {
+                return Err(Error::BodyTooLarge {
+                    limit: self.limits.body,
+                });
+            }
+            return Ok(Some(data));
+        }
+    }
+
+    async fn json_message(&mut self, status: StatusCode) -> Result<Message, Error> {
+        if self.body.size_hint().lower() > self.limits.body as u64 {
+            return Err(Error::BodyTooLarge {
+                limit: self.limits.body,
+            });
+        }
+        let mut buf = BytesMut::new();
+        while let Some(data) = self.chunk().await? {
+            buf.extend_from_slice(&data);
+        }
+        let message = decode(&buf);
+        if status.is_success() {
+            return message;
+        }
+        match message {
+            Ok(Message::Response(response)) if response.outcome.is_err() => {
+                Ok(Message::Response(response))
+            }
+            _ => Err(Error::Status {
+                status,
+                error: None,
+            }),
+        }
+    }
+}
+
+/// Reads a whole body of at most `limit` bytes.
+pub(super) async fn read_body(mut body: Incoming, limit: usize) -> Result<Bytes, Error> {
+    if body.size_hint().lower() > limit as u64 {
+        return Err(Error::BodyTooLarge { limit });
+    }
+    let mut buf = BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| Error::Body(Box::new(e)))?;
+        if let Ok(data) = frame.into_data() {
+            if buf.len() + data.len() > limit {
+                return Err(Error::BodyTooLarge { limit });
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+    Ok(buf.freeze())
+}
+
+/// The JSON-RPC error of an error response body, if it is one.
+pub(super) fn error_of(body: &[u8]) -> Option<ErrorObject> {
+    match decode(body) {
+        Ok(Message::Response(response)) => response.outcome.err(),
+        _ => None,
+    }
+}
+
+/// Decodes one message; a batch is not a valid reply in this revision.
+fn decode(frame: &[u8]) -> Result<Message, Error> {
+    match mcp_jsonrpc::decode(frame, DecodeOptions::default()) {
+        Ok(Decoded::Single(message)) => Ok(message),
+        // The default options refuse batches, so this arm is never taken.
+        Ok(_) => Err(Error::Body(Box::from(
+            "a JSON-RPC batch is not a valid reply",
+        ))),
+        Err(e) => Err(Error::Decode(e)),
+    }
+}
