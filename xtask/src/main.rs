@@ -6,6 +6,8 @@
 //! - `test`: the whole test suite, exactly what the README and `.ci/run` call.
 //! - `conformance server [--url URL]`: the official MCP conformance suite against
 //!   `conformance-server` (see `conformance.rs` and `conformance/SCENARIOS.md`).
+//! - `conformance client`: the suite's client leg against `conformance-client` (see
+//!   `conformance/SCENARIOS-client.md`).
 
 mod codegen;
 mod conformance;
@@ -27,7 +29,7 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("conformance") => conformance::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server run the official conformance suite against conformance-server"
+            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server run the official conformance suite against conformance-server\n  conformance client run the official conformance suite against conformance-client"
                 .to_owned(),
         ),
     };

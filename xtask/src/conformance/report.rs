@@ -374,7 +374,8 @@ pub(crate) struct ScenarioResult {
 }
 
 /// Reads the suite's `--output-dir`: one directory per scenario,
-/// `<leg>-<scenario>-<timestamp>`, each with a `checks.json`. A scenario whose name has
+/// `server-<scenario>-<timestamp>` or (client leg) `<scenario>-<timestamp>`, each with a
+/// `checks.json` (the client leg also writes the client's `stdout.txt` and `stderr.txt`). A scenario whose name has
 /// a `/` (`auth/…`) lands in nested directories. When a scenario ran more than once, the
 /// latest run wins.
 pub(crate) fn read_results(
@@ -426,10 +427,16 @@ fn walk_results(
 }
 
 /// `server-tools-list-2026-11-29T21-14-42-808Z` → `tools-list` for leg `server`: the
-/// suite names a result directory `<leg>-<scenario>-<ISO time with : and . as ->`.
+/// server leg names a result directory `server-<scenario>-<ISO time with : and . as ->`;
+/// the client leg leaves the prefix out (`tools_call-2026-11-29T21-39-33-412Z`,
+/// `auth/metadata-default-…`).
 pub(crate) fn scenario_from_dir(relative: &str, leg: &str) -> Option<String> {
     const TIMESTAMP: &str = "0000-00-00T00-00-00-000Z";
-    let rest = relative.strip_prefix(leg)?.strip_prefix('-')?;
+    let rest = if leg == "client" {
+        relative
+    } else {
+        relative.strip_prefix(leg)?.strip_prefix('-')?
+    };
     let split = rest.len().checked_sub(TIMESTAMP.len() + 1)?;
     let (scenario, stamp) = rest.split_at_checked(split)?;
     let stamp = stamp.strip_prefix('-')?;
@@ -1079,6 +1086,7 @@ mod tests {
         )
         .expect("the project's baseline");
         assert_eq!(parse_baseline(&empty, "server").unwrap(), []);
+        assert!(!parse_baseline(&empty, "client").unwrap().is_empty());
         assert_eq!(parse_baseline("", "server").unwrap(), []);
         assert_eq!(parse_baseline("# nothing\n", "server").unwrap(), []);
         assert_eq!(
@@ -1113,6 +1121,170 @@ mod tests {
         ] {
             assert!(parse_baseline(bad, "server").is_err(), "accepted {bad:?}");
         }
+    }
+
+    fn client_requirements() -> Requirements {
+        let text = std::fs::read_to_string(testdata().join("requirements-2026-07-28.yaml"))
+            .expect("the captured requirement set");
+        parse_requirements(&text, "client").expect("parses")
+    }
+
+    fn client_results() -> BTreeMap<String, ScenarioResult> {
+        read_results(&testdata().join("client-results"), "client").expect("reads")
+    }
+
+    #[test]
+    fn reads_the_client_leg_of_the_requirement_set() {
+        let req = client_requirements();
+        assert_eq!(req.scored.len(), 32);
+        let auth = req.scored.iter().filter(|s| s.starts_with("auth/")).count();
+        assert_eq!(auth, 25);
+        let others: Vec<&str> = req
+            .scored
+            .iter()
+            .map(String::as_str)
+            .filter(|s| !s.starts_with("auth/"))
+            .collect();
+        assert_eq!(
+            others,
+            [
+                "tools_call",
+                "request-metadata",
+                "sep-2322-client-request-state",
+                "http-standard-headers",
+                "http-custom-headers",
+                "http-invalid-tool-headers",
+                "json-schema-ref-no-deref",
+            ]
+        );
+        let not_scored: Vec<(&str, &str)> = req
+            .not_scored
+            .iter()
+            .map(|n| (n.scenario.as_str(), n.reason.as_str()))
+            .collect();
+        assert_eq!(not_scored.len(), 7, "{not_scored:?}");
+        assert!(not_scored.contains(&("auth/dpop", "extension")));
+        assert!(not_scored.contains(&("json-schema-2020-12-preservation", "added-after-release")));
+    }
+
+    #[test]
+    fn names_client_scenarios_from_result_directories() {
+        let cases = [
+            ("tools_call-2026-11-29T21-39-33-412Z", Some("tools_call")),
+            (
+                "auth/metadata-default-2026-11-29T21-39-33-413Z",
+                Some("auth/metadata-default"),
+            ),
+            ("auth", None),
+            ("tools_call", None),
+            ("2026-11-29T21-39-33-412Z", None),
+        ];
+        for (dir, expected) in cases {
+            assert_eq!(
+                scenario_from_dir(dir, "client").as_deref(),
+                expected,
+                "{dir}"
+            );
+        }
+    }
+
+    #[test]
+    fn parses_captured_client_checks() {
+        let results = client_results();
+        assert_eq!(
+            results.len(),
+            12,
+            "{:?}",
+            results.keys().collect::<Vec<_>>()
+        );
+        // `auth/…` scenarios land in nested directories.
+        let migration = results["auth/authorization-server-migration"]
+            .checks
+            .as_ref()
+            .unwrap();
+        let statuses: Vec<(&str, &CheckStatus)> = migration
+            .iter()
+            .map(|c| (c.id.as_str(), &c.status))
+            .collect();
+        assert_eq!(
+            statuses,
+            [
+                ("sep-2352-reregister-on-as-change", &CheckStatus::Failure),
+                ("sep-2352-no-reuse-on-as-change", &CheckStatus::Success),
+                (
+                    "sep-2352-no-cross-as-credential-reuse",
+                    &CheckStatus::Success
+                ),
+            ]
+        );
+        let metadata = results["request-metadata"].checks.as_ref().unwrap();
+        assert_eq!(metadata.len(), 8);
+        assert!(metadata[0].message.starts_with("Check was not observed"));
+        // A client that sent nothing leaves every standard-header check SKIPPED.
+        let headers = results["http-standard-headers"].checks.as_ref().unwrap();
+        assert_eq!(headers.len(), 11);
+        assert!(headers.iter().all(|c| c.status == CheckStatus::Skipped));
+    }
+
+    #[test]
+    fn judges_the_client_capture_against_the_project_baseline() {
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/expected-failures.yml"),
+        )
+        .expect("the project's baseline");
+        let baseline = parse_baseline(&text, "client").unwrap();
+        assert_eq!(baseline.len(), 25);
+        assert!(
+            baseline
+                .iter()
+                .all(|e| e.scenario.starts_with("auth/") && e.check.is_none())
+        );
+        let requirements = client_requirements();
+        let report = evaluate(&requirements, &client_results(), &baseline);
+
+        assert_eq!(row(&report, "tools_call").verdict, Verdict::Unexpected);
+        assert_eq!(
+            row(&report, "auth/metadata-default").verdict,
+            Verdict::Expected
+        );
+        // Two of three checks pass; the scenario still fails as a whole.
+        assert_eq!(
+            row(&report, "auth/authorization-server-migration").verdict,
+            Verdict::Expected
+        );
+        // Listed but not captured: no result directory counts as failing, so not stale.
+        let missing = row(&report, "auth/iss-supported");
+        assert_eq!(
+            (missing.outcome, missing.verdict),
+            (Outcome::NoResult, Verdict::Expected)
+        );
+        // The stub passes this one vacuously: every check is SKIPPED.
+        let vacuous = row(&report, "http-standard-headers");
+        assert_eq!(
+            (vacuous.outcome, vacuous.verdict),
+            (Outcome::Pass, Verdict::Ok)
+        );
+        assert_eq!(
+            row(&report, "auth/dpop").not_scored.as_deref(),
+            Some("extension")
+        );
+        assert_eq!(
+            report.unexpected,
+            [
+                "tools_call",
+                "request-metadata",
+                "sep-2322-client-request-state",
+                "http-custom-headers",
+                "http-invalid-tool-headers",
+                "json-schema-ref-no-deref",
+            ]
+        );
+        assert!(report.stale.is_empty());
+        assert!(report.ignored_baseline.is_empty());
+        assert_eq!(report.counts(), (1, 31));
+        assert!(!report.ok());
+        let table = render(&report);
+        assert!(table.contains("json-schema-2020-12-preservation (added-after-release)"));
     }
 
     #[test]
