@@ -28,13 +28,7 @@ type ToolFn =
     Arc<dyn Fn(Value, Context) -> BoxFuture<Result<CallToolResult, ToolError>> + Send + Sync>;
 
 /// A mirrored argument: `Mcp-Param-{header}` carries the argument at `path`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParamHeader {
-    /// The name part of the header (`Region` for `Mcp-Param-Region`).
-    pub header: String,
-    /// The chain of `properties` keys leading to the argument.
-    pub path: Vec<String>,
-}
+pub type ParamHeader = mcp_types::McpParamHeader;
 
 /// A tool: its definition and its handler.
 #[derive(Clone)]
@@ -392,77 +386,10 @@ impl<F: Future> Future for CatchUnwind<F> {
     }
 }
 
-/// Finds and checks the `x-mcp-header` annotations of an input schema.
+/// Finds and checks the `x-mcp-header` annotations of an input schema (the rules live in
+/// `mcp-types`, shared with the client, which must drop the same tools).
 fn param_headers(schema: &JsonObject) -> Result<Vec<ParamHeader>, String> {
-    let mut found = Vec::new();
-    walk_properties(schema, &mut Vec::new(), &mut found)?;
-    // Annotations anywhere else (under items, anyOf, $ref, ...) make the tool invalid.
-    let total = count_annotations(&Value::Object(schema.clone()));
-    if total != found.len() {
-        return Err(
-            "an x-mcp-header annotation is not reachable through `properties` alone".to_owned(),
-        );
-    }
-    let mut seen: Vec<String> = Vec::new();
-    for header in &found {
-        let lower = header.header.to_ascii_lowercase();
-        if seen.contains(&lower) {
-            return Err(format!("x-mcp-header {:?} is not unique", header.header));
-        }
-        seen.push(lower);
-    }
-    Ok(found)
-}
-
-fn walk_properties(
-    schema: &JsonObject,
-    path: &mut Vec<String>,
-    found: &mut Vec<ParamHeader>,
-) -> Result<(), String> {
-    let Some(Value::Object(properties)) = schema.get("properties") else {
-        return Ok(());
-    };
-    for (key, property) in properties {
-        let Value::Object(property) = property else {
-            continue;
-        };
-        path.push(key.clone());
-        if let Some(header) = property.get("x-mcp-header") {
-            let Some(header) = header.as_str() else {
-                return Err(format!("x-mcp-header on {key:?} must be a string"));
-            };
-            let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
-            if header.is_empty() || !header.bytes().all(tchar) {
-                return Err(format!("x-mcp-header {header:?} is not an HTTP token"));
-            }
-            match property.get("type").and_then(Value::as_str) {
-                Some("string" | "integer" | "boolean") => {}
-                _ => {
-                    return Err(format!(
-                        "x-mcp-header {header:?} is on a property that is not a string, integer or boolean"
-                    ));
-                }
-            }
-            found.push(ParamHeader {
-                header: header.to_owned(),
-                path: path.clone(),
-            });
-        }
-        walk_properties(property, path, found)?;
-        path.pop();
-    }
-    Ok(())
-}
-
-fn count_annotations(value: &Value) -> usize {
-    match value {
-        Value::Object(map) => {
-            usize::from(map.contains_key("x-mcp-header"))
-                + map.values().map(count_annotations).sum::<usize>()
-        }
-        Value::Array(items) => items.iter().map(count_annotations).sum(),
-        _ => 0,
-    }
+    mcp_types::mcp_param_headers(schema)
 }
 
 #[cfg(test)]
