@@ -153,6 +153,24 @@ impl ClientBuilder {
     }
 
     fn assemble(self, peer: Peer, router: Option<Router>) -> Client {
+        self.assemble_with(Transport::Engine(peer), router)
+    }
+
+    /// A client over Streamable HTTP to `url` (a POST endpoint such as
+    /// `http://127.0.0.1:8080/mcp`), with the given headers (for example
+    /// `Authorization`) and limits.
+    #[cfg(feature = "http")]
+    pub fn connect_http(
+        self,
+        url: &str,
+        config: mcp_transport_http::HttpClientConfig,
+    ) -> Result<Client, Error> {
+        let client = mcp_transport_http::HttpClient::new(url, config).map_err(Error::Http)?;
+        let transport = Transport::Http(Arc::new(crate::http::HttpTransport::new(client)));
+        Ok(self.assemble_with(transport, Some(Router::default())))
+    }
+
+    fn assemble_with(self, transport: Transport, router: Option<Router>) -> Client {
         // The router evicts what a subscription's notifications make stale.
         let cache = router.as_ref().map_or_else(Arc::default, Router::cache);
         let mut capabilities = ClientCapabilities::new();
@@ -173,7 +191,7 @@ impl ClientBuilder {
                 cache,
                 auth_context: String::new(),
                 router,
-                peer,
+                transport,
                 info: self.info,
                 capabilities,
                 version: Mutex::new(SUPPORTED_VERSIONS[0].to_owned()),
@@ -195,7 +213,7 @@ struct Inner {
     /// use; one context over stdio).
     auth_context: String,
     router: Option<Router>,
-    peer: Peer,
+    transport: Transport,
     info: Implementation,
     capabilities: ClientCapabilities,
     version: Mutex<String>,
@@ -206,6 +224,15 @@ struct Inner {
     max_rounds: usize,
     timeout: Option<Duration>,
     progress_tokens: AtomicU64,
+}
+
+/// How requests reach the server.
+enum Transport {
+    /// A duplex engine connection (stdio, in-process).
+    Engine(Peer),
+    /// Streamable HTTP: one POST per request.
+    #[cfg(feature = "http")]
+    Http(Arc<crate::http::HttpTransport>),
 }
 
 /// A connection to one MCP server. Cheap to clone.
@@ -356,13 +383,7 @@ impl Client {
             let mut meta = self.meta();
             let options = self.engine_options(call, &mut meta);
             let params = build(meta);
-            match self
-                .inner
-                .peer
-                .request(method, Some(&params), options)
-                .await
-                .map_err(Error::from)
-            {
+            match self.dispatch(method, &params, options).await {
                 Err(Error::Protocol(error))
                     if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION && attempt == 0 =>
                 {
@@ -376,8 +397,11 @@ impl Client {
                     let pick = SUPPORTED_VERSIONS
                         .iter()
                         .find(|v| theirs.iter().any(|t| t == *v));
+                    let _ = current;
                     match pick {
-                        Some(v) if *v != current => {
+                        // Retry once with the newest common version (the same one, if the
+                        // server lists it: it may have refused for a passing reason).
+                        Some(v) => {
                             (*v).clone_into(
                                 &mut self
                                     .inner
@@ -398,6 +422,44 @@ impl Client {
             }
         }
         unreachable!("the loop returns on its second attempt")
+    }
+
+    async fn dispatch<P: Serialize>(
+        &self,
+        method: &str,
+        params: &P,
+        options: RequestOptions,
+    ) -> Result<Box<RawValue>, Error> {
+        match &self.inner.transport {
+            Transport::Engine(peer) => peer
+                .request(method, Some(params), options)
+                .await
+                .map_err(Error::from),
+            #[cfg(feature = "http")]
+            Transport::Http(http) => {
+                let wait = crate::http::Wait {
+                    timeout: options.timeout.unwrap_or(Duration::from_mins(1)),
+                    max: options.max_timeout.unwrap_or(Duration::from_mins(10)),
+                    progress: options
+                        .progress_token
+                        .clone()
+                        .zip(options.on_progress.clone()),
+                };
+                let router = self.inner.router.clone();
+                http.request(
+                    &self.protocol_version(),
+                    method,
+                    params,
+                    wait,
+                    |notification| {
+                        if let Some(router) = &router {
+                            router.route(&notification);
+                        }
+                    },
+                )
+                .await
+            }
+        }
     }
 
     fn decode<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, Error> {
@@ -546,12 +608,19 @@ impl Client {
 
     /// One page of `tools/list`.
     pub async fn list_tools(&self, cursor: Option<&str>) -> Result<ListToolsResult, Error> {
-        self.cached(
-            method::TOOLS_LIST,
-            Some(cursor.unwrap_or("")),
-            Self::page(cursor),
-        )
-        .await
+        #[allow(unused_mut, reason = "only the HTTP transport filters the tools")]
+        let mut result: ListToolsResult = self
+            .cached(
+                method::TOOLS_LIST,
+                Some(cursor.unwrap_or("")),
+                Self::page(cursor),
+            )
+            .await?;
+        #[cfg(feature = "http")]
+        if let Transport::Http(http) = &self.inner.transport {
+            result.tools = http.admit_tools(std::mem::take(&mut result.tools));
+        }
+        Ok(result)
     }
 
     /// Every tool, following cursors.
@@ -717,7 +786,11 @@ impl Client {
             }
         }));
         let params = serde_json::json!({ "_meta": self.meta(), "notifications": filter });
-        let peer = self.inner.peer.clone();
+        let peer = match &self.inner.transport {
+            Transport::Engine(peer) => peer.clone(),
+            #[cfg(feature = "http")]
+            Transport::Http(http) => return Ok(self.listen_http(http, params, router)),
+        };
         let closing = router.clone();
         let request = tokio::spawn(async move {
             let outcome = peer
@@ -740,6 +813,50 @@ impl Client {
             request,
             router,
         })
+    }
+
+    /// A subscription over HTTP: the listen POST's stream, held open, carries its events.
+    #[cfg(feature = "http")]
+    fn listen_http(
+        &self,
+        http: &Arc<crate::http::HttpTransport>,
+        params: Value,
+        router: Router,
+    ) -> Subscription {
+        let (tx, events) = tokio::sync::mpsc::channel(crate::listen::SUBSCRIPTION_BUFFER);
+        let http = Arc::clone(http);
+        let version = self.protocol_version();
+        let cache = router.cache();
+        let request = tokio::spawn(async move {
+            let wait = crate::http::Wait {
+                timeout: Duration::from_hours(365 * 24),
+                max: Duration::from_hours(365 * 24),
+                progress: None,
+            };
+            let outcome = http
+                .request(
+                    &version,
+                    method::SUBSCRIPTIONS_LISTEN,
+                    &params,
+                    wait,
+                    |notification| {
+                        if let Some(event) = crate::listen::event_of(&notification) {
+                            cache.invalidate(&event);
+                            let _ = tx.try_send(event);
+                        }
+                    },
+                )
+                .await;
+            if let Err(e) = outcome {
+                tracing::debug!(error = %e, "subscription ended");
+            }
+        });
+        Subscription {
+            id: mcp_types::RequestId::String("http".to_owned()),
+            events,
+            request,
+            router,
+        }
     }
 
     /// `completion/complete`: `params` without `_meta`, which the client adds.

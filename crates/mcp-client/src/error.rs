@@ -67,6 +67,10 @@ pub enum Error {
     /// subscription notifications: build it with `ClientBuilder::connect` to listen.
     #[error("this client cannot listen: build it with ClientBuilder::connect or connect_stdio")]
     ListenUnavailable,
+    /// The HTTP transport failed (connection, status, framing, size limits).
+    #[cfg(feature = "http")]
+    #[error("HTTP transport failure")]
+    Http(#[source] mcp_transport_http::Error),
     /// A server process could not be started.
     #[cfg(feature = "stdio")]
     #[error("cannot start the server")]

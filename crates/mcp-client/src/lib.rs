@@ -52,6 +52,8 @@
 mod cache;
 mod client;
 mod error;
+#[cfg(feature = "http")]
+mod http;
 mod listen;
 
 pub use client::{CallOptions, Client, ClientBuilder, SUPPORTED_VERSIONS};

@@ -64,6 +64,16 @@ impl Router {
     }
 }
 
+/// The event a subscription notification stands for.
+#[cfg(feature = "http")]
+pub(crate) fn event_of(notification: &Notification) -> Option<ListenEvent> {
+    let params = notification
+        .params
+        .as_deref()
+        .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())?;
+    event(notification, &params)
+}
+
 fn event(notification: &Notification, params: &Value) -> Option<ListenEvent> {
     Some(match notification.method.as_str() {
         method::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED => ListenEvent::Acknowledged(
@@ -90,6 +100,13 @@ impl Handler for Router {
     }
 
     fn notification(&self, notification: Notification, _peer: &Peer) {
+        self.route(&notification);
+    }
+}
+
+impl Router {
+    /// Sends a subscription's notification to it (and evicts what it makes stale).
+    pub(crate) fn route(&self, notification: &Notification) {
         let Some(params) = notification
             .params
             .as_deref()
@@ -114,7 +131,7 @@ impl Handler for Router {
             tracing::debug!(method = %notification.method, "notification outside any subscription");
             return;
         };
-        let Some(event) = event(&notification, &params) else {
+        let Some(event) = event(notification, &params) else {
             return;
         };
         self.cache.invalidate(&event);

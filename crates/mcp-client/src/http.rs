@@ -1,0 +1,191 @@
+//! The client over Streamable HTTP (`docs/2026-07-28/basic/transports/streamable-http.mdx`).
+//!
+//! Each request is its own POST: the client allocates the id, sends the MCP headers
+//! (`Mcp-Name`, and `Mcp-Param-*` for the arguments the tool's `x-mcp-header` annotations
+//! name), and reads the reply (JSON, or an SSE stream whose notifications arrive while the
+//! call runs). Dropping the call closes the stream, which is how HTTP cancels.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use mcp_jsonrpc::{Message, ProgressCallback};
+use mcp_transport_http::{HttpClient, RequestHeaders};
+use mcp_types::{McpParamHeader, ProgressNotificationParams, ProgressToken, RequestId, method};
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::time::Instant;
+
+use crate::error::Error;
+
+/// How a request waits: its timeout (reset by progress), hard maximum and progress hook.
+pub(crate) struct Wait {
+    pub(crate) timeout: Duration,
+    pub(crate) max: Duration,
+    pub(crate) progress: Option<(ProgressToken, ProgressCallback)>,
+}
+
+/// The HTTP side of a client.
+pub(crate) struct HttpTransport {
+    client: HttpClient,
+    next_id: AtomicI64,
+    /// The `x-mcp-header` annotations of the tools listed so far, by tool name.
+    headers: Mutex<HashMap<String, Vec<McpParamHeader>>>,
+}
+
+impl std::fmt::Debug for HttpTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpTransport")
+            .field("url", self.client.url())
+            .finish_non_exhaustive()
+    }
+}
+
+fn at_path<'v>(value: &'v Value, path: &[String]) -> Option<&'v Value> {
+    path.iter().try_fold(value, |v, key| v.get(key))
+}
+
+impl HttpTransport {
+    pub(crate) fn new(client: HttpClient) -> Self {
+        HttpTransport {
+            client,
+            next_id: AtomicI64::new(1),
+            headers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Records the listed tools' annotations and keeps only the tools whose annotations
+    /// are valid (the spec requires a client to drop the others).
+    pub(crate) fn admit_tools(&self, tools: Vec<mcp_types::Tool>) -> Vec<mcp_types::Tool> {
+        let mut headers = self.headers.lock().unwrap_or_else(PoisonError::into_inner);
+        tools
+            .into_iter()
+            .filter(|tool| {
+                let schema = serde_json::to_value(&tool.input_schema).unwrap_or_default();
+                let Some(object) = schema.as_object() else { return false };
+                match mcp_types::mcp_param_headers(object) {
+                    Ok(found) => {
+                        headers.insert(tool.name.clone(), found);
+                        true
+                    }
+                    Err(reason) => {
+                        tracing::warn!(tool = %tool.name, %reason, "dropping a tool with an invalid x-mcp-header annotation");
+                        false
+                    }
+                }
+            })
+            .collect()
+    }
+
+    fn headers_for(&self, version: &str, method: &str, params: &Value) -> RequestHeaders {
+        let mut headers = RequestHeaders::new(version, method);
+        let name = match method {
+            method::TOOLS_CALL | method::PROMPTS_GET => params.get("name"),
+            method::RESOURCES_READ => params.get("uri"),
+            _ => None,
+        };
+        if let Some(name) = name.and_then(Value::as_str) {
+            headers = headers.name(name);
+        }
+        if method == method::TOOLS_CALL
+            && let Some(tool) = name.and_then(Value::as_str)
+            && let Some(arguments) = params.get("arguments")
+        {
+            let known = self.headers.lock().unwrap_or_else(PoisonError::into_inner);
+            for header in known.get(tool).into_iter().flatten() {
+                if let Some(value) = at_path(arguments, &header.path).filter(|v| !v.is_null()) {
+                    headers = headers.param(header.header.clone(), value.clone());
+                }
+            }
+        }
+        headers
+    }
+
+    /// POSTs one request and reads its reply, handing notifications to `on_notification`.
+    pub(crate) async fn request<P: Serialize>(
+        &self,
+        version: &str,
+        method: &str,
+        params: &P,
+        wait: Wait,
+        mut on_notification: impl FnMut(mcp_jsonrpc::Notification),
+    ) -> Result<Box<RawValue>, Error> {
+        let params = serde_json::to_value(params).map_err(|source| Error::Decode {
+            method: method.to_owned(),
+            source,
+        })?;
+        let id = RequestId::Integer(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let frame = mcp_jsonrpc::encode_request(&id, method, Some(&params)).map_err(|source| {
+            Error::Decode {
+                method: method.to_owned(),
+                source,
+            }
+        })?;
+        let headers = self.headers_for(version, method, &params);
+        let started = Instant::now();
+        let hard = started + wait.max;
+        let mut deadline = (started + wait.timeout).min(hard);
+        let mut stream = tokio::time::timeout_at(deadline, self.client.request(frame, headers))
+            .await
+            .map_err(|_| Error::Timeout {
+                method: method.to_owned(),
+                after: started.elapsed(),
+            })?
+            .map_err(Error::Http)?;
+        loop {
+            let next = tokio::time::timeout_at(deadline, stream.next())
+                .await
+                .map_err(|_| Error::Timeout {
+                    method: method.to_owned(),
+                    after: started.elapsed(),
+                })?;
+            match next {
+                Some(Ok(Message::Response(response))) => {
+                    return response.outcome.map_err(Error::Protocol);
+                }
+                Some(Ok(Message::Notification(notification))) => {
+                    if notification.method == method::NOTIFICATIONS_PROGRESS
+                        && let Some((token, callback)) = &wait.progress
+                        && let Some(progress) = notification.params.as_deref().and_then(|p| {
+                            serde_json::from_str::<ProgressNotificationParams>(p.get()).ok()
+                        })
+                        && progress.progress_token == *token
+                    {
+                        callback(&progress);
+                        deadline = (Instant::now() + wait.timeout).min(hard);
+                        continue;
+                    }
+                    on_notification(notification);
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(Error::Http(e)),
+                None => {
+                    return Err(Error::Transport(mcp_jsonrpc::Error::Closed(Some(
+                        "the response stream ended without a response".to_owned(),
+                    ))));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::at_path;
+
+    #[test]
+    fn arguments_are_found_by_their_property_path() {
+        let args = serde_json::json!({"a": {"b": 3}, "c": null});
+        assert_eq!(
+            at_path(&args, &["a".into(), "b".into()]),
+            Some(&serde_json::json!(3))
+        );
+        assert_eq!(at_path(&args, &["a".into(), "x".into()]), None);
+        assert_eq!(
+            at_path(&args, &["c".into()]),
+            Some(&serde_json::Value::Null)
+        );
+    }
+}

@@ -1,0 +1,164 @@
+//! The client over Streamable HTTP against this workspace's server on 127.0.0.1.
+
+use std::sync::Arc;
+
+use mcp_client::{CallOptions, Client, ListenEvent};
+use mcp_server::{Server, ToolDef};
+use mcp_transport_http::{HttpClientConfig, HttpServer, HttpServerConfig, ParamHeader};
+use mcp_types::{
+    CallToolResult, ContentBlock, ElicitRequestFormParams, ElicitRequestParams, ElicitResult,
+    ElicitResultAction, OrderedMap,
+};
+use serde_json::json;
+
+fn server() -> Server {
+    Server::builder("http-server", "1")
+        .tool(ToolDef::new(
+            "region",
+            json!({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}, "required": ["region"]}),
+            |args, cx| async move {
+                let header = cx.transport().and_then(|t| t.header("mcp-param-region")).unwrap_or("none").to_owned();
+                Ok(CallToolResult::text(format!("{} via {header}", args["region"].as_str().unwrap_or_default())))
+            },
+        ))
+        .tool(ToolDef::new("slow", json!({"type": "object"}), |_, cx| async move {
+            for step in 1..=3 {
+                cx.progress(f64::from(step), Some(3.0), None).await;
+            }
+            Ok(CallToolResult::text("done"))
+        }))
+        .tool(ToolDef::new("ask", json!({"type": "object"}), |_, cx| async move {
+            let form: ElicitRequestFormParams = serde_json::from_value(json!({
+                "message": "Name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+            }))?;
+            let answer = cx.elicit("name", ElicitRequestParams::ElicitRequestForm(form))?;
+            Ok(CallToolResult::text(format!("{:?}", answer.action)))
+        }))
+        .build()
+        .unwrap()
+}
+
+async fn start(server: Server) -> mcp_transport_http::RunningServer {
+    let lookup = server.clone();
+    let config = HttpServerConfig::default().param_headers(move |tool: &str| {
+        let headers: Vec<ParamHeader> = lookup
+            .param_headers(tool)
+            .into_iter()
+            .filter_map(|h| ParamHeader::new(&h.header, h.path).ok())
+            .collect();
+        (!headers.is_empty()).then(|| Arc::from(headers))
+    });
+    HttpServer::bind("127.0.0.1:0".parse().unwrap(), server, config)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_client_speaks_streamable_http() {
+    let server = server();
+    let running = start(server.clone()).await;
+    let client = Client::builder("client", "1")
+        .on_elicit(|_| async {
+            let mut result = ElicitResult::new(ElicitResultAction::Accept);
+            result.content = Some(OrderedMap::new());
+            Ok(result)
+        })
+        .connect_http(running.url(), HttpClientConfig::default())
+        .unwrap();
+
+    assert_eq!(
+        client.discover().await.unwrap().supported_versions,
+        ["2026-07-28"]
+    );
+    let tools = client.list_tools_all().await.unwrap();
+    assert_eq!(tools.len(), 3);
+
+    // The argument the tool annotates travels in Mcp-Param-Region too, and the server
+    // checked it against the body.
+    let region = client
+        .call_tool(
+            "region",
+            json!({"region": "eu-west"}).as_object().unwrap().clone(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        matches!(&region.content[0], ContentBlock::TextContent(t) if t.text == "eu-west via eu-west"),
+        "{region:?}"
+    );
+
+    // Progress arrives on the request's SSE stream while the call runs.
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let options = CallOptions::default().progress({
+        let seen = Arc::clone(&seen);
+        move |p| seen.lock().unwrap().push(p.progress.as_f64().unwrap())
+    });
+    client
+        .call_tool_with("slow", mcp_types::JsonObject::new(), &options)
+        .await
+        .unwrap();
+    assert_eq!(*seen.lock().unwrap(), [1.0, 2.0, 3.0]);
+
+    // MRTR over HTTP: each round is its own POST.
+    let asked = client
+        .call_tool("ask", mcp_types::JsonObject::new())
+        .await
+        .unwrap();
+    assert!(matches!(&asked.content[0], ContentBlock::TextContent(t) if t.text == "Accept"));
+
+    let unknown = client
+        .call_tool("missing", mcp_types::JsonObject::new())
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.protocol().map(|e| e.code.0), Some(-32602));
+
+    // A subscription is a held-open SSE stream.
+    let mut filter = mcp_types::SubscriptionFilter::new();
+    filter.tools_list_changed = Some(true);
+    let mut events = client.listen(filter).await.unwrap();
+    assert!(matches!(
+        events.next().await,
+        Some(ListenEvent::Acknowledged(_))
+    ));
+    server.remove_tool("slow");
+    assert_eq!(events.next().await, Some(ListenEvent::ToolsListChanged));
+    server.close_subscriptions();
+    assert_eq!(events.next().await, None);
+    running.shutdown(std::time::Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn tools_with_invalid_header_annotations_are_dropped() {
+    // A raw server is not needed: a scripted reply through the engine suffices, but over
+    // HTTP the check runs on the listed tools, so serve a list with one bad tool.
+    struct BadList;
+    impl mcp_jsonrpc::Handler for BadList {
+        async fn request(
+            &self,
+            _request: mcp_jsonrpc::Request,
+            _cx: mcp_jsonrpc::RequestContext,
+        ) -> Result<Box<serde_json::value::RawValue>, mcp_jsonrpc::ErrorObject> {
+            Ok(serde_json::value::to_raw_value(&json!({"resultType": "complete", "tools": [
+                {"name": "good", "inputSchema": {"type": "object"}},
+                {"name": "bad", "inputSchema": {"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}}}
+            ]}))
+            .unwrap())
+        }
+    }
+    let running = HttpServer::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        BadList,
+        HttpServerConfig::default(),
+    )
+    .await
+    .unwrap();
+    let client = Client::builder("client", "1")
+        .connect_http(running.url(), HttpClientConfig::default())
+        .unwrap();
+    let tools = client.list_tools(None).await.unwrap().tools;
+    assert_eq!(
+        tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["good"]
+    );
+    running.shutdown(std::time::Duration::from_secs(1)).await;
+}
