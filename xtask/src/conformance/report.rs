@@ -537,13 +537,18 @@ impl Report {
         self.rows.iter().filter(|row| row.not_scored.is_none())
     }
 
-    /// Scored scenarios that passed and that failed (expected or not).
-    pub(crate) fn counts(&self) -> (usize, usize) {
+    /// Scored scenarios that passed, that failed unexpectedly (or are stale baseline
+    /// entries), and that failed as the baseline expects.
+    pub(crate) fn counts(&self) -> (usize, usize, usize) {
         let passed = self
             .scored()
-            .filter(|row| row.outcome == Outcome::Pass)
+            .filter(|row| row.outcome == Outcome::Pass && row.verdict == Verdict::Ok)
             .count();
-        (passed, self.scored().count() - passed)
+        let expected = self
+            .scored()
+            .filter(|row| row.verdict == Verdict::Expected)
+            .count();
+        (passed, self.scored().count() - passed - expected, expected)
     }
 }
 
@@ -820,8 +825,13 @@ pub(crate) fn render(report: &Report) -> String {
             }
         }
     }
-    let (passed, failed) = report.counts();
-    let _ = writeln!(out, "\nconformance: {passed} passed, {failed} failed");
+    // The closing line counts baseline failures as skipped: they are known, listed, and
+    // not what this run judges (an unexpected failure or a stale entry is `failed`).
+    let (passed, failed, expected) = report.counts();
+    let _ = writeln!(
+        out,
+        "\nconformance: {passed} passed, {failed} failed, {expected} skipped"
+    );
     out
 }
 
@@ -998,7 +1008,11 @@ mod tests {
         assert_eq!(skipped.outcome, Outcome::Pass);
         assert!(!report.unexpected.iter().any(|e| e.starts_with("tasks-")));
 
-        assert_eq!(report.counts(), (2, 35));
+        assert_eq!(
+            report.counts(),
+            (2, 35, 0),
+            "an empty baseline expects nothing"
+        );
         assert_eq!(report.unexpected.len(), 35);
         assert!(report.stale.is_empty());
         assert!(!report.ok());
@@ -1016,7 +1030,7 @@ mod tests {
         assert!(
             table
                 .trim_end()
-                .ends_with("conformance: 2 passed, 35 failed")
+                .ends_with("conformance: 2 passed, 35 failed, 0 skipped")
         );
     }
 
@@ -1281,7 +1295,8 @@ mod tests {
         );
         assert!(report.stale.is_empty());
         assert!(report.ignored_baseline.is_empty());
-        assert_eq!(report.counts(), (1, 31));
+        let (passed, failed, expected) = report.counts();
+        assert_eq!((passed, failed + expected), (1, 31));
         assert!(!report.ok());
         let table = render(&report);
         assert!(table.contains("json-schema-2020-12-preservation (added-after-release)"));

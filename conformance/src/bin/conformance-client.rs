@@ -1,0 +1,196 @@
+//! The conformance suite's client: `conformance-client <url>`, the scenario chosen by
+//! `MCP_CONFORMANCE_SCENARIO`, built on `mcp-client` over Streamable HTTP. What each
+//! scenario does is specified in `SCENARIOS-client.md`. Logs go to stderr.
+
+use std::process::ExitCode;
+
+use mcp_client::{Client, Error};
+use mcp_transport_http::HttpClientConfig;
+use mcp_types::{
+    CreateMessageResult, CreateMessageResultContent, ElicitRequestParams, ElicitResult,
+    ElicitResultAction, ElicitResultContentValue, JsonObject, ListRootsResult, OrderedMap, Role,
+    TextContent,
+};
+use serde_json::Value;
+
+fn client(url: &str) -> Result<Client, Error> {
+    Client::builder("mcp-rust-conformance-client", env!("CARGO_PKG_VERSION"))
+        .on_elicit(|params| async move { Ok(answer_form(&params)) })
+        .on_sample(|_params| async {
+            Ok(CreateMessageResult::new(
+                CreateMessageResultContent::TextContent(TextContent::new("conformance")),
+                "conformance-client",
+                Role::Assistant,
+            ))
+        })
+        .on_roots(|| async {
+            serde_json::from_value::<ListRootsResult>(
+                serde_json::json!({"roots": [{"uri": "file:///tmp/conformance", "name": "conformance"}]}),
+            )
+            .map_err(|e| e.to_string())
+        })
+        .connect_http(url, HttpClientConfig::default())
+}
+
+/// Accepts a form with a value for every property: booleans true, numbers 1, enums their
+/// first value, strings "conformance".
+fn answer_form(params: &ElicitRequestParams) -> ElicitResult {
+    let mut result = ElicitResult::new(ElicitResultAction::Accept);
+    let mut content = OrderedMap::new();
+    if let ElicitRequestParams::ElicitRequestForm(form) = params {
+        let schema = serde_json::to_value(&form.requested_schema).unwrap_or_default();
+        for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+            let value = match property["type"].as_str() {
+                Some("boolean") => ElicitResultContentValue::Boolean(true),
+                Some("integer" | "number") => ElicitResultContentValue::Integer(1),
+                _ => match property["enum"]
+                    .as_array()
+                    .and_then(|e| e.first())
+                    .and_then(Value::as_str)
+                {
+                    Some(first) => ElicitResultContentValue::String(first.to_owned()),
+                    None => ElicitResultContentValue::String("conformance".to_owned()),
+                },
+            };
+            content.insert(name.clone(), value);
+        }
+    }
+    result.content = Some(content);
+    result
+}
+
+fn object(value: &Value) -> JsonObject {
+    value.as_object().cloned().unwrap_or_default()
+}
+
+/// Lists the tools (as exposed: invalid annotations dropped) and calls each with a string
+/// for every required property.
+async fn call_every_tool(client: &Client) -> Result<(), Error> {
+    for tool in client.list_tools_all().await? {
+        let schema = serde_json::to_value(&tool.input_schema).unwrap_or_default();
+        let mut arguments = JsonObject::new();
+        for required in schema["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            arguments.insert(required.to_owned(), Value::from("us-west1"));
+        }
+        let result = client.call_tool(&tool.name, arguments).await?;
+        eprintln!("{}: {:?}", tool.name, result.content);
+    }
+    Ok(())
+}
+
+async fn run(scenario: &str, url: &str, context: Option<Value>) -> Result<(), Error> {
+    let client = client(url)?;
+    match scenario {
+        "tools_call" => {
+            client.discover().await?;
+            client.list_tools_all().await?;
+            let result = client
+                .call_tool("add_numbers", object(&serde_json::json!({"a": 5, "b": 3})))
+                .await?;
+            eprintln!("add_numbers: {:?}", result.content);
+        }
+        // request-metadata: the first request is refused with -32022 and retried.
+        // json-schema-ref-no-deref: the schema's network $ref is never fetched.
+        "request-metadata" | "sep-2322-client-request-state" => {
+            client.discover().await?;
+            client.list_tools_all().await?;
+            for tool in [
+                "test_mrtr_echo_state",
+                "test_mrtr_no_state",
+                "test_mrtr_unrelated",
+                "test_mrtr_no_result_type",
+            ] {
+                let result = client.call_tool(tool, JsonObject::new()).await?;
+                eprintln!("{tool}: {:?}", result.content);
+            }
+        }
+        "http-standard-headers" => {
+            client.discover().await?;
+            client.list_tools_all().await?;
+            client.call_tool("test_headers", JsonObject::new()).await?;
+            client
+                .call_tool("my-hyphenated-tool", JsonObject::new())
+                .await?;
+            client.list_resources_all().await?;
+            client
+                .read_resource("file:///path/to/file%20name.txt")
+                .await?;
+            client
+                .read_resource("https://example.com/resource?id=123")
+                .await?;
+            client.list_prompts_all().await?;
+            client.get_prompt("test_prompt", OrderedMap::new()).await?;
+        }
+        "http-custom-headers" => {
+            client.discover().await?;
+            client.list_tools_all().await?;
+            let calls = context
+                .as_ref()
+                .and_then(|c| c["toolCalls"].as_array().cloned())
+                .unwrap_or_default();
+            for call in calls {
+                let name = call["name"].as_str().unwrap_or_default();
+                client.call_tool(name, object(&call["arguments"])).await?;
+            }
+        }
+        "http-invalid-tool-headers" => {
+            client.discover().await?;
+            call_every_tool(&client).await?;
+        }
+        "json-schema-ref-no-deref" => {
+            client.discover().await?;
+            client.list_tools_all().await?;
+        }
+        // The authorization and unscored scenarios: a harmless default flow.
+        _ => {
+            client.discover().await?;
+            let tools = client.list_tools_all().await?;
+            if let Some(first) = tools.first() {
+                client.call_tool(&first.name, JsonObject::new()).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let Some(url) = std::env::args().skip(1).last() else {
+        eprintln!("usage: conformance-client [ARGS...] <url>");
+        return ExitCode::from(2);
+    };
+    let Ok(scenario) = std::env::var("MCP_CONFORMANCE_SCENARIO") else {
+        eprintln!("MCP_CONFORMANCE_SCENARIO is not set");
+        return ExitCode::from(2);
+    };
+    if let Ok(version) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+        && !mcp_client::SUPPORTED_VERSIONS.contains(&version.as_str())
+    {
+        eprintln!("protocol version {version} is not supported by this client");
+        return ExitCode::from(2);
+    }
+    let context = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok());
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(&scenario, &url, context)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{scenario}: {e} ({e:?})");
+            ExitCode::FAILURE
+        }
+    }
+}
