@@ -257,12 +257,16 @@ pub struct CallOptions {
     pub timeout: Option<Duration>,
     /// Receives the server's progress updates for this call (a `progressToken` is added).
     pub on_progress: Option<mcp_jsonrpc::ProgressCallback>,
+    /// W3C trace context to propagate in `_meta` (`traceparent`, `tracestate`), reserved
+    /// keys of `docs/2026-07-28/basic/index.mdx`.
+    pub trace: Option<(String, Option<String>)>,
 }
 
 impl std::fmt::Debug for CallOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CallOptions")
             .field("timeout", &self.timeout)
+            .field("trace", &self.trace)
             .field("on_progress", &self.on_progress.is_some())
             .finish()
     }
@@ -283,6 +287,13 @@ impl CallOptions {
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Options that carry W3C trace context (`traceparent`, and `tracestate` if any).
+    #[must_use]
+    pub fn trace(mut self, traceparent: impl Into<String>, tracestate: Option<String>) -> Self {
+        self.trace = Some((traceparent.into(), tracestate));
         self
     }
 }
@@ -381,6 +392,14 @@ impl Client {
     ) -> Result<Box<RawValue>, Error> {
         for attempt in 0..2 {
             let mut meta = self.meta();
+            if let Some((parent, state)) = &call.trace {
+                meta.extra
+                    .insert("traceparent".to_owned(), Value::from(parent.clone()));
+                if let Some(state) = state {
+                    meta.extra
+                        .insert("tracestate".to_owned(), Value::from(state.clone()));
+                }
+            }
             let options = self.engine_options(call, &mut meta);
             let params = build(meta);
             match self.dispatch(method, &params, options).await {

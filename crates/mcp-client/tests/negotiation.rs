@@ -205,3 +205,30 @@ async fn results_with_a_ttl_are_served_from_the_cache() {
         .await;
     again.await.unwrap().unwrap();
 }
+
+#[tokio::test]
+async fn trace_context_travels_in_meta() {
+    let (client, mut server, _conn) = connect();
+    let options = mcp_client::CallOptions::default().trace(
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        Some("k=v".into()),
+    );
+    let call = tokio::spawn(async move {
+        client
+            .call_tool_with("t", mcp_types::JsonObject::new(), &options)
+            .await
+    });
+    let request = server.request().await;
+    assert_eq!(
+        request["params"]["_meta"]["traceparent"],
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    );
+    assert_eq!(request["params"]["_meta"]["tracestate"], "k=v");
+    server
+        .reply(
+            &request,
+            json!({"result": {"resultType": "complete", "content": []}}),
+        )
+        .await;
+    call.await.unwrap().unwrap();
+}
