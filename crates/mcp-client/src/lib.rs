@@ -29,9 +29,10 @@
 //!   counts as `complete`.
 //! - The cache honours `ttlMs` and `cacheScope`, keys private entries by the
 //!   credentials in use, and never stores `input_required` results or retries.
-//! - After a lost stream or a restarted server, only retry-safe requests are
-//!   re-sent; any other fails with an error saying the call may or may not have
-//!   run.
+//! - (Planned with the restart support of issue #5: after a lost stream or a
+//!   restarted server, only retry-safe requests are re-sent; any other fails with
+//!   an error saying the call may or may not have run. Today a lost stream or a
+//!   crashed server fails the request with a transport error.)
 //! - Errors say what happened: a protocol error (code, message, data), a
 //!   transport failure, a timeout, a cancellation or a version mismatch. A tool
 //!   failure is not an error: it is an `Ok` result with `isError` set, for the
@@ -43,6 +44,26 @@
 //! requests belong to `mcp-legacy`, which plugs in through the seams this crate
 //! exposes. It never depends on a transport crate except behind that
 //! transport's cargo feature.
+//!
+//! # Example
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), mcp_client::Error> {
+//! use mcp_client::Client;
+//! use mcp_transport_stdio::ServerCommand;
+//!
+//! let (client, server) = Client::builder("my-agent", "1.0")
+//!     .connect_stdio(&ServerCommand::new("my-mcp-server"))?;
+//! let tools = client.list_tools_all().await?;
+//! let args = serde_json::json!({"a": 2, "b": 3});
+//! let result = client.call_tool(&tools[0].name, args.as_object().cloned().unwrap_or_default()).await?;
+//! if result.is_error == Some(true) {
+//!     // A tool failure: show it to the model.
+//! }
+//! let _ = server.shutdown(std::time::Duration::from_secs(1)).await;
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! Implemented by issue #5; authorization by issue #9, the Tasks, Apps and
 //! Skills extensions by issue #10, hardening by issue #11, performance by issue #8.
