@@ -1,0 +1,289 @@
+//! Interop: this client against the official SDK servers in 2026-07-28 mode — the
+//! TypeScript SDK v2 (`@modelcontextprotocol/server`) and the Python SDK (`mcp` 2.x) — over
+//! stdio and Streamable HTTP. The peers and their pinned versions live in `interop/`;
+//! `interop/setup.sh` installs them (once per test binary; a setup failure fails the tests).
+
+use std::fs::File;
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use mcp_client::{Client, Error};
+use mcp_transport_http::HttpClientConfig;
+use mcp_transport_stdio::{ServerCommand, StderrMode};
+use mcp_types::{ContentBlock, EmbeddedResourceResource, JsonObject, OrderedMap};
+use serde_json::json;
+
+/// How long one request may take before the test fails.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long an HTTP server may take to start accepting connections.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+fn interop_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop")
+}
+
+/// Runs `interop/setup.sh` once per test binary and panics, with its output, if it fails.
+fn setup() {
+    static SETUP: OnceLock<Result<(), String>> = OnceLock::new();
+    let result = SETUP.get_or_init(|| {
+        let output = Command::new("bash")
+            .arg(interop_dir().join("setup.sh"))
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run interop/setup.sh: {e}"))?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "interop/setup.sh failed ({}):\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr),
+            ))
+        }
+    });
+    if let Err(report) = result {
+        panic!("{report}");
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Sdk {
+    TypeScript,
+    Python,
+}
+
+impl Sdk {
+    fn name(self) -> &'static str {
+        match self {
+            Sdk::TypeScript => "ts",
+            Sdk::Python => "py",
+        }
+    }
+
+    /// The interpreter and the script, to which `--http PORT` may be appended.
+    fn program(self) -> (PathBuf, PathBuf) {
+        let dir = interop_dir();
+        match self {
+            Sdk::TypeScript => (PathBuf::from("node"), dir.join("ts-server.mjs")),
+            Sdk::Python => (dir.join(".venv/bin/python"), dir.join("py-server.py")),
+        }
+    }
+}
+
+fn client() -> mcp_client::ClientBuilder {
+    Client::builder("mcp-client-interop", "0.0.0").timeout(REQUEST_TIMEOUT)
+}
+
+/// An HTTP server process, killed when dropped (on every path, panics included).
+struct HttpServer {
+    child: Child,
+    log: PathBuf,
+    url: String,
+}
+
+impl HttpServer {
+    /// Starts `sdk`'s server on a free port and waits until it accepts connections.
+    fn start(sdk: Sdk) -> HttpServer {
+        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .and_then(|listener| listener.local_addr())
+            .expect("pick a free port")
+            .port();
+        let log =
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("interop-{}-http.log", sdk.name()));
+        let (program, script) = sdk.program();
+        let stdout = File::create(&log).expect("create the server log");
+        let stderr = stdout.try_clone().expect("clone the server log");
+        let child = Command::new(program)
+            .arg(script)
+            .args(["--http", &port.to_string()])
+            .current_dir(interop_dir())
+            .stdin(Stdio::null())
+            .stdout(stdout)
+            .stderr(stderr)
+            .spawn()
+            .expect("start the HTTP server");
+        let mut server = HttpServer {
+            child,
+            log,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        };
+        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        loop {
+            if let Some(status) = server.child.try_wait().expect("poll the server") {
+                panic!(
+                    "the {sdk:?} HTTP server exited ({status}):\n{}",
+                    server.log()
+                );
+            }
+            if TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_ok() {
+                return server;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the {sdk:?} HTTP server did not listen on port {port} within {STARTUP_TIMEOUT:?}:\n{}",
+                server.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!(
+                "--- server log ({}) ---\n{}",
+                self.log.display(),
+                self.log()
+            );
+        }
+    }
+}
+
+fn object(value: &serde_json::Value) -> JsonObject {
+    value.as_object().expect("an object").clone()
+}
+
+/// The scenario every SDK × transport pair runs.
+async fn exercise(sdk: Sdk, client: &Client) {
+    let discovered = client.discover().await.expect("server/discover");
+    assert!(
+        discovered
+            .supported_versions
+            .iter()
+            .any(|v| v == "2026-07-28"),
+        "supportedVersions: {:?}",
+        discovered.supported_versions
+    );
+    assert_eq!(client.protocol_version(), "2026-07-28");
+
+    let tools = client.list_tools_all().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert!(
+        names.contains(&"add") && names.contains(&"fail"),
+        "tools: {names:?}"
+    );
+
+    let sum = client
+        .call_tool("add", object(&json!({"a": 2, "b": 3})))
+        .await
+        .expect("tools/call add");
+    assert_eq!(sum.structured_content, Some(json!({"sum": 5})), "{sum:?}");
+    assert_ne!(sum.is_error, Some(true), "{sum:?}");
+    assert!(
+        sum.content
+            .iter()
+            .any(|c| matches!(c, ContentBlock::TextContent(t) if t.text.contains('5'))),
+        "{sum:?}"
+    );
+
+    let failed = client
+        .call_tool("fail", JsonObject::new())
+        .await
+        .expect("tools/call fail is a result, not an error");
+    assert_eq!(failed.is_error, Some(true), "{failed:?}");
+
+    let unknown = client.call_tool("no-such-tool", JsonObject::new()).await;
+    match sdk {
+        // The spec's answer: a JSON-RPC error (the TS SDK says -32602).
+        Sdk::TypeScript => {
+            let error = unknown.expect_err("an unknown tool is a protocol error");
+            assert!(
+                matches!(&error, Error::Protocol(e) if e.code.0 == -32602),
+                "{error:?}"
+            );
+        }
+        // The Python SDK's `MCPServer` (2.3.0) answers an unknown tool with an `isError`
+        // result ("Unknown tool: …", `ToolManager.call_tool` raises `ToolError`) rather than
+        // a JSON-RPC error; our client must surface that as a tool failure.
+        Sdk::Python => {
+            let result = unknown.expect("the Python SDK answers an unknown tool with a result");
+            assert_eq!(result.is_error, Some(true), "{result:?}");
+        }
+    }
+
+    let read = client
+        .read_resource("test://hello")
+        .await
+        .expect("resources/read");
+    assert!(
+        matches!(
+            read.contents.as_slice(),
+            [EmbeddedResourceResource::TextResourceContents(t)] if t.uri == "test://hello" && t.text == "Hello, world!"
+        ),
+        "{read:?}"
+    );
+
+    let mut args = OrderedMap::new();
+    args.insert("name", "Ada".to_owned());
+    let prompt = client.get_prompt("greet", args).await.expect("prompts/get");
+    assert!(
+        prompt
+            .messages
+            .iter()
+            .any(|m| matches!(&m.content, ContentBlock::TextContent(t) if t.text.contains("Ada"))),
+        "{prompt:?}"
+    );
+}
+
+async fn over_stdio(sdk: Sdk) {
+    setup();
+    let (program, script) = sdk.program();
+    let command = ServerCommand::new(program)
+        .arg(script)
+        .current_dir(interop_dir())
+        .inherit_var("PATH")
+        .inherit_var("HOME")
+        // Captured by the test harness and shown when the test fails.
+        .stderr(StderrMode::Callback(std::sync::Arc::new(|line| {
+            eprintln!("[server] {line}");
+        })));
+    let (client, connection) = client().connect_stdio(&command).expect("spawn the server");
+    // A panic drops `connection`, which kills the server's process group.
+    exercise(sdk, &client).await;
+    drop(client);
+    connection
+        .shutdown(Duration::from_secs(1))
+        .await
+        .expect("shut the server down");
+}
+
+async fn over_http(sdk: Sdk) {
+    setup();
+    let server = HttpServer::start(sdk);
+    let client = client()
+        .connect_http(&server.url, HttpClientConfig::default())
+        .expect("HTTP client");
+    exercise(sdk, &client).await;
+    drop(server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk_over_stdio() {
+    over_stdio(Sdk::TypeScript).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_sdk_over_http() {
+    over_http(Sdk::TypeScript).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_over_stdio() {
+    over_stdio(Sdk::Python).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_over_http() {
+    over_http(Sdk::Python).await;
+}
