@@ -371,6 +371,24 @@ impl ServerBuilder {
     }
 }
 
+/// Puts `item` in place of the entry with the same key, or at the end: a replacement keeps
+/// its place, so list order stays stable.
+fn upsert<T>(items: &mut Vec<Arc<T>>, item: T, key: impl Fn(&T) -> &String) -> bool {
+    let item = Arc::new(item);
+    match items.iter_mut().find(|t| key(t) == key(&item)) {
+        Some(slot) => *slot = item,
+        None => items.push(item),
+    }
+    true
+}
+
+/// Removes the entry keyed `name`; whether there was one.
+fn remove<T>(items: &mut Vec<Arc<T>>, name: &str, key: impl Fn(&T) -> &String) -> bool {
+    let before = items.len();
+    items.retain(|t| key(t) != name);
+    before != items.len()
+}
+
 /// A result type that carries `_meta`.
 trait HasMeta {
     fn set_meta(&mut self, meta: ResultMetaObject);
@@ -538,22 +556,20 @@ impl Server {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Applies `edit` to the registry and, if it changed anything, tells listeners.
+    fn edit(&self, change: Change, edit: impl FnOnce(&mut Registry) -> bool) -> bool {
+        let changed = edit(&mut self.write());
+        if changed {
+            let _ = self.inner.changes.send(change);
+        }
+        changed
+    }
+
     /// Adds (or replaces) a tool at run time; listeners hear `tools/list_changed`.
     pub fn add_tool(&self, tool: ToolDef) {
-        {
-            let mut registry = self.write();
-            let tool = Arc::new(tool);
-            // A replacement keeps its place, so the list's order stays stable.
-            match registry
-                .tools
-                .iter_mut()
-                .find(|t| t.tool.name == tool.tool.name)
-            {
-                Some(slot) => *slot = tool,
-                None => registry.tools.push(tool),
-            }
-        }
-        let _ = self.inner.changes.send(Change::Tools);
+        self.edit(Change::Tools, |r| {
+            upsert(&mut r.tools, tool, |t| &t.tool.name)
+        });
     }
 
     /// The tool named `name`, for re-registering it unchanged (which notifies listeners).
@@ -576,86 +592,47 @@ impl Server {
 
     /// Removes a tool; listeners hear `tools/list_changed`. Returns whether it existed.
     pub fn remove_tool(&self, name: &str) -> bool {
-        let removed = {
-            let mut registry = self.write();
-            let before = registry.tools.len();
-            registry.tools.retain(|t| t.tool.name != name);
-            before != registry.tools.len()
-        };
-        if removed {
-            let _ = self.inner.changes.send(Change::Tools);
-        }
-        removed
+        self.edit(Change::Tools, |r| {
+            remove(&mut r.tools, name, |t| &t.tool.name)
+        })
     }
 
     /// Adds (or replaces) a prompt at run time; listeners hear `prompts/list_changed`.
     pub fn add_prompt(&self, prompt: PromptDef) {
-        {
-            let mut registry = self.write();
-            let prompt = Arc::new(prompt);
-            match registry
-                .prompts
-                .iter_mut()
-                .find(|p| p.prompt.name == prompt.prompt.name)
-            {
-                Some(slot) => *slot = prompt,
-                None => registry.prompts.push(prompt),
-            }
-        }
-        let _ = self.inner.changes.send(Change::Prompts);
+        self.edit(Change::Prompts, |r| {
+            upsert(&mut r.prompts, prompt, |p| &p.prompt.name)
+        });
     }
 
     /// Adds (or replaces) a resource at run time; listeners hear
     /// `resources/list_changed`.
     pub fn add_resource(&self, resource: ResourceDef) {
-        {
-            let mut registry = self.write();
-            let resource = Arc::new(resource);
-            match registry
-                .resources
-                .iter_mut()
-                .find(|r| r.resource.uri == resource.resource.uri)
-            {
-                Some(slot) => *slot = resource,
-                None => registry.resources.push(resource),
-            }
-        }
-        let _ = self.inner.changes.send(Change::Resources);
+        self.edit(Change::Resources, |r| {
+            upsert(&mut r.resources, resource, |x| &x.resource.uri)
+        });
     }
 
     /// Removes a prompt; listeners hear `prompts/list_changed`. Returns whether it existed.
     pub fn remove_prompt(&self, name: &str) -> bool {
-        let removed = {
-            let mut registry = self.write();
-            let before = registry.prompts.len();
-            registry.prompts.retain(|p| p.prompt.name != name);
-            before != registry.prompts.len()
-        };
-        if removed {
-            let _ = self.inner.changes.send(Change::Prompts);
-        }
-        removed
+        self.edit(Change::Prompts, |r| {
+            remove(&mut r.prompts, name, |p| &p.prompt.name)
+        })
     }
 
     /// Removes a resource; listeners hear `resources/list_changed`. Returns whether it
     /// existed.
     pub fn remove_resource(&self, uri: &str) -> bool {
-        let removed = {
-            let mut registry = self.write();
-            let before = registry.resources.len();
-            registry.resources.retain(|r| r.resource.uri != uri);
-            before != registry.resources.len()
-        };
-        if removed {
-            let _ = self.inner.changes.send(Change::Resources);
-        }
-        removed
+        self.edit(Change::Resources, |r| {
+            remove(&mut r.resources, uri, |x| &x.resource.uri)
+        })
     }
 
     /// Adds a resource template at run time; listeners hear `resources/list_changed`.
     pub fn add_resource_template(&self, template: ResourceTemplateDef) {
-        self.write().templates.push(Arc::new(template));
-        let _ = self.inner.changes.send(Change::Resources);
+        self.edit(Change::Resources, |r| {
+            r.templates.push(Arc::new(template));
+            true
+        });
     }
 
     /// Tells listeners subscribed to `uri` that the resource changed.
