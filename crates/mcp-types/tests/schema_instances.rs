@@ -9,32 +9,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-include!("generated/types.rs");
-
-fn check<T: serde::de::DeserializeOwned + serde::Serialize>(
-    value: &Value,
-) -> Result<Value, String> {
-    let typed: T =
-        serde_json::from_value(value.clone()).map_err(|e| format!("deserialize: {e}"))?;
-    serde_json::to_value(&typed).map_err(|e| format!("serialize: {e}"))
-}
-
-macro_rules! dispatch_arm {
-    ($module:ident; $($name:literal => $ty:ty,)*) => {
-        pub(super) fn $module(name: &str, value: &Value) -> Option<Result<Value, String>> {
-            match name {
-                $($name => Some(check::<$ty>(value)),)*
-                _ => None,
-            }
-        }
-    };
-}
-
-mod by_name {
-    use super::check;
-    use serde_json::Value;
-    for_each_type!(dispatch_arm);
-}
+mod common;
+use common::by_name;
 
 /// Definitions with no generated type of their own, each for a stated reason.
 const NOT_GENERATED: &[&str] = &[

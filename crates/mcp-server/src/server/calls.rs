@@ -1,0 +1,229 @@
+//! The requests that run user handlers and may answer `input_required`: `tools/call`,
+//! `prompts/get`, `resources/read` (`docs/2026-07-28/basic/patterns/mrtr.mdx`), and
+//! `completion/complete`.
+
+use std::sync::Arc;
+
+use mcp_jsonrpc::{ErrorObject, RequestContext};
+use mcp_types::{
+    CallToolRequestParams, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
+    InputRequiredResult, InputResponses, OrderedMap, ReadResourceRequestParams, ReadResourceResult,
+    RequestMetaObject, ResultType, method,
+};
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::{CacheKind, HasMeta, Server, invalid, parse, read};
+use crate::context::{Context, missing_capability};
+use crate::error::ToolError;
+use crate::state::Binding;
+
+impl Server {
+    /// Opens the `requestState` of a retry, if any: the handler's own state, and the
+    /// answers of earlier rounds, merged with this round's (which win). A client answers
+    /// only the questions of the last round, so the server carries the earlier answers in
+    /// the sealed state; the handler then sees every answer it was ever given.
+    fn resume(
+        &self,
+        binding: &Binding<'_>,
+        sealed: Option<&str>,
+        fresh: Option<InputResponses>,
+    ) -> Result<(Option<Value>, Option<InputResponses>), ErrorObject> {
+        let Some(sealed) = sealed else {
+            return Ok((None, fresh));
+        };
+        let carried = self
+            .inner
+            .state_key
+            .open(binding, sealed)
+            .map_err(|e| invalid(e.message()))?;
+        let handler_state = carried.get("h").cloned().filter(|v| !v.is_null());
+        let mut answers: InputResponses = carried
+            .get("a")
+            .cloned()
+            .and_then(|a| serde_json::from_value(a).ok())
+            .unwrap_or_default();
+        for (key, answer) in fresh.into_iter().flatten() {
+            answers.insert(key, answer);
+        }
+        Ok((handler_state, (!answers.is_empty()).then_some(answers)))
+    }
+
+    /// Turns a handler's outcome into the response: a result, `input_required` with the
+    /// questions it asked and a sealed state, or an error.
+    fn finish<T: Serialize + HasMeta>(
+        &self,
+        outcome: Result<T, ToolError>,
+        cx: &Context,
+        binding: &Binding<'_>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        match outcome {
+            Ok(result) => self.complete(result),
+            Err(ToolError::InputRequired) => {
+                let asked = cx.take_asked();
+                if let Some(ToolError::Protocol(error)) = missing_capability(&asked) {
+                    return Err(error);
+                }
+                let mut result = InputRequiredResult::new();
+                result.result_type = ResultType::InputRequired;
+                if !asked.requests.is_empty() {
+                    result.input_requests =
+                        Some(asked.requests.into_iter().collect::<OrderedMap<_>>());
+                }
+                // The handler's state (kept from the last round unless it set a new one) and every
+                // answer so far travel in the sealed state.
+                let handler_state = asked
+                    .state
+                    .or_else(|| cx.state().cloned())
+                    .unwrap_or(Value::Null);
+                let answers = cx
+                    .responses()
+                    .map_or(Value::Null, |r| serde_json::to_value(r).unwrap_or_default());
+                let state = serde_json::json!({ "h": handler_state, "a": answers });
+                result.request_state = Some(self.inner.state_key.seal(
+                    binding,
+                    &state,
+                    self.inner.state_ttl,
+                ));
+                self.complete(result)
+            }
+            Err(ToolError::Protocol(error)) => Err(error),
+            Err(ToolError::Failed(message)) => Err(ErrorObject::internal(message)),
+        }
+    }
+
+    pub(super) async fn call_tool(
+        &self,
+        params: &str,
+        rpc: RequestContext,
+        meta: RequestMetaObject,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let params: CallToolRequestParams = parse(params)?;
+        let tool = read(&self.inner.registry)
+            .tools
+            .iter()
+            .find(|t| t.tool.name == params.name)
+            .cloned()
+            .ok_or_else(|| invalid(format!("unknown tool {:?}", params.name)))?;
+        let arguments = Value::Object(params.arguments.unwrap_or_default());
+        let binding = Binding {
+            method: method::TOOLS_CALL,
+            name: &params.name,
+            arguments: Some(&arguments),
+        };
+        let (state, responses) = self.resume(
+            &binding,
+            params.request_state.as_deref(),
+            params.input_responses,
+        )?;
+        let cx = Context::new(rpc, meta, responses, state);
+        let outcome = tool.call(arguments.clone(), cx.clone()).await;
+        self.finish(outcome, &cx, &binding)
+    }
+
+    pub(super) async fn get_prompt(
+        &self,
+        params: &str,
+        rpc: RequestContext,
+        meta: RequestMetaObject,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let params: GetPromptRequestParams = parse(params)?;
+        let prompt = read(&self.inner.registry)
+            .prompts
+            .iter()
+            .find(|p| p.prompt.name == params.name)
+            .cloned()
+            .ok_or_else(|| invalid(format!("unknown prompt {:?}", params.name)))?;
+        let arguments: OrderedMap<String> = params.arguments.clone().unwrap_or_default();
+        for argument in prompt.prompt.arguments.iter().flatten() {
+            if argument.required == Some(true) && !arguments.contains_key(&argument.name) {
+                return Err(invalid(format!(
+                    "missing required argument {:?}",
+                    argument.name
+                )));
+            }
+        }
+        let args_value = serde_json::to_value(&arguments).unwrap_or_default();
+        let binding = Binding {
+            method: method::PROMPTS_GET,
+            name: &params.name,
+            arguments: Some(&args_value),
+        };
+        let (state, responses) = self.resume(
+            &binding,
+            params.request_state.as_deref(),
+            params.input_responses,
+        )?;
+        let cx = Context::new(rpc, meta, responses, state);
+        let outcome = (prompt.get)(arguments, cx.clone()).await;
+        self.finish(outcome, &cx, &binding)
+    }
+
+    pub(super) async fn read_resource(
+        &self,
+        params: &str,
+        rpc: RequestContext,
+        meta: RequestMetaObject,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let params: ReadResourceRequestParams = parse(params)?;
+        let (read_fn, vars) = {
+            let registry = read(&self.inner.registry);
+            if let Some(resource) = registry
+                .resources
+                .iter()
+                .find(|r| r.resource.uri == params.uri)
+            {
+                (Arc::clone(&resource.read), OrderedMap::new())
+            } else if let Some((template, vars)) = registry
+                .templates
+                .iter()
+                .find_map(|t| t.pattern.matches(&params.uri).map(|v| (t, v)))
+            {
+                (Arc::clone(&template.read), vars)
+            } else {
+                return Err(invalid(format!("unknown resource {:?}", params.uri))
+                    .with_data(serde_json::json!({ "uri": params.uri })));
+            }
+        };
+        let binding = Binding {
+            method: method::RESOURCES_READ,
+            name: &params.uri,
+            arguments: None,
+        };
+        let (state, responses) = self.resume(
+            &binding,
+            params.request_state.as_deref(),
+            params.input_responses,
+        )?;
+        let cx = Context::new(rpc, meta, responses, state);
+        let outcome = read_fn(params.uri.clone(), vars, cx.clone())
+            .await
+            .map(|contents| {
+                let mut result = ReadResourceResult::new(contents);
+                result.ttl_ms = Some(self.inner.cache[CacheKind::Read as usize].ttl_ms);
+                result.cache_scope = Some(self.inner.cache[CacheKind::Read as usize].scope);
+                result
+            });
+        self.finish(outcome, &cx, &binding)
+    }
+
+    pub(super) async fn complete_argument(
+        &self,
+        params: &str,
+        cx: Context,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let params: CompleteRequestParams = parse(params)?;
+        let Some(complete) = &self.inner.completion else {
+            return Err(ErrorObject::method_not_found(method::COMPLETION_COMPLETE));
+        };
+        match complete(params, cx).await {
+            Ok(mut completion) => {
+                completion.values.truncate(100);
+                self.complete(CompleteResult::new(completion))
+            }
+            Err(ToolError::Protocol(error)) => Err(error),
+            Err(other) => Err(ErrorObject::internal(other.to_string())),
+        }
+    }
+}

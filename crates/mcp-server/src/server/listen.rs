@@ -1,0 +1,117 @@
+//! `subscriptions/listen` on the server side
+//! (`docs/2026-07-28/basic/patterns/subscriptions.mdx`).
+
+use mcp_jsonrpc::{ErrorObject, RequestContext};
+use mcp_types::{
+    SubscriptionFilter, SubscriptionsListenRequestParams, SubscriptionsListenResult,
+    SubscriptionsListenResultMetaObject, method,
+};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::sync::broadcast;
+
+use super::{Change, Server, parse, to_raw};
+
+impl Server {
+    /// `subscriptions/listen` (`docs/2026-07-28/basic/patterns/subscriptions.mdx`): the
+    /// acknowledgement first, then the changes the client opted into, each tagged with the
+    /// subscription id; the result only when the server closes the stream.
+    pub(super) async fn listen(
+        &self,
+        params: &str,
+        rpc: RequestContext,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let params: SubscriptionsListenRequestParams = parse(params)?;
+        let caps = &self.inner.capabilities;
+        let asked = &params.notifications;
+        let mut honoured = SubscriptionFilter::new();
+        honoured.tools_list_changed = asked
+            .tools_list_changed
+            .filter(|&on| on && caps.tools.is_some());
+        honoured.prompts_list_changed = asked
+            .prompts_list_changed
+            .filter(|&on| on && caps.prompts.is_some());
+        honoured.resources_list_changed = asked
+            .resources_list_changed
+            .filter(|&on| on && caps.resources.is_some());
+        honoured.resource_subscriptions = asked
+            .resource_subscriptions
+            .clone()
+            .filter(|_| caps.resources.is_some());
+        let id = rpc.id().clone();
+        let tag = serde_json::json!({ "io.modelcontextprotocol/subscriptionId": id });
+        let mut changes = self.inner.changes.subscribe();
+        let ack = serde_json::json!({ "notifications": honoured, "_meta": tag });
+        rpc.notify(method::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED, Some(&ack))
+            .await
+            .map_err(|e| ErrorObject::internal(e.to_string()))?;
+        loop {
+            let change = tokio::select! {
+                () = rpc.cancellation().cancelled() => return Err(ErrorObject::internal("cancelled")),
+                () = self.inner.shutdown.cancelled() => break,
+                change = changes.recv() => change,
+            };
+            let wanted: Vec<(&str, Value)> = match change {
+                Ok(Change::Tools) if honoured.tools_list_changed == Some(true) => {
+                    vec![(
+                        method::NOTIFICATIONS_TOOLS_LIST_CHANGED,
+                        serde_json::json!({ "_meta": tag }),
+                    )]
+                }
+                Ok(Change::Prompts) if honoured.prompts_list_changed == Some(true) => {
+                    vec![(
+                        method::NOTIFICATIONS_PROMPTS_LIST_CHANGED,
+                        serde_json::json!({ "_meta": tag }),
+                    )]
+                }
+                Ok(Change::Resources) if honoured.resources_list_changed == Some(true) => {
+                    vec![(
+                        method::NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+                        serde_json::json!({ "_meta": tag }),
+                    )]
+                }
+                Ok(Change::Updated(uri))
+                    if honoured
+                        .resource_subscriptions
+                        .as_ref()
+                        .is_some_and(|subs| subs.iter().any(|s| uri.starts_with(s.as_str()))) =>
+                {
+                    vec![(
+                        method::NOTIFICATIONS_RESOURCES_UPDATED,
+                        serde_json::json!({ "uri": uri, "_meta": tag }),
+                    )]
+                }
+                // A listener that fell behind lost changes: it hears every list it follows
+                // changed, which is always safe to act on.
+                Err(broadcast::error::RecvError::Lagged(_)) => [
+                    (
+                        honoured.tools_list_changed,
+                        method::NOTIFICATIONS_TOOLS_LIST_CHANGED,
+                    ),
+                    (
+                        honoured.prompts_list_changed,
+                        method::NOTIFICATIONS_PROMPTS_LIST_CHANGED,
+                    ),
+                    (
+                        honoured.resources_list_changed,
+                        method::NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+                    ),
+                ]
+                .into_iter()
+                .filter(|(on, _)| *on == Some(true))
+                .map(|(_, m)| (m, serde_json::json!({ "_meta": tag })))
+                .collect(),
+                Err(broadcast::error::RecvError::Closed) => break,
+                Ok(_) => Vec::new(),
+            };
+            for (method, params) in wanted {
+                if rpc.notify(method, Some(&params)).await.is_err() {
+                    return Err(ErrorObject::internal("the stream closed"));
+                }
+            }
+        }
+        let mut meta = SubscriptionsListenResultMetaObject::new(id);
+        meta.server_info = Some(self.inner.info.clone());
+        to_raw(&SubscriptionsListenResult::new(meta))
+    }
+}

@@ -1,0 +1,136 @@
+//! The four lists: opaque cursors over the registry, with cache hints
+//! (`docs/2026-07-28/server/utilities/pagination.mdx`, `.../caching.mdx`).
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use mcp_jsonrpc::ErrorObject;
+use mcp_types::{
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams,
+};
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use super::{CacheKind, CachePolicy, HasMeta, Registry, Server, invalid, parse, read};
+
+/// The range of one page of `len` items and the cursor of the next, from an opaque cursor
+/// (`offset:N`, base64url); an invalid cursor is -32602.
+fn page(
+    len: usize,
+    cursor: Option<&str>,
+    size: usize,
+) -> Result<(std::ops::Range<usize>, Option<String>), ErrorObject> {
+    let start = match cursor {
+        None => 0,
+        Some(cursor) => URL_SAFE_NO_PAD
+            .decode(cursor)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .and_then(|text| {
+                text.strip_prefix("offset:")
+                    .and_then(|n| n.parse::<usize>().ok())
+            })
+            .filter(|&n| n <= len)
+            .ok_or_else(|| invalid("invalid cursor"))?,
+    };
+    let end = start.saturating_add(size).min(len);
+    let next = (end < len).then(|| URL_SAFE_NO_PAD.encode(format!("offset:{end}")));
+    Ok((start..end, next))
+}
+
+/// A list result: its items, its cursor and its cache hints.
+trait Listing: Serialize + HasMeta {
+    type Item;
+    fn assemble(items: Vec<Self::Item>, next: Option<String>, cache: CachePolicy) -> Self;
+}
+
+macro_rules! listing {
+    ($($t:ty => $item:ty),*) => {$(
+        impl Listing for $t {
+            type Item = $item;
+            fn assemble(items: Vec<$item>, next: Option<String>, cache: CachePolicy) -> Self {
+                let mut result = <$t>::new(items);
+                result.next_cursor = next;
+                result.ttl_ms = Some(cache.ttl_ms);
+                result.cache_scope = Some(cache.scope);
+                result
+            }
+        }
+    )*};
+}
+
+listing!(
+    ListToolsResult => mcp_types::Tool,
+    ListPromptsResult => mcp_types::Prompt,
+    ListResourcesResult => mcp_types::Resource,
+    ListResourceTemplatesResult => mcp_types::ResourceTemplate
+);
+
+impl Server {
+    fn cursor(params: &str) -> Result<Option<String>, ErrorObject> {
+        Ok(parse::<PaginatedRequestParams>(params)?.cursor)
+    }
+
+    /// A page of one of the four lists, with its cursor and cache hints; only the page's
+    /// items are cloned out of the registry.
+    fn list<L: Listing>(
+        &self,
+        params: &str,
+        kind: CacheKind,
+        len: impl FnOnce(&Registry) -> usize,
+        items: impl FnOnce(&Registry, std::ops::Range<usize>) -> Vec<L::Item>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let cursor = Self::cursor(params)?;
+        let registry = read(&self.inner.registry);
+        let (range, next) = page(len(&registry), cursor.as_deref(), self.inner.page_size)?;
+        let page = items(&registry, range);
+        drop(registry);
+        self.complete(L::assemble(page, next, self.inner.cache[kind as usize]))
+    }
+
+    pub(super) fn list_tools(&self, params: &str) -> Result<Box<RawValue>, ErrorObject> {
+        self.list::<ListToolsResult>(
+            params,
+            CacheKind::Tools,
+            |r| r.tools.len(),
+            |r, range| r.tools[range].iter().map(|t| t.tool.clone()).collect(),
+        )
+    }
+
+    pub(super) fn list_prompts(&self, params: &str) -> Result<Box<RawValue>, ErrorObject> {
+        self.list::<ListPromptsResult>(
+            params,
+            CacheKind::Prompts,
+            |r| r.prompts.len(),
+            |r, range| r.prompts[range].iter().map(|p| p.prompt.clone()).collect(),
+        )
+    }
+
+    pub(super) fn list_resources(&self, params: &str) -> Result<Box<RawValue>, ErrorObject> {
+        self.list::<ListResourcesResult>(
+            params,
+            CacheKind::Resources,
+            |r| r.resources.len(),
+            |r, range| {
+                r.resources[range]
+                    .iter()
+                    .map(|x| x.resource.clone())
+                    .collect()
+            },
+        )
+    }
+
+    pub(super) fn list_templates(&self, params: &str) -> Result<Box<RawValue>, ErrorObject> {
+        self.list::<ListResourceTemplatesResult>(
+            params,
+            CacheKind::ResourceTemplates,
+            |r| r.templates.len(),
+            |r, range| {
+                r.templates[range]
+                    .iter()
+                    .map(|t| t.template.clone())
+                    .collect()
+            },
+        )
+    }
+}
