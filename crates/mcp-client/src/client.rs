@@ -170,6 +170,20 @@ impl ClientBuilder {
         Ok(self.assemble_with(transport, Some(Router::default())))
     }
 
+    /// Spawns `command` and owns it: a server that crashes is started again under
+    /// `policy`, and the request that saw the crash is re-sent only if it is retry-safe
+    /// (otherwise it fails with [`Error::MayHaveRun`]). Stop it with [`Client::shutdown`].
+    #[cfg(feature = "stdio")]
+    pub fn spawn_stdio(
+        self,
+        command: mcp_transport_stdio::ServerCommand,
+        policy: crate::restart::RestartPolicy,
+    ) -> Result<Client, Error> {
+        let router = Router::default();
+        let supervisor = crate::restart::Supervisor::start(command, router.clone(), policy)?;
+        Ok(self.assemble_with(Transport::Supervised(Arc::new(supervisor)), Some(router)))
+    }
+
     fn assemble_with(self, transport: Transport, router: Option<Router>) -> Client {
         // The router evicts what a subscription's notifications make stale.
         let cache = router.as_ref().map_or_else(Arc::default, Router::cache);
@@ -188,6 +202,7 @@ impl ClientBuilder {
         }
         Client {
             inner: Arc::new(Inner {
+                safe_tools: Mutex::default(),
                 cache,
                 auth_context: String::new(),
                 router,
@@ -208,6 +223,8 @@ impl ClientBuilder {
 }
 
 struct Inner {
+    /// Tools whose annotations say a call may be repeated (read-only or idempotent).
+    safe_tools: Mutex<std::collections::HashSet<String>>,
     cache: Arc<Cache>,
     /// The authorization context private cache entries are keyed by (the credentials in
     /// use; one context over stdio).
@@ -233,6 +250,9 @@ enum Transport {
     /// Streamable HTTP: one POST per request.
     #[cfg(feature = "http")]
     Http(Arc<crate::http::HttpTransport>),
+    /// A stdio server the client owns and restarts.
+    #[cfg(feature = "stdio")]
+    Supervised(Arc<crate::restart::Supervisor>),
 }
 
 /// A connection to one MCP server. Cheap to clone.
@@ -454,6 +474,30 @@ impl Client {
                 .request(method, Some(params), options)
                 .await
                 .map_err(Error::from),
+            #[cfg(feature = "stdio")]
+            Transport::Supervised(supervisor) => {
+                let (generation, peer) = supervisor.peer();
+                match peer
+                    .request(method, Some(params), options.clone())
+                    .await
+                    .map_err(Error::from)
+                {
+                    Err(Error::Transport(e)) if e.is_closed() => {
+                        supervisor.restart(generation).await?;
+                        if self.retry_safe(method, params) {
+                            let (_, peer) = supervisor.peer();
+                            peer.request(method, Some(params), options)
+                                .await
+                                .map_err(Error::from)
+                        } else {
+                            Err(Error::MayHaveRun {
+                                method: method.to_owned(),
+                            })
+                        }
+                    }
+                    other => other,
+                }
+            }
             #[cfg(feature = "http")]
             Transport::Http(http) => {
                 let wait = crate::http::Wait {
@@ -479,6 +523,57 @@ impl Client {
                 .await
             }
         }
+    }
+
+    /// Whether running `method` twice is harmless: reads, lists and prompts, and tool calls
+    /// whose annotations say read-only or idempotent.
+    #[cfg(feature = "stdio")]
+    fn retry_safe<P: Serialize>(&self, method: &str, params: &P) -> bool {
+        match method {
+            method::SERVER_DISCOVER
+            | method::TOOLS_LIST
+            | method::PROMPTS_LIST
+            | method::RESOURCES_LIST
+            | method::RESOURCES_TEMPLATES_LIST
+            | method::RESOURCES_READ
+            | method::PROMPTS_GET
+            | method::COMPLETION_COMPLETE => true,
+            method::TOOLS_CALL => serde_json::to_value(params)
+                .ok()
+                .and_then(|p| p.get("name").and_then(Value::as_str).map(str::to_owned))
+                .is_some_and(|name| {
+                    self.inner
+                        .safe_tools
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .contains(&name)
+                }),
+            _ => false,
+        }
+    }
+
+    /// The server process's id, for a client that owns its server
+    /// ([`ClientBuilder::spawn_stdio`]).
+    pub fn server_pid(&self) -> Option<u32> {
+        match &self.inner.transport {
+            #[cfg(feature = "stdio")]
+            Transport::Supervised(supervisor) => supervisor.pid(),
+            _ => None,
+        }
+    }
+
+    /// Stops a server the client owns (stdin close, then SIGTERM, then SIGKILL); does
+    /// nothing for other transports.
+    #[cfg_attr(
+        not(feature = "stdio"),
+        allow(clippy::unused_async, reason = "the stdio supervisor awaits")
+    )]
+    pub async fn shutdown(&self, grace: Duration) {
+        #[cfg(feature = "stdio")]
+        if let Transport::Supervised(supervisor) = &self.inner.transport {
+            supervisor.shutdown(grace).await;
+        }
+        let _ = grace;
     }
 
     fn decode<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, Error> {
@@ -639,6 +734,22 @@ impl Client {
         if let Transport::Http(http) = &self.inner.transport {
             result.tools = http.admit_tools(std::mem::take(&mut result.tools));
         }
+        let mut safe = self
+            .inner
+            .safe_tools
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for tool in &result.tools {
+            let hints = tool.annotations.as_ref();
+            if hints
+                .is_some_and(|a| a.read_only_hint == Some(true) || a.idempotent_hint == Some(true))
+            {
+                safe.insert(tool.name.clone());
+            } else {
+                safe.remove(&tool.name);
+            }
+        }
+        drop(safe);
         Ok(result)
     }
 
@@ -807,6 +918,8 @@ impl Client {
         let params = serde_json::json!({ "_meta": self.meta(), "notifications": filter });
         let peer = match &self.inner.transport {
             Transport::Engine(peer) => peer.clone(),
+            #[cfg(feature = "stdio")]
+            Transport::Supervised(supervisor) => supervisor.peer().1,
             #[cfg(feature = "http")]
             Transport::Http(http) => return Ok(self.listen_http(http, params, router)),
         };

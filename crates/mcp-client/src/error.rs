@@ -71,6 +71,16 @@ pub enum Error {
     #[cfg(feature = "http")]
     #[error("HTTP transport failure")]
     Http(#[source] mcp_transport_http::Error),
+    /// The server crashed while handling a request that is not safe to run twice; it was
+    /// restarted, but the request may or may not have taken effect.
+    #[error("the server crashed during `{method}`; it may or may not have run")]
+    MayHaveRun {
+        /// The request's method.
+        method: String,
+    },
+    /// The server crashed again after the allowed number of restarts.
+    #[error("the server crashed and {0} restarts were already spent")]
+    RestartsExhausted(u32),
     /// A server process could not be started.
     #[cfg(feature = "stdio")]
     #[error("cannot start the server")]

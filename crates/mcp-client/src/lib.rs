@@ -29,10 +29,12 @@
 //!   counts as `complete`.
 //! - The cache honours `ttlMs` and `cacheScope`, keys private entries by the
 //!   credentials in use, and never stores `input_required` results or retries.
-//! - (Planned with the restart support of issue #5: after a lost stream or a
-//!   restarted server, only retry-safe requests are re-sent; any other fails with
-//!   an error saying the call may or may not have run. Today a lost stream or a
-//!   crashed server fails the request with a transport error.)
+//! - A stdio server the client owns (`ClientBuilder::spawn_stdio`) is restarted
+//!   when it crashes, within a restart budget; the request that saw the crash is
+//!   re-sent only if it is retry-safe (discover, lists, reads, prompts,
+//!   completion, tool calls annotated read-only or idempotent), and any other
+//!   fails with `Error::MayHaveRun`. (Still planned: re-subscribing open
+//!   `listen` streams after a restart, and re-issuing a lost HTTP stream.)
 //! - Errors say what happened: a protocol error (code, message, data), a
 //!   transport failure, a timeout, a cancellation or a version mismatch. A tool
 //!   failure is not an error: it is an `Ok` result with `isError` set, for the
@@ -76,7 +78,11 @@ mod error;
 #[cfg(feature = "http")]
 mod http;
 mod listen;
+#[cfg(feature = "stdio")]
+mod restart;
 
 pub use client::{CallOptions, Client, ClientBuilder, SUPPORTED_VERSIONS};
 pub use error::Error;
 pub use listen::{ListenEvent, Subscription};
+#[cfg(feature = "stdio")]
+pub use restart::RestartPolicy;

@@ -287,3 +287,86 @@ async fn python_sdk_over_stdio() {
 async fn python_sdk_over_http() {
     over_http(Sdk::Python).await;
 }
+
+/// Kills the server with SIGKILL and waits until it is gone (or a zombie) so the next
+/// request meets a dead server.
+fn crash(pid: u32) {
+    let status = Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -9 {pid}");
+    for _ in 0..200 {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        if state.is_empty()
+            || state
+                .lines()
+                .any(|l| l.starts_with("State:") && l.contains('Z'))
+        {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("process {pid} did not die");
+}
+
+/// A client that owns its stdio server restarts it after a crash, re-sends only a request
+/// that is safe to repeat, and gives up after its restart budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_server_is_restarted_and_only_safe_requests_are_resent() {
+    setup();
+    let (program, script) = Sdk::Python.program();
+    let command = ServerCommand::new(program)
+        .arg(script)
+        .current_dir(interop_dir())
+        .inherit_var("PATH")
+        .inherit_var("HOME");
+    let client = client()
+        .spawn_stdio(command, mcp_client::RestartPolicy::new(2))
+        .expect("spawn the server");
+    let mut args = mcp_types::OrderedMap::new();
+    args.insert("name", "Ada".to_owned());
+    client
+        .get_prompt("greet", args.clone())
+        .await
+        .expect("a first prompt");
+    client
+        .list_tools_all()
+        .await
+        .expect("the tools, with their annotations");
+
+    // prompts/get is safe to repeat: after the crash it is re-sent to the new server.
+    let first = client.server_pid().expect("a server");
+    crash(first);
+    client
+        .get_prompt("greet", args.clone())
+        .await
+        .expect("re-sent after the restart");
+    let second = client.server_pid().expect("a new server");
+    assert_ne!(first, second, "a new process");
+
+    // `add` carries no read-only or idempotent hint: it is not re-sent.
+    crash(second);
+    let sum = serde_json::json!({"a": 1, "b": 2})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let err = client.call_tool("add", sum.clone()).await.unwrap_err();
+    assert!(
+        matches!(&err, mcp_client::Error::MayHaveRun { method } if method == "tools/call"),
+        "{err}"
+    );
+    assert!(
+        client.call_tool("add", sum).await.is_ok(),
+        "the restarted server answers"
+    );
+
+    // The budget was two restarts.
+    crash(client.server_pid().expect("a server"));
+    let err = client.get_prompt("greet", args).await.unwrap_err();
+    assert!(
+        matches!(err, mcp_client::Error::RestartsExhausted(2)),
+        "{err}"
+    );
+    client.shutdown(std::time::Duration::from_secs(1)).await;
+}
