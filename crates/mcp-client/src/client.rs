@@ -500,7 +500,7 @@ impl Client {
             }
             #[cfg(feature = "http")]
             Transport::Http(http) => {
-                let wait = crate::http::Wait {
+                let wait = || crate::http::Wait {
                     timeout: options.timeout.unwrap_or(Duration::from_mins(1)),
                     max: options.max_timeout.unwrap_or(Duration::from_mins(10)),
                     progress: options
@@ -509,25 +509,34 @@ impl Client {
                         .zip(options.on_progress.clone()),
                 };
                 let router = self.inner.router.clone();
-                http.request(
-                    &self.protocol_version(),
-                    method,
-                    params,
-                    wait,
-                    |notification| {
-                        if let Some(router) = &router {
-                            router.route(&notification);
+                let route = |notification: mcp_jsonrpc::Notification| {
+                    if let Some(router) = &router {
+                        router.route(&notification);
+                    }
+                };
+                let version = self.protocol_version();
+                match http.request(&version, method, params, wait(), route).await {
+                    // The stream broke before the response: the request is lost. Re-issue
+                    // it, with a new id, only if running it twice is harmless.
+                    Err(Error::Http(
+                        mcp_transport_http::Error::Incomplete | mcp_transport_http::Error::Body(_),
+                    )) => {
+                        if self.retry_safe(method, params) {
+                            http.request(&version, method, params, wait(), route).await
+                        } else {
+                            Err(Error::MayHaveRun {
+                                method: method.to_owned(),
+                            })
                         }
-                    },
-                )
-                .await
+                    }
+                    other => other,
+                }
             }
         }
     }
 
     /// Whether running `method` twice is harmless: reads, lists and prompts, and tool calls
     /// whose annotations say read-only or idempotent.
-    #[cfg(feature = "stdio")]
     fn retry_safe<P: Serialize>(&self, method: &str, params: &P) -> bool {
         match method {
             method::SERVER_DISCOVER

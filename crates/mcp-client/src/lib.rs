@@ -33,8 +33,10 @@
 //!   when it crashes, within a restart budget; the request that saw the crash is
 //!   re-sent only if it is retry-safe (discover, lists, reads, prompts,
 //!   completion, tool calls annotated read-only or idempotent), and any other
-//!   fails with `Error::MayHaveRun`. (Still planned: re-subscribing open
-//!   `listen` streams after a restart, and re-issuing a lost HTTP stream.)
+//!   fails with `Error::MayHaveRun`. An HTTP reply stream that breaks before the
+//!   response is handled the same way: re-issued with a new id only when
+//!   retry-safe. (Still planned: re-subscribing open `listen` streams after a
+//!   restart.)
 //! - Errors say what happened: a protocol error (code, message, data), a
 //!   transport failure, a timeout, a cancellation or a version mismatch. A tool
 //!   failure is not an error: it is an `Ok` result with `isError` set, for the
