@@ -255,6 +255,38 @@ enum Transport {
     Supervised(Arc<crate::restart::Supervisor>),
 }
 
+/// Tokens that tell subscriptions apart in the router.
+static SUBSCRIPTION_TOKENS: AtomicU64 = AtomicU64::new(1);
+
+/// Where a subscription's listen request goes (and whether a crash can be survived).
+enum ListenSource {
+    Fixed(Peer),
+    #[cfg(feature = "stdio")]
+    Supervised(Arc<crate::restart::Supervisor>),
+}
+
+impl ListenSource {
+    fn peer(&self) -> (u64, Peer) {
+        match self {
+            ListenSource::Fixed(peer) => (0, peer.clone()),
+            #[cfg(feature = "stdio")]
+            ListenSource::Supervised(supervisor) => supervisor.peer(),
+        }
+    }
+
+    /// Restarts a supervised server; whether a new connection is there to use.
+    async fn restart(&self, generation: u64) -> bool {
+        match self {
+            ListenSource::Fixed(_) => {
+                let _ = generation;
+                false
+            }
+            #[cfg(feature = "stdio")]
+            ListenSource::Supervised(supervisor) => supervisor.restart(generation).await.is_ok(),
+        }
+    }
+}
+
 /// A connection to one MCP server. Cheap to clone.
 #[derive(Clone)]
 pub struct Client {
@@ -910,46 +942,68 @@ impl Client {
         let (tx, events) = tokio::sync::mpsc::channel(crate::listen::SUBSCRIPTION_BUFFER);
         let (id_tx, id_rx) = tokio::sync::oneshot::channel();
         let id_tx = Mutex::new(Some(id_tx));
-        let assigned: Arc<std::sync::OnceLock<mcp_types::RequestId>> = Arc::default();
+        // The subscription's current id: a re-subscription after a restart gets a new one.
+        let current: Arc<Mutex<Option<mcp_types::RequestId>>> = Arc::default();
+        let token = SUBSCRIPTION_TOKENS.fetch_add(1, Ordering::Relaxed);
         let registering = router.clone();
-        let assigning = Arc::clone(&assigned);
+        let tracking = Arc::clone(&current);
         let mut options = RequestOptions::default();
         // A subscription lives until either side ends it; the engine still wants a bound.
         options.timeout = Some(Duration::from_hours(365 * 24));
         options.max_timeout = options.timeout;
         options.on_id = Some(Arc::new(move |id: &mcp_types::RequestId| {
-            registering.register(id.clone(), tx.clone());
-            let _ = assigning.set(id.clone());
+            registering.register(id.clone(), token, tx.clone());
+            let previous = tracking
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .replace(id.clone());
+            // A new connection numbers its requests afresh, so the new id may equal the
+            // old one: only a different old id is removed.
+            if let Some(previous) = previous.filter(|p| p != id) {
+                registering.unregister_if(&previous, token);
+            }
             if let Some(id_tx) = id_tx.lock().unwrap_or_else(PoisonError::into_inner).take() {
                 let _ = id_tx.send(id.clone());
             }
         }));
         let params = serde_json::json!({ "_meta": self.meta(), "notifications": filter });
-        let peer = match &self.inner.transport {
-            Transport::Engine(peer) => peer.clone(),
+        let source = match &self.inner.transport {
+            Transport::Engine(peer) => ListenSource::Fixed(peer.clone()),
             #[cfg(feature = "stdio")]
-            Transport::Supervised(supervisor) => supervisor.peer().1,
+            Transport::Supervised(supervisor) => ListenSource::Supervised(Arc::clone(supervisor)),
             #[cfg(feature = "http")]
             Transport::Http(http) => return Ok(self.listen_http(http, params, router)),
         };
         let closing = router.clone();
+        let ended = Arc::clone(&current);
         let request = tokio::spawn(async move {
-            let outcome = peer
-                .request(method::SUBSCRIPTIONS_LISTEN, Some(&params), options)
-                .await;
-            if let Err(e) = outcome {
-                tracing::debug!(error = %e, "subscription ended");
+            loop {
+                let (generation, peer) = source.peer();
+                let outcome = peer
+                    .request(method::SUBSCRIPTIONS_LISTEN, Some(&params), options.clone())
+                    .await;
+                match outcome {
+                    // The server crashed: once it is restarted, subscribe again (the consumer
+                    // sees a new acknowledgement, its cue to refetch what it follows).
+                    Err(e) if e.is_closed() && source.restart(generation).await => {}
+                    Err(e) => {
+                        tracing::debug!(error = %e, "subscription ended");
+                        break;
+                    }
+                    Ok(_) => break,
+                }
             }
             // Whatever ended it, the consumer sees the end of the stream.
-            if let Some(id) = assigned.get() {
-                closing.unregister(id);
+            if let Some(id) = ended.lock().unwrap_or_else(PoisonError::into_inner).take() {
+                closing.unregister_if(&id, token);
             }
         });
-        let id = id_rx
+        id_rx
             .await
             .map_err(|_| Error::Transport(mcp_jsonrpc::Error::Closed(None)))?;
         Ok(Subscription {
-            id,
+            current,
+            token,
             events,
             request,
             router,
@@ -993,7 +1047,8 @@ impl Client {
             }
         });
         Subscription {
-            id: mcp_types::RequestId::String("http".to_owned()),
+            current: Arc::default(),
+            token: 0,
             events,
             request,
             router,

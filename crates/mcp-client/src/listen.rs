@@ -35,7 +35,9 @@ pub enum ListenEvent {
     ResourceUpdated(String),
 }
 
-type Routes = Arc<Mutex<HashMap<RequestId, mpsc::Sender<ListenEvent>>>>;
+/// Subscription routes: a listen request's id → the subscription (its token, which tells
+/// apart two subscriptions that reused one id on two connections, and its channel).
+type Routes = Arc<Mutex<HashMap<RequestId, (u64, mpsc::Sender<ListenEvent>)>>>;
 
 /// The client's engine handler: servers send no requests in 2026-07-28, and the
 /// notifications that belong to a subscription are routed to it.
@@ -49,11 +51,20 @@ impl Router {
     pub(crate) fn cache(&self) -> Arc<crate::cache::Cache> {
         Arc::clone(&self.cache)
     }
-    pub(crate) fn register(&self, id: RequestId, tx: mpsc::Sender<ListenEvent>) {
+    pub(crate) fn register(&self, id: RequestId, token: u64, tx: mpsc::Sender<ListenEvent>) {
         self.routes
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(id, tx);
+            .insert(id, (token, tx));
+    }
+
+    /// Removes the route of `id` if it still belongs to the subscription `token` (after a
+    /// restart another subscription may have been given the same id).
+    pub(crate) fn unregister_if(&self, id: &RequestId, token: u64) {
+        let mut routes = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
+        if routes.get(id).is_some_and(|(owner, _)| *owner == token) {
+            routes.remove(id);
+        }
     }
 
     pub(crate) fn unregister(&self, id: &RequestId) {
@@ -140,7 +151,7 @@ impl Router {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(&id)
-            .cloned();
+            .map(|(_, tx)| tx.clone());
         if let Some(sender) = sender
             && sender.try_send(event).is_err()
         {
@@ -153,16 +164,23 @@ impl Router {
 /// `notifications/cancelled`).
 #[derive(Debug)]
 pub struct Subscription {
-    pub(crate) id: RequestId,
+    /// The current listen request's id (a re-subscription after a restart changes it).
+    pub(crate) current: Arc<Mutex<Option<RequestId>>>,
+    /// Tells this subscription's routes from others'.
+    pub(crate) token: u64,
     pub(crate) events: mpsc::Receiver<ListenEvent>,
     pub(crate) request: JoinHandle<()>,
     pub(crate) router: Router,
 }
 
 impl Subscription {
-    /// The subscription's id (the listen request's id).
-    pub fn id(&self) -> &RequestId {
-        &self.id
+    /// The id of the listen request that carries the subscription now (for stdio; HTTP
+    /// subscriptions have no id the client needs).
+    pub fn id(&self) -> Option<RequestId> {
+        self.current
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The next event; `None` once the server closed the subscription.
@@ -173,7 +191,14 @@ impl Subscription {
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        self.router.unregister(&self.id);
+        if let Some(id) = self
+            .current
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            self.router.unregister_if(&id, self.token);
+        }
         self.request.abort();
     }
 }

@@ -370,3 +370,44 @@ async fn a_crashed_server_is_restarted_and_only_safe_requests_are_resent() {
     );
     client.shutdown(std::time::Duration::from_secs(1)).await;
 }
+
+/// A subscription to a server the client owns survives a crash: once the server is
+/// restarted the client subscribes again, and the new acknowledgement says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_is_renewed_after_a_restart() {
+    setup();
+    let (program, script) = Sdk::Python.program();
+    let command = ServerCommand::new(program)
+        .arg(script)
+        .current_dir(interop_dir())
+        .inherit_var("PATH")
+        .inherit_var("HOME");
+    let client = client()
+        .spawn_stdio(command, mcp_client::RestartPolicy::new(1))
+        .expect("spawn the server");
+    let mut filter = mcp_types::SubscriptionFilter::new();
+    filter.tools_list_changed = Some(true);
+    let mut subscription = client.listen(filter).await.expect("listen");
+    let first = tokio::time::timeout(REQUEST_TIMEOUT, subscription.next())
+        .await
+        .expect("an acknowledgement in time");
+    assert!(
+        matches!(first, Some(mcp_client::ListenEvent::Acknowledged(_))),
+        "{first:?}"
+    );
+    let before = subscription.id();
+
+    crash(client.server_pid().expect("a server"));
+    let renewed = tokio::time::timeout(REQUEST_TIMEOUT, subscription.next())
+        .await
+        .expect("a renewal in time");
+    assert!(
+        matches!(renewed, Some(mcp_client::ListenEvent::Acknowledged(_))),
+        "{renewed:?}"
+    );
+    assert!(
+        before.is_some() && subscription.id().is_some(),
+        "a listen request carries it"
+    );
+    client.shutdown(std::time::Duration::from_secs(1)).await;
+}
