@@ -35,8 +35,8 @@
 //!   completion, tool calls annotated read-only or idempotent), and any other
 //!   fails with `Error::MayHaveRun`. An HTTP reply stream that breaks before the
 //!   response is handled the same way: re-issued with a new id only when
-//!   retry-safe. (Still planned: re-subscribing open `listen` streams after a
-//!   restart.)
+//!   retry-safe. Open `listen` subscriptions are re-subscribed after a restart,
+//!   so change notifications keep arriving.
 //! - Errors say what happened: a protocol error (code, message, data), a
 //!   transport failure, a timeout, a cancellation or a version mismatch. A tool
 //!   failure is not an error: it is an `Ok` result with `isError` set, for the
