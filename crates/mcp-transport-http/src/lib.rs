@@ -16,8 +16,9 @@
 //!   request with its [`RequestHeaders`] and returns a [`ResponseStream`] of the
 //!   notifications and the response the server sends for it;
 //!   [`notify`](HttpClient::notify) POSTs a notification. [`HttpClientConfig`] holds its
-//!   limits, connect timeout and extra headers. `https://` needs the `rustls` feature (on by
-//!   default).
+//!   limits, connect timeout, extra headers and TLS settings. `https://` needs the `rustls`
+//!   feature (on by default); over it the client speaks HTTP/2 when the server offers it by
+//!   ALPN, HTTP/1.1 otherwise.
 //! - [`HttpServerConfig`] holds every limit, timeout and allow-list, plus the two hooks the
 //!   core supplies: [`ParamHeaders`] (the `Mcp-Param-*` headers of each tool, from its
 //!   `x-mcp-header` annotations) and a [`NotificationHook`].

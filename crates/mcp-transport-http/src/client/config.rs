@@ -41,6 +41,12 @@ pub struct HttpClientConfig {
     /// The largest single SSE event (default 4 MiB). Past it reading stops with
     /// [`Error::EventTooLarge`](crate::Error::EventTooLarge).
     pub max_event_bytes: usize,
+    /// The TLS settings for `https://` endpoints (default: the Mozilla roots of
+    /// `webpki-roots`, no client certificate). Give your own to trust a private CA or to
+    /// present a client certificate. Its `alpn_protocols` are replaced: the client offers
+    /// `h2` and `http/1.1` and speaks whichever the server picks.
+    #[cfg(feature = "rustls")]
+    pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
 
 impl Default for HttpClientConfig {
@@ -51,6 +57,8 @@ impl Default for HttpClientConfig {
             pool_idle_timeout: Duration::from_secs(90),
             max_response_bytes: 16 << 20,
             max_event_bytes: 4 << 20,
+            #[cfg(feature = "rustls")]
+            tls: None,
         }
     }
 }
@@ -88,6 +96,14 @@ impl HttpClientConfig {
     #[must_use]
     pub fn max_event_bytes(mut self, bytes: usize) -> Self {
         self.max_event_bytes = bytes;
+        self
+    }
+
+    /// Sets [`tls`](Self::tls).
+    #[cfg(feature = "rustls")]
+    #[must_use]
+    pub fn tls(mut self, config: std::sync::Arc<rustls::ClientConfig>) -> Self {
+        self.tls = Some(config);
         self
     }
 }

@@ -15,10 +15,13 @@
 //!   The caller extracts the values from the body; this module only writes them.
 //! - Redirects are not followed: a 3xx is [`Error::Redirect`], so credentials never reach
 //!   another origin.
-//! - Connections are pooled by one hyper-util client (HTTP/1.1, keep-alive). Its connection
-//!   tasks are spawned by hyper-util and end with their connections; the pool owns them.
+//! - Connections are pooled by one hyper-util client: HTTP/1.1 with keep-alive, or HTTP/2
+//!   (one connection for every concurrent call) where an `https://` server offers `h2` by
+//!   ALPN. Its connection tasks are spawned by hyper-util and end with their connections;
+//!   the pool owns them.
 //! - Cancellation is dropping: dropping the future of a call, or its [`ResponseStream`],
-//!   closes the connection mid-reply, which the spec defines as cancelling the request.
+//!   closes the connection (HTTP/1.1) or resets the stream (HTTP/2) mid-reply, which the
+//!   spec defines as cancelling the request.
 
 mod config;
 mod sse;
@@ -189,7 +192,10 @@ impl HttpClient {
         http.enforce_http(false);
         http.set_nodelay(true);
         http.set_connect_timeout(Some(config.connect_timeout).filter(|t| !t.is_zero()));
-        let connector = connector(http)?;
+        #[cfg(feature = "rustls")]
+        let connector = connector(http, config.tls.as_deref())?;
+        #[cfg(not(feature = "rustls"))]
+        let connector = http;
         let client = Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(config.pool_idle_timeout)
@@ -216,8 +222,8 @@ impl HttpClient {
     /// answered with an error status (`404` with -32601, `400` with -32020) is a response
     /// message like any other.
     ///
-    /// Cancel safety: dropping the future, or the stream, closes the connection, which
-    /// cancels the request on the server.
+    /// Cancel safety: dropping the future, or the stream, closes the connection (HTTP/1.1)
+    /// or resets the stream (HTTP/2), which cancels the request on the server.
     pub async fn request(
         &self,
         frame: Bytes,
@@ -317,18 +323,27 @@ impl HttpClient {
     }
 }
 
+/// The HTTPS connector: ALPN offers `h2` then `http/1.1`, and the pool speaks HTTP/2 on
+/// a connection where the server chose it (one connection then carries every concurrent
+/// call). Plain `http://` stays HTTP/1.1: no prior-knowledge HTTP/2.
 #[cfg(feature = "rustls")]
-fn connector(http: HttpConnector) -> Result<Connector, Error> {
-    let builder = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())
-        .map_err(|e| Error::Config(format!("TLS setup failed: {e}")))?;
-    Ok(builder.https_or_http().enable_http1().wrap_connector(http))
-}
-
-#[cfg(not(feature = "rustls"))]
-#[allow(clippy::unnecessary_wraps)]
-fn connector(http: HttpConnector) -> Result<Connector, Error> {
-    Ok(http)
+fn connector(http: HttpConnector, tls: Option<&rustls::ClientConfig>) -> Result<Connector, Error> {
+    let builder = hyper_rustls::HttpsConnectorBuilder::new();
+    let builder = match tls {
+        Some(config) => {
+            let mut config = config.clone();
+            // hyper-rustls sets ALPN from the enabled versions and refuses a preset list.
+            config.alpn_protocols.clear();
+            builder.with_tls_config(config)
+        }
+        None => builder
+            .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())
+            .map_err(|e| Error::Config(format!("TLS setup failed: {e}")))?,
+    };
+    Ok(builder
+        .https_or_http()
+        .enable_all_versions()
+        .wrap_connector(http))
 }
 
 /// A header value that must be sent as it is (the protocol version and the method).
