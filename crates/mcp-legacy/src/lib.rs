@@ -45,6 +45,10 @@
 //! seams. It never adds era branches to the crates below it.
 //!
 //! Implemented by issue #6; the 2025-11-25 experimental tasks by issue #10,
-//! hardening of sessions by issue #11.
+//! hardening of sessions by issue #11. Built so far: [`server::DualEra`], the
+//! dual-era server for one connection (stdio); its module docs list what is not
+//! there yet.
 
 #![forbid(unsafe_code)]
+
+pub mod server;

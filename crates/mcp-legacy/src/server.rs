@@ -1,0 +1,319 @@
+//! The dual-era server over one connection (stdio, or any transport the engine accepts):
+//! [`DualEra`] wraps a modern handler (an `mcp_server::Server`) and lets the first message
+//! choose the era, as `docs/2026-07-28/basic/transports/stdio.mdx` (Backward
+//! Compatibility) and `docs/2026-07-28/basic/versioning.mdx` say.
+//!
+//! - `initialize` first: the connection is a legacy session for its whole life. The
+//!   version is negotiated among the enabled legacy revisions
+//!   (`docs/2025-11-25/basic/lifecycle.mdx`); capabilities, server info and instructions
+//!   come from the wrapped server's own `server/discover`, so nothing is declared twice.
+//!   Every later request is handed to the same handler with the session's facts as its
+//!   `_meta` (protocol version 2026-07-28 for the core, the client's capabilities, its
+//!   info and the level set by `logging/setLevel`); `resultType`, `ttlMs` and
+//!   `cacheScope` are removed from results. `ping` is answered here.
+//! - A request carrying modern `_meta` first: the connection is modern and every message
+//!   passes through untouched.
+//! - Anything else before `initialize` gets an error (-32600), never an exit.
+//!
+//! Not yet here (issue #6): server-to-client requests for `input_required` (such a result
+//! is answered with -32603 naming the gap), change notifications for legacy sessions
+//! (so `listChanged` and `subscribe` are not advertised), and the HTTP side.
+
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use mcp_jsonrpc::{ErrorObject, Handler, Notification, Peer, Request, RequestContext};
+use mcp_types::ErrorCode;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+/// The initialize-era revisions, newest first.
+pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The revision the wrapped core speaks.
+const MODERN: &str = "2026-07-28";
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const META_INFO: &str = "io.modelcontextprotocol/clientInfo";
+const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// What the first message decided.
+#[derive(Debug)]
+enum Era {
+    Modern,
+    Legacy(Box<Session>),
+}
+
+/// A legacy session's facts, fixed by `initialize`.
+#[derive(Debug)]
+struct Session {
+    version: &'static str,
+    capabilities: Value,
+    client_info: Value,
+    log_level: Mutex<Option<Value>>,
+}
+
+/// A handler serving both eras on one connection; see the [module docs](self).
+///
+/// ```
+/// use mcp_legacy::server::DualEra;
+/// use mcp_server::Server;
+///
+/// let server = Server::builder("demo", "1.0.0").build().unwrap();
+/// let handler = DualEra::new(server);
+/// assert_eq!(handler.legacy_versions()[0], "2025-11-25");
+/// ```
+#[derive(Debug)]
+pub struct DualEra<H> {
+    inner: H,
+    era: OnceLock<Era>,
+    versions: Vec<&'static str>,
+}
+
+impl<H: Handler> DualEra<H> {
+    /// Wraps `inner`, enabling every legacy revision.
+    pub fn new(inner: H) -> Self {
+        DualEra {
+            inner,
+            era: OnceLock::new(),
+            versions: LEGACY_VERSIONS.to_vec(),
+        }
+    }
+
+    /// Enables only `versions` (each one of [`LEGACY_VERSIONS`]; others are ignored).
+    /// With none enabled, `initialize` is refused with the versions the server supports.
+    #[must_use]
+    pub fn with_legacy_versions(mut self, versions: &[&str]) -> Self {
+        self.versions = LEGACY_VERSIONS
+            .iter()
+            .copied()
+            .filter(|v| versions.contains(v))
+            .collect();
+        self
+    }
+
+    /// The enabled legacy revisions, newest first.
+    pub fn legacy_versions(&self) -> &[&'static str] {
+        &self.versions
+    }
+
+    /// Serves both eras on this process's stdin and stdout until the client closes stdin
+    /// (`docs/2026-07-28/basic/transports/stdio.mdx`).
+    #[cfg(feature = "stdio")]
+    pub async fn serve_stdio(self) {
+        let (_peer, connection) =
+            mcp_transport_stdio::serve(self, mcp_jsonrpc::PeerConfig::default());
+        connection.closed().await;
+    }
+
+    async fn initialize(
+        &self,
+        mut request: Request,
+        cx: RequestContext,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let params = object(request.params.as_deref())?;
+        let Some(&newest) = self.versions.first() else {
+            return Err(ErrorObject::new(
+                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+                "this server speaks only the 2026-07-28 revision",
+            )
+            .with_data(json!({"supported": [MODERN]})));
+        };
+        let requested = params.get("protocolVersion").and_then(Value::as_str);
+        let version = requested
+            .and_then(|r| self.versions.iter().copied().find(|v| *v == r))
+            .unwrap_or(newest);
+
+        // The server's own description, asked of it the modern way.
+        "server/discover".clone_into(&mut request.method);
+        request.params = Some(raw(&json!({"_meta": {
+            META_VERSION: MODERN,
+            META_CAPABILITIES: {},
+        }}))?);
+        let discovered: Value = parse(&self.inner.request(request, cx).await?)?;
+        let session = Session {
+            version,
+            capabilities: params.get("capabilities").cloned().unwrap_or(json!({})),
+            client_info: params.get("clientInfo").cloned().unwrap_or(Value::Null),
+            log_level: Mutex::new(None),
+        };
+        if self.era.set(Era::Legacy(Box::new(session))).is_err() {
+            return Err(ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                "initialize was already received on this connection",
+            ));
+        }
+        let mut result = json!({
+            "protocolVersion": version,
+            "capabilities": legacy_capabilities(&discovered["capabilities"]),
+            // 2026-07-28 carries it in the result's `_meta`.
+            "serverInfo": discovered["_meta"][SERVER_INFO],
+        });
+        if let Some(instructions) = discovered.get("instructions") {
+            result["instructions"] = instructions.clone();
+        }
+        raw(&result)
+    }
+
+    async fn legacy(
+        &self,
+        session: &Session,
+        mut request: Request,
+        cx: RequestContext,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        match request.method.as_str() {
+            "initialize" => {
+                return Err(ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "initialize was already received on this connection",
+                ));
+            }
+            "ping" => return raw(&json!({})),
+            "logging/setLevel" => {
+                let params = object(request.params.as_deref())?;
+                let level = params
+                    .get("level")
+                    .filter(|l| l.is_string())
+                    .cloned()
+                    .ok_or_else(|| ErrorObject::invalid_params("`level` must be a string"))?;
+                *session
+                    .log_level
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(level);
+                return raw(&json!({}));
+            }
+            _ => {}
+        }
+        let mut params = object(request.params.as_deref())?;
+        let meta = params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        let Value::Object(meta) = meta else {
+            return Err(ErrorObject::invalid_params("`_meta` must be an object"));
+        };
+        meta.insert(META_VERSION.to_owned(), json!(MODERN));
+        meta.insert(META_CAPABILITIES.to_owned(), session.capabilities.clone());
+        if !session.client_info.is_null() {
+            meta.insert(META_INFO.to_owned(), session.client_info.clone());
+        }
+        let level = session
+            .log_level
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(level) = level {
+            meta.insert(META_LOG_LEVEL.to_owned(), level);
+        }
+        request.params = Some(raw(&Value::Object(params))?);
+        let method = request.method.clone();
+        let result: Value = parse(&self.inner.request(request, cx).await?)?;
+        let Value::Object(mut result) = result else {
+            return raw(&result);
+        };
+        match result.remove("resultType").as_ref().and_then(Value::as_str) {
+            None | Some("complete") => {}
+            Some(other) => {
+                return Err(ErrorObject::internal(format!(
+                    "{method} answered `{other}`; server-to-client requests for {} sessions \
+                     are not supported yet",
+                    session.version
+                )));
+            }
+        }
+        result.remove("ttlMs");
+        result.remove("cacheScope");
+        // The modern core names itself in every result's `_meta`; a legacy session got
+        // that from `initialize`.
+        if let Some(Value::Object(meta)) = result.get_mut("_meta") {
+            meta.remove(SERVER_INFO);
+            if meta.is_empty() {
+                result.remove("_meta");
+            }
+        }
+        raw(&Value::Object(result))
+    }
+}
+
+impl<H: Handler> Handler for DualEra<H> {
+    async fn request(
+        &self,
+        request: Request,
+        cx: RequestContext,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        match self.era.get() {
+            Some(Era::Legacy(session)) => self.legacy(session, request, cx).await,
+            Some(Era::Modern) => self.inner.request(request, cx).await,
+            None if request.method == "initialize" => self.initialize(request, cx).await,
+            None if has_modern_meta(request.params.as_deref()) => {
+                // A lost race with a concurrent `initialize` leaves that era in place.
+                let _ = self.era.set(Era::Modern);
+                match self.era.get() {
+                    Some(Era::Legacy(session)) => self.legacy(session, request, cx).await,
+                    _ => self.inner.request(request, cx).await,
+                }
+            }
+            None => Err(ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!(
+                    "{} before initialize: send initialize first, or use 2026-07-28 `_meta`",
+                    request.method
+                ),
+            )),
+        }
+    }
+
+    fn notification(&self, notification: Notification, peer: &Peer) {
+        match (self.era.get(), notification.method.as_str()) {
+            // The handshake's last step; nothing to do for a connection-scoped session.
+            (Some(Era::Legacy(_)), "notifications/initialized") => {}
+            _ => self.inner.notification(notification, peer),
+        }
+    }
+}
+
+/// The capabilities a legacy client understands, from the modern ones: the modern-only
+/// `extensions` go, and so do `listChanged` and `subscribe` (not delivered to legacy
+/// sessions yet).
+fn legacy_capabilities(modern: &Value) -> Value {
+    let mut out = Map::new();
+    for key in [
+        "tools",
+        "resources",
+        "prompts",
+        "logging",
+        "completions",
+        "experimental",
+    ] {
+        if let Some(Value::Object(entry)) = modern.get(key) {
+            let mut entry = entry.clone();
+            entry.remove("listChanged");
+            entry.remove("subscribe");
+            out.insert(key.to_owned(), Value::Object(entry));
+        }
+    }
+    Value::Object(out)
+}
+
+fn has_modern_meta(params: Option<&RawValue>) -> bool {
+    params
+        .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+        .is_some_and(|p| p["_meta"].get(META_VERSION).is_some())
+}
+
+fn object(params: Option<&RawValue>) -> Result<Map<String, Value>, ErrorObject> {
+    match params {
+        None => Ok(Map::new()),
+        Some(raw) => match serde_json::from_str(raw.get()) {
+            Ok(Value::Object(map)) => Ok(map),
+            _ => Err(ErrorObject::invalid_params("params must be an object")),
+        },
+    }
+}
+
+fn parse(raw: &RawValue) -> Result<Value, ErrorObject> {
+    serde_json::from_str(raw.get()).map_err(|e| ErrorObject::internal(e.to_string()))
+}
+
+fn raw(value: &Value) -> Result<Box<RawValue>, ErrorObject> {
+    serde_json::value::to_raw_value(value).map_err(|e| ErrorObject::internal(e.to_string()))
+}

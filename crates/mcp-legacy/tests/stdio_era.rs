@@ -1,0 +1,215 @@
+//! The dual-era server on one connection (the engine's in-memory duplex, as stdio would
+//! carry it): the first message picks the era, a legacy session is served by the same
+//! modern handlers, and a modern connection passes through untouched.
+
+use std::time::Duration;
+
+use mcp_jsonrpc::memory::{self, MemoryReader, MemoryWriter};
+use mcp_jsonrpc::{FrameReader, FrameWriter, Peer, PeerConfig};
+use mcp_legacy::server::DualEra;
+use mcp_server::{Server, ToolDef};
+use mcp_types::{CallToolResult, LoggingLevel};
+use serde_json::{Value, json};
+
+fn server() -> Server {
+    Server::builder("dual", "2.0.0")
+        .instructions("Both eras")
+        .tool(ToolDef::new(
+            "echo",
+            json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+            |args, _cx| async move {
+                Ok(CallToolResult::text(
+                    args["text"].as_str().unwrap_or_default(),
+                ))
+            },
+        ))
+        .tool(ToolDef::new(
+            "chatty",
+            json!({"type": "object"}),
+            |_args, cx| async move {
+                cx.log(LoggingLevel::Info, json!("info line")).await;
+                Ok(CallToolResult::text("done"))
+            },
+        ))
+        .build()
+        .unwrap()
+}
+
+struct Wire {
+    reader: MemoryReader,
+    writer: MemoryWriter,
+    next: i64,
+    _conn: mcp_jsonrpc::Connection,
+}
+
+impl Wire {
+    fn start(handler: DualEra<Server>) -> Wire {
+        let ((a_read, a_write), (b_read, b_write)) = memory::pair(64);
+        let (_peer, conn) = Peer::connect(b_read, b_write, handler, PeerConfig::default());
+        Wire {
+            reader: a_read,
+            writer: a_write,
+            next: 0,
+            _conn: conn,
+        }
+    }
+
+    async fn send(&mut self, value: Value) {
+        self.writer
+            .write_frame(value.to_string().into())
+            .await
+            .unwrap();
+    }
+
+    /// (notifications before the response, the response).
+    async fn call(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
+        self.next += 1;
+        let id = self.next;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        let mut notes = Vec::new();
+        loop {
+            let frame = tokio::time::timeout(Duration::from_secs(10), self.reader.read_frame())
+                .await
+                .expect("a frame in time")
+                .expect("open")
+                .unwrap();
+            let message: Value = serde_json::from_slice(&frame).unwrap();
+            if message.get("id") == Some(&json!(id)) {
+                return (notes, message);
+            }
+            notes.push(message);
+        }
+    }
+
+    async fn result(&mut self, method: &str, params: Value) -> Value {
+        let (_, response) = self.call(method, params).await;
+        assert!(response.get("error").is_none(), "{method}: {response}");
+        response["result"].clone()
+    }
+
+    async fn error(&mut self, method: &str, params: Value) -> Value {
+        let (_, response) = self.call(method, params).await;
+        response.get("error").cloned().expect("an error")
+    }
+}
+
+fn initialize(version: &str) -> Value {
+    json!({
+        "protocolVersion": version,
+        "capabilities": {"sampling": {}},
+        "clientInfo": {"name": "old-client", "version": "0.9"}
+    })
+}
+
+#[tokio::test]
+async fn initialize_first_makes_a_legacy_session_served_by_the_same_handlers() {
+    let mut wire = Wire::start(DualEra::new(server()));
+    let init = wire.result("initialize", initialize("2025-06-18")).await;
+    assert_eq!(init["protocolVersion"], "2025-06-18");
+    assert_eq!(init["serverInfo"]["name"], "dual");
+    assert_eq!(init["serverInfo"]["version"], "2.0.0");
+    assert_eq!(init["instructions"], "Both eras");
+    assert!(init["capabilities"]["tools"].is_object(), "{init}");
+    assert!(init["capabilities"]["tools"].get("listChanged").is_none());
+    assert!(init["capabilities"].get("extensions").is_none());
+    wire.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+
+    let tools = wire.result("tools/list", json!({})).await;
+    let names: Vec<_> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].clone())
+        .collect();
+    assert_eq!(names, [json!("echo"), json!("chatty")]);
+    for modern_only in ["resultType", "ttlMs", "cacheScope"] {
+        assert!(tools.get(modern_only).is_none(), "{modern_only} in {tools}");
+    }
+    let called = wire
+        .result(
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "hi"}}),
+        )
+        .await;
+    assert_eq!(called["content"][0]["text"], "hi");
+    assert!(called.get("resultType").is_none());
+    assert_eq!(wire.result("ping", json!({})).await, json!({}));
+
+    // Logs reach the session only once it asked for them.
+    let (notes, _) = wire
+        .call("tools/call", json!({"name": "chatty", "arguments": {}}))
+        .await;
+    assert!(notes.is_empty(), "{notes:?}");
+    wire.result("logging/setLevel", json!({"level": "info"}))
+        .await;
+    let (notes, response) = wire
+        .call("tools/call", json!({"name": "chatty", "arguments": {}}))
+        .await;
+    assert_eq!(response["result"]["content"][0]["text"], "done");
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes[0]["method"], "notifications/message");
+    assert_eq!(notes[0]["params"]["data"], "info line");
+
+    // Unknown tools keep the core's error; a second initialize is refused.
+    let unknown = wire
+        .error("tools/call", json!({"name": "nope", "arguments": {}}))
+        .await;
+    assert!(unknown["code"].as_i64().unwrap() < 0, "{unknown}");
+    let again = wire.error("initialize", initialize("2025-06-18")).await;
+    assert_eq!(again["code"], -32600);
+}
+
+#[tokio::test]
+async fn an_unknown_requested_version_gets_the_newest_enabled_one() {
+    let mut wire = Wire::start(DualEra::new(server()));
+    let init = wire.result("initialize", initialize("2099-01-01")).await;
+    assert_eq!(init["protocolVersion"], "2025-11-25");
+
+    let mut wire =
+        Wire::start(DualEra::new(server()).with_legacy_versions(&["2025-03-26", "2024-11-05"]));
+    let init = wire.result("initialize", initialize("2025-11-25")).await;
+    assert_eq!(init["protocolVersion"], "2025-03-26");
+    let init_old =
+        Wire::start(DualEra::new(server()).with_legacy_versions(&["2025-03-26", "2024-11-05"]));
+    let mut init_old = init_old;
+    let old = init_old
+        .result("initialize", initialize("2024-11-05"))
+        .await;
+    assert_eq!(old["protocolVersion"], "2024-11-05");
+}
+
+#[tokio::test]
+async fn a_modern_only_server_names_its_versions() {
+    let mut wire = Wire::start(DualEra::new(server()).with_legacy_versions(&[]));
+    let error = wire.error("initialize", initialize("2025-11-25")).await;
+    assert_eq!(error["code"], -32022);
+    assert_eq!(error["data"]["supported"], json!(["2026-07-28"]));
+}
+
+#[tokio::test]
+async fn a_request_before_initialize_is_an_error_not_an_exit() {
+    let mut wire = Wire::start(DualEra::new(server()));
+    let error = wire.error("tools/list", json!({})).await;
+    assert_eq!(error["code"], -32600);
+    // The connection is still usable: the handshake follows.
+    let init = wire.result("initialize", initialize("2025-11-25")).await;
+    assert_eq!(init["protocolVersion"], "2025-11-25");
+}
+
+#[tokio::test]
+async fn modern_meta_first_makes_a_modern_connection() {
+    let mut wire = Wire::start(DualEra::new(server()));
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    let tools = wire.result("tools/list", json!({"_meta": meta})).await;
+    assert_eq!(tools["resultType"], "complete");
+    let discovered = wire.result("server/discover", json!({"_meta": meta})).await;
+    assert!(discovered["supportedVersions"].is_array(), "{discovered}");
+    // The era is fixed: a late initialize is not a handshake.
+    let late = wire.error("initialize", initialize("2025-11-25")).await;
+    assert!(late["code"].as_i64().unwrap() < 0, "{late}");
+}

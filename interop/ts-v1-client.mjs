@@ -1,0 +1,39 @@
+// The TypeScript SDK v1 client (legacy only: initialize handshake) against a stdio server
+// given on the command line. Prints one JSON object with what each step returned; the
+// Rust test (crates/mcp-legacy/tests/interop.rs) asserts on it.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const [command, ...args] = process.argv.slice(2);
+const transport = new StdioClientTransport({ command, args, stderr: "inherit" });
+const client = new Client({ name: "ts-v1-interop", version: "1.0.0" });
+const logs = [];
+client.fallbackNotificationHandler = async (n) => {
+  if (n.method === "notifications/message") logs.push(n.params.data);
+};
+
+const out = {};
+// The client tells its transport the version `initialize` negotiated.
+transport.setProtocolVersion = (version) => {
+  out.protocolVersion = version;
+};
+try {
+  await client.connect(transport);
+  out.serverVersion = client.getServerVersion();
+  out.capabilities = client.getServerCapabilities();
+  out.instructions = client.getInstructions();
+  out.tools = (await client.listTools()).tools.map((t) => t.name);
+  await client.setLoggingLevel("info");
+  out.echo = await client.callTool({ name: "echo", arguments: { text: "hi" } });
+  out.fails = await client.callTool({ name: "fails", arguments: {} });
+  out.resources = (await client.listResources()).resources.map((r) => r.uri);
+  out.read = await client.readResource({ uri: "demo://hello" });
+  out.prompts = (await client.listPrompts()).prompts.map((p) => p.name);
+  out.prompt = await client.getPrompt({ name: "greet", arguments: { name: "Ada" } });
+  out.ping = await client.ping();
+  out.logs = logs;
+} catch (e) {
+  out.error = String(e?.stack ?? e);
+}
+await client.close();
+console.log(JSON.stringify(out));
