@@ -3,10 +3,29 @@
 // Rust test (crates/mcp-legacy/tests/interop.rs) asserts on it.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [command, ...args] = process.argv.slice(2);
 const transport = new StdioClientTransport({ command, args, stderr: "inherit" });
-const client = new Client({ name: "ts-v1-interop", version: "1.0.0" });
+const client = new Client(
+  { name: "ts-v1-interop", version: "1.0.0" },
+  { capabilities: { elicitation: {}, sampling: {} } },
+);
+// What the server asked of this client, in order.
+const asked = [];
+client.setRequestHandler(ElicitRequestSchema, async (request) => {
+  asked.push(request.params.message);
+  return { action: "accept", content: { name: "Ada" } };
+});
+client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+  asked.push(request.params.messages[0].content.text);
+  return {
+    role: "assistant",
+    content: { type: "text", text: "Quiet numbers hum" },
+    model: "interop-model",
+    stopReason: "endTurn",
+  };
+});
 const logs = [];
 client.fallbackNotificationHandler = async (n) => {
   if (n.method === "notifications/message") logs.push(n.params.data);
@@ -30,6 +49,8 @@ try {
   out.read = await client.readResource({ uri: "demo://hello" });
   out.prompts = (await client.listPrompts()).prompts.map((p) => p.name);
   out.prompt = await client.getPrompt({ name: "greet", arguments: { name: "Ada" } });
+  out.interview = await client.callTool({ name: "interview", arguments: {} });
+  out.asked = asked;
   out.ping = await client.ping();
   out.logs = logs;
 } catch (e) {

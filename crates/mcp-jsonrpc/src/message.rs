@@ -45,6 +45,18 @@ pub struct Request {
     pub params: Option<Box<RawValue>>,
 }
 
+impl Request {
+    /// A request built in process, for a layer that hands a handler a request of its own
+    /// making (the dual-era shim re-runs a request with the answers it collected).
+    pub fn new(id: RequestId, method: impl Into<String>, params: Option<Box<RawValue>>) -> Self {
+        Request {
+            id,
+            method: method.into(),
+            params,
+        }
+    }
+}
+
 /// An incoming notification.
 #[derive(Debug)]
 #[non_exhaustive]

@@ -15,13 +15,21 @@
 //!   passes through untouched.
 //! - Anything else before `initialize` gets an error (-32600), never an exit.
 //!
-//! Not yet here (issue #6): server-to-client requests for `input_required` (such a result
-//! is answered with -32603 naming the gap), change notifications for legacy sessions
-//! (so `listChanged` and `subscribe` are not advertised), and the HTTP side.
+//! - A handler's `input_required` answer becomes real server-to-client requests
+//!   (`elicitation/create`, `sampling/createMessage`, `roots/list`) on the connection
+//!   (serve with [`DualEra::connect`] or [`DualEra::serve_stdio`]); the request is then
+//!   run again with the answers as `inputResponses` and `requestState` echoed, up to ten
+//!   rounds, so one handler body serves both eras.
+//!
+//! Not yet here (issue #6): change notifications for legacy sessions (so `listChanged`
+//! and `subscribe` are not advertised) and the HTTP side.
 
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use mcp_jsonrpc::{ErrorObject, Handler, Notification, Peer, Request, RequestContext};
+use mcp_jsonrpc::{
+    Connection, ErrorObject, FrameReader, FrameWriter, Handler, Notification, Peer, PeerConfig,
+    Request, RequestContext, RequestOptions,
+};
 use mcp_types::ErrorCode;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -36,6 +44,10 @@ const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_INFO: &str = "io.modelcontextprotocol/clientInfo";
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// How many `input_required` rounds one legacy request may take.
+const MAX_ROUNDS: usize = 10;
+/// What a legacy server may ask its client.
+const SERVER_REQUESTS: [&str; 3] = ["elicitation/create", "sampling/createMessage", "roots/list"];
 
 /// What the first message decided.
 #[derive(Debug)]
@@ -47,7 +59,6 @@ enum Era {
 /// A legacy session's facts, fixed by `initialize`.
 #[derive(Debug)]
 struct Session {
-    version: &'static str,
     capabilities: Value,
     client_info: Value,
     log_level: Mutex<Option<Value>>,
@@ -68,6 +79,8 @@ pub struct DualEra<H> {
     inner: H,
     era: OnceLock<Era>,
     versions: Vec<&'static str>,
+    /// The connection's peer, for server-to-client requests; set by [`DualEra::connect`].
+    peer: Arc<OnceLock<Peer>>,
 }
 
 impl<H: Handler> DualEra<H> {
@@ -77,6 +90,7 @@ impl<H: Handler> DualEra<H> {
             inner,
             era: OnceLock::new(),
             versions: LEGACY_VERSIONS.to_vec(),
+            peer: Arc::default(),
         }
     }
 
@@ -97,12 +111,26 @@ impl<H: Handler> DualEra<H> {
         &self.versions
     }
 
+    /// Serves one connection over `reader` and `writer`, keeping its peer so that a
+    /// legacy session can be sent server-to-client requests.
+    pub fn connect<R: FrameReader, W: FrameWriter>(
+        self,
+        reader: R,
+        writer: W,
+        config: PeerConfig,
+    ) -> (Peer, Connection) {
+        let slot = Arc::clone(&self.peer);
+        let (peer, connection) = Peer::connect(reader, writer, self, config);
+        let _ = slot.set(peer.clone());
+        (peer, connection)
+    }
+
     /// Serves both eras on this process's stdin and stdout until the client closes stdin
     /// (`docs/2026-07-28/basic/transports/stdio.mdx`).
     #[cfg(feature = "stdio")]
     pub async fn serve_stdio(self) {
-        let (_peer, connection) =
-            mcp_transport_stdio::serve(self, mcp_jsonrpc::PeerConfig::default());
+        let (reader, writer) = mcp_transport_stdio::stdio();
+        let (_peer, connection) = self.connect(reader, writer, PeerConfig::default());
         connection.closed().await;
     }
 
@@ -132,7 +160,6 @@ impl<H: Handler> DualEra<H> {
         }}))?);
         let discovered: Value = parse(&self.inner.request(request, cx).await?)?;
         let session = Session {
-            version,
             capabilities: params.get("capabilities").cloned().unwrap_or(json!({})),
             client_info: params.get("clientInfo").cloned().unwrap_or(Value::Null),
             log_level: Mutex::new(None),
@@ -158,7 +185,7 @@ impl<H: Handler> DualEra<H> {
     async fn legacy(
         &self,
         session: &Session,
-        mut request: Request,
+        request: Request,
         cx: RequestContext,
     ) -> Result<Box<RawValue>, ErrorObject> {
         match request.method.as_str() {
@@ -204,22 +231,44 @@ impl<H: Handler> DualEra<H> {
         if let Some(level) = level {
             meta.insert(META_LOG_LEVEL.to_owned(), level);
         }
-        request.params = Some(raw(&Value::Object(params))?);
-        let method = request.method.clone();
-        let result: Value = parse(&self.inner.request(request, cx).await?)?;
-        let Value::Object(mut result) = result else {
-            return raw(&result);
-        };
-        match result.remove("resultType").as_ref().and_then(Value::as_str) {
-            None | Some("complete") => {}
-            Some(other) => {
-                return Err(ErrorObject::internal(format!(
-                    "{method} answered `{other}`; server-to-client requests for {} sessions \
-                     are not supported yet",
-                    session.version
-                )));
+        // One handler body serves both eras: an `input_required` answer becomes real
+        // server-to-client requests, and the request is run again with the answers in
+        // `inputResponses` and the handler's `requestState` echoed.
+        let Request { id, method, .. } = request;
+        let mut rounds = 0;
+        let mut result = loop {
+            let retry = Request::new(
+                id.clone(),
+                method.clone(),
+                Some(raw(&Value::Object(params.clone()))?),
+            );
+            let result: Value = parse(&self.inner.request(retry, cx.clone()).await?)?;
+            let Value::Object(mut result) = result else {
+                return raw(&result);
+            };
+            match result.remove("resultType").as_ref().and_then(Value::as_str) {
+                None | Some("complete") => break result,
+                Some("input_required") if rounds < MAX_ROUNDS => {
+                    rounds += 1;
+                    let answers = self.ask(&method, &result).await?;
+                    params.insert("inputResponses".to_owned(), Value::Object(answers));
+                    match result.remove("requestState") {
+                        Some(state) => params.insert("requestState".to_owned(), state),
+                        None => params.remove("requestState"),
+                    };
+                }
+                Some("input_required") => {
+                    return Err(ErrorObject::internal(format!(
+                        "{method} still needed input after {MAX_ROUNDS} rounds"
+                    )));
+                }
+                Some(other) => {
+                    return Err(ErrorObject::internal(format!(
+                        "{method} answered the unknown result type `{other}`"
+                    )));
+                }
             }
-        }
+        };
         result.remove("ttlMs");
         result.remove("cacheScope");
         // The modern core names itself in every result's `_meta`; a legacy session got
@@ -231,6 +280,40 @@ impl<H: Handler> DualEra<H> {
             }
         }
         raw(&Value::Object(result))
+    }
+
+    /// Sends the legacy client each of `result`'s `inputRequests` as a real request and
+    /// returns the answers by key. Only the three requests a legacy server may send are
+    /// allowed; a failed one fails the original request, naming it.
+    async fn ask(
+        &self,
+        method: &str,
+        result: &Map<String, Value>,
+    ) -> Result<Map<String, Value>, ErrorObject> {
+        let peer = self.peer.get().ok_or_else(|| {
+            ErrorObject::internal(
+                "input_required needs a connection to ask the client on: serve with \
+                 `DualEra::connect` or `DualEra::serve_stdio`",
+            )
+        })?;
+        let Some(Value::Object(requests)) = result.get("inputRequests") else {
+            return Ok(Map::new());
+        };
+        let mut answers = Map::new();
+        for (key, request) in requests {
+            let asked = request["method"].as_str().unwrap_or_default();
+            if !SERVER_REQUESTS.contains(&asked) {
+                return Err(ErrorObject::internal(format!(
+                    "{method} asked for `{asked}`, which a legacy client cannot be sent"
+                )));
+            }
+            let answer = peer
+                .request(asked, request.get("params"), RequestOptions::default())
+                .await
+                .map_err(|e| ErrorObject::internal(format!("{asked} for {method}: {e}")))?;
+            answers.insert(key.clone(), parse(&answer)?);
+        }
+        Ok(answers)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Interop: the official TypeScript SDK v1 client (`@modelcontextprotocol/sdk` 1.x, which
 //! speaks only the initialize-era revisions) against this crate's dual-era server over
-//! stdio (`mcp-dual-era-demo`). The pinned peer lives in `interop/`; `interop/setup.sh`
+//! stdio (`mcp-dual-era-demo`), including a tool whose `input_required` rounds reach the
+//! client as real `elicitation/create` and `sampling/createMessage` requests. The pinned peer lives in `interop/`; `interop/setup.sh`
 //! installs it, and a setup failure fails the test.
 
 #![cfg(feature = "stdio")]
@@ -61,7 +62,7 @@ fn typescript_sdk_v1_client_over_stdio() {
     }
 
     // The same handlers, answered in the legacy shape.
-    assert_eq!(out["tools"], json!(["echo", "fails"]));
+    assert_eq!(out["tools"], json!(["echo", "fails", "interview"]));
     assert_eq!(
         out["echo"],
         json!({"content": [{"type": "text", "text": "hi"}]})
@@ -72,6 +73,16 @@ fn typescript_sdk_v1_client_over_stdio() {
     assert_eq!(out["prompts"], json!(["greet"]));
     assert_eq!(out["prompt"]["messages"][0]["content"]["text"], "Hello Ada");
     assert_eq!(out["ping"], json!({}));
+    // `input_required` became real `elicitation/create` then `sampling/createMessage`
+    // requests, answered by the SDK's handlers, and the tool finished with both answers.
+    assert_eq!(
+        out["asked"],
+        json!(["What is your name?", "A haiku for Ada"])
+    );
+    assert_eq!(
+        out["interview"],
+        json!({"content": [{"type": "text", "text": "Ada: Quiet numbers hum"}]})
+    );
     // `logging/setLevel` made the tool's log reach the session.
     assert_eq!(out["logs"], json!(["echoing"]));
 }

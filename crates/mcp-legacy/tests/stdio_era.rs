@@ -5,10 +5,10 @@
 use std::time::Duration;
 
 use mcp_jsonrpc::memory::{self, MemoryReader, MemoryWriter};
-use mcp_jsonrpc::{FrameReader, FrameWriter, Peer, PeerConfig};
+use mcp_jsonrpc::{FrameReader, FrameWriter, PeerConfig};
 use mcp_legacy::server::DualEra;
 use mcp_server::{Server, ToolDef};
-use mcp_types::{CallToolResult, LoggingLevel};
+use mcp_types::{CallToolResult, ElicitRequestFormParams, ElicitRequestParams, LoggingLevel};
 use serde_json::{Value, json};
 
 fn server() -> Server {
@@ -31,6 +31,25 @@ fn server() -> Server {
                 Ok(CallToolResult::text("done"))
             },
         ))
+        .tool(ToolDef::new(
+            "ask",
+            json!({"type": "object"}),
+            |_args, cx| async move {
+                let form: ElicitRequestFormParams = serde_json::from_value(json!({
+                    "message": "Your view?",
+                    "requestedSchema": {"type": "object", "properties": {"view": {"type": "string"}}}
+                }))?;
+                if cx.state().is_none() {
+                    cx.set_state(json!({"round": 1}));
+                }
+                let answer = cx.elicit("view", ElicitRequestParams::ElicitRequestForm(form))?;
+                let view = answer.content.as_ref().and_then(|c| c.get("view")).cloned();
+                Ok(CallToolResult::text(format!(
+                    "state {} view {view:?}",
+                    cx.state().cloned().unwrap_or_default()
+                )))
+            },
+        ))
         .build()
         .unwrap()
 }
@@ -45,7 +64,7 @@ struct Wire {
 impl Wire {
     fn start(handler: DualEra<Server>) -> Wire {
         let ((a_read, a_write), (b_read, b_write)) = memory::pair(64);
-        let (_peer, conn) = Peer::connect(b_read, b_write, handler, PeerConfig::default());
+        let (_peer, conn) = handler.connect(b_read, b_write, PeerConfig::default());
         Wire {
             reader: a_read,
             writer: a_write,
@@ -80,6 +99,15 @@ impl Wire {
             }
             notes.push(message);
         }
+    }
+
+    async fn recv(&mut self) -> Value {
+        let frame = tokio::time::timeout(Duration::from_secs(10), self.reader.read_frame())
+            .await
+            .expect("a frame in time")
+            .expect("open")
+            .unwrap();
+        serde_json::from_slice(&frame).unwrap()
     }
 
     async fn result(&mut self, method: &str, params: Value) -> Value {
@@ -123,7 +151,7 @@ async fn initialize_first_makes_a_legacy_session_served_by_the_same_handlers() {
         .iter()
         .map(|t| t["name"].clone())
         .collect();
-    assert_eq!(names, [json!("echo"), json!("chatty")]);
+    assert_eq!(names, [json!("echo"), json!("chatty"), json!("ask")]);
     for modern_only in ["resultType", "ttlMs", "cacheScope"] {
         assert!(tools.get(modern_only).is_none(), "{modern_only} in {tools}");
     }
@@ -212,4 +240,38 @@ async fn modern_meta_first_makes_a_modern_connection() {
     // The era is fixed: a late initialize is not a handshake.
     let late = wire.error("initialize", initialize("2025-11-25")).await;
     assert!(late["code"].as_i64().unwrap() < 0, "{late}");
+}
+
+#[tokio::test]
+async fn input_required_becomes_real_server_to_client_requests() {
+    let mut wire = Wire::start(DualEra::new(server()));
+    let mut init = initialize("2025-11-25");
+    init["capabilities"] = json!({"elicitation": {}});
+    wire.result("initialize", init).await;
+
+    wire.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "ask", "arguments": {}}}))
+        .await;
+    let asked = wire.recv().await;
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    assert_eq!(asked["params"]["message"], "Your view?");
+    wire.send(json!({"jsonrpc": "2.0", "id": asked["id"],
+        "result": {"action": "accept", "content": {"view": "sunny"}}}))
+        .await;
+    let done = wire.recv().await;
+    assert_eq!(done["id"], 7, "{done}");
+    let text = done["result"]["content"][0]["text"].as_str().unwrap();
+    // The handler's state survived the round trip, and the answer reached it.
+    assert!(text.contains("round") && text.contains("sunny"), "{text}");
+    assert!(done["result"].get("resultType").is_none());
+}
+
+#[tokio::test]
+async fn input_required_without_the_capability_is_the_cores_error() {
+    let mut wire = Wire::start(DualEra::new(server()));
+    wire.result("initialize", initialize("2025-11-25")).await;
+    let error = wire
+        .error("tools/call", json!({"name": "ask", "arguments": {}}))
+        .await;
+    assert_eq!(error["code"], -32021, "{error}");
 }

@@ -11,8 +11,9 @@
 use mcp_legacy::server::DualEra;
 use mcp_server::{PromptDef, ResourceDef, Server, ToolDef, ToolError};
 use mcp_types::{
-    CallToolResult, ContentBlock, EmbeddedResourceResource, GetPromptResult, LoggingLevel,
-    PromptMessage, Role, TextResourceContents,
+    CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitRequestFormParams,
+    ElicitRequestParams, EmbeddedResourceResource, GetPromptResult, LoggingLevel, PromptMessage,
+    Role, TextResourceContents,
 };
 use serde_json::json;
 
@@ -33,6 +34,32 @@ fn server() -> Result<Server, mcp_server::Error> {
         .tool(ToolDef::new("fails", json!({"type": "object"}), |_args, _cx| async move {
             Err(ToolError::failed("this tool always fails"))
         }))
+        .tool(
+            ToolDef::new("interview", json!({"type": "object"}), |_args, cx| async move {
+                // Two rounds of input: a form for the user, then the client's model. A
+                // legacy client gets `elicitation/create` and `sampling/createMessage`.
+                let form: ElicitRequestFormParams = serde_json::from_value(json!({
+                    "message": "What is your name?",
+                    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+                }))?;
+                let answer = cx.elicit("name", ElicitRequestParams::ElicitRequestForm(form))?;
+                let name = answer
+                    .content
+                    .as_ref()
+                    .and_then(|c| c.get("name"))
+                    .and_then(|n| serde_json::to_value(n).ok())
+                    .and_then(|n| n.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                let ask: CreateMessageRequestParams = serde_json::from_value(json!({
+                    "messages": [{"role": "user", "content": {"type": "text", "text": format!("A haiku for {name}")}}],
+                    "maxTokens": 50
+                }))?;
+                let poem = cx.sample("poem", ask)?;
+                let poem = serde_json::to_value(&poem.content)?;
+                Ok(CallToolResult::text(format!("{name}: {}", poem["text"].as_str().unwrap_or_default())))
+            })
+            .map(|t| t.description("Asks the user's name, then the client's model for a poem")),
+        )
         .resource(ResourceDef::new("demo://hello", "hello", |uri, _cx| async move {
             Ok(vec![EmbeddedResourceResource::TextResourceContents(
                 TextResourceContents::new("Hello, world", uri),
