@@ -10,7 +10,8 @@
 //!   Every later request is handed to the same handler with the session's facts as its
 //!   `_meta` (protocol version 2026-07-28 for the core, the client's capabilities, its
 //!   info and the level set by `logging/setLevel`); `resultType`, `ttlMs` and
-//!   `cacheScope` are removed from results. `ping` is answered here.
+//!   `cacheScope` are removed from results, and an unknown resource is -32002 again. `ping`
+//!   is answered here.
 //! - A request carrying modern `_meta` first: the connection is modern and every message
 //!   passes through untouched.
 //! - Anything else before `initialize` gets an error (-32600), never an exit.
@@ -242,7 +243,8 @@ impl<H: Handler> DualEra<H> {
                 method.clone(),
                 Some(raw(&Value::Object(params.clone()))?),
             );
-            let result: Value = parse(&self.inner.request(retry, cx.clone()).await?)?;
+            let answer = self.inner.request(retry, cx.clone()).await;
+            let result: Value = parse(&answer.map_err(|e| legacy_error(&method, &params, e))?)?;
             let Value::Object(mut result) = result else {
                 return raw(&result);
             };
@@ -352,6 +354,26 @@ impl<H: Handler> Handler for DualEra<H> {
             _ => self.inner.notification(notification, peer),
         }
     }
+}
+
+/// A modern error in the code the legacy revisions expect: an unknown resource is -32602
+/// with the URI as data in 2026-07-28 and -32002 in every earlier revision
+/// (`docs/2025-11-25/server/resources.mdx`, Error Handling).
+fn legacy_error(method: &str, params: &Map<String, Value>, error: ErrorObject) -> ErrorObject {
+    let unknown_resource = method == "resources/read"
+        && error.code == ErrorCode::INVALID_PARAMS
+        && error
+            .data
+            .as_ref()
+            .and_then(|d| d.get("uri"))
+            .is_some_and(|uri| Some(uri) == params.get("uri"));
+    if unknown_resource {
+        let data = error.data;
+        let mut legacy = ErrorObject::new(ErrorCode::RESOURCE_NOT_FOUND, "Resource not found");
+        legacy.data = data;
+        return legacy;
+    }
+    error
 }
 
 /// The capabilities a legacy client understands, from the modern ones: the modern-only

@@ -7,8 +7,11 @@ use std::time::Duration;
 use mcp_jsonrpc::memory::{self, MemoryReader, MemoryWriter};
 use mcp_jsonrpc::{FrameReader, FrameWriter, PeerConfig};
 use mcp_legacy::server::DualEra;
-use mcp_server::{Server, ToolDef};
-use mcp_types::{CallToolResult, ElicitRequestFormParams, ElicitRequestParams, LoggingLevel};
+use mcp_server::{ResourceDef, Server, ToolDef};
+use mcp_types::{
+    CallToolResult, ElicitRequestFormParams, ElicitRequestParams, EmbeddedResourceResource,
+    LoggingLevel, TextResourceContents,
+};
 use serde_json::{Value, json};
 
 fn server() -> Server {
@@ -50,6 +53,11 @@ fn server() -> Server {
                 )))
             },
         ))
+        .resource(ResourceDef::new("test://here", "here", |uri, _cx| async move {
+            Ok(vec![EmbeddedResourceResource::TextResourceContents(
+                TextResourceContents::new("here", uri),
+            )])
+        }))
         .build()
         .unwrap()
 }
@@ -274,4 +282,33 @@ async fn input_required_without_the_capability_is_the_cores_error() {
         .error("tools/call", json!({"name": "ask", "arguments": {}}))
         .await;
     assert_eq!(error["code"], -32021, "{error}");
+}
+
+#[tokio::test]
+async fn an_unknown_resource_is_the_legacy_code() {
+    let mut wire = Wire::start(DualEra::new(server()));
+    wire.result("initialize", initialize("2025-06-18")).await;
+    let error = wire
+        .error("resources/read", json!({"uri": "test://nope"}))
+        .await;
+    assert_eq!(error["code"], -32002, "{error}");
+    assert_eq!(error["data"]["uri"], "test://nope");
+    let read = wire
+        .result("resources/read", json!({"uri": "test://here"}))
+        .await;
+    assert_eq!(read["contents"][0]["text"], "here");
+
+    // A modern connection keeps the 2026-07-28 code.
+    let mut wire = Wire::start(DualEra::new(server()));
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    let error = wire
+        .error(
+            "resources/read",
+            json!({"uri": "test://nope", "_meta": meta}),
+        )
+        .await;
+    assert_eq!(error["code"], -32602, "{error}");
 }
