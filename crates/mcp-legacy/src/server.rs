@@ -22,18 +22,25 @@
 //!   run again with the answers as `inputResponses` and `requestState` echoed, up to ten
 //!   rounds, so one handler body serves both eras.
 //!
-//! Not yet here (issue #6): change notifications for legacy sessions (so `listChanged`
-//! and `subscribe` are not advertised) and the HTTP side.
+//! - Changes reach a legacy session the legacy way: `listChanged` and `subscribe` are
+//!   offered, `resources/subscribe` and `unsubscribe` are answered here, and a relay of one
+//!   `subscriptions/listen` on the core sends `notifications/*/list_changed` and, for the
+//!   subscribed URIs only, `notifications/resources/updated`, untagged, on the connection.
+//!
+//! Not yet here (issue #6): the HTTP side (sessions, the GET stream, resumption).
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use mcp_jsonrpc::{
-    Connection, ErrorObject, FrameReader, FrameWriter, Handler, Notification, Peer, PeerConfig,
-    Request, RequestContext, RequestOptions,
+    CancellationToken, Connection, ErrorObject, FrameReader, FrameWriter, Handler, Notification,
+    NotificationSink, Peer, PeerConfig, Request, RequestContext, RequestOptions,
 };
 use mcp_types::ErrorCode;
+use mcp_types::RequestId;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, oneshot};
 
 /// The initialize-era revisions, newest first.
 pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -48,6 +55,8 @@ const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// How many `input_required` rounds one legacy request may take.
 const MAX_ROUNDS: usize = 10;
 /// What a legacy server may ask its client.
+/// How many change notifications may wait for the connection.
+const RELAY_BUFFER: usize = 64;
 const SERVER_REQUESTS: [&str; 3] = ["elicitation/create", "sampling/createMessage", "roots/list"];
 
 /// What the first message decided.
@@ -63,6 +72,18 @@ struct Session {
     capabilities: Value,
     client_info: Value,
     log_level: Mutex<Option<Value>>,
+    /// The URIs the client subscribed to with `resources/subscribe`.
+    subscribed: Arc<Mutex<BTreeSet<String>>>,
+    /// Stops the running relay of the core's `subscriptions/listen`.
+    relay: Mutex<Option<CancellationToken>>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(relay) = lock(&self.relay).take() {
+            relay.cancel();
+        }
+    }
 }
 
 /// A handler serving both eras on one connection; see the [module docs](self).
@@ -77,7 +98,7 @@ struct Session {
 /// ```
 #[derive(Debug)]
 pub struct DualEra<H> {
-    inner: H,
+    inner: Arc<H>,
     era: OnceLock<Era>,
     versions: Vec<&'static str>,
     /// The connection's peer, for server-to-client requests; set by [`DualEra::connect`].
@@ -88,7 +109,7 @@ impl<H: Handler> DualEra<H> {
     /// Wraps `inner`, enabling every legacy revision.
     pub fn new(inner: H) -> Self {
         DualEra {
-            inner,
+            inner: Arc::new(inner),
             era: OnceLock::new(),
             versions: LEGACY_VERSIONS.to_vec(),
             peer: Arc::default(),
@@ -164,12 +185,17 @@ impl<H: Handler> DualEra<H> {
             capabilities: params.get("capabilities").cloned().unwrap_or(json!({})),
             client_info: params.get("clientInfo").cloned().unwrap_or(Value::Null),
             log_level: Mutex::new(None),
+            subscribed: Arc::default(),
+            relay: Mutex::new(None),
         };
         if self.era.set(Era::Legacy(Box::new(session))).is_err() {
             return Err(ErrorObject::new(
                 ErrorCode::INVALID_REQUEST,
                 "initialize was already received on this connection",
             ));
+        }
+        if let Some(Era::Legacy(session)) = self.era.get() {
+            self.relisten(session).await;
         }
         let mut result = json!({
             "protocolVersion": version,
@@ -197,6 +223,23 @@ impl<H: Handler> DualEra<H> {
                 ));
             }
             "ping" => return raw(&json!({})),
+            "resources/subscribe" | "resources/unsubscribe" => {
+                let params = object(request.params.as_deref())?;
+                let uri = params
+                    .get("uri")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| ErrorObject::invalid_params("`uri` must be a string"))?;
+                {
+                    let mut subscribed = lock(&session.subscribed);
+                    if request.method == "resources/subscribe" {
+                        subscribed.insert(uri.to_owned());
+                    } else {
+                        subscribed.remove(uri);
+                    }
+                }
+                self.relisten(session).await;
+                return raw(&json!({}));
+            }
             "logging/setLevel" => {
                 let params = object(request.params.as_deref())?;
                 let level = params
@@ -284,6 +327,74 @@ impl<H: Handler> DualEra<H> {
         raw(&Value::Object(result))
     }
 
+    /// (Re)starts the relay of change notifications to the legacy client: one
+    /// `subscriptions/listen` on the core, for every list and the subscribed resources,
+    /// whose notifications go out on the connection the legacy way (untagged; a resource
+    /// update only for a URI the client subscribed to). Without a peer there is no relay.
+    ///
+    /// Returns once the new relay is acknowledged, so a change made after a
+    /// `resources/subscribe` is answered is never missed; the old relay stops only then
+    /// (a change in between may arrive twice, never not at all).
+    async fn relisten(&self, session: &Session) {
+        let Some(peer) = self.peer.get().cloned() else {
+            return;
+        };
+        let token = CancellationToken::new();
+        let uris: Vec<String> = lock(&session.subscribed).iter().cloned().collect();
+        let params = json!({
+            "_meta": {META_VERSION: MODERN, META_CAPABILITIES: session.capabilities},
+            "notifications": {
+                "toolsListChanged": true,
+                "promptsListChanged": true,
+                "resourcesListChanged": true,
+                "resourceSubscriptions": uris,
+            }
+        });
+        let Ok(params) = raw(&params) else { return };
+        let (tx, mut rx) = mpsc::channel(RELAY_BUFFER);
+        let cx = RequestContext::new(
+            RequestId::from("mcp-legacy/relay"),
+            token.clone(),
+            NotificationSink::channel(tx),
+        );
+        let listen = Request::new(cx.id().clone(), "subscriptions/listen", Some(params));
+        let inner = Arc::clone(&self.inner);
+        let subscribed = Arc::clone(&session.subscribed);
+        let (acknowledged, ack) = oneshot::channel();
+        let relay = token.clone();
+        tokio::spawn(async move {
+            let token = relay;
+            let run = inner.request(listen, cx);
+            let mut run = std::pin::pin!(run);
+            let mut acknowledged = Some(acknowledged);
+            loop {
+                let frame = tokio::select! {
+                    _ = &mut run => break,
+                    () = token.cancelled() => break,
+                    frame = rx.recv() => frame,
+                };
+                let Some(frame) = frame else { break };
+                let Some((method, params)) = legacy_notification(&frame, &subscribed) else {
+                    // The acknowledgement: the core now follows every change.
+                    if let Some(acknowledged) = acknowledged.take() {
+                        let _ = acknowledged.send(());
+                    }
+                    continue;
+                };
+                if peer.notify(&method, params.as_ref()).await.is_err() {
+                    break;
+                }
+            }
+            token.cancel();
+        });
+        // A relay that ends before its acknowledgement (a server shutting down) has
+        // nothing to wait for.
+        let _ = ack.await;
+        if let Some(old) = lock(&session.relay).replace(token) {
+            old.cancel();
+        }
+    }
+
     /// Sends the legacy client each of `result`'s `inputRequests` as a real request and
     /// returns the answers by key. Only the three requests a legacy server may send are
     /// allowed; a failed one fails the original request, naming it.
@@ -356,6 +467,45 @@ impl<H: Handler> Handler for DualEra<H> {
     }
 }
 
+/// A change notification of the core as a legacy client expects it: without the
+/// subscription tag, and a resource update only for a URI it subscribed to. `None` for
+/// what is not passed on (the acknowledgement).
+fn legacy_notification(
+    frame: &[u8],
+    subscribed: &Mutex<BTreeSet<String>>,
+) -> Option<(String, Option<Value>)> {
+    let mut message: Value = serde_json::from_slice(frame).ok()?;
+    let method = message.get("method")?.as_str()?.to_owned();
+    if method == "notifications/subscriptions/acknowledged" {
+        return None;
+    }
+    let mut params = message
+        .get_mut("params")
+        .map(Value::take)
+        .unwrap_or(json!({}));
+    if method == "notifications/resources/updated" {
+        let uri = params.get("uri")?.as_str()?;
+        if !lock(subscribed).contains(uri) {
+            return None;
+        }
+    }
+    if let Some(Value::Object(meta)) = params.get_mut("_meta") {
+        meta.remove("io.modelcontextprotocol/subscriptionId");
+        if meta.is_empty()
+            && let Value::Object(params) = &mut params
+        {
+            params.remove("_meta");
+        }
+    }
+    // A list change carries nothing else: no params at all.
+    let empty = params.as_object().is_some_and(Map::is_empty);
+    Some((method, (!empty).then_some(params)))
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// A modern error in the code the legacy revisions expect: an unknown resource is -32602
 /// with the URI as data in 2026-07-28 and -32002 in every earlier revision
 /// (`docs/2025-11-25/server/resources.mdx`, Error Handling).
@@ -377,8 +527,8 @@ fn legacy_error(method: &str, params: &Map<String, Value>, error: ErrorObject) -
 }
 
 /// The capabilities a legacy client understands, from the modern ones: the modern-only
-/// `extensions` go, and so do `listChanged` and `subscribe` (not delivered to legacy
-/// sessions yet).
+/// `extensions` go, and list changes and resource subscriptions are offered for what the
+/// server has (the relay of `subscriptions/listen` delivers them).
 fn legacy_capabilities(modern: &Value) -> Value {
     let mut out = Map::new();
     for key in [
@@ -391,8 +541,12 @@ fn legacy_capabilities(modern: &Value) -> Value {
     ] {
         if let Some(Value::Object(entry)) = modern.get(key) {
             let mut entry = entry.clone();
-            entry.remove("listChanged");
-            entry.remove("subscribe");
+            if matches!(key, "tools" | "prompts" | "resources") {
+                entry.insert("listChanged".to_owned(), Value::Bool(true));
+            }
+            if key == "resources" {
+                entry.insert("subscribe".to_owned(), Value::Bool(true));
+            }
             out.insert(key.to_owned(), Value::Object(entry));
         }
     }

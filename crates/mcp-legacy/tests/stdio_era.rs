@@ -147,7 +147,7 @@ async fn initialize_first_makes_a_legacy_session_served_by_the_same_handlers() {
     assert_eq!(init["serverInfo"]["version"], "2.0.0");
     assert_eq!(init["instructions"], "Both eras");
     assert!(init["capabilities"]["tools"].is_object(), "{init}");
-    assert!(init["capabilities"]["tools"].get("listChanged").is_none());
+    assert_eq!(init["capabilities"]["tools"]["listChanged"], true, "{init}");
     assert!(init["capabilities"].get("extensions").is_none());
     wire.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
@@ -311,4 +311,49 @@ async fn an_unknown_resource_is_the_legacy_code() {
         )
         .await;
     assert_eq!(error["code"], -32602, "{error}");
+}
+
+#[tokio::test]
+async fn changes_reach_a_legacy_session_the_legacy_way() {
+    let server = server();
+    let mut wire = Wire::start(DualEra::new(server.clone()));
+    let init = wire.result("initialize", initialize("2025-11-25")).await;
+    assert_eq!(init["capabilities"]["tools"]["listChanged"], true, "{init}");
+    assert_eq!(
+        init["capabilities"]["resources"]["subscribe"], true,
+        "{init}"
+    );
+    wire.result("resources/subscribe", json!({"uri": "test://here"}))
+        .await;
+
+    // An update for a resource nobody subscribed to is not passed on; the subscribed one
+    // is, untagged. Updates go out in order, so the first one seen must be ours.
+    server.resource_updated("test://elsewhere");
+    server.resource_updated("test://here");
+    let updated = wire.recv().await;
+    assert_eq!(
+        updated,
+        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+            "params": {"uri": "test://here"}})
+    );
+
+    server.add_tool(
+        ToolDef::new("late", json!({"type": "object"}), |_args, _cx| async move {
+            Ok(CallToolResult::text("late"))
+        })
+        .unwrap(),
+    );
+    let changed = wire.recv().await;
+    assert_eq!(
+        changed,
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    );
+
+    // After unsubscribing, updates stop; a list change still arrives.
+    wire.result("resources/unsubscribe", json!({"uri": "test://here"}))
+        .await;
+    server.resource_updated("test://here");
+    server.remove_tool("late");
+    let next = wire.recv().await;
+    assert_eq!(next["method"], "notifications/tools/list_changed", "{next}");
 }
