@@ -1,13 +1,16 @@
 //! Interop: the official TypeScript SDK v1 client (`@modelcontextprotocol/sdk` 1.x, which
-//! speaks only the initialize-era revisions) against this crate's dual-era server over
-//! stdio (`mcp-dual-era-demo`), including a tool whose `input_required` rounds reach the
-//! client as real `elicitation/create` and `sampling/createMessage` requests. The pinned peer lives in `interop/`; `interop/setup.sh`
-//! installs it, and a setup failure fails the test.
+//! speaks only the initialize-era revisions) and the Python SDK client (`mcp` 2.x) in its
+//! handshake mode, against this crate's dual-era server over stdio
+//! (`mcp-dual-era-demo`), including a tool whose `input_required` rounds reach the client
+//! as real `elicitation/create` and `sampling/createMessage` requests. The pinned peers
+//! live in `interop/`; `interop/setup.sh` installs them (once per test binary), and a
+//! setup failure fails the tests.
 
 #![cfg(feature = "stdio")]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
@@ -33,10 +36,23 @@ fn run(program: &str, args: &[&Path]) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
+/// Runs `interop/setup.sh` once per test binary; the tests run in parallel and must not
+/// install at the same time.
+fn setup() {
+    static DONE: Mutex<bool> = Mutex::new(false);
+    let mut done = DONE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !*done {
+        run("bash", &[&interop_dir().join("setup.sh")]);
+        *done = true;
+    }
+}
+
 #[test]
 fn typescript_sdk_v1_client_over_stdio() {
+    setup();
     let dir = interop_dir();
-    run("bash", &[&dir.join("setup.sh")]);
     let stdout = run("node", &[&dir.join("ts-v1-client.mjs"), Path::new(SERVER)]);
     let out: Value =
         serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
@@ -84,5 +100,38 @@ fn typescript_sdk_v1_client_over_stdio() {
         json!({"content": [{"type": "text", "text": "Ada: Quiet numbers hum"}]})
     );
     // `logging/setLevel` made the tool's log reach the session.
+    assert_eq!(out["logs"], json!(["echoing"]));
+}
+
+#[test]
+fn python_sdk_client_in_handshake_mode_over_stdio() {
+    setup();
+    let dir = interop_dir();
+    let python = dir.join(".venv/bin/python");
+    let stdout = run(
+        python.to_str().unwrap(),
+        &[&dir.join("py-legacy-client.py"), Path::new(SERVER)],
+    );
+    let out: Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+
+    assert_eq!(out["protocolVersion"], "2025-11-25");
+    assert_eq!(
+        out["serverInfo"],
+        json!({"name": "dual-era-demo", "version": "1.0.0"})
+    );
+    assert_eq!(out["tools"], json!(["echo", "fails", "interview"]));
+    assert_eq!(out["echo"]["content"][0]["text"], "hi");
+    assert_eq!(out["fails"]["isError"], true);
+    assert_eq!(
+        out["interview"]["content"][0]["text"],
+        "Grace: Ships in harbour"
+    );
+    assert_eq!(
+        out["asked"],
+        json!(["What is your name?", "A haiku for Grace"])
+    );
+    assert_eq!(out["read"]["contents"][0]["text"], "Hello, world");
+    assert_eq!(out["prompt"]["messages"][0]["content"]["text"], "Hello Ada");
     assert_eq!(out["logs"], json!(["echoing"]));
 }

@@ -1,0 +1,68 @@
+"""The Python SDK (`mcp` 2.x) client in handshake mode (`initialize`, a legacy revision)
+against a stdio server given on the command line. Prints one JSON object with what each
+step returned; crates/mcp-legacy/tests/interop.rs asserts on it."""
+
+import json
+import sys
+
+import anyio
+
+from mcp import types
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+asked = []
+logs = []
+
+
+async def on_elicit(context, params):
+    asked.append(params.message)
+    return types.ElicitResult(action="accept", content={"name": "Grace"})
+
+
+async def on_sample(context, params):
+    asked.append(params.messages[0].content.text)
+    return types.CreateMessageResult(
+        role="assistant",
+        content=types.TextContent(type="text", text="Ships in harbour"),
+        model="interop-model",
+        stop_reason="endTurn",
+    )
+
+
+async def on_log(params):
+    logs.append(params.data)
+
+
+def dump(result):
+    return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+async def main():
+    server = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
+    out = {}
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(
+            read,
+            write,
+            sampling_callback=on_sample,
+            elicitation_callback=on_elicit,
+            logging_callback=on_log,
+        ) as session:
+            init = await session.initialize()
+            out["protocolVersion"] = init.protocol_version
+            out["serverInfo"] = dump(init.server_info)
+            out["tools"] = [t.name for t in (await session.list_tools()).tools]
+            await session.set_logging_level("info")
+            out["echo"] = dump(await session.call_tool("echo", {"text": "hi"}))
+            out["fails"] = dump(await session.call_tool("fails", {}))
+            out["interview"] = dump(await session.call_tool("interview", {}))
+            out["read"] = dump(await session.read_resource("demo://hello"))
+            out["prompt"] = dump(await session.get_prompt("greet", {"name": "Ada"}))
+            await session.send_ping()
+            out["asked"] = asked
+            out["logs"] = logs
+    print(json.dumps(out))
+
+
+anyio.run(main)
