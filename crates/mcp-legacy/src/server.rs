@@ -55,6 +55,7 @@ const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// How many `input_required` rounds one legacy request may take.
 const MAX_ROUNDS: usize = 10;
 /// What a legacy server may ask its client.
+const ALREADY_INITIALIZED: &str = "initialize was already received on this connection";
 /// How many change notifications may wait for the connection.
 const RELAY_BUFFER: usize = 64;
 const SERVER_REQUESTS: [&str; 3] = ["elicitation/create", "sampling/createMessage", "roots/list"];
@@ -191,7 +192,7 @@ impl<H: Handler> DualEra<H> {
         if self.era.set(Era::Legacy(Box::new(session))).is_err() {
             return Err(ErrorObject::new(
                 ErrorCode::INVALID_REQUEST,
-                "initialize was already received on this connection",
+                ALREADY_INITIALIZED,
             ));
         }
         if let Some(Era::Legacy(session)) = self.era.get() {
@@ -219,7 +220,7 @@ impl<H: Handler> DualEra<H> {
             "initialize" => {
                 return Err(ErrorObject::new(
                     ErrorCode::INVALID_REQUEST,
-                    "initialize was already received on this connection",
+                    ALREADY_INITIALIZED,
                 ));
             }
             "ping" => return raw(&json!({})),
@@ -247,10 +248,7 @@ impl<H: Handler> DualEra<H> {
                     .filter(|l| l.is_string())
                     .cloned()
                     .ok_or_else(|| ErrorObject::invalid_params("`level` must be a string"))?;
-                *session
-                    .log_level
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner) = Some(level);
+                *lock(&session.log_level) = Some(level);
                 return raw(&json!({}));
             }
             _ => {}
@@ -267,12 +265,7 @@ impl<H: Handler> DualEra<H> {
         if !session.client_info.is_null() {
             meta.insert(META_INFO.to_owned(), session.client_info.clone());
         }
-        let level = session
-            .log_level
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        if let Some(level) = level {
+        if let Some(level) = lock(&session.log_level).clone() {
             meta.insert(META_LOG_LEVEL.to_owned(), level);
         }
         // One handler body serves both eras: an `input_required` answer becomes real
@@ -281,11 +274,7 @@ impl<H: Handler> DualEra<H> {
         let Request { id, method, .. } = request;
         let mut rounds = 0;
         let mut result = loop {
-            let retry = Request::new(
-                id.clone(),
-                method.clone(),
-                Some(raw(&Value::Object(params.clone()))?),
-            );
+            let retry = Request::new(id.clone(), method.clone(), Some(raw(&params)?));
             let answer = self.inner.request(retry, cx.clone()).await;
             let result: Value = parse(&answer.map_err(|e| legacy_error(&method, &params, e))?)?;
             let Value::Object(mut result) = result else {
@@ -324,7 +313,7 @@ impl<H: Handler> DualEra<H> {
                 result.remove("_meta");
             }
         }
-        raw(&Value::Object(result))
+        raw(&result)
     }
 
     /// (Re)starts the relay of change notifications to the legacy client: one
@@ -573,6 +562,6 @@ fn parse(raw: &RawValue) -> Result<Value, ErrorObject> {
     serde_json::from_str(raw.get()).map_err(|e| ErrorObject::internal(e.to_string()))
 }
 
-fn raw(value: &Value) -> Result<Box<RawValue>, ErrorObject> {
+fn raw<T: serde::Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, ErrorObject> {
     serde_json::value::to_raw_value(value).map_err(|e| ErrorObject::internal(e.to_string()))
 }
