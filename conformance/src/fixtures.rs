@@ -33,6 +33,22 @@ fn form(message: &str, field: &str, kind: &str) -> Result<ElicitRequestParams, T
     Ok(ElicitRequestParams::ElicitRequestForm(params))
 }
 
+fn form_schema(message: &str, schema: &Value) -> Result<ElicitRequestParams, ToolError> {
+    let params: ElicitRequestFormParams =
+        serde_json::from_value(json!({"message": message, "requestedSchema": schema}))?;
+    Ok(ElicitRequestParams::ElicitRequestForm(params))
+}
+
+/// `Elicitation completed: action=…, content={…}`, as the 2025-11-25 scenarios expect.
+fn elicitation_summary(answer: &mcp_types::ElicitResult) -> Result<CallToolResult, ToolError> {
+    let action = serde_json::to_value(answer.action)?;
+    let content = serde_json::to_value(&answer.content)?;
+    Ok(CallToolResult::text(format!(
+        "Elicitation completed: action={}, content={content}",
+        action.as_str().unwrap_or_default()
+    )))
+}
+
 fn sampling(text: &str, max_tokens: i64) -> Result<CreateMessageRequestParams, ToolError> {
     Ok(serde_json::from_value(json!({
         "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
@@ -156,6 +172,100 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                 Ok(CallToolResult::text("Logging done"))
             })
             .map(|t| t.description("Logs when asked to")),
+        )
+        // The 2025-11-25 scenarios (`cargo xtask conformance server --revision
+        // 2025-11-25`): written once, in the input_required form; a legacy session gets
+        // real `sampling/createMessage` and `elicitation/create` requests from mcp-legacy.
+        .tool(
+            ToolDef::new("test_tool_with_logging", no_args(), |_, cx: Context| async move {
+                cx.log(LoggingLevel::Info, json!("Tool execution started")).await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                cx.log(LoggingLevel::Info, json!("Tool processing data")).await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                cx.log(LoggingLevel::Info, json!("Tool execution completed")).await;
+                Ok(CallToolResult::text("Logging tool completed"))
+            })
+            .map(|t| t.description("Sends three log messages while it runs")),
+        )
+        .tool(
+            ToolDef::new(
+                "test_sampling",
+                json!({"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}),
+                |args, cx: Context| async move {
+                    let prompt = args["prompt"].as_str().unwrap_or_default();
+                    let answer = cx.sample("sampling", sampling(prompt, 100)?)?;
+                    Ok(CallToolResult::text(format!("LLM response: {}", sampled_text(&answer.content))))
+                },
+            )
+            .map(|t| t.description("Asks the client's model the given prompt")),
+        )
+        .tool(
+            ToolDef::new(
+                "test_elicitation",
+                json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
+                |args, cx: Context| async move {
+                    let message = args["message"].as_str().unwrap_or_default();
+                    let schema = json!({
+                        "type": "object",
+                        "properties": {
+                            "username": {"type": "string", "description": "User's response"},
+                            "email": {"type": "string", "description": "User's email address"}
+                        },
+                        "required": ["username", "email"]
+                    });
+                    let answer = cx.elicit("elicitation", form_schema(message, &schema)?)?;
+                    let action = serde_json::to_value(answer.action)?;
+                    let content = serde_json::to_value(&answer.content)?;
+                    Ok(CallToolResult::text(format!(
+                        "User response: action={}, content={content}",
+                        action.as_str().unwrap_or_default()
+                    )))
+                },
+            )
+            .map(|t| t.description("Asks the user for a name and an email address")),
+        )
+        .tool(
+            ToolDef::new("test_elicitation_sep1034_defaults", no_args(), |_, cx: Context| async move {
+                let schema = json!({
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "default": "John Doe"},
+                        "age": {"type": "integer", "default": 30},
+                        "score": {"type": "number", "default": 95.5},
+                        "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+                        "verified": {"type": "boolean", "default": true}
+                    }
+                });
+                let answer = cx.elicit("defaults", form_schema("Please review your details", &schema)?)?;
+                elicitation_summary(&answer)
+            })
+            .map(|t| t.description("Elicits with a default for every primitive type")),
+        )
+        .tool(
+            ToolDef::new("test_elicitation_sep1330_enums", no_args(), |_, cx: Context| async move {
+                let schema = json!({
+                    "type": "object",
+                    "properties": {
+                        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                        "titledSingle": {"type": "string", "oneOf": [
+                            {"const": "value1", "title": "First Option"},
+                            {"const": "value2", "title": "Second Option"},
+                            {"const": "value3", "title": "Third Option"}
+                        ]},
+                        "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                            "enumNames": ["Option One", "Option Two", "Option Three"]},
+                        "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                        "titledMulti": {"type": "array", "items": {"anyOf": [
+                            {"const": "value1", "title": "First Choice"},
+                            {"const": "value2", "title": "Second Choice"},
+                            {"const": "value3", "title": "Third Choice"}
+                        ]}}
+                    }
+                });
+                let answer = cx.elicit("enums", form_schema("Pick your options", &schema)?)?;
+                elicitation_summary(&answer)
+            })
+            .map(|t| t.description("Elicits with every enum form")),
         )
         .tool(
             ToolDef::new("test_trigger_tool_change", no_args(), move |_, _| {

@@ -6,7 +6,8 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use mcp_transport_http::{HttpServer, HttpServerConfig, ParamHeader};
+use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
+use mcp_transport_http::{HttpServerConfig, ParamHeader};
 
 fn usage() -> ! {
     eprintln!("usage: conformance-server [--http IP:PORT | --stdio]");
@@ -55,7 +56,16 @@ fn main() {
                         .collect();
                     (!headers.is_empty()).then(|| Arc::from(headers))
                 });
-                let running = match HttpServer::bind(addr, server, config).await {
+                // One endpoint for both eras: 2026-07-28 requests go to the modern
+                // endpoint untouched, `initialize` opens a legacy session.
+                let running = match DualEraHttp::bind(
+                    addr,
+                    server,
+                    config,
+                    LegacyHttpConfig::default(),
+                )
+                .await
+                {
                     Ok(running) => running,
                     Err(e) => {
                         eprintln!("cannot serve on {addr}: {e}");

@@ -51,4 +51,10 @@
 
 #![forbid(unsafe_code)]
 
+mod error;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod server;
+mod session;
+
+pub use error::Error;

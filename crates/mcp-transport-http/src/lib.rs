@@ -129,5 +129,5 @@ pub use client::{HttpClient, HttpClientConfig, RequestHeaders, ResponseStream};
 pub use config::{AllowList, HttpServerConfig, NotificationHook, ParamHeader, ParamHeaders};
 pub use error::Error;
 pub use response::McpBody;
-pub use server::{HttpServer, RunningServer};
+pub use server::{Endpoint, HttpServer, RunningServer};
 pub use service::{McpService, ResponseFuture};

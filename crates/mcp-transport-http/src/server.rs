@@ -8,10 +8,14 @@
 //! cancelled `subscriptions/listen` handler ends its stream with a result in that time),
 //! and finally drops whatever is left.
 
+use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::pin::pin;
 use std::time::Duration;
 
+use bytes::Bytes;
+use http::{Request, Response};
+use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use mcp_jsonrpc::{CancellationToken, Handler};
@@ -60,6 +64,20 @@ impl HttpServer {
         handler: H,
         config: HttpServerConfig,
     ) -> Result<RunningServer, Error> {
+        let limits = config.clone();
+        let service = McpService::new(handler, config)?;
+        HttpServer::serve_endpoint(listener, service, &limits)
+    }
+
+    /// Serves any [`Endpoint`] (an [`McpService`], or a layer around one such as the
+    /// dual-era server of `mcp-legacy`) on a listener the caller bound, with the
+    /// connection limits and timeouts of `config` and the same graceful shutdown. Must be
+    /// called within a tokio runtime.
+    pub fn serve_endpoint<E: Endpoint>(
+        listener: TcpListener,
+        service: E,
+        config: &HttpServerConfig,
+    ) -> Result<RunningServer, Error> {
         let local_addr = listener.local_addr().map_err(Error::LocalAddr)?;
         let path = config.path.clone().unwrap_or_default();
         let mut builder = http1::Builder::new();
@@ -71,7 +89,6 @@ impl HttpServer {
             .max_buf_size(config.max_head_bytes.max(8192));
         let write_timeout = config.write_timeout;
         let cancel_grace = config.cancel_grace;
-        let service = McpService::new(handler, config)?;
         let (stop, stopped) = oneshot::channel();
         let task = tokio::spawn(accept_loop(Listener {
             socket: listener,
@@ -137,16 +154,46 @@ impl Drop for RunningServer {
     }
 }
 
-struct Listener<H> {
+/// What [`HttpServer::serve_endpoint`] runs: one HTTP request in, one response out, and
+/// a way to cancel everything in flight when the grace period of a shutdown is over.
+/// [`McpService`] is one; a layer that wraps it (routing some requests elsewhere) is
+/// another.
+pub trait Endpoint: Clone + Send + Sync + 'static {
+    /// The response body.
+    type Body: http_body::Body<Data = Bytes, Error = Infallible> + Send + 'static;
+    /// The response future.
+    type Future: Future<Output = Result<Response<Self::Body>, Infallible>> + Send + 'static;
+
+    /// Answers one request.
+    fn call(&self, request: Request<Incoming>) -> Self::Future;
+
+    /// Fires the cancellation token of every request in flight and still to come.
+    fn cancel_all(&self);
+}
+
+impl<H: Handler> Endpoint for McpService<H> {
+    type Body = crate::McpBody;
+    type Future = crate::ResponseFuture;
+
+    fn call(&self, request: Request<Incoming>) -> Self::Future {
+        self.handle(request)
+    }
+
+    fn cancel_all(&self) {
+        McpService::cancel_all(self);
+    }
+}
+
+struct Listener<E> {
     socket: TcpListener,
-    service: McpService<H>,
+    service: E,
     builder: http1::Builder,
     write_timeout: Duration,
     cancel_grace: Duration,
     stop: oneshot::Receiver<Duration>,
 }
 
-async fn accept_loop<H: Handler>(mut this: Listener<H>) {
+async fn accept_loop<E: Endpoint>(mut this: Listener<E>) {
     let closing = CancellationToken::new();
     let mut connections = JoinSet::new();
     let grace = loop {
@@ -202,8 +249,8 @@ async fn drain(connections: &mut JoinSet<()>) {
     while connections.join_next().await.is_some() {}
 }
 
-fn serve_connection<H: Handler>(
-    this: &Listener<H>,
+fn serve_connection<E: Endpoint>(
+    this: &Listener<E>,
     stream: TcpStream,
     closing: CancellationToken,
     peer: SocketAddr,
@@ -213,7 +260,9 @@ fn serve_connection<H: Handler>(
         tracing::debug!(error = %e, "cannot set TCP_NODELAY");
     }
     let io = TokioIo::new(WriteTimeout::new(stream, this.write_timeout));
-    let connection = this.builder.serve_connection(io, this.service.clone());
+    let service = this.service.clone();
+    let service = hyper::service::service_fn(move |request| service.call(request));
+    let connection = this.builder.serve_connection(io, service);
     async move {
         let mut connection = pin!(connection);
         let result = tokio::select! {

@@ -1,0 +1,1050 @@
+//! Both eras on one Streamable HTTP endpoint: [`DualEraHttp`] serves modern requests
+//! through the 2026-07-28 endpoint of `mcp-transport-http` untouched, and legacy clients
+//! (2025-11-25 back to 2025-03-26) with sessions, as
+//! `docs/2026-07-28/basic/transports/streamable-http.mdx` (Backward Compatibility) and
+//! `docs/2026-07-28/basic/versioning.mdx` allow, following
+//! `docs/2025-11-25/basic/transports.mdx` (Streamable HTTP) for the legacy side.
+//!
+//! Each request is classified before any modern validation:
+//!
+//! - an `Mcp-Session-Id` header, a GET or a DELETE with one → the legacy session;
+//! - a POST whose body is an `initialize` request without modern `_meta` → a new legacy
+//!   session;
+//! - everything else (a POST carrying `Mcp-Method` other than `initialize` is known
+//!   modern without reading its body) → the modern endpoint, which also answers GET and
+//!   DELETE without a session with `405`.
+//!
+//! Legacy sessions:
+//!
+//! - A session exists only once its `initialize` succeeded, under an unguessable id
+//!   (128 random bits, hex) sent in `Mcp-Session-Id`. Past
+//!   [`LegacyHttpConfig::max_sessions`] a new one is refused with `503`; a session idle
+//!   for [`LegacyHttpConfig::session_idle_timeout`] (no request, no open GET stream)
+//!   ends. An unknown or ended session gets `404`, so its client initializes again;
+//!   DELETE ends one.
+//! - A POST's requests run on their own tasks, not on the connection: a client that
+//!   disconnects has not cancelled (`notifications/cancelled` does). What a request sends
+//!   (notifications, server-to-client requests, its response) goes to a resumable stream:
+//!   a plain JSON reply when the response is all there is, otherwise an SSE stream whose
+//!   events carry ids `<stream>-<seq>`. A GET with `Last-Event-ID` resumes that stream
+//!   after that event, on a new connection. Sessions of 2025-11-25 get a priming event
+//!   (id, empty data, `retry`) first.
+//! - Server-to-client requests (`elicitation/create`, `sampling/createMessage`,
+//!   `roots/list`, for a handler's `input_required`) go on the stream of the request
+//!   that needs them; the client POSTs the answer, which is routed by its id.
+//! - The GET stream carries change notifications (list changes, updates of subscribed
+//!   resources); one per session (a second gets `409`), lossy when nobody listens.
+//! - `MCP-Protocol-Version`, when sent, must be an enabled legacy revision (`400`
+//!   otherwise); without it a session's negotiated version applies. Batches are accepted
+//!   from 2025-03-26 sessions only, up to [`LegacyHttpConfig::max_batch`] messages.
+//! - `Host` and `Origin` are checked against the same allow-lists as modern requests
+//!   (`403`), before anything else.
+//!
+//! Not here: the 2024-11-05 HTTP+SSE transport.
+
+mod log;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::{Buf, Bytes};
+use futures_util::future::BoxFuture;
+use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
+use http_body::Body;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Empty, Full, Limited, StreamBody};
+use mcp_jsonrpc::{
+    CancellationToken, DecodeOptions, Decoded, ErrorObject, Handler, Message, Notification,
+    NotificationSink, Peer, RequestContext, TransportInfo, decode, encode_error,
+    encode_notification, encode_request, encode_result,
+};
+use mcp_transport_http::{Endpoint, HttpServer, HttpServerConfig, McpService, RunningServer};
+use mcp_types::{ErrorCode, RequestId};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, oneshot};
+
+use self::log::{EventLog, parse_event_id, priming_event};
+use crate::Error;
+use crate::session::{self, LEGACY_VERSIONS, Link, Session, lock};
+
+/// The response body of [`DualEraHttp`].
+pub type DualEraBody = UnsyncBoxBody<Bytes, Infallible>;
+
+const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
+/// The JSON-RPC code of an unknown session, as the reference SDKs send it.
+const SESSION_NOT_FOUND: ErrorCode = ErrorCode(-32001);
+/// How many notifications of one request may wait to be written to its stream.
+const NOTIFICATION_BUFFER: usize = 32;
+/// The stream number of a session's GET stream.
+const GET_STREAM: u64 = 0;
+
+/// The limits and choices of the legacy side of [`DualEraHttp`]; the modern side and the
+/// connection limits come from [`HttpServerConfig`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct LegacyHttpConfig {
+    /// The legacy revisions served, newest first (default: all of [`LEGACY_VERSIONS`]).
+    /// With none, `initialize` is refused with the versions the server supports.
+    pub versions: Vec<&'static str>,
+    /// The most legacy sessions at once (default 1024); past it `initialize` gets `503`.
+    pub max_sessions: usize,
+    /// A session without a request or an open GET stream for this long ends (default
+    /// 30 minutes).
+    pub session_idle_timeout: Duration,
+    /// The most messages in one 2025-03-26 batch (default 32).
+    pub max_batch: usize,
+    /// The most request streams a session keeps at once (default 64); past it a POST
+    /// with requests gets `503`.
+    pub max_streams_per_session: usize,
+    /// The most server-to-client requests waiting for answers in one session (default
+    /// 32).
+    pub max_pending_requests: usize,
+    /// How long a server-to-client request waits for its answer (default 5 minutes).
+    pub ask_timeout: Duration,
+    /// The reconnection delay announced in the priming event's `retry` field of
+    /// 2025-11-25 sessions (default 1 second; `None` sends no `retry`).
+    pub retry: Option<Duration>,
+}
+
+impl Default for LegacyHttpConfig {
+    fn default() -> Self {
+        LegacyHttpConfig {
+            versions: LEGACY_VERSIONS.to_vec(),
+            max_sessions: 1024,
+            session_idle_timeout: Duration::from_mins(30),
+            max_batch: 32,
+            max_streams_per_session: 64,
+            max_pending_requests: 32,
+            ask_timeout: Duration::from_mins(5),
+            retry: Some(Duration::from_secs(1)),
+        }
+    }
+}
+
+impl LegacyHttpConfig {
+    /// Serves only `versions` (each one of [`LEGACY_VERSIONS`]; others are ignored).
+    #[must_use]
+    pub fn versions(mut self, versions: &[&str]) -> Self {
+        self.versions = LEGACY_VERSIONS
+            .iter()
+            .copied()
+            .filter(|v| versions.contains(v))
+            .collect();
+        self
+    }
+
+    /// Sets [`max_sessions`](Self::max_sessions).
+    #[must_use]
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions;
+        self
+    }
+
+    /// Sets [`session_idle_timeout`](Self::session_idle_timeout).
+    #[must_use]
+    pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.session_idle_timeout = timeout;
+        self
+    }
+
+    /// Sets [`max_batch`](Self::max_batch).
+    #[must_use]
+    pub fn max_batch(mut self, messages: usize) -> Self {
+        self.max_batch = messages;
+        self
+    }
+
+    /// Sets [`ask_timeout`](Self::ask_timeout).
+    #[must_use]
+    pub fn ask_timeout(mut self, timeout: Duration) -> Self {
+        self.ask_timeout = timeout;
+        self
+    }
+
+    /// Sets [`retry`](Self::retry).
+    #[must_use]
+    pub fn retry(mut self, retry: Option<Duration>) -> Self {
+        self.retry = retry;
+        self
+    }
+}
+
+/// One endpoint serving both eras with the same handler; see the [module docs](self).
+///
+/// ```
+/// use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
+/// use mcp_transport_http::{HttpServer, HttpServerConfig};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let server = mcp_server::Server::builder("demo", "1.0.0").build().unwrap();
+/// let running = DualEraHttp::bind(
+///     HttpServer::DEFAULT_ADDR,
+///     server,
+///     HttpServerConfig::default(),
+///     LegacyHttpConfig::default(),
+/// )
+/// .await
+/// .unwrap();
+/// assert!(running.url().starts_with("http://127.0.0.1:"));
+/// running.shutdown(std::time::Duration::from_secs(1)).await;
+/// # });
+/// ```
+pub struct DualEraHttp<H> {
+    shared: Arc<Shared<H>>,
+}
+
+impl<H> Clone for DualEraHttp<H> {
+    fn clone(&self) -> Self {
+        DualEraHttp {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<H> std::fmt::Debug for DualEraHttp<H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DualEraHttp")
+            .field("legacy", &self.shared.legacy)
+            .field("sessions", &lock(&self.shared.sessions).len())
+            .finish_non_exhaustive()
+    }
+}
+
+struct Shared<H> {
+    inner: Arc<H>,
+    modern: McpService<Core<H>>,
+    legacy: LegacyHttpConfig,
+    path: Option<String>,
+    allowed_hosts: mcp_transport_http::AllowList,
+    allowed_origins: mcp_transport_http::AllowList,
+    max_body_bytes: usize,
+    body_read_timeout: Duration,
+    keep_alive: Option<Duration>,
+    retry_after: HeaderValue,
+    sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    last_sweep: Mutex<Instant>,
+    /// The parent of every session's token.
+    root: CancellationToken,
+}
+
+/// The wrapped core, shared by the modern endpoint and the legacy sessions.
+struct Core<H>(Arc<H>);
+
+impl<H: Handler> Handler for Core<H> {
+    async fn request(
+        &self,
+        request: mcp_jsonrpc::Request,
+        cx: RequestContext,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        self.0.request(request, cx).await
+    }
+
+    fn notification(&self, notification: Notification, peer: &Peer) {
+        self.0.notification(notification, peer);
+    }
+}
+
+/// One legacy session on HTTP.
+struct HttpSession {
+    session: Session,
+    /// Fired when the session ends: its requests stop and its streams close.
+    token: CancellationToken,
+    last_seen: Mutex<Instant>,
+    next_stream: AtomicU64,
+    /// The request streams kept for replay, and the GET stream under [`GET_STREAM`].
+    streams: Mutex<HashMap<u64, Arc<EventLog>>>,
+    get: Arc<EventLog>,
+    next_ask: AtomicI64,
+    /// Server-to-client requests waiting for the client's POSTed answer.
+    pending: Mutex<HashMap<i64, oneshot::Sender<Result<Value, ErrorObject>>>>,
+    /// The client's requests running now, for `notifications/cancelled`.
+    running: Mutex<HashMap<RequestId, CancellationToken>>,
+}
+
+impl HttpSession {
+    fn touch(&self) {
+        *lock(&self.last_seen) = Instant::now();
+    }
+
+    fn end(&self) {
+        self.token.cancel();
+        self.get.finish();
+        for log in lock(&self.streams).values() {
+            log.finish();
+        }
+    }
+}
+
+/// What a legacy request on HTTP sends on its own: see [`Link::Http`].
+pub(crate) struct Outbound {
+    session: Arc<HttpSession>,
+    /// The stream of the request being served.
+    log: Arc<EventLog>,
+    ask_timeout: Duration,
+    max_pending: usize,
+}
+
+/// Where a session's relay sends change notifications: its GET stream.
+pub(crate) struct Notifier(Arc<EventLog>);
+
+impl Outbound {
+    pub(crate) fn notifier(&self) -> Notifier {
+        Notifier(Arc::clone(&self.session.get))
+    }
+
+    /// Sends `method` to the client on the request's stream and waits for the answer it
+    /// POSTs back.
+    pub(crate) async fn ask(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<Value, ErrorObject> {
+        let id = self.session.next_ask.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = lock(&self.session.pending);
+            if pending.len() >= self.max_pending {
+                return Err(ErrorObject::internal(
+                    "too many server-to-client requests are waiting for answers",
+                ));
+            }
+            pending.insert(id, tx);
+        }
+        let forget = PendingGuard {
+            session: &self.session,
+            id,
+        };
+        let frame = encode_request(&RequestId::Integer(id), method, params)
+            .map_err(|e| ErrorObject::internal(e.to_string()))?;
+        self.log.append(frame, false).await;
+        let answer = tokio::select! {
+            answer = tokio::time::timeout(self.ask_timeout, rx) => answer,
+            () = self.session.token.cancelled() => {
+                return Err(ErrorObject::internal("the session ended"));
+            }
+        };
+        drop(forget);
+        match answer {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_)) => Err(ErrorObject::internal("the session ended")),
+            Err(_) => Err(ErrorObject::internal(format!(
+                "the client did not answer within {:?}",
+                self.ask_timeout
+            ))),
+        }
+    }
+}
+
+struct PendingGuard<'a> {
+    session: &'a HttpSession,
+    id: i64,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        lock(&self.session.pending).remove(&self.id);
+    }
+}
+
+impl Notifier {
+    pub(crate) fn notify(&self, method: &str, params: Option<&Value>) -> bool {
+        match encode_notification(method, params) {
+            Ok(frame) => self.0.push(frame),
+            Err(_) => true,
+        }
+    }
+}
+
+impl<H: Handler> DualEraHttp<H> {
+    /// The endpoint for `handler`: modern requests are served with `http`, legacy
+    /// sessions with `legacy` (and the allow-lists, path and body limits of `http`).
+    pub fn new(
+        handler: H,
+        http: HttpServerConfig,
+        legacy: LegacyHttpConfig,
+    ) -> Result<Self, Error> {
+        let inner = Arc::new(handler);
+        let shared = Shared {
+            path: http.path.as_deref().map(str::to_owned),
+            allowed_hosts: http.allowed_hosts.clone(),
+            allowed_origins: http.allowed_origins.clone(),
+            max_body_bytes: http.max_body_bytes,
+            body_read_timeout: http.body_read_timeout,
+            keep_alive: http.keep_alive_interval.filter(|d| !d.is_zero()),
+            retry_after: HeaderValue::from(http.retry_after.as_secs().max(1)),
+            modern: McpService::new(Core(Arc::clone(&inner)), http)?,
+            inner,
+            legacy,
+            sessions: Mutex::new(HashMap::new()),
+            last_sweep: Mutex::new(Instant::now()),
+            root: CancellationToken::new(),
+        };
+        Ok(DualEraHttp {
+            shared: Arc::new(shared),
+        })
+    }
+
+    /// Binds `addr` and serves both eras there until [`RunningServer::shutdown`]. Must
+    /// be called within a tokio runtime.
+    pub async fn bind(
+        addr: SocketAddr,
+        handler: H,
+        http: HttpServerConfig,
+        legacy: LegacyHttpConfig,
+    ) -> Result<RunningServer, Error> {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| Error::Bind { addr, source })?;
+        let limits = http.clone();
+        let service = DualEraHttp::new(handler, http, legacy)?;
+        Ok(HttpServer::serve_endpoint(listener, service, &limits)?)
+    }
+
+    /// How many legacy sessions are open.
+    pub fn sessions(&self) -> usize {
+        lock(&self.shared.sessions).len()
+    }
+
+    /// Answers one HTTP request.
+    pub fn handle<B>(
+        &self,
+        request: Request<B>,
+    ) -> BoxFuture<'static, Result<Response<DualEraBody>, Infallible>>
+    where
+        B: Body + Send + 'static,
+        B::Data: Buf + Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let shared = Arc::clone(&self.shared);
+        Box::pin(async move { Ok(shared.route(request).await) })
+    }
+}
+
+impl<H: Handler> Endpoint for DualEraHttp<H> {
+    type Body = DualEraBody;
+    type Future = BoxFuture<'static, Result<Response<DualEraBody>, Infallible>>;
+
+    fn call(&self, request: Request<hyper::body::Incoming>) -> Self::Future {
+        self.handle(request)
+    }
+
+    fn cancel_all(&self) {
+        self.shared.modern.cancel_all();
+        self.shared.root.cancel();
+        for session in lock(&self.shared.sessions).values() {
+            session.end();
+        }
+    }
+}
+
+impl<H: Handler> Shared<H> {
+    async fn route<B>(self: Arc<Self>, request: Request<B>) -> Response<DualEraBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Buf + Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        if self
+            .path
+            .as_deref()
+            .is_some_and(|p| request.uri().path() != p)
+        {
+            return self.modern(request).await;
+        }
+        if let Some(refused) = self.refuse_host_or_origin(request.headers()) {
+            return refused;
+        }
+        self.sweep();
+        let session_id = request
+            .headers()
+            .get(SESSION_ID)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        match (request.method(), session_id) {
+            (&Method::POST, Some(id)) => self.session_post(&id, request).await,
+            (&Method::GET, Some(id)) => self.session_get(&id, request.headers()),
+            (&Method::DELETE, Some(id)) => self.session_delete(&id),
+            (&Method::POST, None) => {
+                // A modern client names every request in `Mcp-Method`; a legacy one
+                // never does.
+                let modern = request
+                    .headers()
+                    .get(MCP_METHOD)
+                    .is_some_and(|m| m.as_bytes() != b"initialize");
+                if modern {
+                    return self.modern(request).await;
+                }
+                let (head, body) = request.into_parts();
+                let bytes = match self.read_body(&head.headers, body).await {
+                    Ok(bytes) => bytes,
+                    Err(refused) => return refused,
+                };
+                match decode(&bytes, DecodeOptions::default()) {
+                    // `initialize` with modern `_meta` is a modern request for a method
+                    // 2026-07-28 removed (`404` with -32601), not a legacy handshake.
+                    Ok(Decoded::Single(Message::Request(r)))
+                        if r.method == "initialize"
+                            && !session::has_modern_meta(r.params.as_deref()) =>
+                    {
+                        self.initialize(&head.headers, r).await
+                    }
+                    _ => {
+                        self.modern(Request::from_parts(head, Full::new(bytes)))
+                            .await
+                    }
+                }
+            }
+            _ => self.modern(request).await,
+        }
+    }
+
+    async fn modern<B>(&self, request: Request<B>) -> Response<DualEraBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Buf + Send,
+    {
+        match self.modern.handle(request).await {
+            Ok(response) => response.map(BodyExt::boxed_unsync),
+            Err(never) => match never {},
+        }
+    }
+
+    fn refuse_host_or_origin(&self, headers: &HeaderMap) -> Option<Response<DualEraBody>> {
+        let mut hosts = headers.get_all(HOST).iter();
+        let host = match (hosts.next(), hosts.next()) {
+            (Some(host), None) => host.to_str().ok(),
+            _ => None,
+        };
+        if !host.is_some_and(|h| self.allowed_hosts.allows_host(h)) {
+            return Some(refusal(StatusCode::FORBIDDEN, "the Host is not allowed"));
+        }
+        let mut origins = headers.get_all(ORIGIN).iter();
+        match (origins.next(), origins.next()) {
+            (None, _) => None,
+            (Some(origin), None)
+                if origin
+                    .to_str()
+                    .is_ok_and(|o| self.allowed_origins.allows_origin(o)) =>
+            {
+                None
+            }
+            _ => Some(refusal(StatusCode::FORBIDDEN, "the Origin is not allowed")),
+        }
+    }
+
+    /// Ends the sessions idle for too long, at most once a second.
+    fn sweep(&self) {
+        {
+            let mut last = lock(&self.last_sweep);
+            if last.elapsed() < Duration::from_secs(1) {
+                return;
+            }
+            *last = Instant::now();
+        }
+        let idle = self.legacy.session_idle_timeout;
+        let mut ended = Vec::new();
+        lock(&self.sessions).retain(|_, session| {
+            let alive = session.get.has_reader() || lock(&session.last_seen).elapsed() < idle;
+            if !alive {
+                ended.push(Arc::clone(session));
+            }
+            alive
+        });
+        for session in ended {
+            tracing::debug!("a legacy session expired");
+            session.end();
+        }
+    }
+
+    async fn read_body<B>(
+        &self,
+        headers: &HeaderMap,
+        body: B,
+    ) -> Result<Bytes, Response<DualEraBody>>
+    where
+        B: Body + Send + 'static,
+        B::Data: Buf + Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let declared = headers
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > self.max_body_bytes as u64) {
+            return Err(too_large(self.max_body_bytes));
+        }
+        let read = tokio::time::timeout(
+            self.body_read_timeout,
+            Limited::new(body, self.max_body_bytes).collect(),
+        )
+        .await;
+        match read {
+            Ok(Ok(collected)) => Ok(collected.to_bytes()),
+            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+                Err(too_large(self.max_body_bytes))
+            }
+            Ok(Err(_)) => Err(refusal(
+                StatusCode::BAD_REQUEST,
+                "the request body could not be read",
+            )),
+            Err(_) => Err(refusal(
+                StatusCode::REQUEST_TIMEOUT,
+                "the request body did not arrive in time",
+            )),
+        }
+    }
+
+    /// A new legacy session, from its `initialize` request.
+    async fn initialize(
+        &self,
+        headers: &HeaderMap,
+        request: mcp_jsonrpc::Request,
+    ) -> Response<DualEraBody> {
+        if let Some(refused) = refuse_content(headers) {
+            return refused;
+        }
+        if lock(&self.sessions).len() >= self.legacy.max_sessions {
+            let mut response = refusal_with(
+                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorCode::INTERNAL_ERROR,
+                "too many sessions; retry later",
+            );
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, self.retry_after.clone());
+            return response;
+        }
+        let id = request.id.clone();
+        let token = self.root.child_token();
+        let (tx, _rx) = mpsc::channel(1);
+        let cx = RequestContext::new(id.clone(), token.clone(), NotificationSink::channel(tx))
+            .with_transport_info(transport_info(headers));
+        let (session, result) =
+            match session::initialize(&*self.inner, &self.legacy.versions, request, cx).await {
+                Ok(done) => done,
+                Err(error) => {
+                    let status = if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION {
+                        StatusCode::BAD_REQUEST
+                    } else {
+                        StatusCode::OK
+                    };
+                    return json(status, encode_error(Some(&id), &error));
+                }
+            };
+        let session_id = new_session_id();
+        let http = Arc::new(HttpSession {
+            session,
+            token,
+            last_seen: Mutex::new(Instant::now()),
+            next_stream: AtomicU64::new(GET_STREAM + 1),
+            streams: Mutex::new(HashMap::new()),
+            get: EventLog::new(GET_STREAM, true),
+            next_ask: AtomicI64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            running: Mutex::new(HashMap::new()),
+        });
+        let outbound = self.outbound(&http, Arc::clone(&http.get));
+        session::relisten(&self.inner, &http.session, &Link::Http(&outbound)).await;
+        lock(&self.sessions).insert(session_id.clone(), http);
+        let body = encode_result(&id, &*result)
+            .unwrap_or_else(|e| encode_error(Some(&id), &ErrorObject::internal(e.to_string())));
+        let mut response = json(StatusCode::OK, body);
+        if let Ok(value) = HeaderValue::from_str(&session_id) {
+            response.headers_mut().insert(SESSION_ID, value);
+        }
+        response
+    }
+
+    fn outbound(&self, session: &Arc<HttpSession>, log: Arc<EventLog>) -> Outbound {
+        Outbound {
+            session: Arc::clone(session),
+            log,
+            ask_timeout: self.legacy.ask_timeout,
+            max_pending: self.legacy.max_pending_requests,
+        }
+    }
+
+    #[allow(clippy::result_large_err)]
+    fn find(&self, id: &str) -> Result<Arc<HttpSession>, Response<DualEraBody>> {
+        match lock(&self.sessions).get(id) {
+            Some(session) => {
+                session.touch();
+                Ok(Arc::clone(session))
+            }
+            None => Err(json(
+                StatusCode::NOT_FOUND,
+                encode_error(
+                    None,
+                    &ErrorObject::new(SESSION_NOT_FOUND, "Session not found: initialize again"),
+                ),
+            )),
+        }
+    }
+
+    /// Checks `MCP-Protocol-Version` against the enabled revisions.
+    fn refuse_version(&self, headers: &HeaderMap) -> Option<Response<DualEraBody>> {
+        let version = headers.get(PROTOCOL_VERSION)?;
+        let known = version
+            .to_str()
+            .is_ok_and(|v| self.legacy.versions.contains(&v));
+        (!known).then(|| {
+            refusal(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: unsupported MCP-Protocol-Version",
+            )
+        })
+    }
+
+    async fn session_post<B>(
+        self: Arc<Self>,
+        id: &str,
+        request: Request<B>,
+    ) -> Response<DualEraBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Buf + Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let session = match self.find(id) {
+            Ok(session) => session,
+            Err(unknown) => return unknown,
+        };
+        let (head, body) = request.into_parts();
+        if let Some(refused) =
+            refuse_content(&head.headers).or_else(|| self.refuse_version(&head.headers))
+        {
+            return refused;
+        }
+        let bytes = match self.read_body(&head.headers, body).await {
+            Ok(bytes) => bytes,
+            Err(refused) => return refused,
+        };
+        let mut options = DecodeOptions::default();
+        if session.session.version == "2025-03-26" {
+            options.max_batch = Some(self.legacy.max_batch);
+        }
+        let (messages, batch) = match decode(&bytes, options) {
+            Ok(Decoded::Single(message)) => (vec![Ok(message)], false),
+            Ok(Decoded::Batch(messages)) => (messages, true),
+            Ok(_) => return refusal(StatusCode::BAD_REQUEST, "unreadable message"),
+            Err(e) => {
+                return json(
+                    StatusCode::BAD_REQUEST,
+                    encode_error(e.id.as_ref(), &e.to_error_object()),
+                );
+            }
+        };
+
+        let mut requests = Vec::new();
+        let mut errors = Vec::new();
+        for message in messages {
+            match message {
+                Ok(Message::Request(request)) => requests.push(request),
+                Ok(Message::Response(response)) => answer(&session, response),
+                Ok(Message::Notification(notification)) => notify(&session, &notification),
+                Ok(_) => {}
+                Err(e) => errors.push(encode_error(e.id.as_ref(), &e.to_error_object())),
+            }
+        }
+        if requests.is_empty() && errors.is_empty() {
+            return empty(StatusCode::ACCEPTED);
+        }
+        let Some(log) = self.open_stream(&session) else {
+            return refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many open streams in this session",
+            );
+        };
+        let remaining = Arc::new(AtomicUsize::new(requests.len()));
+        let single = !batch && errors.is_empty();
+        for error in errors {
+            log.append(error, requests.is_empty()).await;
+        }
+        let info = transport_info(&head.headers);
+        for request in requests {
+            self.spawn_request(&session, &log, &remaining, request, Arc::clone(&info));
+        }
+
+        if single && let Some(frame) = log.first_or_only().await {
+            lock(&session.streams).remove(&log.stream());
+            return json(StatusCode::OK, frame);
+        }
+        let priming = (session.session.version >= "2025-11-25")
+            .then(|| priming_event(log.stream(), self.legacy.retry));
+        sse(log.reader(0, priming, self.keep_alive))
+    }
+
+    /// A new request stream for `session`, making room among finished ones; `None` at
+    /// the cap.
+    fn open_stream(&self, session: &HttpSession) -> Option<Arc<EventLog>> {
+        let mut streams = lock(&session.streams);
+        if streams.len() >= self.legacy.max_streams_per_session {
+            streams.retain(|_, log| !log.drained() || log.has_reader());
+        }
+        if streams.len() >= self.legacy.max_streams_per_session {
+            return None;
+        }
+        let number = session.next_stream.fetch_add(1, Ordering::Relaxed);
+        let log = EventLog::new(number, false);
+        streams.insert(number, Arc::clone(&log));
+        Some(log)
+    }
+
+    /// Runs one request of a session on a task of its own: a disconnect is not a
+    /// cancellation (`docs/2025-11-25/basic/transports.mdx`), the session's end and the
+    /// client's `notifications/cancelled` are.
+    fn spawn_request(
+        self: &Arc<Self>,
+        session: &Arc<HttpSession>,
+        log: &Arc<EventLog>,
+        remaining: &Arc<AtomicUsize>,
+        request: mcp_jsonrpc::Request,
+        info: Arc<TransportInfo>,
+    ) {
+        let token = session.token.child_token();
+        lock(&session.running).insert(request.id.clone(), token.clone());
+        let shared = Arc::clone(self);
+        let session = Arc::clone(session);
+        let log = Arc::clone(log);
+        let remaining = Arc::clone(remaining);
+        tokio::spawn(async move {
+            let id = request.id.clone();
+            let (tx, mut rx) = mpsc::channel(NOTIFICATION_BUFFER);
+            let cx = RequestContext::new(id.clone(), token.clone(), NotificationSink::channel(tx))
+                .with_transport_info(info);
+            let outbound = shared.outbound(&session, Arc::clone(&log));
+            let link = Link::Http(&outbound);
+            let run = session::serve(&shared.inner, &session.session, request, cx, &link);
+            let mut run = std::pin::pin!(run);
+            let outcome = loop {
+                tokio::select! {
+                    biased;
+                    () = token.cancelled() => break None,
+                    Some(frame) = rx.recv() => log.append(frame, false).await,
+                    outcome = &mut run => break Some(outcome),
+                }
+            };
+            lock(&session.running).remove(&id);
+            while let Ok(frame) = rx.try_recv() {
+                log.append(frame, false).await;
+            }
+            let last = remaining.fetch_sub(1, Ordering::AcqRel) == 1;
+            match outcome {
+                Some(outcome) => {
+                    let frame = match outcome {
+                        Ok(result) => encode_result(&id, &*result).unwrap_or_else(|e| {
+                            encode_error(Some(&id), &ErrorObject::internal(e.to_string()))
+                        }),
+                        Err(error) => encode_error(Some(&id), &error),
+                    };
+                    log.append(frame, last).await;
+                }
+                // Cancelled: no response (`docs/2025-11-25/basic/utilities/cancellation.mdx`).
+                None if last => log.finish(),
+                None => {}
+            }
+        });
+    }
+
+    fn session_get(&self, id: &str, headers: &HeaderMap) -> Response<DualEraBody> {
+        let session = match self.find(id) {
+            Ok(session) => session,
+            Err(unknown) => return unknown,
+        };
+        if !accepts(headers, "text/event-stream") {
+            return refusal(
+                StatusCode::NOT_ACCEPTABLE,
+                "Accept must list text/event-stream",
+            );
+        }
+        if let Some(refused) = self.refuse_version(headers) {
+            return refused;
+        }
+        if let Some(last) = headers.get(LAST_EVENT_ID) {
+            let Some((stream, seq)) = last.to_str().ok().and_then(parse_event_id) else {
+                return refusal(StatusCode::BAD_REQUEST, "Last-Event-ID is not one of ours");
+            };
+            let log = if stream == GET_STREAM {
+                Some(Arc::clone(&session.get))
+            } else {
+                lock(&session.streams).get(&stream).cloned()
+            };
+            return match log {
+                Some(log) => sse(log.reader(seq, None, self.keep_alive)),
+                None => refusal(
+                    StatusCode::BAD_REQUEST,
+                    "the stream of Last-Event-ID cannot be resumed",
+                ),
+            };
+        }
+        if session.get.has_reader() {
+            return refusal(
+                StatusCode::CONFLICT,
+                "this session's GET stream is already open",
+            );
+        }
+        let priming = (session.session.version >= "2025-11-25")
+            .then(|| priming_event(GET_STREAM, self.legacy.retry));
+        sse(session
+            .get
+            .reader(session.get.delivered(), priming, self.keep_alive))
+    }
+
+    fn session_delete(&self, id: &str) -> Response<DualEraBody> {
+        let Some(session) = lock(&self.sessions).remove(id) else {
+            return refusal_with(
+                StatusCode::NOT_FOUND,
+                SESSION_NOT_FOUND,
+                "Session not found",
+            );
+        };
+        session.end();
+        empty(StatusCode::OK)
+    }
+}
+
+/// Routes the client's answer to a server-to-client request.
+fn answer(session: &HttpSession, response: mcp_jsonrpc::Response) {
+    let Some(RequestId::Integer(id)) = response.id else {
+        return;
+    };
+    let Some(waiting) = lock(&session.pending).remove(&id) else {
+        return;
+    };
+    let answer = response.outcome.and_then(|raw| session::parse(&raw));
+    let _ = waiting.send(answer);
+}
+
+/// A notification of a legacy client: `notifications/cancelled` stops the request it
+/// names; the others (`initialized`, `roots/list_changed`, progress) need nothing here.
+fn notify(session: &HttpSession, notification: &Notification) {
+    if notification.method != "notifications/cancelled" {
+        return;
+    }
+    let id = notification
+        .params
+        .as_deref()
+        .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+        .and_then(|p| serde_json::from_value::<RequestId>(p["requestId"].clone()).ok());
+    if let Some(id) = id
+        && let Some(token) = lock(&session.running).get(&id)
+    {
+        token.cancel();
+    }
+}
+
+/// 128 random bits, hex: visible ASCII as the spec requires, and unguessable.
+fn new_session_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No entropy source: still unique, if guessable; the OS always has one in practice.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes = nanos.to_le_bytes();
+    }
+    bytes.iter().fold(String::with_capacity(32), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+fn accepts(headers: &HeaderMap, media: &str) -> bool {
+    headers.get_all(ACCEPT).iter().any(|v| {
+        v.to_str().is_ok_and(|v| {
+            v.split(',').any(|item| {
+                let item = item.split(';').next().unwrap_or_default().trim();
+                item.eq_ignore_ascii_case(media) || item == "*/*"
+            })
+        })
+    })
+}
+
+/// The legacy POST rules: a JSON body, and an `Accept` listing JSON and SSE.
+fn refuse_content(headers: &HeaderMap) -> Option<Response<DualEraBody>> {
+    let json_body = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if !json_body {
+        return Some(refusal(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "the body must be Content-Type: application/json",
+        ));
+    }
+    if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
+        return Some(refusal(
+            StatusCode::NOT_ACCEPTABLE,
+            "Accept must list application/json and text/event-stream",
+        ));
+    }
+    None
+}
+
+fn transport_info(headers: &HeaderMap) -> Arc<TransportInfo> {
+    let headers = headers
+        .iter()
+        .filter_map(|(name, value)| {
+            Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
+        })
+        .collect();
+    Arc::new(TransportInfo::with_headers(headers))
+}
+
+fn empty(status: StatusCode) -> Response<DualEraBody> {
+    let mut response = Response::new(Empty::new().map_err(|never| match never {}).boxed_unsync());
+    *response.status_mut() = status;
+    response
+}
+
+fn json(status: StatusCode, body: Bytes) -> Response<DualEraBody> {
+    let mut response = Response::new(
+        Full::new(body)
+            .map_err(|never| match never {})
+            .boxed_unsync(),
+    );
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+fn sse<S>(events: S) -> Response<DualEraBody>
+where
+    S: futures_util::Stream<Item = Result<http_body::Frame<Bytes>, Infallible>> + Send + 'static,
+{
+    let mut response = Response::new(StreamBody::new(events).boxed_unsync());
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert(X_ACCEL_BUFFERING, HeaderValue::from_static("no"));
+    response
+}
+
+fn refusal(status: StatusCode, message: &str) -> Response<DualEraBody> {
+    refusal_with(status, ErrorCode::INVALID_REQUEST, message)
+}
+
+fn refusal_with(status: StatusCode, code: ErrorCode, message: &str) -> Response<DualEraBody> {
+    json(status, encode_error(None, &ErrorObject::new(code, message)))
+}
+
+fn too_large(limit: usize) -> Response<DualEraBody> {
+    refusal(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &format!("the request body exceeds the limit of {limit} bytes"),
+    )
+}

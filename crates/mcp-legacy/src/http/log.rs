@@ -1,0 +1,408 @@
+//! One resumable SSE stream of a legacy session: the messages sent on it, kept in order
+//! with their sequence numbers, independent of the HTTP connection that carries them
+//! (`docs/2025-11-25/basic/transports.mdx`, Resumability and Redelivery).
+//!
+//! A writer appends JSON-RPC frames; a reader (the body of a POST or GET response)
+//! sends them as SSE events whose id is `<stream>-<seq>`, so a `Last-Event-ID` names both
+//! the stream and the place to resume from. A connection that breaks loses nothing: the
+//! next reader starts after the last id its client saw. One reader at a time: a new one
+//! (a resumption) supersedes the old, so no message goes out on two streams.
+//!
+//! Bounded: a writer waits while [`MAX_UNDELIVERED`] frames are unsent (a request's
+//! stream) or drops the oldest (the session's GET stream of change notifications, where
+//! a client that does not listen must not hold the server up), and at most
+//! [`RETAINED`] sent frames are kept for replay.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use futures_util::stream::{self, Stream};
+use http_body::Frame;
+use tokio::sync::Notify;
+
+use crate::session::lock;
+
+/// How many frames may wait for a reader before a writer waits (or, on a lossy stream,
+/// the oldest is dropped).
+pub(crate) const MAX_UNDELIVERED: usize = 256;
+/// How many sent frames are kept for a client that resumes.
+pub(crate) const RETAINED: usize = 64;
+
+/// One stream's messages; see the [module docs](self).
+#[derive(Debug)]
+pub(crate) struct EventLog {
+    stream: u64,
+    lossy: bool,
+    state: Mutex<State>,
+    changed: Notify,
+}
+
+#[derive(Debug)]
+struct State {
+    /// The sequence number of `frames[0]`; numbers start at 1 (0 is the priming event).
+    first: u64,
+    frames: VecDeque<Bytes>,
+    /// The highest sequence number a reader has taken.
+    delivered: u64,
+    /// No frame will follow.
+    finished: bool,
+    /// The generation of the reader attached now, 0 for none.
+    reader: u64,
+    generations: u64,
+}
+
+impl State {
+    fn next(&self) -> u64 {
+        self.first + self.frames.len() as u64
+    }
+
+    /// How many kept frames no reader has taken.
+    fn undelivered(&self) -> usize {
+        let highest = self.next() - 1;
+        usize::try_from(highest.saturating_sub(self.delivered))
+            .unwrap_or(usize::MAX)
+            .min(self.frames.len())
+    }
+
+    /// Drops sent frames beyond what is kept for replay.
+    fn trim(&mut self) {
+        while self.frames.len() > self.undelivered() + RETAINED {
+            self.frames.pop_front();
+            self.first += 1;
+        }
+    }
+}
+
+impl EventLog {
+    /// A stream numbered `stream` within its session; a `lossy` one drops its oldest
+    /// frames instead of making writers wait.
+    pub(crate) fn new(stream: u64, lossy: bool) -> Arc<Self> {
+        Arc::new(EventLog {
+            stream,
+            lossy,
+            state: Mutex::new(State {
+                first: 1,
+                frames: VecDeque::new(),
+                delivered: 0,
+                finished: false,
+                reader: 0,
+                generations: 0,
+            }),
+            changed: Notify::new(),
+        })
+    }
+
+    pub(crate) fn stream(&self) -> u64 {
+        self.stream
+    }
+
+    /// Appends a frame, waiting while too many are unsent (never on a lossy stream).
+    /// `last` also finishes the stream, in the same step.
+    pub(crate) async fn append(&self, frame: Bytes, last: bool) {
+        loop {
+            let notified = self.changed.notified();
+            let mut notified = std::pin::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let mut state = lock(&self.state);
+                if state.finished {
+                    return;
+                }
+                if self.lossy || last || state.undelivered() < MAX_UNDELIVERED {
+                    state.frames.push_back(frame);
+                    state.finished = last;
+                    if self.lossy && state.undelivered() > MAX_UNDELIVERED {
+                        state.frames.pop_front();
+                        state.first += 1;
+                    }
+                    state.trim();
+                    drop(state);
+                    self.changed.notify_waiters();
+                    return;
+                }
+            }
+            notified.await;
+        }
+    }
+
+    /// Appends without waiting (a lossy stream never waits); `false` once the stream
+    /// has finished.
+    pub(crate) fn push(&self, frame: Bytes) -> bool {
+        debug_assert!(self.lossy);
+        let mut state = lock(&self.state);
+        if state.finished {
+            return false;
+        }
+        state.frames.push_back(frame);
+        if state.undelivered() > MAX_UNDELIVERED {
+            state.frames.pop_front();
+            state.first += 1;
+        }
+        state.trim();
+        drop(state);
+        self.changed.notify_waiters();
+        true
+    }
+
+    /// Ends the stream: readers end once they have sent what is there.
+    pub(crate) fn finish(&self) {
+        lock(&self.state).finished = true;
+        self.changed.notify_waiters();
+    }
+
+    /// Waits until the stream has a frame or has finished; then, if it holds exactly one
+    /// frame, is finished and nobody has read it, takes that frame (the answer of a
+    /// request that sent nothing else, for a plain JSON reply).
+    pub(crate) async fn first_or_only(&self) -> Option<Bytes> {
+        loop {
+            let notified = self.changed.notified();
+            let mut notified = std::pin::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let mut state = lock(&self.state);
+                if state.finished && state.frames.len() == 1 && state.delivered == 0 {
+                    state.delivered = 1;
+                    return state.frames.pop_front();
+                }
+                if !state.frames.is_empty() || state.finished {
+                    return None;
+                }
+            }
+            notified.await;
+        }
+    }
+
+    /// Whether the stream has finished and every frame went to a reader.
+    pub(crate) fn drained(&self) -> bool {
+        let state = lock(&self.state);
+        state.finished && state.undelivered() == 0
+    }
+
+    /// Whether a reader is attached.
+    pub(crate) fn has_reader(&self) -> bool {
+        lock(&self.state).reader != 0
+    }
+
+    /// The sequence number after which a fresh reader of the GET stream starts: what
+    /// no reader has taken yet.
+    pub(crate) fn delivered(&self) -> u64 {
+        lock(&self.state).delivered
+    }
+
+    /// The SSE events of this stream after sequence number `after`, as a response body's
+    /// frames: `priming` first if given, then each frame as `id: <stream>-<seq>`,
+    /// `event: message` and its data, `: keep-alive` comments while idle for
+    /// `keep_alive`, until the stream finishes or a newer reader takes over.
+    pub(crate) fn reader(
+        self: &Arc<Self>,
+        after: u64,
+        priming: Option<Bytes>,
+        keep_alive: Option<Duration>,
+    ) -> impl Stream<Item = Result<Frame<Bytes>, Infallible>> + Send + 'static {
+        let generation = {
+            let mut state = lock(&self.state);
+            state.generations += 1;
+            state.reader = state.generations;
+            state.generations
+        };
+        // Wake a superseded reader so it ends.
+        self.changed.notify_waiters();
+        let reader = Reader {
+            log: Arc::clone(self),
+            generation,
+            cursor: after + 1,
+            priming,
+            keep_alive,
+        };
+        stream::unfold(reader, |mut reader| async move {
+            let event = reader.next().await?;
+            Some((Ok(Frame::data(event)), reader))
+        })
+    }
+}
+
+/// One attached reader; detaches when dropped.
+struct Reader {
+    log: Arc<EventLog>,
+    generation: u64,
+    cursor: u64,
+    priming: Option<Bytes>,
+    keep_alive: Option<Duration>,
+}
+
+impl Reader {
+    async fn next(&mut self) -> Option<Bytes> {
+        if let Some(priming) = self.priming.take() {
+            return Some(priming);
+        }
+        loop {
+            let notified = self.log.changed.notified();
+            let mut notified = std::pin::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let mut state = lock(&self.log.state);
+                if state.reader != self.generation {
+                    return None;
+                }
+                self.cursor = self.cursor.max(state.first);
+                let index = usize::try_from(self.cursor - state.first).unwrap_or(usize::MAX);
+                if let Some(frame) = state.frames.get(index) {
+                    let event = sse_event(self.log.stream, self.cursor, frame);
+                    state.delivered = state.delivered.max(self.cursor);
+                    self.cursor += 1;
+                    state.trim();
+                    drop(state);
+                    // A writer may be waiting for room.
+                    self.log.changed.notify_waiters();
+                    return Some(event);
+                }
+                if state.finished {
+                    return None;
+                }
+            }
+            match self.keep_alive {
+                Some(period) => {
+                    if tokio::time::timeout(period, notified).await.is_err() {
+                        return Some(Bytes::from_static(b": keep-alive\n\n"));
+                    }
+                }
+                None => notified.await,
+            }
+        }
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        let mut state = lock(&self.log.state);
+        if state.reader == self.generation {
+            state.reader = 0;
+        }
+    }
+}
+
+/// The event that primes a client to resume (`docs/2025-11-25/basic/transports.mdx`,
+/// Sending Messages to the Server, 6): the stream's id 0 and empty data, with the
+/// reconnection delay in `retry` when one is given.
+pub(crate) fn priming_event(stream: u64, retry: Option<Duration>) -> Bytes {
+    let mut buf = BytesMut::with_capacity(48);
+    buf.put_slice(format!("id: {stream}-0\n").as_bytes());
+    if let Some(retry) = retry {
+        buf.put_slice(format!("retry: {}\n", retry.as_millis()).as_bytes());
+    }
+    buf.put_slice(b"data: \n\n");
+    buf.freeze()
+}
+
+/// One SSE event: its id, `event: message`, one `data:` line per line of the frame.
+fn sse_event(stream: u64, seq: u64, frame: &[u8]) -> Bytes {
+    let mut buf = BytesMut::with_capacity(frame.len() + 48);
+    buf.put_slice(format!("id: {stream}-{seq}\nevent: message\n").as_bytes());
+    for line in frame.split(|&b| b == b'\n') {
+        buf.put_slice(b"data: ");
+        buf.put_slice(line.strip_suffix(b"\r").unwrap_or(line));
+        buf.put_u8(b'\n');
+    }
+    buf.put_u8(b'\n');
+    buf.freeze()
+}
+
+/// Reads a `Last-Event-ID` of this server: `<stream>-<seq>`.
+pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
+    let (stream, seq) = id.split_once('-')?;
+    Some((stream.parse().ok()?, seq.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::StreamExt;
+
+    fn data(frame: &Frame<Bytes>) -> String {
+        String::from_utf8(frame.data_ref().unwrap().to_vec()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_resumed_reader_gets_what_followed_the_last_id_and_supersedes_the_old() {
+        let log = EventLog::new(3, false);
+        log.append(Bytes::from_static(b"{\"a\":1}"), false).await;
+        log.append(Bytes::from_static(b"{\"a\":2}"), false).await;
+        let mut first = Box::pin(log.reader(0, Some(priming_event(3, None)), None));
+        assert_eq!(
+            data(&first.next().await.unwrap().unwrap()),
+            "id: 3-0\ndata: \n\n"
+        );
+        assert_eq!(
+            data(&first.next().await.unwrap().unwrap()),
+            "id: 3-1\nevent: message\ndata: {\"a\":1}\n\n"
+        );
+        // The connection breaks after 3-1; the client resumes from there.
+        let second = Box::pin(log.reader(1, None, None));
+        assert!(first.next().await.is_none(), "the old reader is superseded");
+        log.append(Bytes::from_static(b"{\"a\":3}"), true).await;
+        let rest: Vec<String> = second.map(|f| data(&f.unwrap())).collect().await;
+        assert_eq!(
+            rest,
+            [
+                "id: 3-2\nevent: message\ndata: {\"a\":2}\n\n",
+                "id: 3-3\nevent: message\ndata: {\"a\":3}\n\n"
+            ]
+        );
+        assert!(log.drained());
+    }
+
+    #[tokio::test]
+    async fn a_lone_final_frame_is_taken_whole_for_a_json_reply() {
+        let log = EventLog::new(1, false);
+        log.append(Bytes::from_static(b"{}"), true).await;
+        assert_eq!(log.first_or_only().await.as_deref(), Some(&b"{}"[..]));
+
+        let log = EventLog::new(2, false);
+        log.append(Bytes::from_static(b"{\"n\":1}"), false).await;
+        assert_eq!(
+            log.first_or_only().await,
+            None,
+            "a notification came first: SSE"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_lossy_stream_keeps_the_newest_and_a_strict_one_makes_the_writer_wait() {
+        let log = EventLog::new(0, true);
+        for n in 0..(MAX_UNDELIVERED + 10) {
+            log.push(Bytes::from(n.to_string()));
+        }
+        let mut reader = Box::pin(log.reader(0, None, None));
+        let first = data(&reader.next().await.unwrap().unwrap());
+        assert_eq!(first, "id: 0-11\nevent: message\ndata: 10\n\n");
+
+        let log = EventLog::new(1, false);
+        for n in 0..MAX_UNDELIVERED {
+            log.append(Bytes::from(n.to_string()), false).await;
+        }
+        let blocked = tokio::time::timeout(
+            Duration::from_millis(50),
+            log.append(Bytes::from_static(b"x"), false),
+        )
+        .await;
+        assert!(blocked.is_err(), "the writer waits for a reader");
+        let mut reader = Box::pin(log.reader(0, None, None));
+        reader.next().await.unwrap().unwrap();
+        tokio::time::timeout(
+            Duration::from_secs(1),
+            log.append(Bytes::from_static(b"x"), false),
+        )
+        .await
+        .expect("room again after one frame is read");
+    }
+
+    #[test]
+    fn event_ids_name_the_stream_and_the_place() {
+        assert_eq!(parse_event_id("12-7"), Some((12, 7)));
+        assert_eq!(parse_event_id("12"), None);
+        assert_eq!(parse_event_id("a-1"), None);
+    }
+}
