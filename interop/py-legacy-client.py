@@ -1,5 +1,6 @@
 """The Python SDK (`mcp` 2.x) client in handshake mode (`initialize`, a legacy revision)
-against a stdio server given on the command line. Prints one JSON object with what each
+against a server given on the command line: a stdio command, or `--url URL` for
+Streamable HTTP. Prints one JSON object with what each
 step returned; crates/mcp-legacy/tests/interop.rs asserts on it."""
 
 import json
@@ -10,6 +11,7 @@ import anyio
 from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 asked = []
 logs = []
@@ -39,9 +41,13 @@ def dump(result):
 
 
 async def main():
-    server = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
+    if sys.argv[1] == "--url":
+        transport = streamable_http_client(sys.argv[2])
+    else:
+        transport = stdio_client(StdioServerParameters(command=sys.argv[1], args=sys.argv[2:]))
     out = {}
-    async with stdio_client(server) as (read, write):
+    async with transport as streams:
+        read, write = streams[0], streams[1]
         async with ClientSession(
             read,
             write,
@@ -56,7 +62,11 @@ async def main():
             await session.set_logging_level("info")
             out["echo"] = dump(await session.call_tool("echo", {"text": "hi"}))
             out["fails"] = dump(await session.call_tool("fails", {}))
-            out["interview"] = dump(await session.call_tool("interview", {}))
+            # A 2025-03-26 session has no elicitation: the call fails, the session goes on.
+            try:
+                out["interview"] = dump(await session.call_tool("interview", {}))
+            except Exception as e:  # noqa: BLE001 - reported to the test, which asserts on it
+                out["interview"] = {"error": {"code": getattr(e, "code", None), "message": str(e)}}
             out["read"] = dump(await session.read_resource("demo://hello"))
             out["prompt"] = dump(await session.get_prompt("greet", {"name": "Ada"}))
             await session.send_ping()

@@ -149,9 +149,17 @@ pub(crate) async fn initialize<H: Handler>(
         META_CAPABILITIES: {},
     }}))?);
     let discovered: Value = parse(&inner.request(request, cx).await?)?;
+    let mut capabilities = params.get("capabilities").cloned().unwrap_or(json!({}));
+    // What the negotiated revision does not define, the client cannot be asked for:
+    // elicitation arrived in 2025-06-18 (`docs/2025-06-18/client/elicitation.mdx`).
+    if version < "2025-06-18"
+        && let Value::Object(capabilities) = &mut capabilities
+    {
+        capabilities.remove("elicitation");
+    }
     let session = Session {
         version,
-        capabilities: params.get("capabilities").cloned().unwrap_or(json!({})),
+        capabilities,
         client_info: params.get("clientInfo").cloned().unwrap_or(Value::Null),
         log_level: Mutex::new(None),
         subscribed: Arc::default(),

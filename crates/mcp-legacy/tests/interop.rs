@@ -1,15 +1,19 @@
 //! Interop: the official TypeScript SDK v1 client (`@modelcontextprotocol/sdk` 1.x, which
 //! speaks only the initialize-era revisions) and the Python SDK client (`mcp` 2.x) in its
-//! handshake mode, against this crate's dual-era server over stdio
-//! (`mcp-dual-era-demo`), including a tool whose `input_required` rounds reach the client
-//! as real `elicitation/create` and `sampling/createMessage` requests. The pinned peers
+//! handshake mode, against this crate's dual-era server (`mcp-dual-era-demo`) over stdio
+//! and Streamable HTTP, pinned to 2025-11-25, 2025-06-18 and 2025-03-26 (the server offers
+//! only the pinned revision, so the client negotiates exactly it), including a tool whose
+//! `input_required` rounds reach the client as real `elicitation/create` and
+//! `sampling/createMessage` requests (2025-06-18 on; a 2025-03-26 session has no
+//! elicitation and gets -32021). The pinned peers
 //! live in `interop/`; `interop/setup.sh` installs them (once per test binary), and a
 //! setup failure fails the tests.
 
-#![cfg(feature = "stdio")]
+#![cfg(all(feature = "stdio", feature = "http"))]
 
+use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 
 use serde_json::{Value, json};
@@ -20,7 +24,7 @@ fn interop_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop")
 }
 
-fn run(program: &str, args: &[&Path]) -> String {
+fn run(program: &str, args: &[&str]) -> String {
     let output = Command::new(program)
         .args(args)
         .stdin(Stdio::null())
@@ -44,16 +48,70 @@ fn setup() {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if !*done {
-        run("bash", &[&interop_dir().join("setup.sh")]);
+        run("bash", &[interop_dir().join("setup.sh").to_str().unwrap()]);
         *done = true;
     }
 }
 
-#[test]
-fn typescript_sdk_v1_client_over_stdio() {
+/// Where a client reaches the server: a stdio command, or a running HTTP server.
+enum Target {
+    Stdio(Vec<String>),
+    Http(HttpServer),
+}
+
+/// `mcp-dual-era-demo --http`, killed when dropped.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn target(http: bool, version: &str) -> Target {
+    if !http {
+        return Target::Stdio(vec![
+            SERVER.to_owned(),
+            "--versions".to_owned(),
+            version.to_owned(),
+        ]);
+    }
+    let mut child = Command::new(SERVER)
+        .args(["--http", "127.0.0.1:0", "--versions", version])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the demo server starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    Target::Http(HttpServer {
+        child,
+        url: line.trim().to_owned(),
+    })
+}
+
+impl Target {
+    fn args(&self) -> Vec<&str> {
+        match self {
+            Target::Stdio(command) => command.iter().map(String::as_str).collect(),
+            Target::Http(server) => vec!["--url", &server.url],
+        }
+    }
+}
+
+fn typescript_v1(http: bool, version: &str) {
     setup();
-    let dir = interop_dir();
-    let stdout = run("node", &[&dir.join("ts-v1-client.mjs"), Path::new(SERVER)]);
+    let target = target(http, version);
+    let script = interop_dir().join("ts-v1-client.mjs");
+    let mut args = vec![script.to_str().unwrap()];
+    args.extend(target.args());
+    let stdout = run("node", &args);
     let out: Value =
         serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
     assert!(
@@ -62,8 +120,8 @@ fn typescript_sdk_v1_client_over_stdio() {
         out["error"]
     );
 
-    // The handshake: the SDK's newest revision, the server's identity and capabilities.
-    assert_eq!(out["protocolVersion"], "2025-11-25");
+    // The handshake: the pinned revision, the server's identity and capabilities.
+    assert_eq!(out["protocolVersion"], version);
     assert_eq!(
         out["serverVersion"],
         json!({"name": "dual-era-demo", "version": "1.0.0"})
@@ -75,6 +133,11 @@ fn typescript_sdk_v1_client_over_stdio() {
             "{}",
             out["capabilities"]
         );
+    }
+    if http {
+        // A session id: 128 random bits in hex; the client ended it with DELETE.
+        let session = out["sessionId"].as_str().unwrap();
+        assert_eq!(session.len(), 32, "{session}");
     }
 
     // The same handlers, answered in the legacy shape.
@@ -89,33 +152,43 @@ fn typescript_sdk_v1_client_over_stdio() {
     assert_eq!(out["prompts"], json!(["greet"]));
     assert_eq!(out["prompt"]["messages"][0]["content"]["text"], "Hello Ada");
     assert_eq!(out["ping"], json!({}));
-    // `input_required` became real `elicitation/create` then `sampling/createMessage`
-    // requests, answered by the SDK's handlers, and the tool finished with both answers.
-    assert_eq!(
-        out["asked"],
-        json!(["What is your name?", "A haiku for Ada"])
-    );
-    assert_eq!(
-        out["interview"],
-        json!({"content": [{"type": "text", "text": "Ada: Quiet numbers hum"}]})
-    );
+    if version == "2025-03-26" {
+        // No elicitation in that revision: the tool cannot ask, and says why.
+        assert_eq!(
+            out["interview"]["error"]["code"], -32021,
+            "{}",
+            out["interview"]
+        );
+        assert_eq!(out["asked"], json!([]));
+    } else {
+        // `input_required` became real `elicitation/create` then `sampling/createMessage`
+        // requests, answered by the SDK's handlers, and the tool finished with both.
+        assert_eq!(
+            out["asked"],
+            json!(["What is your name?", "A haiku for Ada"])
+        );
+        assert_eq!(
+            out["interview"],
+            json!({"content": [{"type": "text", "text": "Ada: Quiet numbers hum"}]})
+        );
+    }
     // `logging/setLevel` made the tool's log reach the session.
     assert_eq!(out["logs"], json!(["echoing"]));
 }
 
-#[test]
-fn python_sdk_client_in_handshake_mode_over_stdio() {
+fn python(http: bool, version: &str) {
     setup();
+    let target = target(http, version);
     let dir = interop_dir();
     let python = dir.join(".venv/bin/python");
-    let stdout = run(
-        python.to_str().unwrap(),
-        &[&dir.join("py-legacy-client.py"), Path::new(SERVER)],
-    );
+    let script = dir.join("py-legacy-client.py");
+    let mut args = vec![script.to_str().unwrap()];
+    args.extend(target.args());
+    let stdout = run(python.to_str().unwrap(), &args);
     let out: Value =
         serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
 
-    assert_eq!(out["protocolVersion"], "2025-11-25");
+    assert_eq!(out["protocolVersion"], version);
     assert_eq!(
         out["serverInfo"],
         json!({"name": "dual-era-demo", "version": "1.0.0"})
@@ -123,15 +196,74 @@ fn python_sdk_client_in_handshake_mode_over_stdio() {
     assert_eq!(out["tools"], json!(["echo", "fails", "interview"]));
     assert_eq!(out["echo"]["content"][0]["text"], "hi");
     assert_eq!(out["fails"]["isError"], true);
-    assert_eq!(
-        out["interview"]["content"][0]["text"],
-        "Grace: Ships in harbour"
-    );
-    assert_eq!(
-        out["asked"],
-        json!(["What is your name?", "A haiku for Grace"])
-    );
+    if version == "2025-03-26" {
+        assert_eq!(
+            out["interview"]["error"]["code"], -32021,
+            "{}",
+            out["interview"]
+        );
+        assert_eq!(out["asked"], json!([]));
+    } else {
+        assert_eq!(
+            out["interview"]["content"][0]["text"],
+            "Grace: Ships in harbour"
+        );
+        assert_eq!(
+            out["asked"],
+            json!(["What is your name?", "A haiku for Grace"])
+        );
+    }
     assert_eq!(out["read"]["contents"][0]["text"], "Hello, world");
     assert_eq!(out["prompt"]["messages"][0]["content"]["text"], "Hello Ada");
     assert_eq!(out["logs"], json!(["echoing"]));
+}
+
+#[test]
+fn typescript_sdk_v1_client_over_stdio() {
+    typescript_v1(false, "2025-11-25");
+}
+
+#[test]
+fn typescript_sdk_v1_client_pinned_to_2025_06_18_over_stdio() {
+    typescript_v1(false, "2025-06-18");
+}
+
+#[test]
+fn typescript_sdk_v1_client_over_http() {
+    typescript_v1(true, "2025-11-25");
+}
+
+#[test]
+fn typescript_sdk_v1_client_pinned_to_2025_06_18_over_http() {
+    typescript_v1(true, "2025-06-18");
+}
+
+#[test]
+fn typescript_sdk_v1_client_pinned_to_2025_03_26_over_http() {
+    typescript_v1(true, "2025-03-26");
+}
+
+#[test]
+fn python_sdk_client_in_handshake_mode_over_stdio() {
+    python(false, "2025-11-25");
+}
+
+#[test]
+fn python_sdk_client_pinned_to_2025_03_26_over_stdio() {
+    python(false, "2025-03-26");
+}
+
+#[test]
+fn python_sdk_client_over_http() {
+    python(true, "2025-11-25");
+}
+
+#[test]
+fn python_sdk_client_pinned_to_2025_06_18_over_http() {
+    python(true, "2025-06-18");
+}
+
+#[test]
+fn python_sdk_client_pinned_to_2025_03_26_over_http() {
+    python(true, "2025-03-26");
 }

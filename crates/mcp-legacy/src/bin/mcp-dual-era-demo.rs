@@ -1,15 +1,20 @@
-//! One server, both eras, on stdio: a legacy client that sends `initialize` and a modern
-//! one that sends `_meta` are both served by the same handlers.
+//! One server, both eras, on stdio or Streamable HTTP: a legacy client that sends
+//! `initialize` and a modern one that sends `_meta` are both served by the same handlers.
 //!
 //! ```text
-//! cargo run -p mcp-legacy --bin mcp-dual-era-demo
+//! cargo run -p mcp-legacy --bin mcp-dual-era-demo                        # stdio
+//! cargo run -p mcp-legacy --bin mcp-dual-era-demo -- --http 127.0.0.1:0  # prints its URL
+//! cargo run -p mcp-legacy --bin mcp-dual-era-demo -- --versions 2025-06-18
 //! ```
 //!
-//! The interop test `crates/mcp-legacy/tests/interop.rs` drives it with the TypeScript
-//! SDK v1 client (legacy only).
+//! `--versions` serves only the listed legacy revisions (comma-separated), so a client
+//! negotiates exactly that one. The interop test `crates/mcp-legacy/tests/interop.rs`
+//! drives it with the TypeScript SDK v1 client (legacy only) and the Python SDK client.
 
-use mcp_legacy::server::DualEra;
+use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
+use mcp_legacy::server::{DualEra, LEGACY_VERSIONS};
 use mcp_server::{PromptDef, ResourceDef, Server, ToolDef, ToolError};
+use mcp_transport_http::HttpServerConfig;
 use mcp_types::{
     CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitRequestFormParams,
     ElicitRequestParams, EmbeddedResourceResource, GetPromptResult, LoggingLevel, PromptMessage,
@@ -80,6 +85,34 @@ fn server() -> Result<Server, mcp_server::Error> {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    DualEra::new(server()?).serve_stdio().await;
+    let mut http = None;
+    let mut versions: Vec<String> = LEGACY_VERSIONS.iter().map(|v| (*v).to_owned()).collect();
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        match (flag.as_str(), args.next()) {
+            ("--http", Some(addr)) => http = Some(addr.parse::<std::net::SocketAddr>()?),
+            ("--versions", Some(list)) => versions = list.split(',').map(str::to_owned).collect(),
+            _ => return Err("usage: mcp-dual-era-demo [--http IP:PORT] [--versions V1,V2]".into()),
+        }
+    }
+    let versions: Vec<&str> = versions.iter().map(String::as_str).collect();
+    match http {
+        None => {
+            DualEra::new(server()?)
+                .with_legacy_versions(&versions)
+                .serve_stdio()
+                .await;
+        }
+        Some(addr) => {
+            let legacy = LegacyHttpConfig::default().versions(&versions);
+            let running =
+                DualEraHttp::bind(addr, server()?, HttpServerConfig::default(), legacy).await?;
+            println!("{}", running.url());
+            // Serve until stdin closes (the parent went away) or the process is killed.
+            let mut sink = Vec::new();
+            let _ = tokio::io::AsyncReadExt::read_to_end(&mut tokio::io::stdin(), &mut sink).await;
+            running.shutdown(std::time::Duration::from_secs(1)).await;
+        }
+    }
     Ok(())
 }

@@ -1,0 +1,430 @@
+//! The dual-era server on Streamable HTTP, on the wire: legacy sessions (lifecycle, caps,
+//! expiry, version header), server-to-client requests on a request's stream, resumption
+//! with `Last-Event-ID`, the GET stream, 2025-03-26 batches, and modern requests served
+//! beside them on the same endpoint.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
+use mcp_server::{Server, ToolDef};
+use mcp_transport_http::{HttpServer, HttpServerConfig, RunningServer};
+use mcp_types::{CallToolResult, ElicitRequestFormParams, ElicitRequestParams, LoggingLevel};
+use serde_json::{Value, json};
+
+fn server() -> Server {
+    Server::builder("dual-http", "1.0.0")
+        .tool(ToolDef::new(
+            "echo",
+            json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+            |args, _cx| async move {
+                Ok(CallToolResult::text(
+                    args["text"].as_str().unwrap_or_default(),
+                ))
+            },
+        ))
+        .tool(ToolDef::new("ask", json!({"type": "object"}), |_args, cx| async move {
+            let form: ElicitRequestFormParams = serde_json::from_value(json!({
+                "message": "Your name?",
+                "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+            }))?;
+            let answer = cx.elicit("name", ElicitRequestParams::ElicitRequestForm(form))?;
+            let name = serde_json::to_value(&answer.content)?;
+            Ok(CallToolResult::text(format!(
+                "hello {}",
+                name["name"].as_str().unwrap_or_default()
+            )))
+        }))
+        .tool(ToolDef::new("slow", json!({"type": "object"}), |_args, cx| async move {
+            cx.log(LoggingLevel::Info, json!("started")).await;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            Ok(CallToolResult::text("slow done"))
+        }))
+        .build()
+        .unwrap()
+}
+
+struct Fixture {
+    running: RunningServer,
+    client: Client<HttpConnector, Full<Bytes>>,
+}
+
+async fn start(legacy: LegacyHttpConfig) -> (Fixture, Server) {
+    let core = server();
+    let running = DualEraHttp::bind(
+        HttpServer::DEFAULT_ADDR,
+        core.clone(),
+        HttpServerConfig::default(),
+        legacy,
+    )
+    .await
+    .unwrap();
+    let client = Client::builder(TokioExecutor::new()).build_http();
+    (Fixture { running, client }, core)
+}
+
+impl Fixture {
+    async fn send(&self, method: &str, headers: &[(&str, &str)], body: &str) -> Response<Incoming> {
+        let mut request = Request::builder()
+            .method(method)
+            .uri(self.running.url())
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let request = request
+            .body(Full::new(Bytes::from(body.to_owned())))
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(10), self.client.request(request))
+            .await
+            .expect("an answer in time")
+            .unwrap()
+    }
+
+    async fn post(&self, session: &str, body: &str) -> Response<Incoming> {
+        self.send("POST", &[("mcp-session-id", session)], body)
+            .await
+    }
+
+    async fn initialize(&self, version: &str) -> String {
+        let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": version,
+            "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "wire", "version": "1"}
+        }})
+        .to_string();
+        let response = self.send("POST", &[], &body).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        let id = response.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let result = json_body(response).await;
+        assert_eq!(result["result"]["protocolVersion"], version);
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert_eq!(
+            self.post(&id, initialized).await.status(),
+            StatusCode::ACCEPTED
+        );
+        id
+    }
+}
+
+async fn json_body(response: Response<Incoming>) -> Value {
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+/// The events of an SSE body, one at a time.
+struct Events {
+    body: Incoming,
+    buf: String,
+}
+
+impl Events {
+    fn new(response: Response<Incoming>) -> Self {
+        assert_eq!(
+            response.headers()["content-type"],
+            "text/event-stream",
+            "an SSE reply"
+        );
+        Events {
+            body: response.into_body(),
+            buf: String::new(),
+        }
+    }
+
+    /// The next event as (id, data); comments are skipped.
+    async fn next(&mut self) -> Option<(Option<String>, String)> {
+        loop {
+            if let Some(end) = self.buf.find("\n\n") {
+                let event: String = self.buf.drain(..end + 2).collect();
+                let mut id = None;
+                let mut data = Vec::new();
+                for line in event.lines() {
+                    if let Some(v) = line.strip_prefix("id: ") {
+                        id = Some(v.to_owned());
+                    } else if let Some(v) = line.strip_prefix("data: ") {
+                        data.push(v.to_owned());
+                    } else if line == "data:" {
+                        data.push(String::new());
+                    }
+                }
+                if id.is_none() && data.is_empty() {
+                    continue;
+                }
+                return Some((id, data.join("\n")));
+            }
+            let frame = tokio::time::timeout(Duration::from_secs(10), self.body.frame())
+                .await
+                .expect("an event in time")?
+                .ok()?;
+            if let Ok(data) = frame.into_data() {
+                self.buf.push_str(std::str::from_utf8(&data).unwrap());
+            }
+        }
+    }
+
+    async fn message(&mut self) -> (String, Value) {
+        loop {
+            let (id, data) = self.next().await.expect("another event");
+            if !data.is_empty() {
+                return (id.unwrap_or_default(), serde_json::from_str(&data).unwrap());
+            }
+        }
+    }
+}
+
+fn call(id: i64, name: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": name, "arguments": {"text": "hi"}}})
+    .to_string()
+}
+
+#[tokio::test]
+async fn a_legacy_session_is_served_by_the_modern_handlers_and_ends_with_delete() {
+    let (f, _core) = start(LegacyHttpConfig::default()).await;
+    let id = f.initialize("2025-11-25").await;
+    assert_eq!(id.len(), 32, "128 random bits in hex: {id}");
+    assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
+    let other = f.initialize("2025-06-18").await;
+    assert_ne!(id, other);
+
+    let reply = json_body(f.post(&id, &call(1, "echo")).await).await;
+    assert_eq!(reply["result"]["content"][0]["text"], "hi");
+    assert!(reply["result"].get("resultType").is_none(), "{reply}");
+
+    let ping = json_body(
+        f.post(&id, r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#)
+            .await,
+    )
+    .await;
+    assert_eq!(ping["result"], json!({}));
+
+    let gone = f.send("DELETE", &[("mcp-session-id", &id)], "").await;
+    assert_eq!(gone.status(), StatusCode::OK);
+    let after = f.post(&id, &call(3, "echo")).await;
+    assert_eq!(after.status(), StatusCode::NOT_FOUND);
+    assert_eq!(json_body(after).await["error"]["code"], -32001);
+    // The other session is untouched.
+    let reply = json_body(f.post(&other, &call(4, "echo")).await).await;
+    assert_eq!(reply["result"]["content"][0]["text"], "hi");
+}
+
+#[tokio::test]
+async fn unknown_sessions_bad_versions_and_the_session_cap_are_refused() {
+    let (f, _core) = start(LegacyHttpConfig::default().max_sessions(1)).await;
+    let unknown = f
+        .post("0123456789abcdef0123456789abcdef", &call(1, "echo"))
+        .await;
+    assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
+
+    let id = f.initialize("2025-11-25").await;
+    let bad = f
+        .send(
+            "POST",
+            &[
+                ("mcp-session-id", &id),
+                ("mcp-protocol-version", "2099-01-01"),
+            ],
+            &call(1, "echo"),
+        )
+        .await;
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+    let modern_header = f
+        .send(
+            "POST",
+            &[
+                ("mcp-session-id", &id),
+                ("mcp-protocol-version", "2026-07-28"),
+            ],
+            &call(1, "echo"),
+        )
+        .await;
+    assert_eq!(modern_header.status(), StatusCode::BAD_REQUEST);
+
+    let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "second", "version": "1"}}})
+    .to_string();
+    let full = f.send("POST", &[], &body).await;
+    assert_eq!(full.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(full.headers().contains_key("retry-after"));
+
+    // A refused request allocated nothing: the one session still works.
+    let reply = json_body(f.post(&id, &call(2, "echo")).await).await;
+    assert_eq!(reply["result"]["content"][0]["text"], "hi");
+}
+
+#[tokio::test]
+async fn an_idle_session_expires() {
+    let config = LegacyHttpConfig::default().session_idle_timeout(Duration::from_millis(100));
+    let (f, _core) = start(config).await;
+    let id = f.initialize("2025-11-25").await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // Any request sweeps (at most once a second).
+    let _ = f.initialize("2025-11-25").await;
+    assert_eq!(
+        f.post(&id, &call(1, "echo")).await.status(),
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn input_required_becomes_an_elicitation_request_on_the_calls_stream() {
+    let (f, _core) = start(LegacyHttpConfig::default()).await;
+    let id = f.initialize("2025-11-25").await;
+    let mut events = Events::new(f.post(&id, &call(7, "ask")).await);
+    let (priming_id, priming) = events.next().await.unwrap();
+    assert!(priming.is_empty(), "a priming event first");
+    assert!(priming_id.unwrap().ends_with("-0"));
+
+    let (_, ask) = events.message().await;
+    assert_eq!(ask["method"], "elicitation/create");
+    assert_eq!(ask["params"]["message"], "Your name?");
+    let answer = json!({"jsonrpc": "2.0", "id": ask["id"],
+        "result": {"action": "accept", "content": {"name": "Ada"}}})
+    .to_string();
+    assert_eq!(f.post(&id, &answer).await.status(), StatusCode::ACCEPTED);
+
+    let (_, done) = events.message().await;
+    assert_eq!(done["id"], 7);
+    assert_eq!(done["result"]["content"][0]["text"], "hello Ada");
+    assert!(
+        events.next().await.is_none(),
+        "the stream ends after the response"
+    );
+}
+
+#[tokio::test]
+async fn a_broken_stream_resumes_after_the_last_event_id() {
+    let (f, _core) = start(LegacyHttpConfig::default()).await;
+    let id = f.initialize("2025-11-25").await;
+    let set_level =
+        r#"{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}"#;
+    assert_eq!(
+        json_body(f.post(&id, set_level).await).await["result"],
+        json!({})
+    );
+
+    let mut events = Events::new(f.post(&id, &call(2, "slow")).await);
+    let _priming = events.next().await.unwrap();
+    let (log_id, log) = events.message().await;
+    assert_eq!(log["method"], "notifications/message");
+    // The connection breaks before the response.
+    drop(events);
+
+    let resumed = f
+        .send(
+            "GET",
+            &[("mcp-session-id", &id), ("last-event-id", &log_id)],
+            "",
+        )
+        .await;
+    assert_eq!(resumed.status(), StatusCode::OK);
+    let mut events = Events::new(resumed);
+    let (_, done) = events.message().await;
+    assert_eq!(done["id"], 2, "the response, not the log again: {done}");
+    assert_eq!(done["result"]["content"][0]["text"], "slow done");
+
+    let unknown = f
+        .send(
+            "GET",
+            &[("mcp-session-id", &id), ("last-event-id", "999-1")],
+            "",
+        )
+        .await;
+    assert_eq!(unknown.status(), StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn the_get_stream_carries_list_changes_and_is_one_per_session() {
+    let (f, core) = start(LegacyHttpConfig::default()).await;
+    let id = f.initialize("2025-11-25").await;
+    let mut events = Events::new(f.send("GET", &[("mcp-session-id", &id)], "").await);
+    let (_, priming) = events.next().await.unwrap();
+    assert!(priming.is_empty());
+    let second = f.send("GET", &[("mcp-session-id", &id)], "").await;
+    assert_eq!(second.status(), StatusCode::CONFLICT);
+
+    core.add_tool(
+        ToolDef::new("late", json!({"type": "object"}), |_a, _c| async move {
+            Ok(CallToolResult::text("late"))
+        })
+        .unwrap(),
+    );
+    let (_, changed) = events.message().await;
+    assert_eq!(changed["method"], "notifications/tools/list_changed");
+    assert!(changed.get("params").is_none(), "untagged: {changed}");
+}
+
+#[tokio::test]
+async fn batches_are_for_2025_03_26_sessions_only() {
+    let (f, _core) = start(LegacyHttpConfig::default()).await;
+    let old = f.initialize("2025-03-26").await;
+    let batch = format!(
+        "[{},{}]",
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+        call(2, "echo")
+    );
+    let mut events = Events::new(f.post(&old, &batch).await);
+    let mut ids = vec![
+        events.message().await.1["id"].clone(),
+        events.message().await.1["id"].clone(),
+    ];
+    ids.sort_by_key(Value::as_i64);
+    assert_eq!(ids, [json!(1), json!(2)]);
+
+    let new = f.initialize("2025-11-25").await;
+    let refused = f.post(&new, &batch).await;
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn modern_requests_share_the_endpoint() {
+    let (f, _core) = start(LegacyHttpConfig::default()).await;
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let list =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}});
+    let reply = f
+        .send(
+            "POST",
+            &[
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/list"),
+            ],
+            &list.to_string(),
+        )
+        .await;
+    assert_eq!(reply.status(), StatusCode::OK);
+    assert!(!reply.headers().contains_key("mcp-session-id"));
+    assert_eq!(json_body(reply).await["result"]["resultType"], "complete");
+
+    // `initialize` with modern `_meta` is a modern request for a removed method.
+    let init =
+        json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"_meta": meta}});
+    let reply = f
+        .send(
+            "POST",
+            &[
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "initialize"),
+            ],
+            &init.to_string(),
+        )
+        .await;
+    assert_eq!(reply.status(), StatusCode::NOT_FOUND);
+    assert_eq!(json_body(reply).await["error"]["code"], -32601);
+
+    // GET without a session is the modern endpoint's 405.
+    let get = f.send("GET", &[], "").await;
+    assert_eq!(get.status(), StatusCode::METHOD_NOT_ALLOWED);
+}
