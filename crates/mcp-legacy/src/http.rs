@@ -70,7 +70,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
-use self::log::{EventLog, parse_event_id, priming_event};
+use self::log::{EventLog, Pacing, parse_event_id, priming_event};
 use crate::Error;
 use crate::session::{self, LEGACY_VERSIONS, Link, Session, lock};
 
@@ -115,6 +115,11 @@ pub struct LegacyHttpConfig {
     /// The reconnection delay announced in the priming event's `retry` field of
     /// 2025-11-25 sessions (default 1 second; `None` sends no `retry`).
     pub retry: Option<Duration>,
+    /// For 2025-11-25 sessions, close an SSE connection this long after it opened
+    /// without ending its stream: the client polls, resuming with `Last-Event-ID` after
+    /// the `retry` delay (`docs/2025-11-25/basic/transports.mdx`, Sending Messages to the
+    /// Server, 6). Default `None`: connections stay open until the stream ends.
+    pub close_streams_after: Option<Duration>,
 }
 
 impl Default for LegacyHttpConfig {
@@ -128,6 +133,7 @@ impl Default for LegacyHttpConfig {
             max_pending_requests: 32,
             ask_timeout: Duration::from_mins(5),
             retry: Some(Duration::from_secs(1)),
+            close_streams_after: None,
         }
     }
 }
@@ -176,6 +182,13 @@ impl LegacyHttpConfig {
     #[must_use]
     pub fn retry(mut self, retry: Option<Duration>) -> Self {
         self.retry = retry;
+        self
+    }
+
+    /// Sets [`close_streams_after`](Self::close_streams_after).
+    #[must_use]
+    pub fn close_streams_after(mut self, after: Option<Duration>) -> Self {
+        self.close_streams_after = after;
         self
     }
 }
@@ -666,6 +679,18 @@ impl<H: Handler> Shared<H> {
         response
     }
 
+    /// The keep-alive period and, for a 2025-11-25 session, when to close a connection
+    /// so that its client polls.
+    fn pacing(&self, session: &HttpSession) -> Pacing {
+        Pacing {
+            keep_alive: self.keep_alive,
+            close_after: self
+                .legacy
+                .close_streams_after
+                .filter(|_| session.session.version >= "2025-11-25"),
+        }
+    }
+
     fn outbound(&self, session: &Arc<HttpSession>, log: Arc<EventLog>) -> Outbound {
         Outbound {
             session: Arc::clone(session),
@@ -782,7 +807,7 @@ impl<H: Handler> Shared<H> {
         }
         let priming = (session.session.version >= "2025-11-25")
             .then(|| priming_event(log.stream(), self.legacy.retry));
-        sse(log.reader(0, priming, self.keep_alive))
+        sse(log.reader(0, priming, self.pacing(&session)))
     }
 
     /// A new request stream for `session`, making room among finished ones; `None` at
@@ -881,7 +906,7 @@ impl<H: Handler> Shared<H> {
                 lock(&session.streams).get(&stream).cloned()
             };
             return match log {
-                Some(log) => sse(log.reader(seq, None, self.keep_alive)),
+                Some(log) => sse(log.reader(seq, None, self.pacing(&session))),
                 None => refusal(
                     StatusCode::BAD_REQUEST,
                     "the stream of Last-Event-ID cannot be resumed",
@@ -898,7 +923,7 @@ impl<H: Handler> Shared<H> {
             .then(|| priming_event(GET_STREAM, self.legacy.retry));
         sse(session
             .get
-            .reader(session.get.delivered(), priming, self.keep_alive))
+            .reader(session.get.delivered(), priming, self.pacing(&session)))
     }
 
     fn session_delete(&self, id: &str) -> Response<DualEraBody> {

@@ -428,3 +428,53 @@ async fn modern_requests_share_the_endpoint() {
     let get = f.send("GET", &[], "").await;
     assert_eq!(get.status(), StatusCode::METHOD_NOT_ALLOWED);
 }
+
+#[tokio::test]
+async fn a_2025_11_25_client_polls_a_stream_the_server_closes() {
+    let config = LegacyHttpConfig::default()
+        .close_streams_after(Some(Duration::from_millis(100)))
+        .retry(Some(Duration::from_millis(10)));
+    let (f, _core) = start(config).await;
+    let id = f.initialize("2025-11-25").await;
+    let set_level =
+        r#"{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}"#;
+    assert_eq!(
+        json_body(f.post(&id, set_level).await).await["result"],
+        json!({})
+    );
+
+    let mut events = Events::new(f.post(&id, &call(5, "slow")).await);
+    let mut last = String::new();
+    let mut seen = Vec::new();
+    let mut polls = 0;
+    // The server ends the connection before the 300 ms tool is done, not the stream;
+    // the client polls with the last id it saw until the response arrives.
+    loop {
+        while let Some((event_id, data)) = events.next().await {
+            last = event_id.expect("every event has an id");
+            if !data.is_empty() {
+                seen.push(serde_json::from_str::<Value>(&data).unwrap());
+            }
+        }
+        if seen.last().is_some_and(|m| m["id"] == 5) {
+            break;
+        }
+        let resumed = f
+            .send(
+                "GET",
+                &[("mcp-session-id", &id), ("last-event-id", &last)],
+                "",
+            )
+            .await;
+        events = Events::new(resumed);
+        polls += 1;
+    }
+    assert!(polls >= 1, "the server closed the first connection early");
+    let methods: Vec<&Value> = seen.iter().map(|m| &m["method"]).collect();
+    assert_eq!(
+        methods,
+        [&json!("notifications/message"), &Value::Null],
+        "{seen:?}"
+    );
+    assert_eq!(seen[1]["result"]["content"][0]["text"], "slow done");
+}

@@ -194,13 +194,14 @@ impl EventLog {
 
     /// The SSE events of this stream after sequence number `after`, as a response body's
     /// frames: `priming` first if given, then each frame as `id: <stream>-<seq>`,
-    /// `event: message` and its data, `: keep-alive` comments while idle for
-    /// `keep_alive`, until the stream finishes or a newer reader takes over.
+    /// `event: message` and its data, `: keep-alive` comments while idle, until the
+    /// stream finishes, a newer reader takes over, or the connection's time is up (see
+    /// [`Pacing`]; the stream goes on for the next reader).
     pub(crate) fn reader(
         self: &Arc<Self>,
         after: u64,
         priming: Option<Bytes>,
-        keep_alive: Option<Duration>,
+        pacing: Pacing,
     ) -> impl Stream<Item = Result<Frame<Bytes>, Infallible>> + Send + 'static {
         let generation = {
             let mut state = lock(&self.state);
@@ -215,13 +216,26 @@ impl EventLog {
             generation,
             cursor: after + 1,
             priming,
-            keep_alive,
+            keep_alive: pacing.keep_alive,
+            deadline: pacing
+                .close_after
+                .map(|after| tokio::time::Instant::now() + after),
         };
         stream::unfold(reader, |mut reader| async move {
             let event = reader.next().await?;
             Some((Ok(Frame::data(event)), reader))
         })
     }
+}
+
+/// How a reader paces its connection.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Pacing {
+    /// Send `: keep-alive` after this long without an event.
+    pub(crate) keep_alive: Option<Duration>,
+    /// End the connection (not the stream) this long after it opened, once at least one
+    /// event with an id went out: the client polls with `Last-Event-ID`.
+    pub(crate) close_after: Option<Duration>,
 }
 
 /// One attached reader; detaches when dropped.
@@ -231,6 +245,7 @@ struct Reader {
     cursor: u64,
     priming: Option<Bytes>,
     keep_alive: Option<Duration>,
+    deadline: Option<tokio::time::Instant>,
 }
 
 impl Reader {
@@ -263,13 +278,25 @@ impl Reader {
                     return None;
                 }
             }
-            match self.keep_alive {
-                Some(period) => {
-                    if tokio::time::timeout(period, notified).await.is_err() {
-                        return Some(Bytes::from_static(b": keep-alive\n\n"));
-                    }
+            let now = tokio::time::Instant::now();
+            let keep_alive = self.keep_alive.map(|period| now + period);
+            let wake = match (keep_alive, self.deadline) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let Some(wake) = wake else {
+                notified.await;
+                continue;
+            };
+            if tokio::time::timeout_at(wake, notified).await.is_err() {
+                if self
+                    .deadline
+                    .is_some_and(|d| d <= tokio::time::Instant::now())
+                {
+                    // Time to poll: the stream stays for the next reader.
+                    return None;
                 }
-                None => notified.await,
+                return Some(Bytes::from_static(b": keep-alive\n\n"));
             }
         }
     }
@@ -330,7 +357,7 @@ mod tests {
         let log = EventLog::new(3, false);
         log.append(Bytes::from_static(b"{\"a\":1}"), false).await;
         log.append(Bytes::from_static(b"{\"a\":2}"), false).await;
-        let mut first = Box::pin(log.reader(0, Some(priming_event(3, None)), None));
+        let mut first = Box::pin(log.reader(0, Some(priming_event(3, None)), Pacing::default()));
         assert_eq!(
             data(&first.next().await.unwrap().unwrap()),
             "id: 3-0\ndata: \n\n"
@@ -340,7 +367,7 @@ mod tests {
             "id: 3-1\nevent: message\ndata: {\"a\":1}\n\n"
         );
         // The connection breaks after 3-1; the client resumes from there.
-        let second = Box::pin(log.reader(1, None, None));
+        let second = Box::pin(log.reader(1, None, Pacing::default()));
         assert!(first.next().await.is_none(), "the old reader is superseded");
         log.append(Bytes::from_static(b"{\"a\":3}"), true).await;
         let rest: Vec<String> = second.map(|f| data(&f.unwrap())).collect().await;
@@ -375,7 +402,7 @@ mod tests {
         for n in 0..(MAX_UNDELIVERED + 10) {
             log.push(Bytes::from(n.to_string()));
         }
-        let mut reader = Box::pin(log.reader(0, None, None));
+        let mut reader = Box::pin(log.reader(0, None, Pacing::default()));
         let first = data(&reader.next().await.unwrap().unwrap());
         assert_eq!(first, "id: 0-11\nevent: message\ndata: 10\n\n");
 
@@ -389,7 +416,7 @@ mod tests {
         )
         .await;
         assert!(blocked.is_err(), "the writer waits for a reader");
-        let mut reader = Box::pin(log.reader(0, None, None));
+        let mut reader = Box::pin(log.reader(0, None, Pacing::default()));
         reader.next().await.unwrap().unwrap();
         tokio::time::timeout(
             Duration::from_secs(1),
