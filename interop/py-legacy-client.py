@@ -1,6 +1,6 @@
 """The Python SDK (`mcp` 2.x) client in handshake mode (`initialize`, a legacy revision)
-against a server given on the command line: a stdio command, or `--url URL` for
-Streamable HTTP. Prints one JSON object with what each
+against a server given on the command line: a stdio command, `--url URL` for Streamable
+HTTP, or `--sse URL` for the 2024-11-05 HTTP+SSE transport. Prints one JSON object with what each
 step returned; crates/mcp-legacy/tests/interop.rs asserts on it."""
 
 import json
@@ -10,6 +10,7 @@ import anyio
 
 from mcp import types
 from mcp.client.session import ClientSession
+from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -43,6 +44,8 @@ def dump(result):
 async def main():
     if sys.argv[1] == "--url":
         transport = streamable_http_client(sys.argv[2])
+    elif sys.argv[1] == "--sse":
+        transport = sse_client(sys.argv[2])
     else:
         transport = stdio_client(StdioServerParameters(command=sys.argv[1], args=sys.argv[2:]))
     out = {}

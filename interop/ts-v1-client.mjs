@@ -1,17 +1,21 @@
 // The TypeScript SDK v1 client (legacy only: initialize handshake) against a server given
-// on the command line: a stdio command, or `--url URL` for Streamable HTTP. Prints one JSON
+// on the command line: a stdio command, `--url URL` for Streamable HTTP, or `--sse URL` for
+// the 2024-11-05 HTTP+SSE transport. Prints one JSON
 // object with what each step returned; the Rust test (crates/mcp-legacy/tests/interop.rs)
 // asserts on it.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [command, ...args] = process.argv.slice(2);
 const transport =
   command === "--url"
     ? new StreamableHTTPClientTransport(new URL(args[0]))
-    : new StdioClientTransport({ command, args, stderr: "inherit" });
+    : command === "--sse"
+      ? new SSEClientTransport(new URL(args[0]))
+      : new StdioClientTransport({ command, args, stderr: "inherit" });
 const client = new Client(
   { name: "ts-v1-interop", version: "1.0.0" },
   { capabilities: { elicitation: {}, sampling: {} } },

@@ -40,16 +40,19 @@
 //! - `Host` and `Origin` are checked against the same allow-lists as modern requests
 //!   (`403`), before anything else.
 //!
-//! Not here: the 2024-11-05 HTTP+SSE transport.
+//! With the `http-sse` feature, the 2024-11-05 HTTP+SSE transport is served beside the
+//! endpoint (its own GET and POST paths; see `sse.rs`).
 
 mod log;
+#[cfg(feature = "http-sse")]
+mod sse;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes};
@@ -120,6 +123,14 @@ pub struct LegacyHttpConfig {
     /// the `retry` delay (`docs/2025-11-25/basic/transports.mdx`, Sending Messages to the
     /// Server, 6). Default `None`: connections stay open until the stream ends.
     pub close_streams_after: Option<Duration>,
+    /// The path of the 2024-11-05 HTTP+SSE transport's GET stream (default `/sse`;
+    /// `None` turns the transport off). Feature `http-sse`.
+    #[cfg(feature = "http-sse")]
+    pub sse_path: Option<String>,
+    /// The path the `endpoint` event of the HTTP+SSE transport names for POSTs (default
+    /// `/messages`). Feature `http-sse`.
+    #[cfg(feature = "http-sse")]
+    pub messages_path: String,
 }
 
 impl Default for LegacyHttpConfig {
@@ -134,6 +145,10 @@ impl Default for LegacyHttpConfig {
             ask_timeout: Duration::from_mins(5),
             retry: Some(Duration::from_secs(1)),
             close_streams_after: None,
+            #[cfg(feature = "http-sse")]
+            sse_path: Some("/sse".to_owned()),
+            #[cfg(feature = "http-sse")]
+            messages_path: "/messages".to_owned(),
         }
     }
 }
@@ -245,11 +260,14 @@ struct Shared<H> {
     body_read_timeout: Duration,
     keep_alive: Option<Duration>,
     retry_after: HeaderValue,
-    sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    sessions: Arc<Sessions>,
     last_sweep: Mutex<Instant>,
     /// The parent of every session's token.
     root: CancellationToken,
 }
+
+/// The open legacy sessions by id.
+type Sessions = Mutex<HashMap<String, Arc<HttpSession>>>;
 
 /// The wrapped core, shared by the modern endpoint and the legacy sessions.
 struct Core<H>(Arc<H>);
@@ -270,7 +288,9 @@ impl<H: Handler> Handler for Core<H> {
 
 /// One legacy session on HTTP.
 struct HttpSession {
-    session: Session,
+    /// Set by `initialize`: at once for Streamable HTTP (the session exists only after
+    /// it), later for the HTTP+SSE transport (whose session starts with its GET).
+    session: OnceLock<Session>,
     /// Fired when the session ends: its requests stop and its streams close.
     token: CancellationToken,
     last_seen: Mutex<Instant>,
@@ -286,6 +306,29 @@ struct HttpSession {
 }
 
 impl HttpSession {
+    fn new(session: Option<Session>, lossy_get: bool) -> Self {
+        let slot = OnceLock::new();
+        if let Some(session) = session {
+            let _ = slot.set(session);
+        }
+        HttpSession {
+            session: slot,
+            token: CancellationToken::new(),
+            last_seen: Mutex::new(Instant::now()),
+            next_stream: AtomicU64::new(GET_STREAM + 1),
+            streams: Mutex::new(HashMap::new()),
+            get: EventLog::new(GET_STREAM, lossy_get),
+            next_ask: AtomicI64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            running: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The negotiated revision; 2024-11-05 before `initialize`.
+    fn version(&self) -> &'static str {
+        self.session.get().map_or("2024-11-05", |s| s.version)
+    }
+
     fn touch(&self) {
         *lock(&self.last_seen) = Instant::now();
     }
@@ -399,7 +442,7 @@ impl<H: Handler> DualEraHttp<H> {
             modern: McpService::new(Core(Arc::clone(&inner)), http)?,
             inner,
             legacy,
-            sessions: Mutex::new(HashMap::new()),
+            sessions: Arc::default(),
             last_sweep: Mutex::new(Instant::now()),
             root: CancellationToken::new(),
         };
@@ -468,6 +511,14 @@ impl<H: Handler> Shared<H> {
         B::Data: Buf + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        #[cfg(feature = "http-sse")]
+        if self.is_sse_transport(&request) {
+            if let Some(refused) = self.refuse_host_or_origin(request.headers()) {
+                return refused;
+            }
+            self.sweep();
+            return self.sse_transport(request).await;
+        }
         if self
             .path
             .as_deref()
@@ -656,19 +707,10 @@ impl<H: Handler> Shared<H> {
                 }
             };
         let session_id = new_session_id();
-        let http = Arc::new(HttpSession {
-            session,
-            token,
-            last_seen: Mutex::new(Instant::now()),
-            next_stream: AtomicU64::new(GET_STREAM + 1),
-            streams: Mutex::new(HashMap::new()),
-            get: EventLog::new(GET_STREAM, true),
-            next_ask: AtomicI64::new(1),
-            pending: Mutex::new(HashMap::new()),
-            running: Mutex::new(HashMap::new()),
-        });
-        let outbound = self.outbound(&http, Arc::clone(&http.get));
-        session::relisten(&self.inner, &http.session, &Link::Http(&outbound)).await;
+        let mut http = HttpSession::new(Some(session), true);
+        http.token = token;
+        let http = Arc::new(http);
+        self.start_relay(&http).await;
         lock(&self.sessions).insert(session_id.clone(), http);
         let body = encode_result(&id, &*result)
             .unwrap_or_else(|e| encode_error(Some(&id), &ErrorObject::internal(e.to_string())));
@@ -679,6 +721,14 @@ impl<H: Handler> Shared<H> {
         response
     }
 
+    /// Starts the relay of change notifications to the session's GET stream.
+    async fn start_relay(&self, http: &Arc<HttpSession>) {
+        if let Some(legacy) = http.session.get() {
+            let outbound = self.outbound(http, Arc::clone(&http.get));
+            session::relisten(&self.inner, legacy, &Link::Http(&outbound)).await;
+        }
+    }
+
     /// The keep-alive period and, for a 2025-11-25 session, when to close a connection
     /// so that its client polls.
     fn pacing(&self, session: &HttpSession) -> Pacing {
@@ -687,7 +737,7 @@ impl<H: Handler> Shared<H> {
             close_after: self
                 .legacy
                 .close_streams_after
-                .filter(|_| session.session.version >= "2025-11-25"),
+                .filter(|_| session.version() >= "2025-11-25"),
         }
     }
 
@@ -756,7 +806,7 @@ impl<H: Handler> Shared<H> {
             Err(refused) => return refused,
         };
         let mut options = DecodeOptions::default();
-        if session.session.version == "2025-03-26" {
+        if session.version() == "2025-03-26" {
             options.max_batch = Some(self.legacy.max_batch);
         }
         let (messages, batch) = match decode(&bytes, options) {
@@ -798,14 +848,14 @@ impl<H: Handler> Shared<H> {
         }
         let info = transport_info(&head.headers);
         for request in requests {
-            self.spawn_request(&session, &log, &remaining, request, Arc::clone(&info));
+            self.spawn_request(&session, &log, &remaining, request, Arc::clone(&info), true);
         }
 
         if single && let Some(frame) = log.first_or_only().await {
             lock(&session.streams).remove(&log.stream());
             return json(StatusCode::OK, frame);
         }
-        let priming = (session.session.version >= "2025-11-25")
+        let priming = (session.version() >= "2025-11-25")
             .then(|| priming_event(log.stream(), self.legacy.retry));
         sse(log.reader(0, priming, self.pacing(&session)))
     }
@@ -829,6 +879,8 @@ impl<H: Handler> Shared<H> {
     /// Runs one request of a session on a task of its own: a disconnect is not a
     /// cancellation (`docs/2025-11-25/basic/transports.mdx`), the session's end and the
     /// client's `notifications/cancelled` are.
+    /// With `finishes`, the last response ends the stream (a POST's stream); without, the
+    /// stream goes on (the single stream of the HTTP+SSE transport).
     fn spawn_request(
         self: &Arc<Self>,
         session: &Arc<HttpSession>,
@@ -836,6 +888,7 @@ impl<H: Handler> Shared<H> {
         remaining: &Arc<AtomicUsize>,
         request: mcp_jsonrpc::Request,
         info: Arc<TransportInfo>,
+        finishes: bool,
     ) {
         let token = session.token.child_token();
         lock(&session.running).insert(request.id.clone(), token.clone());
@@ -850,7 +903,18 @@ impl<H: Handler> Shared<H> {
                 .with_transport_info(info);
             let outbound = shared.outbound(&session, Arc::clone(&log));
             let link = Link::Http(&outbound);
-            let run = session::serve(&shared.inner, &session.session, request, cx, &link);
+            let run = async {
+                match session.session.get() {
+                    Some(legacy) => session::serve(&shared.inner, legacy, request, cx, &link).await,
+                    None => Err(ErrorObject::new(
+                        ErrorCode::INVALID_REQUEST,
+                        format!(
+                            "{} before initialize: send initialize first",
+                            request.method
+                        ),
+                    )),
+                }
+            };
             let mut run = std::pin::pin!(run);
             let outcome = loop {
                 tokio::select! {
@@ -864,7 +928,7 @@ impl<H: Handler> Shared<H> {
             while let Ok(frame) = rx.try_recv() {
                 log.append(frame, false).await;
             }
-            let last = remaining.fetch_sub(1, Ordering::AcqRel) == 1;
+            let last = remaining.fetch_sub(1, Ordering::AcqRel) == 1 && finishes;
             match outcome {
                 Some(outcome) => {
                     let frame = match outcome {
@@ -919,7 +983,7 @@ impl<H: Handler> Shared<H> {
                 "this session's GET stream is already open",
             );
         }
-        let priming = (session.session.version >= "2025-11-25")
+        let priming = (session.version() >= "2025-11-25")
             .then(|| priming_event(GET_STREAM, self.legacy.retry));
         sse(session
             .get

@@ -43,7 +43,8 @@ const SERVER_REQUESTS: [&str; 3] = ["elicitation/create", "sampling/createMessag
 /// A legacy session's facts, fixed by `initialize`, and its changing state.
 #[derive(Debug)]
 pub(crate) struct Session {
-    /// The negotiated revision.
+    /// The negotiated revision (HTTP's rules depend on it; stdio's do not).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) version: &'static str,
     capabilities: Value,
     client_info: Value,

@@ -478,3 +478,70 @@ async fn a_2025_11_25_client_polls_a_stream_the_server_closes() {
     );
     assert_eq!(seen[1]["result"]["content"][0]["text"], "slow done");
 }
+
+#[cfg(feature = "http-sse")]
+#[tokio::test]
+async fn the_2024_11_05_transport_opens_with_an_endpoint_event_and_ends_with_its_stream() {
+    let (f, _core) = start(LegacyHttpConfig::default()).await;
+    let base = f.running.url().trim_end_matches("/mcp").to_owned();
+    let request = Request::get(format!("{base}/sse"))
+        .header("accept", "text/event-stream")
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let response = f.client.request(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut body = response.into_body();
+    let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+    let first = std::str::from_utf8(&first).unwrap().to_owned();
+    let endpoint = first
+        .strip_prefix("event: endpoint\ndata: ")
+        .and_then(|rest| rest.strip_suffix("\n\n"))
+        .unwrap_or_else(|| panic!("an endpoint event first: {first:?}"))
+        .to_owned();
+    assert!(endpoint.starts_with("/messages?sessionId="), "{endpoint}");
+
+    let post = |body: String| {
+        let request = Request::post(format!("{base}{endpoint}"))
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(body)))
+            .unwrap();
+        f.client.request(request)
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2024-11-05", "capabilities": {},
+        "clientInfo": {"name": "old", "version": "1"}}});
+    assert_eq!(
+        post(init.to_string()).await.unwrap().status(),
+        StatusCode::ACCEPTED
+    );
+    // The answer comes on the stream.
+    let mut events = Events {
+        body,
+        buf: String::new(),
+    };
+    let (_, reply) = events.message().await;
+    assert_eq!(reply["id"], 1);
+    assert_eq!(reply["result"]["protocolVersion"], "2024-11-05");
+    assert_eq!(
+        post(call(2, "echo")).await.unwrap().status(),
+        StatusCode::ACCEPTED
+    );
+    let (_, reply) = events.message().await;
+    assert_eq!(reply["result"]["content"][0]["text"], "hi");
+
+    // Closing the stream ends the session.
+    drop(events);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        post(call(3, "echo")).await.unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
+    let unknown = Request::post(format!("{base}/messages?sessionId=nope"))
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(call(4, "echo"))))
+        .unwrap();
+    assert_eq!(
+        f.client.request(unknown).await.unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
+}

@@ -5,11 +5,11 @@
 //! only the pinned revision, so the client negotiates exactly it), including a tool whose
 //! `input_required` rounds reach the client as real `elicitation/create` and
 //! `sampling/createMessage` requests (2025-06-18 on; a 2025-03-26 session has no
-//! elicitation and gets -32021). The pinned peers
+//! elicitation and gets -32021), and over the 2024-11-05 HTTP+SSE transport. The pinned peers
 //! live in `interop/`; `interop/setup.sh` installs them (once per test binary), and a
 //! setup failure fails the tests.
 
-#![cfg(all(feature = "stdio", feature = "http"))]
+#![cfg(all(feature = "stdio", feature = "http", feature = "http-sse"))]
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
@@ -53,10 +53,22 @@ fn setup() {
     }
 }
 
-/// Where a client reaches the server: a stdio command, or a running HTTP server.
+/// How a client reaches the server.
+#[derive(Clone, Copy, PartialEq)]
+enum Via {
+    Stdio,
+    /// Streamable HTTP.
+    Http,
+    /// The 2024-11-05 HTTP+SSE transport.
+    Sse,
+}
+
+/// Where a client reaches the server: a stdio command, or a running HTTP server (its
+/// Streamable HTTP endpoint or its HTTP+SSE stream).
 enum Target {
     Stdio(Vec<String>),
     Http(HttpServer),
+    Sse(HttpServer),
 }
 
 /// `mcp-dual-era-demo --http`, killed when dropped.
@@ -72,8 +84,8 @@ impl Drop for HttpServer {
     }
 }
 
-fn target(http: bool, version: &str) -> Target {
-    if !http {
+fn target(via: Via, version: &str) -> Target {
+    if via == Via::Stdio {
         return Target::Stdio(vec![
             SERVER.to_owned(),
             "--versions".to_owned(),
@@ -90,10 +102,12 @@ fn target(http: bool, version: &str) -> Target {
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    Target::Http(HttpServer {
-        child,
-        url: line.trim().to_owned(),
-    })
+    let url = line.trim().to_owned();
+    if via == Via::Sse {
+        let url = url.replace("/mcp", "/sse");
+        return Target::Sse(HttpServer { child, url });
+    }
+    Target::Http(HttpServer { child, url })
 }
 
 impl Target {
@@ -101,13 +115,19 @@ impl Target {
         match self {
             Target::Stdio(command) => command.iter().map(String::as_str).collect(),
             Target::Http(server) => vec!["--url", &server.url],
+            Target::Sse(server) => vec!["--sse", &server.url],
         }
     }
 }
 
-fn typescript_v1(http: bool, version: &str) {
+/// Whether the revision has `elicitation/create` (2025-06-18 on).
+fn has_elicitation(version: &str) -> bool {
+    version >= "2025-06-18"
+}
+
+fn typescript_v1(via: Via, version: &str) {
     setup();
-    let target = target(http, version);
+    let target = target(via, version);
     let script = interop_dir().join("ts-v1-client.mjs");
     let mut args = vec![script.to_str().unwrap()];
     args.extend(target.args());
@@ -134,7 +154,7 @@ fn typescript_v1(http: bool, version: &str) {
             out["capabilities"]
         );
     }
-    if http {
+    if via == Via::Http {
         // A session id: 128 random bits in hex; the client ended it with DELETE.
         let session = out["sessionId"].as_str().unwrap();
         assert_eq!(session.len(), 32, "{session}");
@@ -152,15 +172,7 @@ fn typescript_v1(http: bool, version: &str) {
     assert_eq!(out["prompts"], json!(["greet"]));
     assert_eq!(out["prompt"]["messages"][0]["content"]["text"], "Hello Ada");
     assert_eq!(out["ping"], json!({}));
-    if version == "2025-03-26" {
-        // No elicitation in that revision: the tool cannot ask, and says why.
-        assert_eq!(
-            out["interview"]["error"]["code"], -32021,
-            "{}",
-            out["interview"]
-        );
-        assert_eq!(out["asked"], json!([]));
-    } else {
+    if has_elicitation(version) {
         // `input_required` became real `elicitation/create` then `sampling/createMessage`
         // requests, answered by the SDK's handlers, and the tool finished with both.
         assert_eq!(
@@ -171,14 +183,22 @@ fn typescript_v1(http: bool, version: &str) {
             out["interview"],
             json!({"content": [{"type": "text", "text": "Ada: Quiet numbers hum"}]})
         );
+    } else {
+        // No elicitation in that revision: the tool cannot ask, and says why.
+        assert_eq!(
+            out["interview"]["error"]["code"], -32021,
+            "{}",
+            out["interview"]
+        );
+        assert_eq!(out["asked"], json!([]));
     }
     // `logging/setLevel` made the tool's log reach the session.
     assert_eq!(out["logs"], json!(["echoing"]));
 }
 
-fn python(http: bool, version: &str) {
+fn python(via: Via, version: &str) {
     setup();
-    let target = target(http, version);
+    let target = target(via, version);
     let dir = interop_dir();
     let python = dir.join(".venv/bin/python");
     let script = dir.join("py-legacy-client.py");
@@ -196,14 +216,7 @@ fn python(http: bool, version: &str) {
     assert_eq!(out["tools"], json!(["echo", "fails", "interview"]));
     assert_eq!(out["echo"]["content"][0]["text"], "hi");
     assert_eq!(out["fails"]["isError"], true);
-    if version == "2025-03-26" {
-        assert_eq!(
-            out["interview"]["error"]["code"], -32021,
-            "{}",
-            out["interview"]
-        );
-        assert_eq!(out["asked"], json!([]));
-    } else {
+    if has_elicitation(version) {
         assert_eq!(
             out["interview"]["content"][0]["text"],
             "Grace: Ships in harbour"
@@ -212,6 +225,13 @@ fn python(http: bool, version: &str) {
             out["asked"],
             json!(["What is your name?", "A haiku for Grace"])
         );
+    } else {
+        assert_eq!(
+            out["interview"]["error"]["code"], -32021,
+            "{}",
+            out["interview"]
+        );
+        assert_eq!(out["asked"], json!([]));
     }
     assert_eq!(out["read"]["contents"][0]["text"], "Hello, world");
     assert_eq!(out["prompt"]["messages"][0]["content"]["text"], "Hello Ada");
@@ -220,50 +240,60 @@ fn python(http: bool, version: &str) {
 
 #[test]
 fn typescript_sdk_v1_client_over_stdio() {
-    typescript_v1(false, "2025-11-25");
+    typescript_v1(Via::Stdio, "2025-11-25");
 }
 
 #[test]
 fn typescript_sdk_v1_client_pinned_to_2025_06_18_over_stdio() {
-    typescript_v1(false, "2025-06-18");
+    typescript_v1(Via::Stdio, "2025-06-18");
 }
 
 #[test]
 fn typescript_sdk_v1_client_over_http() {
-    typescript_v1(true, "2025-11-25");
+    typescript_v1(Via::Http, "2025-11-25");
 }
 
 #[test]
 fn typescript_sdk_v1_client_pinned_to_2025_06_18_over_http() {
-    typescript_v1(true, "2025-06-18");
+    typescript_v1(Via::Http, "2025-06-18");
 }
 
 #[test]
 fn typescript_sdk_v1_client_pinned_to_2025_03_26_over_http() {
-    typescript_v1(true, "2025-03-26");
+    typescript_v1(Via::Http, "2025-03-26");
 }
 
 #[test]
 fn python_sdk_client_in_handshake_mode_over_stdio() {
-    python(false, "2025-11-25");
+    python(Via::Stdio, "2025-11-25");
 }
 
 #[test]
 fn python_sdk_client_pinned_to_2025_03_26_over_stdio() {
-    python(false, "2025-03-26");
+    python(Via::Stdio, "2025-03-26");
 }
 
 #[test]
 fn python_sdk_client_over_http() {
-    python(true, "2025-11-25");
+    python(Via::Http, "2025-11-25");
 }
 
 #[test]
 fn python_sdk_client_pinned_to_2025_06_18_over_http() {
-    python(true, "2025-06-18");
+    python(Via::Http, "2025-06-18");
 }
 
 #[test]
 fn python_sdk_client_pinned_to_2025_03_26_over_http() {
-    python(true, "2025-03-26");
+    python(Via::Http, "2025-03-26");
+}
+
+#[test]
+fn typescript_sdk_v1_client_over_the_2024_11_05_http_sse_transport() {
+    typescript_v1(Via::Sse, "2024-11-05");
+}
+
+#[test]
+fn python_sdk_client_over_the_2024_11_05_http_sse_transport() {
+    python(Via::Sse, "2024-11-05");
 }

@@ -128,10 +128,10 @@ impl EventLog {
         }
     }
 
-    /// Appends without waiting (a lossy stream never waits); `false` once the stream
-    /// has finished.
+    /// Appends without waiting, dropping the oldest unsent frame when too many are
+    /// waiting (for change notifications, which must not hold the server up); `false`
+    /// once the stream has finished.
     pub(crate) fn push(&self, frame: Bytes) -> bool {
-        debug_assert!(self.lossy);
         let mut state = lock(&self.state);
         if state.finished {
             return false;
