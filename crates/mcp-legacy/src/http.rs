@@ -107,8 +107,9 @@ pub struct LegacyHttpConfig {
     pub session_idle_timeout: Duration,
     /// The most messages in one 2025-03-26 batch (default 32).
     pub max_batch: usize,
-    /// The most request streams a session keeps at once (default 64); past it a POST
-    /// with requests gets `503`.
+    /// The most request streams a session keeps at once (default 64), and the most
+    /// requests an HTTP+SSE session runs at once; past it a POST with requests gets
+    /// `503`.
     pub max_streams_per_session: usize,
     /// The most server-to-client requests waiting for answers in one session (default
     /// 32).

@@ -101,6 +101,14 @@ impl<H: Handler> Shared<H> {
                     async move { shared.sse_initialize(&session, &headers, request).await },
                 );
             }
+            Message::Request(_)
+                if lock(&session.running).len() >= self.legacy.max_streams_per_session =>
+            {
+                return refusal(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "too many requests running in this session",
+                );
+            }
             Message::Request(request) => {
                 let info = transport_info(&head.headers);
                 let log = Arc::clone(&session.get);
