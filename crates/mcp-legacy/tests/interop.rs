@@ -5,7 +5,9 @@
 //! only the pinned revision, so the client negotiates exactly it), including a tool whose
 //! `input_required` rounds reach the client as real `elicitation/create` and
 //! `sampling/createMessage` requests (2025-06-18 on; a 2025-03-26 session has no
-//! elicitation and gets -32021), and over the 2024-11-05 HTTP+SSE transport. The pinned peers
+//! elicitation and gets -32021), and over the 2024-11-05 HTTP+SSE transport. The
+//! TypeScript SDK v2 client (`@modelcontextprotocol/client`) runs in its default legacy
+//! mode and in `auto` mode, where its `server/discover` probe finds the modern era. The pinned peers
 //! live in `interop/`; `interop/setup.sh` installs them (once per test binary), and a
 //! setup failure fails the tests.
 
@@ -296,4 +298,79 @@ fn typescript_sdk_v1_client_over_the_2024_11_05_http_sse_transport() {
 #[test]
 fn python_sdk_client_over_the_2024_11_05_http_sse_transport() {
     python(Via::Sse, "2024-11-05");
+}
+
+/// The TypeScript SDK v2 client in `mode` (`legacy`, its default handshake, or `auto`,
+/// which probes with `server/discover` first) against the dual-era server.
+fn typescript_v2(mode: &str, via: Via, version: &str) -> Value {
+    setup();
+    let target = target(via, version);
+    let script = interop_dir().join("ts-v2-client.mjs");
+    let mut args = vec![script.to_str().unwrap(), mode];
+    args.extend(target.args());
+    let stdout = run("node", &args);
+    let out: Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert!(
+        out.get("error").is_none(),
+        "the client failed: {}",
+        out["error"]
+    );
+    assert_eq!(
+        out["serverVersion"],
+        json!({"name": "dual-era-demo", "version": "1.0.0"})
+    );
+    assert_eq!(out["tools"], json!(["echo", "fails", "interview"]));
+    assert_eq!(out["echo"]["content"][0]["text"], "hi");
+    assert_eq!(out["fails"]["isError"], true);
+    assert_eq!(out["read"]["contents"][0]["text"], "Hello, world");
+    assert_eq!(out["prompt"]["messages"][0]["content"]["text"], "Hello Lin");
+    // Either era, the same tool body asks the same two questions.
+    assert_eq!(
+        out["asked"],
+        json!(["What is your name?", "A haiku for Lin"])
+    );
+    assert_eq!(
+        out["interview"]["content"][0]["text"],
+        "Lin: Rivers keep time"
+    );
+    out
+}
+
+#[test]
+fn typescript_sdk_v2_client_in_legacy_mode_over_stdio() {
+    let out = typescript_v2("legacy", Via::Stdio, "2025-11-25");
+    assert_eq!(out["era"], "legacy");
+    assert_eq!(out["protocolVersion"], "2025-11-25");
+    assert!(
+        out["echo"].get("_meta").is_none(),
+        "a legacy result: {}",
+        out["echo"]
+    );
+}
+
+#[test]
+fn typescript_sdk_v2_client_in_legacy_mode_pinned_to_2025_06_18_over_http() {
+    let out = typescript_v2("legacy", Via::Http, "2025-06-18");
+    assert_eq!(out["era"], "legacy");
+    assert_eq!(out["protocolVersion"], "2025-06-18");
+}
+
+#[test]
+fn typescript_sdk_v2_client_probing_finds_the_modern_era_over_stdio() {
+    let out = typescript_v2("auto", Via::Stdio, "2025-11-25");
+    assert_eq!(out["era"], "modern");
+    assert_eq!(out["protocolVersion"], "2026-07-28");
+    assert_eq!(
+        out["read"]["cacheScope"], "public",
+        "a modern result: {}",
+        out["read"]
+    );
+}
+
+#[test]
+fn typescript_sdk_v2_client_probing_finds_the_modern_era_over_http() {
+    let out = typescript_v2("auto", Via::Http, "2025-11-25");
+    assert_eq!(out["era"], "modern");
+    assert_eq!(out["protocolVersion"], "2026-07-28");
 }
