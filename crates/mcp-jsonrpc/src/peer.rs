@@ -671,10 +671,12 @@ async fn write_loop<W: FrameWriter>(
             () = shared.writer_stop.cancelled() => break,
         };
         // Everything already queued goes out behind this frame, then one flush.
+        wire(WIRE_OUT, &frame);
         let mut result = writer.write_frame(frame).await;
         while result.is_ok()
             && let Ok(next) = control.try_recv().or_else(|_| frames.try_recv())
         {
+            wire(WIRE_OUT, &next);
             result = writer.write_frame(next).await;
         }
         if let Err(e) = match result {
@@ -689,12 +691,24 @@ async fn write_loop<W: FrameWriter>(
     }
     // Whatever was queued before the close goes out, then the pipe closes.
     while let Ok(frame) = control.try_recv().or_else(|_| frames.try_recv()) {
+        wire(WIRE_OUT, &frame);
         if writer.write_frame(frame).await.is_err() {
             return;
         }
     }
     let _ = writer.flush().await;
     let _ = writer.close().await;
+}
+
+const WIRE_OUT: &str = "sent";
+const WIRE_IN: &str = "received";
+
+/// Every frame, at `trace` level under the target `mcp_wire` (a tool's `--verbose`
+/// shows the wire with it). Free when that level is off: the frame is only formatted
+/// for an enabled subscriber.
+#[inline]
+fn wire(direction: &'static str, frame: &[u8]) {
+    tracing::trace!(target: "mcp_wire", direction, frame = %String::from_utf8_lossy(frame));
 }
 
 fn set_close_reason(shared: &Shared, reason: String) {
@@ -734,6 +748,7 @@ async fn drive<R: FrameReader, H: Handler>(
             }
             Some(Err(e)) => break closed_reason(&e),
             Some(Ok(frame)) => {
+                wire(WIRE_IN, &frame);
                 let dispatch = Dispatch {
                     peer: &peer,
                     handler: &handler,

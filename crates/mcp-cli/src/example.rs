@@ -1,0 +1,226 @@
+//! The bundled example server (`mcp serve-example`): a small server that shows MCP off, and
+//! the fixed `echo` and `add` tools that benchmarks and smoke tests rely on.
+//!
+//! It is an ordinary `mcp_server::Server`, served for both eras by `mcp-legacy`: a
+//! 2026-07-28 client and an initialize-era client get the same tools, resources and
+//! prompts, over stdio or Streamable HTTP (and the 2024-11-05 HTTP+SSE transport).
+//!
+//! - tools: `echo` (its `text` back), `add` (the sum of integers `a` and `b`), `countdown`
+//!   (counts down `seconds`, reporting progress), `greet` (asks the user's name by
+//!   elicitation, then greets them);
+//! - resources: `example://readme` (what this server is), and the template
+//!   `example://squares/{n}` (the square of `n`);
+//! - prompts: `explain` (argument `topic`, completed from a fixed list).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use mcp_server::{PromptDef, ResourceDef, ResourceTemplateDef, Server, ToolDef, ToolError};
+use mcp_types::{
+    CallToolResult, CompleteResultCompletion, ContentBlock, ElicitRequestFormParams,
+    ElicitRequestParams, EmbeddedResourceResource, GetPromptResult, PromptMessage, Role,
+    TextResourceContents, ToolAnnotations,
+};
+use serde::Deserialize;
+use serde_json::json;
+
+/// The server's name, as `server/discover` (or `initialize`) reports it.
+pub(crate) const NAME: &str = "mcp-example";
+
+const README: &str = "# The mcp example server\n\n\
+This server comes with the `mcp` tool. It has four tools (echo, add, countdown, greet), \
+a readme resource, a template of squares and one prompt. Try:\n\n\
+    mcp tools\n    mcp call add a=2 b=3\n    mcp read example://squares/12\n    mcp prompt explain topic=tools\n";
+
+const TOPICS: [&str; 6] = [
+    "tools",
+    "resources",
+    "prompts",
+    "elicitation",
+    "subscriptions",
+    "transports",
+];
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Echo {
+    /// The text to send back.
+    text: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Add {
+    /// The first addend.
+    a: i64,
+    /// The second addend.
+    b: i64,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Countdown {
+    /// How many seconds to count down (at most 10).
+    seconds: u8,
+}
+
+fn read_only() -> ToolAnnotations {
+    let mut annotations = ToolAnnotations::default();
+    annotations.read_only_hint = Some(true);
+    annotations.idempotent_hint = Some(true);
+    annotations.open_world_hint = Some(false);
+    annotations
+}
+
+/// The example server.
+pub(crate) fn server() -> Result<Server, mcp_server::Error> {
+    Server::builder(NAME, env!("CARGO_PKG_VERSION"))
+        .instructions(
+            "An example server: echo and add are pure, countdown reports progress, greet \
+             asks the user for their name.",
+        )
+        .tool(
+            ToolDef::typed("echo", |args: Echo, _cx| async move {
+                Ok(CallToolResult::text(args.text))
+            })
+            .map(|t| {
+                t.description("Returns its text argument")
+                    .annotations(read_only())
+            }),
+        )
+        .tool(
+            ToolDef::typed("add", |args: Add, _cx| async move {
+                let sum = args
+                    .a
+                    .checked_add(args.b)
+                    .ok_or_else(|| ToolError::failed("the sum does not fit in a 64-bit integer"))?;
+                Ok(CallToolResult::text(sum.to_string()))
+            })
+            .map(|t| t.description("Adds two integers").annotations(read_only())),
+        )
+        .tool(
+            ToolDef::typed("countdown", |args: Countdown, cx| async move {
+                let seconds = args.seconds.min(10);
+                let total = f64::from(seconds);
+                for left in (1..=seconds).rev() {
+                    let done = total - f64::from(left);
+                    cx.progress(done, Some(total), Some(&format!("{left} s left")))
+                        .await;
+                    tokio::select! {
+                        () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                        () = cx.cancellation().cancelled() => {
+                            return Err(ToolError::failed("cancelled"));
+                        }
+                    }
+                }
+                cx.progress(total, Some(total), Some("done")).await;
+                Ok(CallToolResult::text(format!("Counted down {seconds} s")))
+            })
+            .map(|t| t.description("Counts down the given seconds, reporting progress")),
+        )
+        .tool(
+            ToolDef::new(
+                "greet",
+                json!({"type": "object", "properties": {}}),
+                |_args, cx| async move {
+                    let form: ElicitRequestFormParams = serde_json::from_value(json!({
+                        "message": "What is your name?",
+                        "requestedSchema": {
+                            "type": "object",
+                            "properties": {"name": {"type": "string", "title": "Your name"}},
+                            "required": ["name"]
+                        }
+                    }))?;
+                    let answer = cx.elicit("name", ElicitRequestParams::ElicitRequestForm(form))?;
+                    let answer = serde_json::to_value(&answer)?;
+                    match answer["action"].as_str() {
+                        Some("accept") => Ok(CallToolResult::text(format!(
+                            "Hello, {}!",
+                            answer["content"]["name"].as_str().unwrap_or("stranger")
+                        ))),
+                        _ => Ok(CallToolResult::text("Hello, whoever you are.")),
+                    }
+                },
+            )
+            .map(|t| t.description("Asks your name, then greets you")),
+        )
+        .resource(
+            ResourceDef::new("example://readme", "readme", |uri, _cx| async move {
+                let mut contents = TextResourceContents::new(README, uri);
+                contents.mime_type = Some("text/markdown".to_owned());
+                Ok(vec![EmbeddedResourceResource::TextResourceContents(
+                    contents,
+                )])
+            })
+            .description("What this server is")
+            .mime_type("text/markdown"),
+        )
+        .resource_template(
+            ResourceTemplateDef::new(
+                "example://squares/{n}",
+                "squares",
+                |uri, vars, _cx| async move {
+                    let n: i64 = vars
+                        .get("n")
+                        .and_then(|n| n.parse().ok())
+                        .ok_or_else(|| ToolError::invalid_params("n must be an integer"))?;
+                    let square = n
+                        .checked_mul(n)
+                        .ok_or_else(|| ToolError::invalid_params("n is too large"))?;
+                    Ok(vec![EmbeddedResourceResource::TextResourceContents(
+                        TextResourceContents::new(square.to_string(), uri),
+                    )])
+                },
+            )
+            .map(|t| t.description("The square of n").mime_type("text/plain")),
+        )
+        .prompt(
+            PromptDef::new("explain", |args, _cx| async move {
+                let topic = args.get("topic").cloned().unwrap_or_default();
+                Ok(GetPromptResult::new(vec![PromptMessage::new(
+                    ContentBlock::text(format!(
+                        "Explain MCP {topic} to a newcomer, with one short example."
+                    )),
+                    Role::User,
+                )]))
+            })
+            .map(|p| {
+                p.description("Asks the model to explain an MCP topic")
+                    .argument("topic", "The topic, such as tools or resources", true)
+            }),
+        )
+        .completion(|params, _cx| async move {
+            let typed = params.argument.value;
+            let values: Vec<String> = TOPICS
+                .iter()
+                .filter(|t| t.starts_with(&typed))
+                .map(|t| (*t).to_owned())
+                .collect();
+            let mut completion = CompleteResultCompletion::new(values.clone());
+            completion.total = i64::try_from(values.len()).ok();
+            completion.has_more = Some(false);
+            Ok(completion)
+        })
+        .build()
+}
+
+/// Serves the example server on stdin and stdout, for both eras, until stdin closes.
+pub(crate) async fn serve_stdio() -> Result<(), mcp_server::Error> {
+    mcp_legacy::server::DualEra::new(server()?)
+        .serve_stdio()
+        .await;
+    Ok(())
+}
+
+/// Serves the example server over Streamable HTTP (both eras) on `addr`, printing the
+/// endpoint URL as the first line of stdout, until the process is interrupted.
+pub(crate) async fn serve_http(addr: SocketAddr) -> Result<(), crate::Error> {
+    let running = mcp_legacy::http::DualEraHttp::bind(
+        addr,
+        server()?,
+        mcp_transport_http::HttpServerConfig::default(),
+        mcp_legacy::http::LegacyHttpConfig::default(),
+    )
+    .await?;
+    println!("{}", running.url());
+    let _ = tokio::signal::ctrl_c().await;
+    running.shutdown(Duration::from_secs(2)).await;
+    Ok(())
+}

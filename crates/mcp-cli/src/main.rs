@@ -1,0 +1,609 @@
+//! `mcp`: talk to any MCP server from a terminal or a script.
+//!
+//! ```text
+//! mcp                                  a guided tour of the bundled example server
+//! mcp tools                            the example server's tools
+//! mcp call add a=2 b=3                 call a tool (key=value, or --args JSON)
+//! mcp tools --server https://host/mcp  any Streamable HTTP server
+//! mcp tools -- npx -y @modelcontextprotocol/server-everything
+//! mcp tools --server files             a server named in mcp.json (mcpServers)
+//! mcp serve-example [--http ADDR]      run the example server
+//! ```
+//!
+//! Every command prints readable text, or the protocol's JSON with `--json`. `--verbose`
+//! shows every JSON-RPC message on stderr. An error is one line on stderr and exit code 1.
+
+#![forbid(unsafe_code)]
+
+mod example;
+mod interact;
+mod output;
+mod target;
+mod tour;
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use mcp_client::{CallOptions, Client, ListenEvent};
+use serde_json::{Map, Value, json};
+
+use crate::target::{Config, Session, Target};
+
+/// What went wrong, in one line.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Error {
+    /// The server answered with an error, or could not be reached.
+    #[error("{0}")]
+    Client(#[from] mcp_client::Error),
+    #[error("cannot read {path}: {source}")]
+    ConfigRead {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not an mcpServers config: {source}")]
+    ConfigParse {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("no server named {name:?} in the config{}", known_list(.known))]
+    UnknownServer { name: String, known: Vec<String> },
+    #[error("the header {0:?} is not a valid HTTP header")]
+    BadHeader(String),
+    #[error("cannot find this program's own path to run the example server: {0}")]
+    CurrentExe(std::io::Error),
+    #[error("bad arguments: {0}")]
+    Arguments(String),
+    #[error("the example server: {0}")]
+    Server(#[from] mcp_server::Error),
+    #[error("cannot serve over HTTP: {0}")]
+    Serve(#[from] mcp_legacy::Error),
+    #[error("the tool reported an error")]
+    ToolFailed,
+    #[error("cannot write the output: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+fn known_list(known: &[String]) -> String {
+    if known.is_empty() {
+        " (no config file found: pass --config FILE, set MCP_CONFIG, or create ./mcp.json)"
+            .to_owned()
+    } else {
+        format!(" (known: {})", known.join(", "))
+    }
+}
+
+#[derive(Parser)]
+#[command(
+    name = "mcp",
+    version,
+    about = "Talk to MCP servers: discover, list, call, read, prompt, listen.",
+    long_about = "Talk to MCP servers: discover, list, call, read, prompt, listen.\n\n\
+                  With no command, a guided tour of the bundled example server. Without \
+                  --server or `-- COMMAND`, commands go to that example server too."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Print the protocol's JSON instead of readable text.
+    #[arg(long, global = true)]
+    json: bool,
+    /// Show every JSON-RPC message on stderr.
+    #[arg(long, short, global = true)]
+    verbose: bool,
+    /// An `mcpServers` config file (default: $MCP_CONFIG, then ./mcp.json).
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The server: an http(s) URL, or a name from the config file.
+    #[arg(long, short, global = true, value_name = "URL|NAME")]
+    server: Option<String>,
+}
+
+/// A stdio server given after `--`.
+#[derive(Args, Default)]
+struct Stdio {
+    /// A stdio server to run: `-- COMMAND ARGS…`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Who the server is: name, version, protocol and capabilities.
+    Discover(Stdio),
+    /// The server's tools (or, with --format, their function-calling declarations).
+    Tools {
+        #[command(flatten)]
+        stdio: Stdio,
+    },
+    /// Calls a tool: `mcp call add a=2 b=3` or `--args '{"a":2,"b":3}'`.
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// Arguments as key=value (a value that is valid JSON is taken as JSON).
+        pairs: Vec<String>,
+        /// Arguments as one JSON object.
+        #[arg(long, value_name = "JSON")]
+        args: Option<String>,
+        #[command(flatten)]
+        stdio: Stdio,
+    },
+    /// The server's resources and resource templates.
+    Resources(Stdio),
+    /// Reads a resource.
+    Read {
+        /// The resource's URI.
+        uri: String,
+        #[command(flatten)]
+        stdio: Stdio,
+    },
+    /// The server's prompts.
+    Prompts(Stdio),
+    /// Gets a prompt: `mcp prompt explain topic=tools`.
+    Prompt {
+        /// The prompt's name.
+        name: String,
+        /// Arguments as key=value.
+        pairs: Vec<String>,
+        #[command(flatten)]
+        stdio: Stdio,
+    },
+    /// Completes an argument of a prompt (or of a resource template with --template).
+    Complete {
+        /// The prompt's name, or with --template the template's URI.
+        reference: String,
+        /// The argument to complete.
+        argument: String,
+        /// What has been typed so far.
+        #[arg(default_value = "")]
+        value: String,
+        /// The reference is a resource template URI, not a prompt.
+        #[arg(long)]
+        template: bool,
+        #[command(flatten)]
+        stdio: Stdio,
+    },
+    /// Prints change notifications: list changes and updates of the given resources.
+    Listen {
+        /// Resource URIs to follow.
+        uris: Vec<String>,
+        /// Stop after this many events (default: until interrupted).
+        #[arg(long)]
+        count: Option<usize>,
+        #[command(flatten)]
+        stdio: Stdio,
+    },
+    /// Runs the bundled example server (stdio by default).
+    ServeExample {
+        /// Serve Streamable HTTP on this address instead, such as 127.0.0.1:8080.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<SocketAddr>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if cli.verbose {
+        wire_log();
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Error::ToolFailed) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--verbose`: the engine's `mcp_wire` trace events (every frame in and out) on stderr.
+fn wire_log() {
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let filter = Targets::new()
+        .with_target("mcp_wire", LevelFilter::TRACE)
+        .with_default(LevelFilter::WARN);
+    let _ = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .without_time()
+                .with_target(false),
+        )
+        .with(filter)
+        .try_init();
+}
+
+async fn run(cli: Cli) -> Result<(), Error> {
+    let Some(command) = cli.command else {
+        return tour::run().await;
+    };
+    if let Command::ServeExample { http } = command {
+        return match http {
+            None => Ok(example::serve_stdio().await?),
+            Some(addr) => example::serve_http(addr).await,
+        };
+    }
+    let config = Config::find(cli.config.as_deref())?;
+    let stdio = match &command {
+        Command::Discover(s)
+        | Command::Resources(s)
+        | Command::Prompts(s)
+        | Command::Tools { stdio: s }
+        | Command::Call { stdio: s, .. }
+        | Command::Read { stdio: s, .. }
+        | Command::Prompt { stdio: s, .. }
+        | Command::Complete { stdio: s, .. }
+        | Command::Listen { stdio: s, .. } => &s.command,
+        Command::ServeExample { .. } => unreachable_serve(),
+    };
+    let target = target::resolve(cli.server.as_deref(), stdio, config.as_ref())?;
+    let session = connect(&target).await?;
+    let outcome = execute(&session.client, command, cli.json).await;
+    session.close().await;
+    outcome
+}
+
+/// `ServeExample` returned above; this arm cannot be reached, and says so without a panic.
+fn unreachable_serve() -> &'static Vec<String> {
+    static NONE: Vec<String> = Vec::new();
+    &NONE
+}
+
+/// A client for the terminal: elicitation asked interactively, roots the current directory.
+pub(crate) async fn connect(target: &Target) -> Result<Session, Error> {
+    let builder = Client::builder("mcp", env!("CARGO_PKG_VERSION"))
+        .on_elicit(interact::elicit)
+        .on_roots(|| async {
+            let cwd = std::env::current_dir().map_err(|e| e.to_string())?;
+            let uri = format!("file://{}", cwd.display());
+            serde_json::from_value(json!({"roots": [{"uri": uri, "name": "current directory"}]}))
+                .map_err(|e| e.to_string())
+        });
+    target::connect(target, builder).await
+}
+
+async fn execute(client: &Client, command: Command, json: bool) -> Result<(), Error> {
+    let width = output::width();
+    match command {
+        Command::Discover(_) => {
+            let found = client.discover().await?;
+            let value = serde_json::to_value(&found)?;
+            if json {
+                return print_json(&value);
+            }
+            print!("{}", describe(&value, &client.protocol_version()));
+        }
+        Command::Tools { .. } => {
+            let tools = client.list_tools_all().await?;
+            if json {
+                return print_json(&json!({"tools": tools}));
+            }
+            let rows: Vec<Vec<String>> = tools
+                .iter()
+                .map(|t| {
+                    vec![
+                        t.name.clone(),
+                        arguments(&serde_json::to_value(&t.input_schema).unwrap_or_default()),
+                        t.description.clone().unwrap_or_default(),
+                    ]
+                })
+                .collect();
+            print!(
+                "{}",
+                output::table(&["TOOL", "ARGUMENTS", "DESCRIPTION"], &rows, width)
+            );
+        }
+        Command::Call {
+            tool, pairs, args, ..
+        } => {
+            let arguments = call_arguments(args.as_deref(), &pairs)?;
+            let options = CallOptions::default().progress(interact::progress);
+            let result = client.call_tool_with(&tool, arguments, &options).await;
+            interact::progress_done();
+            let result = serde_json::to_value(result?)?;
+            if json {
+                print_json(&result)?;
+            } else {
+                let text = output::content(&result["content"]);
+                if text.is_empty() && !result["structuredContent"].is_null() {
+                    println!(
+                        "{}",
+                        serde_json::to_string_pretty(&result["structuredContent"])?
+                    );
+                } else {
+                    print!("{text}");
+                }
+            }
+            if result["isError"] == true {
+                if !json {
+                    eprintln!("error: the tool {tool:?} reported an error");
+                }
+                return Err(Error::ToolFailed);
+            }
+        }
+        Command::Resources(_) => {
+            let resources = client.list_resources_all().await?;
+            let templates = client.list_resource_templates_all().await?;
+            if json {
+                return print_json(
+                    &json!({"resources": resources, "resourceTemplates": templates}),
+                );
+            }
+            let mut rows: Vec<Vec<String>> = resources
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.uri.clone(),
+                        r.mime_type.clone().unwrap_or_default(),
+                        r.description.clone().unwrap_or_else(|| r.name.clone()),
+                    ]
+                })
+                .collect();
+            rows.extend(templates.iter().map(|t| {
+                vec![
+                    t.uri_template.clone(),
+                    t.mime_type.clone().unwrap_or_default(),
+                    t.description.clone().unwrap_or_else(|| t.name.clone()),
+                ]
+            }));
+            print!(
+                "{}",
+                output::table(&["URI", "TYPE", "DESCRIPTION"], &rows, width)
+            );
+        }
+        Command::Read { uri, .. } => {
+            let read = serde_json::to_value(client.read_resource(&uri).await?)?;
+            if json {
+                return print_json(&read);
+            }
+            for contents in read["contents"].as_array().into_iter().flatten() {
+                let text = output::resource(contents);
+                print!("{text}");
+                if !text.ends_with('\n') {
+                    println!();
+                }
+            }
+        }
+        Command::Prompts(_) => {
+            let prompts = client.list_prompts_all().await?;
+            if json {
+                return print_json(&json!({"prompts": prompts}));
+            }
+            let rows: Vec<Vec<String>> = prompts
+                .iter()
+                .map(|p| {
+                    let args = p
+                        .arguments
+                        .iter()
+                        .flatten()
+                        .map(|a| {
+                            if a.required == Some(true) {
+                                a.name.clone()
+                            } else {
+                                format!("[{}]", a.name)
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    vec![
+                        p.name.clone(),
+                        args,
+                        p.description.clone().unwrap_or_default(),
+                    ]
+                })
+                .collect();
+            print!(
+                "{}",
+                output::table(&["PROMPT", "ARGUMENTS", "DESCRIPTION"], &rows, width)
+            );
+        }
+        Command::Prompt { name, pairs, .. } => {
+            let mut arguments = mcp_types::OrderedMap::new();
+            for pair in &pairs {
+                let (key, value) = split_pair(pair)?;
+                arguments.insert(key, value.to_owned());
+            }
+            let prompt = serde_json::to_value(client.get_prompt(&name, arguments).await?)?;
+            if json {
+                return print_json(&prompt);
+            }
+            for message in prompt["messages"].as_array().into_iter().flatten() {
+                let role = message["role"].as_str().unwrap_or("?");
+                let text = output::content(&Value::Array(vec![message["content"].clone()]));
+                print!("{role}: {text}");
+            }
+        }
+        Command::Complete {
+            reference,
+            argument,
+            value,
+            template,
+            ..
+        } => {
+            let reference = if template {
+                json!({"type": "ref/resource", "uri": reference})
+            } else {
+                json!({"type": "ref/prompt", "name": reference})
+            };
+            let params = json!({"ref": reference, "argument": {"name": argument, "value": value}});
+            let completed = serde_json::to_value(client.complete(params).await?)?;
+            if json {
+                return print_json(&completed);
+            }
+            for value in completed["completion"]["values"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                println!("{}", value.as_str().unwrap_or_default());
+            }
+        }
+        Command::Listen { uris, count, .. } => listen(client, uris, count, json).await?,
+        Command::ServeExample { .. } => {}
+    }
+    Ok(())
+}
+
+async fn listen(
+    client: &Client,
+    uris: Vec<String>,
+    count: Option<usize>,
+    json: bool,
+) -> Result<(), Error> {
+    let mut filter = mcp_types::SubscriptionFilter::default();
+    filter.tools_list_changed = Some(true);
+    filter.prompts_list_changed = Some(true);
+    filter.resources_list_changed = Some(true);
+    if !uris.is_empty() {
+        filter.resource_subscriptions = Some(uris);
+    }
+    let mut subscription = client.listen(filter).await?;
+    let mut seen = 0;
+    loop {
+        let event = tokio::select! {
+            event = subscription.next() => event,
+            _ = tokio::signal::ctrl_c() => None,
+        };
+        let Some(event) = event else { break };
+        let (name, detail) = match &event {
+            ListenEvent::Acknowledged(_) => {
+                if !json {
+                    eprintln!("listening (Ctrl-C to stop)");
+                }
+                continue;
+            }
+            ListenEvent::ToolsListChanged => ("tools/list_changed", None),
+            ListenEvent::PromptsListChanged => ("prompts/list_changed", None),
+            ListenEvent::ResourcesListChanged => ("resources/list_changed", None),
+            ListenEvent::ResourceUpdated(uri) => ("resources/updated", Some(uri.clone())),
+            _ => ("other", None),
+        };
+        if json {
+            println!("{}", json!({"event": name, "uri": detail}));
+        } else {
+            println!(
+                "{name}{}",
+                detail.map(|u| format!(" {u}")).unwrap_or_default()
+            );
+        }
+        seen += 1;
+        if count.is_some_and(|c| seen >= c) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn print_json(value: &Value) -> Result<(), Error> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+/// A `DiscoverResult` as a few readable lines.
+pub(crate) fn describe(found: &Value, version: &str) -> String {
+    let info = &found["_meta"]["io.modelcontextprotocol/serverInfo"];
+    let mut out = format!(
+        "server    {} {}\nprotocol  {version}\n",
+        info["name"].as_str().unwrap_or("?"),
+        info["version"].as_str().unwrap_or("?"),
+    );
+    let capabilities: Vec<&str> = found["capabilities"]
+        .as_object()
+        .map(|c| c.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    let _ = writeln!(out, "offers    {}", capabilities.join(", "));
+    if let Some(instructions) = found["instructions"].as_str() {
+        let _ = writeln!(out, "about     {instructions}");
+    }
+    out
+}
+
+/// A tool's arguments in one line: `a b [c]` (optional ones in brackets).
+pub(crate) fn arguments(schema: &Value) -> String {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    schema["properties"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, _)| {
+            if required.contains(&name.as_str()) {
+                name.clone()
+            } else {
+                format!("[{name}]")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn split_pair(pair: &str) -> Result<(&str, &str), Error> {
+    pair.split_once('=')
+        .filter(|(k, _)| !k.is_empty())
+        .ok_or_else(|| Error::Arguments(format!("{pair:?} is not key=value")))
+}
+
+/// The arguments of `mcp call`: `--args` JSON, then each key=value on top (a value that
+/// parses as JSON is JSON, so `a=2` is a number and `name=Ada` a string).
+fn call_arguments(args: Option<&str>, pairs: &[String]) -> Result<Map<String, Value>, Error> {
+    let mut arguments = match args {
+        None => Map::new(),
+        Some(text) => match serde_json::from_str(text) {
+            Ok(Value::Object(map)) => map,
+            Ok(_) => return Err(Error::Arguments("--args must be a JSON object".to_owned())),
+            Err(e) => return Err(Error::Arguments(format!("--args is not JSON: {e}"))),
+        },
+    };
+    for pair in pairs {
+        let (key, value) = split_pair(pair)?;
+        let value = serde_json::from_str(value).unwrap_or_else(|_| Value::from(value));
+        arguments.insert(key.to_owned(), value);
+    }
+    Ok(arguments)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_value_arguments_are_json_when_they_parse() {
+        let args = call_arguments(
+            Some(r#"{"a": 1, "b": 1}"#),
+            &["b=2".into(), "name=Ada".into(), "flag=true".into()],
+        )
+        .unwrap();
+        assert_eq!(
+            Value::Object(args),
+            json!({"a": 1, "b": 2, "name": "Ada", "flag": true})
+        );
+        assert!(call_arguments(Some("[1]"), &[]).is_err());
+        assert!(call_arguments(None, &["novalue".into()]).is_err());
+        assert!(call_arguments(None, &["=x".into()]).is_err());
+    }
+
+    #[test]
+    fn a_schema_reads_as_an_argument_line() {
+        let schema = json!({"properties": {"a": {}, "b": {}, "c": {}}, "required": ["a", "b"]});
+        assert_eq!(arguments(&schema), "a b [c]");
+    }
+}

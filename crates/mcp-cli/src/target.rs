@@ -1,0 +1,222 @@
+//! Where a command goes: the bundled example server (the default), a URL, a stdio command
+//! given after `--`, or a server named in an `mcpServers` config file; and connecting to it
+//! with a client that answers elicitation on a terminal.
+//!
+//! The config file is the shape most MCP hosts read:
+//!
+//! ```json
+//! {"mcpServers": {
+//!     "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."],
+//!               "env": {"DEBUG": "1"}, "cwd": "/tmp"},
+//!     "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer …"}}
+//! }}
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mcp_client::{Client, ClientBuilder};
+use mcp_transport_http::HttpClientConfig;
+use mcp_transport_stdio::{ServerCommand, ServerConnection, StderrMode};
+use serde::Deserialize;
+
+use crate::Error;
+
+/// One server a command can reach.
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    /// `mcp serve-example`, run as a child of this process.
+    Example,
+    /// A Streamable HTTP endpoint, with extra headers.
+    Url {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+    /// A stdio server.
+    Command {
+        program: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+}
+
+/// An `mcpServers` config file.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Config {
+    #[serde(rename = "mcpServers")]
+    pub(crate) servers: BTreeMap<String, ServerEntry>,
+}
+
+/// One entry of `mcpServers`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum ServerEntry {
+    Stdio {
+        command: String,
+        #[serde(default)]
+        args: Vec<String>,
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+        #[serde(default)]
+        cwd: Option<PathBuf>,
+    },
+    Http {
+        url: String,
+        #[serde(default)]
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl From<ServerEntry> for Target {
+    fn from(entry: ServerEntry) -> Self {
+        match entry {
+            ServerEntry::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => Target::Command {
+                program: command,
+                args,
+                env,
+                cwd,
+            },
+            ServerEntry::Http { url, headers } => Target::Url { url, headers },
+        }
+    }
+}
+
+impl Config {
+    /// Reads `path`.
+    pub(crate) fn load(path: &Path) -> Result<Config, Error> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::ConfigRead {
+            path: path.to_owned(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|source| Error::ConfigParse {
+            path: path.to_owned(),
+            source,
+        })
+    }
+
+    /// The config file to use: `explicit`, else `$MCP_CONFIG`, else `./mcp.json` when it
+    /// exists.
+    pub(crate) fn find(explicit: Option<&Path>) -> Result<Option<Config>, Error> {
+        if let Some(path) = explicit {
+            return Config::load(path).map(Some);
+        }
+        if let Some(path) = std::env::var_os("MCP_CONFIG") {
+            return Config::load(Path::new(&path)).map(Some);
+        }
+        let local = Path::new("mcp.json");
+        if local.is_file() {
+            return Config::load(local).map(Some);
+        }
+        Ok(None)
+    }
+}
+
+/// Resolves the target of a command: `-- COMMAND ARGS…` wins, then `--server` (a URL or a
+/// config name), else the example server.
+pub(crate) fn resolve(
+    server: Option<&str>,
+    command: &[String],
+    config: Option<&Config>,
+) -> Result<Target, Error> {
+    if let Some((program, args)) = command.split_first() {
+        return Ok(Target::Command {
+            program: program.clone(),
+            args: args.to_vec(),
+            env: BTreeMap::new(),
+            cwd: None,
+        });
+    }
+    let Some(server) = server else {
+        return Ok(Target::Example);
+    };
+    if server.starts_with("http://") || server.starts_with("https://") {
+        return Ok(Target::Url {
+            url: server.to_owned(),
+            headers: BTreeMap::new(),
+        });
+    }
+    match config.and_then(|c| c.servers.get(server)) {
+        Some(entry) => Ok(entry.clone().into()),
+        None => Err(Error::UnknownServer {
+            name: server.to_owned(),
+            known: config
+                .map(|c| c.servers.keys().cloned().collect())
+                .unwrap_or_default(),
+        }),
+    }
+}
+
+/// A connected client and what must be stopped with it.
+pub(crate) struct Session {
+    pub(crate) client: Client,
+    server: Option<ServerConnection>,
+}
+
+impl Session {
+    /// Ends the session: a stdio server is asked to exit (stdin closed, then signals).
+    pub(crate) async fn close(self) {
+        self.client.shutdown(Duration::from_millis(500)).await;
+        if let Some(server) = self.server {
+            let _ = server.shutdown(Duration::from_secs(2)).await;
+        }
+    }
+}
+
+/// Connects `builder` to `target`.
+// Async for the era probe the dual-era connector makes (issue #6's client side).
+#[allow(clippy::unused_async)]
+pub(crate) async fn connect(target: &Target, builder: ClientBuilder) -> Result<Session, Error> {
+    match target {
+        Target::Example => {
+            let exe = std::env::current_exe().map_err(Error::CurrentExe)?;
+            let command = ServerCommand::new(exe)
+                .arg("serve-example")
+                .name("mcp serve-example");
+            let (client, server) = builder.connect_stdio(&command)?;
+            Ok(Session {
+                client,
+                server: Some(server),
+            })
+        }
+        Target::Command {
+            program,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut command = ServerCommand::new(program)
+                .args(args)
+                .envs(env)
+                .stderr(StderrMode::Inherit);
+            if let Some(cwd) = cwd {
+                command = command.current_dir(cwd);
+            }
+            let (client, server) = builder.connect_stdio(&command)?;
+            Ok(Session {
+                client,
+                server: Some(server),
+            })
+        }
+        Target::Url { url, headers } => {
+            let mut config = HttpClientConfig::default();
+            for (name, value) in headers {
+                let bad = || Error::BadHeader(name.clone());
+                let name = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
+                let value = http::HeaderValue::from_str(value).map_err(|_| bad())?;
+                config = config.header(name, value);
+            }
+            let client = builder.connect_http(url, config)?;
+            Ok(Session {
+                client,
+                server: None,
+            })
+        }
+    }
+}

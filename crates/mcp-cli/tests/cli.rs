@@ -1,0 +1,210 @@
+//! The `mcp` tool end to end: the binary run as a user runs it, against the bundled
+//! example server over stdio (the default target, a `-- COMMAND`, a config entry) and over
+//! Streamable HTTP (`serve-example --http`).
+
+use std::io::{BufRead as _, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::Value;
+
+const MCP: &str = env!("CARGO_BIN_EXE_mcp");
+
+fn mcp(args: &[&str]) -> Output {
+    Command::new(MCP)
+        .args(args)
+        .stdin(Stdio::null())
+        .env_remove("MCP_CONFIG")
+        .current_dir(env!("CARGO_TARGET_TMPDIR"))
+        .output()
+        .expect("mcp runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn with_no_arguments_it_tours_the_example_server() {
+    let out = mcp(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for expected in [
+        "1. Discover",
+        "server    mcp-example",
+        "protocol  2026-07-28",
+        "2. Tools",
+        "echo",
+        "add",
+        "3. Call a tool",
+        "   5\n",
+        "4. Read a resource",
+        "   144\n",
+        "5. Get a prompt",
+        "user: Explain MCP tools",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn calls_tools_with_key_value_or_json_arguments() {
+    let out = mcp(&["call", "add", "a=2", "b=40"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "42\n");
+
+    let out = mcp(&["call", "echo", "--args", r#"{"text": "hi there"}"#]);
+    assert_eq!(stdout(&out), "hi there\n");
+
+    let out = mcp(&["--json", "call", "add", "a=1", "b=1"]);
+    let json: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(json["content"][0]["text"], "2");
+    assert_eq!(json["resultType"], "complete");
+}
+
+#[test]
+fn failures_are_one_line_and_a_nonzero_exit() {
+    // A tool error: its text, then one line on stderr.
+    let out = mcp(&["call", "add", "a=1", "b=x"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("is not of type \"integer\""),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+
+    // A protocol error.
+    let out = mcp(&["call", "nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: ") && err.contains("unknown tool"),
+        "{err}"
+    );
+
+    // A server that is nowhere.
+    let out = mcp(&["tools", "--server", "nosuch"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no server named \"nosuch\""));
+
+    // Bad arguments.
+    let out = mcp(&["call", "add", "novalue"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("is not key=value"));
+}
+
+#[test]
+fn lists_resources_prompts_and_completions_and_reads() {
+    let out = mcp(&["resources"]);
+    let text = stdout(&out);
+    assert!(text.starts_with("URI"), "{text}");
+    assert!(text.contains("example://readme") && text.contains("example://squares/{n}"));
+
+    let out = mcp(&["read", "example://squares/7"]);
+    assert_eq!(stdout(&out), "49\n");
+
+    let out = mcp(&["prompts"]);
+    assert!(stdout(&out).contains("explain  topic"), "{}", stdout(&out));
+
+    let out = mcp(&["prompt", "explain", "topic=resources"]);
+    assert_eq!(
+        stdout(&out),
+        "user: Explain MCP resources to a newcomer, with one short example.\n"
+    );
+
+    let out = mcp(&["complete", "explain", "topic", "t"]);
+    assert_eq!(stdout(&out), "tools\ntransports\n");
+}
+
+#[test]
+fn elicitation_is_declined_without_a_terminal() {
+    let out = mcp(&["call", "greet"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Hello, whoever you are.\n");
+}
+
+#[test]
+fn verbose_shows_the_wire_on_stderr() {
+    let out = mcp(&["-v", "call", "echo", "text=wire"]);
+    assert_eq!(stdout(&out), "wire\n");
+    let err = stderr(&out);
+    assert!(err.contains(r#""method":"tools/call""#), "{err}");
+    assert!(err.contains("direction=\"received\""), "{err}");
+}
+
+#[test]
+fn a_stdio_command_after_double_dash_and_a_config_entry() {
+    let out = mcp(&["call", "add", "a=3", "b=4", "--", MCP, "serve-example"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "7\n");
+
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-config");
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("servers.json");
+    let body =
+        serde_json::json!({"mcpServers": {"example": {"command": MCP, "args": ["serve-example"]}}});
+    std::fs::write(&config, body.to_string()).unwrap();
+    let out = mcp(&[
+        "discover",
+        "--config",
+        config.to_str().unwrap(),
+        "--server",
+        "example",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("server    mcp-example"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// `mcp serve-example --http`, stopped when dropped.
+struct HttpExample {
+    child: Child,
+    url: String,
+}
+
+impl Drop for HttpExample {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn http_example() -> HttpExample {
+    let mut child = Command::new(MCP)
+        .args(["serve-example", "--http", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    HttpExample {
+        child,
+        url: line.trim().to_owned(),
+    }
+}
+
+#[test]
+fn the_example_server_over_http() {
+    let server = http_example();
+    assert!(
+        server.url.starts_with("http://127.0.0.1:"),
+        "{}",
+        server.url
+    );
+    let out = mcp(&["call", "add", "a=20", "b=22", "--server", &server.url]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "42\n");
+    let out = mcp(&["tools", "--server", &server.url]);
+    assert!(stdout(&out).contains("countdown"), "{}", stdout(&out));
+}
