@@ -7,12 +7,16 @@
 //!
 //! - tools: `echo` (its `text` back), `add` (the sum of integers `a` and `b`), `countdown`
 //!   (counts down `seconds`, reporting progress), `greet` (asks the user's name by
-//!   elicitation, then greets them);
-//! - resources: `example://readme` (what this server is), and the template
-//!   `example://squares/{n}` (the square of `n`);
+//!   elicitation, then greets them), `increment` (adds one to the counter resource and
+//!   tells its subscribers);
+//! - resources: `example://readme` (what this server is), `example://counter` (a number
+//!   that `increment` changes: `mcp listen example://counter` follows it), and the
+//!   template `example://squares/{n}` (the square of `n`);
 //! - prompts: `explain` (argument `topic`, completed from a fixed list).
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use mcp_server::{PromptDef, ResourceDef, ResourceTemplateDef, Server, ToolDef, ToolError};
@@ -28,8 +32,8 @@ use serde_json::json;
 pub(crate) const NAME: &str = "mcp-example";
 
 const README: &str = "# The mcp example server\n\n\
-This server comes with the `mcp` tool. It has four tools (echo, add, countdown, greet), \
-a readme resource, a template of squares and one prompt. Try:\n\n\
+This server comes with the `mcp` tool. It has five tools (echo, add, countdown, greet, \
+increment), a readme and a counter resource, a template of squares and one prompt. Try:\n\n\
     mcp tools\n    mcp call add a=2 b=3\n    mcp read example://squares/12\n    mcp prompt explain topic=tools\n";
 
 const TOPICS: [&str; 6] = [
@@ -69,9 +73,15 @@ fn read_only() -> ToolAnnotations {
     annotations
 }
 
+const COUNTER: &str = "example://counter";
+
 /// The example server.
 pub(crate) fn server() -> Result<Server, mcp_server::Error> {
-    Server::builder(NAME, env!("CARGO_PKG_VERSION"))
+    let counter = Arc::new(AtomicI64::new(0));
+    let read_counter = Arc::clone(&counter);
+    let handle: Arc<OnceLock<Server>> = Arc::default();
+    let notify = Arc::clone(&handle);
+    let server = Server::builder(NAME, env!("CARGO_PKG_VERSION"))
         .instructions(
             "An example server: echo and add are pure, countdown reports progress, greet \
              asks the user for their name.",
@@ -141,6 +151,36 @@ pub(crate) fn server() -> Result<Server, mcp_server::Error> {
             )
             .map(|t| t.description("Asks your name, then greets you")),
         )
+        .tool(
+            ToolDef::new(
+                "increment",
+                json!({"type": "object", "properties": {}}),
+                move |_args, _cx| {
+                    let counter = Arc::clone(&counter);
+                    let notify = Arc::clone(&notify);
+                    async move {
+                        let now = counter.fetch_add(1, Ordering::Relaxed) + 1;
+                        if let Some(server) = notify.get() {
+                            server.resource_updated(COUNTER);
+                        }
+                        Ok(CallToolResult::text(now.to_string()))
+                    }
+                },
+            )
+            .map(|t| t.description("Adds one to example://counter and notifies its subscribers")),
+        )
+        .resource(
+            ResourceDef::new(COUNTER, "counter", move |uri, _cx| {
+                let counter = Arc::clone(&read_counter);
+                async move {
+                    Ok(vec![EmbeddedResourceResource::TextResourceContents(
+                        TextResourceContents::new(counter.load(Ordering::Relaxed).to_string(), uri),
+                    )])
+                }
+            })
+            .description("A number that the increment tool changes")
+            .mime_type("text/plain"),
+        )
         .resource(
             ResourceDef::new("example://readme", "readme", |uri, _cx| async move {
                 let mut contents = TextResourceContents::new(README, uri);
@@ -198,7 +238,9 @@ pub(crate) fn server() -> Result<Server, mcp_server::Error> {
             completion.has_more = Some(false);
             Ok(completion)
         })
-        .build()
+        .build()?;
+    let _ = handle.set(server.clone());
+    Ok(server)
 }
 
 /// Serves the example server on stdin and stdout, for both eras, until stdin closes.

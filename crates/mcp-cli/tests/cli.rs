@@ -208,3 +208,38 @@ fn the_example_server_over_http() {
     let out = mcp(&["tools", "--server", &server.url]);
     assert!(stdout(&out).contains("countdown"), "{}", stdout(&out));
 }
+
+#[test]
+fn listen_follows_a_resource_another_client_changes() {
+    let server = http_example();
+    let mut listener = Command::new(MCP)
+        .args([
+            "listen",
+            "example://counter",
+            "--count",
+            "1",
+            "--server",
+            &server.url,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the subscription is acknowledged ("listening" on stderr).
+    let mut err = BufReader::new(listener.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    assert!(line.starts_with("listening"), "{line}");
+
+    let out = mcp(&["call", "increment", "--server", &server.url]);
+    assert_eq!(stdout(&out), "1\n");
+    let done = listener.wait_with_output().unwrap();
+    assert!(done.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&done.stdout),
+        "resources/updated example://counter\n"
+    );
+    let out = mcp(&["read", "example://counter", "--server", &server.url]);
+    assert_eq!(stdout(&out), "1\n");
+}
