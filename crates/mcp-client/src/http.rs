@@ -124,6 +124,7 @@ impl HttpTransport {
             }
         })?;
         let headers = self.headers_for(version, method, &params);
+        tracing::trace!(target: "mcp_wire", direction = "sent", frame = %String::from_utf8_lossy(&frame));
         let started = Instant::now();
         let hard = started + wait.max;
         let mut deadline = (started + wait.timeout).min(hard);
@@ -141,6 +142,9 @@ impl HttpTransport {
                     method: method.to_owned(),
                     after: started.elapsed(),
                 })?;
+            if let Some(Ok(message)) = &next {
+                trace_received(message);
+            }
             match next {
                 Some(Ok(Message::Response(response))) => {
                     return response.outcome.map_err(Error::Protocol);
@@ -168,6 +172,30 @@ impl HttpTransport {
                 }
             }
         }
+    }
+}
+
+/// A received message as a `trace` event under `mcp_wire`, re-encoded only when that
+/// level is on (the HTTP client hands over messages already decoded).
+fn trace_received(message: &Message) {
+    if !tracing::enabled!(target: "mcp_wire", tracing::Level::TRACE) {
+        return;
+    }
+    let frame = match message {
+        Message::Response(response) => match &response.outcome {
+            Ok(result) => response
+                .id
+                .as_ref()
+                .and_then(|id| mcp_jsonrpc::encode_result(id, result).ok()),
+            Err(error) => Some(mcp_jsonrpc::encode_error(response.id.as_ref(), error)),
+        },
+        Message::Notification(n) => {
+            mcp_jsonrpc::encode_notification(&n.method, n.params.as_deref()).ok()
+        }
+        _ => None,
+    };
+    if let Some(frame) = frame {
+        tracing::trace!(target: "mcp_wire", direction = "received", frame = %String::from_utf8_lossy(&frame));
     }
 }
 
