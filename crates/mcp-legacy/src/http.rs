@@ -844,8 +844,10 @@ impl<H: Handler> Shared<H> {
         };
         let remaining = Arc::new(AtomicUsize::new(requests.len()));
         let single = !batch && errors.is_empty();
-        for error in errors {
-            log.append(error, requests.is_empty()).await;
+        // Without requests, the last error response ends the stream.
+        let count = errors.len();
+        for (i, error) in errors.into_iter().enumerate() {
+            log.append(error, requests.is_empty() && i + 1 == count).await;
         }
         let info = transport_info(&head.headers);
         for request in requests {

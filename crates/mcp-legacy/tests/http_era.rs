@@ -382,6 +382,16 @@ async fn batches_are_for_2025_03_26_sessions_only() {
     ids.sort_by_key(Value::as_i64);
     assert_eq!(ids, [json!(1), json!(2)]);
 
+    // Malformed elements are answered each with its error, on one stream that ends.
+    let bad = r#"[{"jsonrpc":"2.0","id":5},{"jsonrpc":"2.0","id":6,"method":7}]"#;
+    let mut events = Events::new(f.post(&old, bad).await);
+    let mut codes = Vec::new();
+    while let Some((_, data)) = events.next().await {
+        let reply: Value = serde_json::from_str(&data).unwrap();
+        codes.push(reply["error"]["code"].clone());
+    }
+    assert_eq!(codes, [json!(-32600), json!(-32600)]);
+
     let new = f.initialize("2025-11-25").await;
     let refused = f.post(&new, &batch).await;
     assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
