@@ -206,6 +206,7 @@ const STRICT_KEPT: &[&str] = &[
 
 /// Strict-mode state: the limits and how many properties were seen (OpenAI allows 5000).
 struct Strict<'a> {
+    root: &'a Value,
     limits: &'a SchemaLimits,
     properties: usize,
     budget: Budget,
@@ -220,10 +221,11 @@ struct Strict<'a> {
 /// `minLength`, `maxLength`, `uniqueItems` and formats strict mode does not know. `oneOf`
 /// becomes `anyOf`. Refused: `allOf`, `not`, conditionals, open objects
 /// (`additionalProperties` other than `false`, or an object without `properties` below the
-/// root), tuples, remote `$ref`s, untyped subschemas, enums over the limit, more than
+/// root), tuples, remote or dangling `$ref`s, untyped subschemas, enums over the limit, more than
 /// 5000 properties and nesting deeper than the limits.
 pub fn strict(schema: &Value, limits: &SchemaLimits) -> Option<Value> {
     let mut state = Strict {
+        root: schema,
         limits,
         properties: 0,
         budget: Budget(limits.max_nodes),
@@ -256,8 +258,8 @@ impl Strict<'_> {
         if let Some(reference) = map.get("$ref") {
             let reference = reference.as_str()?;
             let local = reference == "#"
-                || reference.starts_with("#/$defs/")
-                || reference.starts_with("#/definitions/");
+                || ((reference.starts_with("#/$defs/") || reference.starts_with("#/definitions/"))
+                    && self.root.pointer(&reference[1..]).is_some());
             if !local {
                 return None;
             }
@@ -549,19 +551,28 @@ impl<'a> Gemini<'a> {
             (None, Some(Value::Array(values))) => Some(values.clone()),
             _ => None,
         };
-        if let Some(values) = values {
+        // Gemini enums are strings only; `null` among the values means nullable.
+        let mut kept_enum = None;
+        if let Some(mut values) = values {
+            if values.contains(&Value::Null) {
+                nullable = true;
+                values.retain(|v| !v.is_null());
+            }
             let strings = values.iter().all(Value::is_string) && !values.is_empty();
             if strings && values.len() <= self.limits.max_enum {
                 if ty.is_none() {
                     ty = Some("string".to_owned());
                 }
                 if ty.as_deref() == Some("string") {
-                    out.insert("enum".to_owned(), Value::Array(values));
+                    kept_enum = Some(values);
                 }
             }
         }
         if let Some(t) = &ty {
             out.insert("type".to_owned(), Value::String(t.clone()));
+        }
+        if let Some(values) = kept_enum {
+            out.insert("enum".to_owned(), Value::Array(values));
         }
         if nullable {
             out.insert("nullable".to_owned(), Value::Bool(true));
