@@ -367,8 +367,9 @@ impl Host {
         if !builder.exposure_mut().set_group(name, enabled) {
             return false;
         }
-        let builder = builder.clone();
-        self.rebuild(&builder);
+        let snapshot = builder.clone();
+        drop(builder);
+        self.rebuild(&snapshot);
         true
     }
 
