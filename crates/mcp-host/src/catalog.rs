@@ -448,6 +448,26 @@ impl Catalog {
             .collect()
     }
 
+    /// The value of the request's `tools` field for `vendor`: the declarations as an
+    /// array for OpenAI and Anthropic, and `[{"functionDeclarations": [...]}]` for Gemini.
+    ///
+    /// ```
+    /// use mcp_host::{Catalog, Vendor};
+    /// let tools = vec![mcp_types::Tool::without_arguments("ping")];
+    /// let catalog = Catalog::new([("net", tools.as_slice())]);
+    /// assert_eq!(
+    ///     catalog.tools_json(Vendor::Gemini),
+    ///     serde_json::json!([{"functionDeclarations": [{"name": "net__ping"}]}])
+    /// );
+    /// ```
+    pub fn tools_json(&self, vendor: Vendor) -> Value {
+        let declarations = Value::Array(self.declarations(vendor));
+        match vendor {
+            Vendor::Gemini => json!([{ "functionDeclarations": declarations }]),
+            _ => declarations,
+        }
+    }
+
     /// One entry's declaration for `vendor`.
     ///
     /// The description is the tool's `description` (or its `title`), cut to
@@ -505,5 +525,86 @@ impl Catalog {
             }
         }
         Value::Object(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_types::{Tool, ToolAnnotations};
+
+    use super::*;
+
+    fn tool(name: &str, destructive: Option<bool>) -> Tool {
+        let mut tool = Tool::without_arguments(name);
+        if destructive.is_some() {
+            let mut hints = ToolAnnotations::default();
+            hints.destructive_hint = destructive;
+            tool.annotations = Some(hints);
+        }
+        tool
+    }
+
+    /// The exposed names and whether each needs approval.
+    fn exposed(builder: &CatalogBuilder, servers: &[(&str, Vec<Tool>)]) -> Vec<(String, bool)> {
+        builder
+            .build(servers.iter().map(|(s, t)| (*s, t.as_slice())))
+            .entries()
+            .iter()
+            .map(|e| (e.name.clone(), e.requires_approval))
+            .collect()
+    }
+
+    #[test]
+    fn exposure_and_policy() {
+        let servers = [
+            (
+                "fs",
+                vec![
+                    tool("read", Some(false)),
+                    tool("rm", Some(true)),
+                    tool("read", None),
+                ],
+            ),
+            ("git", vec![tool("log", Some(false)), tool("push", None)]),
+            ("x.y", vec![tool("z", Some(false))]),
+            ("x_y", vec![tool("z", Some(false))]),
+        ];
+        let hide_push = |_: &str, tool: &Tool| {
+            if tool.name == "push" {
+                Decision::Hide
+            } else {
+                require_approval_if_destructive("", tool)
+            }
+        };
+        let mut builder = Catalog::builder()
+            .exposure(
+                Exposure::new()
+                    .allow("fs", ["read", "rm"])
+                    .deny("x_y", ["*"])
+                    .group("git", [("git", "*")], false),
+            )
+            .policy(hide_push);
+        let names = |v: &[(String, bool)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        let first = exposed(&builder, &servers);
+        // The duplicate `read` is dropped; `x_y__z` is denied but still keeps `x.y`'s
+        // name suffixed, so that undoing the deny renames nothing.
+        assert_eq!(first[0], ("fs__read".to_owned(), false));
+        assert_eq!(first[1], ("fs__rm".to_owned(), true));
+        assert_eq!(first.len(), 3);
+        assert!(first[2].0.starts_with("x_y__z_"));
+        builder.exposure_mut().set_group("git", true);
+        let second = exposed(&builder, &servers);
+        assert_eq!(
+            names(&second),
+            ["fs__read", "fs__rm", "git__log", first[2].0.as_str()]
+        );
+        assert!(!builder.exposure_mut().set_group("nope", true));
+    }
+
+    #[test]
+    fn vendors_round_trip_their_names() {
+        for vendor in Vendor::ALL {
+            assert_eq!(vendor.as_str().parse::<Vendor>().unwrap(), vendor);
+        }
     }
 }

@@ -223,6 +223,14 @@ impl HostConfig {
         self.servers.iter().find(|(n, _)| n == name).map(|(_, c)| c)
     }
 
+    /// The configuration of one server alone (for commands that talk to one).
+    pub fn only(&self, name: &str) -> Result<HostConfig, Error> {
+        let config = self
+            .get(name)
+            .ok_or_else(|| Error::UnknownServer(name.to_owned()))?;
+        Ok(HostConfig::new().server(name, config.clone()))
+    }
+
     /// Reads a configuration from JSON text.
     pub fn from_json(text: &str) -> Result<HostConfig, Error> {
         let value: Value = serde_json::from_str(text).map_err(Error::Json)?;

@@ -209,6 +209,8 @@ struct Strict<'a> {
     root: &'a Value,
     limits: &'a SchemaLimits,
     properties: usize,
+    /// How many objects enclose the node being lowered (OpenAI allows 10 levels).
+    objects: usize,
     budget: Budget,
 }
 
@@ -221,13 +223,15 @@ struct Strict<'a> {
 /// `minLength`, `maxLength`, `uniqueItems` and formats strict mode does not know. `oneOf`
 /// becomes `anyOf`. Refused: `allOf`, `not`, conditionals, open objects
 /// (`additionalProperties` other than `false`, or an object without `properties` below the
-/// root), tuples, remote or dangling `$ref`s, untyped subschemas, enums over the limit, more than
-/// 5000 properties and nesting deeper than the limits.
+/// root), a union at the root, tuples, remote or dangling `$ref`s, untyped subschemas,
+/// enums over the limit, more than 5000 properties, more than 10 levels of objects and
+/// nesting deeper than the limits. Keywords beside a `$ref` are dropped.
 pub fn strict(schema: &Value, limits: &SchemaLimits) -> Option<Value> {
     let mut state = Strict {
         root: schema,
         limits,
         properties: 0,
+        objects: 0,
         budget: Budget(limits.max_nodes),
     };
     let mut root = state.node(schema, 0, true)?;
@@ -254,6 +258,32 @@ impl Strict<'_> {
         if STRICT_REFUSED.iter().any(|k| map.contains_key(*k)) {
             return None;
         }
+        // The root of a strict schema is an object, never a union.
+        if root && (map.contains_key("anyOf") || map.contains_key("oneOf")) {
+            return None;
+        }
+        let is_object = map.get("type").and_then(Value::as_str) == Some("object")
+            || map.contains_key("properties");
+        if is_object {
+            self.objects += 1;
+            if self.objects > 10 {
+                return None;
+            }
+        }
+        let lowered = self.lower(map, depth, root, is_object);
+        if is_object {
+            self.objects -= 1;
+        }
+        lowered
+    }
+
+    fn lower(
+        &mut self,
+        map: &Map<String, Value>,
+        depth: usize,
+        root: bool,
+        is_object: bool,
+    ) -> Option<Value> {
         let mut out = Map::new();
         if let Some(reference) = map.get("$ref") {
             let reference = reference.as_str()?;
@@ -263,13 +293,8 @@ impl Strict<'_> {
             if !local {
                 return None;
             }
+            // Alone: strict mode's examples never put keywords beside a `$ref`.
             out.insert("$ref".to_owned(), Value::String(reference.to_owned()));
-            if let Some(Value::String(text)) = map.get("description") {
-                out.insert(
-                    "description".to_owned(),
-                    Value::String(cap_text(text, self.limits.max_description)),
-                );
-            }
             return Some(Value::Object(out));
         }
         for (key, value) in map {
@@ -331,8 +356,6 @@ impl Strict<'_> {
                 _ => {}
             }
         }
-        let is_object = map.get("type").and_then(Value::as_str) == Some("object")
-            || map.contains_key("properties");
         if is_object {
             if !out.contains_key("properties") {
                 if !root {
@@ -674,5 +697,153 @@ impl<'a> Gemini<'a> {
             }
         }
         Value::Object(merged)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{SchemaLimits, gemini, strict};
+
+    fn check(lower: fn(&Value, &SchemaLimits) -> Option<Value>, input: &Value, expected: &Value) {
+        let got = lower(input, &SchemaLimits::default()).unwrap_or(Value::Null);
+        assert_eq!(&got, expected, "for {input}");
+    }
+
+    fn object(properties: &Value) -> Value {
+        json!({"type": "object", "properties": properties})
+    }
+
+    #[test]
+    fn strict_lowering() {
+        let closed = |properties: Value, required: Value| json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
+        let cases = [
+            // Optional properties become nullable, each in the form its schema allows.
+            (
+                object(&json!({
+                    "s": {"type": "string", "enum": ["a"]},
+                    "t": {"type": ["string", "integer"]},
+                    "u": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                    "c": {"const": 1},
+                    "r": {"$ref": "#"}
+                })),
+                closed(
+                    json!({
+                        "s": {"type": ["string", "null"], "enum": ["a", null]},
+                        "t": {"type": ["string", "integer", "null"]},
+                        "u": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]},
+                        "c": {"anyOf": [{"const": 1}, {"type": "null"}]},
+                        "r": {"anyOf": [{"$ref": "#"}, {"type": "null"}]}
+                    }),
+                    json!(["s", "t", "u", "c", "r"]),
+                ),
+            ),
+            // Annotations and unsupported constraints are dropped; oneOf becomes anyOf.
+            (
+                json!({"type": "object", "title": "T", "properties": {"x": {"type": "string", "minLength": 1, "default": "a", "format": "uri", "x-extra": 1}}, "required": ["x"]}),
+                closed(json!({"x": {"type": "string"}}), json!(["x"])),
+            ),
+            (
+                object(&json!({"x": {"oneOf": [{"type": "string"}, {"type": "number"}]}})),
+                closed(
+                    json!({"x": {"anyOf": [{"type": "string"}, {"type": "number"}, {"type": "null"}]}}),
+                    json!(["x"]),
+                ),
+            ),
+            // What strict mode cannot say.
+            (object(&json!({"x": {"type": "object"}})), Value::Null),
+            (
+                object(
+                    &json!({"x": {"type": "object", "properties": {}, "additionalProperties": true}}),
+                ),
+                Value::Null,
+            ),
+            (
+                object(&json!({"x": {"allOf": [{"type": "string"}]}})),
+                Value::Null,
+            ),
+            (object(&json!({"x": {}})), Value::Null),
+            (
+                object(&json!({"x": {"description": "anything"}})),
+                Value::Null,
+            ),
+            (
+                object(&json!({"x": {"type": "array", "prefixItems": [{"type": "string"}]}})),
+                Value::Null,
+            ),
+            (
+                object(&json!({"x": {"$ref": "https://example.com/s.json"}})),
+                Value::Null,
+            ),
+            (
+                object(&json!({"x": {"$ref": "#/$defs/missing"}})),
+                Value::Null,
+            ),
+            (
+                json!({"type": "object", "anyOf": [{"properties": {}}]}),
+                Value::Null,
+            ),
+            (object(&json!({"x": true})), Value::Null),
+        ];
+        for (input, expected) in &cases {
+            check(strict, input, expected);
+        }
+        // Eleven levels of objects are one too many.
+        let mut deep = json!({"type": "string"});
+        for _ in 0..10 {
+            deep = json!({"type": "object", "properties": {"x": deep}, "required": ["x"]});
+        }
+        assert!(strict(&deep, &SchemaLimits::default()).is_some());
+        let deeper = json!({"type": "object", "properties": {"x": deep}, "required": ["x"]});
+        assert!(strict(&deeper, &SchemaLimits::default()).is_none());
+    }
+
+    #[test]
+    fn gemini_lowering() {
+        let cases = [
+            (
+                json!({"$schema": "x", "type": "object", "additionalProperties": false, "properties": {
+                    "a": {"type": ["string", "null"], "default": "x"},
+                    "b": {"type": ["string", "integer"]},
+                    "c": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                    "d": {"const": "only"},
+                    "e": {"type": "integer", "format": "int64", "exclusiveMinimum": 0},
+                    "f": {"type": "string", "format": "uri"},
+                    "g": {"type": "array", "items": [{"type": "string"}, {"type": "number"}]},
+                    "h": {"oneOf": [{"type": "string"}, {"type": "number"}]}
+                }, "required": ["a", "zzz"]}),
+                json!({"type": "object", "properties": {
+                    "a": {"type": "string", "nullable": true},
+                    "b": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                    "c": {"type": "integer", "nullable": true},
+                    "d": {"type": "string", "enum": ["only"]},
+                    "e": {"type": "integer", "format": "int64"},
+                    "f": {"type": "string"},
+                    "g": {"type": "array", "items": {"type": "string"}},
+                    "h": {"anyOf": [{"type": "string"}, {"type": "number"}]}
+                }, "required": ["a"]}),
+            ),
+            // `$ref`s are inlined; a description beside one wins; a cycle is cut.
+            (
+                json!({"type": "object", "properties": {
+                    "p": {"$ref": "#/definitions/P", "description": "the p"},
+                    "loop": {"$ref": "#"}
+                }, "definitions": {"P": {"type": "string", "description": "a P"}}}),
+                json!({"type": "object", "properties": {
+                    "p": {"type": "string", "description": "the p"},
+                    "loop": {"type": "object", "properties": {
+                        "p": {"type": "string", "description": "the p"},
+                        "loop": {"type": "object"}
+                    }}
+                }}),
+            ),
+            // No properties: no parameters at all.
+            (json!({"type": "object"}), Value::Null),
+            (json!({"type": "object", "properties": {}}), Value::Null),
+        ];
+        for (input, expected) in &cases {
+            check(gemini, input, expected);
+        }
     }
 }
