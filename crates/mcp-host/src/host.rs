@@ -442,7 +442,11 @@ impl Host {
     /// Cancel-safe in the sense that dropping the future cancels the calls in flight.
     pub async fn call(&self, catalog: &Catalog, calls: Vec<ToolCall>) -> Vec<ToolOutcome> {
         let mut set = JoinSet::new();
-        let count = calls.len();
+        // Kept to answer a call whose task panicked (in a middleware, say).
+        let asked: Vec<(String, String)> = calls
+            .iter()
+            .map(|c| (c.id.clone(), c.name.clone()))
+            .collect();
         for (index, call) in calls.into_iter().enumerate() {
             let entry = catalog.resolve(&call.name).cloned();
             let client = entry.as_ref().and_then(|e| self.client(&e.server));
@@ -453,13 +457,22 @@ impl Host {
                 (index, ToolOutcome::new(call.id, call.name, result))
             });
         }
-        let mut outcomes: Vec<Option<ToolOutcome>> = vec![None; count];
+        let mut outcomes: Vec<Option<ToolOutcome>> = vec![None; asked.len()];
         while let Some(joined) = set.join_next().await {
             if let Ok((index, outcome)) = joined {
                 outcomes[index] = Some(outcome);
             }
         }
-        outcomes.into_iter().flatten().collect()
+        outcomes
+            .into_iter()
+            .zip(asked)
+            .map(|(outcome, (id, name))| {
+                outcome.unwrap_or_else(|| {
+                    let result = CallToolResult::error("The call failed inside the host.");
+                    ToolOutcome::new(id, name, result)
+                })
+            })
+            .collect()
     }
 
     /// Stops the change subscriptions and the stdio servers the host spawned.

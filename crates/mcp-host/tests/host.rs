@@ -37,11 +37,12 @@ fn names(host: &Host) -> Vec<String> {
         .collect()
 }
 
-/// Rejects every call to `forbidden`.
+/// Rejects every call to `forbidden`, and panics on `admin` (a buggy hook).
 struct Forbid;
 
 impl Middleware for Forbid {
     fn before<'a>(&'a self, call: &'a CallInfo) -> BoxFuture<'a, Verdict> {
+        assert!(call.tool != "admin", "a buggy middleware");
         let verdict = if call.tool == "forbidden" {
             Verdict::Reject(Box::new(CallToolResult::error("forbidden by policy")))
         } else {
@@ -105,6 +106,7 @@ async fn groups_refresh_failures_and_middleware() {
             vec![
                 ToolCall::new("1", "mem__forbidden", serde_json::Map::new()),
                 ToolCall::new("2", "mem__later", serde_json::Map::new()),
+                ToolCall::new("3", "mem__admin", serde_json::Map::new()),
             ],
         )
         .await;
@@ -113,6 +115,9 @@ async fn groups_refresh_failures_and_middleware() {
         "Error: forbidden by policy"
     );
     assert_eq!(outcomes[1].to_openai_chat()["content"], "later ran");
+    // A panicking hook costs its call only, which still gets an answer.
+    assert_eq!(outcomes[2].call_id, "3");
+    assert!(outcomes[2].is_error());
     host.shutdown().await;
 }
 
