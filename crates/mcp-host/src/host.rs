@@ -185,6 +185,9 @@ impl HostBuilder {
     /// Connects every server concurrently, lists each one's tools, and subscribes to its
     /// tool-list changes. A server that fails is left out and reported by
     /// [`Host::failures`]; this fails only on a configuration error (a bad header).
+    /// Must be called within a tokio runtime. Waits up to 10 s per server for its change
+    /// subscription to be acknowledged, so that no change made after this returns is
+    /// missed; a server without subscriptions is simply never refreshed.
     pub async fn connect(self) -> Result<Host, Error> {
         let mut set = JoinSet::new();
         for (index, (name, source)) in self.sources.into_iter().enumerate() {

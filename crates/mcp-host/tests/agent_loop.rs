@@ -354,8 +354,7 @@ fn main() {
         runtime.shutdown_background();
         return;
     }
-    // libtest's arguments (a filter, `--nocapture`) do not apply to this one test.
-    let _ = std::env::args();
+    // libtest's arguments (a filter, `--nocapture`) are ignored: there is one test.
     runtime.block_on(async {
         tokio::time::timeout(Duration::from_mins(1), the_loop_drives_two_servers())
             .await
