@@ -1,0 +1,610 @@
+//! The catalog: the tools of many servers under model-visible names, filtered by exposure
+//! rules and a policy, rendered as each vendor's tool declarations. Pure data, no
+//! connection: the `mcp` CLI builds one from `tools/list` results.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+use mcp_types::{Tool, ToolAnnotations};
+use serde_json::{Map, Value, json};
+
+use crate::naming::NamingPolicy;
+use crate::schema::{self, SchemaLimits, cap_text};
+
+/// The function-calling dialects the catalog speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Vendor {
+    /// OpenAI Chat Completions: `{"type": "function", "function": {name, description,
+    /// parameters}}`.
+    OpenAiChat,
+    /// OpenAI Responses: `{"type": "function", name, description, parameters, strict}`,
+    /// strict when the schema can be lowered to strict mode.
+    OpenAiResponses,
+    /// Anthropic Messages: `{name, description, input_schema}`.
+    Anthropic,
+    /// Gemini function declarations: `{name, description, parameters}` in the OpenAPI
+    /// subset.
+    Gemini,
+}
+
+impl Vendor {
+    /// Every vendor, in a fixed order.
+    pub const ALL: [Vendor; 4] = [
+        Vendor::OpenAiChat,
+        Vendor::OpenAiResponses,
+        Vendor::Anthropic,
+        Vendor::Gemini,
+    ];
+
+    /// The name the `mcp` CLI uses: `openai`, `openai-responses`, `anthropic`, `gemini`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Vendor::OpenAiChat => "openai",
+            Vendor::OpenAiResponses => "openai-responses",
+            Vendor::Anthropic => "anthropic",
+            Vendor::Gemini => "gemini",
+        }
+    }
+}
+
+impl fmt::Display for Vendor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Vendor {
+    type Err = crate::Error;
+
+    /// Reads [`Vendor::as_str`]'s names (and `openai-chat`).
+    ///
+    /// ```
+    /// use mcp_host::Vendor;
+    /// assert_eq!("openai-responses".parse::<Vendor>()?, Vendor::OpenAiResponses);
+    /// assert!("cohere".parse::<Vendor>().is_err());
+    /// # Ok::<(), mcp_host::Error>(())
+    /// ```
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "openai" | "openai-chat" => Ok(Vendor::OpenAiChat),
+            "openai-responses" => Ok(Vendor::OpenAiResponses),
+            "anthropic" => Ok(Vendor::Anthropic),
+            "gemini" => Ok(Vendor::Gemini),
+            other => Err(crate::Error::UnknownVendor(other.to_owned())),
+        }
+    }
+}
+
+/// What the policy decides for a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Decision {
+    /// The model sees the tool and calls run freely.
+    Expose,
+    /// The model sees the tool; each call needs approval (see `HostBuilder::approver`).
+    RequireApproval,
+    /// The model does not see the tool.
+    Hide,
+}
+
+/// A policy hook: sees each tool (with its annotations) and decides its exposure.
+///
+/// Annotations are hints from the server (`docs/2026-07-28/server/tools.mdx`,
+/// `ToolAnnotations` in the schema), untrusted unless the server is: a policy may only
+/// make a tool *less* exposed because of them with confidence.
+/// Any `Fn(&str, &Tool) -> Decision` is a policy.
+pub trait Policy: Send + Sync {
+    /// The decision for `tool` of `server`.
+    fn decide(&self, server: &str, tool: &Tool) -> Decision;
+}
+
+impl<F: Fn(&str, &Tool) -> Decision + Send + Sync> Policy for F {
+    fn decide(&self, server: &str, tool: &Tool) -> Decision {
+        self(server, tool)
+    }
+}
+
+/// A policy that asks for approval before any call that may destroy something: per the
+/// schema's defaults (`destructiveHint` defaults to true, and matters only when
+/// `readOnlyHint` is false), every tool except those annotated `readOnlyHint: true` or
+/// `destructiveHint: false`.
+///
+/// ```
+/// use mcp_host::{Decision, require_approval_if_destructive};
+/// use mcp_types::Tool;
+///
+/// let tool = Tool::without_arguments("rm");
+/// assert_eq!(require_approval_if_destructive("fs", &tool), Decision::RequireApproval);
+/// ```
+pub fn require_approval_if_destructive(_server: &str, tool: &Tool) -> Decision {
+    let hints = tool.annotations.as_ref();
+    let read_only = hints.and_then(|a| a.read_only_hint) == Some(true);
+    let additive = hints.and_then(|a| a.destructive_hint) == Some(false);
+    if read_only || additive {
+        Decision::Expose
+    } else {
+        Decision::RequireApproval
+    }
+}
+
+/// Allow and deny lists per server, and groups of tools switched on and off together.
+///
+/// A tool is exposed when its server's allow list (if any) names it, its deny list does
+/// not, and it belongs to no group or to at least one enabled group. A selector is a tool
+/// name or `*` for every tool of the server.
+///
+/// ```
+/// use mcp_host::Exposure;
+///
+/// let mut rules = Exposure::new()
+///     .deny("fs", ["delete"])
+///     .group("writes", [("fs", "write"), ("git", "*")], false);
+/// assert!(rules.admits("fs", "read"));
+/// assert!(!rules.admits("fs", "delete"));
+/// assert!(!rules.admits("git", "commit"));
+/// rules.set_group("writes", true);
+/// assert!(rules.admits("git", "commit"));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Exposure {
+    allow: HashMap<String, HashSet<String>>,
+    deny: HashMap<String, HashSet<String>>,
+    groups: BTreeMap<String, Group>,
+}
+
+/// A named set of tools, on or off.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Group {
+    members: Vec<(String, String)>,
+    enabled: bool,
+}
+
+fn selects(selectors: Option<&HashSet<String>>, tool: &str) -> bool {
+    selectors.is_some_and(|s| s.contains(tool) || s.contains("*"))
+}
+
+impl Exposure {
+    /// No rules: everything is exposed.
+    pub fn new() -> Self {
+        Exposure::default()
+    }
+
+    /// Exposes only these tools of `server` (adds to earlier calls).
+    #[must_use]
+    pub fn allow<I, S>(mut self, server: &str, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allow
+            .entry(server.to_owned())
+            .or_default()
+            .extend(tools.into_iter().map(Into::into));
+        self
+    }
+
+    /// Hides these tools of `server`.
+    #[must_use]
+    pub fn deny<I, S>(mut self, server: &str, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.deny
+            .entry(server.to_owned())
+            .or_default()
+            .extend(tools.into_iter().map(Into::into));
+        self
+    }
+
+    /// Defines (or redefines) a group of `(server, tool or "*")` members.
+    #[must_use]
+    pub fn group<I, A, B>(mut self, name: &str, members: I, enabled: bool) -> Self
+    where
+        I: IntoIterator<Item = (A, B)>,
+        A: Into<String>,
+        B: Into<String>,
+    {
+        let members = members
+            .into_iter()
+            .map(|(s, t)| (s.into(), t.into()))
+            .collect();
+        self.groups
+            .insert(name.to_owned(), Group { members, enabled });
+        self
+    }
+
+    /// Switches a group on or off; false if there is no such group.
+    pub fn set_group(&mut self, name: &str, enabled: bool) -> bool {
+        self.groups
+            .get_mut(name)
+            .map(|g| g.enabled = enabled)
+            .is_some()
+    }
+
+    /// The groups and whether each is on, by name.
+    pub fn groups(&self) -> impl Iterator<Item = (&str, bool)> {
+        self.groups.iter().map(|(n, g)| (n.as_str(), g.enabled))
+    }
+
+    /// Whether the rules expose `tool` of `server`.
+    pub fn admits(&self, server: &str, tool: &str) -> bool {
+        if self.allow.contains_key(server) && !selects(self.allow.get(server), tool) {
+            return false;
+        }
+        if selects(self.deny.get(server), tool) {
+            return false;
+        }
+        let mut grouped = false;
+        for group in self.groups.values() {
+            let member = group
+                .members
+                .iter()
+                .any(|(s, t)| s == server && (t == tool || t == "*"));
+            if member {
+                if group.enabled {
+                    return true;
+                }
+                grouped = true;
+            }
+        }
+        !grouped
+    }
+}
+
+/// One exposed tool: its model-visible name and where it comes from.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Entry {
+    /// The name the model sees and calls.
+    pub name: String,
+    /// The server's name in the host.
+    pub server: String,
+    /// The tool as the server listed it; `tool.name` is what `tools/call` gets.
+    pub tool: Tool,
+    /// Whether each call needs approval (the policy said so).
+    pub requires_approval: bool,
+}
+
+impl Entry {
+    /// The tool's annotations, if any (hints, see [`Policy`]).
+    pub fn annotations(&self) -> Option<&ToolAnnotations> {
+        self.tool.annotations.as_ref()
+    }
+}
+
+/// Builds a [`Catalog`] with non-default naming, exposure, policy or limits.
+#[derive(Clone, Default)]
+pub struct CatalogBuilder {
+    naming: NamingPolicy,
+    exposure: Exposure,
+    policy: Option<Arc<dyn Policy>>,
+    limits: SchemaLimits,
+}
+
+impl fmt::Debug for CatalogBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CatalogBuilder")
+            .field("naming", &self.naming)
+            .field("exposure", &self.exposure)
+            .field("policy", &self.policy.is_some())
+            .field("limits", &self.limits)
+            .finish()
+    }
+}
+
+impl CatalogBuilder {
+    /// Sets how names are derived.
+    #[must_use]
+    pub fn naming(mut self, naming: NamingPolicy) -> Self {
+        self.naming = naming;
+        self
+    }
+
+    /// Sets the allow, deny and group rules.
+    #[must_use]
+    pub fn exposure(mut self, exposure: Exposure) -> Self {
+        self.exposure = exposure;
+        self
+    }
+
+    /// Sets the policy hook.
+    #[must_use]
+    pub fn policy(mut self, policy: impl Policy + 'static) -> Self {
+        self.policy = Some(Arc::new(policy));
+        self
+    }
+
+    /// Sets the limits for untrusted schemas and descriptions.
+    #[must_use]
+    pub fn limits(mut self, limits: SchemaLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The exposure rules (for a host that switches groups).
+    pub(crate) fn exposure_mut(&mut self) -> &mut Exposure {
+        &mut self.exposure
+    }
+
+    /// The catalog of these servers' tools, in the order given. A server that lists two
+    /// tools with one name keeps the first.
+    pub fn build<'a, I>(&self, servers: I) -> Catalog
+    where
+        I: IntoIterator<Item = (&'a str, &'a [Tool])>,
+    {
+        let mut all: Vec<(&str, &Tool)> = Vec::new();
+        for (server, tools) in servers {
+            let mut seen = HashSet::new();
+            for tool in tools {
+                if seen.insert(tool.name.as_str()) {
+                    all.push((server, tool));
+                } else {
+                    tracing::warn!(server, tool = %tool.name, "duplicate tool name ignored");
+                }
+            }
+        }
+        // Names are assigned over every tool, hidden or not, so that switching a group
+        // or a deny list never renames another tool.
+        let names = self
+            .naming
+            .assign(all.iter().map(|(s, t)| (*s, t.name.as_str())));
+        let mut entries = Vec::new();
+        for ((server, tool), name) in all.into_iter().zip(names) {
+            if !self.exposure.admits(server, &tool.name) {
+                continue;
+            }
+            let decision = self
+                .policy
+                .as_ref()
+                .map_or(Decision::Expose, |p| p.decide(server, tool));
+            if decision == Decision::Hide {
+                continue;
+            }
+            entries.push(Entry {
+                name,
+                server: server.to_owned(),
+                tool: tool.clone(),
+                requires_approval: decision == Decision::RequireApproval,
+            });
+        }
+        let by_name = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.name.clone(), i))
+            .collect();
+        Catalog {
+            entries,
+            by_name,
+            limits: self.limits,
+        }
+    }
+}
+
+/// The exposed tools of many servers under model-visible names.
+///
+/// ```
+/// use mcp_host::{Catalog, Vendor};
+/// use mcp_types::Tool;
+///
+/// let schema = serde_json::json!({
+///     "type": "object",
+///     "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
+///     "required": ["path"]
+/// });
+/// let tools = vec![Tool::from_schema("read", schema.as_object().unwrap().clone())?];
+/// let catalog = Catalog::new([("fs", tools.as_slice())]);
+///
+/// let decls = catalog.declarations(Vendor::OpenAiResponses);
+/// assert_eq!(decls[0]["name"], "fs__read");
+/// assert_eq!(decls[0]["strict"], true);
+/// assert_eq!(decls[0]["parameters"]["properties"]["limit"]["type"], serde_json::json!(["integer", "null"]));
+///
+/// let entry = catalog.resolve("fs__read").unwrap();
+/// assert_eq!((entry.server.as_str(), entry.tool.name.as_str()), ("fs", "read"));
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Catalog {
+    entries: Vec<Entry>,
+    by_name: HashMap<String, usize>,
+    limits: SchemaLimits,
+}
+
+impl Catalog {
+    /// A catalog with the default naming (`server__tool`), no exposure rules, no policy
+    /// and the default limits.
+    pub fn new<'a, I>(servers: I) -> Catalog
+    where
+        I: IntoIterator<Item = (&'a str, &'a [Tool])>,
+    {
+        CatalogBuilder::default().build(servers)
+    }
+
+    /// Starts a catalog with non-default settings.
+    pub fn builder() -> CatalogBuilder {
+        CatalogBuilder::default()
+    }
+
+    /// The exposed tools, in server order then each server's listing order.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The tool a model-visible name stands for (exact match only).
+    pub fn resolve(&self, name: &str) -> Option<&Entry> {
+        self.by_name.get(name).map(|&i| &self.entries[i])
+    }
+
+    /// Every exposed tool's declaration for `vendor`, in [`entries`](Self::entries)
+    /// order. Wrap them as the vendor wants: `tools` for OpenAI and Anthropic,
+    /// `tools: [{"functionDeclarations": [...]}]` for Gemini.
+    pub fn declarations(&self, vendor: Vendor) -> Vec<Value> {
+        self.entries
+            .iter()
+            .map(|e| self.declaration(e, vendor))
+            .collect()
+    }
+
+    /// The value of the request's `tools` field for `vendor`: the declarations as an
+    /// array for OpenAI and Anthropic, and `[{"functionDeclarations": [...]}]` for Gemini.
+    ///
+    /// ```
+    /// use mcp_host::{Catalog, Vendor};
+    /// let tools = vec![mcp_types::Tool::without_arguments("ping")];
+    /// let catalog = Catalog::new([("net", tools.as_slice())]);
+    /// assert_eq!(
+    ///     catalog.tools_json(Vendor::Gemini),
+    ///     serde_json::json!([{"functionDeclarations": [{"name": "net__ping"}]}])
+    /// );
+    /// ```
+    pub fn tools_json(&self, vendor: Vendor) -> Value {
+        let declarations = Value::Array(self.declarations(vendor));
+        match vendor {
+            Vendor::Gemini => json!([{ "functionDeclarations": declarations }]),
+            _ => declarations,
+        }
+    }
+
+    /// One entry's declaration for `vendor`.
+    ///
+    /// The description is the tool's `description` (or its `title`), cut to
+    /// [`SchemaLimits::max_description`] characters. It is untrusted text from the server,
+    /// passed on as data in the declaration and nowhere else.
+    pub fn declaration(&self, entry: &Entry, vendor: Vendor) -> Value {
+        let limits = &self.limits;
+        let description = entry
+            .tool
+            .description
+            .as_deref()
+            .or(entry.tool.title.as_deref())
+            .map(|d| cap_text(d, limits.max_description));
+        let mut input =
+            serde_json::to_value(&entry.tool.input_schema).unwrap_or_else(|_| json!({}));
+        if let Some(map) = input.as_object_mut() {
+            map.remove("$schema");
+        }
+        let mut out = Map::new();
+        let described = |out: &mut Map<String, Value>| {
+            if let Some(d) = &description {
+                out.insert("description".to_owned(), Value::String(d.clone()));
+            }
+        };
+        match vendor {
+            Vendor::OpenAiChat => {
+                let mut function = Map::new();
+                function.insert("name".to_owned(), Value::String(entry.name.clone()));
+                described(&mut function);
+                function.insert("parameters".to_owned(), schema::bounded(&input, limits));
+                out.insert("type".to_owned(), json!("function"));
+                out.insert("function".to_owned(), Value::Object(function));
+            }
+            Vendor::OpenAiResponses => {
+                out.insert("type".to_owned(), json!("function"));
+                out.insert("name".to_owned(), Value::String(entry.name.clone()));
+                described(&mut out);
+                let strict = schema::strict(&input, limits);
+                let is_strict = strict.is_some();
+                let parameters = strict.unwrap_or_else(|| schema::bounded(&input, limits));
+                out.insert("parameters".to_owned(), parameters);
+                out.insert("strict".to_owned(), Value::Bool(is_strict));
+            }
+            Vendor::Anthropic => {
+                out.insert("name".to_owned(), Value::String(entry.name.clone()));
+                described(&mut out);
+                out.insert("input_schema".to_owned(), schema::bounded(&input, limits));
+            }
+            Vendor::Gemini => {
+                out.insert("name".to_owned(), Value::String(entry.name.clone()));
+                described(&mut out);
+                if let Some(parameters) = schema::gemini(&input, limits) {
+                    out.insert("parameters".to_owned(), parameters);
+                }
+            }
+        }
+        Value::Object(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_types::{Tool, ToolAnnotations};
+
+    use super::*;
+
+    fn tool(name: &str, destructive: Option<bool>) -> Tool {
+        let mut tool = Tool::without_arguments(name);
+        if destructive.is_some() {
+            let mut hints = ToolAnnotations::default();
+            hints.destructive_hint = destructive;
+            tool.annotations = Some(hints);
+        }
+        tool
+    }
+
+    /// The exposed names and whether each needs approval.
+    fn exposed(builder: &CatalogBuilder, servers: &[(&str, Vec<Tool>)]) -> Vec<(String, bool)> {
+        builder
+            .build(servers.iter().map(|(s, t)| (*s, t.as_slice())))
+            .entries()
+            .iter()
+            .map(|e| (e.name.clone(), e.requires_approval))
+            .collect()
+    }
+
+    #[test]
+    fn exposure_and_policy() {
+        let servers = [
+            (
+                "fs",
+                vec![
+                    tool("read", Some(false)),
+                    tool("rm", Some(true)),
+                    tool("read", None),
+                ],
+            ),
+            ("git", vec![tool("log", Some(false)), tool("push", None)]),
+            ("x.y", vec![tool("z", Some(false))]),
+            ("x_y", vec![tool("z", Some(false))]),
+        ];
+        let hide_push = |_: &str, tool: &Tool| {
+            if tool.name == "push" {
+                Decision::Hide
+            } else {
+                require_approval_if_destructive("", tool)
+            }
+        };
+        let mut builder = Catalog::builder()
+            .exposure(
+                Exposure::new()
+                    .allow("fs", ["read", "rm"])
+                    .deny("x_y", ["*"])
+                    .group("git", [("git", "*")], false),
+            )
+            .policy(hide_push);
+        let names = |v: &[(String, bool)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        let first = exposed(&builder, &servers);
+        // The duplicate `read` is dropped; `x_y__z` is denied but still keeps `x.y`'s
+        // name suffixed, so that undoing the deny renames nothing.
+        assert_eq!(first[0], ("fs__read".to_owned(), false));
+        assert_eq!(first[1], ("fs__rm".to_owned(), true));
+        assert_eq!(first.len(), 3);
+        assert!(first[2].0.starts_with("x_y__z_"));
+        builder.exposure_mut().set_group("git", true);
+        let second = exposed(&builder, &servers);
+        assert_eq!(
+            names(&second),
+            ["fs__read", "fs__rm", "git__log", first[2].0.as_str()]
+        );
+        assert!(!builder.exposure_mut().set_group("nope", true));
+    }
+
+    #[test]
+    fn vendors_round_trip_their_names() {
+        for vendor in Vendor::ALL {
+            assert_eq!(vendor.as_str().parse::<Vendor>().unwrap(), vendor);
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! The crate's one error type.
+
+/// What can go wrong in the host. Tool failures are not errors: they are results with
+/// `isError` set, for the model to read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The configuration is not valid (what is wrong is in the message).
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// The configuration file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The configuration is not JSON.
+    #[error("configuration is not valid JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    /// A server could not be connected to, or failed while listing its tools.
+    #[error("server `{server}`: {source}")]
+    Server {
+        /// The server's name in the host.
+        server: String,
+        /// The client's error (boxed: it is large).
+        #[source]
+        source: Box<mcp_client::Error>,
+    },
+    /// No server of that name.
+    #[error("no server named `{0}`")]
+    UnknownServer(String),
+    /// Not one of the vendor names (`openai`, `openai-responses`, `anthropic`, `gemini`).
+    #[error("unknown vendor `{0}` (expected openai, openai-responses, anthropic or gemini)")]
+    UnknownVendor(String),
+    /// A vendor's tool call is missing its id or name (malformed arguments are not this:
+    /// they become an error result for the model).
+    #[error("malformed tool call: {0}")]
+    MalformedCall(String),
+    /// The model failed.
+    #[error("model: {0}")]
+    Model(String),
+    /// The model did not answer within the round limit.
+    #[error("no answer after {0} rounds")]
+    RoundLimit(usize),
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn error_is_send_sync_static() {
+        fn check<T: Send + Sync + 'static + std::error::Error>() {}
+        check::<super::Error>();
+    }
+}

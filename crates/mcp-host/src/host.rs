@@ -1,0 +1,574 @@
+//! The host: many connected clients, their tools in one catalog refreshed between rounds
+//! when a server reports a change, and calls routed back to the right client.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use mcp_client::{Client, ListenEvent};
+use mcp_types::{CallToolResult, SubscriptionFilter, Tool};
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+
+use crate::Error;
+use crate::calls::{ToolCall, ToolOutcome};
+use crate::catalog::{Catalog, CatalogBuilder, Exposure, Policy};
+use crate::config::{HostConfig, ServerConfig};
+use crate::connect::{ClientInfo, connect};
+use crate::middleware::{Approver, CallInfo, Middleware, Verdict};
+use crate::naming::NamingPolicy;
+use crate::schema::SchemaLimits;
+
+/// How long [`HostBuilder::connect`] waits for a server to acknowledge its change
+/// subscription before going on without it.
+const LISTEN_ACK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where a client comes from.
+enum Source {
+    Config(ServerConfig),
+    Client(Client),
+}
+
+/// Builds a [`Host`]: servers (from configuration or already connected clients), naming,
+/// exposure, policy, middleware and approval.
+#[derive(Default)]
+pub struct HostBuilder {
+    info: ClientInfo,
+    sources: Vec<(String, Source)>,
+    catalog: CatalogBuilder,
+    middleware: Vec<Arc<dyn Middleware>>,
+    approver: Option<Arc<dyn Approver>>,
+}
+
+impl std::fmt::Debug for HostBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostBuilder")
+            .field("info", &self.info)
+            .field(
+                "servers",
+                &self.sources.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
+            .field("catalog", &self.catalog)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A server of the host.
+struct Server {
+    name: String,
+    client: Client,
+    tools: Vec<Tool>,
+}
+
+/// State shared with the subscription tasks: which servers reported a change since their
+/// last refresh.
+#[derive(Default)]
+struct Changes {
+    dirty: Mutex<HashSet<String>>,
+}
+
+/// Many MCP servers as one set of tools.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), mcp_host::Error> {
+/// use mcp_host::{Host, HostConfig, Vendor};
+///
+/// let host = Host::builder()
+///     .config(HostConfig::load("mcp.json")?)
+///     .connect()
+///     .await?;
+/// for (server, error) in host.failures() {
+///     eprintln!("{server}: {error}");
+/// }
+/// let tools = host.catalog().declarations(Vendor::Anthropic);
+/// # let _ = tools;
+/// host.shutdown().await;
+/// # Ok(())
+/// # }
+/// ```
+pub struct Host {
+    servers: Mutex<Vec<Server>>,
+    catalog_builder: Mutex<CatalogBuilder>,
+    catalog: Mutex<Arc<Catalog>>,
+    changes: Arc<Changes>,
+    changed_tx: Arc<watch::Sender<u64>>,
+    failures: Vec<(String, Error)>,
+    listeners: Vec<JoinHandle<()>>,
+    middleware: Vec<Arc<dyn Middleware>>,
+    approver: Option<Arc<dyn Approver>>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("servers", &self.server_names())
+            .field("failures", &self.failures)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HostBuilder {
+    /// The name and version the host's clients introduce themselves with.
+    #[must_use]
+    pub fn client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.info.name = name.into();
+        self.info.version = version.into();
+        self
+    }
+
+    /// Adds a server to connect to.
+    #[must_use]
+    pub fn server(mut self, name: impl Into<String>, config: ServerConfig) -> Self {
+        self.sources.push((name.into(), Source::Config(config)));
+        self
+    }
+
+    /// Adds every server of a configuration.
+    #[must_use]
+    pub fn config(mut self, config: HostConfig) -> Self {
+        for (name, server) in config.servers {
+            self.sources.push((name, Source::Config(server)));
+        }
+        self
+    }
+
+    /// Adds a client connected some other way (an in-memory duplex, a custom transport).
+    #[must_use]
+    pub fn client(mut self, name: impl Into<String>, client: Client) -> Self {
+        self.sources.push((name.into(), Source::Client(client)));
+        self
+    }
+
+    /// Sets how model-visible names are derived.
+    #[must_use]
+    pub fn naming(mut self, naming: NamingPolicy) -> Self {
+        self.catalog = self.catalog.naming(naming);
+        self
+    }
+
+    /// Sets the allow, deny and group rules.
+    #[must_use]
+    pub fn exposure(mut self, exposure: Exposure) -> Self {
+        self.catalog = self.catalog.exposure(exposure);
+        self
+    }
+
+    /// Sets the policy hook.
+    #[must_use]
+    pub fn policy(mut self, policy: impl Policy + 'static) -> Self {
+        self.catalog = self.catalog.policy(policy);
+        self
+    }
+
+    /// Sets the limits for untrusted schemas and descriptions.
+    #[must_use]
+    pub fn limits(mut self, limits: SchemaLimits) -> Self {
+        self.catalog = self.catalog.limits(limits);
+        self
+    }
+
+    /// Adds a middleware (run in the order added).
+    #[must_use]
+    pub fn middleware(mut self, middleware: impl Middleware + 'static) -> Self {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+
+    /// Sets who approves calls the policy marks as needing approval. Without one, such
+    /// calls are refused with an error result.
+    #[must_use]
+    pub fn approver(mut self, approver: impl Approver + 'static) -> Self {
+        self.approver = Some(Arc::new(approver));
+        self
+    }
+
+    /// Connects every server concurrently, lists each one's tools, and subscribes to its
+    /// tool-list changes. A server that fails is left out and reported by
+    /// [`Host::failures`]; this fails only on a configuration error (a bad header).
+    /// Must be called within a tokio runtime. Waits up to 10 s per server for its change
+    /// subscription to be acknowledged, so that no change made after this returns is
+    /// missed; a server without subscriptions is simply never refreshed.
+    pub async fn connect(self) -> Result<Host, Error> {
+        let mut set = JoinSet::new();
+        for (index, (name, source)) in self.sources.into_iter().enumerate() {
+            let info = self.info.clone();
+            set.spawn(async move {
+                let client = match source {
+                    Source::Client(client) => client,
+                    Source::Config(config) => match connect(&name, &config, &info).await {
+                        Ok(client) => client,
+                        Err(e) => return (index, name, Err(e)),
+                    },
+                };
+                let listed = client
+                    .list_tools_all()
+                    .await
+                    .map_err(|source| Error::Server {
+                        server: name.clone(),
+                        source: Box::new(source),
+                    });
+                (index, name, listed.map(|tools| (client, tools)))
+            });
+        }
+        let mut connected = Vec::new();
+        let mut failures = Vec::new();
+        while let Some(joined) = set.join_next().await {
+            let Ok((index, name, outcome)) = joined else {
+                continue;
+            };
+            match outcome {
+                Ok((client, tools)) => connected.push((
+                    index,
+                    Server {
+                        name,
+                        client,
+                        tools,
+                    },
+                )),
+                Err(Error::Config(message)) => return Err(Error::Config(message)),
+                Err(e) => failures.push((index, name, e)),
+            }
+        }
+        connected.sort_by_key(|(i, _)| *i);
+        failures.sort_by_key(|(i, _, _)| *i);
+        let servers: Vec<Server> = connected.into_iter().map(|(_, s)| s).collect();
+
+        let changes = Arc::new(Changes::default());
+        let (changed_tx, _) = watch::channel(0u64);
+        let changed_tx = Arc::new(changed_tx);
+        let mut listeners = Vec::new();
+        let mut acks = Vec::new();
+        for server in &servers {
+            let (ack_tx, ack_rx) = tokio::sync::oneshot::channel();
+            acks.push(ack_rx);
+            listeners.push(tokio::spawn(listen(
+                server.name.clone(),
+                server.client.clone(),
+                Arc::clone(&changes),
+                Arc::clone(&changed_tx),
+                ack_tx,
+            )));
+        }
+        // Wait until each subscription is in place (or failed), so that no change made
+        // after `connect` returns goes unnoticed.
+        for ack in acks {
+            let _ = tokio::time::timeout(LISTEN_ACK_TIMEOUT, ack).await;
+        }
+        let catalog = Arc::new(build_catalog(&self.catalog, &servers));
+        Ok(Host {
+            servers: Mutex::new(servers),
+            catalog_builder: Mutex::new(self.catalog),
+            catalog: Mutex::new(catalog),
+            changes,
+            changed_tx,
+            failures: failures.into_iter().map(|(_, n, e)| (n, e)).collect(),
+            listeners,
+            middleware: self.middleware,
+            approver: self.approver,
+        })
+    }
+}
+
+fn build_catalog(builder: &CatalogBuilder, servers: &[Server]) -> Catalog {
+    builder.build(
+        servers
+            .iter()
+            .map(|s| (s.name.as_str(), s.tools.as_slice())),
+    )
+}
+
+/// Follows one server's tool-list changes until the subscription ends.
+async fn listen(
+    name: String,
+    client: Client,
+    changes: Arc<Changes>,
+    counter: Arc<watch::Sender<u64>>,
+    ack: tokio::sync::oneshot::Sender<()>,
+) {
+    let mut filter = SubscriptionFilter::new();
+    filter.tools_list_changed = Some(true);
+    let mut subscription = match client.listen(filter).await {
+        Ok(subscription) => subscription,
+        Err(e) => {
+            tracing::debug!(server = %name, error = %e, "no change subscription");
+            return;
+        }
+    };
+    let mut ack = Some(ack);
+    while let Some(event) = subscription.next().await {
+        let change = match event {
+            ListenEvent::Acknowledged(_) => {
+                // The first acknowledgement opens the subscription; a later one follows a
+                // restart of the server, whose tools may have changed meanwhile.
+                ack.take().is_none()
+            }
+            ListenEvent::ToolsListChanged => true,
+            _ => false,
+        };
+        if change {
+            tracing::debug!(server = %name, "tool list changed");
+            changes
+                .dirty
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(name.clone());
+            counter.send_modify(|n| *n += 1);
+        }
+    }
+}
+
+impl Host {
+    /// Starts building a host.
+    pub fn builder() -> HostBuilder {
+        HostBuilder::default()
+    }
+
+    /// The servers that are connected, in configuration order.
+    pub fn server_names(&self) -> Vec<String> {
+        self.servers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
+    /// The client of a connected server.
+    pub fn client(&self, server: &str) -> Option<Client> {
+        self.servers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .find(|s| s.name == server)
+            .map(|s| s.client.clone())
+    }
+
+    /// The servers that could not be connected or listed, with why.
+    pub fn failures(&self) -> &[(String, Error)] {
+        &self.failures
+    }
+
+    /// The current catalog: a snapshot, unchanged by later refreshes, so a round of the
+    /// agent loop sees one consistent set of tools.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        Arc::clone(&self.catalog.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// A receiver whose value goes up each time a server reports a tool-list change
+    /// (before the next [`refresh`](Self::refresh) picks it up).
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changed_tx.subscribe()
+    }
+
+    /// Switches an exposure group on or off and rebuilds the catalog; false if there is
+    /// no such group.
+    pub fn set_group(&self, name: &str, enabled: bool) -> bool {
+        let mut builder = self
+            .catalog_builder
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !builder.exposure_mut().set_group(name, enabled) {
+            return false;
+        }
+        let snapshot = builder.clone();
+        drop(builder);
+        self.rebuild(&snapshot);
+        true
+    }
+
+    fn rebuild(&self, builder: &CatalogBuilder) {
+        let servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
+        let catalog = Arc::new(build_catalog(builder, &servers));
+        drop(servers);
+        *self.catalog.lock().unwrap_or_else(PoisonError::into_inner) = catalog;
+    }
+
+    /// Lists the tools again of every server that reported a change since the last
+    /// refresh, and rebuilds the catalog. Returns whether anything was refreshed. A server
+    /// whose listing fails keeps its old tools and stays marked for the next refresh.
+    ///
+    /// Cancel-safe: a refresh dropped midway leaves the servers marked.
+    pub async fn refresh(&self) -> bool {
+        let dirty: Vec<String> = self
+            .changes
+            .dirty
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect();
+        if dirty.is_empty() {
+            return false;
+        }
+        let mut set = JoinSet::new();
+        for name in dirty {
+            let Some(client) = self.client(&name) else {
+                continue;
+            };
+            set.spawn(async move { (name, client.list_tools_all().await) });
+        }
+        let mut refreshed = false;
+        while let Some(Ok((name, listed))) = set.join_next().await {
+            match listed {
+                Ok(tools) => {
+                    self.changes
+                        .dirty
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .remove(&name);
+                    let mut servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
+                    if let Some(server) = servers.iter_mut().find(|s| s.name == name) {
+                        server.tools = tools;
+                        refreshed = true;
+                    }
+                }
+                Err(e) => tracing::warn!(server = %name, error = %e, "refresh failed"),
+            }
+        }
+        if refreshed {
+            let builder = self
+                .catalog_builder
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            self.rebuild(&builder);
+        }
+        refreshed
+    }
+
+    /// Runs the calls of one model turn concurrently against `catalog` (the snapshot the
+    /// model saw) and returns one outcome per call, in the calls' order, each with its
+    /// call's id. Every failure is an error result for the model: an unknown name,
+    /// unusable arguments, a refused approval, a rejecting middleware, a transport or
+    /// protocol error.
+    ///
+    /// Cancel-safe in the sense that dropping the future cancels the calls in flight.
+    pub async fn call(&self, catalog: &Catalog, calls: Vec<ToolCall>) -> Vec<ToolOutcome> {
+        let mut set = JoinSet::new();
+        // Kept to answer a call whose task panicked (in a middleware, say).
+        let asked: Vec<(String, String)> = calls
+            .iter()
+            .map(|c| (c.id.clone(), c.name.clone()))
+            .collect();
+        for (index, call) in calls.into_iter().enumerate() {
+            let entry = catalog.resolve(&call.name).cloned();
+            let client = entry.as_ref().and_then(|e| self.client(&e.server));
+            let middleware = self.middleware.clone();
+            let approver = self.approver.clone();
+            set.spawn(async move {
+                let result = run_call(&call, entry, client, &middleware, approver).await;
+                (index, ToolOutcome::new(call.id, call.name, result))
+            });
+        }
+        let mut outcomes: Vec<Option<ToolOutcome>> = vec![None; asked.len()];
+        while let Some(joined) = set.join_next().await {
+            if let Ok((index, outcome)) = joined {
+                outcomes[index] = Some(outcome);
+            }
+        }
+        outcomes
+            .into_iter()
+            .zip(asked)
+            .map(|(outcome, (id, name))| {
+                outcome.unwrap_or_else(|| {
+                    let result = CallToolResult::error("The call failed inside the host.");
+                    ToolOutcome::new(id, name, result)
+                })
+            })
+            .collect()
+    }
+
+    /// Stops the change subscriptions and the stdio servers the host spawned.
+    pub async fn shutdown(self) {
+        for listener in &self.listeners {
+            listener.abort();
+        }
+        let clients: Vec<Client> = self
+            .servers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|s| s.client.clone())
+            .collect();
+        for client in clients {
+            client.shutdown(Duration::from_secs(2)).await;
+        }
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        for listener in &self.listeners {
+            listener.abort();
+        }
+    }
+}
+
+async fn run_call(
+    call: &ToolCall,
+    entry: Option<crate::catalog::Entry>,
+    client: Option<Client>,
+    middleware: &[Arc<dyn Middleware>],
+    approver: Option<Arc<dyn Approver>>,
+) -> CallToolResult {
+    let (Some(entry), Some(client)) = (entry, client) else {
+        return CallToolResult::error(format!(
+            "There is no tool named `{}`. Call one of the tools you were given.",
+            crate::schema::cap_text(&call.name, 128)
+        ));
+    };
+    let arguments = match &call.arguments {
+        Ok(arguments) => arguments.clone(),
+        Err(why) => {
+            return CallToolResult::error(format!(
+                "The call to `{}` was not run: {why}. Send the arguments as a JSON object.",
+                entry.name
+            ));
+        }
+    };
+    let info = CallInfo {
+        call_id: call.id.clone(),
+        name: entry.name.clone(),
+        server: entry.server.clone(),
+        tool: entry.tool.name.clone(),
+        arguments,
+        annotations: entry.tool.annotations.clone(),
+        requires_approval: entry.requires_approval,
+    };
+    let started = Instant::now();
+    let result = execute(&info, &client, middleware, approver).await;
+    let elapsed = started.elapsed();
+    for hook in middleware {
+        hook.after(&info, &result, elapsed).await;
+    }
+    result
+}
+
+async fn execute(
+    info: &CallInfo,
+    client: &Client,
+    middleware: &[Arc<dyn Middleware>],
+    approver: Option<Arc<dyn Approver>>,
+) -> CallToolResult {
+    if info.requires_approval {
+        let yes = match approver {
+            Some(approver) => approver.approve(info.clone()).await,
+            None => false,
+        };
+        if !yes {
+            return CallToolResult::error(format!(
+                "The call to `{}` was not approved, so it did not run.",
+                info.name
+            ));
+        }
+    }
+    for hook in middleware {
+        if let Verdict::Reject(result) = hook.before(info).await {
+            return *result;
+        }
+    }
+    match client.call_tool(&info.tool, info.arguments.clone()).await {
+        Ok(result) => result,
+        Err(e) => CallToolResult::error(format!("The call to `{}` failed: {e}", info.name)),
+    }
+}

@@ -1,0 +1,78 @@
+//! Many MCP servers as one set of model tools.
+//!
+//! A [`Host`] owns many [`mcp_client::Client`]s, configured in code or from an
+//! `mcpServers` JSON file ([`HostConfig`]), connects them concurrently, and keeps each
+//! server's tools (`docs/2026-07-28/server/tools.mdx`) in a [`Catalog`]: one list of tools
+//! under model-visible names, filtered by [`Exposure`] rules and a [`Policy`], that renders
+//! the declarations of OpenAI Chat Completions, OpenAI Responses, Anthropic and Gemini
+//! ([`Vendor`]). The model's calls come back as [`ToolCall`]s (parsed from each vendor's
+//! shape), run concurrently on the right client under their original names through
+//! [`Middleware`], and go back to the model as each vendor's result shape
+//! ([`ToolOutcome`]). [`Agent`] is a provider-neutral loop over a [`Model`].
+//!
+//! The catalog is pure data: the `mcp` CLI builds one from `(server, tools)` pairs with no
+//! connection, and only [`connect()`] knows how a configuration becomes a client.
+//!
+//! Invariants:
+//!
+//! - A model-visible name matches `^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`, valid for every
+//!   vendor, and maps back to exactly one (server, tool) ([`NamingPolicy`]).
+//! - Tool descriptions, titles and annotations are untrusted server text: they go into
+//!   tool declarations as data, cut to a length limit, and never into instructions to the
+//!   host or the model ([`SchemaLimits`]).
+//! - Schemas from servers are bounded when lowered (depth, `$ref` expansion, enum size,
+//!   total size); no input panics.
+//! - The catalog changes only between rounds of the agent loop ([`Host::refresh`]);
+//!   a round runs against one snapshot.
+//! - Every failure the model should see is a result with `isError` set: an unknown tool
+//!   name, malformed arguments, a refused approval, a failed call.
+//! - No lock is held across an await.
+//!
+//! # Example
+//!
+//! ```
+//! use mcp_host::{Catalog, ToolCall, Vendor};
+//! use mcp_types::Tool;
+//!
+//! let schema = serde_json::json!({"type": "object", "properties": {"q": {"type": "string"}}});
+//! let tools = vec![Tool::from_schema("search", schema.as_object().unwrap().clone())?];
+//! let catalog = Catalog::new([("web", tools.as_slice())]);
+//! let anthropic = catalog.declarations(Vendor::Anthropic);
+//! assert_eq!(anthropic[0]["name"], "web__search");
+//!
+//! let call = ToolCall::from_anthropic(&serde_json::json!({
+//!     "type": "tool_use", "id": "toolu_1", "name": "web__search", "input": {"q": "mcp"}
+//! }))?;
+//! let entry = catalog.resolve(&call.name).unwrap();
+//! assert_eq!((entry.server.as_str(), entry.tool.name.as_str()), ("web", "search"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Implemented by issue #7 (the host half).
+
+#![forbid(unsafe_code)]
+
+mod agent;
+mod calls;
+mod catalog;
+mod config;
+mod connect;
+mod error;
+mod host;
+mod middleware;
+mod naming;
+pub mod schema;
+
+pub use agent::{Agent, Conversation, Message, Model, Reply};
+pub use calls::{ToolCall, ToolOutcome};
+pub use catalog::{
+    Catalog, CatalogBuilder, Decision, Entry, Exposure, Policy, Vendor,
+    require_approval_if_destructive,
+};
+pub use config::{HostConfig, HttpConfig, ServerConfig, StdioConfig};
+pub use connect::{ClientInfo, connect};
+pub use error::Error;
+pub use host::{Host, HostBuilder};
+pub use middleware::{Approver, AuditEntry, AuditLog, BoxFuture, CallInfo, Middleware, Verdict};
+pub use naming::{DEFAULT_MAX_NAME_LEN, NamingPolicy};
+pub use schema::SchemaLimits;
