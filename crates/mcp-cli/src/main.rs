@@ -64,6 +64,8 @@ pub(crate) enum Error {
     ToolFailed,
     #[error("cannot write the output: {0}")]
     Json(#[from] serde_json::Error),
+    #[error("{0}")]
+    Host(#[from] mcp_host::Error),
 }
 
 fn known_list(known: &[String]) -> String {
@@ -113,8 +115,13 @@ struct Stdio {
 enum Command {
     /// Who the server is: name, version, protocol and capabilities.
     Discover(Stdio),
-    /// The server's tools (or, with --format, their function-calling declarations).
+    /// The server's tools; with --format, their function-calling declarations (for every
+    /// server of the config file when no server is named).
     Tools {
+        /// Print the declarations a model vendor takes, as mcp-host makes them:
+        /// openai, openai-responses, anthropic or gemini.
+        #[arg(long, value_name = "VENDOR")]
+        format: Option<mcp_host::Vendor>,
         #[command(flatten)]
         stdio: Stdio,
     },
@@ -238,12 +245,24 @@ async fn run(cli: Cli) -> Result<(), Error> {
             Some(addr) => example::serve_http(addr).await,
         };
     }
-    let config = Config::find(cli.config.as_deref())?;
+    let config_path = target::config_path(cli.config.as_deref());
+    let config = config_path.as_deref().map(Config::load).transpose()?;
+    // Declarations for a whole config: every server in the file, through mcp-host.
+    if let Command::Tools {
+        format: Some(vendor),
+        stdio,
+    } = &command
+        && cli.server.is_none()
+        && stdio.command.is_empty()
+        && let Some(path) = &config_path
+    {
+        return declarations_for_config(path, *vendor).await;
+    }
     let stdio = match &command {
         Command::Discover(s)
         | Command::Resources(s)
         | Command::Prompts(s)
-        | Command::Tools { stdio: s }
+        | Command::Tools { stdio: s, .. }
         | Command::Call { stdio: s, .. }
         | Command::Read { stdio: s, .. }
         | Command::Prompt { stdio: s, .. }
@@ -288,8 +307,19 @@ async fn execute(client: &Client, command: Command, json: bool) -> Result<(), Er
             }
             print!("{}", describe(&value, &client.protocol_version()));
         }
-        Command::Tools { .. } => {
+        Command::Tools { format, .. } => {
             let tools = client.list_tools_all().await?;
+            if let Some(vendor) = format {
+                // One server: its declared name (what a config would call it) prefixes the
+                // tools, as mcp-host names them for a model.
+                let found = serde_json::to_value(client.discover().await?)?;
+                let name = found["_meta"]["io.modelcontextprotocol/serverInfo"]["name"]
+                    .as_str()
+                    .unwrap_or("server")
+                    .to_owned();
+                let catalog = mcp_host::Catalog::new([(name.as_str(), tools.as_slice())]);
+                return print_json(&catalog.tools_json(vendor));
+            }
             if json {
                 return print_json(&json!({"tools": tools}));
             }
@@ -455,6 +485,29 @@ async fn execute(client: &Client, command: Command, json: bool) -> Result<(), Er
         }
         Command::Listen { uris, count, .. } => listen(client, uris, count, json).await?,
         Command::ServeExample { .. } => {}
+    }
+    Ok(())
+}
+
+/// `mcp tools --format VENDOR` with a config file and no server named: every server of
+/// the file, connected concurrently by mcp-host, as one set of declarations.
+async fn declarations_for_config(
+    path: &std::path::Path,
+    vendor: mcp_host::Vendor,
+) -> Result<(), Error> {
+    let config = mcp_host::HostConfig::load(path)?;
+    let host = mcp_host::Host::builder().config(config).connect().await?;
+    for (server, error) in host.failures() {
+        eprintln!("warning: {server}: {error}");
+    }
+    let failed = !host.failures().is_empty();
+    let declarations = host.catalog().tools_json(vendor);
+    host.shutdown().await;
+    print_json(&declarations)?;
+    if failed {
+        return Err(Error::Arguments(
+            "some servers of the config could not be reached (see the warnings)".to_owned(),
+        ));
     }
     Ok(())
 }

@@ -100,22 +100,19 @@ impl Config {
             source,
         })
     }
+}
 
-    /// The config file to use: `explicit`, else `$MCP_CONFIG`, else `./mcp.json` when it
-    /// exists.
-    pub(crate) fn find(explicit: Option<&Path>) -> Result<Option<Config>, Error> {
-        if let Some(path) = explicit {
-            return Config::load(path).map(Some);
-        }
-        if let Some(path) = std::env::var_os("MCP_CONFIG") {
-            return Config::load(Path::new(&path)).map(Some);
-        }
-        let local = Path::new("mcp.json");
-        if local.is_file() {
-            return Config::load(local).map(Some);
-        }
-        Ok(None)
+/// The config file to use: `explicit`, else `$MCP_CONFIG`, else `./mcp.json` when it
+/// exists.
+pub(crate) fn config_path(explicit: Option<&Path>) -> Option<PathBuf> {
+    if let Some(path) = explicit {
+        return Some(path.to_owned());
     }
+    if let Some(path) = std::env::var_os("MCP_CONFIG") {
+        return Some(PathBuf::from(path));
+    }
+    let local = Path::new("mcp.json");
+    local.is_file().then(|| local.to_owned())
 }
 
 /// Resolves the target of a command: `-- COMMAND ARGS…` wins, then `--server` (a URL or a

@@ -243,3 +243,68 @@ fn listen_follows_a_resource_another_client_changes() {
     let out = mcp(&["read", "example://counter", "--server", &server.url]);
     assert_eq!(stdout(&out), "1\n");
 }
+
+#[test]
+fn tools_format_prints_each_vendors_declarations() {
+    let out = mcp(&["tools", "--format", "openai"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let tools: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(tools[0]["type"], "function");
+    assert_eq!(tools[0]["function"]["name"], "mcp-example__echo");
+    assert_eq!(
+        tools[1]["function"]["parameters"]["required"],
+        serde_json::json!(["a", "b"])
+    );
+
+    let out = mcp(&["tools", "--format", "anthropic"]);
+    let tools: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(tools[1]["name"], "mcp-example__add");
+    assert_eq!(
+        tools[1]["input_schema"]["properties"]["a"]["type"],
+        "integer"
+    );
+
+    let out = mcp(&["tools", "--format", "gemini"]);
+    let tools: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        tools[0]["functionDeclarations"][0]["name"],
+        "mcp-example__echo"
+    );
+
+    let out = mcp(&["tools", "--format", "openai-responses"]);
+    let tools: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(tools[0]["name"], "mcp-example__echo");
+    assert_eq!(tools[0]["strict"], true);
+
+    let out = mcp(&["tools", "--format", "cobol"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("unknown vendor"), "{}", stderr(&out));
+}
+
+#[test]
+fn tools_format_covers_every_server_of_a_config() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-format");
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("mcp.json");
+    let entry = serde_json::json!({"command": MCP, "args": ["serve-example"]});
+    let body = serde_json::json!({"mcpServers": {"first": entry, "second": entry}});
+    std::fs::write(&config, body.to_string()).unwrap();
+    let out = mcp(&[
+        "tools",
+        "--format",
+        "openai",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let tools: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 10, "{names:?}");
+    assert_eq!(names[0], "first__echo");
+    assert!(names.contains(&"second__increment"), "{names:?}");
+}

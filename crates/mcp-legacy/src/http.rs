@@ -847,7 +847,8 @@ impl<H: Handler> Shared<H> {
         // Without requests, the last error response ends the stream.
         let count = errors.len();
         for (i, error) in errors.into_iter().enumerate() {
-            log.append(error, requests.is_empty() && i + 1 == count).await;
+            log.append(error, requests.is_empty() && i + 1 == count)
+                .await;
         }
         let info = transport_info(&head.headers);
         for request in requests {
