@@ -51,4 +51,5 @@
 
 #![forbid(unsafe_code)]
 
+pub mod client;
 pub mod server;

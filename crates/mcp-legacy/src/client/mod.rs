@@ -1,0 +1,248 @@
+//! The dual-era client: one [`mcp_client::Client`] API, any server.
+//!
+//! [`Connector`] wraps a [`ClientBuilder`] (with the user's elicitation, sampling and roots
+//! handlers) and connects it to a server of either era:
+//!
+//! - It detects the era as `docs/2026-07-28/basic/versioning.mdx` and the Backward
+//!   Compatibility sections of `docs/2026-07-28/basic/transports/stdio.mdx` and
+//!   `.../streamable-http.mdx` say. Over stdio a `server/discover` probe carrying modern
+//!   `_meta` decides: a `DiscoverResult` or a recognized modern error (-32022 with its
+//!   `supported` list, -32021, -32020) means modern, any other error or no answer within
+//!   the probe timeout means legacy. The verdict holds for the connection (one server
+//!   process). The user can pin an era or a version instead ([`EraChoice`]).
+//! - A legacy server gets the handshake of `docs/2025-11-25/basic/lifecycle.mdx`:
+//!   `initialize` offering the newest legacy revision (2025-11-25), accepting whichever of
+//!   2025-11-25, 2025-06-18, 2025-03-26 or 2024-11-05 the server answers with, then
+//!   `notifications/initialized`.
+//! - The legacy session then sits behind the same client API, through the client core's
+//!   era-neutral seams ([`mcp_client::CustomTransport`], [`mcp_client::InputHandlers`],
+//!   [`mcp_client::ListenRouter`]): each modern request loses its modern `_meta` keys,
+//!   each legacy result gains `resultType: "complete"`, `server/discover` is answered from
+//!   the `initialize` result, the server's `elicitation/create`,
+//!   `sampling/createMessage`, `roots/list` and `ping` requests are answered with the
+//!   user's handlers (the ones the modern MRTR loop uses), and legacy change
+//!   notifications reach [`Client::listen`](mcp_client::Client::listen) (a filter's
+//!   resource URIs are sent as `resources/subscribe`).
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), mcp_legacy::client::Error> {
+//! use mcp_client::Client;
+//! use mcp_legacy::client::Connector;
+//! use mcp_transport_stdio::ServerCommand;
+//!
+//! let builder = Client::builder("my-agent", "1.0").on_elicit(|request| async move {
+//!     Err::<mcp_types::ElicitResult, _>(format!("no user here to answer {request:?}"))
+//! });
+//! let connection = Connector::new(builder)
+//!     .connect_stdio(&ServerCommand::new("npx").arg("@modelcontextprotocol/server-everything"))
+//!     .await?;
+//! println!("the server speaks {}", connection.verdict.version);
+//! let tools = connection.client.list_tools_all().await?;
+//! # let _ = tools;
+//! let _ = connection.server.shutdown(std::time::Duration::from_secs(1)).await;
+//! # Ok(())
+//! # }
+//! ```
+
+mod session;
+#[cfg(feature = "stdio")]
+mod stdio;
+
+use std::time::Duration;
+
+use mcp_client::{ClientBuilder, InputHandlers};
+use mcp_jsonrpc::RequestOptions;
+use mcp_types::Era;
+use serde_json::{Value, json};
+
+use crate::server::LEGACY_VERSIONS;
+use session::{Handshake, Wire};
+
+#[cfg(feature = "stdio")]
+pub use stdio::StdioConnection;
+
+/// The modern revision the client core speaks.
+const MODERN: &str = "2026-07-28";
+/// How long a probe waits for an answer by default.
+pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How the client chooses the era.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EraChoice {
+    /// Probe the server as the spec says (the default).
+    #[default]
+    Detect,
+    /// Speak 2026-07-28 without probing.
+    Modern,
+    /// Skip the probe and send `initialize`, offering 2025-11-25 and accepting any legacy
+    /// revision.
+    Legacy,
+    /// Speak exactly this version: `2026-07-28` is [`Modern`](Self::Modern); a legacy
+    /// revision is offered in `initialize` and the only one accepted.
+    Version(String),
+}
+
+/// What the client found out about the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Verdict {
+    /// The server's era.
+    pub era: Era,
+    /// The protocol version in use (for a modern server, the one requests carry).
+    pub version: String,
+    /// The transport the session runs on.
+    pub transport: Transport,
+}
+
+/// The transport a session runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Transport {
+    /// The server's stdin and stdout.
+    Stdio,
+    /// Streamable HTTP (either era).
+    StreamableHttp,
+    /// The 2024-11-05 HTTP+SSE transport.
+    HttpSse,
+}
+
+/// Why a dual-era connection could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The server process could not be started.
+    #[cfg(feature = "stdio")]
+    #[error("cannot start the server")]
+    Spawn(#[source] mcp_transport_stdio::ProcessError),
+    /// The probe or the `initialize` handshake failed.
+    #[error("the handshake with the server failed")]
+    Handshake(#[source] mcp_client::Error),
+    /// The server answered `initialize` with a version this client does not accept.
+    #[error(
+        "the server answered initialize with version {answered:?}; this client accepts {accepted:?}"
+    )]
+    UnsupportedVersion {
+        /// What the server answered.
+        answered: String,
+        /// What this client accepts.
+        accepted: Vec<String>,
+    },
+    /// The `initialize` result is not an `InitializeResult`.
+    #[error("the initialize result is malformed")]
+    Malformed(#[source] serde_json::Error),
+    /// A request after the handshake failed.
+    #[error(transparent)]
+    Client(#[from] mcp_client::Error),
+}
+
+/// Connects a [`ClientBuilder`] to a server of either era; see the [module docs](self).
+#[derive(Debug)]
+pub struct Connector {
+    builder: ClientBuilder,
+    choice: EraChoice,
+    probe_timeout: Duration,
+    /// The legacy revisions offered (first) and accepted.
+    legacy_offer: Vec<String>,
+}
+
+impl Connector {
+    /// A connector that detects the era, for a client built by `builder`.
+    pub fn new(builder: ClientBuilder) -> Self {
+        Connector {
+            builder,
+            choice: EraChoice::Detect,
+            probe_timeout: DEFAULT_PROBE_TIMEOUT,
+            legacy_offer: LEGACY_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
+        }
+    }
+
+    /// Pins an era or a version instead of probing.
+    #[must_use]
+    pub fn era(mut self, choice: EraChoice) -> Self {
+        if let EraChoice::Version(version) = &choice
+            && LEGACY_VERSIONS.contains(&version.as_str())
+        {
+            self.legacy_offer = vec![version.clone()];
+        }
+        self.choice = choice;
+        self
+    }
+
+    /// How long the probe (and the `initialize` request) waits for an answer (default
+    /// [`DEFAULT_PROBE_TIMEOUT`]).
+    #[must_use]
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.probe_timeout = timeout;
+        self
+    }
+
+    /// The era the user pinned, if any.
+    fn pinned_era(&self) -> Option<Era> {
+        match &self.choice {
+            EraChoice::Detect => None,
+            EraChoice::Legacy => Some(Era::Legacy),
+            EraChoice::Version(version) if LEGACY_VERSIONS.contains(&version.as_str()) => {
+                Some(Era::Legacy)
+            }
+            EraChoice::Modern | EraChoice::Version(_) => Some(Era::Modern),
+        }
+    }
+
+    /// Spawns `command` and connects to it over stdio, detecting its era unless pinned.
+    ///
+    /// Cancel safety: dropping the future drops the connection, which stops the process.
+    #[cfg(feature = "stdio")]
+    pub async fn connect_stdio(
+        self,
+        command: &mcp_transport_stdio::ServerCommand,
+    ) -> Result<StdioConnection, Error> {
+        stdio::connect(self, command).await
+    }
+}
+
+/// The modern `_meta` of a probe.
+fn modern_meta(handlers: &InputHandlers) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": handlers.capabilities(),
+        "io.modelcontextprotocol/clientInfo": handlers.info(),
+    })
+}
+
+/// `initialize` over `wire`, offering `offer[0]` and accepting any of `offer`.
+async fn handshake<W: Wire>(
+    wire: &W,
+    handlers: &InputHandlers,
+    offer: &[String],
+    timeout: Duration,
+) -> Result<Handshake, Error> {
+    let offered = offer.first().map_or(LEGACY_VERSIONS[0], String::as_str);
+    let params = json!({
+        "protocolVersion": offered,
+        "capabilities": handlers.capabilities(),
+        "clientInfo": handlers.info(),
+    });
+    let raw = wire
+        .request(
+            mcp_types::legacy::method::INITIALIZE,
+            params,
+            RequestOptions::default()
+                .timeout(timeout)
+                .max_timeout(timeout),
+        )
+        .await
+        .map_err(Error::Handshake)?;
+    let result: mcp_types::legacy::InitializeResult =
+        serde_json::from_str(raw.get()).map_err(Error::Malformed)?;
+    if !offer.contains(&result.protocol_version) {
+        return Err(Error::UnsupportedVersion {
+            answered: result.protocol_version,
+            accepted: offer.to_vec(),
+        });
+    }
+    Ok(Handshake {
+        version: result.protocol_version,
+        result: serde_json::from_str(raw.get()).map_err(Error::Malformed)?,
+    })
+}

@@ -1,0 +1,113 @@
+//! The dual-era client against this workspace's own servers over stdio: the
+//! `mcp-dual-era-demo` binary (an `mcp_server::Server` wrapped in `DualEra`) is detected
+//! as modern and stays modern, and the same binary spoken to in a pinned legacy era runs
+//! the same tool through real server-to-client requests. A server that never answers
+//! is judged legacy after the probe timeout, and the handshake then fails in bounded
+//! time.
+
+#![cfg(feature = "stdio")]
+
+use std::time::Duration;
+
+use mcp_client::{Client, ClientBuilder};
+use mcp_legacy::client::{Connector, EraChoice, Error};
+use mcp_transport_stdio::ServerCommand;
+use mcp_types::{ElicitResult, ElicitResultAction, Era, JsonObject};
+use serde_json::json;
+
+const DEMO: &str = env!("CARGO_BIN_EXE_mcp-dual-era-demo");
+
+fn builder() -> ClientBuilder {
+    Client::builder("era-test", "1.0.0")
+        .on_elicit(|_| async {
+            let mut result = ElicitResult::new(ElicitResultAction::Accept);
+            result.content = serde_json::from_value(json!({"name": "Ada"})).ok();
+            Ok(result)
+        })
+        .on_sample(|_| async {
+            Ok(serde_json::from_value(json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": "Quiet numbers hum"},
+                "model": "test-model"
+            }))
+            .unwrap())
+        })
+}
+
+fn text(result: &mcp_types::CallToolResult) -> String {
+    serde_json::to_value(result).unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_server_is_detected_as_modern_and_stays_modern() {
+    let connection = Connector::new(builder())
+        .connect_stdio(&ServerCommand::new(DEMO))
+        .await
+        .unwrap();
+    assert_eq!(connection.verdict.era, Era::Modern);
+    assert_eq!(connection.verdict.version, "2026-07-28");
+    let client = &connection.client;
+    for _ in 0..3 {
+        // MRTR: input_required answered by the same handlers, no server requests.
+        let result = client
+            .call_tool("interview", JsonObject::new())
+            .await
+            .unwrap();
+        assert_eq!(text(&result), "Ada: Quiet numbers hum");
+        assert_eq!(client.protocol_version(), "2026-07-28");
+    }
+    let discovered = client.discover().await.unwrap();
+    assert!(
+        discovered
+            .supported_versions
+            .iter()
+            .any(|v| v == "2026-07-28")
+    );
+    let _ = connection.server.shutdown(Duration::from_secs(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_legacy_era_runs_the_same_tool_through_server_requests() {
+    let connection = Connector::new(builder())
+        .era(EraChoice::Legacy)
+        .connect_stdio(&ServerCommand::new(DEMO))
+        .await
+        .unwrap();
+    assert_eq!(connection.verdict.era, Era::Legacy);
+    assert_eq!(connection.verdict.version, "2025-11-25");
+    let result = connection
+        .client
+        .call_tool("interview", JsonObject::new())
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "Ada: Quiet numbers hum");
+    let read = connection
+        .client
+        .read_resource("demo://hello")
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&read).unwrap()["contents"][0]["text"],
+        "Hello, world"
+    );
+    let _ = connection.server.shutdown(Duration::from_secs(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_server_is_probed_then_the_handshake_times_out() {
+    // `sleep` reads nothing and answers nothing.
+    let started = std::time::Instant::now();
+    let err = Connector::new(builder())
+        .probe_timeout(Duration::from_millis(300))
+        .connect_stdio(&ServerCommand::new("sleep").arg("30"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Handshake(mcp_client::Error::Timeout { method, .. }) if method == "initialize"),
+        "{err:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
