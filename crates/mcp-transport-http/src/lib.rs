@@ -125,7 +125,10 @@ mod response;
 mod server;
 mod service;
 
-pub use client::{HttpClient, HttpClientConfig, RequestHeaders, ResponseStream};
+pub use client::{
+    EventStream, HttpClient, HttpClientConfig, RawRequest, RawResponse, RequestHeaders,
+    ResponseStream, SseEvent,
+};
 pub use config::{AllowList, HttpServerConfig, NotificationHook, ParamHeader, ParamHeaders};
 pub use error::Error;
 pub use response::McpBody;
