@@ -44,6 +44,8 @@
 //! # }
 //! ```
 
+#[cfg(feature = "http")]
+mod http;
 mod session;
 #[cfg(feature = "stdio")]
 mod stdio;
@@ -58,6 +60,8 @@ use serde_json::{Value, json};
 use crate::server::LEGACY_VERSIONS;
 use session::{Handshake, Wire};
 
+#[cfg(feature = "http")]
+pub use http::{HttpConnection, MAX_PENDING, MAX_RESUMES};
 #[cfg(feature = "stdio")]
 pub use stdio::StdioConnection;
 
@@ -198,6 +202,21 @@ impl Connector {
         command: &mcp_transport_stdio::ServerCommand,
     ) -> Result<StdioConnection, Error> {
         stdio::connect(self, command).await
+    }
+
+    /// Connects to the MCP endpoint at `url` (with `config`'s headers and limits),
+    /// detecting its era and transport unless pinned: modern Streamable HTTP, legacy
+    /// Streamable HTTP, or the 2024-11-05 HTTP+SSE transport (then `url` is the SSE URL).
+    ///
+    /// Cancel safety: dropping the future abandons the handshake; a session the server
+    /// already created expires on its side.
+    #[cfg(feature = "http")]
+    pub async fn connect_http(
+        self,
+        url: &str,
+        config: mcp_transport_http::HttpClientConfig,
+    ) -> Result<HttpConnection, Error> {
+        http::connect(self, url, config).await
     }
 }
 
