@@ -4,17 +4,20 @@
 //! calls whose server-to-client `sampling/createMessage`, `elicitation/create` and
 //! `roots/list` requests are answered by the handlers registered on the
 //! `mcp_client::ClientBuilder`. `tests/peers/setup.sh` installs the peers once per test
-//! binary; a setup failure fails the tests.
+//! binary; a setup failure fails the tests. The same session runs over stdio, over the
+//! legacy Streamable HTTP transport (`streamableHttp` mode) and over the 2024-11-05
+//! HTTP+SSE transport (`sse` mode); the HTTP servers are bound to a loopback port.
 
 #![cfg(feature = "stdio")]
 
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_client::{Client, ClientBuilder, ListenEvent};
-use mcp_legacy::client::{Connector, EraChoice};
+use mcp_legacy::client::{Connector, EraChoice, Transport};
 use mcp_transport_stdio::ServerCommand;
 use mcp_types::{Era, JsonObject};
 use serde_json::{Value, json};
@@ -282,4 +285,86 @@ async fn a_pinned_legacy_version_is_offered_and_kept() {
         .unwrap();
     assert_eq!(text(&echo), "Echo: pinned");
     let _ = connection.server.shutdown(Duration::from_secs(2)).await;
+}
+
+/// A server-everything HTTP server on a free loopback port, killed on drop.
+struct HttpServer {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts server-everything in `mode` (`streamableHttp` or `sse`) and waits until it
+/// says it listens.
+fn start_http(mode: &str) -> HttpServer {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new("node")
+        .arg(everything())
+        .arg(mode)
+        .env("PORT", port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot start node");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.contains("listening on port") || line.contains("running on port") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    let server = HttpServer { child, port };
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("server-everything did not start listening");
+    server
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_over_streamable_http_is_legacy_and_fully_usable() {
+    setup();
+    let server = start_http("streamableHttp");
+    let asked = Asked::default();
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let connection = Connector::new(builder(&asked))
+        .connect_http(&url, mcp_transport_http::HttpClientConfig::default())
+        .await
+        .unwrap();
+    assert_eq!(connection.verdict.era, Era::Legacy);
+    assert_eq!(connection.verdict.version, "2025-11-25");
+    assert_eq!(connection.verdict.transport, Transport::StreamableHttp);
+    exercise(&connection.client, &asked).await;
+    // DELETE ends the session.
+    connection.client.shutdown(Duration::from_secs(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_over_http_sse_is_found_after_streamable_http_fails() {
+    setup();
+    let server = start_http("sse");
+    let asked = Asked::default();
+    let url = format!("http://127.0.0.1:{}/sse", server.port);
+    let connection = Connector::new(builder(&asked))
+        .connect_http(&url, mcp_transport_http::HttpClientConfig::default())
+        .await
+        .unwrap();
+    assert_eq!(connection.verdict.era, Era::Legacy);
+    assert_eq!(connection.verdict.transport, Transport::HttpSse);
+    exercise(&connection.client, &asked).await;
+    connection.client.shutdown(Duration::from_secs(2)).await;
 }
