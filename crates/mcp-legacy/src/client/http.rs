@@ -117,19 +117,24 @@ impl Cursor {
     }
 }
 
-/// One request's wait: its id, timeout clock and progress hook.
+/// One request's wait: its id and timeout clock.
 struct Call<'a> {
     id: &'a RequestId,
-    options: &'a RequestOptions,
-    deadline: Mutex<Instant>,
+    deadline: Arc<Mutex<Instant>>,
+}
+
+/// Where a request's progress notifications go, whichever stream carries them.
+struct ProgressRoute {
+    callback: mcp_jsonrpc::ProgressCallback,
+    /// The request's timeout clock, reset by progress.
+    deadline: Arc<Mutex<Instant>>,
+    timeout: Duration,
     hard: Instant,
 }
 
-impl Call<'_> {
-    fn progressed(&self) {
-        let timeout = self.options.timeout.unwrap_or(Duration::from_mins(1));
-        *lock(&self.deadline) = (Instant::now() + timeout).min(self.hard);
-    }
+/// A progress token as a map key (its JSON text).
+fn token_key(token: &mcp_types::ProgressToken) -> String {
+    serde_json::to_string(token).unwrap_or_default()
 }
 
 /// A legacy HTTP session (Streamable HTTP, or HTTP+SSE when `post_url` came from an
@@ -145,6 +150,8 @@ pub(crate) struct HttpWire {
     next_id: AtomicI64,
     /// Requests whose response may arrive on the GET stream.
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Outcome>>>,
+    /// Progress routes of the requests in flight, by token.
+    progress: Mutex<HashMap<String, ProgressRoute>>,
     get_stream: Mutex<Option<JoinHandle<()>>>,
     closed: AtomicBool,
     /// Set once the session exists, for re-initialization after a 404.
@@ -166,12 +173,16 @@ impl std::fmt::Debug for HttpWire {
 struct Abandon<'a> {
     wire: &'a Arc<HttpWire>,
     id: RequestId,
+    token: Option<String>,
     done: bool,
 }
 
 impl Drop for Abandon<'_> {
     fn drop(&mut self) {
         lock(&self.wire.pending).remove(&self.id);
+        if let Some(token) = &self.token {
+            lock(&self.wire.progress).remove(token);
+        }
         if self.done || self.wire.closed.load(Ordering::Relaxed) {
             return;
         }
@@ -206,6 +217,7 @@ impl HttpWire {
             post_url,
             next_id: AtomicI64::new(1),
             pending: Mutex::new(HashMap::new()),
+            progress: Mutex::new(HashMap::new()),
             get_stream: Mutex::new(None),
             closed: AtomicBool::new(false),
             handshake: Mutex::new(None),
@@ -288,7 +300,7 @@ impl HttpWire {
                     .as_deref()
                     .and_then(|p| serde_json::from_str::<Value>(p.get()).ok());
                 if notification.method == method::NOTIFICATIONS_PROGRESS {
-                    Self::progress(params.as_ref(), call);
+                    self.progress(params.as_ref());
                 } else {
                     self.shared.notify(&notification.method, params.as_ref());
                 }
@@ -298,22 +310,18 @@ impl HttpWire {
         }
     }
 
-    fn progress(params: Option<&Value>, call: Option<&Call<'_>>) {
-        let Some(call) = call else { return };
-        let (Some(token), Some(callback)) =
-            (&call.options.progress_token, &call.options.on_progress)
-        else {
-            return;
-        };
+    fn progress(&self, params: Option<&Value>) {
         let Some(progress) = params.and_then(|p| {
             serde_json::from_value::<mcp_types::ProgressNotificationParams>(p.clone()).ok()
         }) else {
             return;
         };
-        if progress.progress_token == *token {
-            callback(&progress);
-            call.progressed();
-        }
+        let routes = lock(&self.progress);
+        let Some(route) = routes.get(&token_key(&progress.progress_token)) else {
+            return;
+        };
+        (route.callback)(&progress);
+        *lock(&route.deadline) = (Instant::now() + route.timeout).min(route.hard);
     }
 
     /// Answers a server request with the user's handlers and POSTs the response.
@@ -382,11 +390,6 @@ impl HttpWire {
             }
             pending.insert(id.clone(), tx);
         }
-        let mut abandon = Abandon {
-            wire: self,
-            id: id.clone(),
-            done: false,
-        };
         let timeout = options.timeout.unwrap_or(Duration::from_mins(1));
         let started = Instant::now();
         let hard = started
@@ -396,9 +399,25 @@ impl HttpWire {
                 .max(timeout);
         let call = Call {
             id: &id,
-            options,
-            deadline: Mutex::new(started + timeout),
-            hard,
+            deadline: Arc::new(Mutex::new(started + timeout)),
+        };
+        let token = options.progress_token.as_ref().map(token_key);
+        if let (Some(token), Some(callback)) = (&token, &options.on_progress) {
+            lock(&self.progress).insert(
+                token.clone(),
+                ProgressRoute {
+                    callback: Arc::clone(callback),
+                    deadline: Arc::clone(&call.deadline),
+                    timeout,
+                    hard,
+                },
+            );
+        }
+        let mut abandon = Abandon {
+            wire: self,
+            id: id.clone(),
+            token,
+            done: false,
         };
         let work = self.reply(method, frame, &call, rx);
         tokio::pin!(work);
