@@ -111,3 +111,50 @@ async fn a_silent_server_is_probed_then_the_handshake_times_out() {
     );
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+/// Our own modern server over Streamable HTTP (an `mcp_server::Server` behind
+/// `mcp_transport_http::HttpServer` on 127.0.0.1): the probe's `DiscoverResult` says
+/// modern, the plain modern HTTP client takes over, and MRTR answers input with the same
+/// handlers.
+#[cfg(feature = "http")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_http_server_is_detected_as_modern_and_stays_modern() {
+    use mcp_server::{Server, ToolDef};
+    use mcp_transport_http::{HttpClientConfig, HttpServer, HttpServerConfig};
+
+    let server = Server::builder("modern-http", "1.0.0")
+        .tool(ToolDef::new("interview", json!({"type": "object"}), |_args, cx| async move {
+            let form: mcp_types::ElicitRequestFormParams = serde_json::from_value(json!({
+                "message": "What is your name?",
+                "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+            }))?;
+            let answer = cx.elicit("name", mcp_types::ElicitRequestParams::ElicitRequestForm(form))?;
+            let name = serde_json::to_value(answer.content.as_ref().and_then(|c| c.get("name")))?;
+            Ok(mcp_types::CallToolResult::text(format!("Hi {}", name.as_str().unwrap_or("?"))))
+        }))
+        .build()
+        .unwrap();
+    let running = HttpServer::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        server,
+        HttpServerConfig::default(),
+    )
+    .await
+    .unwrap();
+    let connection = Connector::new(builder())
+        .connect_http(running.url(), HttpClientConfig::default())
+        .await
+        .unwrap();
+    assert_eq!(connection.verdict.era, Era::Modern);
+    assert_eq!(connection.verdict.version, "2026-07-28");
+    for _ in 0..3 {
+        let result = connection
+            .client
+            .call_tool("interview", JsonObject::new())
+            .await
+            .unwrap();
+        assert_eq!(text(&result), "Hi Ada");
+        assert_eq!(connection.client.protocol_version(), "2026-07-28");
+    }
+    running.shutdown(Duration::from_secs(1)).await;
+}
