@@ -29,10 +29,14 @@
 //! unguessable ids, a cap (503 past it) and an idle expiry; nothing is allocated
 //! for a session before its `initialize` request is valid.
 //!
-//! Client side, one client API reaches any server. The era is detected as the
-//! spec says (a `server/discover` probe on stdio; the body of a 400 on HTTP,
-//! then `initialize`, then HTTP+SSE), cached per server process or origin and
-//! re-probed when it later fails; the user can pin an era or a version instead.
+//! Client side, one client API reaches any server ([`client::Connector`]). The era
+//! is detected as the spec says (a `server/discover` probe on stdio; on HTTP a
+//! modern request whose 400/404/405 body is not a modern error, then
+//! `initialize`, then HTTP+SSE) and holds for the connection (one server process
+//! or one HTTP session); the user can pin an era or a version instead. A legacy
+//! session sits behind the same `mcp_client::Client` through the client core's
+//! era-neutral seams (`CustomTransport`, `InputHandlers`, `ListenRouter`) and
+//! `mcp-transport-http`'s raw exchanges (`HttpClient::send`).
 //!
 //! Invariants: this is the only crate that knows a legacy revision exists, and a
 //! search for `initialize` outside this crate and `mcp-types` finds only docs.
@@ -46,8 +50,13 @@
 //!
 //! Implemented by issue #6; the 2025-11-25 experimental tasks by issue #10,
 //! hardening of sessions by issue #11. Built so far: [`server::DualEra`], the
-//! dual-era server for one connection (stdio); its module docs list what is not
-//! there yet.
+//! dual-era server for one connection (stdio; its module docs list what is not
+//! there yet), and the dual-era client, [`client::Connector`], over stdio
+//! (feature `stdio`) and HTTP (feature `http`: legacy Streamable HTTP and the
+//! 2024-11-05 HTTP+SSE transport). Not yet on the client side: re-probing a
+//! server whose era changes under a live client (the verdict holds for the
+//! client's life; an expired HTTP session is re-initialized), restarting a
+//! crashed legacy stdio server, and 2025-11-25 tasks.
 
 #![forbid(unsafe_code)]
 
