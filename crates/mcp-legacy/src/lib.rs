@@ -60,5 +60,7 @@
 
 #![forbid(unsafe_code)]
 
+// The client needs a transport to be of any use.
+#[cfg(any(feature = "stdio", feature = "http"))]
 pub mod client;
 pub mod server;

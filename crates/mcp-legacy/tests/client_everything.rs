@@ -10,14 +10,19 @@
 
 #![cfg(feature = "stdio")]
 
+#[cfg(feature = "http")]
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+#[cfg(feature = "http")]
+use std::process::Child;
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_client::{Client, ClientBuilder, ListenEvent};
-use mcp_legacy::client::{Connector, EraChoice, Transport};
+#[cfg(feature = "http")]
+use mcp_legacy::client::Transport;
+use mcp_legacy::client::{Connector, EraChoice};
 use mcp_transport_stdio::ServerCommand;
 use mcp_types::{Era, JsonObject};
 use serde_json::{Value, json};
@@ -288,11 +293,13 @@ async fn a_pinned_legacy_version_is_offered_and_kept() {
 }
 
 /// A server-everything HTTP server on a free loopback port, killed on drop.
+#[cfg(feature = "http")]
 struct HttpServer {
     child: Child,
     port: u16,
 }
 
+#[cfg(feature = "http")]
 impl Drop for HttpServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -300,6 +307,7 @@ impl Drop for HttpServer {
     }
 }
 
+#[cfg(feature = "http")]
 /// Starts server-everything in `mode` (`streamableHttp` or `sse`) and waits until it
 /// says it listens.
 fn start_http(mode: &str) -> HttpServer {
@@ -335,6 +343,7 @@ fn start_http(mode: &str) -> HttpServer {
     server
 }
 
+#[cfg(feature = "http")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_everything_over_streamable_http_is_legacy_and_fully_usable() {
     setup();
@@ -353,6 +362,7 @@ async fn server_everything_over_streamable_http_is_legacy_and_fully_usable() {
     connection.client.shutdown(Duration::from_secs(2)).await;
 }
 
+#[cfg(feature = "http")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_everything_over_http_sse_is_found_after_streamable_http_fails() {
     setup();

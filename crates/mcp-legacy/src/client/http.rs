@@ -823,9 +823,8 @@ async fn open_sse_endpoint(
 /// Resolves the `endpoint` event's URI reference against the SSE URL (same origin only:
 /// an absolute URL elsewhere is refused by the transport).
 fn resolve(base: &Uri, reference: &str) -> Option<Uri> {
-    let parsed: Uri = reference.parse().ok()?;
-    if parsed.scheme().is_some() {
-        return Some(parsed);
+    if reference.contains("://") {
+        return reference.parse().ok();
     }
     let mut parts = base.clone().into_parts();
     let path_and_query = if reference.starts_with('/') {
