@@ -104,6 +104,14 @@ fn decode_messages(data: &[u8]) -> Vec<Message> {
     }
 }
 
+/// `from + wait`, saturating far in the future (a caller may ask for "no timeout" with a
+/// huge duration).
+fn later(from: Instant, wait: Duration) -> Instant {
+    from.checked_add(wait)
+        .or_else(|| from.checked_add(Duration::from_hours(24 * 365)))
+        .unwrap_or(from)
+}
+
 /// Where a stream left off, for resumption.
 #[derive(Debug, Default, Clone)]
 struct Cursor {
@@ -321,7 +329,7 @@ impl HttpWire {
             return;
         };
         (route.callback)(&progress);
-        *lock(&route.deadline) = (Instant::now() + route.timeout).min(route.hard);
+        *lock(&route.deadline) = later(Instant::now(), route.timeout).min(route.hard);
     }
 
     /// Answers a server request with the user's handlers and POSTs the response.
@@ -392,14 +400,16 @@ impl HttpWire {
         }
         let timeout = options.timeout.unwrap_or(Duration::from_mins(1));
         let started = Instant::now();
-        let hard = started
-            + options
+        let hard = later(
+            started,
+            options
                 .max_timeout
                 .unwrap_or(Duration::from_mins(10))
-                .max(timeout);
+                .max(timeout),
+        );
         let call = Call {
             id: &id,
-            deadline: Arc::new(Mutex::new(started + timeout)),
+            deadline: Arc::new(Mutex::new(later(started, timeout).min(hard))),
         };
         let token = options.progress_token.as_ref().map(token_key);
         if let (Some(token), Some(callback)) = (&token, &options.on_progress) {

@@ -414,3 +414,100 @@ pub(crate) fn is_modern_error(error: &ErrorObject) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use mcp_client::ListenEvent;
+    use mcp_jsonrpc::ErrorObject;
+    use mcp_types::{ErrorCode, SubscriptionFilter};
+    use serde_json::{Value, json};
+
+    use super::{Handshake, is_modern_error, to_legacy, to_modern, wants};
+
+    #[test]
+    fn requests_lose_the_modern_meta_and_keep_the_rest() {
+        let cases = [
+            (
+                json!({"name": "echo", "arguments": {"a": 1}, "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                    "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+                    "io.modelcontextprotocol/logLevel": "info",
+                    "progressToken": "p-1"}}),
+                json!({"name": "echo", "arguments": {"a": 1}, "_meta": {"progressToken": "p-1"}}),
+                Some(json!("info")),
+            ),
+            (
+                json!({"cursor": "c2", "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"},
+                       "inputResponses": {}, "requestState": "s"}),
+                json!({"cursor": "c2"}),
+                None,
+            ),
+            (json!({}), json!({}), None),
+            (json!(null), json!(null), None),
+        ];
+        for (mut params, expected, level) in cases {
+            assert_eq!(to_legacy(&mut params), level);
+            assert_eq!(params, expected);
+        }
+    }
+
+    #[test]
+    fn results_gain_result_type_complete() {
+        let raw = serde_json::value::to_raw_value(&json!({"tools": []})).unwrap();
+        let modern: Value = serde_json::from_str(to_modern(&raw).unwrap().get()).unwrap();
+        assert_eq!(modern, json!({"tools": [], "resultType": "complete"}));
+    }
+
+    #[test]
+    fn only_recognized_modern_errors_mean_modern() {
+        let error = |code, data: Option<Value>| {
+            let mut e = ErrorObject::new(ErrorCode(code), "x");
+            e.data = data;
+            e
+        };
+        assert!(is_modern_error(&error(
+            -32022,
+            Some(json!({"supported": ["2026-07-28"]}))
+        )));
+        assert!(is_modern_error(&error(-32021, None)));
+        assert!(!is_modern_error(&error(-32022, None)));
+        assert!(!is_modern_error(&error(-32601, None)));
+        assert!(!is_modern_error(&error(-32000, None)));
+    }
+
+    #[test]
+    fn discover_is_made_of_the_initialize_result() {
+        let handshake = Handshake {
+            version: "2025-06-18".to_owned(),
+            result: json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                           "serverInfo": {"name": "s", "version": "1"}, "instructions": "hi"}),
+        };
+        assert_eq!(
+            handshake.discover(),
+            json!({"supportedVersions": ["2025-06-18"], "capabilities": {"tools": {}},
+                   "instructions": "hi", "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}},
+                   "resultType": "complete"})
+        );
+        let discovered: mcp_types::DiscoverResult =
+            serde_json::from_value(handshake.discover()).unwrap();
+        assert_eq!(discovered.supported_versions, ["2025-06-18"]);
+    }
+
+    #[test]
+    fn events_reach_the_filters_that_asked() {
+        let mut filter = SubscriptionFilter::default();
+        filter.tools_list_changed = Some(true);
+        filter.resource_subscriptions = Some(vec!["a://1".to_owned()]);
+        assert!(wants(&filter, &ListenEvent::ToolsListChanged));
+        assert!(wants(
+            &filter,
+            &ListenEvent::ResourceUpdated("a://1".to_owned())
+        ));
+        assert!(!wants(
+            &filter,
+            &ListenEvent::ResourceUpdated("a://2".to_owned())
+        ));
+        assert!(!wants(&filter, &ListenEvent::PromptsListChanged));
+    }
+}
