@@ -20,7 +20,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
 use mcp_client::{Client, ListenEvent};
-use mcp_legacy::client::{Connector, Transport};
+use mcp_legacy::client::{Connector, Transport, VerdictCache};
 use mcp_transport_http::HttpClientConfig;
 use mcp_types::{Era, JsonObject, SubscriptionFilter};
 use serde_json::{Value, json};
@@ -40,6 +40,8 @@ struct Seen {
     resumed_after: Option<Duration>,
     /// Feeds the standalone GET stream.
     get_stream: Option<mpsc::Sender<Bytes>>,
+    /// Answer `initialize` with 405, as a server that dropped the legacy era would.
+    refuse_initialize: bool,
 }
 
 type Shared = Arc<Mutex<Seen>>;
@@ -106,6 +108,9 @@ async fn post(State(seen): State<Shared>, headers: HeaderMap, body: String) -> R
         "POST {method} session={session} version={}",
         header(&headers, "mcp-protocol-version")
     ));
+    if method == "initialize" && seen.refuse_initialize {
+        return status(StatusCode::METHOD_NOT_ALLOWED);
+    }
     if method == "initialize" {
         seen.next_session += 1;
         let id = format!("s-{}", seen.next_session);
@@ -185,15 +190,21 @@ fn lines(seen: &Shared) -> Vec<String> {
     seen.lock().unwrap().lines.clone()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_legacy_streamable_http_session_end_to_end() {
-    let seen: Shared = Arc::default();
+/// Serves the scripted server on a loopback port; its URL.
+async fn serve(seen: &Shared) -> String {
     let app = axum::Router::new()
         .route("/mcp", axum::routing::post(post).get(get).delete(delete))
-        .with_state(Arc::clone(&seen));
+        .with_state(Arc::clone(seen));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_streamable_http_session_end_to_end() {
+    let seen: Shared = Arc::default();
+    let url = serve(&seen).await;
 
     let connection = Connector::new(Client::builder("session-test", "1.0.0"))
         .connect_http(&url, HttpClientConfig::default())
@@ -278,4 +289,52 @@ async fn a_legacy_streamable_http_session_end_to_end() {
     // Shutdown ends the session.
     client.shutdown(Duration::from_secs(2)).await;
     assert_eq!(lines(&seen).last().unwrap(), "DELETE session=s-2");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remembered_verdict_spares_the_probe_until_it_fails() {
+    let seen: Shared = Arc::default();
+    let url = serve(&seen).await;
+    let verdicts = VerdictCache::default();
+    let probes = |seen: &Shared| {
+        lines(seen)
+            .iter()
+            .filter(|l| l.starts_with("POST server/discover"))
+            .count()
+    };
+
+    let first = Connector::new(Client::builder("cache-test", "1.0.0"))
+        .verdicts(verdicts.clone())
+        .connect_http(&url, HttpClientConfig::default())
+        .await
+        .unwrap();
+    assert_eq!(verdicts.get(&url), Some(Era::Legacy));
+    let second = Connector::new(Client::builder("cache-test", "1.0.0"))
+        .verdicts(verdicts.clone())
+        .connect_http(&url, HttpClientConfig::default())
+        .await
+        .unwrap();
+    assert_eq!(second.verdict.era, Era::Legacy);
+    assert_eq!(probes(&seen), 1, "{:?}", lines(&seen));
+
+    // The server drops the legacy era: the expired session cannot be re-established, the
+    // request fails, and the verdict is forgotten, so the next connection probes again.
+    {
+        let mut seen = seen.lock().unwrap();
+        seen.sessions.clear();
+        seen.refuse_initialize = true;
+    }
+    assert!(first.client.list_tools_all().await.is_err());
+    assert_eq!(verdicts.get(&url), None);
+    let third = Connector::new(Client::builder("cache-test", "1.0.0"))
+        .verdicts(verdicts.clone())
+        .connect_http(&url, HttpClientConfig::default())
+        .await;
+    // Probed again: legacy, but neither legacy transport takes it any more.
+    let err = third.unwrap_err();
+    assert!(
+        matches!(err, mcp_legacy::client::Error::Handshake(_)),
+        "{err:?}"
+    );
+    assert_eq!(probes(&seen), 2, "{:?}", lines(&seen));
 }

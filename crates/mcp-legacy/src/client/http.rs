@@ -51,7 +51,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::session::{Handshake, Session, Shared, Wire, is_modern_error};
-use super::{Connector, Error, Transport, Verdict, handshake};
+use super::{Connector, EraChoice, Error, Transport, Verdict, VerdictCache, handshake};
 
 /// How many times one request's broken stream is resumed.
 pub const MAX_RESUMES: usize = 10;
@@ -166,6 +166,8 @@ pub(crate) struct HttpWire {
     handshake: Mutex<Option<Arc<Mutex<Handshake>>>>,
     offer: Vec<String>,
     timeout: Duration,
+    /// The remembered verdict to forget if the session cannot be re-established.
+    forget_on_failure: Mutex<Option<(VerdictCache, String)>>,
 }
 
 impl std::fmt::Debug for HttpWire {
@@ -231,6 +233,7 @@ impl HttpWire {
             handshake: Mutex::new(None),
             offer: connector.legacy_offer.clone(),
             timeout: connector.probe_timeout,
+            forget_on_failure: Mutex::new(None),
         })
     }
 
@@ -664,7 +667,13 @@ impl Wire for HttpSession {
         let wire = &self.0;
         match wire.exchange(method, &params, &options).await {
             Err(e) if SessionExpired::is(&e) && method != legacy::method::INITIALIZE => {
-                wire.reinitialize().await?;
+                if let Err(e) = wire.reinitialize().await {
+                    // The server no longer takes this era: the next connection probes.
+                    if let Some((verdicts, url)) = lock(&wire.forget_on_failure).as_ref() {
+                        verdicts.forget(url);
+                    }
+                    return Err(e);
+                }
                 wire.exchange(method, &params, &options).await
             }
             other => other,
@@ -848,41 +857,18 @@ fn resolve(base: &Uri, reference: &str) -> Option<Uri> {
     Uri::from_parts(parts).ok()
 }
 
-pub(super) async fn connect(
-    connector: Connector,
-    url: &str,
-    config: HttpClientConfig,
-) -> Result<HttpConnection, Error> {
-    let handlers = connector.builder.input_handlers();
-    let http = HttpClient::new(url, config.clone()).map_err(|e| Error::Handshake(http_error(e)))?;
-    let era = match connector.pinned_era() {
-        Some(era) => era,
-        None => match probe(&http, &handlers, connector.probe_timeout).await? {
-            Probe::Modern => Era::Modern,
-            Probe::Legacy => Era::Legacy,
-        },
-    };
-    if era != Era::Legacy {
-        let client = connector
-            .builder
-            .connect_http(url, config)
-            .map_err(Error::Handshake)?;
-        let version = client.protocol_version();
-        return Ok(HttpConnection {
-            client,
-            verdict: Verdict {
-                era: Era::Modern,
-                version,
-                transport: Transport::StreamableHttp,
-            },
-        });
-    }
-    let shared = Shared::new(handlers.clone());
-    // Legacy Streamable HTTP first.
-    let wire = HttpWire::new(http.clone(), Arc::clone(&shared), None, &connector);
+/// Opens a legacy session: Streamable HTTP, else (400/404/405) HTTP+SSE; then
+/// `notifications/initialized`.
+async fn open_legacy(
+    http: &HttpClient,
+    shared: &Arc<Shared>,
+    connector: &Connector,
+) -> Result<(Arc<HttpWire>, Transport, Handshake), Error> {
+    let handlers = &shared.handlers;
+    let wire = HttpWire::new(http.clone(), Arc::clone(shared), None, connector);
     let (wire, transport, found) = match handshake(
         &wire,
-        &handlers,
+        handlers,
         &connector.legacy_offer,
         connector.probe_timeout,
     )
@@ -894,8 +880,8 @@ pub(super) async fn connect(
             ..
         }))) if matches!(status.as_u16(), 400 | 404 | 405) => {
             // The 2024-11-05 HTTP+SSE transport.
-            let (post_url, events) = open_sse_endpoint(&http, connector.probe_timeout).await?;
-            let wire = HttpWire::new(http, Arc::clone(&shared), Some(post_url), &connector);
+            let (post_url, events) = open_sse_endpoint(http, connector.probe_timeout).await?;
+            let wire = HttpWire::new(http.clone(), Arc::clone(shared), Some(post_url), connector);
             let reader = Arc::clone(&wire);
             let task = tokio::spawn(async move {
                 let mut events = events;
@@ -908,7 +894,7 @@ pub(super) async fn connect(
             *lock(&wire.get_stream) = Some(task);
             let found = handshake(
                 &wire,
-                &handlers,
+                handlers,
                 &connector.legacy_offer,
                 connector.probe_timeout,
             )
@@ -918,6 +904,65 @@ pub(super) async fn connect(
         Err(e) => return Err(e),
     };
     wire.initialized(&found).await.map_err(Error::Handshake)?;
+    Ok((wire, transport, found))
+}
+
+pub(super) async fn connect(
+    connector: Connector,
+    url: &str,
+    config: HttpClientConfig,
+) -> Result<HttpConnection, Error> {
+    let handlers = connector.builder.input_handlers();
+    let http = HttpClient::new(url, config.clone()).map_err(|e| Error::Handshake(http_error(e)))?;
+    // A verdict remembered for this URL spares the probe; if it fails, it is forgotten
+    // and the server probed again.
+    let mut cached = match connector.choice {
+        EraChoice::Detect => connector.verdicts.as_ref().and_then(|v| v.get(url)),
+        _ => None,
+    };
+    let shared = Shared::new(handlers.clone());
+    let (wire, transport, found) = loop {
+        let era = match (connector.pinned_era(), cached) {
+            (Some(era), _) | (None, Some(era)) => era,
+            (None, None) => match probe(&http, &handlers, connector.probe_timeout).await? {
+                Probe::Modern => Era::Modern,
+                Probe::Legacy => Era::Legacy,
+            },
+        };
+        if era != Era::Legacy {
+            let client = connector
+                .builder
+                .connect_http(url, config)
+                .map_err(Error::Handshake)?;
+            if let Some(verdicts) = &connector.verdicts {
+                verdicts.put(url, Era::Modern);
+            }
+            let version = client.protocol_version();
+            return Ok(HttpConnection {
+                client,
+                verdict: Verdict {
+                    era: Era::Modern,
+                    version,
+                    transport: Transport::StreamableHttp,
+                },
+            });
+        }
+        match open_legacy(&http, &shared, &connector).await {
+            Ok(opened) => break opened,
+            Err(e) if cached.is_some() => {
+                tracing::debug!(error = %e, "a remembered legacy verdict failed; probing again");
+                if let Some(verdicts) = &connector.verdicts {
+                    verdicts.forget(url);
+                }
+                cached = None;
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    if let Some(verdicts) = &connector.verdicts {
+        verdicts.put(url, Era::Legacy);
+        *lock(&wire.forget_on_failure) = Some((verdicts.clone(), url.to_owned()));
+    }
     let handshake = Arc::new(Mutex::new(found));
     *lock(&wire.handshake) = Some(Arc::clone(&handshake));
     let verdict = Verdict {

@@ -50,6 +50,8 @@ mod session;
 #[cfg(feature = "stdio")]
 mod stdio;
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_client::{ClientBuilder, InputHandlers};
@@ -148,6 +150,62 @@ pub struct Connector {
     probe_timeout: Duration,
     /// The legacy revisions offered (first) and accepted.
     legacy_offer: Vec<String>,
+    /// Verdicts remembered across connections (HTTP).
+    verdicts: Option<VerdictCache>,
+}
+
+/// How many servers a [`VerdictCache`] remembers.
+pub const MAX_VERDICTS: usize = 1024;
+
+/// Verdicts remembered across connections, by server URL: a [`Connector`] given one
+/// ([`Connector::verdicts`]) does not probe an HTTP server whose era it already knows, and
+/// forgets the verdict (so that the next connection probes again) when it fails: a
+/// remembered legacy verdict whose handshake fails, or a legacy session that cannot be
+/// re-established after it expired. Over stdio every process is probed: a verdict holds
+/// for one server process. Cheap to clone; clones share the verdicts. At most
+/// [`MAX_VERDICTS`] servers are remembered (past that, one is forgotten).
+///
+/// ```
+/// use mcp_legacy::client::VerdictCache;
+/// use mcp_types::Era;
+///
+/// let verdicts = VerdictCache::default();
+/// assert_eq!(verdicts.get("http://127.0.0.1:8080/mcp"), None);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct VerdictCache(Arc<Mutex<HashMap<String, Era>>>);
+
+impl VerdictCache {
+    /// The era remembered for `server` (a URL), if any.
+    pub fn get(&self, server: &str) -> Option<Era> {
+        self.lock().get(server).copied()
+    }
+
+    /// Forgets `server`'s era: the next connection probes it.
+    pub fn forget(&self, server: &str) {
+        self.lock().remove(server);
+    }
+
+    #[cfg_attr(
+        not(feature = "http"),
+        allow(dead_code, reason = "only HTTP remembers")
+    )]
+    fn put(&self, server: &str, era: Era) {
+        let mut verdicts = self.lock();
+        if verdicts.len() >= MAX_VERDICTS
+            && !verdicts.contains_key(server)
+            && let Some(any) = verdicts.keys().next().cloned()
+        {
+            verdicts.remove(&any);
+        }
+        verdicts.insert(server.to_owned(), era);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Era>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 impl Connector {
@@ -158,7 +216,16 @@ impl Connector {
             choice: EraChoice::Detect,
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
             legacy_offer: LEGACY_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
+            verdicts: None,
         }
+    }
+
+    /// Remembers HTTP verdicts in `verdicts` (shared with other connectors): a server
+    /// whose era is known is not probed again until that verdict fails.
+    #[must_use]
+    pub fn verdicts(mut self, verdicts: VerdictCache) -> Self {
+        self.verdicts = Some(verdicts);
+        self
     }
 
     /// Pins an era or a version instead of probing.
