@@ -33,7 +33,9 @@
 //! is detected as the spec says (a `server/discover` probe on stdio; on HTTP a
 //! modern request whose 400/404/405 body is not a modern error, then
 //! `initialize`, then HTTP+SSE) and holds for the connection (one server process
-//! or one HTTP session); the user can pin an era or a version instead. A legacy
+//! or one HTTP session); a `VerdictCache` remembers HTTP verdicts per URL and
+//! forgets one that fails, so the server is probed again; the user can pin an era
+//! or a version instead. A legacy
 //! session sits behind the same `mcp_client::Client` through the client core's
 //! era-neutral seams (`CustomTransport`, `InputHandlers`, `ListenRouter`) and
 //! `mcp-transport-http`'s raw exchanges (`HttpClient::send`).
@@ -53,10 +55,11 @@
 //! dual-era server for one connection (stdio; its module docs list what is not
 //! there yet), and the dual-era client, [`client::Connector`], over stdio
 //! (feature `stdio`) and HTTP (feature `http`: legacy Streamable HTTP and the
-//! 2024-11-05 HTTP+SSE transport). Not yet on the client side: re-probing a
-//! server whose era changes under a live client (the verdict holds for the
-//! client's life; an expired HTTP session is re-initialized), restarting a
-//! crashed legacy stdio server, and 2025-11-25 tasks.
+//! 2024-11-05 HTTP+SSE transport). Not yet on the client side: switching a live
+//! client to another era (the verdict holds for the client's life; an expired
+//! HTTP session is re-initialized, and a session that cannot be re-established
+//! makes the next connection probe again), restarting a crashed legacy stdio
+//! server, and 2025-11-25 tasks.
 
 #![forbid(unsafe_code)]
 

@@ -8,8 +8,11 @@
 //!   `.../streamable-http.mdx` say. Over stdio a `server/discover` probe carrying modern
 //!   `_meta` decides: a `DiscoverResult` or a recognized modern error (-32022 with its
 //!   `supported` list, -32021, -32020) means modern, any other error or no answer within
-//!   the probe timeout means legacy. The verdict holds for the connection (one server
-//!   process). The user can pin an era or a version instead ([`EraChoice`]).
+//!   the probe timeout means legacy. Over HTTP a modern `server/discover` POST decides
+//!   (see the `http` module). The verdict holds for the connection (one server process,
+//!   one HTTP session); a [`VerdictCache`] remembers HTTP verdicts by URL across
+//!   connections and forgets one that fails, so that the server is probed again. The
+//!   user can pin an era or a version instead ([`EraChoice`]).
 //! - A legacy server gets the handshake of `docs/2025-11-25/basic/lifecycle.mdx`:
 //!   `initialize` offering the newest legacy revision (2025-11-25), accepting whichever of
 //!   2025-11-25, 2025-06-18, 2025-03-26 or 2024-11-05 the server answers with, then
@@ -24,22 +27,56 @@
 //!   notifications reach [`Client::listen`](mcp_client::Client::listen) (a filter's
 //!   resource URIs are sent as `resources/subscribe`).
 //!
-//! ```no_run
-//! # async fn run() -> Result<(), mcp_legacy::client::Error> {
+//! A legacy server, here a shell script that answers like a 2025-03-26 server: the probe
+//! fails with -32601, so the client sends `initialize`, and the modern API works on:
+//!
+//! ```
+//! # #[cfg(unix)]
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! use mcp_client::Client;
 //! use mcp_legacy::client::Connector;
 //! use mcp_transport_stdio::ServerCommand;
+//! use mcp_types::Era;
+//!
+//! let script = r#"
+//! read line; echo '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}'
+//! read line; echo '{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-03-26","capabilities":{"tools":{}},"serverInfo":{"name":"old","version":"0.1"}}}'
+//! read line; read line
+//! echo '{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hello from 2025-03-26"}]}}'
+//! cat > /dev/null
+//! "#;
+//! let connection = Connector::new(Client::builder("my-agent", "1.0"))
+//!     .connect_stdio(&ServerCommand::new("sh").arg("-c").arg(script))
+//!     .await?;
+//! assert_eq!(connection.verdict.era, Era::Legacy);
+//! assert_eq!(connection.verdict.version, "2025-03-26");
+//! let result = connection.client.call_tool("hello", Default::default()).await?;
+//! let text = serde_json::to_value(&result.content)?;
+//! assert_eq!(text[0]["text"], "hello from 2025-03-26");
+//! let _ = connection.server.shutdown(std::time::Duration::from_secs(1)).await;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+//!
+//! Handlers registered on the builder answer a legacy server's requests:
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), mcp_legacy::client::Error> {
+//! use mcp_client::Client;
+//! use mcp_legacy::client::{Connector, VerdictCache};
 //!
 //! let builder = Client::builder("my-agent", "1.0").on_elicit(|request| async move {
 //!     Err::<mcp_types::ElicitResult, _>(format!("no user here to answer {request:?}"))
 //! });
+//! let verdicts = VerdictCache::default(); // share it to probe each URL once
 //! let connection = Connector::new(builder)
-//!     .connect_stdio(&ServerCommand::new("npx").arg("@modelcontextprotocol/server-everything"))
+//!     .verdicts(verdicts)
+//!     .connect_http("http://127.0.0.1:3001/mcp", Default::default())
 //!     .await?;
-//! println!("the server speaks {}", connection.verdict.version);
+//! println!("{:?}", connection.verdict);
 //! let tools = connection.client.list_tools_all().await?;
 //! # let _ = tools;
-//! let _ = connection.server.shutdown(std::time::Duration::from_secs(1)).await;
+//! connection.client.shutdown(std::time::Duration::from_secs(1)).await;
 //! # Ok(())
 //! # }
 //! ```
