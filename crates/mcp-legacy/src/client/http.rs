@@ -30,7 +30,8 @@
 //!
 //! Bounds: every body and SSE event by the `HttpClientConfig` limits, the probe and the
 //! handshake by the probe timeout, each request by its timeout (reset by progress, capped
-//! by the hard maximum), at most [`MAX_PENDING`] requests in flight.
+//! by the hard maximum), at most [`MAX_PENDING`] requests in flight and
+//! [`MAX_SERVER_REQUESTS`] server requests being answered.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -57,6 +58,9 @@ use super::{Connector, EraChoice, Error, Transport, Verdict, VerdictCache, hands
 pub const MAX_RESUMES: usize = 10;
 /// How many requests may be in flight on one session.
 pub const MAX_PENDING: usize = 256;
+/// How many server requests (elicitation, sampling, roots, ping) are answered at once on
+/// one session; past that a request is dropped with a warning.
+pub const MAX_SERVER_REQUESTS: usize = 32;
 /// How long to wait before reconnecting when the server gave no `retry`.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// The longest `retry` honoured.
@@ -160,6 +164,8 @@ pub(crate) struct HttpWire {
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Outcome>>>,
     /// Progress routes of the requests in flight, by token.
     progress: Mutex<HashMap<String, ProgressRoute>>,
+    /// Permits for answering server requests.
+    answering: Arc<tokio::sync::Semaphore>,
     get_stream: Mutex<Option<JoinHandle<()>>>,
     closed: AtomicBool,
     /// Set once the session exists, for re-initialization after a 404.
@@ -228,6 +234,7 @@ impl HttpWire {
             next_id: AtomicI64::new(1),
             pending: Mutex::new(HashMap::new()),
             progress: Mutex::new(HashMap::new()),
+            answering: Arc::new(tokio::sync::Semaphore::new(MAX_SERVER_REQUESTS)),
             get_stream: Mutex::new(None),
             closed: AtomicBool::new(false),
             handshake: Mutex::new(None),
@@ -301,8 +308,17 @@ impl HttpWire {
                 None
             }
             Message::Request(request) => {
-                let wire = Arc::clone(self);
-                tokio::spawn(async move { wire.answer(request).await });
+                // Bounded: past MAX_SERVER_REQUESTS answers in progress, a request is
+                // dropped (the server's own timeout ends it) rather than queued.
+                if let Ok(permit) = Arc::clone(&self.answering).try_acquire_owned() {
+                    let wire = Arc::clone(self);
+                    tokio::spawn(async move {
+                        wire.answer(request).await;
+                        drop(permit);
+                    });
+                } else {
+                    tracing::warn!(method = %request.method, "too many server requests in progress; one was dropped");
+                }
                 None
             }
             Message::Notification(notification) => {

@@ -100,7 +100,7 @@ use crate::server::LEGACY_VERSIONS;
 use session::{Handshake, Wire};
 
 #[cfg(feature = "http")]
-pub use http::{HttpConnection, MAX_PENDING, MAX_RESUMES};
+pub use http::{HttpConnection, MAX_PENDING, MAX_RESUMES, MAX_SERVER_REQUESTS};
 #[cfg(feature = "stdio")]
 pub use stdio::StdioConnection;
 
