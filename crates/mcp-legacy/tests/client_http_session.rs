@@ -286,9 +286,11 @@ async fn a_legacy_streamable_http_session_end_to_end() {
     );
     assert_eq!(after[4], "POST tools/list session=s-2 version=2025-06-18");
 
-    // Shutdown ends the session.
+    // Shutdown ends the session, and with it the subscription.
     client.shutdown(Duration::from_secs(2)).await;
     assert_eq!(lines(&seen).last().unwrap(), "DELETE session=s-2");
+    let end = tokio::time::timeout(Duration::from_secs(10), subscription.next()).await;
+    assert_eq!(end.unwrap(), None);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -699,6 +699,7 @@ impl Wire for HttpSession {
     async fn close(&self, grace: Duration) {
         let wire = &self.0;
         wire.closed.store(true, Ordering::Relaxed);
+        wire.shared.ended.cancel();
         if let Some(task) = lock(&wire.get_stream).take() {
             task.abort();
         }
@@ -905,6 +906,7 @@ async fn open_legacy(
                 let _ = reader.read_events(&mut events, None, &mut cursor).await;
                 // The stream is the session: without it no answer can arrive.
                 reader.closed.store(true, Ordering::Relaxed);
+                reader.shared.ended.cancel();
                 lock(&reader.pending).clear();
             });
             *lock(&wire.get_stream) = Some(task);

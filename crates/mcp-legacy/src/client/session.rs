@@ -81,6 +81,8 @@ pub(crate) trait Wire: Send + Sync + 'static {
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) handlers: InputHandlers,
+    /// Cancelled when the session ends: every `listen` ends with it.
+    pub(crate) ended: mcp_jsonrpc::CancellationToken,
     listeners: Mutex<Vec<ListenerSlot>>,
     log_level: Mutex<Option<Value>>,
 }
@@ -96,6 +98,7 @@ impl Shared {
     pub(crate) fn new(handlers: InputHandlers) -> Arc<Self> {
         Arc::new(Shared {
             handlers,
+            ended: mcp_jsonrpc::CancellationToken::new(),
             listeners: Mutex::new(Vec::new()),
             log_level: Mutex::new(None),
         })
@@ -345,7 +348,10 @@ impl<W: Wire> mcp_client::CustomTransport for Session<W> {
                 uris: subscribed,
             };
             events.send(ListenEvent::Acknowledged(granted));
-            events.closed().await;
+            tokio::select! {
+                () = events.closed() => {}
+                () = shared.ended.cancelled() => {}
+            }
         })
     }
 

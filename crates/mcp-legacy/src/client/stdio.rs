@@ -70,8 +70,8 @@ impl Handler for StdioHandler {
     }
 }
 
-/// The legacy wire over the engine connection.
-struct StdioWire(Peer);
+/// The legacy wire over the engine connection, with the session it carries.
+struct StdioWire(Peer, Arc<Shared>);
 
 impl Wire for StdioWire {
     async fn request(
@@ -87,7 +87,9 @@ impl Wire for StdioWire {
     }
 
     async fn close(&self, _grace: Duration) {
-        // The process belongs to the caller's `ServerConnection`, which stops it.
+        // The process belongs to the caller's `ServerConnection`, which stops it; the
+        // session's subscriptions end here.
+        self.1.ended.cancel();
     }
 }
 
@@ -127,7 +129,7 @@ pub(super) async fn connect(
     let _ = handler.era.set(era);
     let builder: ClientBuilder = connector.builder;
     if era == Era::Legacy {
-        let wire = Arc::new(StdioWire(peer));
+        let wire = Arc::new(StdioWire(peer, Arc::clone(&handler.shared)));
         let handshake = handshake(
             wire.as_ref(),
             &handlers,
