@@ -112,6 +112,48 @@ async fn a_silent_server_is_probed_then_the_handshake_times_out() {
     assert!(started.elapsed() < Duration::from_secs(10));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_legacy_revision_can_be_pinned_and_a_modern_pin_skips_the_probe() {
+    for version in ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] {
+        let connection = Connector::new(builder())
+            .era(EraChoice::Version(version.to_owned()))
+            .connect_stdio(&ServerCommand::new(DEMO))
+            .await
+            .unwrap();
+        assert_eq!(connection.verdict.era, Era::Legacy);
+        assert_eq!(connection.verdict.version, version);
+        let mut args = JsonObject::new();
+        args.insert("text".to_owned(), json!(version));
+        let echo = connection.client.call_tool("echo", args).await.unwrap();
+        assert_eq!(text(&echo), version);
+        let discovered = connection.client.discover().await.unwrap();
+        assert_eq!(discovered.supported_versions, [version]);
+        let _ = connection.server.shutdown(Duration::from_secs(2)).await;
+    }
+    let connection = Connector::new(builder())
+        .era(EraChoice::Version("2026-07-28".to_owned()))
+        .connect_stdio(&ServerCommand::new(DEMO))
+        .await
+        .unwrap();
+    assert_eq!(connection.verdict.era, Era::Modern);
+    let result = connection
+        .client
+        .call_tool("interview", JsonObject::new())
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "Ada: Quiet numbers hum");
+    let _ = connection.server.shutdown(Duration::from_secs(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_exits_at_once_is_a_handshake_error() {
+    let err = Connector::new(builder())
+        .connect_stdio(&ServerCommand::new("true"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Handshake(_)), "{err:?}");
+}
+
 /// Our own modern server over Streamable HTTP (an `mcp_server::Server` behind
 /// `mcp_transport_http::HttpServer` on 127.0.0.1): the probe's `DiscoverResult` says
 /// modern, the plain modern HTTP client takes over, and MRTR answers input with the same
