@@ -208,3 +208,29 @@ impl HttpClient {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use http::Method;
+
+    use super::RawRequest;
+    use crate::{Error, HttpClient, HttpClientConfig};
+
+    #[tokio::test]
+    async fn only_the_endpoints_origin_is_reached() {
+        let client =
+            HttpClient::new("http://127.0.0.1:1/mcp", HttpClientConfig::default()).unwrap();
+        for elsewhere in [
+            "http://127.0.0.2:1/mcp",
+            "http://127.0.0.1:2/mcp",
+            "https://127.0.0.1:1/mcp",
+        ] {
+            let request = RawRequest::new(Method::GET).url(elsewhere.parse().unwrap());
+            let err = client.send(request).await.unwrap_err();
+            assert!(matches!(err, Error::Url { .. }), "{elsewhere}: {err}");
+        }
+        // The same origin is tried (and fails to connect: nothing listens on port 1).
+        let request = RawRequest::new(Method::GET).url("http://127.0.0.1:1/other".parse().unwrap());
+        assert!(client.send(request).await.unwrap_err().is_connect());
+    }
+}
