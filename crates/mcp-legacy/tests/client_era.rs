@@ -146,6 +146,19 @@ async fn every_legacy_revision_can_be_pinned_and_a_modern_pin_skips_the_probe() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_pinned_version_is_refused_before_any_process_starts() {
+    let err = Connector::new(builder())
+        .era(EraChoice::Version("2099-01-01".to_owned()))
+        .connect_stdio(&ServerCommand::new("/nonexistent/server"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::UnknownVersion(v) if v == "2099-01-01"),
+        "{err:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_exits_at_once_is_a_handshake_error() {
     let err = Connector::new(builder())
         .connect_stdio(&ServerCommand::new("true"))

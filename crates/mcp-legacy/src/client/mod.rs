@@ -122,7 +122,8 @@ pub enum EraChoice {
     /// revision.
     Legacy,
     /// Speak exactly this version: `2026-07-28` is [`Modern`](Self::Modern); a legacy
-    /// revision is offered in `initialize` and the only one accepted.
+    /// revision is offered in `initialize` and the only one accepted; any other version
+    /// makes the connection fail with [`Error::UnknownVersion`].
     Version(String),
 }
 
@@ -171,6 +172,11 @@ pub enum Error {
         /// What this client accepts.
         accepted: Vec<String>,
     },
+    /// The version pinned with [`EraChoice::Version`] is not one this client speaks.
+    #[error(
+        "cannot pin version {0:?}: this client speaks 2026-07-28 and the legacy revisions {LEGACY_VERSIONS:?}"
+    )]
+    UnknownVersion(String),
     /// The `initialize` result is not an `InitializeResult`.
     #[error("the initialize result is malformed")]
     Malformed(#[source] serde_json::Error),
@@ -285,6 +291,19 @@ impl Connector {
         self
     }
 
+    /// Refuses a pinned version this client does not speak.
+    fn check_pin(&self) -> Result<(), Error> {
+        match &self.choice {
+            EraChoice::Version(version)
+                if !LEGACY_VERSIONS.contains(&version.as_str())
+                    && !mcp_client::SUPPORTED_VERSIONS.contains(&version.as_str()) =>
+            {
+                Err(Error::UnknownVersion(version.clone()))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// The era the user pinned, if any.
     fn pinned_era(&self) -> Option<Era> {
         match &self.choice {
@@ -305,6 +324,7 @@ impl Connector {
         self,
         command: &mcp_transport_stdio::ServerCommand,
     ) -> Result<StdioConnection, Error> {
+        self.check_pin()?;
         stdio::connect(self, command).await
     }
 
@@ -320,6 +340,7 @@ impl Connector {
         url: &str,
         config: mcp_transport_http::HttpClientConfig,
     ) -> Result<HttpConnection, Error> {
+        self.check_pin()?;
         http::connect(self, url, config).await
     }
 }
