@@ -1,10 +1,15 @@
 //! The conformance suite's client: `conformance-client <url>`, the scenario chosen by
-//! `MCP_CONFORMANCE_SCENARIO`, built on `mcp-client` over Streamable HTTP. What each
-//! scenario does is specified in `SCENARIOS-client.md`. Logs go to stderr.
+//! `MCP_CONFORMANCE_SCENARIO`, built on `mcp-client` over Streamable HTTP through
+//! `mcp-legacy`'s dual-era connector. A 2026-07-28 run pins the modern era (no probe, the
+//! plain `mcp-client` path); an initialize-era run (`MCP_CONFORMANCE_PROTOCOL_VERSION` of
+//! 2025-11-25 or older) detects the era as the spec says and gets a legacy session behind
+//! the same `Client` API. What each scenario does is specified in `SCENARIOS-client.md`.
+//! Logs go to stderr.
 
 use std::process::ExitCode;
 
 use mcp_client::{Client, Error};
+use mcp_legacy::client::{Connector, EraChoice};
 use mcp_transport_http::HttpClientConfig;
 use mcp_types::{
     CreateMessageResult, CreateMessageResultContent, ElicitRequestParams, ElicitResult,
@@ -13,8 +18,8 @@ use mcp_types::{
 };
 use serde_json::Value;
 
-fn client(url: &str) -> Result<Client, Error> {
-    Client::builder("mcp-rust-conformance-client", env!("CARGO_PKG_VERSION"))
+async fn client(url: &str, era: EraChoice) -> Result<Client, mcp_legacy::client::Error> {
+    let builder = Client::builder("mcp-rust-conformance-client", env!("CARGO_PKG_VERSION"))
         .on_elicit(|params| async move { Ok(answer_form(&params)) })
         .on_sample(|_params| async {
             Ok(CreateMessageResult::new(
@@ -28,18 +33,31 @@ fn client(url: &str) -> Result<Client, Error> {
                 serde_json::json!({"roots": [{"uri": "file:///tmp/conformance", "name": "conformance"}]}),
             )
             .map_err(|e| e.to_string())
-        })
+        });
+    let connection = Connector::new(builder)
+        .era(era)
         .connect_http(url, HttpClientConfig::default())
+        .await?;
+    eprintln!("connected: {:?}", connection.verdict);
+    Ok(connection.client)
 }
 
-/// Accepts a form with a value for every property: booleans true, numbers 1, enums their
-/// first value, strings "conformance".
+/// Accepts a form with a value for every property: its default if the schema gives one
+/// (SEP-1034), else booleans true, numbers 1, enums their first value, strings
+/// "conformance".
 fn answer_form(params: &ElicitRequestParams) -> ElicitResult {
     let mut result = ElicitResult::new(ElicitResultAction::Accept);
     let mut content = OrderedMap::new();
     if let ElicitRequestParams::ElicitRequestForm(form) = params {
         let schema = serde_json::to_value(&form.requested_schema).unwrap_or_default();
         for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+            if let Some(default) = property
+                .get("default")
+                .and_then(|d| serde_json::from_value::<ElicitResultContentValue>(d.clone()).ok())
+            {
+                content.insert(name.clone(), default);
+                continue;
+            }
             let value = match property["type"].as_str() {
                 Some("boolean") => ElicitResultContentValue::Boolean(true),
                 Some("integer" | "number") => ElicitResultContentValue::Integer(1),
@@ -83,8 +101,24 @@ async fn call_every_tool(client: &Client) -> Result<(), Error> {
     Ok(())
 }
 
-async fn run(scenario: &str, url: &str, context: Option<Value>) -> Result<(), Error> {
-    let client = client(url)?;
+async fn run(
+    scenario: &str,
+    url: &str,
+    context: Option<Value>,
+    era: EraChoice,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let client = client(url, era).await?;
+    let outcome = scenario_flow(&client, scenario, context).await;
+    // Ends a legacy session (DELETE); nothing for a modern server.
+    client.shutdown(std::time::Duration::from_secs(1)).await;
+    Ok(outcome?)
+}
+
+async fn scenario_flow(
+    client: &Client,
+    scenario: &str,
+    context: Option<Value>,
+) -> Result<(), Error> {
     match scenario {
         "tools_call" => {
             client.discover().await?;
@@ -140,7 +174,7 @@ async fn run(scenario: &str, url: &str, context: Option<Value>) -> Result<(), Er
         }
         "http-invalid-tool-headers" => {
             client.discover().await?;
-            call_every_tool(&client).await?;
+            call_every_tool(client).await?;
         }
         "json-schema-ref-no-deref" => {
             client.discover().await?;
@@ -167,12 +201,21 @@ fn main() -> ExitCode {
         eprintln!("MCP_CONFORMANCE_SCENARIO is not set");
         return ExitCode::from(2);
     };
-    if let Ok(version) = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
-        && !mcp_client::SUPPORTED_VERSIONS.contains(&version.as_str())
-    {
-        eprintln!("protocol version {version} is not supported by this client");
-        return ExitCode::from(2);
-    }
+    // The modern revision is pinned (the plain mcp-client path); an initialize-era one
+    // makes the client detect the era as the spec says.
+    let era = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION") {
+        Err(_) => EraChoice::Modern,
+        Ok(version) if mcp_client::SUPPORTED_VERSIONS.contains(&version.as_str()) => {
+            EraChoice::Modern
+        }
+        Ok(version) if mcp_legacy::server::LEGACY_VERSIONS.contains(&version.as_str()) => {
+            EraChoice::Detect
+        }
+        Ok(version) => {
+            eprintln!("protocol version {version} is not supported by this client");
+            return ExitCode::from(2);
+        }
+    };
     let context = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
         .and_then(|c| serde_json::from_str(&c).ok());
@@ -186,7 +229,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(&scenario, &url, context)) {
+    match runtime.block_on(run(&scenario, &url, context, era)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{scenario}: {e} ({e:?})");

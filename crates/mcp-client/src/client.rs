@@ -184,9 +184,11 @@ impl ClientBuilder {
         Ok(self.assemble_with(Transport::Supervised(Arc::new(supervisor)), Some(router)))
     }
 
-    fn assemble_with(self, transport: Transport, router: Option<Router>) -> Client {
-        // The router evicts what a subscription's notifications make stale.
-        let cache = router.as_ref().map_or_else(Arc::default, Router::cache);
+    /// The registered input handlers and the capabilities they declare, for a transport
+    /// that must answer a server's requests itself (see [`CustomTransport`]).
+    ///
+    /// [`CustomTransport`]: crate::CustomTransport
+    pub fn input_handlers(&self) -> InputHandlers {
         let mut capabilities = ClientCapabilities::new();
         if self.elicit.is_some() {
             let mut elicitation = ClientCapabilitiesElicitation::new();
@@ -200,6 +202,37 @@ impl ClientBuilder {
         if self.roots.is_some() {
             capabilities.roots = Some(JsonObject::new());
         }
+        InputHandlers {
+            info: self.info.clone(),
+            capabilities,
+            elicit: self.elicit.clone(),
+            sample: self.sample.clone(),
+            roots: self.roots.clone(),
+        }
+    }
+
+    /// A client whose requests and subscriptions are carried by `transport` (a seam for
+    /// crates that adapt other transports or protocol revisions; see [`CustomTransport`]).
+    /// The client still adds `_meta`, runs the MRTR loop, caches and follows cursors.
+    ///
+    /// [`CustomTransport`]: crate::CustomTransport
+    pub fn connect_custom(self, transport: Arc<dyn crate::CustomTransport>) -> Client {
+        self.assemble_with(Transport::Custom(transport), Some(Router::default()))
+    }
+
+    /// A client over an engine `peer` whose handler the caller owns: the caller's handler
+    /// hands the connection's notifications to `router` (see [`ListenRouter`]), so that
+    /// [`Client::listen`] works.
+    ///
+    /// [`ListenRouter`]: crate::ListenRouter
+    pub fn connect_peer(self, peer: Peer, router: crate::ListenRouter) -> Client {
+        self.assemble_with(Transport::Engine(peer), Some(router.0))
+    }
+
+    fn assemble_with(self, transport: Transport, router: Option<Router>) -> Client {
+        // The router evicts what a subscription's notifications make stale.
+        let cache = router.as_ref().map_or_else(Arc::default, Router::cache);
+        let handlers = self.input_handlers();
         Client {
             inner: Arc::new(Inner {
                 safe_tools: Mutex::default(),
@@ -207,16 +240,93 @@ impl ClientBuilder {
                 auth_context: String::new(),
                 router,
                 transport,
-                info: self.info,
-                capabilities,
                 version: Mutex::new(SUPPORTED_VERSIONS[0].to_owned()),
-                elicit: self.elicit,
-                sample: self.sample,
-                roots: self.roots,
+                handlers,
                 log_level: self.log_level,
                 max_rounds: self.max_rounds,
                 timeout: self.timeout,
                 progress_tokens: AtomicU64::new(1),
+            }),
+        }
+    }
+}
+
+/// The input handlers a client's user registered ([`ClientBuilder::on_elicit`],
+/// [`on_sample`](ClientBuilder::on_sample), [`on_roots`](ClientBuilder::on_roots)), the
+/// capabilities they declare and the client's identity. The MRTR loop answers
+/// `inputRequests` with them; a [`CustomTransport`](crate::CustomTransport) whose server
+/// asks by other means answers with the same handlers through [`answer`](Self::answer).
+/// Cheap to clone.
+#[derive(Clone)]
+pub struct InputHandlers {
+    info: Implementation,
+    capabilities: ClientCapabilities,
+    elicit: Option<ElicitFn>,
+    sample: Option<SampleFn>,
+    roots: Option<RootsFn>,
+}
+
+impl std::fmt::Debug for InputHandlers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InputHandlers")
+            .field("info", &self.info)
+            .field("capabilities", &self.capabilities)
+            .finish_non_exhaustive()
+    }
+}
+
+impl InputHandlers {
+    /// The client's identity (`clientInfo`).
+    pub fn info(&self) -> &Implementation {
+        &self.info
+    }
+
+    /// The capabilities the registered handlers declare.
+    pub fn capabilities(&self) -> &ClientCapabilities {
+        &self.capabilities
+    }
+
+    /// Runs the handler registered for `request`. A request with no handler is
+    /// [`Error::NoHandler`]; a handler's failure is [`Error::Handler`].
+    ///
+    /// Cancel safety: dropping the future drops the handler's future.
+    pub async fn answer(&self, request: InputRequest) -> Result<InputResponse, Error> {
+        fn failed(method: &'static str) -> impl Fn(String) -> Error {
+            move |message| Error::Handler {
+                method: method.to_owned(),
+                message,
+            }
+        }
+        match request {
+            InputRequest::Elicit(request) => {
+                let handler = self.elicit.as_ref().ok_or_else(|| Error::NoHandler {
+                    method: method::ELICITATION_CREATE.to_owned(),
+                })?;
+                handler(request.params)
+                    .await
+                    .map(InputResponse::Elicit)
+                    .map_err(failed(method::ELICITATION_CREATE))
+            }
+            InputRequest::CreateMessage(request) => {
+                let handler = self.sample.as_ref().ok_or_else(|| Error::NoHandler {
+                    method: method::SAMPLING_CREATEMESSAGE.to_owned(),
+                })?;
+                handler(request.params)
+                    .await
+                    .map(InputResponse::CreateMessage)
+                    .map_err(failed(method::SAMPLING_CREATEMESSAGE))
+            }
+            InputRequest::ListRoots(_) => {
+                let handler = self.roots.as_ref().ok_or_else(|| Error::NoHandler {
+                    method: method::ROOTS_LIST.to_owned(),
+                })?;
+                handler()
+                    .await
+                    .map(InputResponse::ListRoots)
+                    .map_err(failed(method::ROOTS_LIST))
+            }
+            _ => Err(Error::NoHandler {
+                method: "an unknown input request".to_owned(),
             }),
         }
     }
@@ -231,12 +341,8 @@ struct Inner {
     auth_context: String,
     router: Option<Router>,
     transport: Transport,
-    info: Implementation,
-    capabilities: ClientCapabilities,
     version: Mutex<String>,
-    elicit: Option<ElicitFn>,
-    sample: Option<SampleFn>,
-    roots: Option<RootsFn>,
+    handlers: InputHandlers,
     log_level: Option<LoggingLevel>,
     max_rounds: usize,
     timeout: Option<Duration>,
@@ -253,6 +359,8 @@ enum Transport {
     /// A stdio server the client owns and restarts.
     #[cfg(feature = "stdio")]
     Supervised(Arc<crate::restart::Supervisor>),
+    /// A caller-supplied transport.
+    Custom(Arc<dyn crate::CustomTransport>),
 }
 
 /// Tokens that tell subscriptions apart in the router.
@@ -296,7 +404,7 @@ pub struct Client {
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
-            .field("info", &self.inner.info)
+            .field("info", &self.inner.handlers.info)
             .finish_non_exhaustive()
     }
 }
@@ -399,7 +507,7 @@ impl Client {
 
     /// The capabilities every request declares (derived from the registered handlers).
     pub fn capabilities(&self) -> &ClientCapabilities {
-        &self.inner.capabilities
+        &self.inner.handlers.capabilities
     }
 
     /// The protocol version requests carry (the newest both sides support, once known).
@@ -412,9 +520,11 @@ impl Client {
     }
 
     fn meta(&self) -> RequestMetaObject {
-        let mut meta =
-            RequestMetaObject::new(self.inner.capabilities.clone(), self.protocol_version());
-        meta.client_info = Some(self.inner.info.clone());
+        let mut meta = RequestMetaObject::new(
+            self.inner.handlers.capabilities.clone(),
+            self.protocol_version(),
+        );
+        meta.client_info = Some(self.inner.handlers.info.clone());
         meta.log_level = self.inner.log_level;
         meta
     }
@@ -530,6 +640,13 @@ impl Client {
                     other => other,
                 }
             }
+            Transport::Custom(custom) => {
+                let params = serde_json::to_value(params).map_err(|source| Error::Decode {
+                    method: method.to_owned(),
+                    source,
+                })?;
+                custom.request(method, params, options).await
+            }
             #[cfg(feature = "http")]
             Transport::Http(http) => {
                 let wait = || crate::http::Wait {
@@ -603,18 +720,17 @@ impl Client {
         }
     }
 
-    /// Stops a server the client owns (stdin close, then SIGTERM, then SIGKILL); does
-    /// nothing for other transports.
-    #[cfg_attr(
-        not(feature = "stdio"),
-        allow(clippy::unused_async, reason = "the stdio supervisor awaits")
-    )]
+    /// Stops a server the client owns (stdin close, then SIGTERM, then SIGKILL), or ends
+    /// a [`CustomTransport`](crate::CustomTransport)'s connection; does nothing for other
+    /// transports.
     pub async fn shutdown(&self, grace: Duration) {
         #[cfg(feature = "stdio")]
         if let Transport::Supervised(supervisor) = &self.inner.transport {
             supervisor.shutdown(grace).await;
         }
-        let _ = grace;
+        if let Transport::Custom(custom) = &self.inner.transport {
+            custom.shutdown(grace).await;
+        }
     }
 
     fn decode<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, Error> {
@@ -703,44 +819,7 @@ impl Client {
     }
 
     async fn answer(&self, request: InputRequest) -> Result<InputResponse, Error> {
-        fn failed(method: &'static str) -> impl Fn(String) -> Error {
-            move |message| Error::Handler {
-                method: method.to_owned(),
-                message,
-            }
-        }
-        match request {
-            InputRequest::Elicit(request) => {
-                let handler = self.inner.elicit.as_ref().ok_or_else(|| Error::NoHandler {
-                    method: method::ELICITATION_CREATE.to_owned(),
-                })?;
-                handler(request.params)
-                    .await
-                    .map(InputResponse::Elicit)
-                    .map_err(failed(method::ELICITATION_CREATE))
-            }
-            InputRequest::CreateMessage(request) => {
-                let handler = self.inner.sample.as_ref().ok_or_else(|| Error::NoHandler {
-                    method: method::SAMPLING_CREATEMESSAGE.to_owned(),
-                })?;
-                handler(request.params)
-                    .await
-                    .map(InputResponse::CreateMessage)
-                    .map_err(failed(method::SAMPLING_CREATEMESSAGE))
-            }
-            InputRequest::ListRoots(_) => {
-                let handler = self.inner.roots.as_ref().ok_or_else(|| Error::NoHandler {
-                    method: method::ROOTS_LIST.to_owned(),
-                })?;
-                handler()
-                    .await
-                    .map(InputResponse::ListRoots)
-                    .map_err(failed(method::ROOTS_LIST))
-            }
-            _ => Err(Error::NoHandler {
-                method: "an unknown input request".to_owned(),
-            }),
-        }
+        self.inner.handlers.answer(request).await
     }
 
     /// `server/discover`: the server's versions, capabilities, identity and instructions.
@@ -973,6 +1052,21 @@ impl Client {
             Transport::Supervised(supervisor) => ListenSource::Supervised(Arc::clone(supervisor)),
             #[cfg(feature = "http")]
             Transport::Http(http) => return Ok(self.listen_http(http, params, router)),
+            Transport::Custom(custom) => {
+                let (tx, events) = tokio::sync::mpsc::channel(crate::listen::SUBSCRIPTION_BUFFER);
+                let sink = crate::custom::EventSink {
+                    tx,
+                    cache: router.cache(),
+                };
+                let request = tokio::spawn(custom.listen(params, sink));
+                return Ok(Subscription {
+                    current: Arc::default(),
+                    token: 0,
+                    events,
+                    request,
+                    router,
+                });
+            }
         };
         let closing = router.clone();
         let ended = Arc::clone(&current);

@@ -49,6 +49,14 @@
 //! exposes. It never depends on a transport crate except behind that
 //! transport's cargo feature.
 //!
+//! Seams, era-neutral and small (module `custom`): [`CustomTransport`] carries requests
+//! and subscriptions for a client built with [`ClientBuilder::connect_custom`];
+//! [`InputHandlers`] ([`ClientBuilder::input_handlers`]) runs the user's elicitation,
+//! sampling and roots handlers for a transport whose server asks by other means; and
+//! [`ListenRouter`] with [`ClientBuilder::connect_peer`] lets a caller that owns an engine
+//! connection's handler feed the client's subscriptions. `mcp-legacy` builds its
+//! dual-era client on them.
+//!
 //! # Example
 //!
 //! ```no_run
@@ -76,6 +84,7 @@
 
 mod cache;
 mod client;
+mod custom;
 mod error;
 #[cfg(feature = "http")]
 mod http;
@@ -83,7 +92,8 @@ mod listen;
 #[cfg(feature = "stdio")]
 mod restart;
 
-pub use client::{CallOptions, Client, ClientBuilder, SUPPORTED_VERSIONS};
+pub use client::{CallOptions, Client, ClientBuilder, InputHandlers, SUPPORTED_VERSIONS};
+pub use custom::{BoxFuture, CustomTransport, EventSink, ListenRouter};
 pub use error::Error;
 pub use listen::{ListenEvent, Subscription};
 #[cfg(feature = "stdio")]

@@ -29,10 +29,16 @@
 //! unguessable ids, a cap (503 past it) and an idle expiry; nothing is allocated
 //! for a session before its `initialize` request is valid.
 //!
-//! Client side, one client API reaches any server. The era is detected as the
-//! spec says (a `server/discover` probe on stdio; the body of a 400 on HTTP,
-//! then `initialize`, then HTTP+SSE), cached per server process or origin and
-//! re-probed when it later fails; the user can pin an era or a version instead.
+//! Client side, one client API reaches any server ([`client::Connector`]). The era
+//! is detected as the spec says (a `server/discover` probe on stdio; on HTTP a
+//! modern request whose 400/404/405 body is not a modern error, then
+//! `initialize`, then HTTP+SSE) and holds for the connection (one server process
+//! or one HTTP session); a `VerdictCache` remembers HTTP verdicts per URL and
+//! forgets one that fails, so the server is probed again; the user can pin an era
+//! or a version instead. A legacy
+//! session sits behind the same `mcp_client::Client` through the client core's
+//! era-neutral seams (`CustomTransport`, `InputHandlers`, `ListenRouter`) and
+//! `mcp-transport-http`'s raw exchanges (`HttpClient::send`).
 //!
 //! Invariants: this is the only crate that knows a legacy revision exists, and a
 //! search for `initialize` outside this crate and `mcp-types` finds only docs.
@@ -48,11 +54,19 @@
 //! hardening of sessions by issue #11. Built: [`server::DualEra`], the dual-era
 //! server for one connection (stdio), and `http::DualEraHttp` (feature `http`), both
 //! eras on one Streamable HTTP endpoint, with the 2024-11-05 HTTP+SSE transport beside
-//! it (feature `http-sse`). Features: `stdio`, `http` and `http-sse`, all on by
-//! default.
+//! it (feature `http-sse`); and the dual-era client, [`client::Connector`], over stdio
+//! (feature `stdio`) and HTTP (feature `http`: legacy Streamable HTTP and the
+//! 2024-11-05 HTTP+SSE transport). Features: `stdio`, `http` and `http-sse`, all on by
+//! default. Not yet on the client side: switching a live client to another era (the
+//! verdict holds for the client's life; an expired HTTP session is re-initialized, and
+//! a session that cannot be re-established makes the next connection probe again),
+//! restarting a crashed legacy stdio server, and 2025-11-25 tasks.
 
 #![forbid(unsafe_code)]
 
+// The client needs a transport to be of any use.
+#[cfg(any(feature = "stdio", feature = "http"))]
+pub mod client;
 mod error;
 #[cfg(feature = "http")]
 pub mod http;

@@ -19,6 +19,11 @@
 //!   limits, connect timeout, extra headers and TLS settings. `https://` needs the `rustls`
 //!   feature (on by default); over it the client speaks HTTP/2 when the server offers it by
 //!   ALPN, HTTP/1.1 otherwise.
+//! - [`HttpClient::send`] is the era-neutral seam for protocol layers that need more than
+//!   one POST per request (`mcp-legacy`'s legacy sessions): a [`RawRequest`] with any
+//!   method and headers to the endpoint's own origin, a [`RawResponse`] with its status
+//!   and headers, read whole (bounded) or as an [`EventStream`] of whole [`SseEvent`]s
+//!   (name, data, last event id, `retry`). It knows no MCP header.
 //! - [`HttpServerConfig`] holds every limit, timeout and allow-list, plus the two hooks the
 //!   core supplies: [`ParamHeaders`] (the `Mcp-Param-*` headers of each tool, from its
 //!   `x-mcp-header` annotations) and a [`NotificationHook`].
@@ -98,7 +103,8 @@
 //!   Base64-sentinel-encoded exactly as the server half decodes them.
 //! - Peer input is bounded: the reply body (default 16 MiB) and each SSE event (default
 //!   4 MiB) are counted while reading; past either the stream yields one error and ends.
-//! - Redirects are never followed (a typed error), so credentials never cross origins.
+//! - Redirects are never followed (a typed error), so credentials never cross origins;
+//!   [`HttpClient::send`] reaches only the endpoint's own origin.
 //! - Dropping a call or its [`ResponseStream`] closes its connection: the spec's
 //!   cancellation. A stream read to its end returns its connection to the pool.
 //!
@@ -125,7 +131,10 @@ mod response;
 mod server;
 mod service;
 
-pub use client::{HttpClient, HttpClientConfig, RequestHeaders, ResponseStream};
+pub use client::{
+    EventStream, HttpClient, HttpClientConfig, RawRequest, RawResponse, RequestHeaders,
+    ResponseStream, SseEvent,
+};
 pub use config::{AllowList, HttpServerConfig, NotificationHook, ParamHeader, ParamHeaders};
 pub use error::Error;
 pub use response::McpBody;

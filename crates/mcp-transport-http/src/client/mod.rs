@@ -24,6 +24,7 @@
 //!   spec defines as cancelling the request.
 
 mod config;
+mod raw;
 mod sse;
 mod stream;
 
@@ -38,6 +39,8 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 pub use config::HttpClientConfig;
+pub use raw::{EventStream, RawRequest, RawResponse};
+pub use sse::SseEvent;
 pub use stream::ResponseStream;
 
 use crate::error::Error;

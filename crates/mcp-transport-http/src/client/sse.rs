@@ -6,6 +6,10 @@
 //! `\r`. Comments (`: keep-alive`), `id` and `retry` fields, unknown fields and events named
 //! anything but `message` are ignored; `data` lines are joined with `\n`.
 //!
+//! In raw mode ([`SseParser::raw`], for [`EventStream`](super::EventStream)) every
+//! dispatched event is kept whole instead: its name, its data (possibly empty, as a
+//! priming event's is), the last event id and the last `retry` so far.
+//!
 //! Bound and recovery: one event (its pending line plus the data gathered so far) may hold at
 //! most `max_event` bytes. Past that, [`SseParser::feed`] fails and the parser must not be
 //! fed again: the stream is abandoned rather than resynchronised, because the dropped event
@@ -42,6 +46,31 @@ pub(crate) struct SseParser {
     bom: usize,
     /// Complete `message` events not yet taken.
     ready: VecDeque<Bytes>,
+    /// Raw mode: every event is kept whole, in `events`.
+    raw: bool,
+    /// Raw mode: complete events not yet taken.
+    events: VecDeque<SseEvent>,
+    /// The last event id buffer (`id` field).
+    last_id: Option<String>,
+    /// The last `retry` field, in milliseconds.
+    retry: Option<u64>,
+    /// Whether the current event had any field.
+    touched: bool,
+}
+
+/// One server-sent event, whole (raw mode).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SseEvent {
+    /// The event's name (`message` when the stream gave none).
+    pub event: String,
+    /// The event's data, its lines joined with `\n`; empty for a priming event.
+    pub data: String,
+    /// The stream's last event id after this event: what `Last-Event-ID` carries when the
+    /// client reconnects.
+    pub id: Option<String>,
+    /// The stream's last `retry` field so far: how long to wait before reconnecting.
+    pub retry: Option<std::time::Duration>,
 }
 
 impl SseParser {
@@ -57,7 +86,24 @@ impl SseParser {
             started: false,
             bom: 0,
             ready: VecDeque::new(),
+            raw: false,
+            events: VecDeque::new(),
+            last_id: None,
+            retry: None,
+            touched: false,
         }
+    }
+
+    /// A raw-mode parser: every event kept whole ([`next_raw`](Self::next_raw)).
+    pub(crate) fn raw(max_event: usize) -> Self {
+        let mut parser = SseParser::new(max_event);
+        parser.raw = true;
+        parser
+    }
+
+    /// Takes the next complete event (raw mode).
+    pub(crate) fn next_raw(&mut self) -> Option<SseEvent> {
+        self.events.pop_front()
     }
 
     /// Takes the data of the next complete `message` event, if there is one.
@@ -139,18 +185,48 @@ impl SseParser {
                 self.data.extend_from_slice(value);
                 self.data.push(b'\n');
                 self.has_data = true;
+                self.touched = true;
             }
             b"event" => {
                 self.event.clear();
                 self.event.extend_from_slice(value);
             }
-            _ => {}
+            // An id with NUL is ignored, as the HTML standard says.
+            b"id" if !value.contains(&0) => {
+                self.last_id = Some(String::from_utf8_lossy(value).into_owned());
+            }
+            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                self.retry = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
+            }
+            _ => return Ok(()),
         }
+        self.touched = true;
         Ok(())
     }
 
     /// Ends the current event at a blank line.
     fn dispatch(&mut self) {
+        if self.raw {
+            if self.touched {
+                self.data.pop();
+                let event = if self.event.is_empty() {
+                    "message".to_owned()
+                } else {
+                    String::from_utf8_lossy(&self.event).into_owned()
+                };
+                self.events.push_back(SseEvent {
+                    event,
+                    data: String::from_utf8_lossy(&self.data).into_owned(),
+                    id: self.last_id.clone(),
+                    retry: self.retry.map(std::time::Duration::from_millis),
+                });
+            }
+            self.touched = false;
+            self.data.clear();
+            self.has_data = false;
+            self.event.clear();
+            return;
+        }
         if self.has_data && (self.event.is_empty() || self.event == b"message") {
             self.data.pop();
             self.ready
@@ -207,6 +283,39 @@ mod tests {
         check("event: message\n\ndata\n\ndata:\n\n", &["", ""]);
         // An unterminated event at the end is not dispatched.
         check("data: a\n\ndata: b\n", &["a"]);
+    }
+
+    #[test]
+    fn raw_events_keep_ids_retry_and_priming_events() {
+        let mut parser = SseParser::raw(1 << 10);
+        parser
+            .feed(b"id: e-1\nretry: 500\ndata: \n\n: comment\n\nevent: endpoint\ndata: /messages?s=1\n\nid: e-2\ndata: {}\n\n")
+            .unwrap();
+        let events: Vec<SseEvent> = std::iter::from_fn(|| parser.next_raw()).collect();
+        let ms = |n| Some(std::time::Duration::from_millis(n));
+        assert_eq!(
+            events,
+            [
+                SseEvent {
+                    event: "message".into(),
+                    data: String::new(),
+                    id: Some("e-1".into()),
+                    retry: ms(500)
+                },
+                SseEvent {
+                    event: "endpoint".into(),
+                    data: "/messages?s=1".into(),
+                    id: Some("e-1".into()),
+                    retry: ms(500)
+                },
+                SseEvent {
+                    event: "message".into(),
+                    data: "{}".into(),
+                    id: Some("e-2".into()),
+                    retry: ms(500)
+                },
+            ]
+        );
     }
 
     #[test]

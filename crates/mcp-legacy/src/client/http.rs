@@ -1,0 +1,1021 @@
+//! Era detection and legacy sessions over HTTP.
+//!
+//! Detection (`docs/2026-07-28/basic/transports/streamable-http.mdx`, Backward
+//! Compatibility): a modern `server/discover` POST first. A `DiscoverResult`, or a
+//! recognized modern JSON-RPC error in the body (whatever the status), means modern, and the
+//! plain `mcp_client` HTTP client takes over. A 400, 404 or 405 without one, or a result
+//! that is not a `DiscoverResult`, means legacy: `initialize` over the legacy Streamable
+//! HTTP transport (`docs/2025-11-25/basic/transports.mdx`); if that fails with 400, 404 or
+//! 405, the 2024-11-05 HTTP+SSE transport (`docs/2024-11-05/basic/transports.mdx`): a GET
+//! whose first event, `endpoint`, names the URL the client POSTs to, with every answer on
+//! the GET stream.
+//!
+//! A legacy Streamable HTTP session ([`HttpWire`]):
+//!
+//! - echoes `Mcp-Session-Id` on every request once `initialize` returned one, and sends
+//!   `MCP-Protocol-Version` from 2025-06-18 on;
+//! - reads each POST's reply, JSON or SSE; on an SSE reply, answers the server's requests
+//!   with the user's handlers (a POST of the JSON-RPC response), reports progress and
+//!   delivers change notifications to `listen`;
+//! - resumes a POST stream that ends before its response, the 2025-11-25 way: after the
+//!   stream's `retry` delay, a GET with `Last-Event-ID` (at most
+//!   [`MAX_RESUMES`] times per request);
+//! - keeps the standalone GET stream open for server-initiated messages, reconnecting with
+//!   `Last-Event-ID` after the `retry` delay, and routes responses that arrive on it;
+//! - re-initializes once when the server answers 404 to a request carrying the session
+//!   id (the session expired), then re-sends the request (which never ran);
+//! - sends `notifications/cancelled` when a request's future is dropped (in the legacy
+//!   revisions a closed connection is not a cancellation);
+//! - DELETEs the session on [`Client::shutdown`](mcp_client::Client::shutdown).
+//!
+//! Bounds: every body and SSE event by the `HttpClientConfig` limits, the probe and the
+//! handshake by the probe timeout, each request by its timeout (reset by progress, capped
+//! by the hard maximum), at most [`MAX_PENDING`] requests in flight and
+//! [`MAX_SERVER_REQUESTS`] server requests being answered.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{ACCEPT, CONTENT_TYPE};
+use http::{HeaderName, HeaderValue, Method, StatusCode, Uri};
+use mcp_client::InputHandlers;
+use mcp_jsonrpc::{DecodeOptions, Decoded, ErrorObject, Message, RequestOptions};
+use mcp_transport_http::{EventStream, HttpClient, HttpClientConfig, RawRequest, RawResponse};
+use mcp_types::{Era, RequestId, legacy, method};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::session::{Handshake, Session, Shared, Wire, is_modern_error};
+use super::{Connector, EraChoice, Error, Transport, Verdict, VerdictCache, handshake};
+
+/// How many times one request's broken stream is resumed.
+pub const MAX_RESUMES: usize = 10;
+/// How many requests may be in flight on one session.
+pub const MAX_PENDING: usize = 256;
+/// How many server requests (elicitation, sampling, roots, ping) are answered at once on
+/// one session; past that a request is dropped with a warning.
+pub const MAX_SERVER_REQUESTS: usize = 32;
+/// How long to wait before reconnecting when the server gave no `retry`.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+/// The longest `retry` honoured.
+const MAX_RETRY: Duration = Duration::from_mins(1);
+/// How many reconnections of the standalone GET stream may fail in a row.
+const MAX_GET_FAILURES: u32 = 5;
+const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+const ACCEPT_BOTH: HeaderValue = HeaderValue::from_static("application/json, text/event-stream");
+const ACCEPT_SSE: HeaderValue = HeaderValue::from_static("text/event-stream");
+
+type Outcome = Result<Box<RawValue>, ErrorObject>;
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn http_error(e: mcp_transport_http::Error) -> mcp_client::Error {
+    mcp_client::Error::Http(e)
+}
+
+fn status_error(status: StatusCode, error: Option<ErrorObject>) -> mcp_client::Error {
+    http_error(mcp_transport_http::Error::Status { status, error })
+}
+
+fn closed(reason: &str) -> mcp_client::Error {
+    mcp_client::Error::Transport(mcp_jsonrpc::Error::Closed(Some(reason.to_owned())))
+}
+
+fn decode_messages(data: &[u8]) -> Vec<Message> {
+    let mut options = DecodeOptions::default();
+    // 2025-03-26 servers may batch.
+    options.max_batch = Some(64);
+    match mcp_jsonrpc::decode(data, options) {
+        Ok(Decoded::Single(message)) => vec![message],
+        Ok(Decoded::Batch(items)) => items.into_iter().filter_map(Result::ok).collect(),
+        Ok(_) => Vec::new(),
+        Err(e) => {
+            tracing::debug!(error = %e, "an undecodable message from the server");
+            Vec::new()
+        }
+    }
+}
+
+/// `from + wait`, saturating far in the future (a caller may ask for "no timeout" with a
+/// huge duration).
+fn later(from: Instant, wait: Duration) -> Instant {
+    from.checked_add(wait)
+        .or_else(|| from.checked_add(Duration::from_hours(24 * 365)))
+        .unwrap_or(from)
+}
+
+/// Where a stream left off, for resumption.
+#[derive(Debug, Default, Clone)]
+struct Cursor {
+    last_id: Option<String>,
+    retry: Option<Duration>,
+}
+
+impl Cursor {
+    fn delay(&self) -> Duration {
+        self.retry.unwrap_or(DEFAULT_RETRY).min(MAX_RETRY)
+    }
+}
+
+/// One request's wait: its id and timeout clock.
+struct Call<'a> {
+    id: &'a RequestId,
+    deadline: Arc<Mutex<Instant>>,
+}
+
+/// Where a request's progress notifications go, whichever stream carries them.
+struct ProgressRoute {
+    callback: mcp_jsonrpc::ProgressCallback,
+    /// The request's timeout clock, reset by progress.
+    deadline: Arc<Mutex<Instant>>,
+    timeout: Duration,
+    hard: Instant,
+}
+
+/// A progress token as a map key (its JSON text).
+fn token_key(token: &mcp_types::ProgressToken) -> String {
+    serde_json::to_string(token).unwrap_or_default()
+}
+
+/// A legacy HTTP session (Streamable HTTP, or HTTP+SSE when `post_url` came from an
+/// `endpoint` event).
+pub(crate) struct HttpWire {
+    http: HttpClient,
+    shared: Arc<Shared>,
+    session: Mutex<Option<HeaderValue>>,
+    /// The negotiated version, once `initialize` answered.
+    version: Mutex<Option<String>>,
+    /// HTTP+SSE: the URL the `endpoint` event named.
+    post_url: Option<Uri>,
+    next_id: AtomicI64,
+    /// Requests whose response may arrive on the GET stream.
+    pending: Mutex<HashMap<RequestId, oneshot::Sender<Outcome>>>,
+    /// Progress routes of the requests in flight, by token.
+    progress: Mutex<HashMap<String, ProgressRoute>>,
+    /// Permits for answering server requests.
+    answering: Arc<tokio::sync::Semaphore>,
+    get_stream: Mutex<Option<JoinHandle<()>>>,
+    closed: AtomicBool,
+    /// Set once the session exists, for re-initialization after a 404.
+    handshake: Mutex<Option<Arc<Mutex<Handshake>>>>,
+    offer: Vec<String>,
+    timeout: Duration,
+    /// The remembered verdict to forget if the session cannot be re-established.
+    forget_on_failure: Mutex<Option<(VerdictCache, String)>>,
+}
+
+impl std::fmt::Debug for HttpWire {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpWire")
+            .field("url", self.http.url())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Removes a pending entry, and tells the server a request was abandoned, when a request's
+/// future is dropped before its answer.
+struct Abandon<'a> {
+    wire: &'a Arc<HttpWire>,
+    id: RequestId,
+    token: Option<String>,
+    done: bool,
+}
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        lock(&self.wire.pending).remove(&self.id);
+        if let Some(token) = &self.token {
+            lock(&self.wire.progress).remove(token);
+        }
+        if self.done || self.wire.closed.load(Ordering::Relaxed) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let wire = Arc::clone(self.wire);
+        let id = self.id.clone();
+        runtime.spawn(async move {
+            let params = json!({ "requestId": id, "reason": "the client abandoned the request" });
+            if let Ok(frame) =
+                mcp_jsonrpc::encode_notification(method::NOTIFICATIONS_CANCELLED, Some(&params))
+            {
+                let _ = tokio::time::timeout(Duration::from_secs(5), wire.post_frame(frame)).await;
+            }
+        });
+    }
+}
+
+impl HttpWire {
+    fn new(
+        http: HttpClient,
+        shared: Arc<Shared>,
+        post_url: Option<Uri>,
+        connector: &Connector,
+    ) -> Arc<Self> {
+        Arc::new(HttpWire {
+            http,
+            shared,
+            session: Mutex::new(None),
+            version: Mutex::new(None),
+            post_url,
+            next_id: AtomicI64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            progress: Mutex::new(HashMap::new()),
+            answering: Arc::new(tokio::sync::Semaphore::new(MAX_SERVER_REQUESTS)),
+            get_stream: Mutex::new(None),
+            closed: AtomicBool::new(false),
+            handshake: Mutex::new(None),
+            offer: connector.legacy_offer.clone(),
+            timeout: connector.probe_timeout,
+            forget_on_failure: Mutex::new(None),
+        })
+    }
+
+    /// Adds the session's headers.
+    fn session_headers(&self, mut request: RawRequest) -> RawRequest {
+        if let Some(session) = lock(&self.session).clone() {
+            request = request.header(SESSION_ID, session);
+        }
+        // 2025-06-18 and later name their version on every request after initialize.
+        let version = lock(&self.version).clone();
+        if let Some(version) = version.filter(|v| v.as_str() >= "2025-06-18")
+            && let Ok(value) = HeaderValue::from_str(&version)
+        {
+            request = request.header(PROTOCOL_VERSION, value);
+        }
+        request
+    }
+
+    fn post(&self, frame: Bytes) -> RawRequest {
+        let mut request = RawRequest::new(Method::POST)
+            .header(CONTENT_TYPE, JSON)
+            .header(ACCEPT, ACCEPT_BOTH)
+            .body(frame);
+        if let Some(url) = &self.post_url {
+            request = request.url(url.clone());
+        }
+        self.session_headers(request)
+    }
+
+    /// POSTs a notification or a response (the server answers 202).
+    async fn post_frame(&self, frame: Bytes) -> Result<(), mcp_client::Error> {
+        let response = self.http.send(self.post(frame)).await.map_err(http_error)?;
+        let status = response.status();
+        let _ = response.bytes().await;
+        if status.is_success() {
+            Ok(())
+        } else {
+            Err(status_error(status, None))
+        }
+    }
+
+    /// GET on the endpoint for a stream of server messages, resuming after `last_id`.
+    async fn open_get(&self, last_id: Option<&str>) -> Result<RawResponse, mcp_client::Error> {
+        let mut request = RawRequest::new(Method::GET).header(ACCEPT, ACCEPT_SSE);
+        if let Some(id) = last_id.and_then(|id| HeaderValue::from_str(id).ok()) {
+            request = request.header(LAST_EVENT_ID, id);
+        }
+        self.http
+            .send(self.session_headers(request))
+            .await
+            .map_err(http_error)
+    }
+
+    /// Handles one message from the server; the response to `call`, if it is that.
+    fn handle(self: &Arc<Self>, message: Message, call: Option<&Call<'_>>) -> Option<Outcome> {
+        match message {
+            Message::Response(response) => {
+                let id = response.id?;
+                if call.is_some_and(|c| *c.id == id) {
+                    return Some(response.outcome);
+                }
+                if let Some(tx) = lock(&self.pending).remove(&id) {
+                    let _ = tx.send(response.outcome);
+                }
+                None
+            }
+            Message::Request(request) => {
+                // Bounded: past MAX_SERVER_REQUESTS answers in progress, a request is
+                // dropped (the server's own timeout ends it) rather than queued.
+                if let Ok(permit) = Arc::clone(&self.answering).try_acquire_owned() {
+                    let wire = Arc::clone(self);
+                    tokio::spawn(async move {
+                        wire.answer(request).await;
+                        drop(permit);
+                    });
+                } else {
+                    tracing::warn!(method = %request.method, "too many server requests in progress; one was dropped");
+                }
+                None
+            }
+            Message::Notification(notification) => {
+                let params = notification
+                    .params
+                    .as_deref()
+                    .and_then(|p| serde_json::from_str::<Value>(p.get()).ok());
+                if notification.method == method::NOTIFICATIONS_PROGRESS {
+                    self.progress(params.as_ref());
+                } else {
+                    self.shared.notify(&notification.method, params.as_ref());
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+
+    fn progress(&self, params: Option<&Value>) {
+        let Some(progress) = params.and_then(|p| {
+            serde_json::from_value::<mcp_types::ProgressNotificationParams>(p.clone()).ok()
+        }) else {
+            return;
+        };
+        let routes = lock(&self.progress);
+        let Some(route) = routes.get(&token_key(&progress.progress_token)) else {
+            return;
+        };
+        (route.callback)(&progress);
+        *lock(&route.deadline) = later(Instant::now(), route.timeout).min(route.hard);
+    }
+
+    /// Answers a server request with the user's handlers and POSTs the response.
+    async fn answer(self: Arc<Self>, request: mcp_jsonrpc::Request) {
+        let params = request
+            .params
+            .as_deref()
+            .and_then(|p| serde_json::from_str::<Value>(p.get()).ok());
+        let frame = match self.shared.answer(&request.method, params).await {
+            Ok(result) => mcp_jsonrpc::encode_result(&request.id, &result).ok(),
+            Err(error) => Some(mcp_jsonrpc::encode_error(Some(&request.id), &error)),
+        };
+        if let Some(frame) = frame
+            && let Err(e) = self.post_frame(frame).await
+        {
+            tracing::warn!(error = %e, method = %request.method, "cannot send the answer to a server request");
+        }
+    }
+
+    /// Reads an SSE stream until `call`'s response (or its end): where it left off.
+    async fn read_events(
+        self: &Arc<Self>,
+        events: &mut EventStream,
+        call: Option<&Call<'_>>,
+        cursor: &mut Cursor,
+    ) -> Option<Outcome> {
+        while let Some(event) = events.next().await {
+            let Ok(event) = event else { break };
+            if event.id.is_some() {
+                cursor.last_id.clone_from(&event.id);
+            }
+            if event.retry.is_some() {
+                cursor.retry = event.retry;
+            }
+            if event.event != "message" || event.data.is_empty() {
+                continue;
+            }
+            for message in decode_messages(event.data.as_bytes()) {
+                if let Some(outcome) = self.handle(message, call) {
+                    return Some(outcome);
+                }
+            }
+        }
+        None
+    }
+
+    /// One request: POST, then its reply (JSON, SSE, resumed SSE or the GET stream).
+    async fn exchange(
+        self: &Arc<Self>,
+        method: &str,
+        params: &Value,
+        options: &RequestOptions,
+    ) -> Result<Box<RawValue>, mcp_client::Error> {
+        let id = RequestId::Integer(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let frame = mcp_jsonrpc::encode_request(&id, method, Some(params)).map_err(|source| {
+            mcp_client::Error::Decode {
+                method: method.to_owned(),
+                source,
+            }
+        })?;
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = lock(&self.pending);
+            if pending.len() >= MAX_PENDING {
+                return Err(closed("too many requests in flight on this session"));
+            }
+            pending.insert(id.clone(), tx);
+        }
+        let timeout = options.timeout.unwrap_or(Duration::from_mins(1));
+        let started = Instant::now();
+        let hard = later(
+            started,
+            options
+                .max_timeout
+                .unwrap_or(Duration::from_mins(10))
+                .max(timeout),
+        );
+        let call = Call {
+            id: &id,
+            deadline: Arc::new(Mutex::new(later(started, timeout).min(hard))),
+        };
+        let token = options.progress_token.as_ref().map(token_key);
+        if let (Some(token), Some(callback)) = (&token, &options.on_progress) {
+            lock(&self.progress).insert(
+                token.clone(),
+                ProgressRoute {
+                    callback: Arc::clone(callback),
+                    deadline: Arc::clone(&call.deadline),
+                    timeout,
+                    hard,
+                },
+            );
+        }
+        let mut abandon = Abandon {
+            wire: self,
+            id: id.clone(),
+            token,
+            done: false,
+        };
+        let work = self.reply(method, frame, &call, rx);
+        tokio::pin!(work);
+        let outcome = loop {
+            let deadline = *lock(&call.deadline);
+            tokio::select! {
+                outcome = &mut work => break outcome,
+                () = tokio::time::sleep_until(deadline) => {
+                    if *lock(&call.deadline) <= Instant::now() {
+                        break Err(mcp_client::Error::Timeout {
+                            method: method.to_owned(),
+                            after: started.elapsed(),
+                        });
+                    }
+                }
+            }
+        };
+        // A request that got any answer, or that the server never accepted, needs no
+        // cancellation.
+        abandon.done = !matches!(outcome, Err(mcp_client::Error::Timeout { .. }));
+        outcome
+    }
+
+    async fn reply(
+        self: &Arc<Self>,
+        method: &str,
+        frame: Bytes,
+        call: &Call<'_>,
+        mut from_get: oneshot::Receiver<Outcome>,
+    ) -> Result<Box<RawValue>, mcp_client::Error> {
+        let had_session = lock(&self.session).is_some();
+        let response = self.http.send(self.post(frame)).await.map_err(http_error)?;
+        let status = response.status();
+        if lock(&self.session).is_none()
+            && let Some(session) = response.headers().get(SESSION_ID)
+        {
+            *lock(&self.session) = Some(session.clone());
+        }
+        if status == StatusCode::NOT_FOUND && had_session && self.post_url.is_none() {
+            return Err(SessionExpired::error());
+        }
+        if status == StatusCode::ACCEPTED {
+            // HTTP+SSE, or a server that answers on the GET stream.
+            let _ = response.bytes().await;
+            return from_get
+                .await
+                .map_err(|_| closed("the session ended before the response"))?
+                .map_err(mcp_client::Error::Protocol);
+        }
+        if response.is_event_stream() && status.is_success() {
+            let mut cursor = Cursor::default();
+            let mut events = response.events();
+            let mut resumes = 0;
+            loop {
+                tokio::select! {
+                    outcome = self.read_events(&mut events, Some(call), &mut cursor) => {
+                        if let Some(outcome) = outcome {
+                            return outcome.map_err(mcp_client::Error::Protocol);
+                        }
+                    }
+                    outcome = &mut from_get => {
+                        return outcome
+                            .map_err(|_| closed("the session ended before the response"))?
+                            .map_err(mcp_client::Error::Protocol);
+                    }
+                }
+                // The stream ended before the response: resume it after `retry`, from
+                // the last event id (2025-11-25 polling), if the server gave one.
+                let Some(last_id) = cursor.last_id.clone() else {
+                    return Err(mcp_client::Error::MayHaveRun {
+                        method: method.to_owned(),
+                    });
+                };
+                resumes += 1;
+                if resumes > MAX_RESUMES {
+                    return Err(mcp_client::Error::MayHaveRun {
+                        method: method.to_owned(),
+                    });
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(cursor.delay()) => {}
+                    outcome = &mut from_get => {
+                        return outcome
+                            .map_err(|_| closed("the session ended before the response"))?
+                            .map_err(mcp_client::Error::Protocol);
+                    }
+                }
+                let again = self.open_get(Some(&last_id)).await.map_err(|e| {
+                    tracing::debug!(error = %e, "resumption failed");
+                    mcp_client::Error::MayHaveRun {
+                        method: method.to_owned(),
+                    }
+                })?;
+                if !again.status().is_success() || !again.is_event_stream() {
+                    return Err(mcp_client::Error::MayHaveRun {
+                        method: method.to_owned(),
+                    });
+                }
+                events = again.events();
+            }
+        }
+        let json = response.is_json();
+        let body = response.bytes().await.map_err(http_error)?;
+        if json {
+            for message in decode_messages(&body) {
+                if let Some(outcome) = self.handle(message, Some(call)) {
+                    return outcome.map_err(mcp_client::Error::Protocol);
+                }
+            }
+        }
+        let error = if json {
+            decode_messages(&body).into_iter().find_map(|m| match m {
+                Message::Response(r) => r.outcome.err(),
+                _ => None,
+            })
+        } else {
+            None
+        };
+        Err(status_error(status, error))
+    }
+
+    /// Opens the standalone GET stream for server-initiated messages (its head is awaited,
+    /// so that it is in place before the next request), then reads it on a task that
+    /// reconnects with `Last-Event-ID`. A server without one (405, or no SSE) is fine.
+    async fn start_get_stream(self: &Arc<Self>) {
+        let first = match self.open_get(None).await {
+            Ok(response) if response.status().is_success() && response.is_event_stream() => {
+                response
+            }
+            Ok(response) => {
+                tracing::debug!(status = %response.status(), "no standalone GET stream");
+                return;
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "no standalone GET stream");
+                return;
+            }
+        };
+        let wire = Arc::clone(self);
+        let task = tokio::spawn(async move { wire.run_get_stream(first).await });
+        if let Some(old) = lock(&self.get_stream).replace(task) {
+            old.abort();
+        }
+    }
+
+    async fn run_get_stream(self: Arc<Self>, first: RawResponse) {
+        let mut cursor = Cursor::default();
+        let mut events = first.events();
+        let mut failures = 0;
+        loop {
+            let _ = self.read_events(&mut events, None, &mut cursor).await;
+            loop {
+                if self.closed.load(Ordering::Relaxed) || failures >= MAX_GET_FAILURES {
+                    return;
+                }
+                tokio::time::sleep(cursor.delay()).await;
+                match self.open_get(cursor.last_id.as_deref()).await {
+                    Ok(r) if r.status().is_success() && r.is_event_stream() => {
+                        failures = 0;
+                        events = r.events();
+                        break;
+                    }
+                    Ok(r) if r.status() == StatusCode::METHOD_NOT_ALLOWED => return,
+                    _ => failures += 1,
+                }
+            }
+        }
+    }
+
+    /// `initialize` again after the session expired (404), then `notifications/initialized`
+    /// and a new GET stream.
+    async fn reinitialize(self: &Arc<Self>) -> Result<(), mcp_client::Error> {
+        *lock(&self.session) = None;
+        *lock(&self.version) = None;
+        let fresh = handshake(self, &self.shared.handlers, &self.offer, self.timeout)
+            .await
+            .map_err(|e| match e {
+                Error::Handshake(e) | Error::Client(e) => e,
+                other => closed(&other.to_string()),
+            })?;
+        self.initialized(&fresh).await?;
+        let current = lock(&self.handshake).clone();
+        if let Some(current) = current {
+            *lock(&current) = fresh;
+        }
+        Ok(())
+    }
+
+    /// Records the negotiated version and sends `notifications/initialized`.
+    async fn initialized(self: &Arc<Self>, handshake: &Handshake) -> Result<(), mcp_client::Error> {
+        *lock(&self.version) = Some(handshake.version.clone());
+        let frame = mcp_jsonrpc::encode_notification(
+            legacy::method::NOTIFICATIONS_INITIALIZED,
+            None::<&()>,
+        )
+        .map_err(|source| mcp_client::Error::Decode {
+            method: legacy::method::NOTIFICATIONS_INITIALIZED.to_owned(),
+            source,
+        })?;
+        self.post_frame(frame).await?;
+        if self.post_url.is_none() {
+            self.start_get_stream().await;
+        }
+        Ok(())
+    }
+}
+
+/// The marker error of a 404 for a known session.
+struct SessionExpired;
+
+impl SessionExpired {
+    const MESSAGE: &'static str = "the session expired (404)";
+
+    fn error() -> mcp_client::Error {
+        closed(Self::MESSAGE)
+    }
+
+    fn is(error: &mcp_client::Error) -> bool {
+        matches!(error, mcp_client::Error::Transport(mcp_jsonrpc::Error::Closed(Some(m))) if m == Self::MESSAGE)
+    }
+}
+
+/// The session's wire, as the shared legacy session logic sees it.
+#[derive(Debug, Clone)]
+pub(crate) struct HttpSession(Arc<HttpWire>);
+
+impl Wire for HttpSession {
+    async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        options: RequestOptions,
+    ) -> Result<Box<RawValue>, mcp_client::Error> {
+        let wire = &self.0;
+        match wire.exchange(method, &params, &options).await {
+            Err(e) if SessionExpired::is(&e) && method != legacy::method::INITIALIZE => {
+                if let Err(e) = wire.reinitialize().await {
+                    // The server no longer takes this era: the next connection probes.
+                    if let Some((verdicts, url)) = lock(&wire.forget_on_failure).as_ref() {
+                        verdicts.forget(url);
+                    }
+                    return Err(e);
+                }
+                wire.exchange(method, &params, &options).await
+            }
+            other => other,
+        }
+    }
+
+    async fn close(&self, grace: Duration) {
+        let wire = &self.0;
+        wire.closed.store(true, Ordering::Relaxed);
+        wire.shared.ended.cancel();
+        if let Some(task) = lock(&wire.get_stream).take() {
+            task.abort();
+        }
+        for (_, tx) in lock(&wire.pending).drain() {
+            drop(tx);
+        }
+        if wire.post_url.is_none() && lock(&wire.session).is_some() {
+            let request = wire.session_headers(RawRequest::new(Method::DELETE));
+            if let Ok(Ok(response)) = tokio::time::timeout(grace, wire.http.send(request)).await {
+                let _ = tokio::time::timeout(grace, response.bytes()).await;
+            }
+        }
+    }
+}
+
+impl Wire for Arc<HttpWire> {
+    async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        options: RequestOptions,
+    ) -> Result<Box<RawValue>, mcp_client::Error> {
+        self.exchange(method, &params, &options).await
+    }
+
+    async fn close(&self, _grace: Duration) {}
+}
+
+/// A client connected over HTTP, in whichever era the server speaks.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct HttpConnection {
+    /// The client: the same API in both eras. [`Client::shutdown`](mcp_client::Client::shutdown)
+    /// ends a legacy session (DELETE).
+    pub client: mcp_client::Client,
+    /// Which era, version and transport the server speaks.
+    pub verdict: Verdict,
+}
+
+/// What the modern probe found.
+enum Probe {
+    Modern,
+    Legacy,
+}
+
+async fn probe(
+    http: &HttpClient,
+    handlers: &InputHandlers,
+    timeout: Duration,
+) -> Result<Probe, Error> {
+    let params = json!({ "_meta": super::modern_meta(handlers) });
+    let frame = mcp_jsonrpc::encode_request(
+        &RequestId::Integer(0),
+        method::SERVER_DISCOVER,
+        Some(&params),
+    )
+    .map_err(Error::Malformed)?;
+    let request = RawRequest::new(Method::POST)
+        .header(CONTENT_TYPE, JSON)
+        .header(ACCEPT, ACCEPT_BOTH)
+        .header(PROTOCOL_VERSION, HeaderValue::from_static(super::MODERN))
+        .header(
+            MCP_METHOD,
+            HeaderValue::from_static(method::SERVER_DISCOVER),
+        )
+        .body(frame);
+    let judged = async {
+        let response = http
+            .send(request)
+            .await
+            .map_err(|e| Error::Handshake(http_error(e)))?;
+        let status = response.status();
+        let messages = if response.is_event_stream() {
+            let mut events = response.events();
+            let mut found = Vec::new();
+            while let Some(Ok(event)) = events.next().await {
+                let messages = decode_messages(event.data.as_bytes());
+                if messages.iter().any(|m| matches!(m, Message::Response(_))) {
+                    found = messages;
+                    break;
+                }
+            }
+            found
+        } else {
+            decode_messages(&response.bytes().await.unwrap_or_default())
+        };
+        let outcome = messages.into_iter().find_map(|m| match m {
+            Message::Response(r) => Some(r.outcome),
+            _ => None,
+        });
+        match outcome {
+            Some(Ok(result)) if status.is_success() => {
+                let result: Value = serde_json::from_str(result.get()).unwrap_or_default();
+                Ok(
+                    if result.get("supportedVersions").is_some_and(Value::is_array) {
+                        Probe::Modern
+                    } else {
+                        Probe::Legacy
+                    },
+                )
+            }
+            Some(Err(error)) if is_modern_error(&error) => Ok(Probe::Modern),
+            _ if status.is_success() || matches!(status.as_u16(), 400 | 404 | 405) => {
+                Ok(Probe::Legacy)
+            }
+            _ => Err(Error::Handshake(status_error(status, None))),
+        }
+    };
+    tokio::time::timeout(timeout, judged)
+        .await
+        .unwrap_or_else(|_| {
+            Err(Error::Handshake(mcp_client::Error::Timeout {
+                method: method::SERVER_DISCOVER.to_owned(),
+                after: timeout,
+            }))
+        })
+}
+
+/// The 2024-11-05 HTTP+SSE transport: GET the endpoint; the first event, `endpoint`,
+/// names the URL to POST to. Returns that URL and the stream, already past that event.
+async fn open_sse_endpoint(
+    http: &HttpClient,
+    timeout: Duration,
+) -> Result<(Uri, EventStream), Error> {
+    let opened = async {
+        let response = http
+            .send(RawRequest::new(Method::GET).header(ACCEPT, ACCEPT_SSE))
+            .await
+            .map_err(|e| Error::Handshake(http_error(e)))?;
+        if !response.status().is_success() || !response.is_event_stream() {
+            return Err(Error::Handshake(status_error(response.status(), None)));
+        }
+        let mut events = response.events();
+        while let Some(event) = events.next().await {
+            let event = event.map_err(|e| Error::Handshake(http_error(e)))?;
+            if event.event == "endpoint" {
+                let url = resolve(http.url(), event.data.trim()).ok_or_else(|| {
+                    Error::Handshake(closed("the endpoint event names no usable URL"))
+                })?;
+                return Ok((url, events));
+            }
+        }
+        Err(Error::Handshake(closed(
+            "the SSE stream ended before its endpoint event",
+        )))
+    };
+    tokio::time::timeout(timeout, opened)
+        .await
+        .unwrap_or_else(|_| {
+            Err(Error::Handshake(mcp_client::Error::Timeout {
+                method: "GET (HTTP+SSE endpoint)".to_owned(),
+                after: timeout,
+            }))
+        })
+}
+
+/// Resolves the `endpoint` event's URI reference against the SSE URL (same origin only:
+/// an absolute URL elsewhere is refused by the transport).
+fn resolve(base: &Uri, reference: &str) -> Option<Uri> {
+    if reference.contains("://") {
+        return reference.parse().ok();
+    }
+    let mut parts = base.clone().into_parts();
+    let path_and_query = if reference.starts_with('/') {
+        reference.to_owned()
+    } else {
+        let base_path = base.path();
+        let dir = base_path.rsplit_once('/').map_or("", |(dir, _)| dir);
+        format!("{dir}/{reference}")
+    };
+    parts.path_and_query = Some(path_and_query.parse().ok()?);
+    Uri::from_parts(parts).ok()
+}
+
+/// Opens a legacy session: Streamable HTTP, else (400/404/405) HTTP+SSE; then
+/// `notifications/initialized`.
+async fn open_legacy(
+    http: &HttpClient,
+    shared: &Arc<Shared>,
+    connector: &Connector,
+) -> Result<(Arc<HttpWire>, Transport, Handshake), Error> {
+    let handlers = &shared.handlers;
+    let wire = HttpWire::new(http.clone(), Arc::clone(shared), None, connector);
+    let (wire, transport, found) = match handshake(
+        &wire,
+        handlers,
+        &connector.legacy_offer,
+        connector.probe_timeout,
+    )
+    .await
+    {
+        Ok(found) => (wire, Transport::StreamableHttp, found),
+        Err(Error::Handshake(mcp_client::Error::Http(mcp_transport_http::Error::Status {
+            status,
+            ..
+        }))) if matches!(status.as_u16(), 400 | 404 | 405) => {
+            // The 2024-11-05 HTTP+SSE transport.
+            let (post_url, events) = open_sse_endpoint(http, connector.probe_timeout).await?;
+            let wire = HttpWire::new(http.clone(), Arc::clone(shared), Some(post_url), connector);
+            let reader = Arc::clone(&wire);
+            let task = tokio::spawn(async move {
+                let mut events = events;
+                let mut cursor = Cursor::default();
+                let _ = reader.read_events(&mut events, None, &mut cursor).await;
+                // The stream is the session: without it no answer can arrive.
+                reader.closed.store(true, Ordering::Relaxed);
+                reader.shared.ended.cancel();
+                lock(&reader.pending).clear();
+            });
+            *lock(&wire.get_stream) = Some(task);
+            let found = handshake(
+                &wire,
+                handlers,
+                &connector.legacy_offer,
+                connector.probe_timeout,
+            )
+            .await?;
+            (wire, Transport::HttpSse, found)
+        }
+        Err(e) => return Err(e),
+    };
+    wire.initialized(&found).await.map_err(Error::Handshake)?;
+    Ok((wire, transport, found))
+}
+
+pub(super) async fn connect(
+    connector: Connector,
+    url: &str,
+    config: HttpClientConfig,
+) -> Result<HttpConnection, Error> {
+    let handlers = connector.builder.input_handlers();
+    let http = HttpClient::new(url, config.clone()).map_err(|e| Error::Handshake(http_error(e)))?;
+    // A verdict remembered for this URL spares the probe; if it fails, it is forgotten
+    // and the server probed again.
+    let mut cached = match connector.choice {
+        EraChoice::Detect => connector.verdicts.as_ref().and_then(|v| v.get(url)),
+        _ => None,
+    };
+    let shared = Shared::new(handlers.clone());
+    let (wire, transport, found) = loop {
+        let era = match (connector.pinned_era(), cached) {
+            (Some(era), _) | (None, Some(era)) => era,
+            (None, None) => match probe(&http, &handlers, connector.probe_timeout).await? {
+                Probe::Modern => Era::Modern,
+                Probe::Legacy => Era::Legacy,
+            },
+        };
+        if era != Era::Legacy {
+            let client = connector
+                .builder
+                .connect_http(url, config)
+                .map_err(Error::Handshake)?;
+            if let Some(verdicts) = &connector.verdicts {
+                verdicts.put(url, Era::Modern);
+            }
+            let version = client.protocol_version();
+            return Ok(HttpConnection {
+                client,
+                verdict: Verdict {
+                    era: Era::Modern,
+                    version,
+                    transport: Transport::StreamableHttp,
+                },
+            });
+        }
+        match open_legacy(&http, &shared, &connector).await {
+            Ok(opened) => break opened,
+            Err(e) if cached.is_some() => {
+                tracing::debug!(error = %e, "a remembered legacy verdict failed; probing again");
+                if let Some(verdicts) = &connector.verdicts {
+                    verdicts.forget(url);
+                }
+                cached = None;
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    if let Some(verdicts) = &connector.verdicts {
+        verdicts.put(url, Era::Legacy);
+        *lock(&wire.forget_on_failure) = Some((verdicts.clone(), url.to_owned()));
+    }
+    let handshake = Arc::new(Mutex::new(found));
+    *lock(&wire.handshake) = Some(Arc::clone(&handshake));
+    let verdict = Verdict {
+        era: Era::Legacy,
+        version: lock(&handshake).version.clone(),
+        transport,
+    };
+    let session = Session {
+        wire: Arc::new(HttpSession(wire)),
+        shared,
+        handshake,
+    };
+    Ok(HttpConnection {
+        client: connector.builder.connect_custom(Arc::new(session)),
+        verdict,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve;
+
+    #[test]
+    fn endpoint_references_resolve_against_the_sse_url() {
+        let base: http::Uri = "http://127.0.0.1:8000/sse".parse().unwrap();
+        let cases = [
+            (
+                "/messages/?session_id=1",
+                "http://127.0.0.1:8000/messages/?session_id=1",
+            ),
+            ("messages?x=1", "http://127.0.0.1:8000/messages?x=1"),
+            ("http://127.0.0.1:8000/m", "http://127.0.0.1:8000/m"),
+        ];
+        for (reference, expected) in cases {
+            assert_eq!(resolve(&base, reference).unwrap().to_string(), expected);
+        }
+    }
+}

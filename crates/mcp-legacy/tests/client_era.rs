@@ -1,0 +1,215 @@
+//! The dual-era client against this workspace's own servers over stdio: the
+//! `mcp-dual-era-demo` binary (an `mcp_server::Server` wrapped in `DualEra`) is detected
+//! as modern and stays modern, and the same binary spoken to in a pinned legacy era runs
+//! the same tool through real server-to-client requests. A server that never answers
+//! is judged legacy after the probe timeout, and the handshake then fails in bounded
+//! time.
+
+#![cfg(feature = "stdio")]
+
+use std::time::Duration;
+
+use mcp_client::{Client, ClientBuilder};
+use mcp_legacy::client::{Connector, EraChoice, Error};
+use mcp_transport_stdio::ServerCommand;
+use mcp_types::{ElicitResult, ElicitResultAction, Era, JsonObject};
+use serde_json::json;
+
+const DEMO: &str = env!("CARGO_BIN_EXE_mcp-dual-era-demo");
+
+fn builder() -> ClientBuilder {
+    Client::builder("era-test", "1.0.0")
+        .on_elicit(|_| async {
+            let mut result = ElicitResult::new(ElicitResultAction::Accept);
+            result.content = serde_json::from_value(json!({"name": "Ada"})).ok();
+            Ok(result)
+        })
+        .on_sample(|_| async {
+            Ok(serde_json::from_value(json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": "Quiet numbers hum"},
+                "model": "test-model"
+            }))
+            .unwrap())
+        })
+}
+
+fn text(result: &mcp_types::CallToolResult) -> String {
+    serde_json::to_value(result).unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_server_is_detected_as_modern_and_stays_modern() {
+    let connection = Connector::new(builder())
+        .connect_stdio(&ServerCommand::new(DEMO))
+        .await
+        .unwrap();
+    assert_eq!(connection.verdict.era, Era::Modern);
+    assert_eq!(connection.verdict.version, "2026-07-28");
+    let client = &connection.client;
+    for _ in 0..3 {
+        // MRTR: input_required answered by the same handlers, no server requests.
+        let result = client
+            .call_tool("interview", JsonObject::new())
+            .await
+            .unwrap();
+        assert_eq!(text(&result), "Ada: Quiet numbers hum");
+        assert_eq!(client.protocol_version(), "2026-07-28");
+    }
+    let discovered = client.discover().await.unwrap();
+    assert!(
+        discovered
+            .supported_versions
+            .iter()
+            .any(|v| v == "2026-07-28")
+    );
+    let _ = connection.server.shutdown(Duration::from_secs(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_legacy_era_runs_the_same_tool_through_server_requests() {
+    let connection = Connector::new(builder())
+        .era(EraChoice::Legacy)
+        .connect_stdio(&ServerCommand::new(DEMO))
+        .await
+        .unwrap();
+    assert_eq!(connection.verdict.era, Era::Legacy);
+    assert_eq!(connection.verdict.version, "2025-11-25");
+    let result = connection
+        .client
+        .call_tool("interview", JsonObject::new())
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "Ada: Quiet numbers hum");
+    let read = connection
+        .client
+        .read_resource("demo://hello")
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&read).unwrap()["contents"][0]["text"],
+        "Hello, world"
+    );
+    let _ = connection.server.shutdown(Duration::from_secs(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_server_is_probed_then_the_handshake_times_out() {
+    // `sleep` reads nothing and answers nothing.
+    let started = std::time::Instant::now();
+    let err = Connector::new(builder())
+        .probe_timeout(Duration::from_millis(300))
+        .connect_stdio(&ServerCommand::new("sleep").arg("30"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Handshake(mcp_client::Error::Timeout { method, .. }) if method == "initialize"),
+        "{err:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_legacy_revision_can_be_pinned_and_a_modern_pin_skips_the_probe() {
+    for version in ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] {
+        let connection = Connector::new(builder())
+            .era(EraChoice::Version(version.to_owned()))
+            .connect_stdio(&ServerCommand::new(DEMO))
+            .await
+            .unwrap();
+        assert_eq!(connection.verdict.era, Era::Legacy);
+        assert_eq!(connection.verdict.version, version);
+        let mut args = JsonObject::new();
+        args.insert("text".to_owned(), json!(version));
+        let echo = connection.client.call_tool("echo", args).await.unwrap();
+        assert_eq!(text(&echo), version);
+        let discovered = connection.client.discover().await.unwrap();
+        assert_eq!(discovered.supported_versions, [version]);
+        let _ = connection.server.shutdown(Duration::from_secs(2)).await;
+    }
+    let connection = Connector::new(builder())
+        .era(EraChoice::Version("2026-07-28".to_owned()))
+        .connect_stdio(&ServerCommand::new(DEMO))
+        .await
+        .unwrap();
+    assert_eq!(connection.verdict.era, Era::Modern);
+    let result = connection
+        .client
+        .call_tool("interview", JsonObject::new())
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "Ada: Quiet numbers hum");
+    let _ = connection.server.shutdown(Duration::from_secs(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_pinned_version_is_refused_before_any_process_starts() {
+    let err = Connector::new(builder())
+        .era(EraChoice::Version("2099-01-01".to_owned()))
+        .connect_stdio(&ServerCommand::new("/nonexistent/server"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::UnknownVersion(v) if v == "2099-01-01"),
+        "{err:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_exits_at_once_is_a_handshake_error() {
+    let err = Connector::new(builder())
+        .connect_stdio(&ServerCommand::new("true"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Handshake(_)), "{err:?}");
+}
+
+/// Our own modern server over Streamable HTTP (an `mcp_server::Server` behind
+/// `mcp_transport_http::HttpServer` on 127.0.0.1): the probe's `DiscoverResult` says
+/// modern, the plain modern HTTP client takes over, and MRTR answers input with the same
+/// handlers.
+#[cfg(feature = "http")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_http_server_is_detected_as_modern_and_stays_modern() {
+    use mcp_server::{Server, ToolDef};
+    use mcp_transport_http::{HttpClientConfig, HttpServer, HttpServerConfig};
+
+    let server = Server::builder("modern-http", "1.0.0")
+        .tool(ToolDef::new("interview", json!({"type": "object"}), |_args, cx| async move {
+            let form: mcp_types::ElicitRequestFormParams = serde_json::from_value(json!({
+                "message": "What is your name?",
+                "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+            }))?;
+            let answer = cx.elicit("name", mcp_types::ElicitRequestParams::ElicitRequestForm(form))?;
+            let name = serde_json::to_value(answer.content.as_ref().and_then(|c| c.get("name")))?;
+            Ok(mcp_types::CallToolResult::text(format!("Hi {}", name.as_str().unwrap_or("?"))))
+        }))
+        .build()
+        .unwrap();
+    let running = HttpServer::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        server,
+        HttpServerConfig::default(),
+    )
+    .await
+    .unwrap();
+    let connection = Connector::new(builder())
+        .connect_http(running.url(), HttpClientConfig::default())
+        .await
+        .unwrap();
+    assert_eq!(connection.verdict.era, Era::Modern);
+    assert_eq!(connection.verdict.version, "2026-07-28");
+    for _ in 0..3 {
+        let result = connection
+            .client
+            .call_tool("interview", JsonObject::new())
+            .await
+            .unwrap();
+        assert_eq!(text(&result), "Hi Ada");
+        assert_eq!(connection.client.protocol_version(), "2026-07-28");
+    }
+    running.shutdown(Duration::from_secs(1)).await;
+}

@@ -1,0 +1,380 @@
+//! The dual-era client against `@modelcontextprotocol/server-everything` (pinned in
+//! `tests/peers/package.json`), a legacy-only reference server built on the TypeScript
+//! SDK v1: era detection, the `initialize` handshake, tools, resources, prompts, and tool
+//! calls whose server-to-client `sampling/createMessage`, `elicitation/create` and
+//! `roots/list` requests are answered by the handlers registered on the
+//! `mcp_client::ClientBuilder`. `tests/peers/setup.sh` installs the peers once per test
+//! binary; a setup failure fails the tests. The same session runs over stdio, over the
+//! legacy Streamable HTTP transport (`streamableHttp` mode) and over the 2024-11-05
+//! HTTP+SSE transport (`sse` mode); the HTTP servers are bound to a loopback port.
+
+#![cfg(feature = "stdio")]
+
+#[cfg(feature = "http")]
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+#[cfg(feature = "http")]
+use std::process::Child;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_client::{Client, ClientBuilder, ListenEvent};
+#[cfg(feature = "http")]
+use mcp_legacy::client::Transport;
+use mcp_legacy::client::{Connector, EraChoice};
+use mcp_transport_stdio::ServerCommand;
+use mcp_types::{Era, JsonObject};
+use serde_json::{Value, json};
+
+fn peers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers")
+}
+
+/// Runs `tests/peers/setup.sh` once per test binary.
+fn setup() {
+    static DONE: Mutex<bool> = Mutex::new(false);
+    let mut done = DONE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !*done {
+        let output = Command::new("bash")
+            .arg(peers_dir().join("setup.sh"))
+            .stdin(Stdio::null())
+            .output()
+            .expect("cannot run setup.sh");
+        assert!(
+            output.status.success(),
+            "setup.sh failed:\n{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        *done = true;
+    }
+}
+
+fn everything() -> PathBuf {
+    peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+}
+
+/// What the handlers were asked, in order.
+type Asked = Arc<Mutex<Vec<String>>>;
+
+/// A client builder whose handlers answer as a user would, recording what they were asked.
+fn builder(asked: &Asked) -> ClientBuilder {
+    let (elicited, sampled, rooted) = (Arc::clone(asked), Arc::clone(asked), Arc::clone(asked));
+    Client::builder("dual-era-test", "1.0.0")
+        .on_elicit(move |params| {
+            let elicited = Arc::clone(&elicited);
+            async move {
+                let params = serde_json::to_value(&params).unwrap();
+                elicited
+                    .lock()
+                    .unwrap()
+                    .push(format!("elicit: {}", params["message"]));
+                Ok(serde_json::from_value(json!({
+                    "action": "accept",
+                    "content": {"name": "Ada Lovelace", "check": true, "email": "ada@example.com"}
+                }))
+                .unwrap())
+            }
+        })
+        .on_sample(move |params| {
+            let sampled = Arc::clone(&sampled);
+            async move {
+                let params = serde_json::to_value(&params).unwrap();
+                let text = params["messages"][0]["content"]["text"].clone();
+                sampled.lock().unwrap().push(format!("sample: {text}"));
+                Ok(serde_json::from_value(json!({
+                    "role": "assistant",
+                    "content": {"type": "text", "text": "Quiet numbers hum"},
+                    "model": "test-model",
+                    "stopReason": "endTurn"
+                }))
+                .unwrap())
+            }
+        })
+        .on_roots(move || {
+            let rooted = Arc::clone(&rooted);
+            async move {
+                rooted.lock().unwrap().push("roots".to_owned());
+                Ok(serde_json::from_value(
+                    json!({"roots": [{"uri": "file:///tmp/dual-era", "name": "Dual era"}]}),
+                )
+                .unwrap())
+            }
+        })
+}
+
+fn args(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+fn text(result: &mcp_types::CallToolResult) -> String {
+    let value = serde_json::to_value(result).unwrap();
+    value["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The whole legacy session, the same way over every transport.
+async fn exercise(client: &Client, asked: &Asked) {
+    // server/discover is answered from the initialize result.
+    let discovered = serde_json::to_value(client.discover().await.unwrap()).unwrap();
+    assert_eq!(
+        discovered["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "mcp-servers/everything"
+    );
+    assert_eq!(discovered["supportedVersions"], json!(["2025-11-25"]));
+    assert!(
+        discovered["capabilities"]["tools"].is_object(),
+        "{discovered}"
+    );
+
+    let tools: Vec<String> = client
+        .list_tools_all()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    for expected in [
+        "echo",
+        "get-sum",
+        "trigger-sampling-request",
+        "trigger-elicitation-request",
+        "get-roots-list",
+    ] {
+        assert!(
+            tools.iter().any(|t| t == expected),
+            "{expected} not in {tools:?}"
+        );
+    }
+
+    let echo = client
+        .call_tool("echo", args(json!({"message": "hi"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&echo), "Echo: hi");
+    let sum = client
+        .call_tool("get-sum", args(json!({"a": 2, "b": 3})))
+        .await
+        .unwrap();
+    assert!(text(&sum).contains('5'), "{}", text(&sum));
+
+    // The server's sampling/createMessage request reaches our on_sample handler.
+    let sampled = client
+        .call_tool(
+            "trigger-sampling-request",
+            args(json!({"prompt": "a haiku", "maxTokens": 20})),
+        )
+        .await
+        .unwrap();
+    assert!(
+        text(&sampled).contains("Quiet numbers hum"),
+        "{}",
+        text(&sampled)
+    );
+    assert!(text(&sampled).contains("test-model"), "{}", text(&sampled));
+
+    // Its elicitation/create request reaches on_elicit, and our answer comes back.
+    let elicited = client
+        .call_tool("trigger-elicitation-request", JsonObject::new())
+        .await
+        .unwrap();
+    assert!(
+        text(&elicited).contains("Ada Lovelace"),
+        "{}",
+        text(&elicited)
+    );
+
+    // roots/list reaches on_roots.
+    let roots = client
+        .call_tool("get-roots-list", JsonObject::new())
+        .await
+        .unwrap();
+    assert!(
+        text(&roots).contains("file:///tmp/dual-era"),
+        "{}",
+        text(&roots)
+    );
+
+    let asked = asked.lock().unwrap().clone();
+    assert!(
+        asked
+            .iter()
+            .any(|a| a.starts_with("sample: ") && a.contains("a haiku")),
+        "{asked:?}"
+    );
+    assert!(asked.iter().any(|a| a.starts_with("elicit: ")), "{asked:?}");
+    assert!(asked.iter().any(|a| a == "roots"), "{asked:?}");
+
+    // Resources and prompts, in the modern shape.
+    let resources = client.list_resources(None).await.unwrap();
+    let first = resources.resources.first().expect("a resource").uri.clone();
+    let read = serde_json::to_value(client.read_resource(&first).await.unwrap()).unwrap();
+    assert_eq!(read["contents"][0]["uri"], first.as_str());
+    assert_eq!(read["resultType"], "complete");
+    let prompts: Vec<String> = client
+        .list_prompts_all()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    assert!(prompts.iter().any(|p| p == "simple-prompt"), "{prompts:?}");
+    let prompt = client
+        .get_prompt("simple-prompt", mcp_types::OrderedMap::new())
+        .await
+        .unwrap();
+    assert!(!prompt.messages.is_empty());
+
+    // A listen on one resource becomes resources/subscribe; the server's
+    // notifications/resources/updated reaches the subscription.
+    let mut filter = mcp_types::SubscriptionFilter::default();
+    filter.resource_subscriptions = Some(vec![first.clone()]);
+    filter.tools_list_changed = Some(true);
+    let mut subscription = client.listen(filter).await.unwrap();
+    let Some(ListenEvent::Acknowledged(granted)) = subscription.next().await else {
+        panic!("no acknowledgement");
+    };
+    assert_eq!(granted.resource_subscriptions, Some(vec![first.clone()]));
+    assert_eq!(granted.tools_list_changed, Some(true));
+    client
+        .call_tool("toggle-subscriber-updates", JsonObject::new())
+        .await
+        .unwrap();
+    let event = tokio::time::timeout(Duration::from_secs(20), subscription.next())
+        .await
+        .expect("no resource update within 20 s");
+    assert_eq!(event, Some(ListenEvent::ResourceUpdated(first)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_over_stdio_is_legacy_and_fully_usable() {
+    setup();
+    let asked = Asked::default();
+    let command = ServerCommand::new("node").arg(everything()).arg("stdio");
+    let connection = Connector::new(builder(&asked))
+        .connect_stdio(&command)
+        .await
+        .unwrap();
+    assert_eq!(connection.verdict.era, Era::Legacy);
+    assert_eq!(connection.verdict.version, "2025-11-25");
+    exercise(&connection.client, &asked).await;
+    let _ = connection.server.shutdown(Duration::from_secs(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_legacy_version_is_offered_and_kept() {
+    setup();
+    let command = ServerCommand::new("node").arg(everything()).arg("stdio");
+    let connection = Connector::new(Client::builder("pinned", "1.0.0"))
+        .era(EraChoice::Version("2025-06-18".to_owned()))
+        .connect_stdio(&command)
+        .await
+        .unwrap();
+    assert_eq!(connection.verdict.era, Era::Legacy);
+    assert_eq!(connection.verdict.version, "2025-06-18");
+    let echo = connection
+        .client
+        .call_tool("echo", args(json!({"message": "pinned"})))
+        .await
+        .unwrap();
+    assert_eq!(text(&echo), "Echo: pinned");
+    let _ = connection.server.shutdown(Duration::from_secs(2)).await;
+}
+
+/// A server-everything HTTP server on a free loopback port, killed on drop.
+#[cfg(feature = "http")]
+struct HttpServer {
+    child: Child,
+    port: u16,
+}
+
+#[cfg(feature = "http")]
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[cfg(feature = "http")]
+/// Starts server-everything in `mode` (`streamableHttp` or `sse`) and waits until it
+/// says it listens.
+fn start_http(mode: &str) -> HttpServer {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new("node")
+        .arg(everything())
+        .arg(mode)
+        .env("PORT", port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot start node");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.contains("listening on port") || line.contains("running on port") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    let server = HttpServer { child, port };
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("server-everything did not start listening");
+    server
+}
+
+#[cfg(feature = "http")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_over_streamable_http_is_legacy_and_fully_usable() {
+    setup();
+    let server = start_http("streamableHttp");
+    let asked = Asked::default();
+    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let connection = Connector::new(builder(&asked))
+        .connect_http(&url, mcp_transport_http::HttpClientConfig::default())
+        .await
+        .unwrap();
+    assert_eq!(connection.verdict.era, Era::Legacy);
+    assert_eq!(connection.verdict.version, "2025-11-25");
+    assert_eq!(connection.verdict.transport, Transport::StreamableHttp);
+    exercise(&connection.client, &asked).await;
+    // DELETE ends the session.
+    connection.client.shutdown(Duration::from_secs(2)).await;
+}
+
+#[cfg(feature = "http")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_over_http_sse_is_found_after_streamable_http_fails() {
+    setup();
+    let server = start_http("sse");
+    let asked = Asked::default();
+    let url = format!("http://127.0.0.1:{}/sse", server.port);
+    let connection = Connector::new(builder(&asked))
+        .connect_http(&url, mcp_transport_http::HttpClientConfig::default())
+        .await
+        .unwrap();
+    assert_eq!(connection.verdict.era, Era::Legacy);
+    assert_eq!(connection.verdict.transport, Transport::HttpSse);
+    exercise(&connection.client, &asked).await;
+    connection.client.shutdown(Duration::from_secs(2)).await;
+}

@@ -1,0 +1,170 @@
+//! The dual-era client against a legacy HTTP+SSE server (the 2024-11-05 transport) built
+//! with the Python SDK (`mcp` 2.3.0, pinned in `interop/requirements.txt`;
+//! `tests/peers/py-sse-server.py`): the modern probe and the Streamable HTTP `initialize`
+//! both fail, the `endpoint` event of a GET names the POST URL, and every answer,
+//! including the server's `elicitation/create` request and progress, arrives on the GET
+//! stream. `tests/peers/setup.sh` installs the peers once per test binary.
+
+#![cfg(all(feature = "stdio", feature = "http"))]
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_client::{CallOptions, Client};
+use mcp_legacy::client::{Connector, Transport};
+use mcp_transport_http::HttpClientConfig;
+use mcp_types::{ElicitResult, ElicitResultAction, Era, JsonObject};
+use serde_json::json;
+
+fn peers_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers")
+}
+
+fn setup() {
+    static DONE: Mutex<bool> = Mutex::new(false);
+    let mut done = DONE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !*done {
+        let output = Command::new("bash")
+            .arg(peers_dir().join("setup.sh"))
+            .stdin(Stdio::null())
+            .output()
+            .expect("cannot run setup.sh");
+        assert!(
+            output.status.success(),
+            "setup.sh failed:\n{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        *done = true;
+    }
+}
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start() -> (Server, u16) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop/.venv/bin/python");
+    let mut child = Command::new(python)
+        .arg(peers_dir().join("py-sse-server.py"))
+        .arg(port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot start python");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.contains("Uvicorn running on") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    let server = Server(child);
+    rx.recv_timeout(Duration::from_mins(1))
+        .expect("the Python SSE server did not start");
+    (server, port)
+}
+
+fn text(result: &mcp_types::CallToolResult) -> String {
+    serde_json::to_value(result).unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_sdk_http_sse_server() {
+    setup();
+    let (_server, port) = start();
+    let asked: Arc<Mutex<Vec<String>>> = Arc::default();
+    let recorded = Arc::clone(&asked);
+    let builder = Client::builder("dual-era-test", "1.0.0").on_elicit(move |params| {
+        let recorded = Arc::clone(&recorded);
+        async move {
+            let params = serde_json::to_value(&params).unwrap();
+            recorded
+                .lock()
+                .unwrap()
+                .push(params["message"].as_str().unwrap_or_default().to_owned());
+            let mut result = ElicitResult::new(ElicitResultAction::Accept);
+            result.content = serde_json::from_value(json!({"name": "Grace"})).ok();
+            Ok(result)
+        }
+    });
+    let url = format!("http://127.0.0.1:{port}/sse");
+    let connection = Connector::new(builder)
+        .connect_http(&url, HttpClientConfig::default())
+        .await
+        .unwrap();
+    assert_eq!(connection.verdict.era, Era::Legacy);
+    assert_eq!(connection.verdict.transport, Transport::HttpSse);
+    let client = &connection.client;
+
+    let discovered = serde_json::to_value(client.discover().await.unwrap()).unwrap();
+    assert_eq!(
+        discovered["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "py-sse"
+    );
+    let tools: Vec<String> = client
+        .list_tools_all()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(tools, ["add", "ask", "slow"]);
+    let mut args = JsonObject::new();
+    args.insert("a".into(), json!(2));
+    args.insert("b".into(), json!(3));
+    assert_eq!(text(&client.call_tool("add", args).await.unwrap()), "5");
+
+    // The server's elicitation/create arrives on the GET stream; our answer is POSTed to
+    // the endpoint.
+    let asked_result = client.call_tool("ask", JsonObject::new()).await.unwrap();
+    assert_eq!(text(&asked_result), "Hello, Grace!");
+    assert_eq!(*asked.lock().unwrap(), ["What is your name?"]);
+
+    // Progress notifications reach the call's callback.
+    let progress: Arc<Mutex<Vec<f64>>> = Arc::default();
+    let seen = Arc::clone(&progress);
+    let options = CallOptions::default().progress(move |p| {
+        seen.lock()
+            .unwrap()
+            .push(p.progress.as_f64().unwrap_or(-1.0));
+    });
+    let slow = client
+        .call_tool_with("slow", JsonObject::new(), &options)
+        .await
+        .unwrap();
+    assert_eq!(text(&slow), "finished");
+    assert_eq!(*progress.lock().unwrap(), [1.0, 2.0]);
+
+    let read = serde_json::to_value(client.read_resource("test://hello").await.unwrap()).unwrap();
+    assert_eq!(read["contents"][0]["text"], "Hello, world!");
+    let mut name = mcp_types::OrderedMap::new();
+    name.insert("name".to_owned(), "Ada".to_owned());
+    let prompt = serde_json::to_value(client.get_prompt("greet", name).await.unwrap()).unwrap();
+    assert_eq!(prompt["messages"][0]["content"]["text"], "Hello, Ada!");
+    client.shutdown(Duration::from_secs(2)).await;
+}
