@@ -28,6 +28,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use mcp_client::{CallOptions, Client, ListenEvent};
+use mcp_legacy::client::EraChoice;
 use serde_json::{Map, Value, json};
 
 use crate::target::{Config, Session, Target};
@@ -38,6 +39,9 @@ pub(crate) enum Error {
     /// The server answered with an error, or could not be reached.
     #[error("{0}")]
     Client(#[from] mcp_client::Error),
+    /// The server could not be reached, or its era could not be settled.
+    #[error("{0}")]
+    Connect(#[from] mcp_legacy::client::Error),
     #[error("cannot read {path}: {source}")]
     ConfigRead {
         path: PathBuf,
@@ -101,6 +105,10 @@ struct Cli {
     /// The server: an http(s) URL, or a name from the config file.
     #[arg(long, short, global = true, value_name = "URL|NAME")]
     server: Option<String>,
+    /// The protocol: `detect` (the default: probe the server, then fall back to the
+    /// initialize handshake), `modern`, `legacy`, or a revision such as 2025-06-18.
+    #[arg(long, global = true, value_name = "ERA", default_value = "detect")]
+    protocol: String,
 }
 
 /// A stdio server given after `--`.
@@ -271,8 +279,14 @@ async fn run(cli: Cli) -> Result<(), Error> {
         Command::ServeExample { .. } => unreachable_serve(),
     };
     let target = target::resolve(cli.server.as_deref(), stdio, config.as_ref())?;
-    let session = connect(&target).await?;
-    let outcome = execute(&session.client, command, cli.json).await;
+    let era = match cli.protocol.as_str() {
+        "detect" => EraChoice::Detect,
+        "modern" => EraChoice::Modern,
+        "legacy" => EraChoice::Legacy,
+        version => EraChoice::Version(version.to_owned()),
+    };
+    let session = connect(&target, era).await?;
+    let outcome = execute(&session, command, cli.json).await;
     session.close().await;
     outcome
 }
@@ -284,7 +298,7 @@ fn unreachable_serve() -> &'static Vec<String> {
 }
 
 /// A client for the terminal: elicitation asked interactively, roots the current directory.
-pub(crate) async fn connect(target: &Target) -> Result<Session, Error> {
+pub(crate) async fn connect(target: &Target, era: EraChoice) -> Result<Session, Error> {
     let builder = Client::builder("mcp", env!("CARGO_PKG_VERSION"))
         .on_elicit(interact::elicit)
         .on_roots(|| async {
@@ -293,10 +307,11 @@ pub(crate) async fn connect(target: &Target) -> Result<Session, Error> {
             serde_json::from_value(json!({"roots": [{"uri": uri, "name": "current directory"}]}))
                 .map_err(|e| e.to_string())
         });
-    target::connect(target, builder).await
+    target::connect(target, builder, era).await
 }
 
-async fn execute(client: &Client, command: Command, json: bool) -> Result<(), Error> {
+async fn execute(session: &Session, command: Command, json: bool) -> Result<(), Error> {
+    let client = &session.client;
     let width = output::width();
     match command {
         Command::Discover(_) => {
@@ -305,7 +320,7 @@ async fn execute(client: &Client, command: Command, json: bool) -> Result<(), Er
             if json {
                 return print_json(&value);
             }
-            print!("{}", describe(&value, &client.protocol_version()));
+            print!("{}", describe(&value, &session.verdict.version));
         }
         Command::Tools { format, .. } => {
             let tools = client.list_tools_all().await?;
@@ -580,8 +595,13 @@ pub(crate) fn describe(found: &Value, version: &str) -> String {
         .map(|c| c.keys().map(String::as_str).collect())
         .unwrap_or_default();
     let _ = writeln!(out, "offers    {}", capabilities.join(", "));
-    if let Some(instructions) = found["instructions"].as_str() {
-        let _ = writeln!(out, "about     {instructions}");
+    // The first line of the instructions: the rest is for the model (`--json` has it all).
+    if let Some(first) = found["instructions"]
+        .as_str()
+        .and_then(|text| text.lines().map(str::trim).find(|l| !l.is_empty()))
+    {
+        let first = first.trim_start_matches('#').trim();
+        let _ = writeln!(out, "about     {}", output::cut(first, 100));
     }
     out
 }

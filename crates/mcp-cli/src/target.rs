@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mcp_client::{Client, ClientBuilder};
+use mcp_legacy::client::{Connector, EraChoice, Verdict};
 use mcp_transport_http::HttpClientConfig;
 use mcp_transport_stdio::{ServerCommand, ServerConnection, StderrMode};
 use serde::Deserialize;
@@ -153,6 +154,8 @@ pub(crate) fn resolve(
 /// A connected client and what must be stopped with it.
 pub(crate) struct Session {
     pub(crate) client: Client,
+    /// The era and protocol version the connection settled on.
+    pub(crate) verdict: Verdict,
     server: Option<ServerConnection>,
 }
 
@@ -166,20 +169,29 @@ impl Session {
     }
 }
 
-/// Connects `builder` to `target`.
-// Async for the era probe the dual-era connector makes (issue #6's client side).
-#[allow(clippy::unused_async)]
-pub(crate) async fn connect(target: &Target, builder: ClientBuilder) -> Result<Session, Error> {
+/// Connects `builder` to `target` in whichever era the server speaks (the dual-era
+/// connector of `mcp-legacy`: a `server/discover` probe, then `initialize` for an
+/// initialize-era server; over HTTP, then the 2024-11-05 HTTP+SSE transport), unless
+/// `era` pins one. The bundled example server is known to be modern and is not probed.
+pub(crate) async fn connect(
+    target: &Target,
+    builder: ClientBuilder,
+    era: EraChoice,
+) -> Result<Session, Error> {
     match target {
         Target::Example => {
             let exe = std::env::current_exe().map_err(Error::CurrentExe)?;
             let command = ServerCommand::new(exe)
                 .arg("serve-example")
                 .name("mcp serve-example");
-            let (client, server) = builder.connect_stdio(&command)?;
+            let connected = Connector::new(builder)
+                .era(EraChoice::Modern)
+                .connect_stdio(&command)
+                .await?;
             Ok(Session {
-                client,
-                server: Some(server),
+                client: connected.client,
+                verdict: connected.verdict,
+                server: Some(connected.server),
             })
         }
         Target::Command {
@@ -195,10 +207,14 @@ pub(crate) async fn connect(target: &Target, builder: ClientBuilder) -> Result<S
             if let Some(cwd) = cwd {
                 command = command.current_dir(cwd);
             }
-            let (client, server) = builder.connect_stdio(&command)?;
+            let connected = Connector::new(builder)
+                .era(era)
+                .connect_stdio(&command)
+                .await?;
             Ok(Session {
-                client,
-                server: Some(server),
+                client: connected.client,
+                verdict: connected.verdict,
+                server: Some(connected.server),
             })
         }
         Target::Url { url, headers } => {
@@ -209,9 +225,13 @@ pub(crate) async fn connect(target: &Target, builder: ClientBuilder) -> Result<S
                 let value = http::HeaderValue::from_str(value).map_err(|_| bad())?;
                 config = config.header(name, value);
             }
-            let client = builder.connect_http(url, config)?;
+            let connected = Connector::new(builder)
+                .era(era)
+                .connect_http(url, config)
+                .await?;
             Ok(Session {
-                client,
+                client: connected.client,
+                verdict: connected.verdict,
                 server: None,
             })
         }

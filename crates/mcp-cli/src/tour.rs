@@ -26,7 +26,7 @@ pub(crate) async fn run() -> Result<(), Error> {
         "A tour of MCP with the bundled example server (`mcp serve-example`, over stdio).\n\
          Every step below is one request; `mcp --help` lists the commands that make them."
     );
-    let session = connect(&Target::Example).await?;
+    let session = connect(&Target::Example, mcp_legacy::client::EraChoice::Modern).await?;
     let client = &session.client;
     let outcome = async {
         step(
@@ -35,7 +35,7 @@ pub(crate) async fn run() -> Result<(), Error> {
             "server/discover    (mcp discover)",
         );
         let found = serde_json::to_value(client.discover().await?)?;
-        print!("{}", indent(&describe(&found, &client.protocol_version())));
+        print!("{}", indent(&describe(&found, &session.verdict.version)));
 
         step(
             2,

@@ -308,3 +308,93 @@ fn tools_format_covers_every_server_of_a_config() {
     assert_eq!(names[0], "first__echo");
     assert!(names.contains(&"second__increment"), "{names:?}");
 }
+
+/// `@modelcontextprotocol/server-everything`, the reference server (legacy revisions
+/// only), installed once per test binary by the dual-era client's peer setup.
+fn everything() -> String {
+    static SETUP: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+    let peers = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp-legacy/tests/peers");
+    let mut done = SETUP
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !*done {
+        let status = Command::new("bash")
+            .arg(peers.join("setup.sh"))
+            .stdout(Stdio::null())
+            .status()
+            .expect("bash runs");
+        assert!(status.success(), "the peers' setup.sh failed");
+        *done = true;
+    }
+    peers
+        .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn a_third_party_legacy_server_over_stdio() {
+    let server = everything();
+    let out = mcp(&["discover", "--", "node", &server, "stdio"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("server    mcp-servers/everything"), "{text}");
+    assert!(
+        text.contains("protocol  2025-11-25"),
+        "the handshake era: {text}"
+    );
+
+    let out = mcp(&[
+        "call", "get-sum", "a=2", "b=3", "--", "node", &server, "stdio",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "The sum of 2 and 3 is 5.\n");
+
+    let out = mcp(&["--json", "tools", "--", "node", &server, "stdio"]);
+    let tools: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"echo") && names.contains(&"get-sum"),
+        "{names:?}"
+    );
+
+    // Pinned to an older revision, the same server still answers.
+    let out = mcp(&[
+        "--protocol",
+        "2025-06-18",
+        "discover",
+        "--",
+        "node",
+        &server,
+        "stdio",
+    ]);
+    assert!(
+        stdout(&out).contains("protocol  2025-06-18"),
+        "{}",
+        stdout(&out)
+    );
+
+    let out = mcp(&[
+        "tools",
+        "--format",
+        "anthropic",
+        "--",
+        "node",
+        &server,
+        "stdio",
+    ]);
+    let tools: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "mcp-servers_everything__get-sum"),
+        "{tools}"
+    );
+}

@@ -1,10 +1,13 @@
 //! The one place where a server configuration becomes a connected [`Client`]. Everything
-//! else in the crate works on clients and never knows how they were made, so that the
-//! dual-era client of `mcp-legacy` (the same `mcp_client::Client`) can replace this alone.
+//! else in the crate works on clients and never knows how they were made: the dual-era
+//! connector of `mcp-legacy` detects each server's era (a `server/discover` probe, then
+//! `initialize` for an initialize-era server), so a host reaches servers of every MCP
+//! revision through the same `mcp_client::Client` API.
 
-use mcp_client::{Client, RestartPolicy};
+use mcp_client::Client;
+use mcp_legacy::client::{Connector, Verdict};
 use mcp_transport_http::HttpClientConfig;
-use mcp_transport_stdio::ServerCommand;
+use mcp_transport_stdio::{ServerCommand, ServerConnection};
 
 use crate::Error;
 use crate::config::ServerConfig;
@@ -32,24 +35,32 @@ impl Default for ClientInfo {
     }
 }
 
-/// Connects to the server `name` as `config` says: spawns a stdio server (the client owns
-/// it, restarts it after a crash within the default budget, and stops it on
-/// [`Client::shutdown`]) or opens a Streamable HTTP client.
+/// A connected server.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Connection {
+    /// The client: the same API whichever era the server speaks.
+    pub client: Client,
+    /// The server's era and protocol version, as the connection settled them.
+    pub verdict: Verdict,
+    /// The server process, when the host spawned one (stdio); stop it after the client.
+    pub process: Option<ServerConnection>,
+}
+
+/// Connects to the server `name` as `config` says, in whichever era it speaks: spawns a
+/// stdio server (probed with `server/discover`, then `initialize` if it is an
+/// initialize-era server) or reaches a Streamable HTTP endpoint (a modern request first,
+/// then a legacy session, then the 2024-11-05 HTTP+SSE transport).
 ///
-/// Nothing is sent yet: 2026-07-28 has no handshake, so the first request (`tools/list`)
-/// is the first contact. Not cancel-safe in a meaningful sense: dropping the future before
-/// it completes drops the client and stops its server.
-#[allow(
-    clippy::unused_async,
-    reason = "the dual-era client that replaces this needs to await its handshake"
-)]
+/// Cancel safety: dropping the future before it completes drops the connection and stops
+/// its server.
 pub async fn connect(
     name: &str,
     config: &ServerConfig,
     info: &ClientInfo,
-) -> Result<Client, Error> {
+) -> Result<Connection, Error> {
     let builder = Client::builder(info.name.clone(), info.version.clone());
-    let server = |source| Error::Server {
+    let server = |source| Error::Connect {
         server: name.to_owned(),
         source: Box::new(source),
     };
@@ -65,9 +76,15 @@ pub async fn connect(
             if let Some(dir) = &stdio.cwd {
                 command = command.current_dir(dir);
             }
-            builder
-                .spawn_stdio(command, RestartPolicy::default())
-                .map_err(server)
+            let connected = Connector::new(builder)
+                .connect_stdio(&command)
+                .await
+                .map_err(server)?;
+            Ok(Connection {
+                client: connected.client,
+                verdict: connected.verdict,
+                process: Some(connected.server),
+            })
         }
         ServerConfig::Http(http) => {
             let mut client_config = HttpClientConfig::default();
@@ -81,9 +98,15 @@ pub async fn connect(
                     .map_err(|e| Error::Config(format!("server `{name}`: header `{key}`: {e}")))?;
                 client_config = client_config.header(header, value);
             }
-            builder
+            let connected = Connector::new(builder)
                 .connect_http(&http.url, client_config)
-                .map_err(server)
+                .await
+                .map_err(server)?;
+            Ok(Connection {
+                client: connected.client,
+                verdict: connected.verdict,
+                process: None,
+            })
         }
     }
 }

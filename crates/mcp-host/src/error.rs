@@ -29,6 +29,16 @@ pub enum Error {
         #[source]
         source: Box<mcp_client::Error>,
     },
+    /// A server could not be reached or its era could not be settled (the dual-era
+    /// connection of `mcp-legacy`).
+    #[error("server `{server}`: {source}")]
+    Connect {
+        /// The server's name in the host.
+        server: String,
+        /// Why (boxed: it is large).
+        #[source]
+        source: Box<mcp_legacy::client::Error>,
+    },
     /// No server of that name.
     #[error("no server named `{0}`")]
     UnknownServer(String),

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use mcp_client::{Client, ListenEvent};
+use mcp_transport_stdio::ServerConnection;
 use mcp_types::{CallToolResult, SubscriptionFilter, Tool};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
@@ -58,6 +59,8 @@ struct Server {
     name: String,
     client: Client,
     tools: Vec<Tool>,
+    /// The process the host spawned for it, stopped by [`Host::shutdown`].
+    process: Option<ServerConnection>,
 }
 
 /// State shared with the subscription tasks: which servers reported a change since their
@@ -193,10 +196,10 @@ impl HostBuilder {
         for (index, (name, source)) in self.sources.into_iter().enumerate() {
             let info = self.info.clone();
             set.spawn(async move {
-                let client = match source {
-                    Source::Client(client) => client,
+                let (client, process) = match source {
+                    Source::Client(client) => (client, None),
                     Source::Config(config) => match connect(&name, &config, &info).await {
-                        Ok(client) => client,
+                        Ok(connected) => (connected.client, connected.process),
                         Err(e) => return (index, name, Err(e)),
                     },
                 };
@@ -207,7 +210,7 @@ impl HostBuilder {
                         server: name.clone(),
                         source: Box::new(source),
                     });
-                (index, name, listed.map(|tools| (client, tools)))
+                (index, name, listed.map(|tools| (client, tools, process)))
             });
         }
         let mut connected = Vec::new();
@@ -217,12 +220,13 @@ impl HostBuilder {
                 continue;
             };
             match outcome {
-                Ok((client, tools)) => connected.push((
+                Ok((client, tools, process)) => connected.push((
                     index,
                     Server {
                         name,
                         client,
                         tools,
+                        process,
                     },
                 )),
                 Err(Error::Config(message)) => return Err(Error::Config(message)),
@@ -483,15 +487,18 @@ impl Host {
         for listener in &self.listeners {
             listener.abort();
         }
-        let clients: Vec<Client> = self
+        let servers: Vec<(Client, Option<ServerConnection>)> = self
             .servers
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .map(|s| s.client.clone())
+            .iter_mut()
+            .map(|s| (s.client.clone(), s.process.take()))
             .collect();
-        for client in clients {
+        for (client, process) in servers {
             client.shutdown(Duration::from_secs(2)).await;
+            if let Some(process) = process {
+                let _ = process.shutdown(Duration::from_secs(2)).await;
+            }
         }
     }
 }

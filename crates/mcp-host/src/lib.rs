@@ -75,7 +75,7 @@ pub use catalog::{
     require_approval_if_destructive,
 };
 pub use config::{HostConfig, HttpConfig, ServerConfig, StdioConfig};
-pub use connect::{ClientInfo, connect};
+pub use connect::{ClientInfo, Connection, connect};
 pub use error::Error;
 pub use host::{Host, HostBuilder};
 pub use middleware::{Approver, AuditEntry, AuditLog, BoxFuture, CallInfo, Middleware, Verdict};
