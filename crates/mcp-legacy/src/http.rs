@@ -43,16 +43,17 @@
 //! With the `http-sse` feature, the 2024-11-05 HTTP+SSE transport is served beside the
 //! endpoint (its own GET and POST paths; see `sse.rs`).
 
+mod config;
 mod log;
 #[cfg(feature = "http-sse")]
 mod sse;
+mod state;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::fmt::Write as _;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes};
@@ -64,18 +65,19 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Empty, Full, Limited, StreamBody};
 use mcp_jsonrpc::{
     CancellationToken, DecodeOptions, Decoded, ErrorObject, Handler, Message, Notification,
-    NotificationSink, Peer, RequestContext, TransportInfo, decode, encode_error,
-    encode_notification, encode_request, encode_result,
+    NotificationSink, Peer, RequestContext, TransportInfo, decode, encode_error, encode_result,
 };
 use mcp_transport_http::{Endpoint, HttpServer, HttpServerConfig, McpService, RunningServer};
-use mcp_types::{ErrorCode, RequestId};
-use serde_json::Value;
+use mcp_types::ErrorCode;
 use serde_json::value::RawValue;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
+pub use self::config::LegacyHttpConfig;
 use self::log::{EventLog, Pacing, parse_event_id, priming_event};
+use self::state::{HttpSession, answer, new_session_id, notify};
+pub(crate) use self::state::{Notifier, Outbound};
 use crate::Error;
-use crate::session::{self, LEGACY_VERSIONS, Link, Session, lock};
+use crate::session::{self, Link, lock};
 
 /// The response body of [`DualEraHttp`].
 pub type DualEraBody = UnsyncBoxBody<Bytes, Infallible>;
@@ -91,123 +93,6 @@ const SESSION_NOT_FOUND: ErrorCode = ErrorCode(-32001);
 const NOTIFICATION_BUFFER: usize = 32;
 /// The stream number of a session's GET stream.
 const GET_STREAM: u64 = 0;
-
-/// The limits and choices of the legacy side of [`DualEraHttp`]; the modern side and the
-/// connection limits come from [`HttpServerConfig`].
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct LegacyHttpConfig {
-    /// The legacy revisions served, newest first (default: all of [`LEGACY_VERSIONS`]).
-    /// With none, `initialize` is refused with the versions the server supports.
-    pub versions: Vec<&'static str>,
-    /// The most legacy sessions at once (default 1024); past it `initialize` gets `503`.
-    pub max_sessions: usize,
-    /// A session without a request or an open GET stream for this long ends (default
-    /// 30 minutes).
-    pub session_idle_timeout: Duration,
-    /// The most messages in one 2025-03-26 batch (default 32).
-    pub max_batch: usize,
-    /// The most request streams a session keeps at once (default 64), and the most
-    /// requests an HTTP+SSE session runs at once; past it a POST with requests gets
-    /// `503`.
-    pub max_streams_per_session: usize,
-    /// The most server-to-client requests waiting for answers in one session (default
-    /// 32).
-    pub max_pending_requests: usize,
-    /// How long a server-to-client request waits for its answer (default 5 minutes).
-    pub ask_timeout: Duration,
-    /// The reconnection delay announced in the priming event's `retry` field of
-    /// 2025-11-25 sessions (default 1 second; `None` sends no `retry`).
-    pub retry: Option<Duration>,
-    /// For 2025-11-25 sessions, close an SSE connection this long after it opened
-    /// without ending its stream: the client polls, resuming with `Last-Event-ID` after
-    /// the `retry` delay (`docs/2025-11-25/basic/transports.mdx`, Sending Messages to the
-    /// Server, 6). Default `None`: connections stay open until the stream ends.
-    pub close_streams_after: Option<Duration>,
-    /// The path of the 2024-11-05 HTTP+SSE transport's GET stream (default `/sse`;
-    /// `None` turns the transport off). Feature `http-sse`.
-    #[cfg(feature = "http-sse")]
-    pub sse_path: Option<String>,
-    /// The path the `endpoint` event of the HTTP+SSE transport names for POSTs (default
-    /// `/messages`). Feature `http-sse`.
-    #[cfg(feature = "http-sse")]
-    pub messages_path: String,
-}
-
-impl Default for LegacyHttpConfig {
-    fn default() -> Self {
-        LegacyHttpConfig {
-            versions: LEGACY_VERSIONS.to_vec(),
-            max_sessions: 1024,
-            session_idle_timeout: Duration::from_mins(30),
-            max_batch: 32,
-            max_streams_per_session: 64,
-            max_pending_requests: 32,
-            ask_timeout: Duration::from_mins(5),
-            retry: Some(Duration::from_secs(1)),
-            close_streams_after: None,
-            #[cfg(feature = "http-sse")]
-            sse_path: Some("/sse".to_owned()),
-            #[cfg(feature = "http-sse")]
-            messages_path: "/messages".to_owned(),
-        }
-    }
-}
-
-impl LegacyHttpConfig {
-    /// Serves only `versions` (each one of [`LEGACY_VERSIONS`]; others are ignored).
-    #[must_use]
-    pub fn versions(mut self, versions: &[&str]) -> Self {
-        self.versions = LEGACY_VERSIONS
-            .iter()
-            .copied()
-            .filter(|v| versions.contains(v))
-            .collect();
-        self
-    }
-
-    /// Sets [`max_sessions`](Self::max_sessions).
-    #[must_use]
-    pub fn max_sessions(mut self, sessions: usize) -> Self {
-        self.max_sessions = sessions;
-        self
-    }
-
-    /// Sets [`session_idle_timeout`](Self::session_idle_timeout).
-    #[must_use]
-    pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
-        self.session_idle_timeout = timeout;
-        self
-    }
-
-    /// Sets [`max_batch`](Self::max_batch).
-    #[must_use]
-    pub fn max_batch(mut self, messages: usize) -> Self {
-        self.max_batch = messages;
-        self
-    }
-
-    /// Sets [`ask_timeout`](Self::ask_timeout).
-    #[must_use]
-    pub fn ask_timeout(mut self, timeout: Duration) -> Self {
-        self.ask_timeout = timeout;
-        self
-    }
-
-    /// Sets [`retry`](Self::retry).
-    #[must_use]
-    pub fn retry(mut self, retry: Option<Duration>) -> Self {
-        self.retry = retry;
-        self
-    }
-
-    /// Sets [`close_streams_after`](Self::close_streams_after).
-    #[must_use]
-    pub fn close_streams_after(mut self, after: Option<Duration>) -> Self {
-        self.close_streams_after = after;
-        self
-    }
-}
 
 /// One endpoint serving both eras with the same handler; see the [module docs](self).
 ///
@@ -284,142 +169,6 @@ impl<H: Handler> Handler for Core<H> {
 
     fn notification(&self, notification: Notification, peer: &Peer) {
         self.0.notification(notification, peer);
-    }
-}
-
-/// One legacy session on HTTP.
-struct HttpSession {
-    /// Set by `initialize`: at once for Streamable HTTP (the session exists only after
-    /// it), later for the HTTP+SSE transport (whose session starts with its GET).
-    session: OnceLock<Session>,
-    /// Fired when the session ends: its requests stop and its streams close.
-    token: CancellationToken,
-    last_seen: Mutex<Instant>,
-    next_stream: AtomicU64,
-    /// The request streams kept for replay, and the GET stream under [`GET_STREAM`].
-    streams: Mutex<HashMap<u64, Arc<EventLog>>>,
-    get: Arc<EventLog>,
-    next_ask: AtomicI64,
-    /// Server-to-client requests waiting for the client's POSTed answer.
-    pending: Mutex<HashMap<i64, oneshot::Sender<Result<Value, ErrorObject>>>>,
-    /// The client's requests running now, for `notifications/cancelled`.
-    running: Mutex<HashMap<RequestId, CancellationToken>>,
-}
-
-impl HttpSession {
-    fn new(session: Option<Session>, lossy_get: bool) -> Self {
-        let slot = OnceLock::new();
-        if let Some(session) = session {
-            let _ = slot.set(session);
-        }
-        HttpSession {
-            session: slot,
-            token: CancellationToken::new(),
-            last_seen: Mutex::new(Instant::now()),
-            next_stream: AtomicU64::new(GET_STREAM + 1),
-            streams: Mutex::new(HashMap::new()),
-            get: EventLog::new(GET_STREAM, lossy_get),
-            next_ask: AtomicI64::new(1),
-            pending: Mutex::new(HashMap::new()),
-            running: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// The negotiated revision; 2024-11-05 before `initialize`.
-    fn version(&self) -> &'static str {
-        self.session.get().map_or("2024-11-05", |s| s.version)
-    }
-
-    fn touch(&self) {
-        *lock(&self.last_seen) = Instant::now();
-    }
-
-    fn end(&self) {
-        self.token.cancel();
-        self.get.finish();
-        for log in lock(&self.streams).values() {
-            log.finish();
-        }
-    }
-}
-
-/// What a legacy request on HTTP sends on its own: see [`Link::Http`].
-pub(crate) struct Outbound {
-    session: Arc<HttpSession>,
-    /// The stream of the request being served.
-    log: Arc<EventLog>,
-    ask_timeout: Duration,
-    max_pending: usize,
-}
-
-/// Where a session's relay sends change notifications: its GET stream.
-pub(crate) struct Notifier(Arc<EventLog>);
-
-impl Outbound {
-    pub(crate) fn notifier(&self) -> Notifier {
-        Notifier(Arc::clone(&self.session.get))
-    }
-
-    /// Sends `method` to the client on the request's stream and waits for the answer it
-    /// POSTs back.
-    pub(crate) async fn ask(
-        &self,
-        method: &str,
-        params: Option<&Value>,
-    ) -> Result<Value, ErrorObject> {
-        let id = self.session.next_ask.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut pending = lock(&self.session.pending);
-            if pending.len() >= self.max_pending {
-                return Err(ErrorObject::internal(
-                    "too many server-to-client requests are waiting for answers",
-                ));
-            }
-            pending.insert(id, tx);
-        }
-        let forget = PendingGuard {
-            session: &self.session,
-            id,
-        };
-        let frame = encode_request(&RequestId::Integer(id), method, params)
-            .map_err(|e| ErrorObject::internal(e.to_string()))?;
-        self.log.append(frame, false).await;
-        let answer = tokio::select! {
-            answer = tokio::time::timeout(self.ask_timeout, rx) => answer,
-            () = self.session.token.cancelled() => {
-                return Err(ErrorObject::internal("the session ended"));
-            }
-        };
-        drop(forget);
-        match answer {
-            Ok(Ok(answer)) => answer,
-            Ok(Err(_)) => Err(ErrorObject::internal("the session ended")),
-            Err(_) => Err(ErrorObject::internal(format!(
-                "the client did not answer within {:?}",
-                self.ask_timeout
-            ))),
-        }
-    }
-}
-
-struct PendingGuard<'a> {
-    session: &'a HttpSession,
-    id: i64,
-}
-
-impl Drop for PendingGuard<'_> {
-    fn drop(&mut self) {
-        lock(&self.session.pending).remove(&self.id);
-    }
-}
-
-impl Notifier {
-    pub(crate) fn notify(&self, method: &str, params: Option<&Value>) -> bool {
-        match encode_notification(method, params) {
-            Ok(frame) => self.0.push(frame),
-            Err(_) => true,
-        }
     }
 }
 
@@ -1005,52 +754,6 @@ impl<H: Handler> Shared<H> {
         session.end();
         empty(StatusCode::OK)
     }
-}
-
-/// Routes the client's answer to a server-to-client request.
-fn answer(session: &HttpSession, response: mcp_jsonrpc::Response) {
-    let Some(RequestId::Integer(id)) = response.id else {
-        return;
-    };
-    let Some(waiting) = lock(&session.pending).remove(&id) else {
-        return;
-    };
-    let answer = response.outcome.and_then(|raw| session::parse(&raw));
-    let _ = waiting.send(answer);
-}
-
-/// A notification of a legacy client: `notifications/cancelled` stops the request it
-/// names; the others (`initialized`, `roots/list_changed`, progress) need nothing here.
-fn notify(session: &HttpSession, notification: &Notification) {
-    if notification.method != "notifications/cancelled" {
-        return;
-    }
-    let id = notification
-        .params
-        .as_deref()
-        .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
-        .and_then(|p| serde_json::from_value::<RequestId>(p["requestId"].clone()).ok());
-    if let Some(id) = id
-        && let Some(token) = lock(&session.running).get(&id)
-    {
-        token.cancel();
-    }
-}
-
-/// 128 random bits, hex: visible ASCII as the spec requires, and unguessable.
-fn new_session_id() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No entropy source: still unique, if guessable; the OS always has one in practice.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        bytes = nanos.to_le_bytes();
-    }
-    bytes.iter().fold(String::with_capacity(32), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
 }
 
 fn accepts(headers: &HeaderMap, media: &str) -> bool {

@@ -1,0 +1,122 @@
+//! The limits and choices of the legacy side of [`DualEraHttp`](super::DualEraHttp).
+
+use std::time::Duration;
+
+use crate::session::LEGACY_VERSIONS;
+
+/// The limits and choices of the legacy side of [`DualEraHttp`](super::DualEraHttp); the modern side and the
+/// connection limits come from [`HttpServerConfig`](mcp_transport_http::HttpServerConfig).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct LegacyHttpConfig {
+    /// The legacy revisions served, newest first (default: all of [`LEGACY_VERSIONS`]).
+    /// With none, `initialize` is refused with the versions the server supports.
+    pub versions: Vec<&'static str>,
+    /// The most legacy sessions at once (default 1024); past it `initialize` gets `503`.
+    pub max_sessions: usize,
+    /// A session without a request or an open GET stream for this long ends (default
+    /// 30 minutes).
+    pub session_idle_timeout: Duration,
+    /// The most messages in one 2025-03-26 batch (default 32).
+    pub max_batch: usize,
+    /// The most request streams a session keeps at once (default 64), and the most
+    /// requests an HTTP+SSE session runs at once; past it a POST with requests gets
+    /// `503`.
+    pub max_streams_per_session: usize,
+    /// The most server-to-client requests waiting for answers in one session (default
+    /// 32).
+    pub max_pending_requests: usize,
+    /// How long a server-to-client request waits for its answer (default 5 minutes).
+    pub ask_timeout: Duration,
+    /// The reconnection delay announced in the priming event's `retry` field of
+    /// 2025-11-25 sessions (default 1 second; `None` sends no `retry`).
+    pub retry: Option<Duration>,
+    /// For 2025-11-25 sessions, close an SSE connection this long after it opened
+    /// without ending its stream: the client polls, resuming with `Last-Event-ID` after
+    /// the `retry` delay (`docs/2025-11-25/basic/transports.mdx`, Sending Messages to the
+    /// Server, 6). Default `None`: connections stay open until the stream ends.
+    pub close_streams_after: Option<Duration>,
+    /// The path of the 2024-11-05 HTTP+SSE transport's GET stream (default `/sse`;
+    /// `None` turns the transport off). Feature `http-sse`.
+    #[cfg(feature = "http-sse")]
+    pub sse_path: Option<String>,
+    /// The path the `endpoint` event of the HTTP+SSE transport names for POSTs (default
+    /// `/messages`). Feature `http-sse`.
+    #[cfg(feature = "http-sse")]
+    pub messages_path: String,
+}
+
+impl Default for LegacyHttpConfig {
+    fn default() -> Self {
+        LegacyHttpConfig {
+            versions: LEGACY_VERSIONS.to_vec(),
+            max_sessions: 1024,
+            session_idle_timeout: Duration::from_mins(30),
+            max_batch: 32,
+            max_streams_per_session: 64,
+            max_pending_requests: 32,
+            ask_timeout: Duration::from_mins(5),
+            retry: Some(Duration::from_secs(1)),
+            close_streams_after: None,
+            #[cfg(feature = "http-sse")]
+            sse_path: Some("/sse".to_owned()),
+            #[cfg(feature = "http-sse")]
+            messages_path: "/messages".to_owned(),
+        }
+    }
+}
+
+impl LegacyHttpConfig {
+    /// Serves only `versions` (each one of [`LEGACY_VERSIONS`]; others are ignored).
+    #[must_use]
+    pub fn versions(mut self, versions: &[&str]) -> Self {
+        self.versions = LEGACY_VERSIONS
+            .iter()
+            .copied()
+            .filter(|v| versions.contains(v))
+            .collect();
+        self
+    }
+
+    /// Sets [`max_sessions`](Self::max_sessions).
+    #[must_use]
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions;
+        self
+    }
+
+    /// Sets [`session_idle_timeout`](Self::session_idle_timeout).
+    #[must_use]
+    pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.session_idle_timeout = timeout;
+        self
+    }
+
+    /// Sets [`max_batch`](Self::max_batch).
+    #[must_use]
+    pub fn max_batch(mut self, messages: usize) -> Self {
+        self.max_batch = messages;
+        self
+    }
+
+    /// Sets [`ask_timeout`](Self::ask_timeout).
+    #[must_use]
+    pub fn ask_timeout(mut self, timeout: Duration) -> Self {
+        self.ask_timeout = timeout;
+        self
+    }
+
+    /// Sets [`retry`](Self::retry).
+    #[must_use]
+    pub fn retry(mut self, retry: Option<Duration>) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Sets [`close_streams_after`](Self::close_streams_after).
+    #[must_use]
+    pub fn close_streams_after(mut self, after: Option<Duration>) -> Self {
+        self.close_streams_after = after;
+        self
+    }
+}

@@ -1,0 +1,202 @@
+//! One legacy session on HTTP: its state, what a request sends on its own (server-to-client
+//! requests on its stream, change notifications on the GET stream), and the routing of
+//! the client's answers and cancellations.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use mcp_jsonrpc::{
+    CancellationToken, ErrorObject, Notification, encode_notification, encode_request,
+};
+use mcp_types::RequestId;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::GET_STREAM;
+use super::log::EventLog;
+use crate::session::{self, Session, lock};
+
+/// One legacy session on HTTP.
+pub(super) struct HttpSession {
+    /// Set by `initialize`: at once for Streamable HTTP (the session exists only after
+    /// it), later for the HTTP+SSE transport (whose session starts with its GET).
+    pub(super) session: OnceLock<Session>,
+    /// Fired when the session ends: its requests stop and its streams close.
+    pub(super) token: CancellationToken,
+    pub(super) last_seen: Mutex<Instant>,
+    pub(super) next_stream: AtomicU64,
+    /// The request streams kept for replay, and the GET stream under [`GET_STREAM`].
+    pub(super) streams: Mutex<HashMap<u64, Arc<EventLog>>>,
+    pub(super) get: Arc<EventLog>,
+    pub(super) next_ask: AtomicI64,
+    /// Server-to-client requests waiting for the client's POSTed answer.
+    pub(super) pending: Mutex<HashMap<i64, oneshot::Sender<Result<Value, ErrorObject>>>>,
+    /// The client's requests running now, for `notifications/cancelled`.
+    pub(super) running: Mutex<HashMap<RequestId, CancellationToken>>,
+}
+
+impl HttpSession {
+    pub(super) fn new(session: Option<Session>, lossy_get: bool) -> Self {
+        let slot = OnceLock::new();
+        if let Some(session) = session {
+            let _ = slot.set(session);
+        }
+        HttpSession {
+            session: slot,
+            token: CancellationToken::new(),
+            last_seen: Mutex::new(Instant::now()),
+            next_stream: AtomicU64::new(GET_STREAM + 1),
+            streams: Mutex::new(HashMap::new()),
+            get: EventLog::new(GET_STREAM, lossy_get),
+            next_ask: AtomicI64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            running: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The negotiated revision; 2024-11-05 before `initialize`.
+    pub(super) fn version(&self) -> &'static str {
+        self.session.get().map_or("2024-11-05", |s| s.version)
+    }
+
+    pub(super) fn touch(&self) {
+        *lock(&self.last_seen) = Instant::now();
+    }
+
+    pub(super) fn end(&self) {
+        self.token.cancel();
+        self.get.finish();
+        for log in lock(&self.streams).values() {
+            log.finish();
+        }
+    }
+}
+
+/// What a legacy request on HTTP sends on its own: see [`Link::Http`].
+pub(crate) struct Outbound {
+    pub(super) session: Arc<HttpSession>,
+    /// The stream of the request being served.
+    pub(super) log: Arc<EventLog>,
+    pub(super) ask_timeout: Duration,
+    pub(super) max_pending: usize,
+}
+
+/// Where a session's relay sends change notifications: its GET stream.
+pub(crate) struct Notifier(Arc<EventLog>);
+
+impl Outbound {
+    pub(crate) fn notifier(&self) -> Notifier {
+        Notifier(Arc::clone(&self.session.get))
+    }
+
+    /// Sends `method` to the client on the request's stream and waits for the answer it
+    /// POSTs back.
+    pub(crate) async fn ask(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+    ) -> Result<Value, ErrorObject> {
+        let id = self.session.next_ask.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = lock(&self.session.pending);
+            if pending.len() >= self.max_pending {
+                return Err(ErrorObject::internal(
+                    "too many server-to-client requests are waiting for answers",
+                ));
+            }
+            pending.insert(id, tx);
+        }
+        let forget = PendingGuard {
+            session: &self.session,
+            id,
+        };
+        let frame = encode_request(&RequestId::Integer(id), method, params)
+            .map_err(|e| ErrorObject::internal(e.to_string()))?;
+        self.log.append(frame, false).await;
+        let answer = tokio::select! {
+            answer = tokio::time::timeout(self.ask_timeout, rx) => answer,
+            () = self.session.token.cancelled() => {
+                return Err(ErrorObject::internal("the session ended"));
+            }
+        };
+        drop(forget);
+        match answer {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_)) => Err(ErrorObject::internal("the session ended")),
+            Err(_) => Err(ErrorObject::internal(format!(
+                "the client did not answer within {:?}",
+                self.ask_timeout
+            ))),
+        }
+    }
+}
+
+pub(super) struct PendingGuard<'a> {
+    session: &'a HttpSession,
+    id: i64,
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        lock(&self.session.pending).remove(&self.id);
+    }
+}
+
+impl Notifier {
+    pub(crate) fn notify(&self, method: &str, params: Option<&Value>) -> bool {
+        match encode_notification(method, params) {
+            Ok(frame) => self.0.push(frame),
+            Err(_) => true,
+        }
+    }
+}
+
+/// Routes the client's answer to a server-to-client request.
+pub(super) fn answer(session: &HttpSession, response: mcp_jsonrpc::Response) {
+    let Some(RequestId::Integer(id)) = response.id else {
+        return;
+    };
+    let Some(waiting) = lock(&session.pending).remove(&id) else {
+        return;
+    };
+    let answer = response.outcome.and_then(|raw| session::parse(&raw));
+    let _ = waiting.send(answer);
+}
+
+/// A notification of a legacy client: `notifications/cancelled` stops the request it
+/// names; the others (`initialized`, `roots/list_changed`, progress) need nothing here.
+pub(super) fn notify(session: &HttpSession, notification: &Notification) {
+    if notification.method != "notifications/cancelled" {
+        return;
+    }
+    let id = notification
+        .params
+        .as_deref()
+        .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+        .and_then(|p| serde_json::from_value::<RequestId>(p["requestId"].clone()).ok());
+    if let Some(id) = id
+        && let Some(token) = lock(&session.running).get(&id)
+    {
+        token.cancel();
+    }
+}
+
+/// 128 random bits, hex: visible ASCII as the spec requires, and unguessable.
+pub(super) fn new_session_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No entropy source: still unique, if guessable; the OS always has one in practice.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes = nanos.to_le_bytes();
+    }
+    bytes.iter().fold(String::with_capacity(32), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
