@@ -86,6 +86,8 @@ mod http;
 mod session;
 #[cfg(feature = "stdio")]
 mod stdio;
+#[cfg(feature = "stdio")]
+mod supervised;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -103,6 +105,8 @@ use session::{Handshake, Wire};
 pub use http::{HttpConnection, MAX_PENDING, MAX_RESUMES, MAX_SERVER_REQUESTS};
 #[cfg(feature = "stdio")]
 pub use stdio::StdioConnection;
+#[cfg(feature = "stdio")]
+pub use supervised::{StdioSupervisor, SupervisedStdio};
 
 /// The modern revision the client core speaks.
 const MODERN: &str = "2026-07-28";
@@ -326,6 +330,25 @@ impl Connector {
     ) -> Result<StdioConnection, Error> {
         self.check_pin()?;
         stdio::connect(self, command).await
+    }
+
+    /// Spawns `command` and owns it: the era of each process is detected (unless
+    /// pinned), and a server that crashes is started again under `policy` and probed
+    /// again, so that a new process speaking another era is still reached. The request
+    /// that saw the crash is re-sent only if it is safe to run twice (discover, lists,
+    /// reads, prompts, completion); any other fails with
+    /// [`mcp_client::Error::MayHaveRun`]. Stop it with
+    /// [`Client::shutdown`](mcp_client::Client::shutdown).
+    ///
+    /// Cancel safety: dropping the future drops the process started so far.
+    #[cfg(feature = "stdio")]
+    pub async fn spawn_stdio(
+        self,
+        command: mcp_transport_stdio::ServerCommand,
+        policy: mcp_client::RestartPolicy,
+    ) -> Result<SupervisedStdio, Error> {
+        self.check_pin()?;
+        supervised::spawn(self, command, policy).await
     }
 
     /// Connects to the MCP endpoint at `url` (with `config`'s headers and limits),
