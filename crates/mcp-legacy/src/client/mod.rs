@@ -12,7 +12,9 @@
 //!   (see the `http` module). The verdict holds for the connection (one server process,
 //!   one HTTP session); a [`VerdictCache`] remembers HTTP verdicts by URL across
 //!   connections and forgets one that fails, so that the server is probed again. The
-//!   user can pin an era or a version instead ([`EraChoice`]).
+//!   user can pin an era or a version instead ([`EraChoice`]). A server the client
+//!   owns ([`Connector::spawn_stdio`]) is started again after a crash and probed again,
+//!   so a new process that speaks another era is still reached.
 //! - A legacy server gets the handshake of `docs/2025-11-25/basic/lifecycle.mdx`:
 //!   `initialize` offering the newest legacy revision (2025-11-25), accepting whichever of
 //!   2025-11-25, 2025-06-18, 2025-03-26 or 2024-11-05 the server answers with, then
