@@ -324,3 +324,22 @@ cat > /dev/null
     client.shutdown(Duration::from_secs(1)).await;
     let _ = std::fs::remove_file(&marker);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_subscription_ends_when_the_server_process_exits() {
+    let connection = Connector::new(builder())
+        .era(EraChoice::Legacy)
+        .connect_stdio(&ServerCommand::new(DEMO))
+        .await
+        .unwrap();
+    let mut filter = mcp_types::SubscriptionFilter::default();
+    filter.tools_list_changed = Some(true);
+    let mut subscription = connection.client.listen(filter).await.unwrap();
+    assert!(matches!(
+        subscription.next().await,
+        Some(mcp_client::ListenEvent::Acknowledged(_))
+    ));
+    kill(connection.server.process().id());
+    let end = tokio::time::timeout(Duration::from_secs(10), subscription.next()).await;
+    assert_eq!(end.unwrap(), None);
+}
