@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_jsonrpc::{ErrorObject, Handler, Notification, Peer, Request, RequestContext};
+use mcp_types::RequestId;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
@@ -101,6 +102,18 @@ impl ListenRouter {
     /// Delivers a subscription's notification to it (and evicts what it makes stale).
     pub fn route(&self, notification: &Notification) {
         self.0.route(notification);
+    }
+
+    /// Routes the notifications tagged with `id` (a `subscriptions/listen` request's id,
+    /// which the server tags them with) to `sink`: for a [`CustomTransport`] that sends the
+    /// listen request itself over an engine connection it owns.
+    pub fn register(&self, id: RequestId, sink: &EventSink) {
+        self.0.register(id, 0, sink.tx.clone());
+    }
+
+    /// Stops routing the notifications tagged with `id`.
+    pub fn unregister(&self, id: &RequestId) {
+        self.0.unregister(id);
     }
 }
 

@@ -56,11 +56,12 @@
 //! eras on one Streamable HTTP endpoint, with the 2024-11-05 HTTP+SSE transport beside
 //! it (feature `http-sse`); and the dual-era client, [`client::Connector`], over stdio
 //! (feature `stdio`) and HTTP (feature `http`: legacy Streamable HTTP and the
-//! 2024-11-05 HTTP+SSE transport). Features: `stdio`, `http` and `http-sse`, all on by
-//! default. Not yet on the client side: switching a live client to another era (the
-//! verdict holds for the client's life; an expired HTTP session is re-initialized, and
-//! a session that cannot be re-established makes the next connection probe again),
-//! restarting a crashed legacy stdio server, and 2025-11-25 tasks.
+//! 2024-11-05 HTTP+SSE transport); `Connector::spawn_stdio` owns its server and
+//! probes each new process after a crash. Features: `stdio`, `http` and `http-sse`,
+//! all on by default. Not yet on the client side: switching a live HTTP client to
+//! another era (the verdict holds for its life; an expired session is re-initialized,
+//! and a session that cannot be re-established makes the next connection probe
+//! again), and 2025-11-25 tasks.
 
 #![forbid(unsafe_code)]
 

@@ -213,3 +213,133 @@ async fn a_modern_http_server_is_detected_as_modern_and_stays_modern() {
     }
     running.shutdown(Duration::from_secs(1)).await;
 }
+
+fn kill(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .arg("-9")
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_supervised_server_that_crashes_is_restarted_and_reprobed() {
+    let supervised = Connector::new(builder())
+        .spawn_stdio(ServerCommand::new(DEMO), mcp_client::RestartPolicy::new(2))
+        .await
+        .unwrap();
+    let (client, supervisor) = (&supervised.client, &supervised.supervisor);
+    assert_eq!(supervisor.verdict().era, Era::Modern);
+    let result = client
+        .call_tool("interview", JsonObject::new())
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "Ada: Quiet numbers hum");
+
+    let first = supervisor.pid().unwrap();
+    kill(first);
+    // A list is safe to re-send: it succeeds on the new process.
+    let tools = client.list_tools_all().await.unwrap();
+    assert_eq!(tools.len(), 3);
+    assert_eq!(supervisor.restarts(), 1);
+    assert_ne!(supervisor.pid(), Some(first));
+
+    // A tool call is not re-sent: it may or may not have run.
+    kill(supervisor.pid().unwrap());
+    let err = client
+        .call_tool("echo", JsonObject::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, mcp_client::Error::MayHaveRun { method } if method == "tools/call"),
+        "{err:?}"
+    );
+    assert_eq!(supervisor.restarts(), 2);
+
+    // The budget is spent.
+    kill(supervisor.pid().unwrap());
+    let err = client.list_tools_all().await.unwrap_err();
+    assert!(
+        matches!(err, mcp_client::Error::RestartsExhausted(2)),
+        "{err:?}"
+    );
+    client.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_server_that_changed_era_is_reached_in_its_new_era() {
+    // The first process answers like a 2025-03-26 server; every later one is the modern
+    // demo (a marker file tells them apart).
+    let marker = std::env::temp_dir().join(format!(
+        "mcp-legacy-era-change-{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+    ));
+    let script = r#"
+if [ -f "$MARKER" ]; then exec "$DEMO"; fi
+touch "$MARKER"
+read line; echo '{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}'
+read line; echo '{"jsonrpc":"2.0","id":2,"result":{"protocolVersion":"2025-03-26","capabilities":{"tools":{}},"serverInfo":{"name":"old","version":"0.1"}}}'
+read line; read line
+echo '{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"old-tool","inputSchema":{"type":"object"}}]}}'
+cat > /dev/null
+"#;
+    let command = ServerCommand::new("sh")
+        .arg("-c")
+        .arg(script)
+        .env("MARKER", &marker)
+        .env("DEMO", DEMO);
+    let supervised = Connector::new(builder())
+        .spawn_stdio(command, mcp_client::RestartPolicy::default())
+        .await
+        .unwrap();
+    let (client, supervisor) = (&supervised.client, &supervised.supervisor);
+    assert_eq!(supervisor.verdict().era, Era::Legacy);
+    assert_eq!(supervisor.verdict().version, "2025-03-26");
+    let tools: Vec<String> = client
+        .list_tools_all()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(tools, ["old-tool"]);
+
+    kill(supervisor.pid().unwrap());
+    let tools: Vec<String> = client
+        .list_tools_all()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(tools, ["echo", "fails", "interview"]);
+    assert_eq!(supervisor.verdict().era, Era::Modern);
+    let result = client
+        .call_tool("interview", JsonObject::new())
+        .await
+        .unwrap();
+    assert_eq!(text(&result), "Ada: Quiet numbers hum");
+    client.shutdown(Duration::from_secs(1)).await;
+    let _ = std::fs::remove_file(&marker);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_subscription_ends_when_the_server_process_exits() {
+    let connection = Connector::new(builder())
+        .era(EraChoice::Legacy)
+        .connect_stdio(&ServerCommand::new(DEMO))
+        .await
+        .unwrap();
+    let mut filter = mcp_types::SubscriptionFilter::default();
+    filter.tools_list_changed = Some(true);
+    let mut subscription = connection.client.listen(filter).await.unwrap();
+    assert!(matches!(
+        subscription.next().await,
+        Some(mcp_client::ListenEvent::Acknowledged(_))
+    ));
+    kill(connection.server.process().id());
+    let end = tokio::time::timeout(Duration::from_secs(10), subscription.next()).await;
+    assert_eq!(end.unwrap(), None);
+}

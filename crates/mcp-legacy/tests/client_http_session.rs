@@ -42,6 +42,10 @@ struct Seen {
     get_stream: Option<mpsc::Sender<Bytes>>,
     /// Answer `initialize` with 405, as a server that dropped the legacy era would.
     refuse_initialize: bool,
+    /// The JSON-RPC responses the client POSTed (to the server's own requests).
+    responses: Vec<Value>,
+    /// Woken when a response arrives.
+    answered: Arc<tokio::sync::Notify>,
 }
 
 type Shared = Arc<Mutex<Seen>>;
@@ -154,6 +158,11 @@ async fn post(State(seen): State<Shared>, headers: HeaderMap, body: String) -> R
             seen.closed_at = Some(Instant::now());
             sse(Body::from("id: call-1\nretry: 300\ndata: \n\n"))
         }
+        "(response)" => {
+            seen.responses.push(message);
+            seen.answered.notify_one();
+            status(StatusCode::ACCEPTED)
+        }
         _ => status(StatusCode::ACCEPTED),
     }
 }
@@ -170,8 +179,12 @@ async fn get(State(seen): State<Shared>, headers: HeaderMap) -> Response {
         && let Some(id) = seen.pending_call.take()
     {
         seen.resumed_after = seen.closed_at.map(|at| at.elapsed());
+        // The server pings the client on the resumed stream before answering.
+        let ping = json!({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"});
         let response = json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "resumed"}]}});
-        return sse(Body::from(format!("id: call-2\ndata: {response}\n\n")));
+        return sse(Body::from(format!(
+            "id: call-2\ndata: {ping}\n\nid: call-3\ndata: {response}\n\n"
+        )));
     }
     let (tx, rx) = mpsc::channel(8);
     seen.get_stream = Some(tx);
@@ -246,6 +259,15 @@ async fn a_legacy_streamable_http_session_end_to_end() {
             .contains(&"GET last-event-id=call-1 session=s-1 version=2025-06-18".to_owned()),
         "{:?}",
         lines(&seen)
+    );
+    // The server's ping was answered with an empty result.
+    let answered = Arc::clone(&seen.lock().unwrap().answered);
+    tokio::time::timeout(Duration::from_secs(10), answered.notified())
+        .await
+        .unwrap();
+    assert_eq!(
+        seen.lock().unwrap().responses,
+        [json!({"jsonrpc": "2.0", "id": "srv-1", "result": {}})]
     );
 
     // A change notification on the standalone GET stream reaches listen.

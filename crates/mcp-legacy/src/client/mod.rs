@@ -12,7 +12,9 @@
 //!   (see the `http` module). The verdict holds for the connection (one server process,
 //!   one HTTP session); a [`VerdictCache`] remembers HTTP verdicts by URL across
 //!   connections and forgets one that fails, so that the server is probed again. The
-//!   user can pin an era or a version instead ([`EraChoice`]).
+//!   user can pin an era or a version instead ([`EraChoice`]). A server the client
+//!   owns ([`Connector::spawn_stdio`]) is started again after a crash and probed again,
+//!   so a new process that speaks another era is still reached.
 //! - A legacy server gets the handshake of `docs/2025-11-25/basic/lifecycle.mdx`:
 //!   `initialize` offering the newest legacy revision (2025-11-25), accepting whichever of
 //!   2025-11-25, 2025-06-18, 2025-03-26 or 2024-11-05 the server answers with, then
@@ -86,6 +88,8 @@ mod http;
 mod session;
 #[cfg(feature = "stdio")]
 mod stdio;
+#[cfg(feature = "stdio")]
+mod supervised;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -103,6 +107,8 @@ use session::{Handshake, Wire};
 pub use http::{HttpConnection, MAX_PENDING, MAX_RESUMES, MAX_SERVER_REQUESTS};
 #[cfg(feature = "stdio")]
 pub use stdio::StdioConnection;
+#[cfg(feature = "stdio")]
+pub use supervised::{StdioSupervisor, SupervisedStdio};
 
 /// The modern revision the client core speaks.
 const MODERN: &str = "2026-07-28";
@@ -326,6 +332,25 @@ impl Connector {
     ) -> Result<StdioConnection, Error> {
         self.check_pin()?;
         stdio::connect(self, command).await
+    }
+
+    /// Spawns `command` and owns it: the era of each process is detected (unless
+    /// pinned), and a server that crashes is started again under `policy` and probed
+    /// again, so that a new process speaking another era is still reached. The request
+    /// that saw the crash is re-sent only if it is safe to run twice (discover, lists,
+    /// reads, prompts, completion); any other fails with
+    /// [`mcp_client::Error::MayHaveRun`]. Stop it with
+    /// [`Client::shutdown`](mcp_client::Client::shutdown).
+    ///
+    /// Cancel safety: dropping the future drops the process started so far.
+    #[cfg(feature = "stdio")]
+    pub async fn spawn_stdio(
+        self,
+        command: mcp_transport_stdio::ServerCommand,
+        policy: mcp_client::RestartPolicy,
+    ) -> Result<SupervisedStdio, Error> {
+        self.check_pin()?;
+        supervised::spawn(self, command, policy).await
     }
 
     /// Connects to the MCP endpoint at `url` (with `config`'s headers and limits),

@@ -24,11 +24,11 @@ use super::{Connector, Error, Verdict, handshake};
 
 /// The engine handler of a dual-era stdio connection.
 #[derive(Debug, Clone)]
-struct StdioHandler {
-    shared: Arc<Shared>,
+pub(super) struct StdioHandler {
+    pub(super) shared: Arc<Shared>,
     /// `Some(Era)` once the verdict is in.
     era: Arc<OnceLock<Era>>,
-    router: ListenRouter,
+    pub(super) router: ListenRouter,
 }
 
 impl Handler for StdioHandler {
@@ -71,7 +71,7 @@ impl Handler for StdioHandler {
 }
 
 /// The legacy wire over the engine connection, with the session it carries.
-struct StdioWire(Peer, Arc<Shared>);
+pub(super) struct StdioWire(Peer, Arc<Shared>);
 
 impl Wire for StdioWire {
     async fn request(
@@ -106,13 +106,32 @@ pub struct StdioConnection {
     pub server: mcp_transport_stdio::ServerConnection,
 }
 
-pub(super) async fn connect(
-    connector: Connector,
+/// One server process, probed and (for a legacy server) initialized.
+pub(super) struct Opened {
+    pub(super) handler: StdioHandler,
+    pub(super) peer: Peer,
+    pub(super) server: mcp_transport_stdio::ServerConnection,
+    /// The legacy session, for a legacy server.
+    pub(super) session: Option<Session<StdioWire>>,
+    pub(super) verdict: Verdict,
+}
+
+/// What [`open`] needs to know: the user's handlers and the era choice.
+pub(super) struct Plan<'a> {
+    pub(super) handlers: &'a mcp_client::InputHandlers,
+    pub(super) pinned: Option<Era>,
+    pub(super) probe_timeout: Duration,
+    pub(super) offer: &'a [String],
+}
+
+/// Spawns `command`, probes it (unless the era is pinned) and, for a legacy server, runs
+/// the handshake.
+pub(super) async fn open(
     command: &mcp_transport_stdio::ServerCommand,
-) -> Result<StdioConnection, Error> {
-    let handlers = connector.builder.input_handlers();
+    plan: &Plan<'_>,
+) -> Result<Opened, Error> {
     let handler = StdioHandler {
-        shared: Shared::new(handlers.clone()),
+        shared: Shared::new(plan.handlers.clone()),
         era: Arc::default(),
         router: ListenRouter::default(),
     };
@@ -122,56 +141,81 @@ pub(super) async fn connect(
         mcp_transport_stdio::client_config(),
     )
     .map_err(Error::Spawn)?;
-    let era = match connector.pinned_era() {
+    // The session (and its subscriptions) ends when the process does.
+    let exited = server.process().exited();
+    let shared = Arc::clone(&handler.shared);
+    tokio::spawn(async move {
+        let _ = exited.await;
+        shared.ended.cancel();
+    });
+    let era = match plan.pinned {
         Some(era) => era,
-        None => probe(&peer, &handlers, connector.probe_timeout).await?,
+        None => probe(&peer, plan.handlers, plan.probe_timeout).await?,
     };
     let _ = handler.era.set(era);
-    let builder: ClientBuilder = connector.builder;
-    if era == Era::Legacy {
-        let wire = Arc::new(StdioWire(peer, Arc::clone(&handler.shared)));
-        let handshake = handshake(
-            wire.as_ref(),
-            &handlers,
-            &connector.legacy_offer,
-            connector.probe_timeout,
-        )
-        .await?;
-        wire.0
-            .notify(
-                mcp_types::legacy::method::NOTIFICATIONS_INITIALIZED,
-                None::<&()>,
-            )
-            .await
-            .map_err(|e| Error::Handshake(e.into()))?;
-        let verdict = Verdict {
-            era: Era::Legacy,
-            version: handshake.version.clone(),
-            transport: super::Transport::Stdio,
-        };
-        let session = Session {
-            wire,
-            shared: Arc::clone(&handler.shared),
-            handshake: Arc::new(Mutex::new(handshake)),
-        };
-        Ok(StdioConnection {
-            client: builder.connect_custom(Arc::new(session)),
-            verdict,
+    if era != Era::Legacy {
+        return Ok(Opened {
+            handler,
+            peer,
             server,
-        })
-    } else {
-        let client = builder.connect_peer(peer, handler.router.clone());
-        let version = client.protocol_version();
-        Ok(StdioConnection {
-            client,
+            session: None,
             verdict: Verdict {
                 era: Era::Modern,
-                version,
+                version: super::MODERN.to_owned(),
                 transport: super::Transport::Stdio,
             },
-            server,
-        })
+        });
     }
+    let wire = Arc::new(StdioWire(peer.clone(), Arc::clone(&handler.shared)));
+    let handshake = handshake(wire.as_ref(), plan.handlers, plan.offer, plan.probe_timeout).await?;
+    wire.0
+        .notify(
+            mcp_types::legacy::method::NOTIFICATIONS_INITIALIZED,
+            None::<&()>,
+        )
+        .await
+        .map_err(|e| Error::Handshake(e.into()))?;
+    let verdict = Verdict {
+        era: Era::Legacy,
+        version: handshake.version.clone(),
+        transport: super::Transport::Stdio,
+    };
+    let session = Session {
+        wire,
+        shared: Arc::clone(&handler.shared),
+        handshake: Arc::new(Mutex::new(handshake)),
+    };
+    Ok(Opened {
+        handler,
+        peer,
+        server,
+        session: Some(session),
+        verdict,
+    })
+}
+
+pub(super) async fn connect(
+    connector: Connector,
+    command: &mcp_transport_stdio::ServerCommand,
+) -> Result<StdioConnection, Error> {
+    let handlers = connector.builder.input_handlers();
+    let plan = Plan {
+        handlers: &handlers,
+        pinned: connector.pinned_era(),
+        probe_timeout: connector.probe_timeout,
+        offer: &connector.legacy_offer,
+    };
+    let opened = open(command, &plan).await?;
+    let builder: ClientBuilder = connector.builder;
+    let client = match opened.session {
+        Some(session) => builder.connect_custom(Arc::new(session)),
+        None => builder.connect_peer(opened.peer, opened.handler.router.clone()),
+    };
+    Ok(StdioConnection {
+        client,
+        verdict: opened.verdict,
+        server: opened.server,
+    })
 }
 
 /// `server/discover` with modern `_meta`: a result or a recognized modern error means
