@@ -4,7 +4,7 @@
 //! `initialize` for an initialize-era server), so a host reaches servers of every MCP
 //! revision through the same `mcp_client::Client` API.
 
-use mcp_client::Client;
+use mcp_client::{Client, RestartPolicy};
 use mcp_legacy::client::{Connector, Verdict};
 use mcp_transport_http::HttpClientConfig;
 use mcp_transport_stdio::{ServerCommand, ServerConnection};
@@ -43,13 +43,15 @@ pub struct Connection {
     pub client: Client,
     /// The server's era and protocol version, as the connection settled them.
     pub verdict: Verdict,
-    /// The server process, when the host spawned one (stdio); stop it after the client.
+    /// A server process the caller must stop after the client, if any. The host's own
+    /// stdio servers are owned by their clients (restarted after a crash, stopped by
+    /// `Client::shutdown`), so this is `None` for them.
     pub process: Option<ServerConnection>,
 }
 
 /// Connects to the server `name` as `config` says, in whichever era it speaks: spawns a
 /// stdio server (probed with `server/discover`, then `initialize` if it is an
-/// initialize-era server) or reaches a Streamable HTTP endpoint (a modern request first,
+/// initialize-era server; restarted and probed again after a crash) or reaches a Streamable HTTP endpoint (a modern request first,
 /// then a legacy session, then the 2024-11-05 HTTP+SSE transport).
 ///
 /// Cancel safety: dropping the future before it completes drops the connection and stops
@@ -76,14 +78,16 @@ pub async fn connect(
             if let Some(dir) = &stdio.cwd {
                 command = command.current_dir(dir);
             }
-            let connected = Connector::new(builder)
-                .connect_stdio(&command)
+            // The client owns the process: it is restarted (and probed again) after a
+            // crash within the default budget, and stopped by `Client::shutdown`.
+            let supervised = Connector::new(builder)
+                .spawn_stdio(command, RestartPolicy::default())
                 .await
                 .map_err(server)?;
             Ok(Connection {
-                client: connected.client,
-                verdict: connected.verdict,
-                process: Some(connected.server),
+                client: supervised.client,
+                verdict: supervised.supervisor.verdict(),
+                process: None,
             })
         }
         ServerConfig::Http(http) => {
