@@ -94,6 +94,7 @@ fn closed(reason: &str) -> mcp_client::Error {
 }
 
 fn decode_messages(data: &[u8]) -> Vec<Message> {
+    tracing::trace!(target: "mcp_wire", direction = "received", frame = %String::from_utf8_lossy(data));
     let mut options = DecodeOptions::default();
     // 2025-03-26 servers may batch.
     options.max_batch = Some(64);
@@ -260,6 +261,7 @@ impl HttpWire {
     }
 
     fn post(&self, frame: Bytes) -> RawRequest {
+        tracing::trace!(target: "mcp_wire", direction = "sent", frame = %String::from_utf8_lossy(&frame));
         let mut request = RawRequest::new(Method::POST)
             .header(CONTENT_TYPE, JSON)
             .header(ACCEPT, ACCEPT_BOTH)
@@ -757,6 +759,7 @@ async fn probe(
         Some(&params),
     )
     .map_err(Error::Malformed)?;
+    tracing::trace!(target: "mcp_wire", direction = "sent", frame = %String::from_utf8_lossy(&frame));
     let request = RawRequest::new(Method::POST)
         .header(CONTENT_TYPE, JSON)
         .header(ACCEPT, ACCEPT_BOTH)
