@@ -398,3 +398,53 @@ fn a_third_party_legacy_server_over_stdio() {
         "{tools}"
     );
 }
+
+/// Runs `mcp ARGS` on a pseudo-terminal (util-linux `script`), typing `input` after a
+/// moment; returns what the terminal showed.
+fn on_a_terminal(args: &str, input: &str) -> String {
+    let mut child = Command::new("script")
+        .args(["-qec", &format!("{MCP} {args}"), "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env_remove("MCP_CONFIG")
+        .current_dir(env!("CARGO_TARGET_TMPDIR"))
+        .spawn()
+        .expect("util-linux `script` runs");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input.as_bytes()).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).replace('\r', "")
+}
+
+#[test]
+fn elicitation_is_asked_at_a_terminal() {
+    let screen = on_a_terminal("call greet", "Ada\n");
+    assert!(screen.contains("? What is your name?"), "{screen:?}");
+    assert!(screen.contains("Your name (string): "), "{screen:?}");
+    assert!(screen.contains("Hello, Ada!"), "{screen:?}");
+}
+
+#[test]
+fn progress_is_a_bar_at_a_terminal() {
+    let screen = on_a_terminal("call countdown seconds=2", "");
+    assert!(
+        screen.contains("[..............................]   0% 2 s left"),
+        "{screen:?}"
+    );
+    assert!(
+        screen.contains("[###############...............]  50% 1 s left"),
+        "{screen:?}"
+    );
+    assert!(screen.contains("100% done"), "{screen:?}");
+    assert!(screen.contains("Counted down 2 s"), "{screen:?}");
+}
