@@ -51,9 +51,12 @@ mod state;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes};
@@ -67,7 +70,9 @@ use mcp_jsonrpc::{
     CancellationToken, DecodeOptions, Decoded, ErrorObject, Handler, Message, Notification,
     NotificationSink, Peer, RequestContext, TransportInfo, decode, encode_error, encode_result,
 };
-use mcp_transport_http::{Endpoint, HttpServer, HttpServerConfig, McpService, RunningServer};
+use mcp_transport_http::{
+    Endpoint, HttpServer, HttpServerConfig, McpBody, McpService, ResponseFuture, RunningServer,
+};
 use mcp_types::ErrorCode;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
@@ -79,8 +84,89 @@ pub(crate) use self::state::{Notifier, Outbound};
 use crate::Error;
 use crate::session::{self, Link, lock};
 
-/// The response body of [`DualEraHttp`].
-pub type DualEraBody = UnsyncBoxBody<Bytes, Infallible>;
+/// The response body of [`DualEraHttp`]: the modern endpoint's own body, untouched, or a
+/// legacy reply.
+pub struct DualEraBody(BodyKind);
+
+enum BodyKind {
+    Modern(McpBody),
+    Legacy(UnsyncBoxBody<Bytes, Infallible>),
+}
+
+impl std::fmt::Debug for DualEraBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.0 {
+            BodyKind::Modern(_) => "DualEraBody::Modern",
+            BodyKind::Legacy(_) => "DualEraBody::Legacy",
+        })
+    }
+}
+
+impl DualEraBody {
+    fn legacy<B>(body: B) -> Self
+    where
+        B: Body<Data = Bytes, Error = Infallible> + Send + 'static,
+    {
+        DualEraBody(BodyKind::Legacy(body.boxed_unsync()))
+    }
+}
+
+impl Body for DualEraBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, Infallible>>> {
+        match &mut self.get_mut().0 {
+            BodyKind::Modern(body) => Pin::new(body).poll_frame(cx),
+            BodyKind::Legacy(body) => Pin::new(body).poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match &self.0 {
+            BodyKind::Modern(body) => body.is_end_stream(),
+            BodyKind::Legacy(body) => body.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        match &self.0 {
+            BodyKind::Modern(body) => body.size_hint(),
+            BodyKind::Legacy(body) => body.size_hint(),
+        }
+    }
+}
+
+/// The response future of [`DualEraHttp`]: a modern request is the modern endpoint's own
+/// future (no extra allocation); anything else is the legacy routing.
+pub struct DualEraFuture(FutureKind);
+
+enum FutureKind {
+    Modern(ResponseFuture),
+    Legacy(BoxFuture<'static, Response<DualEraBody>>),
+}
+
+impl std::fmt::Debug for DualEraFuture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DualEraFuture").finish_non_exhaustive()
+    }
+}
+
+impl Future for DualEraFuture {
+    type Output = Result<Response<DualEraBody>, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.get_mut().0 {
+            FutureKind::Modern(future) => Pin::new(future)
+                .poll(cx)
+                .map_ok(|response| response.map(|body| DualEraBody(BodyKind::Modern(body)))),
+            FutureKind::Legacy(future) => future.as_mut().poll(cx).map(Ok),
+        }
+    }
+}
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -222,24 +308,26 @@ impl<H: Handler> DualEraHttp<H> {
         lock(&self.shared.sessions).len()
     }
 
-    /// Answers one HTTP request.
-    pub fn handle<B>(
-        &self,
-        request: Request<B>,
-    ) -> BoxFuture<'static, Result<Response<DualEraBody>, Infallible>>
+    /// Answers one HTTP request. A POST that names its method in `Mcp-Method` (every
+    /// modern request does; a legacy client never sends the header) and carries no
+    /// session goes straight to the modern endpoint, which checks everything else.
+    pub fn handle<B>(&self, request: Request<B>) -> DualEraFuture
     where
         B: Body + Send + 'static,
         B::Data: Buf + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        if self.shared.is_modern(&request) {
+            return DualEraFuture(FutureKind::Modern(self.shared.modern.handle(request)));
+        }
         let shared = Arc::clone(&self.shared);
-        Box::pin(async move { Ok(shared.route(request).await) })
+        DualEraFuture(FutureKind::Legacy(Box::pin(shared.route(request))))
     }
 }
 
 impl<H: Handler> Endpoint for DualEraHttp<H> {
     type Body = DualEraBody;
-    type Future = BoxFuture<'static, Result<Response<DualEraBody>, Infallible>>;
+    type Future = DualEraFuture;
 
     fn call(&self, request: Request<hyper::body::Incoming>) -> Self::Future {
         self.handle(request)
@@ -255,6 +343,20 @@ impl<H: Handler> Endpoint for DualEraHttp<H> {
 }
 
 impl<H: Handler> Shared<H> {
+    /// A POST without a session that names a method other than `initialize` in
+    /// `Mcp-Method`, outside the HTTP+SSE paths: a modern request.
+    fn is_modern<B>(&self, request: &Request<B>) -> bool {
+        let headers = request.headers();
+        let modern = request.method() == Method::POST
+            && !headers.contains_key(SESSION_ID)
+            && headers
+                .get(MCP_METHOD)
+                .is_some_and(|m| m.as_bytes() != b"initialize");
+        #[cfg(feature = "http-sse")]
+        let modern = modern && !self.is_sse_transport(request);
+        modern
+    }
+
     async fn route<B>(self: Arc<Self>, request: Request<B>) -> Response<DualEraBody>
     where
         B: Body + Send + 'static,
@@ -329,7 +431,7 @@ impl<H: Handler> Shared<H> {
         B::Data: Buf + Send,
     {
         match self.modern.handle(request).await {
-            Ok(response) => response.map(BodyExt::boxed_unsync),
+            Ok(response) => response.map(|body| DualEraBody(BodyKind::Modern(body))),
             Err(never) => match never {},
         }
     }
@@ -800,17 +902,13 @@ fn transport_info(headers: &HeaderMap) -> Arc<TransportInfo> {
 }
 
 fn empty(status: StatusCode) -> Response<DualEraBody> {
-    let mut response = Response::new(Empty::new().map_err(|never| match never {}).boxed_unsync());
+    let mut response = Response::new(DualEraBody::legacy(Empty::new()));
     *response.status_mut() = status;
     response
 }
 
 fn json(status: StatusCode, body: Bytes) -> Response<DualEraBody> {
-    let mut response = Response::new(
-        Full::new(body)
-            .map_err(|never| match never {})
-            .boxed_unsync(),
-    );
+    let mut response = Response::new(DualEraBody::legacy(Full::new(body)));
     *response.status_mut() = status;
     response
         .headers_mut()
@@ -822,7 +920,7 @@ fn sse<S>(events: S) -> Response<DualEraBody>
 where
     S: futures_util::Stream<Item = Result<http_body::Frame<Bytes>, Infallible>> + Send + 'static,
 {
-    let mut response = Response::new(StreamBody::new(events).boxed_unsync());
+    let mut response = Response::new(DualEraBody::legacy(StreamBody::new(events)));
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
