@@ -963,7 +963,9 @@ impl<H: Handler> Dispatch<'_, H> {
         let task_id = id.clone();
         let task = self.tracker.spawn(async move {
             let _permit = permit;
-            let outcome = handler.request(request, cx).await;
+            // The handler's state machine lives in one box: a handler future can be many
+            // kilobytes, and the task's stage is moved (copied) as the task runs.
+            let outcome = Box::pin(handler.request(request, cx)).await;
             lock(&task_shared.inbound).remove(&task_id);
             if cancel.is_cancelled() {
                 // The peer cancelled it (or the connection is going away): no response.
