@@ -46,19 +46,18 @@ fn reply(message: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(message.len() + 128);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     serde_json::to_writer(&mut out, id).ok()?;
-    match request.get("method").and_then(Value::as_str) {
-        Some("initialize") => out.extend_from_slice(
+    if request.get("method").and_then(Value::as_str) == Some("initialize") {
+        out.extend_from_slice(
             br#","result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"floor","version":"0"}}}"#,
-        ),
-        _ => {
-            let text = request
-                .pointer("/params/arguments/text")
-                .and_then(Value::as_str)
-                .unwrap_or("ok");
-            out.extend_from_slice(br#","result":{"content":[{"type":"text","text":"#);
-            serde_json::to_writer(&mut out, text).ok()?;
-            out.extend_from_slice(br#"}],"resultType":"complete"}}"#);
-        }
+        );
+    } else {
+        let text = request
+            .pointer("/params/arguments/text")
+            .and_then(Value::as_str)
+            .unwrap_or("ok");
+        out.extend_from_slice(br#","result":{"content":[{"type":"text","text":"#);
+        serde_json::to_writer(&mut out, text).ok()?;
+        out.extend_from_slice(br#"}],"resultType":"complete"}}"#);
     }
     Some(out)
 }

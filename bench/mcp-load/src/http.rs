@@ -265,7 +265,7 @@ async fn post(
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
-    let body = tokio::time::timeout(Duration::from_secs(60), response.into_body().collect())
+    let body = tokio::time::timeout(Duration::from_mins(1), response.into_body().collect())
         .await
         .map_err(|_| format!("{method}: no complete reply within 60 s"))?
         .map_err(|e| format!("{method}: reading the reply: {e}"))?

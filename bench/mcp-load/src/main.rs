@@ -109,9 +109,19 @@ impl Report {
 const USAGE: &str = "usage: mcp-load [--in-flight N] [--duration SECS | --calls N] [--warmup N] \
 [--payload BYTES] [--era modern|legacy] [--threads N] (--stdio -- CMD ARGS... | --http URL --pid PID)";
 
+#[derive(Debug)]
 enum Target {
     Stdio(Vec<String>),
     Http { url: String, pid: u32 },
+}
+
+/// The value of a numeric flag.
+fn number<T: std::str::FromStr>(flag: &str, value: Option<&String>) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    let value = value.ok_or_else(|| format!("{flag} needs a value"))?;
+    value.parse().map_err(|e| format!("{flag} {value:?}: {e}"))
 }
 
 fn parse(args: &[String]) -> Result<(Target, Options), String> {
@@ -127,13 +137,6 @@ fn parse(args: &[String]) -> Result<(Target, Options), String> {
     let mut pid = None;
     let mut command = None;
     let mut rest = args.iter();
-    fn number<T: std::str::FromStr>(flag: &str, value: Option<&String>) -> Result<T, String>
-    where
-        T::Err: std::fmt::Display,
-    {
-        let value = value.ok_or_else(|| format!("{flag} needs a value"))?;
-        value.parse().map_err(|e| format!("{flag} {value:?}: {e}"))
-    }
     while let Some(flag) = rest.next() {
         match flag.as_str() {
             "--in-flight" => options.in_flight = number(flag, rest.next())?,
