@@ -16,7 +16,8 @@
 //!
 //! Every call is `tools/call` of `echo`, and every reply is checked (its id is one in
 //! flight, it is no error, it carries the text sent), so a broken server cannot look
-//! fast. The report is one JSON object on stdout: calls/s, p50 and p99 latency, the
+//! fast; a stdio server silent for 30 s is killed and the run fails, and an HTTP reply
+//! must be complete within 60 s. The report is one JSON object on stdout: calls/s, p50 and p99 latency, the
 //! server's CPU time per call (utime + stime from `/proc/PID/stat` before and after the
 //! measured window, divided by the calls), its peak RSS (`VmHWM`), and for stdio the cold
 //! start (spawn to first reply).

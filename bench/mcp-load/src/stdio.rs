@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -51,6 +51,8 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
         .map_err(|e| format!("cannot spawn {program}: {e}"))?;
     let mut server = Server(child);
     let pid = server.0.id();
+    let progress = Arc::new(AtomicU64::new(0));
+    watchdog(pid, Arc::clone(&progress));
     let mut stdin = server.0.stdin.take().ok_or("no stdin pipe")?;
     let mut stdout =
         BufReader::with_capacity(256 * 1024, server.0.stdout.take().ok_or("no stdout pipe")?);
@@ -177,6 +179,7 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
             };
             let now = Instant::now();
             replies += 1;
+            progress.store(replies, Ordering::Relaxed);
             match window {
                 None if replies >= options.warmup => {
                     window = Some((now, measure::process_cpu(pid, ticks)?));
@@ -223,6 +226,36 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
         peak?,
         Some(cold_start),
     )
+}
+
+/// How long the server may go without answering anything before the run fails.
+const STALL: Duration = Duration::from_secs(30);
+
+/// Fails the run (kills the server, exits with an error) when no reply arrives for
+/// [`STALL`]: a server that stops answering, or answers with something else, must not
+/// hang the driver. The reads block, so this is a thread of its own.
+fn watchdog(pid: u32, progress: Arc<AtomicU64>) {
+    std::thread::spawn(move || {
+        let mut seen = u64::MAX;
+        let mut since = Instant::now();
+        loop {
+            std::thread::sleep(Duration::from_millis(250));
+            let now = progress.load(Ordering::Relaxed);
+            if now != seen {
+                seen = now;
+                since = Instant::now();
+            } else if since.elapsed() > STALL {
+                eprintln!(
+                    "mcp-load: no reply from the server for {} s (after {now} replies); killing it",
+                    STALL.as_secs()
+                );
+                let _ = std::process::Command::new("kill")
+                    .arg(pid.to_string())
+                    .status();
+                std::process::exit(1);
+            }
+        }
+    });
 }
 
 fn write(stdin: &mut ChildStdin, bytes: &[u8]) -> Result<(), String> {
