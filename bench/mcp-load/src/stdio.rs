@@ -1,0 +1,283 @@
+//! The stdio target: spawn the server, pipeline calls over its pipes.
+//!
+//! A writer thread sends a call whenever a slot is free (several in one write when several
+//! slots freed at once); the calling thread reads the replies, checks each, records its
+//! latency and frees its slot. The first call (modern era) or the `initialize` request
+//! (legacy era) is sent alone right after the spawn: its reply gives the cold start.
+
+use std::collections::HashMap;
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::measure;
+use crate::protocol::{self, CallTemplate, Era, Received};
+use crate::{Options, Report, Stop};
+
+/// Kills the server on every path out.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// What the writer tells the reader.
+enum Sent {
+    /// Call `id` went out at this instant.
+    Call(u64, Instant),
+    /// The writer stopped after sending this many calls in all.
+    Done(u64),
+}
+
+pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
+    let ticks = measure::ticks_per_second();
+    let text = protocol::payload(options.payload);
+    let template = CallTemplate::new(options.era, &text);
+    let (program, args) = command.split_first().ok_or("no command to spawn")?;
+
+    let spawned = Instant::now();
+    let child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot spawn {program}: {e}"))?;
+    let mut server = Server(child);
+    let pid = server.0.id();
+    let progress = Arc::new(AtomicU64::new(0));
+    watchdog(pid, Arc::clone(&progress));
+    let mut stdin = server.0.stdin.take().ok_or("no stdin pipe")?;
+    let mut stdout =
+        BufReader::with_capacity(256 * 1024, server.0.stdout.take().ok_or("no stdout pipe")?);
+    let mut line = Vec::with_capacity(128 * 1024);
+
+    // The first exchange, alone: it gives the cold start.
+    let mut first = match options.era {
+        Era::Legacy => protocol::initialize(0),
+        Era::Modern => {
+            let mut out = Vec::new();
+            template.write(0, &mut out);
+            out
+        }
+    };
+    first.push(b'\n');
+    write(&mut stdin, &first)?;
+    loop {
+        read_line(&mut stdout, &mut line, 0)?;
+        if protocol::check(&line, &text)? == Received::Reply(0) {
+            break;
+        }
+    }
+    let cold_start = spawned.elapsed();
+    if options.era == Era::Legacy {
+        let mut note = protocol::initialized();
+        note.push(b'\n');
+        write(&mut stdin, &note)?;
+    }
+
+    let (slot_tx, slot_rx) = mpsc::channel::<()>();
+    for _ in 0..options.in_flight {
+        slot_tx
+            .send(())
+            .map_err(|_| "the writer thread is gone".to_owned())?;
+    }
+    let (sent_tx, sent_rx) = mpsc::channel::<Sent>();
+    let stop = Arc::new(AtomicBool::new(false));
+    let limit = match options.stop {
+        Stop::Calls(n) => options.warmup + n,
+        Stop::Duration(_) => u64::MAX,
+    };
+    let writer = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || -> Result<ChildStdin, String> {
+            let mut next = 1;
+            let mut buf = Vec::new();
+            while slot_rx.recv().is_ok() {
+                let mut free = 1;
+                while slot_rx.try_recv().is_ok() {
+                    free += 1;
+                }
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                buf.clear();
+                let now = Instant::now();
+                for _ in 0..free {
+                    if next > limit {
+                        break;
+                    }
+                    template.write(next, &mut buf);
+                    buf.push(b'\n');
+                    if sent_tx.send(Sent::Call(next, now)).is_err() {
+                        return Ok(stdin);
+                    }
+                    next += 1;
+                }
+                if buf.is_empty() {
+                    break;
+                }
+                write(&mut stdin, &buf)?;
+            }
+            let _ = sent_tx.send(Sent::Done(next - 1));
+            Ok(stdin)
+        })
+    };
+
+    let mut pending: HashMap<u64, Instant> = HashMap::with_capacity(options.in_flight * 2);
+    let mut done = None;
+    let mut replies = 0_u64;
+    let mut latencies = Vec::with_capacity(1 << 20);
+    let mut window = None;
+    let read_result: Result<(), String> = (|| {
+        loop {
+            // Learn what was sent; wait for it when nothing is in flight.
+            loop {
+                let message = if pending.is_empty() && done.is_none() {
+                    sent_rx.recv().ok()
+                } else {
+                    sent_rx.try_recv().ok()
+                };
+                match message {
+                    Some(Sent::Call(id, at)) => {
+                        pending.insert(id, at);
+                    }
+                    Some(Sent::Done(n)) => done = Some(n),
+                    None if pending.is_empty() && done.is_none() => {
+                        return Err("the writer stopped early".to_owned());
+                    }
+                    None => break,
+                }
+            }
+            if done == Some(replies) {
+                return Ok(());
+            }
+            read_line(&mut stdout, &mut line, replies)?;
+            let id = match protocol::check(&line, &text)? {
+                Received::Reply(id) => id,
+                Received::Other => continue,
+            };
+            let at = match pending.remove(&id) {
+                Some(at) => at,
+                None => loop {
+                    match sent_rx.recv() {
+                        Ok(Sent::Call(sent, at)) if sent == id => break at,
+                        Ok(Sent::Call(sent, at)) => {
+                            pending.insert(sent, at);
+                        }
+                        Ok(Sent::Done(_)) | Err(_) => {
+                            return Err(format!("a reply to id {id}, which is not in flight"));
+                        }
+                    }
+                },
+            };
+            let now = Instant::now();
+            replies += 1;
+            progress.store(replies, Ordering::Relaxed);
+            match window {
+                None if replies >= options.warmup => {
+                    window = Some((now, measure::process_cpu(pid, ticks)?));
+                }
+                None => {}
+                Some((start, _)) => {
+                    latencies.push(u64::try_from((now - at).as_nanos()).unwrap_or(u64::MAX));
+                    if let Stop::Duration(d) = options.stop
+                        && now - start >= d
+                    {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+            // The writer may be gone already (it stopped); that is fine.
+            let _ = slot_tx.send(());
+        }
+    })();
+    stop.store(true, Ordering::Relaxed);
+    drop(slot_tx);
+    let end = Instant::now();
+    let cpu_end = measure::process_cpu(pid, ticks);
+    let peak = measure::process_peak_rss(pid);
+    let stdin = writer
+        .join()
+        .map_err(|_| "the writer thread panicked".to_owned())?;
+    read_result?;
+    // Close stdin so the server can exit; the guard kills it if it does not.
+    drop(stdin?);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = server.0.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (start, cpu_start) = window.ok_or("the warm-up never finished")?;
+    Report::new(
+        "stdio",
+        options,
+        latencies,
+        end - start,
+        cpu_end?.saturating_sub(cpu_start),
+        peak?,
+        Some(cold_start),
+    )
+}
+
+/// How long the server may go without answering anything before the run fails.
+const STALL: Duration = Duration::from_secs(30);
+
+/// Fails the run (kills the server, exits with an error) when no reply arrives for
+/// [`STALL`]: a server that stops answering, or answers with something else, must not
+/// hang the driver. The reads block, so this is a thread of its own.
+fn watchdog(pid: u32, progress: Arc<AtomicU64>) {
+    std::thread::spawn(move || {
+        let mut seen = u64::MAX;
+        let mut since = Instant::now();
+        loop {
+            std::thread::sleep(Duration::from_millis(250));
+            let now = progress.load(Ordering::Relaxed);
+            if now != seen {
+                seen = now;
+                since = Instant::now();
+            } else if since.elapsed() > STALL {
+                eprintln!(
+                    "mcp-load: no reply from the server for {} s (after {now} replies); killing it",
+                    STALL.as_secs()
+                );
+                let _ = std::process::Command::new("kill")
+                    .arg(pid.to_string())
+                    .status();
+                std::process::exit(1);
+            }
+        }
+    });
+}
+
+fn write(stdin: &mut ChildStdin, bytes: &[u8]) -> Result<(), String> {
+    stdin
+        .write_all(bytes)
+        .and_then(|()| stdin.flush())
+        .map_err(|e| format!("cannot write to the server's stdin: {e}"))
+}
+
+fn read_line(
+    stdout: &mut BufReader<std::process::ChildStdout>,
+    line: &mut Vec<u8>,
+    replies: u64,
+) -> Result<(), String> {
+    line.clear();
+    let n = stdout
+        .read_until(b'\n', line)
+        .map_err(|e| format!("cannot read the server's stdout: {e}"))?;
+    if n == 0 {
+        return Err(format!(
+            "the server closed its stdout after {replies} replies"
+        ));
+    }
+    Ok(())
+}
