@@ -454,6 +454,30 @@ fn check_input_responses(params: &str) -> Result<(), ErrorObject> {
     }
 }
 
+/// A request's `_meta`, read on its own and checked: present, well formed, and of a
+/// protocol version this server speaks.
+pub(crate) fn meta_only(params: &str) -> Result<RequestMetaObject, ErrorObject> {
+    let meta = serde_json::from_str::<MetaOnly>(params)
+        .map_err(|e| invalid(format!("missing or invalid `_meta`: {e}")))?
+        .meta;
+    check_version(&meta)?;
+    Ok(meta)
+}
+
+/// Refuses a protocol version this server does not speak (-32022 with the supported ones).
+pub(crate) fn check_version(meta: &RequestMetaObject) -> Result<(), ErrorObject> {
+    if SUPPORTED_VERSIONS.contains(&meta.protocol_version.as_str()) {
+        return Ok(());
+    }
+    Err(ErrorObject::new(
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+        format!("unsupported protocol version {:?}", meta.protocol_version),
+    )
+    .with_data(
+        serde_json::json!({ "supported": SUPPORTED_VERSIONS, "requested": meta.protocol_version }),
+    ))
+}
+
 /// The `_meta` every request must carry, read before anything else.
 #[derive(serde::Deserialize)]
 struct MetaOnly {
@@ -647,26 +671,18 @@ impl Server {
         if params.is_empty() {
             return Err(invalid("params with `_meta` are required"));
         }
-        let meta = serde_json::from_str::<MetaOnly>(params)
-            .map_err(|e| invalid(format!("missing or invalid `_meta`: {e}")))?
-            .meta;
-        if !SUPPORTED_VERSIONS.contains(&meta.protocol_version.as_str()) {
-            return Err(ErrorObject::new(
-                ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
-                format!("unsupported protocol version {:?}", meta.protocol_version),
-            )
-            .with_data(serde_json::json!({ "supported": SUPPORTED_VERSIONS, "requested": meta.protocol_version })));
+        // The hottest method parses its params once, `_meta` included.
+        if method == method::TOOLS_CALL {
+            check_input_responses(params)?;
+            return self.call_tool(params, rpc).await;
         }
+        let meta = meta_only(params)?;
         match method {
             method::SERVER_DISCOVER => self.discover(),
             method::TOOLS_LIST => self.list_tools(params),
             method::PROMPTS_LIST => self.list_prompts(params),
             method::RESOURCES_LIST => self.list_resources(params),
             method::RESOURCES_TEMPLATES_LIST => self.list_templates(params),
-            method::TOOLS_CALL => {
-                check_input_responses(params)?;
-                self.call_tool(params, rpc, meta).await
-            }
             method::PROMPTS_GET => {
                 check_input_responses(params)?;
                 self.get_prompt(params, rpc, meta).await

@@ -93,30 +93,44 @@ impl Server {
         }
     }
 
+    /// `tools/call`: the params are parsed once, `_meta` included. When they do not
+    /// parse, `_meta` alone is read first, so a missing `_meta` or an unsupported version
+    /// is reported as such rather than as some other field's error.
     pub(super) async fn call_tool(
         &self,
         params: &str,
         rpc: RequestContext,
-        meta: RequestMetaObject,
     ) -> Result<Box<RawValue>, ErrorObject> {
-        let params: CallToolRequestParams = parse(params)?;
+        let params: CallToolRequestParams = match serde_json::from_str(params) {
+            Ok(typed) => typed,
+            Err(e) => {
+                super::meta_only(params)?;
+                return Err(invalid(format!("invalid params: {e}")));
+            }
+        };
+        super::check_version(&params.meta)?;
+        let CallToolRequestParams {
+            meta,
+            name,
+            arguments,
+            input_responses,
+            request_state,
+            ..
+        } = params;
         let tool = read(&self.inner.registry)
             .tools
             .iter()
-            .find(|t| t.tool.name == params.name)
+            .find(|t| t.tool.name == name)
             .cloned()
-            .ok_or_else(|| invalid(format!("unknown tool {:?}", params.name)))?;
-        let arguments = Value::Object(params.arguments.unwrap_or_default());
+            .ok_or_else(|| invalid(format!("unknown tool {name:?}")))?;
+        let arguments = Value::Object(arguments.unwrap_or_default());
         let binding = Binding {
             method: method::TOOLS_CALL,
-            name: &params.name,
+            name: &name,
             arguments: Some(&arguments),
         };
-        let (state, responses) = self.resume(
-            &binding,
-            params.request_state.as_deref(),
-            params.input_responses,
-        )?;
+        let (state, responses) =
+            self.resume(&binding, request_state.as_deref(), input_responses)?;
         let cx = Context::new(rpc, meta, responses, state);
         let outcome = tool.call(arguments.clone(), cx.clone()).await;
         self.finish(outcome, &cx, &binding)
