@@ -203,11 +203,17 @@ fn main() -> ExitCode {
     if cli.verbose {
         wire_log();
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    // The stdio example server is one connection: one thread serves it best (no
+    // hand-offs between workers, no second stack). Everything else gets two workers.
+    let stdio_server = matches!(cli.command, Some(Command::ServeExample { http: None }));
+    let mut builder = if stdio_server {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(2);
+        builder
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");
