@@ -43,6 +43,7 @@
 //! With the `http-sse` feature, the 2024-11-05 HTTP+SSE transport is served beside the
 //! endpoint (its own GET and POST paths; see `sse.rs`).
 
+mod body;
 mod config;
 mod log;
 #[cfg(feature = "http-sse")]
@@ -51,122 +52,33 @@ mod state;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::future::Future;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes};
-use futures_util::future::BoxFuture;
 use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
-use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Empty, Full, Limited, StreamBody};
 use mcp_jsonrpc::{
     CancellationToken, DecodeOptions, Decoded, ErrorObject, Handler, Message, Notification,
     NotificationSink, Peer, RequestContext, TransportInfo, decode, encode_error, encode_result,
 };
-use mcp_transport_http::{
-    Endpoint, HttpServer, HttpServerConfig, McpBody, McpService, ResponseFuture, RunningServer,
-};
+use mcp_transport_http::{Endpoint, HttpServer, HttpServerConfig, McpService, RunningServer};
 use mcp_types::ErrorCode;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
+use self::body::{BodyKind, FutureKind};
+pub use self::body::{DualEraBody, DualEraFuture};
 pub use self::config::LegacyHttpConfig;
 use self::log::{EventLog, Pacing, parse_event_id, priming_event};
 use self::state::{HttpSession, answer, new_session_id, notify};
 pub(crate) use self::state::{Notifier, Outbound};
 use crate::Error;
 use crate::session::{self, Link, lock};
-
-/// The response body of [`DualEraHttp`]: the modern endpoint's own body, untouched, or a
-/// legacy reply.
-pub struct DualEraBody(BodyKind);
-
-enum BodyKind {
-    Modern(McpBody),
-    Legacy(UnsyncBoxBody<Bytes, Infallible>),
-}
-
-impl std::fmt::Debug for DualEraBody {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self.0 {
-            BodyKind::Modern(_) => "DualEraBody::Modern",
-            BodyKind::Legacy(_) => "DualEraBody::Legacy",
-        })
-    }
-}
-
-impl DualEraBody {
-    fn legacy<B>(body: B) -> Self
-    where
-        B: Body<Data = Bytes, Error = Infallible> + Send + 'static,
-    {
-        DualEraBody(BodyKind::Legacy(body.boxed_unsync()))
-    }
-}
-
-impl Body for DualEraBody {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Bytes>, Infallible>>> {
-        match &mut self.get_mut().0 {
-            BodyKind::Modern(body) => Pin::new(body).poll_frame(cx),
-            BodyKind::Legacy(body) => Pin::new(body).poll_frame(cx),
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        match &self.0 {
-            BodyKind::Modern(body) => body.is_end_stream(),
-            BodyKind::Legacy(body) => body.is_end_stream(),
-        }
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        match &self.0 {
-            BodyKind::Modern(body) => body.size_hint(),
-            BodyKind::Legacy(body) => body.size_hint(),
-        }
-    }
-}
-
-/// The response future of [`DualEraHttp`]: a modern request is the modern endpoint's own
-/// future (no extra allocation); anything else is the legacy routing.
-pub struct DualEraFuture(FutureKind);
-
-enum FutureKind {
-    Modern(ResponseFuture),
-    Legacy(BoxFuture<'static, Response<DualEraBody>>),
-}
-
-impl std::fmt::Debug for DualEraFuture {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DualEraFuture").finish_non_exhaustive()
-    }
-}
-
-impl Future for DualEraFuture {
-    type Output = Result<Response<DualEraBody>, Infallible>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match &mut self.get_mut().0 {
-            FutureKind::Modern(future) => Pin::new(future)
-                .poll(cx)
-                .map_ok(|response| response.map(|body| DualEraBody(BodyKind::Modern(body)))),
-            FutureKind::Legacy(future) => future.as_mut().poll(cx).map(Ok),
-        }
-    }
-}
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");

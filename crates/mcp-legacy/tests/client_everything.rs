@@ -11,8 +11,11 @@
 #![cfg(feature = "stdio")]
 
 #[cfg(feature = "http")]
+mod peers_common;
+use peers_common::{peers_dir, setup};
+
 use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 #[cfg(feature = "http")]
 use std::process::Child;
 use std::process::{Command, Stdio};
@@ -26,32 +29,6 @@ use mcp_legacy::client::{Connector, EraChoice};
 use mcp_transport_stdio::ServerCommand;
 use mcp_types::{Era, JsonObject};
 use serde_json::{Value, json};
-
-fn peers_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers")
-}
-
-/// Runs `tests/peers/setup.sh` once per test binary.
-fn setup() {
-    static DONE: Mutex<bool> = Mutex::new(false);
-    let mut done = DONE
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if !*done {
-        let output = Command::new("bash")
-            .arg(peers_dir().join("setup.sh"))
-            .stdin(Stdio::null())
-            .output()
-            .expect("cannot run setup.sh");
-        assert!(
-            output.status.success(),
-            "setup.sh failed:\n{}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        *done = true;
-    }
-}
 
 fn everything() -> PathBuf {
     peers_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js")

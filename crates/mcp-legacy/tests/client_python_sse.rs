@@ -7,8 +7,11 @@
 
 #![cfg(all(feature = "stdio", feature = "http"))]
 
+mod peers_common;
+use peers_common::{peers_dir, setup};
+
 use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,31 +21,6 @@ use mcp_legacy::client::{Connector, Transport};
 use mcp_transport_http::HttpClientConfig;
 use mcp_types::{ElicitResult, ElicitResultAction, Era, JsonObject};
 use serde_json::json;
-
-fn peers_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers")
-}
-
-fn setup() {
-    static DONE: Mutex<bool> = Mutex::new(false);
-    let mut done = DONE
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if !*done {
-        let output = Command::new("bash")
-            .arg(peers_dir().join("setup.sh"))
-            .stdin(Stdio::null())
-            .output()
-            .expect("cannot run setup.sh");
-        assert!(
-            output.status.success(),
-            "setup.sh failed:\n{}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        *done = true;
-    }
-}
 
 struct Server(Child);
 
