@@ -136,6 +136,16 @@ fn servers(bins: &Bins) -> Vec<ServerSpec> {
             http: Some(cmd(&bins.mcp, &["serve-example", "--http", "127.0.0.1:0"])),
         },
         ServerSpec {
+            name: "ours, HTTP on 1 worker thread (`--workers 1`)",
+            role: Role::Other,
+            era: "modern",
+            stdio: None,
+            http: Some(cmd(
+                &bins.mcp,
+                &["serve-example", "--http", "127.0.0.1:0", "--workers", "1"],
+            )),
+        },
+        ServerSpec {
             name: "floor (serde_json + fixed reply / bare hyper 1)",
             role: Role::Floor,
             era: "modern",

@@ -7,7 +7,7 @@
 //! mcp tools --server https://host/mcp  any Streamable HTTP server
 //! mcp tools -- npx -y @modelcontextprotocol/server-everything
 //! mcp tools --server files             a server named in mcp.json (mcpServers)
-//! mcp serve-example [--http ADDR]      run the example server
+//! mcp serve-example [--http ADDR]      run the example server (--workers N: threads)
 //! ```
 //!
 //! Every command prints readable text, or the protocol's JSON with `--json`. `--verbose`
@@ -195,6 +195,10 @@ enum Command {
         /// Serve Streamable HTTP on this address instead, such as 127.0.0.1:8080.
         #[arg(long, value_name = "ADDR")]
         http: Option<SocketAddr>,
+        /// Runtime worker threads: 1 runs everything on one thread. Default: 1 over stdio
+        /// (one connection), 2 over HTTP.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+        workers: Option<u16>,
     },
 }
 
@@ -205,12 +209,17 @@ fn main() -> ExitCode {
     }
     // The stdio example server is one connection: one thread serves it best (no
     // hand-offs between workers, no second stack). Everything else gets two workers.
-    let stdio_server = matches!(cli.command, Some(Command::ServeExample { http: None }));
-    let mut builder = if stdio_server {
+    let workers = match &cli.command {
+        Some(Command::ServeExample { http, workers }) => {
+            workers.map_or(if http.is_some() { 2 } else { 1 }, usize::from)
+        }
+        _ => 2,
+    };
+    let mut builder = if workers == 1 {
         tokio::runtime::Builder::new_current_thread()
     } else {
         let mut builder = tokio::runtime::Builder::new_multi_thread();
-        builder.worker_threads(2);
+        builder.worker_threads(workers);
         builder
     };
     let runtime = match builder.enable_all().build() {
@@ -253,7 +262,7 @@ async fn run(cli: Cli) -> Result<(), Error> {
     let Some(command) = cli.command else {
         return tour::run().await;
     };
-    if let Command::ServeExample { http } = command {
+    if let Command::ServeExample { http, .. } = command {
         return match http {
             None => Ok(example::serve_stdio().await?),
             Some(addr) => example::serve_http(addr).await,

@@ -57,7 +57,7 @@ mod transport;
 pub use error::Error;
 pub use message::{
     DecodeError, DecodeOptions, Decoded, ErrorObject, Message, Notification, Request, Response,
-    decode, encode_error, encode_notification, encode_request, encode_result,
+    decode, encode_error, encode_notification, encode_raw_result, encode_request, encode_result,
 };
 pub use peer::{
     Connection, Handler, IdCallback, NoHandler, NotificationSink, Overload, Peer, PeerConfig,

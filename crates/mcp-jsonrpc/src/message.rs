@@ -255,17 +255,18 @@ fn decode_message(frame: &[u8]) -> Result<Message, DecodeError> {
     let id = match envelope.id {
         None => None,
         Some(raw) if raw.get() == "null" => None,
-        Some(raw) => Some(
-            serde_json::from_str::<RequestId>(raw.get())
+        Some(raw) => Some(match plain_id(raw.get()) {
+            Some(id) => id,
+            None => serde_json::from_str::<RequestId>(raw.get())
                 .map_err(|e| DecodeError::invalid(None, format_args!("bad id: {e}")))?,
-        ),
+        }),
     };
     let id_was_null = envelope.id.is_some_and(|raw| raw.get() == "null");
 
-    match envelope
-        .jsonrpc
-        .map(|raw| serde_json::from_str::<Cow<'_, str>>(raw.get()))
-    {
+    match envelope.jsonrpc.map(|raw| match raw.get() {
+        "\"2.0\"" => Ok(Cow::Borrowed("2.0")),
+        text => serde_json::from_str::<Cow<'_, str>>(text),
+    }) {
         Some(Ok(v)) if v == "2.0" => {}
         Some(_) => return Err(DecodeError::invalid(id, "`jsonrpc` must be \"2.0\"")),
         None => return Err(DecodeError::invalid(id, "missing `jsonrpc`")),
@@ -282,8 +283,11 @@ fn decode_message(frame: &[u8]) -> Result<Message, DecodeError> {
     }
 
     if let Some(method) = envelope.method {
-        let method: String = serde_json::from_str(method.get())
-            .map_err(|_| DecodeError::invalid(id.clone(), "`method` must be a string"))?;
+        let method: String = match plain_string(method.get()) {
+            Some(plain) => plain.to_owned(),
+            None => serde_json::from_str(method.get())
+                .map_err(|_| DecodeError::invalid(id.clone(), "`method` must be a string"))?,
+        };
         if envelope.result.is_some() || envelope.error.is_some() {
             return Err(DecodeError::invalid(
                 id,
@@ -322,6 +326,27 @@ fn decode_message(frame: &[u8]) -> Result<Message, DecodeError> {
         ));
     }
     Ok(Message::Response(Response { id, outcome }))
+}
+
+/// The contents of `raw`, a JSON value already validated by the parser, when it is a string
+/// without escapes: the common case, read without a second parse.
+fn plain_string(raw: &str) -> Option<&str> {
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    (!inner.contains('\\')).then_some(inner)
+}
+
+/// A request id read without a second parse when it is a plain string or an integer that
+/// fits `i64` (the parser has validated `raw` as JSON already, so digits with an optional
+/// minus sign are an integer). Anything else goes through `RequestId`'s own rules.
+fn plain_id(raw: &str) -> Option<RequestId> {
+    if let Some(text) = plain_string(raw) {
+        return Some(RequestId::String(text.to_owned()));
+    }
+    let digits = raw.strip_prefix('-').unwrap_or(raw);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    raw.parse::<i64>().ok().map(RequestId::Integer)
 }
 
 /// The envelope members, borrowed from the frame; everything else is skipped.
@@ -447,6 +472,27 @@ pub fn encode_result<R: Serialize + ?Sized>(
         id,
         result,
     })
+}
+
+/// Encodes a successful response whose result is already JSON text (what a
+/// [`Handler`](crate::Handler) returns). The frame is sized exactly and the result copied
+/// once, where [`encode_result`] would serialize it again into a growing buffer.
+pub fn encode_raw_result(id: &RequestId, result: &RawValue) -> Bytes {
+    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    const MIDDLE: &[u8] = br#","result":"#;
+    let result = result.get().as_bytes();
+    // An id is an integer (at most 20 digits and a sign) or a string; a string's escaped
+    // length is found by serializing it, so only the common case is sized up front.
+    let mut buf = Vec::with_capacity(HEAD.len() + 24 + MIDDLE.len() + result.len() + 1);
+    buf.extend_from_slice(HEAD);
+    // A request id always serializes (an integer or a string).
+    if serde_json::to_writer(&mut buf, id).is_err() {
+        buf.extend_from_slice(b"null");
+    }
+    buf.extend_from_slice(MIDDLE);
+    buf.extend_from_slice(result);
+    buf.push(b'}');
+    Bytes::from(buf)
 }
 
 /// Encodes an error response; `id` is `None` (serialized as `null`) when the request's id

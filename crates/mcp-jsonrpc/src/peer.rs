@@ -33,7 +33,7 @@ use tokio_util::task::TaskTracker;
 use crate::error::Error;
 use crate::message::{
     DecodeOptions, Decoded, ErrorObject, Message, Notification, Request, Response, decode,
-    encode_error, encode_notification, encode_request, encode_result,
+    encode_error, encode_notification, encode_raw_result, encode_request,
 };
 use crate::pending::{Closed, PendingTable};
 use crate::transport::{FrameReader, FrameWriter, TransportError};
@@ -972,12 +972,7 @@ impl<H: Handler> Dispatch<'_, H> {
                 return;
             }
             let frame = match outcome {
-                Ok(result) => encode_result(&task_id, &result).unwrap_or_else(|e| {
-                    encode_error(
-                        Some(&task_id),
-                        &ErrorObject::internal(format!("cannot encode result: {e}")),
-                    )
-                }),
+                Ok(result) => encode_raw_result(&task_id, &result),
                 Err(error) => encode_error(Some(&task_id), &error),
             };
             let _ = task_shared.outbound.send(frame).await;

@@ -116,6 +116,24 @@ fn single_messages() {
             br#"{"jsonrpc":"2.0","id":1,"\u006dethod":"x"}"#,
             Expect::Request(RequestId::Integer(1), "x"),
         ),
+        // Plain values are read without a second parse; escaped ones and the edges of
+        // i64 take the full path, with the same outcome.
+        (
+            br#"{"jsonrpc":"\u0032.0","id":"a\"b","method":"\u0078"}"#,
+            Expect::Request(RequestId::from("a\"b"), "x"),
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"x"}"#,
+            Expect::Request(RequestId::Integer(i64::MIN), "x"),
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":-0,"method":"x"}"#,
+            Expect::Request(RequestId::Integer(0), "x"),
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":"","method":"x"}"#,
+            Expect::Request(RequestId::from(""), "x"),
+        ),
     ];
     for (input, expected) in cases {
         check(input, d, expected);
@@ -168,6 +186,12 @@ fn wrong_shapes_are_invalid_requests_and_keep_the_id_when_it_is_readable() {
         (br#"{"jsonrpc":"2.0","id":null,"method":"x"}"#, None),
         (br#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#, None),
         (br#"{"jsonrpc":"2.0","id":1.0,"method":"x"}"#, None),
+        (br#"{"jsonrpc":"2.0","id":1e3,"method":"x"}"#, None),
+        (
+            br#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"x"}"#,
+            None,
+        ),
+        (br#"{"jsonrpc":"2.0\u0020","id":1,"method":"x"}"#, int(1)),
         (br#"{"jsonrpc":"2.0","id":true,"method":"x"}"#, None),
         (br#"{"jsonrpc":"2.0","id":{},"method":"x"}"#, None),
         (br#"{"jsonrpc":"2.0","id":[1],"method":"x"}"#, None),

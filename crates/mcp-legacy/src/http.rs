@@ -64,7 +64,7 @@ use http_body::Body;
 use http_body_util::{BodyExt, Empty, Full, Limited, StreamBody};
 use mcp_jsonrpc::{
     CancellationToken, DecodeOptions, Decoded, ErrorObject, Handler, Message, Notification,
-    NotificationSink, Peer, RequestContext, TransportInfo, decode, encode_error, encode_result,
+    NotificationSink, Peer, RequestContext, TransportInfo, decode, encode_error, encode_raw_result,
 };
 use mcp_transport_http::{Endpoint, HttpServer, HttpServerConfig, McpService, RunningServer};
 use mcp_types::ErrorCode;
@@ -476,8 +476,7 @@ impl<H: Handler> Shared<H> {
         let http = Arc::new(http);
         self.start_relay(&http).await;
         lock(&self.sessions).insert(session_id.clone(), http);
-        let body = encode_result(&id, &*result)
-            .unwrap_or_else(|e| encode_error(Some(&id), &ErrorObject::internal(e.to_string())));
+        let body = encode_raw_result(&id, &result);
         let mut response = json(StatusCode::OK, body);
         if let Ok(value) = HeaderValue::from_str(&session_id) {
             response.headers_mut().insert(SESSION_ID, value);
@@ -699,9 +698,7 @@ impl<H: Handler> Shared<H> {
             match outcome {
                 Some(outcome) => {
                     let frame = match outcome {
-                        Ok(result) => encode_result(&id, &*result).unwrap_or_else(|e| {
-                            encode_error(Some(&id), &ErrorObject::internal(e.to_string()))
-                        }),
+                        Ok(result) => encode_raw_result(&id, &result),
                         Err(error) => encode_error(Some(&id), &error),
                     };
                     log.append(frame, last).await;

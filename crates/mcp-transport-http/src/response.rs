@@ -17,7 +17,7 @@ use std::task::{Context, Poll};
 
 use bytes::{BufMut as _, Bytes, BytesMut};
 use http_body::{Body, Frame, SizeHint};
-use mcp_jsonrpc::{ErrorObject, encode_error, encode_result};
+use mcp_jsonrpc::{ErrorObject, encode_error, encode_raw_result};
 use mcp_types::RequestId;
 use serde_json::value::RawValue;
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
@@ -223,12 +223,7 @@ impl SseStream {
 /// The JSON-RPC response for a handler's outcome.
 pub(crate) fn encode_outcome(id: &RequestId, outcome: Outcome) -> Bytes {
     match outcome {
-        Ok(result) => encode_result(id, &result).unwrap_or_else(|e| {
-            encode_error(
-                Some(id),
-                &ErrorObject::internal(format!("cannot encode the result: {e}")),
-            )
-        }),
+        Ok(result) => encode_raw_result(id, &result),
         Err(error) => encode_error(Some(id), &error),
     }
 }

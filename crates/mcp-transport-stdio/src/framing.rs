@@ -17,7 +17,9 @@ use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
 use mcp_jsonrpc::{FrameReader, FrameWriter, TransportError};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter, Stdin, Stdout};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
+
+use crate::stdio::{StdinStream, StdoutStream};
 
 /// The default maximum length of one incoming line, in bytes (4 MiB), not counting the
 /// newline and an optional carriage return before it.
@@ -484,12 +486,14 @@ async fn within(
 /// The reader has the default line limit and the writer the default write timeout. Only
 /// protocol messages may be written to stdout, so logs belong on stderr.
 ///
-/// Tokio reads stdin with a blocking read on a separate thread that cannot be cancelled:
-/// when the server stops before its stdin is closed, shutting the runtime down may wait
-/// for that read to return (tokio's documentation of `tokio::io::Stdin` says more).
-pub fn stdio() -> (LineReader<Stdin>, LineWriter<Stdout>) {
+/// When stdin and stdout are pipes (the way clients launch servers) they are driven in
+/// non-blocking mode on the runtime's reactor ([`StdinStream`], [`StdoutStream`]); otherwise
+/// tokio's blocking streams are used, whose stdin read runs on a separate thread that
+/// cannot be cancelled: then shutting the runtime down may wait for that read to return.
+/// Must be called within a tokio runtime with IO enabled.
+pub fn stdio() -> (LineReader<StdinStream>, LineWriter<StdoutStream>) {
     (
-        LineReader::new(tokio::io::stdin()),
-        LineWriter::new(tokio::io::stdout()),
+        LineReader::new(StdinStream::open()),
+        LineWriter::new(StdoutStream::open()),
     )
 }

@@ -49,10 +49,12 @@ mod client;
 mod framing;
 mod process;
 mod server;
+mod stdio;
 
 pub use client::{ServerConnection, client_config, connect};
 pub use framing::{DEFAULT_MAX_LINE, DEFAULT_WRITE_TIMEOUT, LineReader, LineWriter, stdio};
 pub use server::serve;
+pub use stdio::{StdinStream, StdoutStream};
 
 pub use process::{
     DEFAULT_DRAIN_GRACE, ExitAwareReader, ProcessError, STDERR_LINE_LIMIT, ServerCommand,

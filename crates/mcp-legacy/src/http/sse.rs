@@ -21,7 +21,7 @@ use http::{HeaderMap, Method, Request, Response, StatusCode};
 use http_body::Body;
 use mcp_jsonrpc::{
     DecodeOptions, Decoded, ErrorObject, Handler, Message, NotificationSink, RequestContext,
-    decode, encode_error, encode_result,
+    decode, encode_error, encode_raw_result,
 };
 use mcp_types::ErrorCode;
 
@@ -192,9 +192,7 @@ impl<H: Handler> Shared<H> {
                 Ok((legacy, result)) => {
                     let _ = http.session.set(legacy);
                     self.start_relay(http).await;
-                    encode_result(&id, &*result).unwrap_or_else(|e| {
-                        encode_error(Some(&id), &ErrorObject::internal(e.to_string()))
-                    })
+                    encode_raw_result(&id, &result)
                 }
                 Err(error) => encode_error(Some(&id), &error),
             }

@@ -3,7 +3,8 @@
 //! Methods: `echo` answers with its params; `log` writes to stderr (directly and through
 //! `tracing`), sends a `notifications/message` to the client, then answers `{}`; `sleep`
 //! waits `params.ms` milliseconds (or until cancelled) and answers whether it was cancelled;
-//! anything else is -32601. It exits when stdin closes. Its stdout carries nothing but
+//! `streams` answers whether stdin and stdout are driven as non-blocking pipes
+//! (`{"stdinPipe": bool, "stdoutPipe": bool}`); anything else is -32601. It exits when stdin closes. Its stdout carries nothing but
 //! protocol messages: the test that captures it proves the engine and transport keep it so.
 
 use std::time::Duration;
@@ -11,7 +12,10 @@ use std::time::Duration;
 use mcp_jsonrpc::{ErrorObject, Handler, PeerConfig, Request, RequestContext};
 use serde_json::value::RawValue;
 
-struct Echo;
+struct Echo {
+    /// Whether stdin and stdout are non-blocking pipes on the reactor.
+    pipes: (bool, bool),
+}
 
 fn raw(value: &serde_json::Value) -> Box<RawValue> {
     serde_json::value::to_raw_value(value).unwrap_or_default()
@@ -49,6 +53,10 @@ impl Handler for Echo {
                 };
                 Ok(raw(&serde_json::json!({"cancelled": cancelled})))
             }
+            "streams" => Ok(raw(&serde_json::json!({
+                "stdinPipe": self.pipes.0,
+                "stdoutPipe": self.pipes.1,
+            }))),
             other => Err(ErrorObject::method_not_found(other)),
         }
     }
@@ -68,7 +76,10 @@ fn main() {
     runtime.block_on(async {
         let mut config = PeerConfig::default();
         config.eof_grace = Duration::from_secs(1);
-        let (_peer, connection) = mcp_transport_stdio::serve(Echo, config);
+        let (reader, writer) = mcp_transport_stdio::stdio();
+        let pipes = (reader.get_ref().is_pipe(), writer.get_ref().is_pipe());
+        let (_peer, connection) =
+            mcp_jsonrpc::Peer::connect(reader, writer, Echo { pipes }, config);
         connection.closed().await;
     });
 }
