@@ -60,8 +60,8 @@ pub use message::{
     decode, encode_error, encode_notification, encode_raw_result, encode_request, encode_result,
 };
 pub use peer::{
-    Connection, Handler, IdCallback, NoHandler, NotificationSink, Overload, Peer, PeerConfig,
-    ProgressCallback, RequestContext, RequestOptions, TransportInfo,
+    Connection, Handler, Headers, IdCallback, NoHandler, NotificationSink, Overload, Peer,
+    PeerConfig, ProgressCallback, RequestContext, RequestOptions, TransportInfo,
 };
 /// The cancellation token handlers receive (re-exported from `tokio-util`).
 pub use tokio_util::sync::CancellationToken;

@@ -13,6 +13,7 @@
 //! never past the hard maximum. A request the peer cancels gets no response.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::future::Future;
 use std::pin::pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -231,27 +232,72 @@ impl NotificationSink {
     }
 }
 
+/// Headers a transport lends to the layers above without copying them: HTTP hands over
+/// the request's own header map (`mcp-transport-http` implements this for
+/// `http::HeaderMap`). Names are matched case-insensitively; values that are not visible
+/// ASCII are not offered.
+pub trait Headers: Send + Sync + fmt::Debug + 'static {
+    /// The first value of the header `name`.
+    fn get(&self, name: &str) -> Option<&str>;
+
+    /// Every header, names lower-cased, in arrival order.
+    fn iter(&self) -> Box<dyn Iterator<Item = (&str, &str)> + '_>;
+}
+
+impl Headers for Vec<(String, String)> {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.as_slice()
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn iter(&self) -> Box<dyn Iterator<Item = (&str, &str)> + '_> {
+        Box::new(
+            self.as_slice()
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_str())),
+        )
+    }
+}
+
 /// What a transport knows about one request that the layers above may want: for HTTP, the
-/// request's headers (names lower-cased, in arrival order).
-#[derive(Debug, Clone, Default)]
+/// request's headers.
+#[derive(Debug)]
 #[non_exhaustive]
 pub struct TransportInfo {
-    /// The request's headers, if the transport has any.
-    pub headers: Vec<(String, String)>,
+    headers: Box<dyn Headers>,
+}
+
+impl Default for TransportInfo {
+    fn default() -> Self {
+        TransportInfo::with_headers(Vec::new())
+    }
 }
 
 impl TransportInfo {
-    /// Facts made of headers.
+    /// Facts made of headers (names lower-cased, in arrival order).
     pub fn with_headers(headers: Vec<(String, String)>) -> Self {
-        TransportInfo { headers }
+        TransportInfo {
+            headers: Box::new(headers),
+        }
+    }
+
+    /// Facts made of headers the transport lends as they are (no copy).
+    pub fn from_headers(headers: impl Headers) -> Self {
+        TransportInfo {
+            headers: Box::new(headers),
+        }
     }
 
     /// The first value of the header `name` (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.get(name)
+    }
+
+    /// Every header, names lower-cased, in arrival order.
+    pub fn headers(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        self.headers.iter()
     }
 }
 

@@ -800,14 +800,9 @@ fn refuse_content(headers: &HeaderMap) -> Option<Response<DualEraBody>> {
     None
 }
 
+/// The headers handlers see; a clone of the map shares its values (`Bytes`) with it.
 fn transport_info(headers: &HeaderMap) -> Arc<TransportInfo> {
-    let headers = headers
-        .iter()
-        .filter_map(|(name, value)| {
-            Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
-        })
-        .collect();
-    Arc::new(TransportInfo::with_headers(headers))
+    mcp_transport_http::transport_info(headers.clone())
 }
 
 fn empty(status: StatusCode) -> Response<DualEraBody> {

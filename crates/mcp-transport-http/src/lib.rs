@@ -139,4 +139,4 @@ pub use config::{AllowList, HttpServerConfig, NotificationHook, ParamHeader, Par
 pub use error::Error;
 pub use response::McpBody;
 pub use server::{Endpoint, HttpServer, RunningServer};
-pub use service::{McpService, ResponseFuture};
+pub use service::{McpService, ResponseFuture, transport_info};

@@ -288,7 +288,7 @@ impl<H: Handler> Shared<H> {
                 ) {
                     return reject(Some(&request.id), &rejection);
                 }
-                let info = transport_info(&head.headers);
+                let info = transport_info(head.headers);
                 Arc::clone(&self).dispatch(request, permit, info).await
             }
             Message::Notification(notification) => {
@@ -512,12 +512,27 @@ where
 
 /// The request's headers for the handler (`Context::transport` in `mcp-server`): names
 /// lower-cased as `http` stores them, values that are not visible ASCII skipped.
-fn transport_info(headers: &http::HeaderMap) -> Arc<mcp_jsonrpc::TransportInfo> {
-    let headers = headers
-        .iter()
-        .filter_map(|(name, value)| {
-            Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
-        })
-        .collect();
-    Arc::new(mcp_jsonrpc::TransportInfo::with_headers(headers))
+/// The request's headers as handlers see them: the header map itself, moved, not copied.
+pub fn transport_info(headers: http::HeaderMap) -> Arc<mcp_jsonrpc::TransportInfo> {
+    Arc::new(mcp_jsonrpc::TransportInfo::from_headers(RequestHeaders(
+        headers,
+    )))
+}
+
+/// An HTTP request's header map, lent to handlers through [`mcp_jsonrpc::Headers`].
+#[derive(Debug)]
+struct RequestHeaders(http::HeaderMap);
+
+impl mcp_jsonrpc::Headers for RequestHeaders {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0.get(name)?.to_str().ok()
+    }
+
+    fn iter(&self) -> Box<dyn Iterator<Item = (&str, &str)> + '_> {
+        Box::new(
+            self.0
+                .iter()
+                .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?))),
+        )
+    }
 }

@@ -61,8 +61,8 @@ impl Handler for ClientTestHandler {
         match request.method.as_str() {
             "test/headers" | "tools/call" | "resources/read" => {
                 let mut seen = serde_json::Map::new();
-                for (name, value) in &cx.transport_info().unwrap().headers {
-                    seen.insert(name.clone(), Value::String(value.clone()));
+                for (name, value) in cx.transport_info().unwrap().headers() {
+                    seen.insert(name.to_owned(), Value::String(value.to_owned()));
                 }
                 Ok(raw(&Value::Object(seen)))
             }
