@@ -15,8 +15,10 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
-use std::pin::pin;
+use std::panic::AssertUnwindSafe;
+use std::pin::{Pin, pin};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -991,6 +993,32 @@ impl<H: Handler> Dispatch<'_, H> {
 
         let id = request.id.clone();
         let cancel = self.cancel.child_token();
+        let cx = RequestContext {
+            id: id.clone(),
+            cancel: cancel.clone(),
+            sink: NotificationSink(SinkKind::Peer(self.peer.clone())),
+            transport: None,
+        };
+        // The handler's state machine lives in one box: a handler future can be many
+        // kilobytes, and the task's stage is moved (copied) as the task runs.
+        let owner = Arc::clone(self.handler);
+        let mut handler = Box::pin(async move { owner.request(request, cx).await });
+        // Polled once here first: a handler that answers without waiting (most do) is
+        // answered without a task of its own, a spawn and a hand-off fewer per request.
+        // Nothing can cancel it meanwhile (cancellations arrive on this task), so it
+        // enters the in-flight table only if it has to wait. A panic is contained here as
+        // it would be in a task, and answered.
+        let first =
+            std::future::poll_fn(|task| Poll::Ready(poll_caught(handler.as_mut(), task))).await;
+        if let Poll::Ready(outcome) = first {
+            drop(permit);
+            if !cancel.is_cancelled() {
+                // (A cancelled token here means the connection is going away: no response,
+                // as from a task.)
+                let _ = shared.outbound.send(response_frame(&id, outcome)).await;
+            }
+            return Ok(());
+        }
         lock(&shared.inbound).insert(
             id.clone(),
             InFlight {
@@ -998,34 +1026,58 @@ impl<H: Handler> Dispatch<'_, H> {
                 abort: None,
             },
         );
-        let cx = RequestContext {
-            id: id.clone(),
-            cancel: cancel.clone(),
-            sink: NotificationSink(SinkKind::Peer(self.peer.clone())),
-            transport: None,
-        };
-        let handler = Arc::clone(self.handler);
         let task_shared = Arc::clone(shared);
         let task_id = id.clone();
         let task = self.tracker.spawn(async move {
             let _permit = permit;
-            // The handler's state machine lives in one box: a handler future can be many
-            // kilobytes, and the task's stage is moved (copied) as the task runs.
-            let outcome = Box::pin(handler.request(request, cx)).await;
+            let outcome = std::future::poll_fn(|task| poll_caught(handler.as_mut(), task)).await;
             lock(&task_shared.inbound).remove(&task_id);
             if cancel.is_cancelled() {
                 // The peer cancelled it (or the connection is going away): no response.
                 return;
             }
-            let frame = match outcome {
-                Ok(result) => encode_raw_result(&task_id, &result),
-                Err(error) => encode_error(Some(&task_id), &error),
-            };
-            let _ = task_shared.outbound.send(frame).await;
+            let _ = task_shared
+                .outbound
+                .send(response_frame(&task_id, outcome))
+                .await;
         });
         if let Some(in_flight) = lock(&shared.inbound).get_mut(&id) {
             in_flight.abort = Some(task.abort_handle());
         }
         Ok(())
+    }
+}
+
+/// A handler that panicked: the panic is contained and the request answered with -32603.
+struct Panicked;
+
+/// Polls a handler's future, containing a panic the way a task would, so the request can
+/// still be answered (and leaves the in-flight table).
+fn poll_caught<F: Future + ?Sized>(
+    future: Pin<&mut F>,
+    task: &mut std::task::Context<'_>,
+) -> Poll<Result<F::Output, Panicked>> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| future.poll(task))) {
+        Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+        Ok(Poll::Pending) => Poll::Pending,
+        Err(_) => Poll::Ready(Err(Panicked)),
+    }
+}
+
+/// The response frame for a handler's outcome.
+fn response_frame(
+    id: &RequestId,
+    outcome: Result<Result<Box<RawValue>, ErrorObject>, Panicked>,
+) -> Bytes {
+    match outcome {
+        Ok(Ok(result)) => encode_raw_result(id, &result),
+        Ok(Err(error)) => encode_error(Some(id), &error),
+        Err(Panicked) => {
+            tracing::error!(%id, "a request handler panicked");
+            encode_error(
+                Some(id),
+                &ErrorObject::internal("the request handler failed"),
+            )
+        }
     }
 }

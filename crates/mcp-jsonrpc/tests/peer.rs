@@ -125,6 +125,12 @@ impl Handler for Server {
                 }
                 Ok(raw(&json!("done")))
             }
+            // Panics at once, or after waiting (on a task of its own by then).
+            "panic" => panic!("a handler bug"),
+            "panic-later" => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                panic!("a later handler bug")
+            }
             other => Err(ErrorObject::method_not_found(other)),
         }
     }
@@ -322,6 +328,26 @@ async fn inbound_requests_are_answered_and_errors_are_sent_as_errors() {
         .send(json!({"jsonrpc": "2.0", "id": 2, "method": "nope"}))
         .await;
     assert_eq!(raw_side.recv().await["error"]["code"], -32601);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_handler_is_answered_and_the_connection_goes_on() {
+    let (_peer, _conn, mut raw_side) = connect(Server::default(), PeerConfig::default());
+    for (id, method) in [(1, "panic"), (2, "panic-later")] {
+        raw_side
+            .send(json!({"jsonrpc": "2.0", "id": id, "method": method}))
+            .await;
+        let reply = raw_side.recv().await;
+        assert_eq!(reply["id"], id, "{reply}");
+        assert_eq!(reply["error"]["code"], -32603, "{reply}");
+    }
+    // Both left the in-flight table: their ids can be used again, and echo still works.
+    for id in [1, 2] {
+        raw_side
+            .send(json!({"jsonrpc": "2.0", "id": id, "method": "echo", "params": [id]}))
+            .await;
+        assert_eq!(raw_side.recv().await["result"], json!([id]));
+    }
 }
 
 #[tokio::test(start_paused = true)]
