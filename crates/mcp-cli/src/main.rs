@@ -15,6 +15,11 @@
 
 #![forbid(unsafe_code)]
 
+/// See the `mimalloc` feature in Cargo.toml.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod example;
 mod interact;
 mod output;
