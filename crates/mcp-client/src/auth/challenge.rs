@@ -267,6 +267,9 @@ mod tests {
         assert!(c.is_insufficient_scope());
         assert_eq!(c.scopes(), ["mcp:write", "mcp:read"]);
         assert_eq!(c.resource_metadata.as_deref(), Some("https://x/prm"));
-        assert_eq!(BearerChallenge::from_headers::<&str>(&[]), BearerChallenge::default());
+        assert_eq!(
+            BearerChallenge::from_headers::<&str>(&[]),
+            BearerChallenge::default()
+        );
     }
 }

@@ -160,12 +160,18 @@ pub struct OAuthConfig {
 impl OAuthConfig {
     /// Settings for a user-facing client of the MCP server at `server_url`, signing in
     /// through `interaction`.
-    pub fn authorization_code(server_url: impl Into<String>, interaction: Arc<dyn Interaction>) -> Self {
+    pub fn authorization_code(
+        server_url: impl Into<String>,
+        interaction: Arc<dyn Interaction>,
+    ) -> Self {
         Self::with_grant(server_url.into(), Grant::AuthorizationCode(interaction))
     }
 
     /// Settings for a machine client of the MCP server at `server_url`.
-    pub fn client_credentials(server_url: impl Into<String>, credentials: ClientCredentials) -> Self {
+    pub fn client_credentials(
+        server_url: impl Into<String>,
+        credentials: ClientCredentials,
+    ) -> Self {
         Self::with_grant(server_url.into(), Grant::ClientCredentials(credentials))
     }
 

@@ -274,20 +274,68 @@ mod tests {
     #[test]
     fn resources_match_their_server() {
         for (resource, server, ok) in [
-            ("https://mcp.example.com/mcp", "https://mcp.example.com/mcp", true),
-            ("https://mcp.example.com", "https://mcp.example.com/mcp", true),
-            ("https://mcp.example.com/", "https://mcp.example.com/mcp", true),
-            ("HTTPS://MCP.example.com:443/mcp", "https://mcp.example.com/mcp", true),
-            ("https://mcp.example.com/server", "https://mcp.example.com/server/mcp", true),
-            ("https://evil.example.com/mcp", "https://mcp.example.com/mcp", false),
-            ("http://mcp.example.com/mcp", "https://mcp.example.com/mcp", false),
-            ("https://mcp.example.com:8443/mcp", "https://mcp.example.com/mcp", false),
-            ("https://mcp.example.com/mcp", "https://mcp.example.com/mcp-admin", false),
-            ("https://mcp.example.com/other", "https://mcp.example.com/mcp", false),
-            ("https://mcp.example.com/mcp#x", "https://mcp.example.com/mcp", false),
+            (
+                "https://mcp.example.com/mcp",
+                "https://mcp.example.com/mcp",
+                true,
+            ),
+            (
+                "https://mcp.example.com",
+                "https://mcp.example.com/mcp",
+                true,
+            ),
+            (
+                "https://mcp.example.com/",
+                "https://mcp.example.com/mcp",
+                true,
+            ),
+            (
+                "HTTPS://MCP.example.com:443/mcp",
+                "https://mcp.example.com/mcp",
+                true,
+            ),
+            (
+                "https://mcp.example.com/server",
+                "https://mcp.example.com/server/mcp",
+                true,
+            ),
+            (
+                "https://evil.example.com/mcp",
+                "https://mcp.example.com/mcp",
+                false,
+            ),
+            (
+                "http://mcp.example.com/mcp",
+                "https://mcp.example.com/mcp",
+                false,
+            ),
+            (
+                "https://mcp.example.com:8443/mcp",
+                "https://mcp.example.com/mcp",
+                false,
+            ),
+            (
+                "https://mcp.example.com/mcp",
+                "https://mcp.example.com/mcp-admin",
+                false,
+            ),
+            (
+                "https://mcp.example.com/other",
+                "https://mcp.example.com/mcp",
+                false,
+            ),
+            (
+                "https://mcp.example.com/mcp#x",
+                "https://mcp.example.com/mcp",
+                false,
+            ),
             ("mcp.example.com", "https://mcp.example.com/mcp", false),
         ] {
-            assert_eq!(resource_matches(resource, server), ok, "{resource} for {server}");
+            assert_eq!(
+                resource_matches(resource, server),
+                ok,
+                "{resource} for {server}"
+            );
         }
     }
 

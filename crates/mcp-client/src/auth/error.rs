@@ -87,7 +87,9 @@ pub enum AuthError {
     /// The authorization server does not advertise PKCE with `S256`
     /// (`code_challenge_methods_supported`), so the client must refuse to proceed
     /// (`security-considerations.mdx`, Authorization Code Protection).
-    #[error("the authorization server `{issuer}` does not advertise PKCE S256; refusing to proceed")]
+    #[error(
+        "the authorization server `{issuer}` does not advertise PKCE S256; refusing to proceed"
+    )]
     PkceUnsupported {
         /// The issuer.
         issuer: String,

@@ -155,8 +155,7 @@ fn classify_v4(ip: Ipv4Addr) -> Option<Kind> {
         Some(Kind::LinkLocal)
     } else if a == 100 && (64..128).contains(&b) {
         Some(Kind::Shared)
-    } else if ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() || a == 0 || a >= 240
-    {
+    } else if ip.is_unspecified() || ip.is_broadcast() || ip.is_multicast() || a == 0 || a >= 240 {
         Some(Kind::Other)
     } else {
         None
@@ -195,13 +194,11 @@ pub fn is_loopback_host(host: &str) -> bool {
 pub(crate) fn origin(uri: &Uri) -> Option<(String, String, u16)> {
     let scheme = uri.scheme_str()?.to_ascii_lowercase();
     let host = uri.host()?.to_ascii_lowercase();
-    let port = uri
-        .port_u16()
-        .or(match scheme.as_str() {
-            "https" => Some(443),
-            "http" => Some(80),
-            _ => None,
-        })?;
+    let port = uri.port_u16().or(match scheme.as_str() {
+        "https" => Some(443),
+        "http" => Some(80),
+        _ => None,
+    })?;
     Some((scheme, host, port))
 }
 
@@ -299,8 +296,7 @@ impl Fetcher {
             if !reply.status.is_redirection() {
                 return Ok(reply);
             }
-            let Some(location) = reply.headers.get(LOCATION).and_then(|l| l.to_str().ok())
-            else {
+            let Some(location) = reply.headers.get(LOCATION).and_then(|l| l.to_str().ok()) else {
                 return Ok(reply);
             };
             let next = resolve(&uri, location).ok_or_else(|| AuthError::Http {
@@ -383,7 +379,11 @@ fn resolve(base: &Uri, reference: &str) -> Option<String> {
         let dir = base.path().rsplit_once('/').map_or("", |(dir, _)| dir);
         format!("{dir}/{reference}")
     };
-    Some(format!("{}://{}{path}", base.scheme_str()?, base.authority()?))
+    Some(format!(
+        "{}://{}{path}",
+        base.scheme_str()?,
+        base.authority()?
+    ))
 }
 
 /// An error and its sources, as one line.
@@ -478,8 +478,15 @@ mod tests {
             ("https://localhost/mcp", true),
             ("http://10.0.0.1/mcp", false),
         ] {
-            assert!(strict.check_url(url).is_err(), "{url} allowed in strict mode");
-            assert_eq!(dev.check_url(url).is_ok(), dev_ok, "{url} in development mode");
+            assert!(
+                strict.check_url(url).is_err(),
+                "{url} allowed in strict mode"
+            );
+            assert_eq!(
+                dev.check_url(url).is_ok(),
+                dev_ok,
+                "{url} in development mode"
+            );
         }
     }
 
@@ -501,7 +508,10 @@ mod tests {
             "https://[::ffff:10.0.0.1]/",
         ] {
             let err = strict.check_url(url).unwrap_err();
-            assert!(matches!(err, AuthError::AddressRefused { .. }), "{url}: {err}");
+            assert!(
+                matches!(err, AuthError::AddressRefused { .. }),
+                "{url}: {err}"
+            );
             assert!(private.check_url(url).is_ok(), "{url} with private allowed");
         }
         for url in ["https://0.0.0.0/", "https://[::]/", "https://224.0.0.1/"] {
@@ -523,10 +533,11 @@ mod tests {
         let mut resolver = GuardedResolver {
             policy: NetworkPolicy::development(),
         };
-        let addrs: Vec<_> = tower_service::Service::call(&mut resolver, "localhost".parse().unwrap())
-            .await
-            .unwrap()
-            .collect();
+        let addrs: Vec<_> =
+            tower_service::Service::call(&mut resolver, "localhost".parse().unwrap())
+                .await
+                .unwrap()
+                .collect();
         assert!(addrs.iter().all(|a| a.ip().is_loopback()) && !addrs.is_empty());
 
         // Through the fetcher: a name (not a literal) that resolves to loopback.
@@ -575,6 +586,9 @@ mod tests {
         let base: Uri = "https://a.example/x/y".parse().unwrap();
         assert_eq!(resolve(&base, "/z").unwrap(), "https://a.example/z");
         assert_eq!(resolve(&base, "z").unwrap(), "https://a.example/x/z");
-        assert_eq!(resolve(&base, "https://b.example/").unwrap(), "https://b.example/");
+        assert_eq!(
+            resolve(&base, "https://b.example/").unwrap(),
+            "https://b.example/"
+        );
     }
 }

@@ -140,7 +140,11 @@ mod tests {
         let upper = validate_response(
             &metadata(Some(true)),
             "s",
-            &response(&[("code", "c"), ("state", "s"), ("iss", "HTTPS://as.example/tenant")]),
+            &response(&[
+                ("code", "c"),
+                ("state", "s"),
+                ("iss", "HTTPS://as.example/tenant"),
+            ]),
         );
         assert!(upper.is_err());
     }
@@ -150,7 +154,10 @@ mod tests {
         let m = metadata(None);
         let check = |pairs: &[(&str, &str)]| validate_response(&m, "s", &response(pairs));
         assert_eq!(check(&[("code", "c"), ("state", "s")]).unwrap(), "c");
-        assert!(matches!(check(&[("code", "c")]), Err(AuthError::StateMismatch)));
+        assert!(matches!(
+            check(&[("code", "c")]),
+            Err(AuthError::StateMismatch)
+        ));
         assert!(matches!(
             check(&[("code", "c"), ("state", "t")]),
             Err(AuthError::StateMismatch)
@@ -159,12 +166,19 @@ mod tests {
             check(&[("error", "access_denied"), ("state", "s")]),
             Err(AuthError::AuthorizationDenied { error, .. }) if error == "access_denied"
         ));
-        assert!(matches!(check(&[("state", "s")]), Err(AuthError::MissingCode)));
+        assert!(matches!(
+            check(&[("state", "s")]),
+            Err(AuthError::MissingCode)
+        ));
         // A mismatched iss hides the error: it is not acted on.
         let hidden = validate_response(
             &m,
             "s",
-            &response(&[("error", "access_denied"), ("state", "s"), ("iss", "https://x")]),
+            &response(&[
+                ("error", "access_denied"),
+                ("state", "s"),
+                ("iss", "https://x"),
+            ]),
         );
         assert!(matches!(hidden, Err(AuthError::IssuerMismatch { .. })));
     }
@@ -187,7 +201,10 @@ mod tests {
         for (name, value) in [
             ("client_id", "https://app.example/client.json"),
             ("redirect_uri", "http://127.0.0.1:3000/callback"),
-            ("code_challenge", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"),
+            (
+                "code_challenge",
+                "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+            ),
             ("code_challenge_method", "S256"),
             ("state", "xyz"),
             ("resource", "https://mcp.example.com"),

@@ -99,15 +99,16 @@ mod token;
 
 pub use challenge::BearerChallenge;
 pub use config::{
-    ClientCredentials, ClientSecret, DEFAULT_MAX_AUTHORIZATIONS, Grant, OAuthConfig,
-    PreRegistered,
+    ClientCredentials, ClientSecret, DEFAULT_MAX_AUTHORIZATIONS, Grant, OAuthConfig, PreRegistered,
 };
 pub use discovery::{
     AuthorizationServerMetadata, ResourceMetadata, authorization_server_metadata_urls,
     resource_matches, resource_metadata_urls,
 };
 pub use error::{AuthError, BoxError};
-pub use fetch::{MAX_BODY, MAX_REDIRECTS, NetworkPolicy, TIMEOUT, is_loopback_host, redirect_headers};
+pub use fetch::{
+    MAX_BODY, MAX_REDIRECTS, NetworkPolicy, TIMEOUT, is_loopback_host, redirect_headers,
+};
 pub use interaction::{
     AuthorizationRequest, AuthorizationResponse, Interaction, InteractionFuture,
 };

@@ -10,8 +10,7 @@ use mcp_transport_http::{AuthFuture, Authorizer, Challenge};
 use super::challenge::{BearerChallenge, split_scopes};
 use super::config::{Grant, OAuthConfig};
 use super::discovery::{
-    AuthorizationServerMetadata, ResourceMetadata, discover_authorization_server,
-    discover_resource,
+    AuthorizationServerMetadata, ResourceMetadata, discover_authorization_server, discover_resource,
 };
 use super::error::AuthError;
 use super::fetch::Fetcher;
@@ -86,7 +85,10 @@ impl OAuthClient {
             return Ok(true);
         }
         if challenge.attempt >= self.config.max_authorizations {
-            tracing::warn!(attempts = challenge.attempt, "authorization retry limit reached");
+            tracing::warn!(
+                attempts = challenge.attempt,
+                "authorization retry limit reached"
+            );
             return Ok(false);
         }
         let bearer = BearerChallenge::from_headers(&challenge.www_authenticate);
@@ -96,8 +98,7 @@ impl OAuthClient {
         }
         let server = &self.config.server_url;
         let resource =
-            discover_resource(&self.fetcher, server, bearer.resource_metadata.as_deref())
-                .await?;
+            discover_resource(&self.fetcher, server, bearer.resource_metadata.as_deref()).await?;
         let issuer = self.choose_issuer(&resource)?;
         let metadata = discover_authorization_server(&self.fetcher, &issuer).await?;
         // Tokens are bound to the server that issued them: never used with another.
@@ -105,7 +106,10 @@ impl OAuthClient {
             .as_ref()
             .filter(|t| t.issuer == metadata.issuer)
             .cloned();
-        let mut scopes = previous.as_ref().map(|t| t.scopes.clone()).unwrap_or_default();
+        let mut scopes = previous
+            .as_ref()
+            .map(|t| t.scopes.clone())
+            .unwrap_or_default();
         let challenged = bearer.scopes();
         let wanted = if challenged.is_empty() {
             resource.scopes_supported.clone().unwrap_or_default()
@@ -177,10 +181,11 @@ impl OAuthClient {
         held: &mut Option<StoredTokens>,
         tokens: StoredTokens,
     ) -> Result<bool, AuthError> {
-        let header = bearer(&tokens.access_token).ok_or_else(|| AuthError::InvalidTokenResponse {
-            url: String::new(),
-            reason: "the access token cannot be sent in a header".to_owned(),
-        })?;
+        let header =
+            bearer(&tokens.access_token).ok_or_else(|| AuthError::InvalidTokenResponse {
+                url: String::new(),
+                reason: "the access token cannot be sent in a header".to_owned(),
+            })?;
         self.config
             .store
             .save_tokens(&self.config.server_url, &tokens)
@@ -202,9 +207,10 @@ impl OAuthClient {
                 issuer: metadata.issuer.clone(),
             });
         }
-        let endpoint = metadata.authorization_endpoint.as_deref().ok_or_else(|| {
-            AuthError::metadata(&metadata.issuer, "no authorization_endpoint")
-        })?;
+        let endpoint = metadata
+            .authorization_endpoint
+            .as_deref()
+            .ok_or_else(|| AuthError::metadata(&metadata.issuer, "no authorization_endpoint"))?;
         self.fetcher.policy().check_url(endpoint)?;
         let redirect_uri = interaction.redirect_uri();
         let client = client_for(&self.config, &self.fetcher, metadata, Some(&redirect_uri)).await?;
@@ -283,8 +289,13 @@ impl OAuthClient {
             Grant::AuthorizationCode(interaction) => Some(interaction.redirect_uri()),
             Grant::ClientCredentials(_) => None,
         };
-        let client =
-            client_for(&self.config, &self.fetcher, metadata, redirect_uri.as_deref()).await?;
+        let client = client_for(
+            &self.config,
+            &self.fetcher,
+            metadata,
+            redirect_uri.as_deref(),
+        )
+        .await?;
         let form = vec![
             pair("grant_type", "refresh_token"),
             pair("refresh_token", refresh_token),
@@ -323,7 +334,11 @@ fn stored(
         .or_else(|| old_refresh.map(str::to_owned));
     tokens.expires_at = response.expires_in.map(|s| now().saturating_add(s));
     tokens.scopes = if scopes.is_empty() {
-        response.scope.as_deref().map(split_scopes).unwrap_or_default()
+        response
+            .scope
+            .as_deref()
+            .map(split_scopes)
+            .unwrap_or_default()
     } else {
         scopes
     };

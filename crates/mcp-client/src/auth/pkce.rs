@@ -91,7 +91,10 @@ mod tests {
                     .bytes()
                     .all(|c| c.is_ascii_alphanumeric() || b"-._~".contains(&c))
             );
-            assert_eq!(pkce.challenge(), Pkce::from_verifier(pkce.verifier()).challenge());
+            assert_eq!(
+                pkce.challenge(),
+                Pkce::from_verifier(pkce.verifier()).challenge()
+            );
         }
         assert!(!format!("{a:?}").contains(a.verifier()));
     }

@@ -83,7 +83,9 @@ pub(crate) async fn client_for(
         });
     }
     let stored = register(config, fetcher, metadata, endpoint, redirect_uri).await?;
-    store.save_client(issuer, &stored).map_err(AuthError::Store)?;
+    store
+        .save_client(issuer, &stored)
+        .map_err(AuthError::Store)?;
     Ok(identity(stored))
 }
 

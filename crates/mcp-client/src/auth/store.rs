@@ -49,7 +49,10 @@ impl fmt::Debug for StoredClient {
         f.debug_struct("StoredClient")
             .field("client_id", &self.client_id)
             .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
-            .field("token_endpoint_auth_method", &self.token_endpoint_auth_method)
+            .field(
+                "token_endpoint_auth_method",
+                &self.token_endpoint_auth_method,
+            )
             .field("redirect_uris", &self.redirect_uris)
             .finish()
     }
@@ -264,12 +267,18 @@ mod tests {
         store.save_client("https://a.example", &a).unwrap();
         assert_eq!(store.client("https://a.example").unwrap(), Some(a));
         // Keyed by issuer exactly: another issuer, or a look-alike, has nothing.
-        for other in ["https://b.example", "https://a.example/", "https://A.example"] {
+        for other in [
+            "https://b.example",
+            "https://a.example/",
+            "https://A.example",
+        ] {
             assert_eq!(store.client(other).unwrap(), None, "{other}");
         }
         let mut tokens = StoredTokens::new("https://a.example", "t1");
         tokens.refresh_token = Some("r1".to_owned());
-        store.save_tokens("https://mcp.example/mcp", &tokens).unwrap();
+        store
+            .save_tokens("https://mcp.example/mcp", &tokens)
+            .unwrap();
         assert_eq!(
             store.tokens("https://mcp.example/mcp").unwrap(),
             Some(tokens)

@@ -178,11 +178,7 @@ fn authenticate(
         Method::None => field("client_id", client.client_id.clone()),
         Method::Basic => {
             let secret = client.secret.as_deref().unwrap_or_default();
-            let pair = format!(
-                "{}:{}",
-                form_encode(&client.client_id),
-                form_encode(secret)
-            );
+            let pair = format!("{}:{}", form_encode(&client.client_id), form_encode(secret));
             let value = HeaderValue::from_str(&format!("Basic {}", STANDARD.encode(pair)))
                 .map_err(|e| AuthError::Http {
                     url: metadata.token_endpoint.clone(),
@@ -195,7 +191,10 @@ fn authenticate(
             field("client_secret", client.secret.clone().unwrap_or_default());
         }
         Method::PrivateKeyJwt => {
-            let (pem, alg) = client.private_key.as_ref().expect("checked by choose_method");
+            let (pem, alg) = client
+                .private_key
+                .as_ref()
+                .expect("checked by choose_method");
             let assertion = client_assertion(&client.client_id, &metadata.issuer, pem, alg)?;
             field("client_id", client.client_id.clone());
             field(
@@ -256,7 +255,9 @@ pub(crate) async fn request(
     if response.access_token.is_empty()
         || HeaderValue::from_str(&format!("Bearer {}", response.access_token)).is_err()
     {
-        return Err(invalid("the access token cannot be sent in a header".to_owned()));
+        return Err(invalid(
+            "the access token cannot be sent in a header".to_owned(),
+        ));
     }
     Ok(response)
 }
@@ -298,8 +299,18 @@ mod tests {
         let cases = [
             (None, None, None, Method::None),
             (Some("s"), None, None, Method::Basic),
-            (Some("s"), None, Some(&["client_secret_post"][..]), Method::Post),
-            (Some("s"), None, Some(&["client_secret_basic", "client_secret_post"][..]), Method::Basic),
+            (
+                Some("s"),
+                None,
+                Some(&["client_secret_post"][..]),
+                Method::Post,
+            ),
+            (
+                Some("s"),
+                None,
+                Some(&["client_secret_basic", "client_secret_post"][..]),
+                Method::Basic,
+            ),
             (Some("s"), Some("client_secret_post"), None, Method::Post),
             (None, Some("client_secret_basic"), None, Method::None),
         ];
