@@ -22,7 +22,7 @@ use tokio::net::TcpListener;
 use crate::Error;
 
 /// How long the listener waits for the user to finish signing in.
-pub(crate) const SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const SIGN_IN_TIMEOUT: Duration = Duration::from_mins(5);
 /// The longest request head the listener reads.
 const MAX_REQUEST: usize = 16 << 10;
 

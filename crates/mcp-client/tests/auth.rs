@@ -191,7 +191,7 @@ fn field<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
-async fn connect(url: &str, oauth: OAuthClient) -> Client {
+fn connect(url: &str, oauth: OAuthClient) -> Client {
     Client::builder("auth-test", "1.0")
         .connect_http(url, HttpClientConfig::default().authorizer(Arc::new(oauth)))
         .unwrap()
@@ -211,7 +211,7 @@ async fn a_refused_token_is_refreshed_and_stored_tokens_are_reused() {
             .store(Arc::new(FileStore::new(&path))),
     )
     .unwrap();
-    let client = connect(&url, oauth).await;
+    let client = connect(&url, oauth);
     // 401 → sign in (a1); a1 accepted once; the second call's 401 → refresh (a2).
     client.list_tools_all().await.unwrap();
     client.list_tools_all().await.unwrap();
@@ -253,7 +253,7 @@ async fn a_refused_token_is_refreshed_and_stored_tokens_are_reused() {
             .store(Arc::new(FileStore::new(&path))),
     )
     .unwrap();
-    let client = connect(&url, oauth).await;
+    let client = connect(&url, oauth);
     client.list_tools_all().await.unwrap();
     assert_eq!(
         log.lock().unwrap().mcp.last().unwrap().as_deref(),
@@ -279,11 +279,7 @@ async fn a_server_without_pkce_s256_is_refused_before_the_user_is_involved() {
             .network(NetworkPolicy::development()),
     )
     .unwrap();
-    let err = connect(&url, oauth)
-        .await
-        .list_tools_all()
-        .await
-        .unwrap_err();
+    let err = connect(&url, oauth).list_tools_all().await.unwrap_err();
     assert!(
         matches!(
             err,
@@ -305,11 +301,7 @@ async fn plain_http_is_refused_outside_development_mode() {
         Arc::new(Approve::default()),
     ))
     .unwrap();
-    let err = connect(&url, oauth)
-        .await
-        .list_tools_all()
-        .await
-        .unwrap_err();
+    let err = connect(&url, oauth).list_tools_all().await.unwrap_err();
     assert!(
         matches!(err, mcp_client::Error::Auth(AuthError::InsecureUrl { ref url, .. }) if url.contains("oauth-protected-resource")),
         "{err:?}"
@@ -347,7 +339,7 @@ async fn client_credentials_with_a_jwt_assertion_that_verifies() {
         .network(NetworkPolicy::development()),
     )
     .unwrap();
-    connect(&url, oauth).await.list_tools_all().await.unwrap();
+    connect(&url, oauth).list_tools_all().await.unwrap();
     let log = log.lock().unwrap();
     let form = &log.token[0];
     assert_eq!(field(form, "grant_type"), Some("client_credentials"));

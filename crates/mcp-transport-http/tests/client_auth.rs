@@ -62,13 +62,17 @@ async fn start(seen: Arc<Mutex<Vec<Option<String>>>>) -> String {
     url
 }
 
+/// One challenge as the authorizer saw it: status, `WWW-Authenticate` values, whether a
+/// credential was sent, the attempt number.
+type Seen = (u16, Vec<String>, bool, u32);
+
 /// Hands out the tokens of `script` one challenge at a time, recording each challenge;
 /// gives up when the script is exhausted, or fails if `fail` is set.
 #[derive(Debug, Default)]
 struct Scripted {
     script: Mutex<Vec<&'static str>>,
     current: Mutex<Option<&'static str>>,
-    challenges: Mutex<Vec<(u16, Vec<String>, bool, u32)>>,
+    challenges: Mutex<Vec<Seen>>,
     fail: bool,
 }
 

@@ -31,7 +31,15 @@ pub type AuthError = Box<dyn std::error::Error + Send + Sync>;
 pub const MAX_CHALLENGES: u32 = 8;
 
 /// The source of every request's `Authorization` header, and the handler of the server's
-/// authorization challenges. See the [module docs](self).
+/// authorization challenges.
+///
+/// Every request (POSTs, GET streams, DELETEs, the raw requests of
+/// [`HttpClient::send`](crate::HttpClient::send)) carries [`authorization`](Self::authorization).
+/// A `401`, or a `403` with a `WWW-Authenticate` challenge, is handed to
+/// [`challenged`](Self::challenged); if it resolves to `true`, the same request is sent
+/// again with the new header (the server refused it before running it, so this is safe
+/// whatever the method), at most [`MAX_CHALLENGES`] times. The OAuth 2.1 client that
+/// implements it is `mcp-client`'s `auth` module; this crate knows no OAuth.
 ///
 /// Install one with [`HttpClientConfig::authorizer`](crate::HttpClientConfig::authorizer).
 pub trait Authorizer: Send + Sync + fmt::Debug {
