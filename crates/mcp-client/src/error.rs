@@ -107,7 +107,7 @@ impl Error {
 #[cfg(feature = "http")]
 impl From<mcp_transport_http::Error> for Error {
     /// [`Error::Http`], except that an OAuth failure reported through the transport's
-    /// authorizer seam becomes [`Error::Auth`] (with the `auth` feature).
+    /// authorizer seam becomes `Error::Auth` (with the `auth` feature).
     fn from(e: mcp_transport_http::Error) -> Self {
         #[cfg(feature = "auth")]
         if let mcp_transport_http::Error::Authorization(source) = e {

@@ -77,7 +77,7 @@
 //! # }
 //! ```
 //!
-//! Authorization (feature `auth`, module [`auth`]): an OAuth 2.1 client that the HTTP
+//! Authorization (feature `auth`, module `auth`): an OAuth 2.1 client that the HTTP
 //! transport consults on every request and on every `401`/`403` challenge, as
 //! `docs/2026-07-28/basic/authorization/` specifies.
 //!

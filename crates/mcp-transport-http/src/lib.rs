@@ -132,7 +132,7 @@ mod server;
 mod service;
 
 pub use client::{
-    AuthError, AuthFuture, Authorizer, Challenge, EventStream, HttpClient, HttpClientConfig,
+    AuthFuture, Authorizer, AuthorizerError, Challenge, EventStream, HttpClient, HttpClientConfig,
     MAX_CHALLENGES, RawRequest, RawResponse, RequestHeaders, ResponseStream, SseEvent,
 };
 pub use config::{AllowList, HttpServerConfig, NotificationHook, ParamHeader, ParamHeaders};

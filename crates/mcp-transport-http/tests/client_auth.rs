@@ -10,8 +10,8 @@ use axum::response::IntoResponse;
 use axum::routing::post;
 use http::{HeaderValue, Method};
 use mcp_transport_http::{
-    AuthError, AuthFuture, Authorizer, Challenge, Error, HttpClient, HttpClientConfig, RawRequest,
-    RequestHeaders,
+    AuthFuture, Authorizer, AuthorizerError, Challenge, Error, HttpClient, HttpClientConfig,
+    RawRequest, RequestHeaders,
 };
 use serde_json::json;
 
@@ -87,7 +87,7 @@ impl Authorizer for Scripted {
     fn challenged<'a>(
         &'a self,
         challenge: &'a Challenge,
-    ) -> AuthFuture<'a, Result<bool, AuthError>> {
+    ) -> AuthFuture<'a, Result<bool, AuthorizerError>> {
         Box::pin(async move {
             self.challenges.lock().unwrap().push((
                 challenge.status.as_u16(),

@@ -353,11 +353,11 @@ impl Authorizer for OAuthClient {
     fn challenged<'a>(
         &'a self,
         challenge: &'a Challenge,
-    ) -> AuthFuture<'a, Result<bool, mcp_transport_http::AuthError>> {
+    ) -> AuthFuture<'a, Result<bool, mcp_transport_http::AuthorizerError>> {
         Box::pin(async move {
             self.answer(challenge)
                 .await
-                .map_err(|e| Box::new(e) as mcp_transport_http::AuthError)
+                .map_err(|e| Box::new(e) as mcp_transport_http::AuthorizerError)
         })
     }
 }

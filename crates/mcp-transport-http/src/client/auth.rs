@@ -24,7 +24,7 @@ pub type AuthFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A boxed error from an [`Authorizer`], carried by
 /// [`Error::Authorization`](crate::Error::Authorization).
-pub type AuthError = Box<dyn std::error::Error + Send + Sync>;
+pub type AuthorizerError = Box<dyn std::error::Error + Send + Sync>;
 
 /// How many challenges one request may meet before the transport stops retrying, whatever
 /// the authorizer says: a guard against an authorizer that never gives up.
@@ -59,7 +59,7 @@ pub trait Authorizer: Send + Sync + fmt::Debug {
     fn challenged<'a>(
         &'a self,
         challenge: &'a Challenge,
-    ) -> AuthFuture<'a, Result<bool, AuthError>>;
+    ) -> AuthFuture<'a, Result<bool, AuthorizerError>>;
 }
 
 /// A refusal by the server, as [`Authorizer::challenged`] sees it.

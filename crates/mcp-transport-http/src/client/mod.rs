@@ -44,7 +44,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
-pub use auth::{AuthError, AuthFuture, Authorizer, Challenge, MAX_CHALLENGES};
+pub use auth::{AuthFuture, Authorizer, AuthorizerError, Challenge, MAX_CHALLENGES};
 pub use config::HttpClientConfig;
 pub use raw::{EventStream, RawRequest, RawResponse};
 pub use sse::SseEvent;
