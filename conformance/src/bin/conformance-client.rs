@@ -7,10 +7,15 @@
 //! Logs go to stderr.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
+use mcp_client::auth::{
+    AuthorizationRequest, AuthorizationResponse, ClientCredentials, ClientSecret, Interaction,
+    InteractionFuture, NetworkPolicy, OAuthClient, OAuthConfig, PreRegistered,
+};
 use mcp_client::{Client, Error};
 use mcp_legacy::client::{Connector, EraChoice};
-use mcp_transport_http::HttpClientConfig;
+use mcp_transport_http::{HttpClient, HttpClientConfig, RawRequest};
 use mcp_types::{
     CreateMessageResult, CreateMessageResultContent, ElicitRequestParams, ElicitResult,
     ElicitResultAction, ElicitResultContentValue, JsonObject, ListRootsResult, OrderedMap, Role,
@@ -18,7 +23,96 @@ use mcp_types::{
 };
 use serde_json::Value;
 
-async fn client(url: &str, era: EraChoice) -> Result<Client, mcp_legacy::client::Error> {
+/// The `client_id` the `auth/basic-cimd` scenario expects: this client's (pretend) Client
+/// ID Metadata Document.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The user agent of a headless run: the mock's `/authorize` redirects at once, so one GET
+/// (redirects are never followed by the transport) yields the redirect's `Location`.
+#[derive(Debug)]
+struct FollowRedirect;
+
+impl Interaction for FollowRedirect {
+    fn redirect_uri(&self) -> String {
+        "http://localhost:3000/callback".to_owned()
+    }
+
+    fn authorize<'a>(&'a self, request: &'a AuthorizationRequest) -> InteractionFuture<'a> {
+        Box::pin(async move {
+            eprintln!("authorization request: {}", request.url);
+            let agent = HttpClient::new(&request.url, HttpClientConfig::default())?;
+            match agent.send(RawRequest::new(http::Method::GET)).await {
+                Err(mcp_transport_http::Error::Redirect {
+                    location: Some(location),
+                    ..
+                }) => {
+                    eprintln!("redirected to {location}");
+                    Ok(AuthorizationResponse::from_redirect_url(&location))
+                }
+                Err(e) => Err(e.into()),
+                Ok(response) => Err(format!(
+                    "the authorization endpoint answered {} instead of a redirect",
+                    response.status()
+                )
+                .into()),
+            }
+        })
+    }
+}
+
+/// The OAuth client for an `auth/*` scenario, from its context.
+fn oauth_for(
+    url: &str,
+    context: Option<&Value>,
+) -> Result<OAuthClient, mcp_client::auth::AuthError> {
+    let text = |key: &str| {
+        context
+            .and_then(|c| c.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let config = match (
+        text("client_id"),
+        text("client_secret"),
+        text("private_key_pem"),
+    ) {
+        // Client credentials with a JWT assertion (auth/client-credentials-jwt).
+        (Some(id), _, Some(pem)) => OAuthConfig::client_credentials(
+            url,
+            ClientCredentials::new(
+                id,
+                ClientSecret::PrivateKeyJwt {
+                    pem,
+                    algorithm: text("signing_algorithm").unwrap_or_else(|| "ES256".to_owned()),
+                },
+            ),
+        ),
+        // Pre-registered credentials for one issuer (auth/pre-registration).
+        (Some(id), secret, None) if text("issuer").is_some() => {
+            OAuthConfig::authorization_code(url, Arc::new(FollowRedirect)).pre_registered(
+                PreRegistered::new(text("issuer").unwrap_or_default(), id, secret),
+            )
+        }
+        // Client credentials with a secret (auth/client-credentials-basic).
+        (Some(id), Some(secret), None) => OAuthConfig::client_credentials(
+            url,
+            ClientCredentials::new(id, ClientSecret::Secret(secret)),
+        ),
+        _ => OAuthConfig::authorization_code(url, Arc::new(FollowRedirect)),
+    };
+    OAuthClient::new(
+        config
+            .client_name("mcp-rust-conformance-client")
+            .client_metadata_url(CLIENT_METADATA_URL)
+            .network(NetworkPolicy::development()),
+    )
+}
+
+async fn client(
+    url: &str,
+    era: EraChoice,
+    oauth: Option<OAuthClient>,
+) -> Result<Client, mcp_legacy::client::Error> {
     let builder = Client::builder("mcp-rust-conformance-client", env!("CARGO_PKG_VERSION"))
         .on_elicit(|params| async move { Ok(answer_form(&params)) })
         .on_sample(|_params| async {
@@ -34,9 +128,13 @@ async fn client(url: &str, era: EraChoice) -> Result<Client, mcp_legacy::client:
             )
             .map_err(|e| e.to_string())
         });
+    let mut config = HttpClientConfig::default();
+    if let Some(oauth) = oauth {
+        config = config.authorizer(Arc::new(oauth));
+    }
     let connection = Connector::new(builder)
         .era(era)
-        .connect_http(url, HttpClientConfig::default())
+        .connect_http(url, config)
         .await?;
     eprintln!("connected: {:?}", connection.verdict);
     Ok(connection.client)
@@ -107,7 +205,12 @@ async fn run(
     context: Option<Value>,
     era: EraChoice,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let client = client(url, era).await?;
+    let oauth = if scenario.starts_with("auth/") {
+        Some(oauth_for(url, context.as_ref())?)
+    } else {
+        None
+    };
+    let client = client(url, era, oauth).await?;
     let outcome = scenario_flow(&client, scenario, context).await;
     // Ends a legacy session (DELETE); nothing for a modern server.
     client.shutdown(std::time::Duration::from_secs(1)).await;
@@ -180,7 +283,8 @@ async fn scenario_flow(
             client.discover().await?;
             client.list_tools_all().await?;
         }
-        // The authorization and unscored scenarios: a harmless default flow.
+        // The authorization and unscored scenarios: a harmless default flow (for `auth/*`
+        // the OAuth client answers the server's challenges underneath).
         _ => {
             client.discover().await?;
             let tools = client.list_tools_all().await?;

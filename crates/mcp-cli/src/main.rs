@@ -22,6 +22,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod example;
 mod interact;
+mod oauth;
 mod output;
 mod target;
 mod tour;
@@ -114,6 +115,8 @@ struct Cli {
     /// initialize handshake), `modern`, `legacy`, or a revision such as 2025-06-18.
     #[arg(long, global = true, value_name = "ERA", default_value = "detect")]
     protocol: String,
+    #[command(flatten)]
+    oauth: oauth::OAuthArgs,
 }
 
 /// A stdio server given after `--`.
@@ -305,7 +308,7 @@ async fn run(cli: Cli) -> Result<(), Error> {
         "legacy" => EraChoice::Legacy,
         version => EraChoice::Version(version.to_owned()),
     };
-    let session = connect(&target, era).await?;
+    let session = connect(&target, era, Some(&cli.oauth)).await?;
     let outcome = execute(&session, command, cli.json).await;
     session.close().await;
     outcome
@@ -317,8 +320,13 @@ fn unreachable_serve() -> &'static Vec<String> {
     &NONE
 }
 
-/// A client for the terminal: elicitation asked interactively, roots the current directory.
-pub(crate) async fn connect(target: &Target, era: EraChoice) -> Result<Session, Error> {
+/// A client for the terminal: elicitation asked interactively, roots the current directory,
+/// and (for an HTTP server, unless `oauth` is `None` or says `--no-auth`) OAuth sign-in.
+pub(crate) async fn connect(
+    target: &Target,
+    era: EraChoice,
+    oauth: Option<&oauth::OAuthArgs>,
+) -> Result<Session, Error> {
     let builder = Client::builder("mcp", env!("CARGO_PKG_VERSION"))
         .on_elicit(interact::elicit)
         .on_roots(|| async {
@@ -327,7 +335,7 @@ pub(crate) async fn connect(target: &Target, era: EraChoice) -> Result<Session, 
             serde_json::from_value(json!({"roots": [{"uri": uri, "name": "current directory"}]}))
                 .map_err(|e| e.to_string())
         });
-    target::connect(target, builder, era).await
+    target::connect(target, builder, era, oauth).await
 }
 
 async fn execute(session: &Session, command: Command, json: bool) -> Result<(), Error> {

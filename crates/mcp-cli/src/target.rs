@@ -177,6 +177,7 @@ pub(crate) async fn connect(
     target: &Target,
     builder: ClientBuilder,
     era: EraChoice,
+    oauth: Option<&crate::oauth::OAuthArgs>,
 ) -> Result<Session, Error> {
     match target {
         Target::Example => {
@@ -224,6 +225,13 @@ pub(crate) async fn connect(
                 let name = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
                 let value = http::HeaderValue::from_str(value).map_err(|_| bad())?;
                 config = config.header(name, value);
+            }
+            if let Some(args) = oauth
+                && let Some(client) = args.client(url).await?
+            {
+                let client = std::sync::Arc::new(client);
+                crate::oauth::sign_in_if_needed(url, &config, &client).await?;
+                config = config.authorizer(client);
             }
             let connected = Connector::new(builder)
                 .era(era)

@@ -26,7 +26,12 @@ pub(crate) async fn run() -> Result<(), Error> {
         "A tour of MCP with the bundled example server (`mcp serve-example`, over stdio).\n\
          Every step below is one request; `mcp --help` lists the commands that make them."
     );
-    let session = connect(&Target::Example, mcp_legacy::client::EraChoice::Modern).await?;
+    let session = connect(
+        &Target::Example,
+        mcp_legacy::client::EraChoice::Modern,
+        None,
+    )
+    .await?;
     let client = &session.client;
     let outcome = async {
         step(

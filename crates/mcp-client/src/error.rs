@@ -67,10 +67,17 @@ pub enum Error {
     /// subscription notifications: build it with `ClientBuilder::connect` to listen.
     #[error("this client cannot listen: build it with ClientBuilder::connect or connect_stdio")]
     ListenUnavailable,
-    /// The HTTP transport failed (connection, status, framing, size limits).
+    /// The HTTP transport failed (connection, status, framing, size limits), or the
+    /// server refused the request for want of authorization
+    /// ([`mcp_transport_http::Error::Unauthorized`]).
     #[cfg(feature = "http")]
     #[error("HTTP transport failure")]
     Http(#[source] mcp_transport_http::Error),
+    /// The OAuth client could not obtain a token the server accepts (discovery,
+    /// registration, the user's sign-in or the token request failed).
+    #[cfg(feature = "auth")]
+    #[error("authorization failed")]
+    Auth(#[source] crate::auth::AuthError),
     /// The server crashed while handling a request that is not safe to run twice; it was
     /// restarted, but the request may or may not have taken effect.
     #[error("the server crashed during `{method}`; it may or may not have run")]
@@ -94,6 +101,22 @@ impl Error {
             Error::Protocol(e) => Some(e),
             _ => None,
         }
+    }
+}
+
+#[cfg(feature = "http")]
+impl From<mcp_transport_http::Error> for Error {
+    /// [`Error::Http`], except that an OAuth failure reported through the transport's
+    /// authorizer seam becomes `Error::Auth` (with the `auth` feature).
+    fn from(e: mcp_transport_http::Error) -> Self {
+        #[cfg(feature = "auth")]
+        if let mcp_transport_http::Error::Authorization(source) = e {
+            return match source.downcast::<crate::auth::AuthError>() {
+                Ok(auth) => Error::Auth(*auth),
+                Err(other) => Error::Http(mcp_transport_http::Error::Authorization(other)),
+            };
+        }
+        Error::Http(e)
     }
 }
 

@@ -134,7 +134,7 @@ impl HttpTransport {
                 method: method.to_owned(),
                 after: started.elapsed(),
             })?
-            .map_err(Error::Http)?;
+            .map_err(Error::from)?;
         loop {
             let next = tokio::time::timeout_at(deadline, stream.next())
                 .await
@@ -164,7 +164,7 @@ impl HttpTransport {
                     on_notification(notification);
                 }
                 Some(Ok(_)) => {}
-                Some(Err(e)) => return Err(Error::Http(e)),
+                Some(Err(e)) => return Err(Error::from(e)),
                 None => {
                     return Err(Error::Transport(mcp_jsonrpc::Error::Closed(Some(
                         "the response stream ended without a response".to_owned(),

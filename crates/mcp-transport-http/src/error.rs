@@ -119,6 +119,30 @@ pub enum Error {
     /// it, with a new id, only if it is safe to retry.
     #[error("the reply stream ended before the response")]
     Incomplete,
+    /// The server refused the request with `401 Unauthorized`, or `403 Forbidden` with a
+    /// `WWW-Authenticate` challenge, and no [`Authorizer`](crate::Authorizer) obtained
+    /// credentials it accepted (there is none, it gave up, or its retries ran out). The
+    /// server did not run the request.
+    #[error("the server refused the request ({status}){}", challenge_text(.www_authenticate))]
+    Unauthorized {
+        /// `401` or `403`.
+        status: StatusCode,
+        /// The `WWW-Authenticate` header values of the last refusal, in order.
+        www_authenticate: Vec<String>,
+    },
+    /// The [`Authorizer`](crate::Authorizer) failed while answering the server's challenge
+    /// (discovery, registration, the user's sign-in or the token request went wrong). The
+    /// server did not run the request.
+    #[error("authorization failed")]
+    Authorization(#[source] BoxError),
+}
+
+fn challenge_text(values: &[String]) -> String {
+    if values.is_empty() {
+        String::new()
+    } else {
+        format!(": WWW-Authenticate: {}", values.join(", "))
+    }
 }
 
 impl Error {
@@ -148,10 +172,19 @@ impl Error {
         )
     }
 
-    /// The HTTP status of a reply that was refused: an error status or a redirect.
+    /// Whether the server refused the request for want of (sufficient) authorization, or
+    /// the authorizer failed to obtain it.
+    pub fn is_unauthorized(&self) -> bool {
+        matches!(self, Error::Unauthorized { .. } | Error::Authorization(_))
+    }
+
+    /// The HTTP status of a reply that was refused: an error status, a redirect or an
+    /// authorization challenge.
     pub fn status(&self) -> Option<StatusCode> {
         match self {
-            Error::Status { status, .. } | Error::Redirect { status, .. } => Some(*status),
+            Error::Status { status, .. }
+            | Error::Redirect { status, .. }
+            | Error::Unauthorized { status, .. } => Some(*status),
             _ => None,
         }
     }

@@ -132,8 +132,8 @@ mod server;
 mod service;
 
 pub use client::{
-    EventStream, HttpClient, HttpClientConfig, RawRequest, RawResponse, RequestHeaders,
-    ResponseStream, SseEvent,
+    AuthFuture, Authorizer, AuthorizerError, Challenge, EventStream, HttpClient, HttpClientConfig,
+    MAX_CHALLENGES, RawRequest, RawResponse, RequestHeaders, ResponseStream, SseEvent,
 };
 pub use config::{AllowList, HttpServerConfig, NotificationHook, ParamHeader, ParamHeaders};
 pub use error::Error;

@@ -1,9 +1,12 @@
-//! The client's settings: limits on what the server may send, the connect timeout, and
-//! extra headers for every POST.
+//! The client's settings: limits on what the server may send, the connect timeout, extra
+//! headers for every POST, and the authorizer that supplies `Authorization`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::{HeaderMap, HeaderName, HeaderValue};
+
+use super::auth::Authorizer;
 
 /// The settings of an [`HttpClient`](crate::HttpClient).
 ///
@@ -47,6 +50,11 @@ pub struct HttpClientConfig {
     /// `h2` and `http/1.1` and speaks whichever the server picks.
     #[cfg(feature = "rustls")]
     pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+    /// Where every request's `Authorization` header comes from, and who answers the
+    /// server's `401`/`403` challenges (default: none; a `401` is then
+    /// [`Error::Unauthorized`](crate::Error::Unauthorized)). It owns the `Authorization`
+    /// header: one given in [`headers`](Self::headers) is not sent. See [`Authorizer`].
+    pub authorizer: Option<Arc<dyn Authorizer>>,
 }
 
 impl Default for HttpClientConfig {
@@ -59,6 +67,7 @@ impl Default for HttpClientConfig {
             max_event_bytes: 4 << 20,
             #[cfg(feature = "rustls")]
             tls: None,
+            authorizer: None,
         }
     }
 }
@@ -96,6 +105,13 @@ impl HttpClientConfig {
     #[must_use]
     pub fn max_event_bytes(mut self, bytes: usize) -> Self {
         self.max_event_bytes = bytes;
+        self
+    }
+
+    /// Sets [`authorizer`](Self::authorizer).
+    #[must_use]
+    pub fn authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
+        self.authorizer = Some(authorizer);
         self
     }
 

@@ -15,6 +15,10 @@
 //!   The caller extracts the values from the body; this module only writes them.
 //! - Redirects are not followed: a 3xx is [`Error::Redirect`], so credentials never reach
 //!   another origin.
+//! - Authorization is an [`Authorizer`]'s (module `auth`): it supplies every request's
+//!   `Authorization` header, and a `401` (or `403` with a challenge) is handed to it and the
+//!   request re-sent if it obtained new credentials; otherwise the refusal is
+//!   [`Error::Unauthorized`]. This module knows no OAuth.
 //! - Connections are pooled by one hyper-util client: HTTP/1.1 with keep-alive, or HTTP/2
 //!   (one connection for every concurrent call) where an `https://` server offers `h2` by
 //!   ALPN. Its connection tasks are spawned by hyper-util and end with their connections;
@@ -23,21 +27,24 @@
 //!   closes the connection (HTTP/1.1) or resets the stream (HTTP/2) mid-reply, which the
 //!   spec defines as cancelling the request.
 
+mod auth;
 mod config;
 mod raw;
 mod sse;
 mod stream;
 
 use std::fmt;
+use std::sync::Arc;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, CONTENT_TYPE, LOCATION};
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, LOCATION};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri};
 use http_body_util::Full;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
+pub use auth::{AuthFuture, Authorizer, AuthorizerError, Challenge, MAX_CHALLENGES};
 pub use config::HttpClientConfig;
 pub use raw::{EventStream, RawRequest, RawResponse};
 pub use sse::SseEvent;
@@ -54,6 +61,8 @@ type Connector = HttpConnector;
 
 const ACCEPT_BOTH: HeaderValue = HeaderValue::from_static("application/json, text/event-stream");
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
+/// How much of a `401`/`403` body is read (and dropped) so that its connection is reused.
+const REFUSAL_BODY_LIMIT: usize = 64 << 10;
 
 /// The headers that mirror one message's body (`docs/2026-07-28/basic/transports/
 /// streamable-http.mdx`, Request Metadata). The caller reads them from the body it encoded:
@@ -151,6 +160,7 @@ pub struct HttpClient {
     url: Uri,
     headers: HeaderMap,
     limits: Limits,
+    authorizer: Option<Arc<dyn Authorizer>>,
 }
 
 /// The bounds on what a reply may hold.
@@ -167,6 +177,7 @@ impl fmt::Debug for HttpClient {
             .field("url", &self.url)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("limits", &self.limits)
+            .field("authorizer", &self.authorizer.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -211,6 +222,7 @@ impl HttpClient {
                 body: config.max_response_bytes,
                 event: config.max_event_bytes,
             },
+            authorizer: config.authorizer,
         })
     }
 
@@ -290,10 +302,64 @@ impl HttpClient {
         headers: &RequestHeaders,
     ) -> Result<http::Response<hyper::body::Incoming>, Error> {
         let request = self.build(frame, headers)?;
-        self.client.request(request).await.map_err(|e| Error::Send {
-            connect: e.is_connect(),
-            source: Box::new(e),
-        })
+        self.execute(request).await
+    }
+
+    /// Sends `request` with the authorizer's `Authorization` header, answering the
+    /// server's challenges through the authorizer (see the `auth` module): a refused
+    /// request is sent again, unchanged but for the new header, while the authorizer says
+    /// to retry and at most [`MAX_CHALLENGES`] times. A refusal that is not retried is
+    /// [`Error::Unauthorized`].
+    async fn execute(
+        &self,
+        request: Request<Full<Bytes>>,
+    ) -> Result<http::Response<hyper::body::Incoming>, Error> {
+        let mut attempt = 0;
+        loop {
+            let mut sending = request.clone();
+            // With an authorizer, `Authorization` is its alone: a configured one is dropped.
+            let sent = self.authorizer.as_ref().and_then(|a| a.authorization());
+            if self.authorizer.is_some() {
+                sending.headers_mut().remove(AUTHORIZATION);
+            }
+            if let Some(value) = &sent {
+                sending.headers_mut().insert(AUTHORIZATION, value.clone());
+            }
+            let response = self
+                .client
+                .request(sending)
+                .await
+                .map_err(|e| Error::Send {
+                    connect: e.is_connect(),
+                    source: Box::new(e),
+                })?;
+            let Some(challenge) = auth::Challenge::of(
+                response.status(),
+                response.headers(),
+                request.uri(),
+                sent,
+                attempt,
+            ) else {
+                return Ok(response);
+            };
+            // Read the (small) refusal so that its connection can be reused.
+            let _ = stream::read_body(response.into_body(), REFUSAL_BODY_LIMIT).await;
+            tracing::debug!(status = %challenge.status, challenge = ?challenge.www_authenticate, attempt, "authorization challenge");
+            let retry = match &self.authorizer {
+                Some(authorizer) if attempt + 1 < MAX_CHALLENGES => authorizer
+                    .challenged(&challenge)
+                    .await
+                    .map_err(Error::Authorization)?,
+                _ => false,
+            };
+            if !retry {
+                return Err(Error::Unauthorized {
+                    status: challenge.status,
+                    www_authenticate: challenge.www_authenticate,
+                });
+            }
+            attempt += 1;
+        }
     }
 
     fn build(&self, frame: Bytes, mcp: &RequestHeaders) -> Result<Request<Full<Bytes>>, Error> {

@@ -165,8 +165,9 @@ impl EventStream {
 
 impl HttpClient {
     /// Sends one raw request (see the [`RawRequest`] policy) and returns once the reply's
-    /// head has arrived. A redirect is [`Error::Redirect`]; every other status is the
-    /// caller's to judge.
+    /// head has arrived. A redirect is [`Error::Redirect`], and an authorization challenge
+    /// the [`Authorizer`](crate::Authorizer) could not answer is [`Error::Unauthorized`];
+    /// every other status is the caller's to judge.
     ///
     /// Cancel safety: dropping the future, or the [`RawResponse`] before its body is read,
     /// closes the connection.
@@ -191,10 +192,7 @@ impl HttpClient {
         for (name, value) in &request.headers {
             map.insert(name.clone(), value.clone());
         }
-        let response = self.client.request(http).await.map_err(|e| Error::Send {
-            connect: e.is_connect(),
-            source: Box::new(e),
-        })?;
+        let response = self.execute(http).await?;
         let status = response.status();
         if status.is_redirection() {
             return Err(redirect(status, response.headers()));

@@ -1,0 +1,256 @@
+//! What an [`OAuthClient`](super::OAuthClient) is told: the server, the grant, how to
+//! register, where credentials live and which networks it may reach.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::fetch::NetworkPolicy;
+use super::interaction::Interaction;
+use super::store::{CredentialStore, MemoryStore};
+
+/// How many authorizations one request may trigger (the first one and step-ups) before
+/// the client treats the refusal as permanent (`docs/2026-07-28/basic/authorization/index.mdx`,
+/// Step-Up Authorization Flow: "no more than a few times").
+pub const DEFAULT_MAX_AUTHORIZATIONS: u32 = 3;
+
+/// Client credentials known in advance for one authorization server
+/// (`client-registration.mdx`, Pre-registration). They are used with that issuer only.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct PreRegistered {
+    /// The issuer of the authorization server they were registered with.
+    pub issuer: String,
+    /// The `client_id`.
+    pub client_id: String,
+    /// The `client_secret`, for a confidential client.
+    pub client_secret: Option<String>,
+    /// The token endpoint authentication method to use (`client_secret_basic`,
+    /// `client_secret_post` or `none`); chosen from the server's metadata when `None`.
+    pub token_endpoint_auth_method: Option<String>,
+}
+
+impl PreRegistered {
+    /// Credentials for `issuer` with `client_id` and, for a confidential client, a secret.
+    pub fn new(
+        issuer: impl Into<String>,
+        client_id: impl Into<String>,
+        client_secret: Option<String>,
+    ) -> Self {
+        PreRegistered {
+            issuer: issuer.into(),
+            client_id: client_id.into(),
+            client_secret,
+            token_endpoint_auth_method: None,
+        }
+    }
+}
+
+impl fmt::Debug for PreRegistered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PreRegistered")
+            .field("issuer", &self.issuer)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a client-credentials client proves who it is.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum ClientSecret {
+    /// A shared secret, sent with `client_secret_basic` (or `client_secret_post` when the
+    /// server only lists that).
+    Secret(String),
+    /// A private key (PEM, PKCS#8 or the key type's own format) that signs a JWT assertion
+    /// (`private_key_jwt`, RFC 7523 §2.2), with its JWS algorithm (`ES256`, `RS256`, …).
+    PrivateKeyJwt {
+        /// The private key, PEM-encoded.
+        pem: String,
+        /// The JWS algorithm name.
+        algorithm: String,
+    },
+}
+
+impl fmt::Debug for ClientSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientSecret::Secret(_) => f.write_str("Secret(…)"),
+            ClientSecret::PrivateKeyJwt { algorithm, .. } => f
+                .debug_struct("PrivateKeyJwt")
+                .field("algorithm", algorithm)
+                .finish_non_exhaustive(),
+        }
+    }
+}
+
+/// A machine client of the OAuth Client Credentials extension
+/// (`docs/extensions/auth/oauth-client-credentials.mdx`): no user, no browser.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ClientCredentials {
+    /// The `client_id`.
+    pub client_id: String,
+    /// The secret or key.
+    pub credential: ClientSecret,
+    /// The issuer the credentials belong to, if known: the client then refuses a server
+    /// whose metadata names another authorization server.
+    pub issuer: Option<String>,
+}
+
+impl ClientCredentials {
+    /// Credentials for `client_id`, usable with whichever authorization server the
+    /// resource names.
+    pub fn new(client_id: impl Into<String>, credential: ClientSecret) -> Self {
+        ClientCredentials {
+            client_id: client_id.into(),
+            credential,
+            issuer: None,
+        }
+    }
+}
+
+/// The OAuth grant the client uses to obtain tokens.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Grant {
+    /// The authorization code grant with PKCE, on behalf of a user, who signs in through
+    /// the [`Interaction`].
+    AuthorizationCode(Arc<dyn Interaction>),
+    /// The client credentials grant, on the client's own behalf.
+    ClientCredentials(ClientCredentials),
+}
+
+/// The settings of an [`OAuthClient`](super::OAuthClient). Build one with
+/// [`authorization_code`](Self::authorization_code) or
+/// [`client_credentials`](Self::client_credentials), then the setters.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct OAuthConfig {
+    /// The MCP endpoint's URL, as the transport is given it. Tokens are stored under it,
+    /// and the protected resource metadata must name it (or a parent path of it).
+    pub server_url: String,
+    /// The grant.
+    pub grant: Grant,
+    /// The `client_name` sent in dynamic client registration.
+    pub client_name: String,
+    /// The HTTPS URL of this client's Client ID Metadata Document, used as its `client_id`
+    /// with servers that advertise `client_id_metadata_document_supported`.
+    pub client_metadata_url: Option<String>,
+    /// Pre-registered credentials, each for one issuer; tried first.
+    pub pre_registered: Vec<PreRegistered>,
+    /// Whether to fall back to dynamic client registration (RFC 7591; deprecated by the
+    /// spec, kept for servers without Client ID Metadata Documents). Default `true`.
+    pub dynamic_registration: bool,
+    /// Where registrations and tokens are kept (default: in memory).
+    pub store: Arc<dyn CredentialStore>,
+    /// Which networks the OAuth requests may reach (default: `https` and public addresses
+    /// only).
+    pub network: NetworkPolicy,
+    /// Whether to ask for a refresh token with `offline_access` when the authorization
+    /// server lists that scope (default `true`; never asked otherwise).
+    pub offline_access: bool,
+    /// How many authorizations one request may trigger (default
+    /// [`DEFAULT_MAX_AUTHORIZATIONS`]).
+    pub max_authorizations: u32,
+    /// The TLS settings for the OAuth requests (default: the Mozilla roots).
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+impl OAuthConfig {
+    /// Settings for a user-facing client of the MCP server at `server_url`, signing in
+    /// through `interaction`.
+    pub fn authorization_code(
+        server_url: impl Into<String>,
+        interaction: Arc<dyn Interaction>,
+    ) -> Self {
+        Self::with_grant(server_url.into(), Grant::AuthorizationCode(interaction))
+    }
+
+    /// Settings for a machine client of the MCP server at `server_url`.
+    pub fn client_credentials(
+        server_url: impl Into<String>,
+        credentials: ClientCredentials,
+    ) -> Self {
+        Self::with_grant(server_url.into(), Grant::ClientCredentials(credentials))
+    }
+
+    fn with_grant(server_url: String, grant: Grant) -> Self {
+        OAuthConfig {
+            server_url,
+            grant,
+            client_name: "mcp-rs client".to_owned(),
+            client_metadata_url: None,
+            pre_registered: Vec::new(),
+            dynamic_registration: true,
+            store: Arc::new(MemoryStore::new()),
+            network: NetworkPolicy::default(),
+            offline_access: true,
+            max_authorizations: DEFAULT_MAX_AUTHORIZATIONS,
+            tls: None,
+        }
+    }
+
+    /// Sets [`client_name`](Self::client_name).
+    #[must_use]
+    pub fn client_name(mut self, name: impl Into<String>) -> Self {
+        self.client_name = name.into();
+        self
+    }
+
+    /// Sets [`client_metadata_url`](Self::client_metadata_url).
+    #[must_use]
+    pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.client_metadata_url = Some(url.into());
+        self
+    }
+
+    /// Adds pre-registered credentials.
+    #[must_use]
+    pub fn pre_registered(mut self, credentials: PreRegistered) -> Self {
+        self.pre_registered.push(credentials);
+        self
+    }
+
+    /// Sets [`dynamic_registration`](Self::dynamic_registration).
+    #[must_use]
+    pub fn dynamic_registration(mut self, enabled: bool) -> Self {
+        self.dynamic_registration = enabled;
+        self
+    }
+
+    /// Sets [`store`](Self::store).
+    #[must_use]
+    pub fn store(mut self, store: Arc<dyn CredentialStore>) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// Sets [`network`](Self::network).
+    #[must_use]
+    pub fn network(mut self, policy: NetworkPolicy) -> Self {
+        self.network = policy;
+        self
+    }
+
+    /// Sets [`offline_access`](Self::offline_access).
+    #[must_use]
+    pub fn offline_access(mut self, wanted: bool) -> Self {
+        self.offline_access = wanted;
+        self
+    }
+
+    /// Sets [`max_authorizations`](Self::max_authorizations).
+    #[must_use]
+    pub fn max_authorizations(mut self, max: u32) -> Self {
+        self.max_authorizations = max;
+        self
+    }
+
+    /// Sets [`tls`](Self::tls).
+    #[must_use]
+    pub fn tls(mut self, config: Arc<rustls::ClientConfig>) -> Self {
+        self.tls = Some(config);
+        self
+    }
+}

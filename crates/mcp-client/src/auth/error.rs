@@ -1,0 +1,196 @@
+//! Why an authorization did not produce a token, said plainly: which document, URL or
+//! check failed, and what the spec requires there.
+
+use std::io;
+
+use http::StatusCode;
+
+/// A boxed error from a caller-supplied part (an [`Interaction`](super::Interaction)).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why the OAuth client could not obtain (or refresh) an access token.
+///
+/// Spec paths are relative to the shared copy of the specification; see the
+/// [module docs](super).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthError {
+    /// A metadata or endpoint URL breaks the communication-security rules
+    /// (`docs/2026-07-28/basic/authorization/security-considerations.mdx`, Communication
+    /// Security): it is not `https` (plain `http` is allowed only to a loopback host, and
+    /// only when the caller opted into development mode), or it is not a URL at all.
+    #[error("refusing URL `{url}`: {reason}")]
+    InsecureUrl {
+        /// The URL.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A host resolved to (or is) an address the network policy refuses: loopback, private,
+    /// link-local or unspecified, unless the caller allowed it.
+    #[error("refusing to connect to {host}: {reason}")]
+    AddressRefused {
+        /// The host name or address.
+        host: String,
+        /// Which kind of address it is.
+        reason: String,
+    },
+    /// An OAuth HTTP request failed (connection, TLS, a broken body, a size limit).
+    #[error("request to {url} failed: {reason}")]
+    Http {
+        /// The URL.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// No Protected Resource Metadata document was found (RFC 9728;
+    /// `docs/2026-07-28/basic/authorization/authorization-server-discovery.mdx`).
+    #[error("no protected resource metadata found (tried {})", .tried.join(", "))]
+    NoResourceMetadata {
+        /// The URLs tried, in order.
+        tried: Vec<String>,
+    },
+    /// The Protected Resource Metadata names another resource than the server the client
+    /// talks to: its tokens would be for someone else (RFC 9728 §3.3, RFC 8707).
+    #[error("the protected resource metadata is for `{resource}`, not for the server `{server}`")]
+    ResourceMismatch {
+        /// The metadata's `resource`.
+        resource: String,
+        /// The server's URL.
+        server: String,
+    },
+    /// A metadata document is not what the spec requires (not JSON, a required member
+    /// missing or of the wrong type).
+    #[error("invalid metadata at {url}: {reason}")]
+    InvalidMetadata {
+        /// Where it came from.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// No authorization server metadata could be used: none found at the well-known URLs
+    /// (RFC 8414 and OpenID Connect Discovery, in the spec's order), or the ones found had
+    /// another `issuer` (`issuer_mismatch`), which the client must not use.
+    #[error(
+        "no usable authorization server metadata for issuer `{issuer}` (tried {}){}",
+        .tried.join(", "),
+        .issuer_mismatch.as_ref().map(|found| format!("; a document claimed issuer `{found}`")).unwrap_or_default()
+    )]
+    NoAuthorizationServerMetadata {
+        /// The issuer from the protected resource metadata.
+        issuer: String,
+        /// The URLs tried, in order.
+        tried: Vec<String>,
+        /// The `issuer` of a document that did not match, if one was found.
+        issuer_mismatch: Option<String>,
+    },
+    /// The authorization server does not advertise PKCE with `S256`
+    /// (`code_challenge_methods_supported`), so the client must refuse to proceed
+    /// (`security-considerations.mdx`, Authorization Code Protection).
+    #[error(
+        "the authorization server `{issuer}` does not advertise PKCE S256; refusing to proceed"
+    )]
+    PkceUnsupported {
+        /// The issuer.
+        issuer: String,
+    },
+    /// Pre-registered credentials exist, but for other authorization servers than the one
+    /// the resource names (`client-registration.mdx`, Authorization Server Binding).
+    #[error("pre-registered credentials are for {configured:?}, but the server uses `{issuer}`")]
+    PreRegisteredElsewhere {
+        /// The issuer the resource names.
+        issuer: String,
+        /// The issuers the credentials are for.
+        configured: Vec<String>,
+    },
+    /// No way to obtain a client id: no pre-registration, no Client ID Metadata Document
+    /// support and no registration endpoint (`client-registration.mdx`).
+    #[error("cannot register with `{issuer}`: {reason}")]
+    Registration {
+        /// The issuer.
+        issuer: String,
+        /// Why.
+        reason: String,
+    },
+    /// The user-interaction step (opening the authorization URL, receiving the redirect)
+    /// failed.
+    #[error("the authorization step failed")]
+    Interaction(#[source] BoxError),
+    /// The authorization response's `state` is missing or not the one sent: it is
+    /// discarded (`security-considerations.mdx`, Open Redirection).
+    #[error("the authorization response's state does not match the request's")]
+    StateMismatch,
+    /// The authorization response's `iss` fails RFC 9207 validation: absent although the
+    /// server advertises it, or not identical to the recorded issuer
+    /// (`index.mdx`, Authorization Response Validation). Nothing else in the response is
+    /// acted on or shown.
+    #[error("the authorization response's iss {found:?} does not match the issuer `{expected}`")]
+    IssuerMismatch {
+        /// The recorded issuer.
+        expected: String,
+        /// The `iss` received, if any.
+        found: Option<String>,
+    },
+    /// The authorization server refused the authorization request (the user declined, or
+    /// the request was invalid).
+    #[error("the authorization server refused: {error}{}", .description.as_ref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    AuthorizationDenied {
+        /// The `error` code.
+        error: String,
+        /// The `error_description`, if any.
+        description: Option<String>,
+    },
+    /// The authorization response has no `code`.
+    #[error("the authorization response carries no code")]
+    MissingCode,
+    /// The token endpoint refused the request (RFC 6749 §5.2).
+    #[error("the token endpoint answered {status}: {error}{}", .description.as_ref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    TokenEndpoint {
+        /// The HTTP status.
+        status: StatusCode,
+        /// The `error` code (or a summary when the body had none).
+        error: String,
+        /// The `error_description`, if any.
+        description: Option<String>,
+    },
+    /// A token response is not usable: not JSON, no `access_token`, or a token type other
+    /// than `Bearer`.
+    #[error("invalid token response from {url}: {reason}")]
+    InvalidTokenResponse {
+        /// The token endpoint.
+        url: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A JWT client assertion could not be made (a bad key or algorithm).
+    #[error("cannot sign the client assertion")]
+    Jwt(#[source] jsonwebtoken::errors::Error),
+    /// The credential store failed.
+    #[error("the credential store failed")]
+    Store(#[source] io::Error),
+}
+
+impl AuthError {
+    pub(crate) fn insecure(url: &str, reason: impl Into<String>) -> Self {
+        AuthError::InsecureUrl {
+            url: url.to_owned(),
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn metadata(url: &str, reason: impl Into<String>) -> Self {
+        AuthError::InvalidMetadata {
+            url: url.to_owned(),
+            reason: reason.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn error_is_send_sync_and_static() {
+        fn check<T: Send + Sync + 'static + std::error::Error>() {}
+        check::<super::AuthError>();
+    }
+}

@@ -1,0 +1,166 @@
+//! The authorization seam of the client: where an `Authorization` header comes from, and
+//! what happens when the server refuses a request with a challenge.
+//!
+//! The transport knows no OAuth. It asks an [`Authorizer`] for the header of every request
+//! (POSTs, GET streams, DELETEs, the raw requests of [`HttpClient::send`](crate::HttpClient::send)),
+//! and when the server answers `401 Unauthorized`, or `403 Forbidden` with a
+//! `WWW-Authenticate` challenge (`docs/2026-07-28/basic/authorization/index.mdx`, Error
+//! Handling), it hands the [`Challenge`] to the authorizer. If the authorizer says to retry
+//! (it obtained a new token), the same request is sent again with the new header: the
+//! server refused it before running it, so re-sending it is safe, whatever its method. If
+//! not, the caller gets [`Error::Unauthorized`](crate::Error::Unauthorized) with the
+//! challenge's status and `WWW-Authenticate` values.
+//!
+//! The OAuth 2.1 client that implements [`Authorizer`] is `mcp-client`'s `auth` module.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use http::{HeaderMap, HeaderValue, StatusCode, Uri};
+
+/// A boxed, sendable future, as [`Authorizer::challenged`] returns.
+pub type AuthFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A boxed error from an [`Authorizer`], carried by
+/// [`Error::Authorization`](crate::Error::Authorization).
+pub type AuthorizerError = Box<dyn std::error::Error + Send + Sync>;
+
+/// How many challenges one request may meet before the transport stops retrying, whatever
+/// the authorizer says: a guard against an authorizer that never gives up.
+pub const MAX_CHALLENGES: u32 = 8;
+
+/// The source of every request's `Authorization` header, and the handler of the server's
+/// authorization challenges.
+///
+/// Every request (POSTs, GET streams, DELETEs, the raw requests of
+/// [`HttpClient::send`](crate::HttpClient::send)) carries [`authorization`](Self::authorization).
+/// A `401`, or a `403` with a `WWW-Authenticate` challenge, is handed to
+/// [`challenged`](Self::challenged); if it resolves to `true`, the same request is sent
+/// again with the new header (the server refused it before running it, so this is safe
+/// whatever the method), at most [`MAX_CHALLENGES`] times. The OAuth 2.1 client that
+/// implements it is `mcp-client`'s `auth` module; this crate knows no OAuth.
+///
+/// Install one with [`HttpClientConfig::authorizer`](crate::HttpClientConfig::authorizer).
+pub trait Authorizer: Send + Sync + fmt::Debug {
+    /// The `Authorization` header for the next request (`Bearer <token>`), or `None` to
+    /// send none. Called once per request attempt, so it must be cheap: it reads the
+    /// current token, it does not fetch one.
+    fn authorization(&self) -> Option<HeaderValue>;
+
+    /// The server refused a request: `401`, or `403` with a `WWW-Authenticate` challenge.
+    /// Resolve to `Ok(true)` once a new header is ready and the request should be sent
+    /// again, `Ok(false)` to give up (the caller gets
+    /// [`Error::Unauthorized`](crate::Error::Unauthorized)), or an error to fail the
+    /// request with [`Error::Authorization`](crate::Error::Authorization).
+    ///
+    /// The future may take as long as the authorization takes (a user signing in); the
+    /// caller's own timeouts still apply to the whole request.
+    fn challenged<'a>(
+        &'a self,
+        challenge: &'a Challenge,
+    ) -> AuthFuture<'a, Result<bool, AuthorizerError>>;
+}
+
+/// A refusal by the server, as [`Authorizer::challenged`] sees it.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct Challenge {
+    /// `401 Unauthorized` or `403 Forbidden`.
+    pub status: StatusCode,
+    /// Every `WWW-Authenticate` header value of the response, in order (unparsed: the
+    /// authorizer knows which schemes and parameters it understands).
+    pub www_authenticate: Vec<String>,
+    /// The URL of the refused request.
+    pub url: Uri,
+    /// The `Authorization` header the refused request carried, if any. An authorizer that
+    /// already holds a different one (another request obtained it meanwhile) can retry at
+    /// once.
+    pub sent: Option<HeaderValue>,
+    /// How many challenges this request met before this one (0 for the first).
+    pub attempt: u32,
+}
+
+impl fmt::Debug for Challenge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The header that was sent is a credential: only whether there was one is shown.
+        f.debug_struct("Challenge")
+            .field("status", &self.status)
+            .field("www_authenticate", &self.www_authenticate)
+            .field("url", &self.url)
+            .field("sent", &self.sent.is_some())
+            .field("attempt", &self.attempt)
+            .finish()
+    }
+}
+
+impl Challenge {
+    /// The challenge of a response, if it is one: `401`, or `403` carrying a
+    /// `WWW-Authenticate` header (a `403` without one is an ordinary refusal, such as an
+    /// `Origin` the server does not allow).
+    pub(crate) fn of(
+        status: StatusCode,
+        headers: &HeaderMap,
+        url: &Uri,
+        sent: Option<HeaderValue>,
+        attempt: u32,
+    ) -> Option<Challenge> {
+        let www_authenticate: Vec<String> = headers
+            .get_all(http::header::WWW_AUTHENTICATE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .map(str::to_owned)
+            .collect();
+        let challenged = status == StatusCode::UNAUTHORIZED
+            || (status == StatusCode::FORBIDDEN && !www_authenticate.is_empty());
+        challenged.then(|| Challenge {
+            status,
+            www_authenticate,
+            url: url.clone(),
+            sent,
+            attempt,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn which_responses_are_challenges() {
+        let url: Uri = "http://127.0.0.1:1/mcp".parse().unwrap();
+        let mut with = HeaderMap::new();
+        with.append(
+            http::header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer error=\"insufficient_scope\", scope=\"a b\""),
+        );
+        with.append(
+            http::header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("DPoP algs=\"ES256\""),
+        );
+        let without = HeaderMap::new();
+        let unauthorized = Challenge::of(StatusCode::UNAUTHORIZED, &without, &url, None, 0);
+        assert!(unauthorized.is_some_and(|c| c.www_authenticate.is_empty()));
+        let forbidden = Challenge::of(StatusCode::FORBIDDEN, &with, &url, None, 2).unwrap();
+        assert_eq!(forbidden.www_authenticate.len(), 2);
+        assert_eq!(forbidden.attempt, 2);
+        // A 403 without a challenge (an Origin refusal) and other statuses are not.
+        assert!(Challenge::of(StatusCode::FORBIDDEN, &without, &url, None, 0).is_none());
+        assert!(Challenge::of(StatusCode::BAD_REQUEST, &with, &url, None, 0).is_none());
+    }
+
+    #[test]
+    fn debug_hides_the_credential() {
+        let url: Uri = "http://127.0.0.1:1/mcp".parse().unwrap();
+        let challenge = Challenge::of(
+            StatusCode::UNAUTHORIZED,
+            &HeaderMap::new(),
+            &url,
+            Some(HeaderValue::from_static("Bearer s3cr3t")),
+            0,
+        )
+        .unwrap();
+        assert!(!format!("{challenge:?}").contains("s3cr3t"));
+    }
+}
