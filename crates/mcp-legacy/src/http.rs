@@ -802,7 +802,7 @@ fn refuse_content(headers: &HeaderMap) -> Option<Response<DualEraBody>> {
 
 /// The headers handlers see; a clone of the map shares its values (`Bytes`) with it.
 fn transport_info(headers: &HeaderMap) -> Arc<TransportInfo> {
-    mcp_transport_http::transport_info(headers.clone())
+    mcp_transport_http::transport_info(headers.clone(), None)
 }
 
 fn empty(status: StatusCode) -> Response<DualEraBody> {

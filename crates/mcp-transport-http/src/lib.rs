@@ -26,7 +26,10 @@
 //!   (name, data, last event id, `retry`). It knows no MCP header.
 //! - [`HttpServerConfig`] holds every limit, timeout and allow-list, plus the two hooks the
 //!   core supplies: [`ParamHeaders`] (the `Mcp-Param-*` headers of each tool, from its
-//!   `x-mcp-header` annotations) and a [`NotificationHook`].
+//!   `x-mcp-header` annotations) and a [`NotificationHook`]; and the optional
+//!   [`Authenticator`], the OAuth-free seam through which `mcp-server`'s `auth` feature
+//!   (or any other scheme) authenticates each request and hands the handler a
+//!   [`Principal`](mcp_jsonrpc::Principal).
 //!
 //! ```
 //! use mcp_jsonrpc::{ErrorObject, Handler, Request, RequestContext};
@@ -120,6 +123,7 @@
 
 #![forbid(unsafe_code)]
 
+mod auth;
 mod body;
 mod client;
 mod config;
@@ -131,6 +135,7 @@ mod response;
 mod server;
 mod service;
 
+pub use auth::{AuthFuture, Authenticator};
 pub use client::{
     AuthFuture, Authorizer, AuthorizerError, Challenge, EventStream, HttpClient, HttpClientConfig,
     MAX_CHALLENGES, RawRequest, RawResponse, RequestHeaders, ResponseStream, SseEvent,
