@@ -104,6 +104,14 @@ impl Context {
         self.inner.rpc.transport_info()?.principal()
     }
 
+    /// The verified access token's principal (subject, client, scopes, claims), when the
+    /// `auth` feature's [`ResourceServer`](crate::auth::ResourceServer) authenticated the
+    /// request.
+    #[cfg(feature = "auth")]
+    pub fn token_principal(&self) -> Option<&crate::auth::TokenPrincipal> {
+        self.principal()?.downcast_ref()
+    }
+
     /// Fired when the client cancels the request or the server shuts down.
     pub fn cancellation(&self) -> &CancellationToken {
         self.inner.rpc.cancellation()

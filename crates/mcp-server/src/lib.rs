@@ -46,6 +46,8 @@
 
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "auth")]
+pub mod auth;
 mod context;
 mod error;
 mod extension;
