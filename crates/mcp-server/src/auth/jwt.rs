@@ -275,7 +275,7 @@ impl Inner {
             Some("at+jwt" | "application/at+jwt") => Ok(()),
             None | Some("jwt" | "application/jwt") if !self.require_typ => Ok(()),
             Some(other) => Err(TokenError::invalid(format!(
-                "a token of type {other:?} is not an access token"
+                "a token of type {other} is not an access token"
             ))),
             None => Err(TokenError::invalid("the token has no access token type")),
         }
