@@ -310,11 +310,10 @@ impl<H: Handler> Shared<H> {
             .map(str::to_owned);
         // Every request the legacy side serves is authenticated first, a session's too:
         // its id is no credential.
-        let legacy = match (request.method(), &session_id) {
-            (&Method::POST, _) => true,
-            (&Method::GET | &Method::DELETE, Some(_)) => true,
-            _ => false,
-        };
+        let legacy = matches!(
+            (request.method(), &session_id),
+            (&Method::POST, _) | (&Method::GET | &Method::DELETE, Some(_))
+        );
         let caller = if legacy {
             match self.authenticate(request.headers()).await {
                 Ok(caller) => caller,

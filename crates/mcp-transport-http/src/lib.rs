@@ -95,6 +95,10 @@
 //!   per event, no event ids) as soon as it emits a notification. A client closing the
 //!   connection fires the request's cancellation token, and nothing more is sent for it.
 //!   Long-lived streams (`subscriptions/listen`) get `: keep-alive` comments.
+//! - With an [`Authenticator`], a request is authenticated from its head before its body
+//!   is read and authorized once decoded (its refusals are sent as they are), and the
+//!   handler gets the principal and not the `Authorization` header. Without one none of
+//!   this runs.
 //! - Every spawned task is owned: connection tasks by the accept loop, the accept loop by
 //!   [`RunningServer`]. A handler runs inside its connection's task, not on a task of its
 //!   own. No lock is held across an `.await`.

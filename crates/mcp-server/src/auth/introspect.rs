@@ -139,7 +139,7 @@ impl IntrospectionVerifier {
             issuer: None,
             audiences: Vec::new(),
             leeway: Duration::from_secs(30),
-            ttl: Duration::from_secs(60),
+            ttl: Duration::from_mins(1),
             max_entries: 10_000,
             timeout: Duration::from_secs(10),
         }

@@ -339,7 +339,7 @@ struct Key {
     alg: Option<Algorithm>,
     family: AlgorithmFamily,
     curve: Option<EllipticCurve>,
-    key: DecodingKey,
+    decoding: DecodingKey,
 }
 
 impl Key {
@@ -383,7 +383,7 @@ impl Key {
             alg,
             family,
             curve,
-            key: DecodingKey::from_jwk(jwk).ok()?,
+            decoding: DecodingKey::from_jwk(jwk).ok()?,
         })
     }
 }
@@ -392,17 +392,16 @@ impl Key {
 /// that fits.
 fn find(keys: &[Key], kid: Option<&str>, alg: Algorithm) -> Option<DecodingKey> {
     let mut fitting = keys.iter().filter(|k| k.fits(alg));
-    let key = match kid {
-        Some(kid) => fitting.find(|k| k.kid.as_deref() == Some(kid))?,
-        None => {
-            let first = fitting.next()?;
-            if fitting.next().is_some() {
-                return None;
-            }
-            first
+    let key = if let Some(kid) = kid {
+        fitting.find(|k| k.kid.as_deref() == Some(kid))?
+    } else {
+        let first = fitting.next()?;
+        if fitting.next().is_some() {
+            return None;
         }
+        first
     };
-    Some(key.key.clone())
+    Some(key.decoding.clone())
 }
 
 fn lock(state: &Mutex<KeyState>) -> std::sync::MutexGuard<'_, KeyState> {
@@ -411,9 +410,9 @@ fn lock(state: &Mutex<KeyState>) -> std::sync::MutexGuard<'_, KeyState> {
 
 impl Jwks {
     fn snapshot(&self) -> (Arc<[Key]>, bool) {
-        let state = lock(&self.state);
-        let stale = state.fetched.is_none_or(|t| t.elapsed() > self.max_age);
-        (Arc::clone(&state.keys), stale)
+        let current = lock(&self.state);
+        let stale = current.fetched.is_none_or(|t| t.elapsed() > self.max_age);
+        (Arc::clone(&current.keys), stale)
     }
 
     async fn key(&self, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, TokenError> {

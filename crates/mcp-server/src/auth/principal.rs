@@ -140,7 +140,10 @@ mod tests {
     use super::TokenPrincipal;
 
     fn principal(claims: serde_json::Value) -> Result<TokenPrincipal, super::TokenError> {
-        TokenPrincipal::from_claims(claims.as_object().unwrap().clone())
+        let serde_json::Value::Object(claims) = claims else {
+            panic!("claims are an object")
+        };
+        TokenPrincipal::from_claims(claims)
     }
 
     #[test]

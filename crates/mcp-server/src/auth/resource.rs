@@ -301,6 +301,13 @@ fn canonical(resource: &str) -> Result<(String, String, String), crate::Error> {
     Ok((format!("{origin}{path}"), origin, path))
 }
 
+/// The name a `tools/call` names, read on its own.
+#[derive(serde::Deserialize)]
+struct Named<'a> {
+    #[serde(borrow)]
+    name: std::borrow::Cow<'a, str>,
+}
+
 /// What the `Authorization` header holds.
 enum Credentials<'a> {
     /// Nothing for this scheme: no header, or another scheme.
@@ -389,6 +396,7 @@ impl Inner {
     }
 
     /// The scope check: `403` with every scope the operation needs when one is missing.
+    #[allow(clippy::result_large_err)]
     fn check_scopes(
         &self,
         principal: &TokenPrincipal,
@@ -490,11 +498,6 @@ impl Authenticator for ResourceServer {
     ) -> Result<(), Response<Bytes>> {
         if self.inner.tools.is_empty() || request.method != method::TOOLS_CALL {
             return Ok(());
-        }
-        #[derive(serde::Deserialize)]
-        struct Named<'a> {
-            #[serde(borrow)]
-            name: std::borrow::Cow<'a, str>,
         }
         let Some(params) = request.params.as_deref() else {
             return Ok(());

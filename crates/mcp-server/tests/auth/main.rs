@@ -563,7 +563,7 @@ async fn an_unknown_kid_refreshes_the_jwks_at_most_once_per_interval() {
     assert_eq!(call(token(&keys.rsa1, "k1")).send(&mcp).await.status, 200);
     assert_eq!(call(token(&keys.rsa1, "k1")).send(&mcp).await.status, 200);
     assert_eq!(auth.fetches(), 1, "a known kid is served from the cache");
-    auth.set_keys(vec![jwk(&keys.rsa1, "k1"), jwk(&keys.rsa2, "k2")]);
+    auth.set_keys(&[jwk(&keys.rsa1, "k1"), jwk(&keys.rsa2, "k2")]);
     assert_eq!(call(token(&keys.rsa2, "k2")).send(&mcp).await.status, 200);
     assert_eq!(auth.fetches(), 2, "the unknown kid fetched the set once");
     assert_eq!(call(token(&keys.rsa2, "k2")).send(&mcp).await.status, 200);
@@ -578,7 +578,7 @@ async fn an_unknown_kid_refreshes_the_jwks_at_most_once_per_interval() {
     let mcp = serve(resource_server(RESOURCE, limited)).await;
     assert_eq!(call(token(&keys.rsa1, "k1")).send(&mcp).await.status, 200);
     assert_eq!(auth.fetches(), 1);
-    auth.set_keys(vec![jwk(&keys.rsa1, "k1"), jwk(&keys.rsa2, "k2")]);
+    auth.set_keys(&[jwk(&keys.rsa1, "k1"), jwk(&keys.rsa2, "k2")]);
     for kid in ["k2", "k3", "k4", "k5", "k2"] {
         let reply = call(token(&keys.rsa2, kid)).send(&mcp).await;
         assert_eq!(reply.status, 401, "{kid}");
@@ -608,25 +608,26 @@ async fn introspection_accepts_only_active_tokens_for_this_resource_and_caches_a
         "active": true, "aud": RESOURCE, "iss": ISSUER, "sub": "carol", "client_id": "cli",
         "scope": "files:read", "exp": now + 600, "token_type": "Bearer",
     });
-    let mut table = auth.introspection.lock().unwrap();
-    table.insert("opaque-good".into(), good.clone());
-    table.insert(
-        "opaque-inactive".into(),
-        json!({"active": false, "aud": RESOURCE, "sub": "carol"}),
-    );
-    let mut other = good.clone();
-    other["aud"] = json!("https://mcp.example.com.evil");
-    table.insert("opaque-other-audience".into(), other);
-    let mut expired = good.clone();
-    expired["exp"] = json!(now - 3600);
-    table.insert("opaque-expired".into(), expired);
-    let mut refresh = good.clone();
-    refresh["token_type"] = json!("refresh_token");
-    table.insert("opaque-refresh".into(), refresh);
-    let mut foreign = good.clone();
-    foreign["iss"] = json!("https://auth.example.com.evil");
-    table.insert("opaque-foreign".into(), foreign);
-    drop(table);
+    {
+        let mut table = auth.introspection.lock().unwrap();
+        table.insert("opaque-good".into(), good.clone());
+        table.insert(
+            "opaque-inactive".into(),
+            json!({"active": false, "aud": RESOURCE, "sub": "carol"}),
+        );
+        let mut other = good.clone();
+        other["aud"] = json!("https://mcp.example.com.evil");
+        table.insert("opaque-other-audience".into(), other);
+        let mut expired = good.clone();
+        expired["exp"] = json!(now - 3600);
+        table.insert("opaque-expired".into(), expired);
+        let mut refresh = good.clone();
+        refresh["token_type"] = json!("refresh_token");
+        table.insert("opaque-refresh".into(), refresh);
+        let mut foreign = good.clone();
+        foreign["iss"] = json!("https://auth.example.com.evil");
+        table.insert("opaque-foreign".into(), foreign);
+    }
 
     let verifier = IntrospectionVerifier::builder(
         auth.url("/introspect"),

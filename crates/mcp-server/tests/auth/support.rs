@@ -120,7 +120,7 @@ impl AuthServer {
         self.jwks_fetches.load(Ordering::SeqCst)
     }
 
-    pub(crate) fn set_keys(&self, keys: Vec<Value>) {
+    pub(crate) fn set_keys(&self, keys: &[Value]) {
         *self.jwks.lock().unwrap() = json!({ "keys": keys });
     }
 
@@ -192,9 +192,9 @@ async fn answer(
             reply(StatusCode::OK, &body)
         }
         (&Method::POST, "/introspect") => {
+            use base64::Engine as _;
             introspections.fetch_add(1, Ordering::SeqCst);
             // client_secret_basic with the form-encoded secret (RFC 6749 §2.3.1).
-            use base64::Engine as _;
             let expected = format!(
                 "Basic {}",
                 base64::engine::general_purpose::STANDARD.encode("mcp-server:s3cret%26%2B")
@@ -366,7 +366,7 @@ impl Call {
     }
 
     pub(crate) fn path(mut self, path: &str) -> Call {
-        self.path = path.to_owned();
+        path.clone_into(&mut self.path);
         self
     }
 
