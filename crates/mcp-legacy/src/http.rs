@@ -39,7 +39,7 @@
 //!   from 2025-03-26 sessions only, up to [`LegacyHttpConfig::max_batch`] messages.
 //! - `Host` and `Origin` are checked against the same allow-lists as modern requests
 //!   (`403`), before anything else.
-//! - With an [`Authenticator`](mcp_transport_http::Authenticator) in the
+//! - With an [`Authenticator`] in the
 //!   `HttpServerConfig`, every legacy request is authenticated and authorized by it as
 //!   modern ones are (its `401`/`403` sent as they are), handlers see the principal and
 //!   not the credentials, and a session belongs to the principal that initialized it:

@@ -1,23 +1,6 @@
 //! The authentication seam of the server half: an [`Authenticator`] the endpoint calls with
 //! each request's head before it reads the body, and with each decoded request before it
 //! runs the handler.
-//!
-//! The transport knows no OAuth, no token format and no scope. It asks the authenticator
-//! three things and acts on the answers:
-//!
-//! 1. [`respond`](Authenticator::respond): does the authenticator answer this request
-//!    itself (a metadata document at a well-known path)? Asked first, for every request.
-//! 2. [`authenticate`](Authenticator::authenticate): who sent this request? The answer is
-//!    an opaque [`Principal`] that reaches the handler in
-//!    [`TransportInfo::principal`](mcp_jsonrpc::TransportInfo::principal), or a response
-//!    to send instead (a `401` or `403` challenge). Asked once the head passed the
-//!    endpoint's own checks and before the body is read.
-//! 3. [`authorize`](Authenticator::authorize): may this principal make this request (a
-//!    tool that needs more)? Asked with the decoded request, after the header checks.
-//!
-//! With an authenticator configured, the handler's `TransportInfo` leaves out the
-//! `Authorization` header: credentials stop at the transport and are never passed on.
-//! Without one, nothing of this runs: the endpoint's request path is unchanged.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -32,10 +15,26 @@ use mcp_jsonrpc::{Principal, Request};
 pub type AuthFuture<'a> =
     Pin<Box<dyn Future<Output = Result<Arc<dyn Principal>, Response<Bytes>>> + Send + 'a>>;
 
-/// Authenticates and authorizes the requests of an HTTP endpoint; see the
-/// [module docs](self). Set it with
-/// [`HttpServerConfig::authenticator`](crate::HttpServerConfig::authenticator).
+/// Authenticates and authorizes the requests of an HTTP endpoint. Set it with
+/// [`HttpServerConfig::authenticator`](crate::HttpServerConfig::authenticator);
 /// `mcp-server`'s `auth` feature implements it for OAuth 2.1 bearer tokens.
+///
+/// The transport knows no OAuth, no token format and no scope. It asks the authenticator
+/// three things and acts on the answers:
+///
+/// 1. [`respond`](Authenticator::respond): does the authenticator answer this request
+///    itself (a metadata document at a well-known path)? Asked first, for every request.
+/// 2. [`authenticate`](Authenticator::authenticate): who sent this request? The answer is
+///    an opaque [`Principal`] that reaches the handler in
+///    [`TransportInfo::principal`](mcp_jsonrpc::TransportInfo::principal), or a response
+///    to send instead (a `401` or `403` challenge). Asked once the head passed the
+///    endpoint's own checks and before the body is read.
+/// 3. [`authorize`](Authenticator::authorize): may this principal make this request (a
+///    tool that needs more)? Asked with the decoded request, after the header checks.
+///
+/// With an authenticator configured, the handler's `TransportInfo` leaves out the
+/// `Authorization` header: credentials stop at the transport and are never passed on.
+/// Without one, nothing of this runs: the endpoint's request path is unchanged.
 ///
 /// ```
 /// use std::sync::Arc;

@@ -1,12 +1,5 @@
 //! Opaque (or any) access tokens verified by asking the authorization server: OAuth 2.0
 //! Token Introspection (RFC 7662).
-//!
-//! Each token is POSTed once to the introspection endpoint, with the resource server's own
-//! client authentication; the answer is accepted only when `active` is `true`, its `aud`
-//! names this resource exactly, `exp` and `nbf` (when present) hold with a small leeway,
-//! `iss` (when configured and present) is the expected issuer, and it is not a refresh
-//! token. Answers are cached, keyed by a SHA-256 of the token (the cache never holds a
-//! token), for a short time and never past the token's `exp`; the cache is bounded.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -77,7 +70,14 @@ impl ClientAuth {
     }
 }
 
-/// Verifies tokens by RFC 7662 introspection; see the [module docs](self).
+/// Verifies tokens by RFC 7662 introspection.
+///
+/// Each token is POSTed once to the introspection endpoint, with the resource server's own
+/// client authentication; the answer is accepted only when `active` is `true`, its `aud`
+/// names this resource exactly, `exp` and `nbf` (when present) hold with a small leeway,
+/// `iss` (when configured and present) is the expected issuer, and it is not a refresh
+/// token. Answers are cached, keyed by a SHA-256 of the token (the cache never holds a
+/// token), for a short time and never past the token's `exp`; the cache is bounded.
 ///
 /// ```
 /// use std::time::Duration;

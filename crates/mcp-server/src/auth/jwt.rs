@@ -1,21 +1,5 @@
 //! JWT access tokens (RFC 9068) verified against the authorization server's JWKS, with the
 //! `jsonwebtoken` crate doing the JOSE parsing and the signature checks.
-//!
-//! The checks, in order: the token's size; a readable header whose `alg` is on the
-//! allow-list (asymmetric algorithms only, so `none` and HMAC never verify, and a token
-//! signed with HS256 "with the RSA public key as the secret" is refused before any key is
-//! looked at); the `typ` (RFC 9068 §4, RFC 8725 §3.11); a key of the JWKS with that `kid`
-//! whose type, curve and `alg` fit the algorithm; the signature; `exp` (required) and
-//! `nbf` with a small leeway; `iss` equal to the configured issuer; an `aud` equal to this
-//! resource's canonical URI (string equality: `https://mcp.example.com.evil` and
-//! `https://mcp.example.com/other` are other resources); and not an ID token.
-//!
-//! The key set is fetched on first use and cached. A token whose `kid` the cache does not
-//! know (the authorization server rotated its keys), or a cache older than
-//! [`max_key_age`](JwtVerifierBuilder::max_key_age), fetches it again, at most once per
-//! [`min_refresh_interval`](JwtVerifierBuilder::min_refresh_interval) whatever the tokens
-//! ask: a client presenting made-up key ids cannot make the server hammer the JWKS.
-//! Concurrent misses share one fetch.
 
 use std::str::FromStr as _;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -49,8 +33,23 @@ const DEFAULT_ALGORITHMS: [Algorithm; 9] = [
     Algorithm::EdDSA,
 ];
 
-/// Verifies JWT access tokens with the keys the authorization server publishes; see the
-/// [module docs](self) for every check.
+/// Verifies JWT access tokens with the keys the authorization server publishes.
+///
+/// The checks, in order: the token's size; a readable header whose `alg` is on the
+/// allow-list (asymmetric algorithms only, so `none` and HMAC never verify, and a token
+/// signed with HS256 "with the RSA public key as the secret" is refused before any key is
+/// looked at); the `typ` (RFC 9068 §4, RFC 8725 §3.11); a key of the JWKS with that `kid`
+/// whose type, curve and `alg` fit the algorithm; the signature; `exp` (required) and
+/// `nbf` with a small leeway; `iss` equal to the configured issuer; an `aud` equal to this
+/// resource's canonical URI (string equality: `https://mcp.example.com.evil` and
+/// `https://mcp.example.com/other` are other resources); and not an ID token.
+///
+/// The key set is fetched on first use and cached. A token whose `kid` the cache does not
+/// know (the authorization server rotated its keys), or a cache older than
+/// [`max_key_age`](JwtVerifierBuilder::max_key_age), fetches it again, at most once per
+/// [`min_refresh_interval`](JwtVerifierBuilder::min_refresh_interval) whatever the tokens
+/// ask: a client presenting made-up key ids cannot make the server hammer the JWKS.
+/// Concurrent misses share one fetch.
 ///
 /// ```
 /// use std::time::Duration;
