@@ -9,7 +9,8 @@
 //!
 //! - serves the protected resource metadata (RFC 9728) at
 //!   `/.well-known/oauth-protected-resource<endpoint path>` and at
-//!   `/.well-known/oauth-protected-resource`;
+//!   `/.well-known/oauth-protected-resource` (an `McpService` mounted in a router must be
+//!   routed those paths too: [`ResourceServer::metadata_paths`]);
 //! - answers a request without a bearer token with `401` and
 //!   `WWW-Authenticate: Bearer resource_metadata="…"` (with `scope` when scopes are
 //!   required), and one with a bad token with `401` and `error="invalid_token"`;

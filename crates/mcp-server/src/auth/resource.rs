@@ -96,6 +96,13 @@ impl ResourceServer {
         &self.inner.metadata_url
     }
 
+    /// The paths the metadata document is served at (path-based first, then the root
+    /// one when the endpoint has a path). An `McpService` mounted in a router answers them
+    /// only if the router sends them to it.
+    pub fn metadata_paths(&self) -> &[String] {
+        &self.inner.metadata_paths
+    }
+
     /// The scopes `tools/call` of `tool` needs, besides the endpoint's own.
     pub fn tool_scopes(&self, tool: &str) -> &[String] {
         self.inner.tools.get(tool).map_or(&[], Vec::as_slice)

@@ -497,7 +497,15 @@ async fn protected_resource_metadata_at_the_path_based_and_root_well_known_urls(
         .build()
         .unwrap();
     let resource = "https://mcp.example.com/public/mcp";
-    let mcp = serve(resource_server(resource, verifier)).await;
+    let rs = resource_server(resource, verifier);
+    assert_eq!(
+        rs.metadata_paths(),
+        [
+            "/.well-known/oauth-protected-resource/public/mcp",
+            "/.well-known/oauth-protected-resource"
+        ]
+    );
+    let mcp = serve(rs).await;
     let expected = json!({
         "resource_name": "Protected files",
         "resource": resource,
