@@ -17,7 +17,9 @@ use hyper_util::rt::TokioExecutor;
 use mcp_jsonrpc::Principal;
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
 use mcp_server::{Server, ToolDef};
-use mcp_transport_http::{AuthFuture, Authenticator, HttpServer, HttpServerConfig, RunningServer};
+use mcp_transport_http::{
+    AuthenticateFuture, Authenticator, HttpServer, HttpServerConfig, RunningServer,
+};
 use mcp_types::CallToolResult;
 use serde_json::{Value, json};
 
@@ -43,7 +45,7 @@ fn refusal(status: StatusCode, challenge: &'static str) -> Response<Bytes> {
 }
 
 impl Authenticator for Tokens {
-    fn authenticate<'a>(&'a self, headers: &'a HeaderMap) -> AuthFuture<'a> {
+    fn authenticate<'a>(&'a self, headers: &'a HeaderMap) -> AuthenticateFuture<'a> {
         let user = headers
             .get("authorization")
             .and_then(|v| v.to_str().ok())

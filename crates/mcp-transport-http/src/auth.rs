@@ -12,7 +12,7 @@ use mcp_jsonrpc::{Principal, Request};
 
 /// What [`Authenticator::authenticate`] returns: the principal, or the response to send
 /// instead of serving the request.
-pub type AuthFuture<'a> =
+pub type AuthenticateFuture<'a> =
     Pin<Box<dyn Future<Output = Result<Arc<dyn Principal>, Response<Bytes>>> + Send + 'a>>;
 
 /// Authenticates and authorizes the requests of an HTTP endpoint. Set it with
@@ -41,7 +41,7 @@ pub type AuthFuture<'a> =
 /// use bytes::Bytes;
 /// use http::{HeaderMap, Response, StatusCode};
 /// use mcp_jsonrpc::Principal;
-/// use mcp_transport_http::{AuthFuture, Authenticator, HttpServerConfig};
+/// use mcp_transport_http::{AuthenticateFuture, Authenticator, HttpServerConfig};
 ///
 /// #[derive(Debug)]
 /// struct Key(String);
@@ -54,7 +54,7 @@ pub type AuthFuture<'a> =
 /// /// Accepts `X-Api-Key: let-me-in`, for a test.
 /// struct ApiKey;
 /// impl Authenticator for ApiKey {
-///     fn authenticate<'a>(&'a self, headers: &'a HeaderMap) -> AuthFuture<'a> {
+///     fn authenticate<'a>(&'a self, headers: &'a HeaderMap) -> AuthenticateFuture<'a> {
 ///         let known = headers.get("x-api-key").is_some_and(|k| k == "let-me-in");
 ///         Box::pin(async move {
 ///             if known {
@@ -86,7 +86,7 @@ pub trait Authenticator: Send + Sync + 'static {
     ///
     /// Only the headers are given: credentials anywhere else (the query string) are never
     /// looked at.
-    fn authenticate<'a>(&'a self, headers: &'a HeaderMap) -> AuthFuture<'a>;
+    fn authenticate<'a>(&'a self, headers: &'a HeaderMap) -> AuthenticateFuture<'a>;
 
     /// Authorizes one decoded request of `principal` (the method and its params, for
     /// example the tool a `tools/call` names): `Err` is the response to send instead

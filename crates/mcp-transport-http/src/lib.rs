@@ -139,7 +139,7 @@ mod response;
 mod server;
 mod service;
 
-pub use auth::{AuthFuture, Authenticator};
+pub use auth::{AuthenticateFuture, Authenticator};
 pub use client::{
     AuthFuture, Authorizer, AuthorizerError, Challenge, EventStream, HttpClient, HttpClientConfig,
     MAX_CHALLENGES, RawRequest, RawResponse, RequestHeaders, ResponseStream, SseEvent,

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use http::header::AUTHORIZATION;
 use http::{HeaderMap, Method, Response, StatusCode, Uri};
 use mcp_jsonrpc::{Principal, Request};
-use mcp_transport_http::{AuthFuture, Authenticator};
+use mcp_transport_http::{AuthenticateFuture, Authenticator};
 use mcp_types::method;
 use serde_json::Value;
 
@@ -494,7 +494,7 @@ impl Authenticator for ResourceServer {
         Some(challenge::metadata(method, &self.inner.document))
     }
 
-    fn authenticate<'a>(&'a self, headers: &'a HeaderMap) -> AuthFuture<'a> {
+    fn authenticate<'a>(&'a self, headers: &'a HeaderMap) -> AuthenticateFuture<'a> {
         Box::pin(self.inner.authenticate(headers))
     }
 
