@@ -56,6 +56,14 @@ pub enum Error {
     /// The operating system's random source failed (needed for the `requestState` key).
     #[error("cannot draw a random key")]
     Random,
+    /// An authorization setting cannot work: a resource URI that is not canonical, no
+    /// authorization server, an endpoint URL that is not `https`, an algorithm that is not
+    /// allowed (built by the `auth` feature's `ResourceServer` and verifiers).
+    #[error("invalid authorization configuration: {reason}")]
+    InvalidAuthConfig {
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 /// Why a tool, prompt or resource handler did not produce its result.

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use mcp_jsonrpc::{ErrorObject, RequestContext};
+use mcp_jsonrpc::{ErrorObject, Principal, RequestContext};
 use mcp_types::{
     CallToolRequestParams, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
     InputRequiredResult, InputResponses, OrderedMap, ReadResourceRequestParams, ReadResourceResult,
@@ -18,6 +18,13 @@ use super::{CacheKind, HasMeta, Server, invalid, parse, read};
 use crate::context::{Context, missing_capability};
 use crate::error::ToolError;
 use crate::state::Binding;
+
+/// The principal that made the request, when its transport authenticated it: its id is
+/// what the sealed `requestState` is bound to. A shared handle, since the request context
+/// moves into the handler's [`Context`] while the binding is still needed.
+fn principal_id(rpc: &RequestContext) -> Option<Arc<dyn Principal>> {
+    rpc.transport_info()?.principal.clone()
+}
 
 impl Server {
     /// Opens the `requestState` of a retry, if any: the handler's own state, and the
@@ -124,10 +131,12 @@ impl Server {
             .cloned()
             .ok_or_else(|| invalid(format!("unknown tool {name:?}")))?;
         let arguments = Value::Object(arguments.unwrap_or_default());
+        let principal = principal_id(&rpc);
         let binding = Binding {
             method: method::TOOLS_CALL,
             name: &name,
             arguments: Some(&arguments),
+            principal: principal.as_deref().map(Principal::id),
         };
         let (state, responses) =
             self.resume(&binding, request_state.as_deref(), input_responses)?;
@@ -159,10 +168,12 @@ impl Server {
             }
         }
         let args_value = serde_json::to_value(&arguments).unwrap_or_default();
+        let principal = principal_id(&rpc);
         let binding = Binding {
             method: method::PROMPTS_GET,
             name: &params.name,
             arguments: Some(&args_value),
+            principal: principal.as_deref().map(Principal::id),
         };
         let (state, responses) = self.resume(
             &binding,
@@ -200,11 +211,14 @@ impl Server {
                     .with_data(serde_json::json!({ "uri": params.uri })));
             }
         };
+        let principal = principal_id(&rpc);
         let binding = Binding {
             method: method::RESOURCES_READ,
             name: &params.uri,
             arguments: None,
+            principal: principal.as_deref().map(Principal::id),
         };
+        let cache = self.cache_policy(CacheKind::Read, principal.is_some());
         let (state, responses) = self.resume(
             &binding,
             params.request_state.as_deref(),
@@ -215,8 +229,8 @@ impl Server {
             .await
             .map(|contents| {
                 let mut result = ReadResourceResult::new(contents);
-                result.ttl_ms = Some(self.inner.cache[CacheKind::Read as usize].ttl_ms);
-                result.cache_scope = Some(self.inner.cache[CacheKind::Read as usize].scope);
+                result.ttl_ms = Some(cache.ttl_ms);
+                result.cache_scope = Some(cache.scope);
                 result
             });
         self.finish(outcome, &cx, &binding)

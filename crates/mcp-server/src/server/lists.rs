@@ -76,6 +76,7 @@ impl Server {
     fn list<L: Listing>(
         &self,
         params: &str,
+        authenticated: bool,
         kind: CacheKind,
         len: impl FnOnce(&Registry) -> usize,
         items: impl FnOnce(&Registry, std::ops::Range<usize>) -> Vec<L::Item>,
@@ -85,30 +86,49 @@ impl Server {
         let (range, next) = page(len(&registry), cursor.as_deref(), self.inner.page_size)?;
         let page = items(&registry, range);
         drop(registry);
-        self.complete(L::assemble(page, next, self.inner.cache[kind as usize]))
+        self.complete(L::assemble(
+            page,
+            next,
+            self.cache_policy(kind, authenticated),
+        ))
     }
 
-    pub(super) fn list_tools(&self, params: &str) -> Result<Box<RawValue>, ErrorObject> {
+    pub(super) fn list_tools(
+        &self,
+        params: &str,
+        authenticated: bool,
+    ) -> Result<Box<RawValue>, ErrorObject> {
         self.list::<ListToolsResult>(
             params,
+            authenticated,
             CacheKind::Tools,
             |r| r.tools.len(),
             |r, range| r.tools[range].iter().map(|t| t.tool.clone()).collect(),
         )
     }
 
-    pub(super) fn list_prompts(&self, params: &str) -> Result<Box<RawValue>, ErrorObject> {
+    pub(super) fn list_prompts(
+        &self,
+        params: &str,
+        authenticated: bool,
+    ) -> Result<Box<RawValue>, ErrorObject> {
         self.list::<ListPromptsResult>(
             params,
+            authenticated,
             CacheKind::Prompts,
             |r| r.prompts.len(),
             |r, range| r.prompts[range].iter().map(|p| p.prompt.clone()).collect(),
         )
     }
 
-    pub(super) fn list_resources(&self, params: &str) -> Result<Box<RawValue>, ErrorObject> {
+    pub(super) fn list_resources(
+        &self,
+        params: &str,
+        authenticated: bool,
+    ) -> Result<Box<RawValue>, ErrorObject> {
         self.list::<ListResourcesResult>(
             params,
+            authenticated,
             CacheKind::Resources,
             |r| r.resources.len(),
             |r, range| {
@@ -120,9 +140,14 @@ impl Server {
         )
     }
 
-    pub(super) fn list_templates(&self, params: &str) -> Result<Box<RawValue>, ErrorObject> {
+    pub(super) fn list_templates(
+        &self,
+        params: &str,
+        authenticated: bool,
+    ) -> Result<Box<RawValue>, ErrorObject> {
         self.list::<ListResourceTemplatesResult>(
             params,
+            authenticated,
             CacheKind::ResourceTemplates,
             |r| r.templates.len(),
             |r, range| {
