@@ -65,7 +65,10 @@ impl Call {
     pub fn tool(tool: &str, arguments: Value) -> Self {
         Self {
             method: "tools/call".to_owned(),
-            params: serde_json::json!({ "name": tool, "arguments": arguments }),
+            params: Value::Object(serde_json::Map::from_iter([
+                ("name".to_owned(), Value::from(tool)),
+                ("arguments".to_owned(), arguments),
+            ])),
             progress: false,
         }
     }
@@ -649,10 +652,7 @@ mod tests {
     #[test]
     fn listings() {
         let mut listing = Listing::new(3);
-        assert_eq!(
-            listing.page(1, 2, None).unwrap_err().contains("fewer"),
-            true
-        );
+        assert!(listing.page(1, 2, None).unwrap_err().contains("fewer"));
         assert_eq!(listing.page(1, 3, None), Ok(Listed::Done));
         let more = listing.page(2, 2, Some("c".to_owned())).unwrap();
         assert_eq!(
@@ -692,9 +692,9 @@ mod tests {
         assert!(progress.note(2, 0.0).unwrap_err().contains("increase"));
         progress.finish(1).unwrap();
         assert!(progress.finish(1).unwrap_err().contains("got 0"));
-        let mut none = ProgressCheck::new(0);
-        none.finish(3).unwrap();
-        none.note(3, 1.0).unwrap();
-        assert!(none.finish(3).is_err());
+        let mut unasked = ProgressCheck::new(0);
+        unasked.finish(3).unwrap();
+        unasked.note(3, 1.0).unwrap();
+        assert!(unasked.finish(3).is_err());
     }
 }
