@@ -15,7 +15,7 @@ use crate::measure;
 use crate::protocol::{
     self, Call, CallTemplate, Era, Expect, Listed, Listing, ProgressCheck, Received,
 };
-use crate::{Options, Report, Stop};
+use crate::{CpuUsed, Options, Report, Stop};
 
 struct Target {
     /// The request target in origin form (`/mcp`): servers need not accept the absolute
@@ -145,6 +145,7 @@ async fn drive(url: &str, pid: u32, options: &Options) -> Result<Report, String>
     };
     let (conns, _) = phase.run(conns, options.warmup, None).await?;
     let cpu_start = measure::process_cpu(pid, ticks)?;
+    let driver_start = measure::process_cpu(std::process::id(), ticks)?;
     let start = Instant::now();
     let (limit, deadline) = match options.stop {
         Stop::Calls(n) => (n, None),
@@ -153,8 +154,20 @@ async fn drive(url: &str, pid: u32, options: &Options) -> Result<Report, String>
     let (_conns, latencies) = phase.run(conns, limit, deadline).await?;
     let elapsed = start.elapsed();
     let cpu = measure::process_cpu(pid, ticks)?.saturating_sub(cpu_start);
+    let driver_cpu = measure::process_cpu(std::process::id(), ticks)?.saturating_sub(driver_start);
     let peak = measure::process_peak_rss(pid)?;
-    Report::new("http", options, latencies, elapsed, cpu, peak, None)
+    Report::new(
+        "http",
+        options,
+        latencies,
+        elapsed,
+        CpuUsed {
+            server: cpu,
+            driver: driver_cpu,
+        },
+        peak,
+        None,
+    )
 }
 
 struct Phase<'a> {

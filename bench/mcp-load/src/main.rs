@@ -32,7 +32,7 @@
 //! must be complete within 60 s. The report is one JSON object on stdout: calls/s, p50 and p99 latency, the
 //! server's CPU time per call (utime + stime from `/proc/PID/stat` before and after the
 //! measured window, divided by the calls), its peak RSS (`VmHWM`), and for stdio the cold
-//! start (spawn to first reply).
+//! start (spawn to first reply); and the driver's own CPU time per call, the same way.
 
 mod http;
 mod measure;
@@ -70,6 +70,15 @@ pub struct Options {
     pub progress: usize,
 }
 
+/// The CPU time used in the measured window.
+#[derive(Clone, Copy, Debug)]
+pub struct CpuUsed {
+    /// By the server process.
+    pub server: Duration,
+    /// By this driver.
+    pub driver: Duration,
+}
+
 /// What one run measured.
 #[derive(Debug, serde::Serialize)]
 pub struct Report {
@@ -86,6 +95,8 @@ pub struct Report {
     pub p50_us: f64,
     pub p99_us: f64,
     pub cpu_us_per_call: f64,
+    /// The driver's own CPU time (utime + stime of this process) per call.
+    pub driver_cpu_us_per_call: f64,
     pub peak_rss_kib: u64,
     /// Spawn to the first reply (stdio only).
     pub cold_start_ms: Option<f64>,
@@ -98,7 +109,7 @@ impl Report {
         options: &Options,
         mut latencies: Vec<u64>,
         elapsed: Duration,
-        cpu: Duration,
+        cpu: CpuUsed,
         peak_rss_kib: u64,
         cold_start: Option<Duration>,
     ) -> Result<Self, String> {
@@ -126,7 +137,8 @@ impl Report {
             calls_per_s: calls as f64 / elapsed.as_secs_f64().max(1e-9),
             p50_us: us(measure::percentile(&latencies, 50.0)),
             p99_us: us(measure::percentile(&latencies, 99.0)),
-            cpu_us_per_call: cpu.as_secs_f64() * 1e6 / calls as f64,
+            cpu_us_per_call: cpu.server.as_secs_f64() * 1e6 / calls as f64,
+            driver_cpu_us_per_call: cpu.driver.as_secs_f64() * 1e6 / calls as f64,
             peak_rss_kib,
             cold_start_ms: cold_start.map(|d| d.as_secs_f64() * 1000.0),
         })

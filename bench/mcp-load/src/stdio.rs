@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::measure;
 use crate::protocol::{self, CallTemplate, Era, Listed, Listing, ProgressCheck, Received};
-use crate::{Options, Report, Stop};
+use crate::{CpuUsed, Options, Report, Stop};
 
 /// Kills the server on every path out.
 struct Server(Child);
@@ -267,10 +267,14 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
             replies += 1;
             match window {
                 None if replies >= options.warmup => {
-                    window = Some((now, measure::process_cpu(pid, ticks)?));
+                    window = Some((
+                        now,
+                        measure::process_cpu(pid, ticks)?,
+                        measure::process_cpu(std::process::id(), ticks)?,
+                    ));
                 }
                 None => {}
-                Some((start, _)) => {
+                Some((start, _, _)) => {
                     latencies.push(u64::try_from((now - at).as_nanos()).unwrap_or(u64::MAX));
                     if let Stop::Duration(d) = options.stop
                         && now - start >= d
@@ -287,6 +291,7 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
     drop(slot_tx);
     let end = Instant::now();
     let cpu_end = measure::process_cpu(pid, ticks);
+    let driver_end = measure::process_cpu(std::process::id(), ticks);
     let peak = measure::process_peak_rss(pid);
     let stdin = writer
         .join()
@@ -301,13 +306,16 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    let (start, cpu_start) = window.ok_or("the warm-up never finished")?;
+    let (start, cpu_start, driver_start) = window.ok_or("the warm-up never finished")?;
     Report::new(
         "stdio",
         options,
         latencies,
         end - start,
-        cpu_end?.saturating_sub(cpu_start),
+        CpuUsed {
+            server: cpu_end?.saturating_sub(cpu_start),
+            driver: driver_end?.saturating_sub(driver_start),
+        },
         peak?,
         Some(cold_start),
     )
