@@ -32,7 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mcp.server.mcpserver import Context, MCPServer
 
-server = MCPServer(name="bench-py", version="0.0.0")
+# WARNING: no INFO lines on stderr from every HTTP server start.
+server = MCPServer(name="bench-py", version="0.0.0", log_level="WARNING")
 
 
 @server.tool(description="Returns its text argument", structured_output=False)
