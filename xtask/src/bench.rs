@@ -209,6 +209,9 @@ struct ServerSpec {
     http: Option<Vec<String>>,
     /// It serves the tool scenarios (`search`, `steps`, `--extra-tools N`).
     tools: bool,
+    /// Added to its command for the tool scenarios (ours registers the benchmark's tools
+    /// only when asked).
+    tools_args: &'static [&'static str],
     /// Added to the HTTP command for the progress scenario (an SDK that drops
     /// notifications in JSON mode needs its event-stream mode).
     progress_http: &'static [&'static str],
@@ -228,6 +231,9 @@ impl ServerSpec {
             Transport::Stdio => self.stdio.clone()?,
             Transport::Http => self.http.clone()?,
         };
+        if load.needs_tools() {
+            command.extend(self.tools_args.iter().map(|&a| a.to_owned()));
+        }
         if load == Load::List {
             command.extend(["--extra-tools".to_owned(), EXTRA_TOOLS.to_string()]);
         }
@@ -255,6 +261,7 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         stdio: stdio.then(|| cmd(&bins.mcp, &["serve-example"])),
         http: Some(cmd(&bins.mcp, http)),
         tools,
+        tools_args: &["--bench-tools"],
         progress_http: &[],
     };
     let mut servers = vec![
@@ -282,6 +289,7 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
             stdio: Some(cmd(&bins.floor, &["stdio"])),
             http: Some(cmd(&bins.floor, &["http", "127.0.0.1:0"])),
             tools: false,
+            tools_args: &[],
             progress_http: &[],
         },
         ServerSpec {
@@ -292,6 +300,7 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
             stdio: Some(cmd(&bins.rmcp, &["stdio-pipes"])),
             http: Some(cmd(&bins.rmcp, &["http", "127.0.0.1:0"])),
             tools: true,
+            tools_args: &[],
             progress_http: &[],
         },
         ServerSpec {
@@ -302,6 +311,7 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
             stdio: Some(cmd(&bins.rmcp, &["stdio"])),
             http: None,
             tools: false,
+            tools_args: &[],
             progress_http: &[],
         },
     ];
@@ -652,6 +662,7 @@ fn ts_peer(dir: &Path) -> Result<ServerSpec, String> {
             "127.0.0.1:0".to_owned(),
         ]),
         tools: true,
+        tools_args: &[],
         progress_http: &["--sse"],
     })
 }
@@ -709,6 +720,7 @@ fn py_peer(dir: &Path, venv: &Path) -> Result<ServerSpec, String> {
             "127.0.0.1:0".to_owned(),
         ]),
         tools: true,
+        tools_args: &[],
         progress_http: &["--sse"],
     })
 }
@@ -1387,6 +1399,7 @@ mod tests {
                 "127.0.0.1:0".into(),
             ]),
             tools: true,
+            tools_args: &[],
             progress_http: &["--sse"],
         }
     }
@@ -1400,11 +1413,27 @@ mod tests {
         let ours = by_role(Role::Ours);
         assert_eq!(
             ours.command(Load::List, Transport::Stdio).unwrap(),
-            ["mcp", "serve-example", "--extra-tools", "500"]
+            [
+                "mcp",
+                "serve-example",
+                "--bench-tools",
+                "--extra-tools",
+                "500"
+            ]
         );
         assert_eq!(
             ours.command(Load::Progress, Transport::Http).unwrap(),
-            ["mcp", "serve-example", "--http", "127.0.0.1:0"]
+            [
+                "mcp",
+                "serve-example",
+                "--http",
+                "127.0.0.1:0",
+                "--bench-tools"
+            ]
+        );
+        assert_eq!(
+            ours.command(Load::Small, Transport::Stdio).unwrap(),
+            ["mcp", "serve-example"]
         );
         let floor = by_role(Role::Floor);
         assert!(floor.command(Load::Small, Transport::Stdio).is_some());

@@ -8,12 +8,12 @@
 //! - tools: `echo` (its `text` back), `add` (the sum of integers `a` and `b`), `countdown`
 //!   (counts down `seconds`, reporting progress), `greet` (asks the user's name by
 //!   elicitation, then greets them), `increment` (adds one to the counter resource and
-//!   tells its subscribers), and for the benchmark of issue #8 (`cargo xtask bench`)
-//!   `search` (a realistic input schema: nested object, enums, a pattern, a format, bounded
-//!   arrays; it finds nothing) and `steps` (sends `steps` progress notifications at once,
-//!   then answers);
-//! - `--extra-tools N` (benchmark only) registers N more generated tools, `extra_000` on,
-//!   for the `tools/list` of 500 tools scenario;
+//!   tells its subscribers);
+//! - for the benchmark of issue #8 (`cargo xtask bench`), off by default: `--bench-tools`
+//!   adds `search` (a realistic input schema: nested object, enums, patterns, a format,
+//!   bounded arrays; it finds nothing) and `steps` (sends `steps` progress notifications at
+//!   once, then answers), and `--extra-tools N` adds N generated tools, `extra_000` on, for
+//!   the `tools/list` of 500 tools scenario;
 //! - resources: `example://readme` (what this server is), `example://counter` (a number
 //!   that `increment` changes: `mcp listen example://counter` follows it), and the
 //!   template `example://squares/{n}` (the square of `n`);
@@ -38,7 +38,7 @@ pub(crate) const NAME: &str = "mcp-example";
 
 const README: &str = "# The mcp example server\n\n\
 This server comes with the `mcp` tool. It has five tools (echo, add, countdown, greet, \
-increment) and two for benchmarks (search, steps), a readme and a counter resource, a template of squares and one prompt. Try:\n\n\
+increment), a readme and a counter resource, a template of squares and one prompt. Try:\n\n\
     mcp tools\n    mcp call add a=2 b=3\n    mcp read example://squares/12\n    mcp prompt explain topic=tools\n";
 
 const TOPICS: [&str; 6] = [
@@ -179,8 +179,17 @@ fn extra_tool_schema() -> serde_json::Value {
     })
 }
 
-/// The example server, with `extra_tools` generated tools besides its own (benchmarks).
-pub(crate) fn server(extra_tools: usize) -> Result<Server, mcp_server::Error> {
+/// What `mcp serve-example` adds for `cargo xtask bench` (issue #8); nothing by default.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Bench {
+    /// `--bench-tools`: register `search` and `steps`.
+    pub(crate) tools: bool,
+    /// `--extra-tools N`: register N generated tools, `extra_000` on.
+    pub(crate) extra_tools: usize,
+}
+
+/// The example server, with the benchmark's additions that `bench` asks for.
+pub(crate) fn server(bench: Bench) -> Result<Server, mcp_server::Error> {
     let counter = Arc::new(AtomicI64::new(0));
     let read_counter = Arc::clone(&counter);
     let handle: Arc<OnceLock<Server>> = Arc::default();
@@ -228,32 +237,6 @@ pub(crate) fn server(extra_tools: usize) -> Result<Server, mcp_server::Error> {
                 Ok(CallToolResult::text(format!("Counted down {seconds} s")))
             })
             .map(|t| t.description("Counts down the given seconds, reporting progress")),
-        )
-        .tool(
-            ToolDef::typed("search", |args: Search, _cx| async move {
-                Ok(CallToolResult::text(format!(
-                    "no results for {} in {}",
-                    args.query,
-                    args.scope.as_str()
-                )))
-            })
-            .map(|t| {
-                t.description("Searches code, issues or docs (finds nothing: a benchmark tool)")
-                    .annotations(read_only())
-            }),
-        )
-        .tool(
-            ToolDef::typed("steps", |args: Steps, cx| async move {
-                let total = f64::from(args.steps);
-                for done in 1..=args.steps {
-                    cx.progress(f64::from(done), Some(total), None).await;
-                }
-                Ok(CallToolResult::text(format!("{} steps", args.steps)))
-            })
-            .map(|t| {
-                t.description("Sends the given number of progress notifications, then answers")
-                    .annotations(read_only())
-            }),
         )
         .tool(
             ToolDef::new(
@@ -368,7 +351,36 @@ pub(crate) fn server(extra_tools: usize) -> Result<Server, mcp_server::Error> {
             completion.has_more = Some(false);
             Ok(completion)
         });
-    for i in 0..extra_tools {
+    if bench.tools {
+        builder = builder
+            .tool(
+                ToolDef::typed("search", |args: Search, _cx| async move {
+                    Ok(CallToolResult::text(format!(
+                        "no results for {} in {}",
+                        args.query,
+                        args.scope.as_str()
+                    )))
+                })
+                .map(|t| {
+                    t.description("Searches code, issues or docs (finds nothing: a benchmark tool)")
+                        .annotations(read_only())
+                }),
+            )
+            .tool(
+                ToolDef::typed("steps", |args: Steps, cx| async move {
+                    let total = f64::from(args.steps);
+                    for done in 1..=args.steps {
+                        cx.progress(f64::from(done), Some(total), None).await;
+                    }
+                    Ok(CallToolResult::text(format!("{} steps", args.steps)))
+                })
+                .map(|t| {
+                    t.description("Sends the given number of progress notifications, then answers")
+                        .annotations(read_only())
+                }),
+            );
+    }
+    for i in 0..bench.extra_tools {
         let name = format!("extra_{i:03}");
         builder = builder.tool(
             ToolDef::new(name, extra_tool_schema(), move |args, _cx| async move {
@@ -379,7 +391,8 @@ pub(crate) fn server(extra_tools: usize) -> Result<Server, mcp_server::Error> {
             })
             .map(|t| {
                 t.description(format!(
-                    "Fetches a record (generated tool {i} of {extra_tools}, for benchmarks)"
+                    "Fetches a record (generated tool {i} of {}, for benchmarks)",
+                    bench.extra_tools
                 ))
                 .annotations(read_only())
             }),
@@ -391,8 +404,8 @@ pub(crate) fn server(extra_tools: usize) -> Result<Server, mcp_server::Error> {
 }
 
 /// Serves the example server on stdin and stdout, for both eras, until stdin closes.
-pub(crate) async fn serve_stdio(extra_tools: usize) -> Result<(), mcp_server::Error> {
-    mcp_legacy::server::DualEra::new(server(extra_tools)?)
+pub(crate) async fn serve_stdio(bench: Bench) -> Result<(), mcp_server::Error> {
+    mcp_legacy::server::DualEra::new(server(bench)?)
         .serve_stdio()
         .await;
     Ok(())
@@ -400,10 +413,10 @@ pub(crate) async fn serve_stdio(extra_tools: usize) -> Result<(), mcp_server::Er
 
 /// Serves the example server over Streamable HTTP (both eras) on `addr`, printing the
 /// endpoint URL as the first line of stdout, until the process is interrupted.
-pub(crate) async fn serve_http(addr: SocketAddr, extra_tools: usize) -> Result<(), crate::Error> {
+pub(crate) async fn serve_http(addr: SocketAddr, bench: Bench) -> Result<(), crate::Error> {
     let running = mcp_legacy::http::DualEraHttp::bind(
         addr,
-        server(extra_tools)?,
+        server(bench)?,
         mcp_transport_http::HttpServerConfig::default(),
         mcp_legacy::http::LegacyHttpConfig::default(),
     )

@@ -199,8 +199,11 @@ enum Command {
         /// (one connection), 2 over HTTP.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
         workers: Option<u16>,
-        /// Also register N generated tools, `extra_000` on (for the `tools/list` benchmark
-        /// of `cargo xtask bench`).
+        /// Also register the benchmark's `search` and `steps` tools (`cargo xtask bench`).
+        #[arg(long)]
+        bench_tools: bool,
+        /// Also register N generated tools, `extra_000` on (the `tools/list` benchmark of
+        /// `cargo xtask bench`).
         #[arg(long, value_name = "N", default_value_t = 0)]
         extra_tools: u16,
     },
@@ -267,13 +270,19 @@ async fn run(cli: Cli) -> Result<(), Error> {
         return tour::run().await;
     };
     if let Command::ServeExample {
-        http, extra_tools, ..
+        http,
+        bench_tools,
+        extra_tools,
+        ..
     } = command
     {
-        let extra_tools = usize::from(extra_tools);
+        let bench = example::Bench {
+            tools: bench_tools,
+            extra_tools: usize::from(extra_tools),
+        };
         return match http {
-            None => Ok(example::serve_stdio(extra_tools).await?),
-            Some(addr) => example::serve_http(addr, extra_tools).await,
+            None => Ok(example::serve_stdio(bench).await?),
+            Some(addr) => example::serve_http(addr, bench).await,
         };
     }
     let config_path = target::config_path(cli.config.as_deref());
