@@ -149,7 +149,11 @@ fn callgrind(mcp: &Path, input: &Path, calls: usize) -> Result<u64, String> {
         .wait_with_output()
         .map_err(|e| format!("valgrind: {e}"))?;
     let _ = writer.join();
-    let replies = output.stdout.split(|&b| b == b'\n').filter(|l| !l.is_empty()).count();
+    let replies = output
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count();
     if replies != calls {
         return Err(format!(
             "{} calls gave {replies} replies: {}",
@@ -252,11 +256,17 @@ mod tests {
     #[test]
     fn requests_are_one_valid_line_each() {
         let bytes = requests(3, 20);
-        let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()).collect();
+        let lines: Vec<&[u8]> = bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .collect();
         assert_eq!(lines.len(), 3);
         let last: serde_json::Value = serde_json::from_slice(lines[2]).unwrap();
         assert_eq!(last["id"], 2);
-        assert_eq!(last["params"]["arguments"]["text"].as_str().unwrap().len(), 20);
+        assert_eq!(
+            last["params"]["arguments"]["text"].as_str().unwrap().len(),
+            20
+        );
     }
 
     #[test]
@@ -268,6 +278,9 @@ mod tests {
         assert_eq!(regressions(&[(w, 1031)], &recorded).len(), 1);
         assert!(regressions(&[(WORKLOADS[2], 99_999)], &recorded).is_empty());
         let table = table(&[(WORKLOADS[0], 100), (w, 1100)], &recorded);
-        assert!(table.contains("| 5000 calls, 16 B | 1100 | 0 | 1000 | 1.100 |"), "{table}");
+        assert!(
+            table.contains("| 5000 calls, 16 B | 1100 | 0 | 1000 | 1.100 |"),
+            "{table}"
+        );
     }
 }

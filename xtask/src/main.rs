@@ -8,8 +8,8 @@
 //!   `conformance-server` (see `conformance.rs` and `conformance/SCENARIOS.md`).
 //! - `conformance client`: the suite's client leg against `conformance-client` (see
 //!   `conformance/SCENARIOS-client.md`).
-//! - `bench [--quick]`: issue #8's measurement of our server against rmcp and the floor
-//!   (see `bench.rs` and `docs/PERFORMANCE.md`).
+//! - `bench [--quick]`: issue #8's measurement of our server against rmcp, the TypeScript
+//!   and Python SDKs and the floor (see `bench.rs` and `docs/PERFORMANCE.md`).
 //! - `instructions [--record]`: callgrind's instruction counts of `mcp serve-example`,
 //!   compared with `docs/instructions.tsv` (see `instructions.rs`).
 
@@ -37,7 +37,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&args[1..]),
         Some("instructions") => instructions::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against rmcp and the floor (docs/PERFORMANCE.md)\n  instructions [--record]\n                     callgrind's instruction counts, compared with docs/instructions.tsv"
+            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  instructions [--record]\n                     callgrind's instruction counts, compared with docs/instructions.tsv"
                 .to_owned(),
         ),
     };
