@@ -105,9 +105,10 @@ impl Server {
     /// is reported as such rather than as some other field's error.
     pub(super) async fn call_tool(
         &self,
-        params: &str,
+        raw_params: &str,
         rpc: RequestContext,
     ) -> Result<Box<RawValue>, ErrorObject> {
+        let params = raw_params;
         let params: CallToolRequestParams = match serde_json::from_str(params) {
             Ok(typed) => typed,
             Err(e) => {
@@ -141,7 +142,23 @@ impl Server {
         let (state, responses) =
             self.resume(&binding, request_state.as_deref(), input_responses)?;
         let cx = Context::new(rpc, meta, responses, state);
-        let outcome = tool.call(arguments.clone(), cx.clone()).await;
+        // The tool takes the arguments themselves, not a copy: only an `input_required`
+        // outcome needs them again (its sealed state is bound to them), and then they
+        // are read once more from the request's text, which the request still holds.
+        let outcome = tool.call(arguments, cx.clone()).await;
+        let reread;
+        let arguments = if matches!(outcome, Err(ToolError::InputRequired)) {
+            reread = arguments_of(raw_params);
+            Some(&reread)
+        } else {
+            None
+        };
+        let binding = Binding {
+            method: method::TOOLS_CALL,
+            name: &name,
+            arguments,
+            principal: principal.as_deref().map(Principal::id),
+        };
         self.finish(outcome, &cx, &binding)
     }
 
@@ -254,4 +271,17 @@ impl Server {
             Err(other) => Err(ErrorObject::internal(other.to_string())),
         }
     }
+}
+
+/// The `arguments` of `tools/call` params that parsed before, as the tool received them.
+fn arguments_of(params: &str) -> Value {
+    #[derive(serde::Deserialize)]
+    struct Arguments {
+        #[serde(default)]
+        arguments: Option<mcp_types::JsonObject>,
+    }
+    let arguments = serde_json::from_str::<Arguments>(params)
+        .ok()
+        .and_then(|a| a.arguments);
+    Value::Object(arguments.unwrap_or_default())
 }
