@@ -5,8 +5,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcp_jsonrpc::ErrorObject;
 use mcp_types::{
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
 };
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -60,7 +59,6 @@ macro_rules! listing {
 }
 
 listing!(
-    ListToolsResult => mcp_types::Tool,
     ListPromptsResult => mcp_types::Prompt,
     ListResourcesResult => mcp_types::Resource,
     ListResourceTemplatesResult => mcp_types::ResourceTemplate
@@ -93,18 +91,53 @@ impl Server {
         ))
     }
 
+    /// `tools/list`: the shape of `ListToolsResult`, assembled from each tool's JSON text
+    /// (serialized once per tool, [`ToolDef::json`](crate::ToolDef)) rather than from
+    /// clones of the definitions.
     pub(super) fn list_tools(
         &self,
         params: &str,
         authenticated: bool,
     ) -> Result<Box<RawValue>, ErrorObject> {
-        self.list::<ListToolsResult>(
-            params,
-            authenticated,
-            CacheKind::Tools,
-            |r| r.tools.len(),
-            |r, range| r.tools[range].iter().map(|t| t.tool.clone()).collect(),
-        )
+        #[derive(Serialize)]
+        struct ToolsPage<'a> {
+            #[serde(rename = "_meta")]
+            meta: mcp_types::ResultMetaObject,
+            #[serde(rename = "resultType")]
+            result_type: mcp_types::ResultType,
+            tools: Vec<&'a RawValue>,
+            #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
+            next_cursor: Option<String>,
+            #[serde(rename = "ttlMs")]
+            ttl_ms: u64,
+            #[serde(rename = "cacheScope")]
+            cache_scope: mcp_types::CacheScope,
+        }
+
+        let cursor = Self::cursor(params)?;
+        let registry = read(&self.inner.registry);
+        let (range, next_cursor) = page(
+            registry.tools.len(),
+            cursor.as_deref(),
+            self.inner.page_size,
+        )?;
+        let defs: Vec<_> = registry.tools[range].to_vec();
+        drop(registry);
+        let tools = defs
+            .iter()
+            .map(|t| t.json())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| ErrorObject::internal(format!("cannot encode a tool: {e}")))?;
+        let cache = self.cache_policy(CacheKind::Tools, authenticated);
+        serde_json::value::to_raw_value(&ToolsPage {
+            meta: self.result_meta(),
+            result_type: mcp_types::ResultType::Complete,
+            tools,
+            next_cursor,
+            ttl_ms: cache.ttl_ms,
+            cache_scope: cache.scope,
+        })
+        .map_err(|e| ErrorObject::internal(format!("cannot encode the result: {e}")))
     }
 
     pub(super) fn list_prompts(
