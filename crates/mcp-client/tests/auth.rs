@@ -14,8 +14,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use mcp_client::Client;
 use mcp_client::auth::{
-    AuthError, AuthorizationRequest, AuthorizationResponse, ClientCredentials, ClientSecret,
-    FileStore, Interaction, InteractionFuture, NetworkPolicy, OAuthClient, OAuthConfig,
+    AuthError, AuthorizationRequest, AuthorizationResponse, CLIENT_CREDENTIALS_EXTENSION,
+    ClientCredentials, ClientSecret, FileStore, Interaction, InteractionFuture, NetworkPolicy,
+    OAuthClient, OAuthConfig,
 };
 use mcp_transport_http::HttpClientConfig;
 use serde_json::{Value, json};
@@ -359,4 +360,52 @@ async fn client_credentials_with_a_jwt_assertion_that_verifies() {
         .claims;
     assert_eq!(claims["sub"], "machine");
     assert!(claims["jti"].as_str().is_some_and(|j| j.len() >= 32));
+}
+
+#[test]
+fn the_client_credentials_grant_declares_its_extension() {
+    let url = "https://mcp.example.com/mcp";
+    let machine = OAuthClient::new(OAuthConfig::client_credentials(
+        url,
+        ClientCredentials::new("machine", ClientSecret::Secret("s".to_owned())),
+    ))
+    .unwrap();
+    let user = OAuthClient::new(OAuthConfig::authorization_code(url, Arc::new(NoUser))).unwrap();
+    let settings = json!({"mimeTypes": ["text/html;profile=mcp-app"]});
+    let declared = |builder: mcp_client::ClientBuilder| {
+        serde_json::to_value(builder.input_handlers().capabilities()).unwrap()["extensions"].clone()
+    };
+
+    let with_machine = Client::builder("a", "1")
+        .extension(
+            "io.modelcontextprotocol/ui",
+            settings.as_object().unwrap().clone(),
+        )
+        .oauth(&machine);
+    assert_eq!(
+        declared(with_machine),
+        json!({
+            "io.modelcontextprotocol/ui": settings,
+            CLIENT_CREDENTIALS_EXTENSION: {},
+        })
+    );
+    // The authorization code grant is the core protocol's: nothing to declare, and no
+    // empty `extensions` map either.
+    assert_eq!(
+        declared(Client::builder("a", "1").oauth(&user)),
+        Value::Null
+    );
+}
+
+/// An interaction that is never used.
+#[derive(Debug)]
+struct NoUser;
+
+impl Interaction for NoUser {
+    fn redirect_uri(&self) -> String {
+        "http://127.0.0.1:1/callback".to_owned()
+    }
+    fn authorize<'a>(&'a self, _request: &'a AuthorizationRequest) -> InteractionFuture<'a> {
+        Box::pin(async { Err("no user here".into()) })
+    }
 }

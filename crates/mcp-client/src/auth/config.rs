@@ -55,6 +55,11 @@ impl fmt::Debug for PreRegistered {
     }
 }
 
+/// The identifier of the OAuth Client Credentials extension
+/// (`docs/extensions/auth/oauth-client-credentials.mdx`), which a client using that grant
+/// declares in its capabilities' `extensions` (see `ClientBuilder::oauth`).
+pub const CLIENT_CREDENTIALS_EXTENSION: &str = "io.modelcontextprotocol/oauth-client-credentials";
+
 /// How a client-credentials client proves who it is.
 #[derive(Clone)]
 #[non_exhaustive]
@@ -188,6 +193,16 @@ impl OAuthConfig {
             offline_access: true,
             max_authorizations: DEFAULT_MAX_AUTHORIZATIONS,
             tls: None,
+        }
+    }
+
+    /// The identifiers of the extensions this configuration's grant is defined by, which the
+    /// client declares in its capabilities: [`CLIENT_CREDENTIALS_EXTENSION`] for the client
+    /// credentials grant, none for the authorization code grant.
+    pub fn extensions(&self) -> &'static [&'static str] {
+        match self.grant {
+            Grant::ClientCredentials(_) => &[CLIENT_CREDENTIALS_EXTENSION],
+            Grant::AuthorizationCode(_) => &[],
         }
     }
 

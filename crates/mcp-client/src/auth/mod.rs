@@ -30,7 +30,9 @@
 //!    not advertise it, `security-considerations.mdx`), `state`, and `iss` checked as RFC
 //!    9207 and `index.mdx` (Authorization Response Validation) say, the user's part done by
 //!    an [`Interaction`]; or the client credentials grant of
-//!    `docs/extensions/auth/oauth-client-credentials.mdx` with a secret or a JWT assertion.
+//!    `docs/extensions/auth/oauth-client-credentials.mdx` with a secret or a JWT assertion
+//!    (a client using it declares the extension, [`CLIENT_CREDENTIALS_EXTENSION`], with
+//!    [`ClientBuilder::oauth`](crate::ClientBuilder::oauth)).
 //!    The token endpoint authentication is `client_secret_basic`, `client_secret_post`,
 //!    `none` or `private_key_jwt`, as the registration and the server's metadata say.
 //!
@@ -99,7 +101,8 @@ mod token;
 
 pub use challenge::BearerChallenge;
 pub use config::{
-    ClientCredentials, ClientSecret, DEFAULT_MAX_AUTHORIZATIONS, Grant, OAuthConfig, PreRegistered,
+    CLIENT_CREDENTIALS_EXTENSION, ClientCredentials, ClientSecret, DEFAULT_MAX_AUTHORIZATIONS,
+    Grant, OAuthConfig, PreRegistered,
 };
 pub use discovery::{
     AuthorizationServerMetadata, ResourceMetadata, authorization_server_metadata_urls,

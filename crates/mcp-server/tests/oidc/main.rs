@@ -25,12 +25,12 @@ use http_body_util::{BodyExt as _, Full};
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use mcp_client::Client;
 use mcp_client::auth::{
     AuthorizationRequest, AuthorizationResponse, BoxError, ClientCredentials, ClientSecret,
     CredentialStore, Interaction, InteractionFuture, MemoryStore, NetworkPolicy, OAuthClient,
     OAuthConfig,
 };
+use mcp_client::{Client, ClientBuilder};
 use mcp_server::auth::{JwtVerifier, ResourceServer};
 use mcp_server::{Server, ToolDef};
 use mcp_transport_http::{HttpClientConfig, HttpServer, HttpServerConfig, RunningServer};
@@ -228,6 +228,9 @@ fn mcp_server() -> Server {
                         "subject": principal.and_then(|p| p.subject()),
                         "client": principal.and_then(|p| p.client_id()),
                         "scopes": principal.map(|p| p.scopes().to_vec()),
+                        "extensions": cx.client_capabilities().extensions.as_ref()
+                            .map(|e| e.keys().cloned().collect::<Vec<_>>())
+                            .unwrap_or_default(),
                     })
                     .to_string(),
                 ))
@@ -481,11 +484,12 @@ impl Interaction for Browser {
     }
 }
 
+fn builder() -> ClientBuilder {
+    Client::builder("oidc-e2e", "1.0.0").timeout(CALL_TIMEOUT)
+}
+
 fn mcp_client(url: &str, config: HttpClientConfig) -> Client {
-    Client::builder("oidc-e2e", "1.0.0")
-        .timeout(CALL_TIMEOUT)
-        .connect_http(url, config)
-        .unwrap()
+    builder().connect_http(url, config).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -545,6 +549,7 @@ async fn the_client_signs_in_at_a_real_provider_and_calls_the_protected_server()
             "subject": USER.0,
             "client": registered.client_id,
             "scopes": ["mcp:tools"],
+            "extensions": [],
         })
     );
     assert_eq!(registered.redirect_uris, [REDIRECT_URI]);
@@ -625,11 +630,19 @@ async fn tokens_for_another_audience_are_refused_and_machine_clients_get_in() {
         .network(NetworkPolicy::development()),
     )
     .unwrap();
-    let client = mcp_client(
-        &setup.url,
-        HttpClientConfig::default().authorizer(Arc::new(oauth)),
-    );
+    // It declares the extension that defines the grant.
+    let client = builder()
+        .oauth(&oauth)
+        .connect_http(
+            &setup.url,
+            HttpClientConfig::default().authorizer(Arc::new(oauth)),
+        )
+        .unwrap();
     let me = whoami(&client.call_tool("whoami", JsonObject::new()).await.unwrap());
+    assert_eq!(
+        me["extensions"],
+        json!(["io.modelcontextprotocol/oauth-client-credentials"])
+    );
     assert_eq!(me["issuer"], json!(issuer));
     assert_eq!(me["client"], json!(MACHINE.0));
     assert_eq!(me["scopes"], json!(["mcp:tools"]));
