@@ -20,8 +20,10 @@
 //!    and step-up, the union with the scopes requested before. `offline_access` is added only
 //!    when the authorization server lists it (Refresh Tokens). At most
 //!    [`OAuthConfig::max_authorizations`] authorizations per request.
-//! 4. **Refresh** (OAuth 2.1 §4.3): a `401` with a refresh token and nothing new to ask
-//!    for refreshes first.
+//! 4. **Refresh** (OAuth 2.1 §4.3): a token about to expire is renewed before the next
+//!    request ([`OAuthConfig::refresh_ahead`]: with its refresh token, or a new client
+//!    credentials grant); a `401` with a refresh token and nothing new to ask for
+//!    refreshes first.
 //! 5. **Registration** (`client-registration.mdx`): pre-registered credentials for that
 //!    issuer, a Client ID Metadata Document, a registration stored for that issuer, then
 //!    dynamic registration with `application_type`. Credentials and tokens are bound to the
@@ -102,7 +104,7 @@ mod token;
 pub use challenge::BearerChallenge;
 pub use config::{
     CLIENT_CREDENTIALS_EXTENSION, ClientCredentials, ClientSecret, DEFAULT_MAX_AUTHORIZATIONS,
-    Grant, OAuthConfig, PreRegistered,
+    DEFAULT_REFRESH_AHEAD, Grant, OAuthConfig, PreRegistered,
 };
 pub use discovery::{
     AuthorizationServerMetadata, ResourceMetadata, authorization_server_metadata_urls,

@@ -649,3 +649,54 @@ async fn tokens_for_another_audience_are_refused_and_machine_clients_get_in() {
 
     setup.server.shutdown(Duration::from_secs(1)).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_about_to_expire_is_refreshed_at_the_provider_before_the_request() {
+    let setup = start("refresh", false).await;
+    let browser = Arc::new(Browser::default());
+    let store = Arc::new(MemoryStore::new());
+    let oauth = |browser: &Arc<Browser>| {
+        OAuthClient::new(
+            OAuthConfig::authorization_code(&setup.url, browser.clone())
+                .store(store.clone())
+                .network(NetworkPolicy::development()),
+        )
+        .unwrap()
+    };
+    let client = mcp_client(
+        &setup.url,
+        HttpClientConfig::default().authorizer(Arc::new(oauth(&browser))),
+    );
+    client.call_tool("whoami", JsonObject::new()).await.unwrap();
+    let mut first = store.tokens(&setup.url).unwrap().unwrap();
+    assert!(first.refresh_token.is_some(), "{first:?}");
+
+    // The next run finds tokens that expire now (the provider would still accept them: they
+    // live 10 minutes). It renews them before its first request, with the refresh token,
+    // after discovering the provider from the well-known URLs (there is no challenge).
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    first.expires_at = Some(now);
+    store.save_tokens(&setup.url, &first).unwrap();
+    let client = mcp_client(
+        &setup.url,
+        HttpClientConfig::default().authorizer(Arc::new(oauth(&browser))),
+    );
+    let me = whoami(&client.call_tool("whoami", JsonObject::new()).await.unwrap());
+    assert_eq!(me["subject"], json!(USER.0));
+    let second = store.tokens(&setup.url).unwrap().unwrap();
+    assert_ne!(second.access_token, first.access_token);
+    assert!(
+        second.expires_at.is_some_and(|t| t > now + 60),
+        "{second:?}"
+    );
+    assert_eq!(Browser::count(&browser.authorizations), 1, "no new sign-in");
+    let access = claims(&second.access_token);
+    assert_eq!(access["aud"], json!(setup.url));
+    assert_eq!(access["scope"], json!("mcp:tools"));
+    assert_eq!(access["sub"], json!(USER.0));
+
+    setup.server.shutdown(Duration::from_secs(1)).await;
+}

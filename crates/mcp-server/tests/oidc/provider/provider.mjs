@@ -2,16 +2,17 @@
 // (crates/mcp-server/tests/oidc/main.rs): panva's `oidc-provider`, pinned in package.json,
 // configured the way a real deployment protecting an MCP server would be.
 //
-//   node provider.mjs --port PORT --resource URI [--resource URI …] [--access-token-ttl S]
+//   node provider.mjs --port PORT --resource URI [--resource URI …]
 //
 // - The issuer is http://127.0.0.1:PORT (loopback: the test's client runs in development
 //   mode), listening on 127.0.0.1 only.
 // - Resource indicators (RFC 8707): only the `--resource` URIs are accepted; an access
 //   token for one of them is a JWT (RFC 9068, `typ: at+jwt`, ES256) whose `aud` is that
-//   URI, with the scopes `mcp:tools` and `mcp:admin` available.
+//   URI, with the scopes `mcp:tools` and `mcp:admin` available, valid for 10 minutes.
 // - PKCE is required of every authorization request (S256 is the only method).
 // - Dynamic client registration is open; `e2e-machine` / `machine-secret` is a
-//   pre-registered client-credentials client.
+//   pre-registered client-credentials client. A client registered for the refresh_token
+//   grant gets refresh tokens.
 // - The user interaction is this script's own: GET /interaction/:uid describes the prompt
 //   as JSON ({"prompt": "login" | "consent", "action": …}); the user agent POSTs
 //   `login=…&password=…` (user `alice`, password `wonderland`) or nothing (consent) to the
@@ -25,13 +26,12 @@ import { createServer } from 'node:http';
 import Provider, { errors } from 'oidc-provider';
 
 function parseArgs(argv) {
-  const args = { resources: [], accessTokenTtl: 600 };
+  const args = { resources: [] };
   for (let i = 0; i < argv.length; i += 1) {
     const value = argv[i + 1];
     switch (argv[i]) {
       case '--port': args.port = Number(value); i += 1; break;
       case '--resource': args.resources.push(value); i += 1; break;
-      case '--access-token-ttl': args.accessTokenTtl = Number(value); i += 1; break;
       default: throw new Error(`unknown argument ${argv[i]}`);
     }
   }
@@ -79,6 +79,12 @@ const provider = new Provider(issuer, {
     return { accountId: sub, async claims() { return { sub }; } };
   },
   pkce: { required: () => true },
+  // A refresh token for every client registered for the refresh_token grant (the default
+  // asks for `offline_access` with `prompt=consent`, which OpenID Connect needs and plain
+  // OAuth clients do not send).
+  async issueRefreshToken(_ctx, client) {
+    return client.grantTypeAllowed('refresh_token');
+  },
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
   features: {
     devInteractions: { enabled: false },
@@ -96,7 +102,7 @@ const provider = new Provider(issuer, {
         return {
           scope: 'mcp:tools mcp:admin',
           audience: resourceIndicator,
-          accessTokenTTL: args.accessTokenTtl,
+          accessTokenTTL: 600,
           accessTokenFormat: 'jwt',
           jwt: { sign: { alg: 'ES256' } },
         };
