@@ -6,8 +6,10 @@
 //! `mcp-transport-http`), and `mcp_client`'s `OAuthClient` obtains them through the full
 //! flow: the 401 challenge, protected resource metadata, OpenID Connect discovery, dynamic
 //! client registration, the authorization code with PKCE and a resource indicator, the
-//! provider's login and consent (driven over HTTP by [`Browser`]), the token request, and
-//! a step-up on `insufficient_scope`. Everything listens on 127.0.0.1.
+//! provider's login and consent (driven over HTTP by [`Browser`]), the token request, a
+//! step-up on `insufficient_scope`, and a refresh ahead of expiry. Also: no token is `401`,
+//! a token the provider issued for another audience is refused, and the client credentials
+//! grant (which declares its extension) gets in. Everything listens on 127.0.0.1.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, BufReader};
