@@ -60,13 +60,22 @@ pub(crate) fn project_root() -> PathBuf {
 
 /// Runs the whole test suite: the generated code must be fresh, then every test of every
 /// crate (unit, integration and doc tests), then the tests of features no workspace crate
-/// turns on (`mcp-server`'s `auth`), which the workspace run does not build.
+/// turns on (`mcp-server`'s `auth`), which the workspace run does not build: its unit and
+/// resource-server tests, and the end-to-end test against a real OpenID provider
+/// (`crates/mcp-server/tests/oidc/`, which installs its pinned npm package itself).
 fn test() -> Result<(), String> {
     codegen::run(codegen::Mode::Check)?;
     cargo(&["test", "--workspace", "--all-targets"])?;
     cargo(&["test", "--workspace", "--doc"])?;
     let auth = ["-p", "mcp-server", "--features", "auth"];
-    cargo(&[&["test"][..], &auth, &["--lib", "--test", "auth"]].concat())?;
+    cargo(
+        &[
+            &["test"][..],
+            &auth,
+            &["--lib", "--test", "auth", "--test", "oidc"],
+        ]
+        .concat(),
+    )?;
     cargo(&[&["test"][..], &auth, &["--doc"]].concat())
 }
 

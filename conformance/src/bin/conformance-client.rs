@@ -113,7 +113,7 @@ async fn client(
     era: EraChoice,
     oauth: Option<OAuthClient>,
 ) -> Result<Client, mcp_legacy::client::Error> {
-    let builder = Client::builder("mcp-rust-conformance-client", env!("CARGO_PKG_VERSION"))
+    let mut builder = Client::builder("mcp-rust-conformance-client", env!("CARGO_PKG_VERSION"))
         .on_elicit(|params| async move { Ok(answer_form(&params)) })
         .on_sample(|_params| async {
             Ok(CreateMessageResult::new(
@@ -130,6 +130,8 @@ async fn client(
         });
     let mut config = HttpClientConfig::default();
     if let Some(oauth) = oauth {
+        // The client credentials grant declares its extension.
+        builder = builder.oauth(&oauth);
         config = config.authorizer(Arc::new(oauth));
     }
     let connection = Connector::new(builder)

@@ -50,6 +50,8 @@ pub struct ClientBuilder {
     log_level: Option<LoggingLevel>,
     max_rounds: usize,
     timeout: Option<Duration>,
+    /// The `extensions` of the declared capabilities, by identifier.
+    extensions: JsonObject,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -113,6 +115,31 @@ impl ClientBuilder {
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Declares the extension `id` (such as `io.modelcontextprotocol/oauth-client-credentials`)
+    /// with its `settings` in the `extensions` map of the capabilities every request
+    /// declares (`docs/2026-07-28/basic/versioning.mdx`, Extension Negotiation). Declaring
+    /// the same identifier again replaces its settings. The identifier is sent as given:
+    /// it must carry a prefix, as `_meta` keys do.
+    #[must_use]
+    pub fn extension(mut self, id: impl Into<String>, settings: JsonObject) -> Self {
+        self.extensions.insert(id.into(), Value::Object(settings));
+        self
+    }
+
+    /// Declares the extensions the grant of `oauth` is defined by: the client credentials
+    /// grant declares `io.modelcontextprotocol/oauth-client-credentials`
+    /// (`docs/extensions/auth/oauth-client-credentials.mdx`, Declare support); the
+    /// authorization code grant is the core protocol's and declares nothing. Install the
+    /// same client as the HTTP transport's authorizer.
+    #[cfg(feature = "auth")]
+    #[must_use]
+    pub fn oauth(mut self, oauth: &crate::auth::OAuthClient) -> Self {
+        for id in oauth.config().extensions() {
+            self = self.extension(*id, JsonObject::new());
+        }
         self
     }
 
@@ -201,6 +228,9 @@ impl ClientBuilder {
         }
         if self.roots.is_some() {
             capabilities.roots = Some(JsonObject::new());
+        }
+        if !self.extensions.is_empty() {
+            capabilities.extensions = Some(self.extensions.clone());
         }
         InputHandlers {
             info: self.info.clone(),
@@ -502,6 +532,7 @@ impl Client {
             log_level: None,
             max_rounds: 10,
             timeout: None,
+            extensions: JsonObject::new(),
         }
     }
 

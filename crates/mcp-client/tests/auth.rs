@@ -14,8 +14,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use mcp_client::Client;
 use mcp_client::auth::{
-    AuthError, AuthorizationRequest, AuthorizationResponse, ClientCredentials, ClientSecret,
-    FileStore, Interaction, InteractionFuture, NetworkPolicy, OAuthClient, OAuthConfig,
+    AuthError, AuthorizationRequest, AuthorizationResponse, CLIENT_CREDENTIALS_EXTENSION,
+    ClientCredentials, ClientSecret, FileStore, Interaction, InteractionFuture, NetworkPolicy,
+    OAuthClient, OAuthConfig,
 };
 use mcp_transport_http::HttpClientConfig;
 use serde_json::{Value, json};
@@ -33,6 +34,11 @@ struct Log {
     issued: u32,
     /// Whether `a1` was used: the MCP endpoint accepts it once (then it has "expired").
     used_a1: bool,
+    /// The `expires_in` of `a1` (default 60 s; 0: due for renewal at once); later tokens
+    /// get 600 s.
+    first_lifetime: Option<u64>,
+    /// Whether the first grant comes without a refresh token.
+    no_refresh: bool,
 }
 
 type Shared = Arc<Mutex<Log>>;
@@ -97,10 +103,15 @@ async fn start(log: Shared) -> String {
                 log.token.push(form(&body));
                 log.issued += 1;
                 let access = format!("a{}", log.issued);
+                let lifetime = if log.issued == 1 {
+                    log.first_lifetime.unwrap_or(60)
+                } else {
+                    600
+                };
                 let mut reply =
-                    json!({"access_token": access, "token_type": "Bearer", "expires_in": 60});
+                    json!({"access_token": access, "token_type": "Bearer", "expires_in": lifetime});
                 // Only the first grant gets a refresh token: a refresh keeps the old one.
-                if log.issued == 1 {
+                if log.issued == 1 && !log.no_refresh {
                     reply["refresh_token"] = json!("r1");
                 }
                 json_response(StatusCode::OK, &reply)
@@ -359,4 +370,140 @@ async fn client_credentials_with_a_jwt_assertion_that_verifies() {
         .claims;
     assert_eq!(claims["sub"], "machine");
     assert!(claims["jti"].as_str().is_some_and(|j| j.len() >= 32));
+}
+
+#[tokio::test]
+async fn a_token_about_to_expire_is_refreshed_before_the_next_request() {
+    let log = Shared::default();
+    // a1 expires as it is issued: it is due for renewal at once.
+    log.lock().unwrap().first_lifetime = Some(0);
+    let base = start(Arc::clone(&log)).await;
+    let url = format!("{base}/mcp");
+    let approve = Arc::new(Approve::default());
+    let oauth = OAuthClient::new(
+        OAuthConfig::authorization_code(&url, Arc::clone(&approve) as Arc<dyn Interaction>)
+            .network(NetworkPolicy::development()),
+    )
+    .unwrap();
+    let client = connect(&url, oauth);
+    client.list_tools_all().await.unwrap();
+    // Refreshed before the request: a2 is sent, and the server never refused anything.
+    client.list_tools_all().await.unwrap();
+    // a2 lives 600 s: the next request just uses it.
+    client.list_tools_all().await.unwrap();
+    let log = log.lock().unwrap();
+    assert_eq!(
+        log.mcp,
+        [
+            None,
+            Some("Bearer a1".to_owned()),
+            Some("Bearer a2".to_owned()),
+            Some("Bearer a2".to_owned())
+        ]
+    );
+    assert_eq!(log.token.len(), 2);
+    assert_eq!(field(&log.token[1], "grant_type"), Some("refresh_token"));
+    assert_eq!(field(&log.token[1], "refresh_token"), Some("r1"));
+    assert_eq!(field(&log.token[1], "resource"), Some(url.as_str()));
+    assert_eq!(
+        approve.requests.lock().unwrap().len(),
+        1,
+        "one sign-in only"
+    );
+}
+
+#[tokio::test]
+async fn without_a_refresh_token_only_a_client_credentials_token_is_renewed_ahead() {
+    for machine in [true, false] {
+        let log = Shared::default();
+        {
+            let mut log = log.lock().unwrap();
+            log.first_lifetime = Some(0);
+            log.no_refresh = true;
+        }
+        let base = start(Arc::clone(&log)).await;
+        let url = format!("{base}/mcp");
+        let config = if machine {
+            OAuthConfig::client_credentials(
+                &url,
+                ClientCredentials::new("machine", ClientSecret::Secret("s".to_owned())),
+            )
+        } else {
+            OAuthConfig::authorization_code(&url, Arc::new(Approve::default()))
+        };
+        let client = connect(
+            &url,
+            OAuthClient::new(config.network(NetworkPolicy::development())).unwrap(),
+        );
+        client.list_tools_all().await.unwrap();
+        client.list_tools_all().await.unwrap();
+        let log = log.lock().unwrap();
+        let second = log.mcp[2].as_deref();
+        if machine {
+            // A new client credentials grant before the request.
+            assert_eq!(second, Some("Bearer a2"));
+            assert_eq!(log.token.len(), 2);
+            assert_eq!(
+                field(&log.token[1], "grant_type"),
+                Some("client_credentials")
+            );
+        } else {
+            // Nothing to renew a user's token with but the user: a1 is sent, and only the
+            // server's refusal (a1 is accepted once) brings a new sign-in.
+            assert_eq!(second, Some("Bearer a1"));
+            assert_eq!(log.token.len(), 2);
+            assert_eq!(
+                field(&log.token[1], "grant_type"),
+                Some("authorization_code")
+            );
+        }
+    }
+}
+
+#[test]
+fn the_client_credentials_grant_declares_its_extension() {
+    let url = "https://mcp.example.com/mcp";
+    let machine = OAuthClient::new(OAuthConfig::client_credentials(
+        url,
+        ClientCredentials::new("machine", ClientSecret::Secret("s".to_owned())),
+    ))
+    .unwrap();
+    let user = OAuthClient::new(OAuthConfig::authorization_code(url, Arc::new(NoUser))).unwrap();
+    let settings = json!({"mimeTypes": ["text/html;profile=mcp-app"]});
+    let declared = |builder: mcp_client::ClientBuilder| {
+        serde_json::to_value(builder.input_handlers().capabilities()).unwrap()["extensions"].clone()
+    };
+
+    let with_machine = Client::builder("a", "1")
+        .extension(
+            "io.modelcontextprotocol/ui",
+            settings.as_object().unwrap().clone(),
+        )
+        .oauth(&machine);
+    assert_eq!(
+        declared(with_machine),
+        json!({
+            "io.modelcontextprotocol/ui": settings,
+            CLIENT_CREDENTIALS_EXTENSION: {},
+        })
+    );
+    // The authorization code grant is the core protocol's: nothing to declare, and no
+    // empty `extensions` map either.
+    assert_eq!(
+        declared(Client::builder("a", "1").oauth(&user)),
+        Value::Null
+    );
+}
+
+/// An interaction that is never used.
+#[derive(Debug)]
+struct NoUser;
+
+impl Interaction for NoUser {
+    fn redirect_uri(&self) -> String {
+        "http://127.0.0.1:1/callback".to_owned()
+    }
+    fn authorize<'a>(&'a self, _request: &'a AuthorizationRequest) -> InteractionFuture<'a> {
+        Box::pin(async { Err("no user here".into()) })
+    }
 }

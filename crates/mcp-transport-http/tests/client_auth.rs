@@ -255,3 +255,74 @@ async fn an_authorizer_that_never_gives_up_is_stopped() {
         mcp_transport_http::MAX_CHALLENGES as usize
     );
 }
+
+/// Holds `one` (which the server refuses) until `prepare` renews it to `two`; records how
+/// often it was asked to prepare and to answer a challenge.
+#[derive(Debug)]
+struct Renewing {
+    current: Mutex<&'static str>,
+    renewals: Mutex<u32>,
+    challenges: Mutex<u32>,
+}
+
+impl Authorizer for Renewing {
+    fn authorization(&self) -> Option<HeaderValue> {
+        let token = *self.current.lock().unwrap();
+        Some(HeaderValue::from_str(&format!("Bearer {token}")).unwrap())
+    }
+
+    fn prepare(&self) -> Option<AuthFuture<'_, ()>> {
+        // Only a token about to expire (`one`) needs work; `two` is fresh.
+        if *self.current.lock().unwrap() != "one" {
+            return None;
+        }
+        Some(Box::pin(async move {
+            tokio::task::yield_now().await;
+            *self.renewals.lock().unwrap() += 1;
+            *self.current.lock().unwrap() = "two";
+        }))
+    }
+
+    fn challenged<'a>(
+        &'a self,
+        _challenge: &'a Challenge,
+    ) -> AuthFuture<'a, Result<bool, AuthorizerError>> {
+        Box::pin(async move {
+            *self.challenges.lock().unwrap() += 1;
+            Ok(false)
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_token_renewed_before_the_request_is_the_one_sent() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let url = start(Arc::clone(&seen)).await;
+    let authorizer = Arc::new(Renewing {
+        current: Mutex::new("one"),
+        renewals: Mutex::new(0),
+        challenges: Mutex::new(0),
+    });
+    let http = HttpClient::new(
+        &url,
+        HttpClientConfig::default().authorizer(Arc::clone(&authorizer) as Arc<dyn Authorizer>),
+    )
+    .unwrap();
+    for _ in 0..2 {
+        let mut stream = http
+            .request(frame(), RequestHeaders::new("2026-07-28", "tools/list"))
+            .await
+            .unwrap();
+        assert!(matches!(
+            stream.next().await,
+            Some(Ok(mcp_jsonrpc::Message::Response(_)))
+        ));
+    }
+    // The stale token was never sent, nothing was refused, and it was renewed once.
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [Some("Bearer two".to_owned()), Some("Bearer two".to_owned())]
+    );
+    assert_eq!(*authorizer.challenges.lock().unwrap(), 0);
+    assert_eq!(*authorizer.renewals.lock().unwrap(), 1);
+}

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::fetch::NetworkPolicy;
 use super::interaction::Interaction;
@@ -12,6 +13,10 @@ use super::store::{CredentialStore, MemoryStore};
 /// the client treats the refusal as permanent (`docs/2026-07-28/basic/authorization/index.mdx`,
 /// Step-Up Authorization Flow: "no more than a few times").
 pub const DEFAULT_MAX_AUTHORIZATIONS: u32 = 3;
+
+/// How long before its expiry an access token is renewed by default (see
+/// [`OAuthConfig::refresh_ahead`]).
+pub const DEFAULT_REFRESH_AHEAD: Duration = Duration::from_mins(1);
 
 /// Client credentials known in advance for one authorization server
 /// (`client-registration.mdx`, Pre-registration). They are used with that issuer only.
@@ -54,6 +59,11 @@ impl fmt::Debug for PreRegistered {
             .finish_non_exhaustive()
     }
 }
+
+/// The identifier of the OAuth Client Credentials extension
+/// (`docs/extensions/auth/oauth-client-credentials.mdx`), which a client using that grant
+/// declares in its capabilities' `extensions` (see `ClientBuilder::oauth`).
+pub const CLIENT_CREDENTIALS_EXTENSION: &str = "io.modelcontextprotocol/oauth-client-credentials";
 
 /// How a client-credentials client proves who it is.
 #[derive(Clone)]
@@ -153,6 +163,13 @@ pub struct OAuthConfig {
     /// How many authorizations one request may trigger (default
     /// [`DEFAULT_MAX_AUTHORIZATIONS`]).
     pub max_authorizations: u32,
+    /// How long before an access token expires it is renewed, before the next request
+    /// rather than after the server refuses it (default [`DEFAULT_REFRESH_AHEAD`];
+    /// `Duration::ZERO` renews only after a refusal). Renewal uses the refresh token, or,
+    /// for the client credentials grant, a new grant; it needs the token's `expires_in`,
+    /// and never asks the user. At most half the token's remaining lifetime is taken, so a
+    /// short-lived token is not renewed on every request.
+    pub refresh_ahead: Duration,
     /// The TLS settings for the OAuth requests (default: the Mozilla roots).
     pub tls: Option<Arc<rustls::ClientConfig>>,
 }
@@ -187,7 +204,18 @@ impl OAuthConfig {
             network: NetworkPolicy::default(),
             offline_access: true,
             max_authorizations: DEFAULT_MAX_AUTHORIZATIONS,
+            refresh_ahead: DEFAULT_REFRESH_AHEAD,
             tls: None,
+        }
+    }
+
+    /// The identifiers of the extensions this configuration's grant is defined by, which the
+    /// client declares in its capabilities: [`CLIENT_CREDENTIALS_EXTENSION`] for the client
+    /// credentials grant, none for the authorization code grant.
+    pub fn extensions(&self) -> &'static [&'static str] {
+        match self.grant {
+            Grant::ClientCredentials(_) => &[CLIENT_CREDENTIALS_EXTENSION],
+            Grant::AuthorizationCode(_) => &[],
         }
     }
 
@@ -244,6 +272,13 @@ impl OAuthConfig {
     #[must_use]
     pub fn max_authorizations(mut self, max: u32) -> Self {
         self.max_authorizations = max;
+        self
+    }
+
+    /// Sets [`refresh_ahead`](Self::refresh_ahead).
+    #[must_use]
+    pub fn refresh_ahead(mut self, ahead: Duration) -> Self {
+        self.refresh_ahead = ahead;
         self
     }
 

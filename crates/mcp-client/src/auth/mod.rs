@@ -20,8 +20,10 @@
 //!    and step-up, the union with the scopes requested before. `offline_access` is added only
 //!    when the authorization server lists it (Refresh Tokens). At most
 //!    [`OAuthConfig::max_authorizations`] authorizations per request.
-//! 4. **Refresh** (OAuth 2.1 §4.3): a `401` with a refresh token and nothing new to ask
-//!    for refreshes first.
+//! 4. **Refresh** (OAuth 2.1 §4.3): a token about to expire is renewed before the next
+//!    request ([`OAuthConfig::refresh_ahead`]: with its refresh token, or a new client
+//!    credentials grant); a `401` with a refresh token and nothing new to ask for
+//!    refreshes first.
 //! 5. **Registration** (`client-registration.mdx`): pre-registered credentials for that
 //!    issuer, a Client ID Metadata Document, a registration stored for that issuer, then
 //!    dynamic registration with `application_type`. Credentials and tokens are bound to the
@@ -30,7 +32,9 @@
 //!    not advertise it, `security-considerations.mdx`), `state`, and `iss` checked as RFC
 //!    9207 and `index.mdx` (Authorization Response Validation) say, the user's part done by
 //!    an [`Interaction`]; or the client credentials grant of
-//!    `docs/extensions/auth/oauth-client-credentials.mdx` with a secret or a JWT assertion.
+//!    `docs/extensions/auth/oauth-client-credentials.mdx` with a secret or a JWT assertion
+//!    (a client using it declares the extension, [`CLIENT_CREDENTIALS_EXTENSION`], with
+//!    [`ClientBuilder::oauth`](crate::ClientBuilder::oauth)).
 //!    The token endpoint authentication is `client_secret_basic`, `client_secret_post`,
 //!    `none` or `private_key_jwt`, as the registration and the server's metadata say.
 //!
@@ -99,7 +103,8 @@ mod token;
 
 pub use challenge::BearerChallenge;
 pub use config::{
-    ClientCredentials, ClientSecret, DEFAULT_MAX_AUTHORIZATIONS, Grant, OAuthConfig, PreRegistered,
+    CLIENT_CREDENTIALS_EXTENSION, ClientCredentials, ClientSecret, DEFAULT_MAX_AUTHORIZATIONS,
+    DEFAULT_REFRESH_AHEAD, Grant, OAuthConfig, PreRegistered,
 };
 pub use discovery::{
     AuthorizationServerMetadata, ResourceMetadata, authorization_server_metadata_urls,

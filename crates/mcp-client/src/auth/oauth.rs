@@ -2,7 +2,8 @@
 //! flow of `docs/2026-07-28/basic/authorization/index.mdx`: discovery, the choice of
 //! authorization server, scope selection and step-up, refresh, registration, the grant.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use http::{HeaderValue, StatusCode};
 use mcp_transport_http::{AuthFuture, Authorizer, Challenge};
@@ -24,7 +25,8 @@ use super::token::{self, TokenResponse, now};
 /// The OAuth 2.1 client of an MCP server: install it as the HTTP transport's
 /// [`Authorizer`] (see the [module docs](super) for an example). Cheap to share behind an
 /// `Arc`; concurrent challenges run one flow at a time, and a request refused while
-/// another obtained a token is simply re-sent with it.
+/// another obtained a token is simply re-sent with it. A token about to expire is renewed
+/// before the next request ([`OAuthConfig::refresh_ahead`]).
 #[derive(Debug)]
 pub struct OAuthClient {
     config: OAuthConfig,
@@ -33,6 +35,35 @@ pub struct OAuthClient {
     header: Mutex<Option<HeaderValue>>,
     /// The current tokens; held across a flow so that flows do not overlap.
     tokens: tokio::sync::Mutex<Option<StoredTokens>>,
+    /// When the current token is due for renewal ahead of its expiry, in seconds since the
+    /// Unix epoch; 0 when it is not to be renewed ahead.
+    renew_at: AtomicU64,
+    /// What the last flow discovered, which a renewal ahead of expiry reuses.
+    discovered: Mutex<Option<Arc<Discovered>>>,
+}
+
+/// The metadata of the resource and of the authorization server chosen for it.
+#[derive(Debug)]
+struct Discovered {
+    resource: ResourceMetadata,
+    metadata: AuthorizationServerMetadata,
+}
+
+/// When `tokens` are due for renewal ahead of expiry under `config` (0: never): with a
+/// refresh token or the client credentials grant, and a known expiry, `refresh_ahead`
+/// before it, but no earlier than half the remaining lifetime.
+fn renew_at(config: &OAuthConfig, tokens: &StoredTokens) -> u64 {
+    let renewable =
+        tokens.refresh_token.is_some() || matches!(config.grant, Grant::ClientCredentials(_));
+    let Some(expires_at) = tokens
+        .expires_at
+        .filter(|_| renewable && !config.refresh_ahead.is_zero())
+    else {
+        return 0;
+    };
+    let remaining = expires_at.saturating_sub(now());
+    let ahead = config.refresh_ahead.as_secs().min(remaining / 2);
+    expires_at.saturating_sub(ahead).max(1)
 }
 
 impl OAuthClient {
@@ -45,11 +76,14 @@ impl OAuthClient {
             .tokens(&config.server_url)
             .map_err(AuthError::Store)?;
         let header = stored.as_ref().and_then(|t| bearer(&t.access_token));
+        let due = stored.as_ref().map_or(0, |t| renew_at(&config, t));
         Ok(OAuthClient {
             config,
             fetcher,
             header: Mutex::new(header),
             tokens: tokio::sync::Mutex::new(stored),
+            renew_at: AtomicU64::new(due),
+            discovered: Mutex::new(None),
         })
     }
 
@@ -63,6 +97,7 @@ impl OAuthClient {
         let mut tokens = self.tokens.lock().await;
         *tokens = None;
         *self.header.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        self.renew_at.store(0, Ordering::Relaxed);
         self.config
             .store
             .remove_tokens(&self.config.server_url)
@@ -101,6 +136,13 @@ impl OAuthClient {
             discover_resource(&self.fetcher, server, bearer.resource_metadata.as_deref()).await?;
         let issuer = self.choose_issuer(&resource)?;
         let metadata = discover_authorization_server(&self.fetcher, &issuer).await?;
+        *self
+            .discovered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(Discovered {
+            resource: resource.clone(),
+            metadata: metadata.clone(),
+        }));
         // Tokens are bound to the server that issued them: never used with another.
         let previous = held
             .as_ref()
@@ -191,8 +233,90 @@ impl OAuthClient {
             .save_tokens(&self.config.server_url, &tokens)
             .map_err(AuthError::Store)?;
         *self.header.lock().unwrap_or_else(PoisonError::into_inner) = Some(header);
+        self.renew_at
+            .store(renew_at(&self.config, &tokens), Ordering::Relaxed);
         *held = Some(tokens);
         Ok(true)
+    }
+
+    /// Whether the current token is due for renewal ahead of its expiry.
+    fn due(&self) -> bool {
+        let at = self.renew_at.load(Ordering::Relaxed);
+        at != 0 && now() >= at
+    }
+
+    /// Renews the current token ahead of its expiry. A failure is logged and not retried
+    /// for this token: it is used until the server refuses it, and the refusal starts the
+    /// usual flow.
+    async fn renew_ahead(&self) {
+        let mut held = self.tokens.lock().await;
+        // Another request renewed it (or a flow replaced it) while this one waited.
+        if !self.due() {
+            return;
+        }
+        let Some(current) = held.clone() else {
+            return;
+        };
+        let result = match self.renew(&current).await {
+            Ok(tokens) => self.install(&mut held, tokens).map(drop),
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(()) => tracing::debug!("renewed the access token ahead of its expiry"),
+            Err(e) => {
+                self.renew_at.store(0, Ordering::Relaxed);
+                tracing::info!(error = %e, "renewing the access token ahead of its expiry failed");
+            }
+        }
+    }
+
+    /// New tokens for `current`, without the user: the refresh token grant, or the client
+    /// credentials grant again.
+    async fn renew(&self, current: &StoredTokens) -> Result<StoredTokens, AuthError> {
+        let discovered = self.discovered().await?;
+        let (resource, metadata) = (&discovered.resource, &discovered.metadata);
+        if metadata.issuer != current.issuer {
+            return Err(AuthError::metadata(
+                &metadata.issuer,
+                "the tokens were issued by another authorization server",
+            ));
+        }
+        match (&current.refresh_token, &self.config.grant) {
+            (Some(refresh_token), _) => {
+                self.refresh(metadata, resource, current, refresh_token)
+                    .await
+            }
+            (None, Grant::ClientCredentials(_)) => {
+                self.client_credentials(metadata, resource, current.scopes.clone())
+                    .await
+            }
+            (None, Grant::AuthorizationCode(_)) => Err(AuthError::metadata(
+                &metadata.issuer,
+                "no refresh token to renew the access token with",
+            )),
+        }
+    }
+
+    /// What the last flow discovered, or, for tokens from the store, discovery now (from
+    /// the well-known URLs: there is no challenge to start from).
+    async fn discovered(&self) -> Result<Arc<Discovered>, AuthError> {
+        let cached = self
+            .discovered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(discovered) = cached {
+            return Ok(discovered);
+        }
+        let resource = discover_resource(&self.fetcher, &self.config.server_url, None).await?;
+        let issuer = self.choose_issuer(&resource)?;
+        let metadata = discover_authorization_server(&self.fetcher, &issuer).await?;
+        let discovered = Arc::new(Discovered { resource, metadata });
+        *self
+            .discovered
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&discovered));
+        Ok(discovered)
     }
 
     async fn authorization_code(
@@ -348,6 +472,11 @@ fn stored(
 impl Authorizer for OAuthClient {
     fn authorization(&self) -> Option<HeaderValue> {
         self.current()
+    }
+
+    fn prepare(&self) -> Option<AuthFuture<'_, ()>> {
+        self.due()
+            .then(|| Box::pin(self.renew_ahead()) as AuthFuture<'_, ()>)
     }
 
     fn challenged<'a>(

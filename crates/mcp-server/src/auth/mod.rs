@@ -18,8 +18,11 @@
 //!   authorization server's JWKS, issuer, an audience equal to this resource, expiry,
 //!   not-before, an algorithm allow-list, no ID tokens) or [`IntrospectionVerifier`]
 //!   (RFC 7662), or your own;
-//! - answers a token without the scopes the endpoint or a tool requires with `403` and an
-//!   `insufficient_scope` challenge naming every scope the operation needs;
+//! - answers a token without the scopes the endpoint, or the tool, prompt or resource a
+//!   request names, requires with `403` and an `insufficient_scope` challenge naming every
+//!   scope the operation needs ([`ResourceServerBuilder::tool_scopes`],
+//!   [`prompt_scopes`](ResourceServerBuilder::prompt_scopes),
+//!   [`resource_scopes`](ResourceServerBuilder::resource_scopes));
 //! - hands the handler a [`TokenPrincipal`] (subject, client, scopes, claims; never the
 //!   token) through [`Context::principal`](crate::Context::principal) and
 //!   [`Context::token_principal`](crate::Context::token_principal).

@@ -33,7 +33,8 @@ struct Inner {
     metadata_paths: Vec<String>,
     document: Bytes,
     required: Vec<String>,
-    tools: HashMap<String, Vec<String>>,
+    /// The scopes of single operations, besides the endpoint's.
+    scoped: Scoped,
     /// For each broad scope, every scope it implies (transitively).
     implied: HashMap<String, BTreeSet<String>>,
     verifier: Arc<dyn TokenVerifier>,
@@ -54,7 +55,7 @@ pub struct ResourceServerBuilder {
     authorization_servers: Vec<String>,
     scopes_supported: Vec<String>,
     required: Vec<String>,
-    tools: HashMap<String, Vec<String>>,
+    scoped: Scoped,
     implies: Vec<(String, Vec<String>)>,
     fields: serde_json::Map<String, Value>,
     verifier: Option<Arc<dyn TokenVerifier>>,
@@ -79,7 +80,7 @@ impl ResourceServer {
             authorization_servers: Vec::new(),
             scopes_supported: Vec::new(),
             required: Vec::new(),
-            tools: HashMap::new(),
+            scoped: Scoped::default(),
             implies: Vec::new(),
             fields: serde_json::Map::new(),
             verifier: None,
@@ -105,7 +106,69 @@ impl ResourceServer {
 
     /// The scopes `tools/call` of `tool` needs, besides the endpoint's own.
     pub fn tool_scopes(&self, tool: &str) -> &[String] {
-        self.inner.tools.get(tool).map_or(&[], Vec::as_slice)
+        self.inner.scoped.get(Operation::Tool, tool)
+    }
+
+    /// The scopes `prompts/get` of `prompt` needs, besides the endpoint's own.
+    pub fn prompt_scopes(&self, prompt: &str) -> &[String] {
+        self.inner.scoped.get(Operation::Prompt, prompt)
+    }
+
+    /// The scopes `resources/read` of `uri` needs, besides the endpoint's own.
+    pub fn resource_scopes(&self, uri: &str) -> &[String] {
+        self.inner.scoped.get(Operation::Resource, uri)
+    }
+}
+
+/// The requests whose scopes can be set for one target, besides the endpoint's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Operation {
+    /// `tools/call` of a tool, by name.
+    Tool,
+    /// `prompts/get` of a prompt, by name.
+    Prompt,
+    /// `resources/read` of a resource, by URI.
+    Resource,
+}
+
+impl Operation {
+    fn of(method: &str) -> Option<Operation> {
+        match method {
+            method::TOOLS_CALL => Some(Operation::Tool),
+            method::PROMPTS_GET => Some(Operation::Prompt),
+            method::RESOURCES_READ => Some(Operation::Resource),
+            _ => None,
+        }
+    }
+}
+
+/// The scopes of single tools, prompts and resources.
+#[derive(Debug, Default)]
+struct Scoped {
+    tools: HashMap<String, Vec<String>>,
+    prompts: HashMap<String, Vec<String>>,
+    resources: HashMap<String, Vec<String>>,
+}
+
+impl Scoped {
+    fn map(&self, operation: Operation) -> &HashMap<String, Vec<String>> {
+        match operation {
+            Operation::Tool => &self.tools,
+            Operation::Prompt => &self.prompts,
+            Operation::Resource => &self.resources,
+        }
+    }
+
+    fn get(&self, operation: Operation, target: &str) -> &[String] {
+        self.map(operation).get(target).map_or(&[], Vec::as_slice)
+    }
+
+    fn all(&self) -> impl Iterator<Item = &String> {
+        self.tools
+            .values()
+            .chain(self.prompts.values())
+            .chain(self.resources.values())
+            .flatten()
     }
 }
 
@@ -156,7 +219,32 @@ impl ResourceServerBuilder {
         tool: impl Into<String>,
         required: impl IntoIterator<Item = S>,
     ) -> Self {
-        self.tools.insert(tool.into(), scopes(required));
+        self.scoped.tools.insert(tool.into(), scopes(required));
+        self
+    }
+
+    /// The scopes getting `prompt` (`prompts/get`) needs besides the endpoint's, as
+    /// [`tool_scopes`](Self::tool_scopes) for a tool.
+    #[must_use]
+    pub fn prompt_scopes<S: Into<String>>(
+        mut self,
+        prompt: impl Into<String>,
+        required: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.scoped.prompts.insert(prompt.into(), scopes(required));
+        self
+    }
+
+    /// The scopes reading the resource `uri` (`resources/read`) needs besides the
+    /// endpoint's, as [`tool_scopes`](Self::tool_scopes) for a tool. The URI is compared as
+    /// the request sends it, exactly (a resource of a template is named by its own URI).
+    #[must_use]
+    pub fn resource_scopes<S: Into<String>>(
+        mut self,
+        uri: impl Into<String>,
+        required: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.scoped.resources.insert(uri.into(), scopes(required));
         self
     }
 
@@ -207,7 +295,7 @@ impl ResourceServerBuilder {
             .scopes_supported
             .iter()
             .chain(&self.required)
-            .chain(self.tools.values().flatten());
+            .chain(self.scoped.all());
         for scope in every_scope {
             // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ).
             let valid = !scope.is_empty()
@@ -270,7 +358,7 @@ impl ResourceServerBuilder {
                 metadata_paths,
                 document: Bytes::from(Value::Object(document).to_string()),
                 required: self.required,
-                tools: self.tools,
+                scoped: self.scoped,
                 implied,
                 verifier,
             }),
@@ -308,11 +396,23 @@ fn canonical(resource: &str) -> Result<(String, String, String), crate::Error> {
     Ok((format!("{origin}{path}"), origin, path))
 }
 
-/// The name a `tools/call` names, read on its own.
+/// What a `tools/call` or `prompts/get` (`name`) or a `resources/read` (`uri`) names,
+/// read on its own.
 #[derive(serde::Deserialize)]
 struct Named<'a> {
-    #[serde(borrow)]
-    name: std::borrow::Cow<'a, str>,
+    #[serde(borrow, default)]
+    name: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    uri: Option<std::borrow::Cow<'a, str>>,
+}
+
+impl Named<'_> {
+    fn target(&self, operation: Operation) -> Option<&str> {
+        match operation {
+            Operation::Tool | Operation::Prompt => self.name.as_deref(),
+            Operation::Resource => self.uri.as_deref(),
+        }
+    }
 }
 
 /// What the `Authorization` header holds.
@@ -366,11 +466,12 @@ impl Inner {
                 .any(|granted| self.implied.get(granted).is_some_and(|s| s.contains(scope)))
     }
 
-    /// The scopes an operation needs: the endpoint's, and the tool's when it calls one.
-    fn needed(&self, tool: Option<&str>) -> Vec<String> {
+    /// The scopes an operation needs: the endpoint's, and those of the tool, prompt or
+    /// resource it names.
+    fn needed(&self, target: Option<(Operation, &str)>) -> Vec<String> {
         let mut needed = self.required.clone();
-        if let Some(extra) = tool.and_then(|t| self.tools.get(t)) {
-            for scope in extra {
+        if let Some((operation, target)) = target {
+            for scope in self.scoped.get(operation, target) {
                 if !needed.contains(scope) {
                     needed.push(scope.clone());
                 }
@@ -379,17 +480,15 @@ impl Inner {
         needed
     }
 
-    /// The tool a request's head says it calls (`Mcp-Method` and `Mcp-Name`), for the
-    /// scopes a challenge names before the body is read. Only a hint: the body decides.
-    fn hinted_tool<'h>(&self, headers: &'h HeaderMap) -> Option<&'h str> {
-        if self.tools.is_empty()
-            || headers
-                .get("mcp-method")
-                .is_none_or(|m| m != method::TOOLS_CALL)
-        {
+    /// The tool, prompt or resource a request's head says it names (`Mcp-Method` and
+    /// `Mcp-Name`), for the scopes a challenge names before the body is read. Only a hint:
+    /// the body decides.
+    fn hinted<'h>(&self, headers: &'h HeaderMap) -> Option<(Operation, &'h str)> {
+        let operation = Operation::of(headers.get("mcp-method")?.to_str().ok()?)?;
+        if self.scoped.map(operation).is_empty() {
             return None;
         }
-        headers.get("mcp-name")?.to_str().ok()
+        Some((operation, headers.get("mcp-name")?.to_str().ok()?))
     }
 
     fn refuse(&self, status: StatusCode, challenge: &Challenge<'_>) -> Response<Bytes> {
@@ -407,9 +506,9 @@ impl Inner {
     fn check_scopes(
         &self,
         principal: &TokenPrincipal,
-        tool: Option<&str>,
+        target: Option<(Operation, &str)>,
     ) -> Result<(), Response<Bytes>> {
-        let needed = self.needed(tool);
+        let needed = self.needed(target);
         if needed.iter().all(|scope| self.grants(principal, scope)) {
             return Ok(());
         }
@@ -427,7 +526,7 @@ impl Inner {
         &self,
         headers: &HeaderMap,
     ) -> Result<Arc<dyn Principal>, Response<Bytes>> {
-        let hinted = self.hinted_tool(headers);
+        let hinted = self.hinted(headers);
         let token = match credentials(headers) {
             Credentials::Bearer(token) if is_b64token(token) => token,
             Credentials::Bearer(_) => {
@@ -503,7 +602,10 @@ impl Authenticator for ResourceServer {
         principal: &dyn Principal,
         request: &Request,
     ) -> Result<(), Response<Bytes>> {
-        if self.inner.tools.is_empty() || request.method != method::TOOLS_CALL {
+        let Some(operation) = Operation::of(&request.method) else {
+            return Ok(());
+        };
+        if self.inner.scoped.map(operation).is_empty() {
             return Ok(());
         }
         let Some(params) = request.params.as_deref() else {
@@ -513,9 +615,13 @@ impl Authenticator for ResourceServer {
         let Ok(named) = serde_json::from_str::<Named<'_>>(params.get()) else {
             return Ok(());
         };
+        let Some(target) = named.target(operation) else {
+            return Ok(());
+        };
+        let target = Some((operation, target));
         let Some(principal) = principal.downcast_ref::<TokenPrincipal>() else {
             // Not a principal this resource server made: it grants nothing here.
-            let needed = self.inner.needed(Some(&named.name));
+            let needed = self.inner.needed(target);
             return Err(self.inner.refuse(
                 StatusCode::FORBIDDEN,
                 &Challenge {
@@ -525,7 +631,7 @@ impl Authenticator for ResourceServer {
                 },
             ));
         };
-        self.inner.check_scopes(principal, Some(&named.name))
+        self.inner.check_scopes(principal, target)
     }
 }
 

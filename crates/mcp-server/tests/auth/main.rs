@@ -22,8 +22,8 @@ use support::{
 const METADATA: &str = "https://mcp.example.com/.well-known/oauth-protected-resource";
 
 /// An authorization server publishing `rsa1` as `k1`, and the MCP server it protects:
-/// every request needs `files:read`, `delete` also `files:write`, `files:admin` implies
-/// both.
+/// every request needs `files:read`; the tool `delete`, the prompt `draft` and the resource
+/// `file:///payroll` also `files:write`; `files:admin` implies both.
 async fn setup() -> (Keys, AuthServer, RunningServer) {
     let keys = keys();
     let auth = AuthServer::start(vec![jwk(&keys.rsa1, "k1")]).await;
@@ -43,6 +43,8 @@ fn resource_server(
         .scopes_supported(["files:read", "files:write", "offline_access"])
         .required_scopes(["files:read"])
         .tool_scopes("delete", ["files:write"])
+        .prompt_scopes("draft", ["files:write"])
+        .resource_scopes("file:///payroll", ["files:write"])
         .scope_implies("files:admin", ["files:write"])
         .scope_implies("files:write", ["files:read"])
         .metadata_field("resource_name", "Protected files")
@@ -448,6 +450,63 @@ async fn insufficient_scope_gets_403_naming_every_scope_the_operation_needs() {
         assert_eq!(reply.status, 200, "{scopes}: {reply:?}");
         assert_eq!(reply.text(), "deleted");
     }
+}
+
+#[tokio::test]
+async fn prompts_and_resources_have_scopes_of_their_own() {
+    let (keys, _auth, mcp) = setup().await;
+    let forbidden = "Bearer error=\"insufficient_scope\", resource_metadata=\"https://mcp.example.com/.well-known/oauth-protected-resource\", scope=\"files:read files:write\", \
+                     error_description=\"the token lacks a scope this operation needs\"";
+    let reader = sign(&keys.rsa1, Some("k1"), None, &claims("alice", "files:read"));
+    let writer = sign(
+        &keys.rsa1,
+        Some("k1"),
+        None,
+        &claims("alice", "files:write"),
+    );
+    let draft = || Call::rpc("prompts/get", json!({"name": "draft"}));
+    let payroll = || Call::rpc("resources/read", json!({"uri": "file:///payroll"}));
+
+    for (case, call) in [("prompt", draft()), ("resource", payroll())] {
+        let reply = call.bearer(&reader).send(&mcp).await;
+        assert_eq!(reply.status, 403, "{case}: {reply:?}");
+        assert_eq!(reply.challenge(), forbidden, "{case}");
+    }
+    // Without a token, the challenge already names what the head says is asked for.
+    let reply = payroll().send(&mcp).await;
+    assert_eq!(reply.status, 401);
+    assert!(
+        reply
+            .challenge()
+            .ends_with("scope=\"files:read files:write\""),
+        "{reply:?}"
+    );
+    // Other prompts and resources need the endpoint's scope only.
+    let notes = Call::rpc("resources/read", json!({"uri": "file:///notes"}))
+        .bearer(&reader)
+        .send(&mcp)
+        .await;
+    assert_eq!(notes.status, 200, "{notes:?}");
+
+    let prompt = draft().bearer(&writer).send(&mcp).await;
+    assert_eq!(prompt.status, 200, "{prompt:?}");
+    assert_eq!(
+        prompt.body["result"]["messages"][0]["content"]["text"],
+        "a draft"
+    );
+    let read = payroll().bearer(&writer).send(&mcp).await;
+    assert_eq!(read.status, 200, "{read:?}");
+    assert_eq!(read.body["result"]["contents"][0]["text"], "salaries");
+
+    // The target is read from the body: a header naming another one is refused.
+    let mut lying = payroll();
+    lying.headers.retain(|(name, _)| *name != "mcp-name");
+    let lying = lying
+        .header("mcp-name", "file:///notes")
+        .bearer(&reader)
+        .send(&mcp)
+        .await;
+    assert_eq!(lying.status, 400, "{lying:?}");
 }
 
 #[tokio::test]

@@ -17,11 +17,11 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use mcp_server::auth::ResourceServer;
-use mcp_server::{ResourceDef, Server, ToolDef};
+use mcp_server::{PromptDef, ResourceDef, Server, ToolDef};
 use mcp_transport_http::{HttpServer, HttpServerConfig, RunningServer};
 use mcp_types::{
-    CallToolResult, ElicitRequestFormParams, ElicitRequestParams, EmbeddedResourceResource,
-    TextResourceContents,
+    CallToolResult, ContentBlock, ElicitRequestFormParams, ElicitRequestParams,
+    EmbeddedResourceResource, GetPromptResult, PromptMessage, Role, TextResourceContents,
 };
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
@@ -232,8 +232,9 @@ async fn answer(
 }
 
 /// The MCP server the tests protect: `whoami` reports what the handler sees of the
-/// request, `delete` needs `files:write`, `confirm` asks the user first (MRTR), and one
-/// resource to read.
+/// request, `delete` needs `files:write`, `confirm` asks the user first (MRTR), two
+/// resources to read (`file:///payroll` needs `files:write`) and a prompt (`draft`, which
+/// needs `files:write`).
 pub(crate) fn mcp_server() -> Server {
     Server::builder("protected", "1.0.0")
         .tool(ToolDef::new("whoami", json!({"type": "object"}), |_args, cx| async move {
@@ -261,6 +262,12 @@ pub(crate) fn mcp_server() -> Server {
         }))
         .resource(ResourceDef::new("file:///notes", "notes", |uri, _cx| async move {
             Ok(vec![EmbeddedResourceResource::TextResourceContents(TextResourceContents::new("notes", uri))])
+        }))
+        .resource(ResourceDef::new("file:///payroll", "payroll", |uri, _cx| async move {
+            Ok(vec![EmbeddedResourceResource::TextResourceContents(TextResourceContents::new("salaries", uri))])
+        }))
+        .prompt(PromptDef::new("draft", |_args, _cx| async move {
+            Ok(GetPromptResult::new(vec![PromptMessage::new(ContentBlock::text("a draft"), Role::User)]))
         }))
         .build()
         .unwrap()

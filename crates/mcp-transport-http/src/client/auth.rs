@@ -1,7 +1,8 @@
 //! The authorization seam of the client: where an `Authorization` header comes from, and
 //! what happens when the server refuses a request with a challenge.
 //!
-//! The transport knows no OAuth. It asks an [`Authorizer`] for the header of every request
+//! The transport knows no OAuth. It lets an [`Authorizer`] renew a token about to expire
+//! before each request ([`Authorizer::prepare`]), asks it for the header of every request
 //! (POSTs, GET streams, DELETEs, the raw requests of [`HttpClient::send`](crate::HttpClient::send)),
 //! and when the server answers `401 Unauthorized`, or `403 Forbidden` with a
 //! `WWW-Authenticate` challenge (`docs/2026-07-28/basic/authorization/index.mdx`, Error
@@ -47,6 +48,18 @@ pub trait Authorizer: Send + Sync + fmt::Debug {
     /// send none. Called once per request attempt, so it must be cheap: it reads the
     /// current token, it does not fetch one.
     fn authorization(&self) -> Option<HeaderValue>;
+
+    /// Work to do before a request is sent, if any: an authorizer whose token is about to
+    /// expire renews it here (a refresh ahead of expiry), so that the request does not
+    /// first meet a `401`. Called once per request, before its first
+    /// [`authorization`](Self::authorization); the request waits for the future, then
+    /// reads the header. The default does nothing, and an implementation must return
+    /// `None` cheaply when there is nothing to do. A failure here is the authorizer's to
+    /// log: the request is sent with whatever header it then holds, and a refusal goes
+    /// through [`challenged`](Self::challenged) as usual.
+    fn prepare(&self) -> Option<AuthFuture<'_, ()>> {
+        None
+    }
 
     /// The server refused a request: `401`, or `403` with a `WWW-Authenticate` challenge.
     /// Resolve to `Ok(true)` once a new header is ready and the request should be sent

@@ -314,6 +314,10 @@ impl HttpClient {
         &self,
         request: Request<Full<Bytes>>,
     ) -> Result<http::Response<hyper::body::Incoming>, Error> {
+        // A token about to expire is renewed before the request rather than after a 401.
+        if let Some(prepare) = self.authorizer.as_ref().and_then(|a| a.prepare()) {
+            prepare.await;
+        }
         let mut attempt = 0;
         loop {
             let mut sending = request.clone();
