@@ -1100,7 +1100,7 @@ mod tests {
         )
         .expect("the project's baseline");
         assert_eq!(parse_baseline(&empty, "server").unwrap(), []);
-        assert!(!parse_baseline(&empty, "client").unwrap().is_empty());
+        assert_eq!(parse_baseline(&empty, "client").unwrap(), []);
         assert_eq!(parse_baseline("", "server").unwrap(), []);
         assert_eq!(parse_baseline("# nothing\n", "server").unwrap(), []);
         assert_eq!(
@@ -1241,12 +1241,11 @@ mod tests {
     }
 
     #[test]
-    fn judges_the_client_capture_against_the_project_baseline() {
-        let text = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/expected-failures.yml"),
-        )
-        .expect("the project's baseline");
-        let baseline = parse_baseline(&text, "client").unwrap();
+    fn judges_the_client_capture_against_a_baseline_of_the_auth_scenarios() {
+        // The project's client baseline held these 25 entries until issue #9 emptied it;
+        // the capture below predates that, so it is judged against them.
+        let text = "client:\n  - auth/metadata-default\n  - auth/metadata-var1\n  - auth/metadata-var2\n  - auth/metadata-var3\n  - auth/basic-cimd\n  - auth/scope-from-www-authenticate\n  - auth/scope-from-scopes-supported\n  - auth/scope-omitted-when-undefined\n  - auth/scope-step-up\n  - auth/scope-retry-limit\n  - auth/token-endpoint-auth-basic\n  - auth/token-endpoint-auth-post\n  - auth/token-endpoint-auth-none\n  - auth/pre-registration\n  - auth/resource-mismatch\n  - auth/offline-access-scope\n  - auth/offline-access-not-supported\n  - auth/authorization-server-migration\n  - auth/iss-supported\n  - auth/iss-not-advertised\n  - auth/iss-supported-missing\n  - auth/iss-wrong-issuer\n  - auth/iss-unexpected\n  - auth/iss-normalized\n  - auth/metadata-issuer-mismatch\n";
+        let baseline = parse_baseline(text, "client").unwrap();
         assert_eq!(baseline.len(), 25);
         assert!(
             baseline
