@@ -13,7 +13,8 @@
 //! - `docs/2026-07-28/server/discover.mdx`, `.../tools.mdx`, `.../resources.mdx`
 //!   and `.../prompts.mdx`;
 //! - `docs/2026-07-28/server/utilities/completion.mdx`, `.../pagination.mdx`,
-//!   `.../caching.mdx` and `.../logging.mdx`.
+//!   `.../caching.mdx` and `.../logging.mdx`;
+//! - the Tasks extension, `docs/ext-tasks/specification/draft/tasks.md` (module [`tasks`]).
 //!
 //! Invariants:
 //!
@@ -53,6 +54,7 @@ mod prompt;
 mod resource;
 mod server;
 mod state;
+pub mod tasks;
 mod tool;
 
 pub use context::Context;
