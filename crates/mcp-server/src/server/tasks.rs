@@ -125,6 +125,8 @@ enum Edit {
     Write,
     /// Leave the record as it is.
     Keep,
+    /// Only push the expiry back (a running task's keep-alive): no change anyone sees.
+    Touch,
 }
 
 /// A spawned handler that is aborted if the request awaiting it goes away first.
@@ -383,19 +385,24 @@ impl Server {
                 return Ok((None, false));
             };
             let mut next = current.clone();
-            if let Edit::Keep = edit(&mut next)? {
+            let edit = edit(&mut next)?;
+            if let Edit::Keep = edit {
                 return Ok((Some(current), false));
             }
             let now = engine.now();
             next.revision = current.revision.wrapping_add(1);
-            next.updated_ms = now.max(current.updated_ms);
+            if let Edit::Write = edit {
+                next.updated_ms = now.max(current.updated_ms);
+            }
             next.expires_ms = current.expires_ms.max(now.saturating_add(engine.ttl_ms()));
             if store
                 .replace(current.revision, &next)
                 .await
                 .map_err(|e| ErrorObject::internal(e.to_string()))?
             {
-                let _ = engine.changes.send(next.id.clone());
+                if let Edit::Write = edit {
+                    let _ = engine.changes.send(next.id.clone());
+                }
                 return Ok((Some(next), true));
             }
         }
@@ -459,34 +466,65 @@ impl Server {
         let engine = Arc::clone(engine);
         tokio::spawn(async move {
             let mut run = std::pin::pin!(run);
-            let outcome = if engine.config.store.is_shared() {
+            let outcome = {
+                // While the run goes on, the task is kept alive; with a shared store, a
+                // cancellation recorded by another server is looked for too.
+                let watch = server.watch(&engine, &id, &token);
                 tokio::select! {
                     outcome = &mut run => outcome,
-                    () = server.watch_cancel(&engine, &id, &token) => run.await,
+                    () = watch => run.await,
                 }
-            } else {
-                run.await
             };
             server.settle(&id, outcome, Some(&cx)).await;
             engine.running().remove(&id);
         });
     }
 
-    /// Returns once the task is cancelled (or gone) in the shared store, after firing the
-    /// run's token.
-    async fn watch_cancel(&self, engine: &TaskEngine, id: &str, token: &CancellationToken) {
+    /// Watches a running task: every half TTL pushes its expiry back (so a run longer than
+    /// the TTL is not dropped under it, while the task of a server that died still expires),
+    /// and with a shared store, every poll interval looks for a cancellation recorded by
+    /// another server. Returns once the task is cancelled or gone, after firing the run's
+    /// token.
+    async fn watch(&self, engine: &TaskEngine, id: &str, token: &CancellationToken) {
+        let keep_alive = engine.config.ttl / 2;
+        let look = if engine.config.store.is_shared() {
+            engine.config.poll_interval.min(keep_alive)
+        } else {
+            keep_alive
+        };
+        let mut since_touch = std::time::Duration::ZERO;
         loop {
             tokio::select! {
                 () = token.cancelled() => return,
-                () = tokio::time::sleep(engine.config.poll_interval) => {}
+                () = tokio::time::sleep(look) => {}
             }
-            match engine.config.store.get(id).await {
+            since_touch += look;
+            let seen = if since_touch >= keep_alive {
+                since_touch = std::time::Duration::ZERO;
+                self.modify(engine, id, |r| {
+                    Ok(if r.status.is_terminal() {
+                        Edit::Keep
+                    } else {
+                        Edit::Touch
+                    })
+                })
+                .await
+                .map(|(record, _)| record)
+            } else {
+                engine
+                    .config
+                    .store
+                    .get(id)
+                    .await
+                    .map_err(|e| ErrorObject::internal(e.to_string()))
+            };
+            match seen {
                 Ok(Some(r)) if r.status != TaskStatus::Cancelled => {}
                 Ok(_) => {
                     token.cancel();
                     return;
                 }
-                Err(e) => tracing::debug!(error = %e, "cannot read a task's status"),
+                Err(e) => tracing::debug!(error = %e.message, "cannot read a task's status"),
             }
         }
     }
