@@ -29,6 +29,7 @@ use crate::tool::{BoxFuture, ParamHeader, ToolDef};
 mod calls;
 mod listen;
 mod lists;
+mod task_listen;
 mod tasks;
 
 /// The protocol versions the core serves (the legacy ones are `mcp-legacy`'s).

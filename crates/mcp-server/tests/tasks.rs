@@ -438,3 +438,88 @@ async fn discover_advertises_the_extension() {
     assert!(discovered["capabilities"].get("tasks").is_none());
     let _: Value = discovered;
 }
+
+/// Opens `subscriptions/listen` for `ids` as `caller`; the notifications arrive on the
+/// returned channel as encoded frames.
+fn listen(
+    server: &Server,
+    caller: tasks_common::Caller,
+    ids: &[&str],
+) -> (
+    tokio::task::JoinHandle<Result<Box<serde_json::value::RawValue>, mcp_jsonrpc::ErrorObject>>,
+    tokio::sync::mpsc::Receiver<bytes::Bytes>,
+) {
+    use mcp_jsonrpc::{
+        CancellationToken, NotificationSink, Request, RequestContext, TransportInfo,
+    };
+    let params = json!({"_meta": tasks_common::meta(caller), "notifications": {"taskIds": ids}});
+    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    let headers = vec![(
+        "authorization".to_owned(),
+        caller.credential.unwrap().to_owned(),
+    )];
+    let rpc = RequestContext::new(
+        mcp_types::RequestId::Integer(9),
+        CancellationToken::new(),
+        NotificationSink::channel(tx),
+    )
+    .with_transport_info(Arc::new(TransportInfo::with_headers(headers)));
+    let request = Request::new(
+        mcp_types::RequestId::Integer(9),
+        "subscriptions/listen",
+        Some(serde_json::value::to_raw_value(&params).unwrap()),
+    );
+    let server = server.clone();
+    (
+        tokio::spawn(async move { server.handle(request, rpc).await }),
+        rx,
+    )
+}
+
+async fn next(rx: &mut tokio::sync::mpsc::Receiver<bytes::Bytes>) -> Value {
+    let frame = rx.recv().await.expect("a notification");
+    serde_json::from_slice(frame.trim_ascii()).unwrap()
+}
+
+#[tokio::test]
+async fn listeners_hear_the_changes_of_their_own_tasks() {
+    let f = fixture(Tasks::in_memory());
+    let mine = start(&f.server, ALICE, "gate").await;
+    let theirs = start(&f.server, BOB, "gate").await;
+    let (stream, mut rx) = listen(&f.server, ALICE, &[&mine, &theirs, "no-such-task"]);
+    let ack = next(&mut rx).await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["notifications"]["taskIds"],
+        json!([mine]),
+        "only the listener's own tasks"
+    );
+
+    f.gate.add_permits(2);
+    let note = next(&mut rx).await;
+    assert_eq!(note["method"], "notifications/tasks");
+    assert_eq!(note["params"]["taskId"], mine.as_str());
+    assert_eq!(note["params"]["status"], "completed");
+    assert_eq!(note["params"]["result"]["content"][0]["text"], "opened");
+    assert_eq!(
+        note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        9
+    );
+    assert_eq!(
+        settled(&f.server, BOB, &theirs).await["status"],
+        "completed"
+    );
+    // Nothing about Bob's task, and nothing more about a terminal one.
+    for _ in 0..100 {
+        tokio::task::yield_now().await;
+    }
+    assert!(rx.try_recv().is_err());
+    stream.abort();
+
+    // Naming tasks without declaring the extension is refused.
+    let params = json!({"notifications": {"taskIds": [mine]}});
+    let refused = call(&f.server, PLAIN, "subscriptions/listen", params)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code.0, -32021);
+}
