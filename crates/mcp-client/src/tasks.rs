@@ -227,21 +227,18 @@ impl TaskHandle {
                 wait = suggested(&seen.task);
                 last = now;
             }
-            let notified = match &mut subscription {
-                Some(events) => {
-                    tokio::select! {
-                        () = tokio::time::sleep(wait) => None,
-                        event = events.next() => match event {
-                            Some(ListenEvent::Task(task)) if task.task.task_id == self.id() => Some(*task),
-                            Some(_) => None,
-                            None => { subscription = None; None }
-                        },
-                    }
+            let notified = if let Some(events) = &mut subscription {
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => None,
+                    event = events.next() => match event {
+                        Some(ListenEvent::Task(task)) if task.task.task_id == self.id() => Some(*task),
+                        Some(_) => None,
+                        None => { subscription = None; None }
+                    },
                 }
-                None => {
-                    tokio::time::sleep(wait).await;
-                    None
-                }
+            } else {
+                tokio::time::sleep(wait).await;
+                None
             };
             wait = (wait.mul_f64(1.5)).min(options.max_poll.max(suggested(&seen.task)));
             seen = match notified {

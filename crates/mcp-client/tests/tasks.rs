@@ -9,6 +9,7 @@ use mcp_client::{CallOptions, Client, ClientBuilder, Error, TaskOptions, ToolCal
 use mcp_jsonrpc::{Peer, PeerConfig, memory};
 use mcp_server::tasks::{TaskSupport, Tasks};
 use mcp_server::{Context, Server, ToolDef, ToolError};
+use mcp_types::JsonObject;
 use mcp_types::{
     CallToolResult, ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ElicitResultAction,
 };
@@ -100,7 +101,7 @@ async fn call_tool_follows_a_task_through_its_input_requests_to_the_result() {
     let f = fixture();
     let asked = Arc::new(AtomicUsize::new(0));
     let (client, _c, _s) = connect(&f.server, builder(&asked, fast()));
-    let result = client.call_tool("ask", Default::default()).await.unwrap();
+    let result = client.call_tool("ask", JsonObject::new()).await.unwrap();
     assert_eq!(
         result.content[0],
         mcp_types::ContentBlock::text("Hello, Ada!")
@@ -122,13 +123,13 @@ async fn a_client_without_the_extension_gets_the_synchronous_result_or_the_capab
         Ok(answer)
     });
     let (client, _c, _s) = connect(&f.server, plain);
-    let direct = client.call_tool("ask", Default::default()).await.unwrap();
+    let direct = client.call_tool("ask", JsonObject::new()).await.unwrap();
     assert_eq!(
         direct.content[0],
         mcp_types::ContentBlock::text("Hello, Bo!")
     );
     let refused = client
-        .call_tool("gate", Default::default())
+        .call_tool("gate", JsonObject::new())
         .await
         .unwrap_err();
     assert_eq!(refused.protocol().unwrap().code.0, -32021);
@@ -141,7 +142,7 @@ async fn the_low_level_handle_polls_waits_and_cancels() {
     let asked = Arc::new(AtomicUsize::new(0));
     let (client, _c, _s) = connect(&f.server, builder(&asked, fast()));
     let ToolCall::Task(task) = client
-        .call_tool_or_task("gate", Default::default(), &CallOptions::default())
+        .call_tool_or_task("gate", JsonObject::new(), &CallOptions::default())
         .await
         .unwrap()
     else {
@@ -159,7 +160,7 @@ async fn the_low_level_handle_polls_waits_and_cancels() {
     assert_eq!(result.content[0], mcp_types::ContentBlock::text("opened"));
 
     let ToolCall::Task(task) = client
-        .call_tool_or_task("gate", Default::default(), &CallOptions::default())
+        .call_tool_or_task("gate", JsonObject::new(), &CallOptions::default())
         .await
         .unwrap()
     else {
@@ -172,7 +173,7 @@ async fn the_low_level_handle_polls_waits_and_cancels() {
     }
 
     let failed = client
-        .call_tool("broken", Default::default())
+        .call_tool("broken", JsonObject::new())
         .await
         .unwrap_err();
     let error = failed
@@ -190,7 +191,7 @@ async fn dropping_a_call_that_follows_a_task_cancels_the_task() {
     let asked = Arc::new(AtomicUsize::new(0));
     let (client, _c, _s) = connect(&f.server, builder(&asked, fast()));
     let ToolCall::Task(task) = client
-        .call_tool_or_task("gate", Default::default(), &CallOptions::default())
+        .call_tool_or_task("gate", JsonObject::new(), &CallOptions::default())
         .await
         .unwrap()
     else {
@@ -221,7 +222,7 @@ async fn status_notifications_wake_the_follower_before_its_next_poll() {
     let asked = Arc::new(AtomicUsize::new(0));
     // Polls an hour apart: only a notification can end the call in time.
     let slow = TaskOptions::new()
-        .poll(Duration::from_secs(3600), Duration::from_secs(3600))
+        .poll(Duration::from_hours(1), Duration::from_hours(1))
         .notifications(true);
     let (client, _c, _s) = connect(&f.server, builder(&asked, slow));
     let gate = Arc::clone(&f.gate);
@@ -234,7 +235,7 @@ async fn status_notifications_wake_the_follower_before_its_next_poll() {
     });
     let result = tokio::time::timeout(
         Duration::from_secs(10),
-        client.call_tool("gate", Default::default()),
+        client.call_tool("gate", JsonObject::new()),
     )
     .await
     .expect("woken by notifications/tasks")
@@ -259,13 +260,13 @@ async fn over_http_task_requests_carry_the_task_id_in_mcp_name() {
     let client = builder(&asked, fast())
         .connect_http(running.url(), HttpClientConfig::default())
         .unwrap();
-    let result = client.call_tool("ask", Default::default()).await.unwrap();
+    let result = client.call_tool("ask", JsonObject::new()).await.unwrap();
     assert_eq!(
         result.content[0],
         mcp_types::ContentBlock::text("Hello, Ada!")
     );
     let ToolCall::Task(task) = client
-        .call_tool_or_task("gate", Default::default(), &CallOptions::default())
+        .call_tool_or_task("gate", JsonObject::new(), &CallOptions::default())
         .await
         .unwrap()
     else {

@@ -30,6 +30,7 @@ mod calls;
 mod listen;
 mod lists;
 mod task_listen;
+mod task_outcome;
 mod tasks;
 
 /// The protocol versions the core serves (the legacy ones are `mcp-legacy`'s).

@@ -68,14 +68,14 @@ fn get_task_results_of_every_status() {
     let working: GetTaskResult = check(&json!({
         "resultType": "complete", "taskId": "t", "status": "working",
         "createdAt": "2025-11-25T10:30:00Z", "lastUpdatedAt": "2025-11-25T10:50:00Z",
-        "ttlMs": 3600000, "pollIntervalMs": 5000
+        "ttlMs": 3_600_000, "pollIntervalMs": 5000
     }));
     assert_eq!(working.task.task.status, TaskStatus::Working);
 
     let asking: GetTaskResult = check(&json!({
         "resultType": "complete", "taskId": "t", "status": "input_required",
         "createdAt": "2025-11-25T10:30:00Z", "lastUpdatedAt": "2025-11-25T10:50:00Z",
-        "ttlMs": 3600000, "pollIntervalMs": 5000,
+        "ttlMs": 3_600_000, "pollIntervalMs": 5000,
         "inputRequests": {"name": {"method": "elicitation/create", "params": {
             "mode": "form", "message": "Please enter your name.",
             "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
@@ -90,7 +90,7 @@ fn get_task_results_of_every_status() {
     let done: GetTaskResult = check(&json!({
         "resultType": "complete", "taskId": "t", "status": "completed",
         "createdAt": "2025-11-25T10:30:00Z", "lastUpdatedAt": "2025-11-25T10:50:00Z",
-        "ttlMs": 3600000, "pollIntervalMs": 5000,
+        "ttlMs": 3_600_000, "pollIntervalMs": 5000,
         "result": {"content": [{"type": "text", "text": "Hello, Luca!"}], "isError": false}
     }));
     assert!(done.task.task.status.is_terminal());
@@ -99,7 +99,7 @@ fn get_task_results_of_every_status() {
     let failed: GetTaskResult = check(&json!({
         "resultType": "complete", "taskId": "t", "status": "failed",
         "createdAt": "2025-11-25T10:30:00Z", "lastUpdatedAt": "2025-11-25T10:40:00Z",
-        "ttlMs": 3600000, "statusMessage": "Tool execution failed: API rate limit exceeded",
+        "ttlMs": 3_600_000, "statusMessage": "Tool execution failed: API rate limit exceeded",
         "error": {"code": -32603, "message": "API rate limit exceeded"}
     }));
     assert_eq!(failed.task.error.expect("error").code, -32603);

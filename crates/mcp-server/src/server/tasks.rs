@@ -18,13 +18,14 @@ use mcp_types::tasks::{
     CreateTaskResult, DetailedTask, EXTENSION_ID, GetTaskResult, ROUTED_METHODS, Task, TaskAck,
     TaskStatus, method as task_method,
 };
-use mcp_types::{InputResponse, OrderedMap, RequestId, RequestMetaObject, method};
+use mcp_types::{OrderedMap, RequestId, RequestMetaObject, method};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::{broadcast, oneshot};
 
+use super::task_outcome::{answer, apply};
 use super::{Inner, Server, invalid, missing_extension, parse, to_raw};
-use crate::context::{Context, TaskLink, missing_capability};
+use crate::context::{Context, TaskLink};
 use crate::error::ToolError;
 use crate::extension::Extension;
 use crate::state::Binding;
@@ -120,7 +121,7 @@ struct UpdateParams {
 }
 
 /// What a change to a record decided.
-enum Edit {
+pub(super) enum Edit {
     /// Store the edited record.
     Write,
     /// Leave the record as it is.
@@ -214,7 +215,7 @@ impl Server {
         let cx = Context::with_task(rpc, meta, responses, state, link);
         let owner = (engine.config.owner)(&cx);
         if !deferred {
-            let record = self.new_record(&engine, owner, &name, arguments.clone(), &cx)?;
+            let record = Self::new_record(&engine, owner, &name, arguments.clone(), &cx)?;
             self.create(&engine, &record).await?;
             self.start_run(&engine, record.clone(), &tool);
             return self.task_handle_of(&record);
@@ -241,7 +242,7 @@ impl Server {
                     asking = false;
                     let Ok(reply) = asked else { continue };
                     let record =
-                        match self.new_record(&engine, owner.clone(), &name, arguments.clone(), &cx) {
+                        match Self::new_record(&engine, owner.clone(), &name, arguments.clone(), &cx) {
                             Ok(record) => record,
                             Err(e) => {
                                 let _ = reply.send(Err(e));
@@ -271,7 +272,6 @@ impl Server {
 
     /// A new record for a run of `tool` with what `cx` holds (the answers and state so far).
     fn new_record(
-        &self,
         engine: &TaskEngine,
         owner: String,
         tool: &str,
@@ -421,7 +421,7 @@ impl Server {
                 tokio::spawn(async move {
                     server
                         .settle(&record.id, Err(ToolError::Protocol(error)), None)
-                        .await
+                        .await;
                 });
                 return;
             }
@@ -612,13 +612,12 @@ impl Server {
                         .iter()
                         .find(|t| t.tool.name == record.tool)
                         .cloned();
-                    match tool {
-                        Some(tool) => self.start_run(&engine, record, &tool),
-                        None => {
-                            let error = invalid(format!("unknown tool {:?}", record.tool));
-                            self.settle(&record.id, Err(ToolError::Protocol(error)), None)
-                                .await;
-                        }
+                    if let Some(tool) = tool {
+                        self.start_run(&engine, record, &tool);
+                    } else {
+                        let error = invalid(format!("unknown tool {:?}", record.tool));
+                        self.settle(&record.id, Err(ToolError::Protocol(error)), None)
+                            .await;
                     }
                 }
                 self.ack()
@@ -631,93 +630,5 @@ impl Server {
         let mut ack = TaskAck::new();
         ack.meta = Some(self.result_meta());
         to_raw(&ack)
-    }
-}
-
-/// A `tasks/update` on `record`: answers to outstanding requests are taken (and checked),
-/// the rest ignored; once nothing is outstanding the task is `working` again.
-fn answer(
-    record: &mut TaskRecord,
-    responses: &serde_json::Map<String, Value>,
-) -> Result<Edit, ErrorObject> {
-    if record.status != TaskStatus::InputRequired {
-        return Ok(Edit::Keep);
-    }
-    let mut taken = false;
-    for (key, value) in responses {
-        if record.asked.get(key).is_none() {
-            continue;
-        }
-        let response: InputResponse = serde_json::from_value(value.clone())
-            .map_err(|e| invalid(format!("invalid input response {key:?}: {e}")))?;
-        record.asked.remove(key);
-        record.answers.insert(key.clone(), response);
-        taken = true;
-    }
-    if !taken {
-        return Ok(Edit::Keep);
-    }
-    if record.asked.is_empty() {
-        record.status = TaskStatus::Working;
-        record.status_message = None;
-    }
-    Ok(Edit::Write)
-}
-
-/// Writes a run's outcome into its (non-terminal) record.
-fn apply(
-    record: &mut TaskRecord,
-    outcome: Result<mcp_types::CallToolResult, ToolError>,
-    asked: &crate::context::Asked,
-    state: Option<Value>,
-    server: &Server,
-) {
-    let fail = |record: &mut TaskRecord, error: ErrorObject| {
-        record.status = TaskStatus::Failed;
-        record.status_message = Some(error.message.clone());
-        record.asked = OrderedMap::new();
-        let mut wire = mcp_types::Error::new(i64::from(error.code.0), error.message.clone());
-        wire.data.clone_from(&error.data);
-        record.error = Some(wire);
-    };
-    match outcome {
-        Ok(mut result) => {
-            result.meta = Some(server.result_meta());
-            record.status = TaskStatus::Completed;
-            record.status_message = None;
-            record.asked = OrderedMap::new();
-            record.result = Some(serde_json::to_value(&result).unwrap_or_default());
-        }
-        Err(ToolError::InputRequired) => {
-            if let Some(ToolError::Protocol(error)) = missing_capability(asked) {
-                return fail(record, error);
-            }
-            let fresh: Vec<_> = asked
-                .requests
-                .iter()
-                .filter(|(key, _)| record.answers.get(key).is_none())
-                .cloned()
-                .collect();
-            if fresh.is_empty() {
-                return fail(
-                    record,
-                    ErrorObject::internal("the tool asked for input but named no new request"),
-                );
-            }
-            record.status = TaskStatus::InputRequired;
-            record.status_message = Some("Waiting for input".to_owned());
-            record.asked = fresh.into_iter().collect();
-            if state.is_some() {
-                record.state = state;
-            }
-        }
-        Err(ToolError::Protocol(error)) => fail(record, error),
-        Err(ToolError::Failed(message)) => {
-            let mut result = mcp_types::CallToolResult::error(message);
-            result.meta = Some(server.result_meta());
-            record.status = TaskStatus::Completed;
-            record.asked = OrderedMap::new();
-            record.result = Some(serde_json::to_value(&result).unwrap_or_default());
-        }
     }
 }

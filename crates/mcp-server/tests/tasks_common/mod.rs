@@ -88,5 +88,7 @@ pub async fn settled(server: &Server, caller: Caller, id: &str) -> Value {
 }
 
 pub fn accept(content: Value) -> Value {
-    json!({"action": "accept", "content": content})
+    let mut answer = json!({"action": "accept"});
+    answer["content"] = content;
+    answer
 }
