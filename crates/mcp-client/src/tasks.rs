@@ -152,15 +152,19 @@ impl TaskHandle {
             client: Some(self.client.clone()),
             id: self.task.task_id.clone(),
         };
-        let outcome = self.follow().await;
-        if !matches!(outcome, Err(Error::Transport(_) | Error::Timeout { .. })) {
-            // The task ended (or the server refused it): nothing to cancel.
+        let mut ended = false;
+        let outcome = self.follow(&mut ended).await;
+        if ended {
+            // The task reached a terminal status: nothing to cancel. Otherwise (the
+            // connection failed, a handler could not answer the task's question) the task is
+            // abandoned, and cancelled rather than left waiting for its TTL.
             guard.client = None;
         }
         outcome
     }
 
-    async fn follow(&self) -> Result<CallToolResult, Error> {
+    /// Follows the task; `ended` is set once a terminal status was seen.
+    async fn follow(&self, ended: &mut bool) -> Result<CallToolResult, Error> {
         let options = self.client.task_options().cloned().unwrap_or_default();
         let mut subscription = if options.notifications && self.client.can_listen() {
             let filter = serde_json::json!({ "taskIds": [self.id()] });
@@ -178,6 +182,7 @@ impl TaskHandle {
         let mut last = (self.task.status, self.task.last_updated_at.clone());
         let mut seen = self.get().await?;
         loop {
+            *ended = seen.task.status.is_terminal();
             match seen.task.status {
                 TaskStatus::Completed => {
                     let result = seen.result.unwrap_or_default();

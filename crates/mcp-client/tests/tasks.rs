@@ -278,3 +278,30 @@ async fn over_http_task_requests_carry_the_task_id_in_mcp_name() {
         Err(Error::TaskCancelled { .. })
     ));
 }
+
+#[tokio::test]
+async fn a_task_whose_question_the_client_cannot_answer_is_cancelled_not_abandoned() {
+    let f = fixture();
+    let refusing = Client::builder("c", "1")
+        .tasks(fast())
+        .on_elicit(|_| async { Err("the user closed the dialog".to_owned()) });
+    let (client, _c, _s) = connect(&f.server, refusing);
+    let ToolCall::Task(task) = client
+        .call_tool_or_task("ask", JsonObject::new(), &CallOptions::default())
+        .await
+        .unwrap()
+    else {
+        panic!("a task");
+    };
+    let id = task.id().to_owned();
+    assert!(matches!(task.wait().await, Err(Error::Handler { .. })));
+    let mut status = None;
+    for _ in 0..500 {
+        status = Some(client.get_task(&id).await.unwrap().task.status);
+        if status == Some(mcp_types::tasks::TaskStatus::Cancelled) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(status, Some(mcp_types::tasks::TaskStatus::Cancelled));
+}
