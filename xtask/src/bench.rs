@@ -1,25 +1,31 @@
 //! `cargo xtask bench [--quick]`: issue #8's side-by-side measurement of our server against
-//! the official Rust SDK (rmcp) and the machine's floor.
+//! the official SDKs (rmcp, TypeScript, Python) and the machine's floor.
 //!
 //! 1. Builds `mcp-cli` (release, this workspace) and the benchmark-only workspace `bench/`
-//!    (release: `mcp-load`, `floor`, `rmcp-server`). `bench/` is not a member of this
-//!    workspace, so CI never builds rmcp.
-//! 2. Runs every scenario ([`SCENARIOS`]: a 16-byte echo with 16 calls in flight, a 64 KiB
-//!    echo with 16 in flight, a 16-byte echo with one in flight; each over stdio and over
-//!    HTTP) against every server ([`servers`]), interleaved: round 1 runs each scenario
-//!    for each server, then round 2, then round 3. Over stdio `mcp-load` spawns the server
-//!    itself; over HTTP the server is started here with `127.0.0.1:0`, its URL read from
-//!    the first line of its stdout, and killed after the run.
+//!    (release: `mcp-load`, `floor`, `rmcp-server`, then `client-load` on its own so that
+//!    the main workspace's serde_json features do not reach the floor). `bench/` is not a
+//!    member of this workspace, so CI never builds rmcp. Installs the SDK peers pinned
+//!    when missing or out of date ([`sdk_peers`]): `npm ci` in `bench/ts-server`, and a
+//!    venv in `bench/.work/py-venv` with `bench/py-server/requirements.txt`; without node
+//!    or python (or when the install fails) the run says so and goes on without that peer.
+//! 2. Runs every scenario ([`SCENARIOS`]) against every server that serves it
+//!    ([`servers`], [`ServerSpec::command`]), interleaved: round 1 runs each scenario for
+//!    each server, then round 2, then round 3. The echo loads: a 16-byte echo with 16 calls
+//!    in flight, a 64 KiB echo with 16 in flight, a 16-byte echo with one in flight. The
+//!    tool scenarios (servers with the benchmark's tools: ours, rmcp, the SDK peers): the
+//!    schema-validated `search`, `tools/list` of 500 tools (`--extra-tools 500`, every page
+//!    followed), and `steps` with 10 progress notifications per call over SSE (HTTP only).
+//!    Each SDK is driven in the era it speaks. Our client (`client-load`) drives ours with
+//!    the small echo, for the "our client ÷ mcp-load" figure. Over stdio the driver spawns
+//!    the server itself; over HTTP the server is started here with `127.0.0.1:0`, its URL
+//!    read from the first line of its stdout, and killed after the run.
 //! 3. Takes the median of the rounds for each figure and prints the tables of
-//!    `docs/PERFORMANCE.md`: the figures per server, then ours against rmcp and the floor
-//!    with the issue's goals. Every report of `mcp-load` is also appended to
-//!    `bench/.work/runs.jsonl` (ignored by git).
+//!    `docs/PERFORMANCE.md`: the figures per server, the tool scenarios, ours against rmcp
+//!    and the floor with the issue's goals, and our client against `mcp-load`. Every report
+//!    is also appended to `bench/.work/runs.jsonl` (ignored by git).
 //!
 //! `--quick` measures for 0.3 s with a short warm-up instead of 3 s: a smoke run that
 //! shows the harness works, not figures to quote.
-//!
-//! The TypeScript and Python SDK servers of issue #8 are not measured yet: the interop
-//! peers (`interop/`) have no `echo` tool; the run says so instead of failing.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -65,20 +71,35 @@ enum Load {
     Large,
     /// 16-byte text, one call in flight.
     Single,
+    /// `search` with [`SEARCH_ARGUMENTS`] (a realistic input schema), 16 in flight.
+    Search,
+    /// `tools/list` of [`EXTRA_TOOLS`] tools and more (every page followed), 16 in flight.
+    List,
+    /// `steps` with [`PROGRESS_STEPS`] progress notifications per call, 16 in flight.
+    Progress,
 }
+
+/// The generated tools of the `tools/list` scenario.
+const EXTRA_TOOLS: usize = 500;
+/// The progress notifications of each call of the progress scenario.
+const PROGRESS_STEPS: usize = 10;
+/// The arguments of the `search` scenario: every part of its schema used.
+const SEARCH_ARGUMENTS: &str = r#"{"query":"streamable http transport","scope":"code","filters":{"languages":["rust","typescript"],"repository":"modelcontextprotocol/rust-sdk","since":"2025-01-01","labels":["performance","good first issue"],"min_stars":10},"sort":"relevance","limit":20}"#;
+/// What every server's `search` answers to [`SEARCH_ARGUMENTS`].
+const SEARCH_REPLY: &str = "no results for streamable http transport in code";
 
 impl Load {
     fn payload(self) -> usize {
         match self {
-            Self::Small | Self::Single => 16,
             Self::Large => 64 * 1024,
+            _ => 16,
         }
     }
 
     fn in_flight(self) -> usize {
         match self {
-            Self::Small | Self::Large => 16,
             Self::Single => 1,
+            _ => 16,
         }
     }
 
@@ -87,92 +108,230 @@ impl Load {
             Self::Small => "16 B, 16 in flight",
             Self::Large => "64 KiB, 16 in flight",
             Self::Single => "16 B, 1 in flight",
+            Self::Search => "search (schema-validated), 16 in flight",
+            Self::List => "tools/list of 500 tools, 16 in flight",
+            Self::Progress => "steps (10 progress notifications), 16 in flight",
         }
+    }
+
+    /// Whether the load calls the benchmark's tools beyond `echo`.
+    fn needs_tools(self) -> bool {
+        matches!(self, Self::Search | Self::List | Self::Progress)
+    }
+
+    /// The warm-up calls: a listing of 500 tools costs as much as hundreds of echoes.
+    fn warmup(self, settings: Settings) -> u64 {
+        match self {
+            Self::List => (settings.warmup / 25).max(2),
+            _ => settings.warmup,
+        }
+    }
+
+    /// What `mcp-load` sends and checks, beyond the shared options.
+    fn load_args(self) -> Vec<String> {
+        let args: Vec<String> = match self {
+            Self::Small | Self::Large | Self::Single => {
+                vec!["--payload".into(), self.payload().to_string()]
+            }
+            Self::Search => vec![
+                "--tool".into(),
+                "search".into(),
+                "--arguments".into(),
+                SEARCH_ARGUMENTS.into(),
+                "--expect-text".into(),
+                SEARCH_REPLY.into(),
+            ],
+            Self::List => vec![
+                "--method".into(),
+                "tools/list".into(),
+                "--expect-tools".into(),
+                EXTRA_TOOLS.to_string(),
+            ],
+            Self::Progress => vec![
+                "--tool".into(),
+                "steps".into(),
+                "--arguments".into(),
+                format!(r#"{{"steps":{PROGRESS_STEPS}}}"#),
+                "--progress".into(),
+                PROGRESS_STEPS.to_string(),
+            ],
+        };
+        let mut all = vec!["--in-flight".to_owned(), self.in_flight().to_string()];
+        all.extend(args);
+        all
     }
 }
 
-const SCENARIOS: [(Load, Transport); 6] = [
+const SCENARIOS: [(Load, Transport); 11] = [
     (Load::Small, Transport::Stdio),
     (Load::Small, Transport::Http),
     (Load::Large, Transport::Stdio),
     (Load::Large, Transport::Http),
     (Load::Single, Transport::Stdio),
     (Load::Single, Transport::Http),
+    (Load::Search, Transport::Stdio),
+    (Load::Search, Transport::Http),
+    (Load::List, Transport::Stdio),
+    (Load::List, Transport::Http),
+    (Load::Progress, Transport::Http),
 ];
 
 /// Which role a server plays in the ratios.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Role {
     Ours,
+    /// Ours, driven by our client instead of `mcp-load`.
+    OursByClient,
     Rmcp,
     Floor,
     Other,
 }
 
+/// What drives the load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Driver {
+    /// `mcp-load`, the minimal driver.
+    McpLoad,
+    /// `client-load`: `mcp_client::Client`, echo only.
+    Client,
+}
+
 /// A server under test: how to start it over each transport it serves.
 struct ServerSpec {
-    name: &'static str,
+    name: String,
     role: Role,
+    driver: Driver,
     /// The era `mcp-load` speaks to it.
     era: &'static str,
     /// The command of the stdio server.
     stdio: Option<Vec<String>>,
     /// The command of the HTTP server; it prints its URL on the first line of stdout.
     http: Option<Vec<String>>,
+    /// It serves the tool scenarios (`search`, `steps`, `--extra-tools N`).
+    tools: bool,
+    /// Added to its command for the tool scenarios (ours registers the benchmark's tools
+    /// only when asked).
+    tools_args: &'static [&'static str],
+    /// Added to the HTTP command for the progress scenario (an SDK that drops
+    /// notifications in JSON mode needs its event-stream mode).
+    progress_http: &'static [&'static str],
 }
 
-fn servers(bins: &Bins) -> Vec<ServerSpec> {
-    let cmd = |bin: &Path, args: &[&str]| -> Vec<String> {
-        std::iter::once(bin.display().to_string())
-            .chain(args.iter().map(|&a| a.to_owned()))
-            .collect()
+impl ServerSpec {
+    /// The command that serves `load` over `transport`, or `None` when this server does
+    /// not take part in that scenario.
+    fn command(&self, load: Load, transport: Transport) -> Option<Vec<String>> {
+        if load.needs_tools() && !self.tools {
+            return None;
+        }
+        if self.driver == Driver::Client && load != Load::Small {
+            return None;
+        }
+        let mut command = match transport {
+            Transport::Stdio => self.stdio.clone()?,
+            Transport::Http => self.http.clone()?,
+        };
+        if load.needs_tools() {
+            command.extend(self.tools_args.iter().map(|&a| a.to_owned()));
+        }
+        if load == Load::List {
+            command.extend(["--extra-tools".to_owned(), EXTRA_TOOLS.to_string()]);
+        }
+        if load == Load::Progress && transport == Transport::Http {
+            command.extend(self.progress_http.iter().map(|&a| a.to_owned()));
+        }
+        Some(command)
+    }
+}
+
+fn command_of(bin: &Path, args: &[&str]) -> Vec<String> {
+    std::iter::once(bin.display().to_string())
+        .chain(args.iter().map(|&a| a.to_owned()))
+        .collect()
+}
+
+/// Our servers, the floor and rmcp, then the SDK peers that could be installed.
+fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
+    let cmd = command_of;
+    let ours = |name: &str, role, driver, tools, stdio: bool, http: &[&str]| ServerSpec {
+        name: name.to_owned(),
+        role,
+        driver,
+        era: "modern",
+        stdio: stdio.then(|| cmd(&bins.mcp, &["serve-example"])),
+        http: Some(cmd(&bins.mcp, http)),
+        tools,
+        tools_args: &["--bench-tools"],
+        progress_http: &[],
     };
-    vec![
+    let mut servers = vec![
+        ours(
+            "ours (mcp serve-example)",
+            Role::Ours,
+            Driver::McpLoad,
+            true,
+            true,
+            &["serve-example", "--http", "127.0.0.1:0"],
+        ),
+        ours(
+            "ours, HTTP on 1 worker thread (`--workers 1`)",
+            Role::Other,
+            Driver::McpLoad,
+            false,
+            false,
+            &["serve-example", "--http", "127.0.0.1:0", "--workers", "1"],
+        ),
         ServerSpec {
-            name: "ours (mcp serve-example)",
-            role: Role::Ours,
-            era: "modern",
-            stdio: Some(cmd(&bins.mcp, &["serve-example"])),
-            http: Some(cmd(&bins.mcp, &["serve-example", "--http", "127.0.0.1:0"])),
-        },
-        ServerSpec {
-            name: "ours, HTTP on 1 worker thread (`--workers 1`)",
-            role: Role::Other,
-            era: "modern",
-            stdio: None,
-            http: Some(cmd(
-                &bins.mcp,
-                &["serve-example", "--http", "127.0.0.1:0", "--workers", "1"],
-            )),
-        },
-        ServerSpec {
-            name: "floor (serde_json + fixed reply / bare hyper 1)",
+            name: "floor (serde_json + fixed reply / bare hyper 1)".to_owned(),
             role: Role::Floor,
+            driver: Driver::McpLoad,
             era: "modern",
             stdio: Some(cmd(&bins.floor, &["stdio"])),
             http: Some(cmd(&bins.floor, &["http", "127.0.0.1:0"])),
+            tools: false,
+            tools_args: &[],
+            progress_http: &[],
         },
         ServerSpec {
-            name: "rmcp 3.11 (`stdio_pipes()`; HTTP stateless JSON)",
+            name: "rmcp 3.11 (`stdio_pipes()`; HTTP stateless JSON)".to_owned(),
             role: Role::Rmcp,
+            driver: Driver::McpLoad,
             era: "modern",
             stdio: Some(cmd(&bins.rmcp, &["stdio-pipes"])),
             http: Some(cmd(&bins.rmcp, &["http", "127.0.0.1:0"])),
+            tools: true,
+            tools_args: &[],
+            progress_http: &[],
         },
         ServerSpec {
-            name: "rmcp 3.11 default `stdio()`",
+            name: "rmcp 3.11 default `stdio()`".to_owned(),
             role: Role::Other,
+            driver: Driver::McpLoad,
             era: "modern",
             stdio: Some(cmd(&bins.rmcp, &["stdio"])),
             http: None,
+            tools: false,
+            tools_args: &[],
+            progress_http: &[],
         },
-    ]
+    ];
+    servers.extend(peers);
+    servers.push(ours(
+        "ours, driven by our client (`client-load`: mcp_client::Client)",
+        Role::OursByClient,
+        Driver::Client,
+        false,
+        true,
+        &["serve-example", "--http", "127.0.0.1:0"],
+    ));
+    servers
 }
 
 /// The binaries the run needs.
 struct Bins {
     mcp: PathBuf,
     load: PathBuf,
+    client: PathBuf,
     floor: PathBuf,
     rmcp: PathBuf,
 }
@@ -193,6 +352,8 @@ struct Figures {
     cpu_us_per_call: f64,
     peak_rss_kib: f64,
     cold_start_ms: Option<f64>,
+    /// The driver's own CPU per call (reports from before it was added have none).
+    driver_cpu_us_per_call: Option<f64>,
 }
 
 impl Figures {
@@ -209,6 +370,7 @@ impl Figures {
             cpu_us_per_call: number("cpu_us_per_call")?,
             peak_rss_kib: number("peak_rss_kib")?,
             cold_start_ms: report["cold_start_ms"].as_f64(),
+            driver_cpu_us_per_call: report["driver_cpu_us_per_call"].as_f64(),
         })
     }
 
@@ -216,6 +378,10 @@ impl Figures {
     fn median(runs: &[Self]) -> Option<Self> {
         let of = |f: fn(&Self) -> f64| median(&runs.iter().map(f).collect::<Vec<_>>());
         let cold: Vec<f64> = runs.iter().filter_map(|r| r.cold_start_ms).collect();
+        let driver: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.driver_cpu_us_per_call)
+            .collect();
         Some(Self {
             calls_per_s: of(|r| r.calls_per_s)?,
             p50_us: of(|r| r.p50_us)?,
@@ -223,6 +389,7 @@ impl Figures {
             cpu_us_per_call: of(|r| r.cpu_us_per_call)?,
             peak_rss_kib: of(|r| r.peak_rss_kib)?,
             cold_start_ms: median(&cold),
+            driver_cpu_us_per_call: median(&driver),
         })
     }
 }
@@ -261,16 +428,17 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         }
     };
     let bins = build()?;
-    let servers = servers(&bins);
     let work = crate::project_root().join("bench/.work");
     std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+    let mut skipped = Vec::new();
+    let peers = sdk_peers(&work, &mut skipped);
+    let servers = servers(&bins, peers);
     let log_path = work.join("runs.jsonl");
     let mut log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&log_path)
         .map_err(|e| format!("cannot open {}: {e}", log_path.display()))?;
-    skip_sdk_peers();
 
     // (server index, load, transport) → the figures of each round.
     let mut results: BTreeMap<(usize, Load, Transport), Vec<Figures>> = BTreeMap::new();
@@ -278,18 +446,16 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     for round in 1..=ROUNDS {
         for &(load, transport) in &SCENARIOS {
             for (index, server) in servers.iter().enumerate() {
-                let command = match transport {
-                    Transport::Stdio => server.stdio.as_ref(),
-                    Transport::Http => server.http.as_ref(),
+                let Some(command) = server.command(load, transport) else {
+                    continue;
                 };
-                let Some(command) = command else { continue };
                 eprintln!(
                     "round {round}/{ROUNDS}: {} over {}, {}",
                     server.name,
                     transport.name(),
                     load.name()
                 );
-                match measure(&bins, server, command, load, transport, settings) {
+                match measure(&bins, server, &command, load, transport, settings) {
                     Ok(report) => {
                         let _ = writeln!(log, "{report}");
                         let figures = Figures::from_report(&report)?;
@@ -316,6 +482,13 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         .filter_map(|(key, runs)| Figures::median(runs).map(|m| (*key, m)))
         .collect();
     println!("{}", render(&servers, &medians, settings, quick));
+    if !skipped.is_empty() {
+        println!("Not measured:\n");
+        for line in &skipped {
+            println!("- {line}");
+        }
+        println!();
+    }
     eprintln!("every report: {}", log_path.display());
     if failures.is_empty() {
         Ok(())
@@ -332,7 +505,17 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
 fn build() -> Result<Bins, String> {
     let root = crate::project_root();
     crate::cargo(&["build", "--release", "-p", "mcp-cli"])?;
-    crate::cargo(&["build", "--release", "--manifest-path", "bench/Cargo.toml"])?;
+    let bench = ["build", "--release", "--manifest-path", "bench/Cargo.toml"];
+    crate::cargo(
+        &[
+            &bench[..],
+            &["-p", "mcp-load", "-p", "floor", "-p", "rmcp-server"],
+        ]
+        .concat(),
+    )?;
+    // On its own: built with the others, the main workspace's serde_json features
+    // (preserve_order) would reach the floor and mcp-load.
+    crate::cargo(&[&bench[..], &["-p", "client-load"]].concat())?;
     let target = |workspace: &Path| match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) => root.join(dir),
         None => workspace.join("target"),
@@ -342,10 +525,11 @@ fn build() -> Result<Bins, String> {
     let bins = Bins {
         mcp: main.join("mcp"),
         load: bench.join("mcp-load"),
+        client: bench.join("client-load"),
         floor: bench.join("floor"),
         rmcp: bench.join("rmcp-server"),
     };
-    for bin in [&bins.mcp, &bins.load, &bins.floor, &bins.rmcp] {
+    for bin in [&bins.mcp, &bins.load, &bins.client, &bins.floor, &bins.rmcp] {
         if !bin.is_file() {
             return Err(format!("{} is missing after the build", bin.display()));
         }
@@ -353,20 +537,221 @@ fn build() -> Result<Bins, String> {
     Ok(bins)
 }
 
-/// Says which SDK peers of issue #8 this run leaves out, and why.
-fn skip_sdk_peers() {
-    let interop = crate::project_root().join("interop");
-    for (peer, dir) in [("TypeScript SDK", "node_modules"), ("Python SDK", ".venv")] {
-        let state = if interop.join(dir).exists() {
-            "installed, but the interop peer has no `echo` tool yet"
-        } else {
-            "not installed (interop/setup.sh)"
-        };
-        eprintln!("skipping the {peer} server: {state}");
+/// The TypeScript and Python SDK servers, installed pinned when missing or out of date.
+/// A peer that cannot be run (no node or python, a failed install) is left out, with the
+/// reason in `skipped`.
+fn sdk_peers(work: &Path, skipped: &mut Vec<String>) -> Vec<ServerSpec> {
+    let bench = crate::project_root().join("bench");
+    let mut peers = Vec::new();
+    for (name, peer) in [
+        (
+            "the TypeScript SDK server",
+            ts_peer(&bench.join("ts-server")),
+        ),
+        (
+            "the Python SDK server",
+            py_peer(&bench.join("py-server"), &work.join("py-venv")),
+        ),
+    ] {
+        match peer {
+            Ok(spec) => peers.push(spec),
+            Err(why) => {
+                eprintln!("skipping {name}: {why}");
+                skipped.push(format!("{name}: {why}"));
+            }
+        }
+    }
+    peers
+}
+
+/// The first line a program prints for `--version`, or why it cannot run.
+fn tool_version(program: &str, install: &str) -> Result<String, String> {
+    let output = Command::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("`{program}` cannot run ({e}); {install}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "`{program} --version` failed ({}); {install}",
+            output.status
+        ));
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let text = if text.trim().is_empty() {
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    } else {
+        text.into_owned()
+    };
+    Ok(text.lines().next().unwrap_or_default().trim().to_owned())
+}
+
+/// Runs an install step in `dir`, its output on stderr.
+fn install(dir: &Path, program: &str, args: &[&str]) -> Result<(), String> {
+    eprintln!("$ (cd {}; {program} {})", dir.display(), args.join(" "));
+    let status = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit())
+        .status()
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{program} {}` failed ({status})", args.join(" ")))
     }
 }
 
-/// One `mcp-load` run; gives its JSON report.
+/// Whether `installed` is missing or older than `pins`.
+fn out_of_date(pins: &Path, installed: &Path) -> bool {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    match (modified(pins), modified(installed)) {
+        (Some(pins), Some(installed)) => installed < pins,
+        _ => true,
+    }
+}
+
+/// The exact version `package.json` pins for `package`, or `None` when it is a range.
+fn pinned_npm(package_json: &str, package: &str) -> Option<String> {
+    let manifest: Value = serde_json::from_str(package_json).ok()?;
+    let version = manifest["dependencies"][package].as_str()?;
+    version
+        .chars()
+        .all(|c| c.is_ascii_digit() || c == '.')
+        .then(|| version.to_owned())
+}
+
+/// The exact version `requirements.txt` pins for `package` (`package==X`).
+fn pinned_pip(requirements: &str, package: &str) -> Option<String> {
+    requirements.lines().find_map(|line| {
+        let line = line.split('#').next()?.trim();
+        let (name, version) = line.split_once("==")?;
+        (name.trim() == package).then(|| version.trim().to_owned())
+    })
+}
+
+/// The TypeScript SDK server (`bench/ts-server`), after `npm ci` when needed.
+fn ts_peer(dir: &Path) -> Result<ServerSpec, String> {
+    let how = "install Node.js 20 or later with npm to measure it";
+    let node = tool_version("node", how)?;
+    tool_version("npm", how)?;
+    let manifest = std::fs::read_to_string(dir.join("package.json"))
+        .map_err(|e| format!("cannot read {}/package.json: {e}", dir.display()))?;
+    let version = pinned_npm(&manifest, "@modelcontextprotocol/sdk")
+        .ok_or("package.json does not pin @modelcontextprotocol/sdk to one version")?;
+    if out_of_date(
+        &dir.join("package-lock.json"),
+        &dir.join("node_modules/.package-lock.json"),
+    ) {
+        install(dir, "npm", &["ci", "--no-audit", "--no-fund"])?;
+    }
+    let script = dir.join("server.mjs").display().to_string();
+    Ok(ServerSpec {
+        name: format!("TypeScript SDK {version} (Node {node}; legacy era; HTTP stateless JSON)"),
+        role: Role::Other,
+        driver: Driver::McpLoad,
+        // @modelcontextprotocol/sdk 1.x speaks the initialize era (up to 2025-11-25).
+        era: "legacy",
+        stdio: Some(vec!["node".to_owned(), script.clone()]),
+        http: Some(vec![
+            "node".to_owned(),
+            script,
+            "--http".to_owned(),
+            "127.0.0.1:0".to_owned(),
+        ]),
+        tools: true,
+        tools_args: &[],
+        progress_http: &["--sse"],
+    })
+}
+
+/// The Python SDK server (`bench/py-server`) in its own venv, made when needed.
+fn py_peer(dir: &Path, venv: &Path) -> Result<ServerSpec, String> {
+    let how = "install Python 3.10 or later with venv to measure it";
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let python_version = tool_version(&python, how)?;
+    let requirements_path = dir.join("requirements.txt");
+    let requirements = std::fs::read_to_string(&requirements_path)
+        .map_err(|e| format!("cannot read {}: {e}", requirements_path.display()))?;
+    let version = pinned_pip(&requirements, "mcp")
+        .ok_or("requirements.txt does not pin mcp to one version")?;
+    let venv_python = venv.join("bin/python");
+    let stamp = venv.join(".requirements.installed");
+    let installed = std::fs::read_to_string(&stamp).unwrap_or_default();
+    if !venv_python.is_file() || installed != requirements {
+        if venv.exists() {
+            std::fs::remove_dir_all(venv)
+                .map_err(|e| format!("cannot remove {}: {e}", venv.display()))?;
+        }
+        let venv_arg = venv.display().to_string();
+        install(dir, &python, &["-m", "venv", &venv_arg])?;
+        let requirements_arg = requirements_path.display().to_string();
+        install(
+            dir,
+            &venv_python.display().to_string(),
+            &[
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "-r",
+                &requirements_arg,
+            ],
+        )?;
+        std::fs::write(&stamp, &requirements)
+            .map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
+    }
+    let python = venv_python.display().to_string();
+    let script = dir.join("server.py").display().to_string();
+    Ok(ServerSpec {
+        name: format!("Python SDK {version} ({python_version}; HTTP stateless JSON)"),
+        role: Role::Other,
+        driver: Driver::McpLoad,
+        // mcp 2.x serves 2026-07-28 to a client that sends the `_meta` envelope.
+        era: "modern",
+        stdio: Some(vec![python.clone(), script.clone()]),
+        http: Some(vec![
+            python,
+            script,
+            "--http".to_owned(),
+            "127.0.0.1:0".to_owned(),
+        ]),
+        tools: true,
+        tools_args: &[],
+        progress_http: &["--sse"],
+    })
+}
+
+/// The arguments of one driver run, before the target (`--stdio -- CMD` or `--http`).
+fn driver_args(server: &ServerSpec, load: Load, settings: Settings) -> (Vec<String>, &'static str) {
+    let mut args = vec![
+        "--duration".to_owned(),
+        settings.duration.to_string(),
+        "--warmup".to_owned(),
+        load.warmup(settings).to_string(),
+    ];
+    match server.driver {
+        Driver::McpLoad => {
+            args.extend(["--era".to_owned(), server.era.to_owned()]);
+            args.extend(load.load_args());
+            (args, "mcp-load")
+        }
+        Driver::Client => {
+            args.extend([
+                "--in-flight".to_owned(),
+                load.in_flight().to_string(),
+                "--payload".to_owned(),
+                load.payload().to_string(),
+            ]);
+            (args, "client-load")
+        }
+    }
+}
+
+/// One driver run; gives its JSON report.
 fn measure(
     bins: &Bins,
     server: &ServerSpec,
@@ -375,18 +760,11 @@ fn measure(
     transport: Transport,
     settings: Settings,
 ) -> Result<Value, String> {
-    let mut args = vec![
-        "--in-flight".to_owned(),
-        load.in_flight().to_string(),
-        "--payload".to_owned(),
-        load.payload().to_string(),
-        "--duration".to_owned(),
-        settings.duration.to_string(),
-        "--warmup".to_owned(),
-        settings.warmup.to_string(),
-        "--era".to_owned(),
-        server.era.to_owned(),
-    ];
+    let (mut args, driver) = driver_args(server, load, settings);
+    let program = match server.driver {
+        Driver::McpLoad => &bins.load,
+        Driver::Client => &bins.client,
+    };
     let mut http_server = None;
     match transport {
         Transport::Stdio => {
@@ -406,16 +784,17 @@ fn measure(
         }
     }
     let limit = Duration::from_secs_f64(settings.duration) + RUN_SLACK;
-    let output = run_with_timeout(&bins.load, &args, limit)?;
+    let output = run_with_timeout(program, driver, &args, limit)?;
     drop(http_server);
     let line = output
         .lines()
         .rev()
         .find(|l| l.starts_with('{'))
-        .ok_or_else(|| format!("mcp-load printed no report: {output:?}"))?;
+        .ok_or_else(|| format!("{driver} printed no report: {output:?}"))?;
     let mut report: Value =
         serde_json::from_str(line).map_err(|e| format!("unreadable report {line:?}: {e}"))?;
-    report["server"] = Value::from(server.name);
+    report["server"] = Value::from(server.name.as_str());
+    report["scenario"] = Value::from(load.name());
     Ok(report)
 }
 
@@ -467,8 +846,13 @@ fn server_url(line: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Runs a program to completion within `limit`; gives its stdout.
-fn run_with_timeout(program: &Path, args: &[String], limit: Duration) -> Result<String, String> {
+/// Runs a driver to completion within `limit`; gives its stdout.
+fn run_with_timeout(
+    program: &Path,
+    driver: &str,
+    args: &[String],
+    limit: Duration,
+) -> Result<String, String> {
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::null())
@@ -483,21 +867,21 @@ fn run_with_timeout(program: &Path, args: &[String], limit: Duration) -> Result<
             Ok(None) if started.elapsed() > limit => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("mcp-load took longer than {limit:?}; killed"));
+                return Err(format!("{driver} took longer than {limit:?}; killed"));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("cannot wait for mcp-load: {e}")),
+            Err(e) => return Err(format!("cannot wait for {driver}: {e}")),
         }
     }
     let output = child
         .wait_with_output()
-        .map_err(|e| format!("cannot read mcp-load's output: {e}"))?;
+        .map_err(|e| format!("cannot read {driver}'s output: {e}"))?;
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     if output.status.success() {
         Ok(stdout)
     } else {
         Err(format!(
-            "mcp-load failed ({}): {}",
+            "{driver} failed ({}): {}",
             output.status,
             String::from_utf8_lossy(&output.stderr).trim()
         ))
@@ -571,6 +955,14 @@ fn render(
         let cell = |t| get(index, load, t).map_or_else(|| "—".to_owned(), f);
         format!("{} / {}", cell(Transport::Stdio), cell(Transport::Http))
     };
+    // A server has a row in a table when it takes part in one of the table's loads.
+    let takes_part = |server: &ServerSpec, loads: &[Load]| {
+        loads.iter().any(|&load| {
+            [Transport::Stdio, Transport::Http]
+                .into_iter()
+                .any(|t| server.command(load, t).is_some())
+        })
+    };
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -589,6 +981,9 @@ fn render(
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
     for (index, server) in servers.iter().enumerate() {
+        if !takes_part(server, &[Load::Small]) {
+            continue;
+        }
         let calls = |t| {
             get(index, Load::Small, t).map_or_else(|| "—".to_owned(), |f| thousands(f.calls_per_s))
         };
@@ -620,6 +1015,9 @@ fn render(
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---:|");
     for (index, server) in servers.iter().enumerate() {
+        if !takes_part(server, &[Load::Large, Load::Single]) {
+            continue;
+        }
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} |",
@@ -628,6 +1026,39 @@ fn render(
             pair(index, Load::Large, &|f| short(f.cpu_us_per_call, "µs")),
             pair(index, Load::Single, &|f| short(f.p50_us, "µs")),
             pair(index, Load::Single, &|f| thousands(f.calls_per_s)),
+        );
+    }
+
+    let _ = writeln!(
+        out,
+        "\nThe tool scenarios, 16 in flight: `search` (a schema-validated input: nested object, \
+         enums, patterns, a date format, bounded arrays), `tools/list` of {EXTRA_TOOLS} tools \
+         (one call is the whole listing, every page followed) and `steps` ({PROGRESS_STEPS} \
+         progress notifications before each result, over SSE):\n"
+    );
+    let _ = writeln!(
+        out,
+        "| server | search calls/s (stdio / HTTP) | search CPU per call (stdio / HTTP) | listings/s (stdio / HTTP) | CPU per listing (stdio / HTTP) | progress calls/s (SSE) | progress CPU per call (SSE) | progress p99 (SSE) |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (index, server) in servers.iter().enumerate() {
+        if !takes_part(server, &[Load::Search, Load::List, Load::Progress]) {
+            continue;
+        }
+        let sse = |f: &dyn Fn(&Figures) -> String| {
+            get(index, Load::Progress, Transport::Http).map_or_else(|| "—".to_owned(), f)
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            server.name,
+            pair(index, Load::Search, &|f| thousands(f.calls_per_s)),
+            pair(index, Load::Search, &|f| short(f.cpu_us_per_call, "µs")),
+            pair(index, Load::List, &|f| thousands(f.calls_per_s)),
+            pair(index, Load::List, &|f| short(f.cpu_us_per_call, "µs")),
+            sse(&|f| thousands(f.calls_per_s)),
+            sse(&|f| short(f.cpu_us_per_call, "µs")),
+            sse(&|f| short(f.p99_us, "µs")),
         );
     }
 
@@ -642,7 +1073,7 @@ fn render(
         "| figure | ours | rmcp | floor | ours ÷ rmcp | ours ÷ floor | goal (issue #8) |"
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---|");
-    let rows: [Row; 14] = [
+    let rows: [Row; 19] = [
         (
             "calls/s, small, stdio",
             Load::Small,
@@ -755,6 +1186,46 @@ fn render(
             "ms",
             "≤ 1.5 ms",
         ),
+        (
+            "calls/s, search, stdio",
+            Load::Search,
+            Transport::Stdio,
+            |f| Some(f.calls_per_s),
+            "",
+            "—",
+        ),
+        (
+            "calls/s, search, HTTP",
+            Load::Search,
+            Transport::Http,
+            |f| Some(f.calls_per_s),
+            "",
+            "—",
+        ),
+        (
+            "listings/s, 500 tools, stdio",
+            Load::List,
+            Transport::Stdio,
+            |f| Some(f.calls_per_s),
+            "",
+            "—",
+        ),
+        (
+            "listings/s, 500 tools, HTTP",
+            Load::List,
+            Transport::Http,
+            |f| Some(f.calls_per_s),
+            "",
+            "—",
+        ),
+        (
+            "calls/s, progress over SSE",
+            Load::Progress,
+            Transport::Http,
+            |f| Some(f.calls_per_s),
+            "",
+            "—",
+        ),
     ];
     for (label, load, transport, f, unit, goal) in rows {
         let (a, b, c) = (
@@ -782,6 +1253,50 @@ fn render(
             cell(c),
             ratio(a, b),
             ratio(a, c),
+        );
+    }
+
+    let by_client = find(Role::OursByClient);
+    let _ = writeln!(
+        out,
+        "\nOur client as the driver: `client-load` (mcp_client::Client, 16 tasks sharing one \
+         client) against `mcp-load`, both driving ours with the 16-byte echo, 16 in flight \
+         (same run):\n"
+    );
+    let _ = writeln!(
+        out,
+        "| transport | mcp-load calls/s | our client calls/s | our client ÷ mcp-load | driver CPU per call (mcp-load / our client) | p99 (mcp-load / our client) | goal (issue #8) |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---|");
+    for transport in [Transport::Stdio, Transport::Http] {
+        let of = |index: Option<usize>| index.and_then(|i| get(i, Load::Small, transport));
+        let (load, client) = (of(ours), of(by_client));
+        let cell = |f: Option<&Figures>, value: fn(&Figures) -> Option<f64>, unit: &str| {
+            f.and_then(value).map_or_else(
+                || "—".to_owned(),
+                |v| {
+                    if unit.is_empty() {
+                        thousands(v)
+                    } else {
+                        short(v, unit)
+                    }
+                },
+            )
+        };
+        let calls = |f: &Figures| Some(f.calls_per_s);
+        let driver_cpu = |f: &Figures| f.driver_cpu_us_per_call;
+        let p99 = |f: &Figures| Some(f.p99_us);
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} / {} | {} / {} | ≥ 0.9× |",
+            transport.name(),
+            cell(load, calls, ""),
+            cell(client, calls, ""),
+            ratio(client.map(|f| f.calls_per_s), load.map(|f| f.calls_per_s)),
+            cell(load, driver_cpu, "µs"),
+            cell(client, driver_cpu, "µs"),
+            cell(load, p99, "µs"),
+            cell(client, p99, "µs"),
         );
     }
     out
@@ -859,15 +1374,273 @@ mod tests {
         assert_eq!(server_url("ready"), None);
     }
 
-    #[test]
-    fn the_table_renders_without_results() {
-        let bins = Bins {
+    fn bins() -> Bins {
+        Bins {
             mcp: "mcp".into(),
             load: "mcp-load".into(),
+            client: "client-load".into(),
             floor: "floor".into(),
             rmcp: "rmcp-server".into(),
+        }
+    }
+
+    /// A peer as `ts_peer` makes it, without node.
+    fn peer() -> ServerSpec {
+        ServerSpec {
+            name: "TypeScript SDK 1.32.2".to_owned(),
+            role: Role::Other,
+            driver: Driver::McpLoad,
+            era: "legacy",
+            stdio: Some(vec!["node".into(), "server.mjs".into()]),
+            http: Some(vec![
+                "node".into(),
+                "server.mjs".into(),
+                "--http".into(),
+                "127.0.0.1:0".into(),
+            ]),
+            tools: true,
+            tools_args: &[],
+            progress_http: &["--sse"],
+        }
+    }
+
+    #[test]
+    fn who_takes_part_in_what() {
+        let servers = servers(&bins(), vec![peer()]);
+        let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names.len(), 7, "{names:?}");
+        let by_role = |role| servers.iter().find(|s| s.role == role).unwrap();
+        let ours = by_role(Role::Ours);
+        assert_eq!(
+            ours.command(Load::List, Transport::Stdio).unwrap(),
+            [
+                "mcp",
+                "serve-example",
+                "--bench-tools",
+                "--extra-tools",
+                "500"
+            ]
+        );
+        assert_eq!(
+            ours.command(Load::Progress, Transport::Http).unwrap(),
+            [
+                "mcp",
+                "serve-example",
+                "--http",
+                "127.0.0.1:0",
+                "--bench-tools"
+            ]
+        );
+        assert_eq!(
+            ours.command(Load::Small, Transport::Stdio).unwrap(),
+            ["mcp", "serve-example"]
+        );
+        let floor = by_role(Role::Floor);
+        assert!(floor.command(Load::Small, Transport::Stdio).is_some());
+        for load in [Load::Search, Load::List, Load::Progress] {
+            assert!(floor.command(load, Transport::Http).is_none());
+        }
+        let rmcp = by_role(Role::Rmcp);
+        assert_eq!(
+            rmcp.command(Load::List, Transport::Http).unwrap(),
+            ["rmcp-server", "http", "127.0.0.1:0", "--extra-tools", "500"]
+        );
+        let ts = &servers[5];
+        assert_eq!(ts.era, "legacy");
+        assert_eq!(
+            ts.command(Load::Progress, Transport::Http).unwrap(),
+            ["node", "server.mjs", "--http", "127.0.0.1:0", "--sse"]
+        );
+        assert_eq!(
+            ts.command(Load::Search, Transport::Stdio).unwrap(),
+            ["node", "server.mjs"]
+        );
+        let client = by_role(Role::OursByClient);
+        assert_eq!(client.driver, Driver::Client);
+        assert!(client.command(Load::Small, Transport::Stdio).is_some());
+        assert!(client.command(Load::Small, Transport::Http).is_some());
+        assert!(client.command(Load::Large, Transport::Stdio).is_none());
+        assert!(client.command(Load::Search, Transport::Stdio).is_none());
+    }
+
+    #[test]
+    fn what_the_drivers_are_told() {
+        let settings = Settings {
+            duration: 0.5,
+            warmup: 100,
         };
-        let servers = servers(&bins);
+        let servers = servers(&bins(), vec![peer()]);
+        let (args, driver) = driver_args(&servers[0], Load::Small, settings);
+        assert_eq!(driver, "mcp-load");
+        assert_eq!(
+            args.join(" "),
+            "--duration 0.5 --warmup 100 --era modern --in-flight 16 --payload 16"
+        );
+        let (args, _) = driver_args(&servers[5], Load::Single, settings);
+        assert!(
+            args.join(" ")
+                .ends_with("--era legacy --in-flight 1 --payload 16"),
+            "{args:?}"
+        );
+        let (args, _) = driver_args(&servers[0], Load::List, settings);
+        assert_eq!(
+            args.join(" "),
+            "--duration 0.5 --warmup 4 --era modern --in-flight 16 --method tools/list --expect-tools 500"
+        );
+        let (args, _) = driver_args(&servers[0], Load::Progress, settings);
+        assert!(
+            args.join(" ")
+                .ends_with(r#"--tool steps --arguments {"steps":10} --progress 10"#),
+            "{args:?}"
+        );
+        let (args, _) = driver_args(&servers[0], Load::Search, settings);
+        let at = args.iter().position(|a| a == "--arguments").unwrap();
+        let search: Value = serde_json::from_str(&args[at + 1]).unwrap();
+        assert_eq!(search["scope"], "code");
+        assert!(SEARCH_REPLY.contains(search["query"].as_str().unwrap()));
+        assert_eq!(args[at + 3], SEARCH_REPLY);
+        let client = servers.iter().find(|s| s.driver == Driver::Client).unwrap();
+        let (args, driver) = driver_args(client, Load::Small, settings);
+        assert_eq!(driver, "client-load");
+        assert_eq!(
+            args.join(" "),
+            "--duration 0.5 --warmup 100 --in-flight 16 --payload 16"
+        );
+    }
+
+    #[test]
+    fn pins() {
+        let manifest =
+            r#"{"dependencies": {"@modelcontextprotocol/sdk": "1.32.2", "zod": "^4.2.1"}}"#;
+        assert_eq!(
+            pinned_npm(manifest, "@modelcontextprotocol/sdk").as_deref(),
+            Some("1.32.2")
+        );
+        assert_eq!(pinned_npm(manifest, "zod"), None);
+        assert_eq!(pinned_npm(manifest, "other"), None);
+        assert_eq!(pinned_npm("not json", "zod"), None);
+        let requirements = "# pins\nanyio>=4\nmcp==2.3.0  # the SDK\nmcp-extra==1\n";
+        assert_eq!(pinned_pip(requirements, "mcp").as_deref(), Some("2.3.0"));
+        assert_eq!(pinned_pip(requirements, "anyio"), None);
+        assert_eq!(pinned_pip("", "mcp"), None);
+        let own =
+            std::fs::read_to_string(crate::project_root().join("bench/py-server/requirements.txt"))
+                .unwrap();
+        assert!(pinned_pip(&own, "mcp").is_some(), "{own}");
+        let own =
+            std::fs::read_to_string(crate::project_root().join("bench/ts-server/package.json"))
+                .unwrap();
+        assert!(
+            pinned_npm(&own, "@modelcontextprotocol/sdk").is_some(),
+            "{own}"
+        );
+    }
+
+    #[test]
+    fn installs_go_stale() {
+        let dir = std::env::temp_dir().join(format!("xtask-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (pins, installed) = (dir.join("pins"), dir.join("installed"));
+        std::fs::write(&pins, "1").unwrap();
+        assert!(out_of_date(&pins, &installed), "nothing installed");
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::write(&installed, "1").unwrap();
+        assert!(!out_of_date(&pins, &installed));
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::write(&pins, "2").unwrap();
+        assert!(out_of_date(&pins, &installed), "pins changed");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_new_tables_render() {
+        let servers = servers(&bins(), vec![peer()]);
+        let f = Figures {
+            calls_per_s: 10_000.0,
+            p50_us: 50.0,
+            p99_us: 80.0,
+            cpu_us_per_call: 5.0,
+            peak_rss_kib: 4096.0,
+            cold_start_ms: None,
+            driver_cpu_us_per_call: Some(6.0),
+        };
+        let client = servers
+            .iter()
+            .position(|s| s.role == Role::OursByClient)
+            .unwrap();
+        let mut medians = BTreeMap::new();
+        medians.insert((0, Load::Small, Transport::Http), f);
+        medians.insert(
+            (client, Load::Small, Transport::Http),
+            Figures {
+                calls_per_s: 9_000.0,
+                driver_cpu_us_per_call: Some(7.5),
+                ..f
+            },
+        );
+        medians.insert(
+            (0, Load::List, Transport::Stdio),
+            Figures {
+                calls_per_s: 400.0,
+                cpu_us_per_call: 1_200.0,
+                ..f
+            },
+        );
+        medians.insert(
+            (3, Load::List, Transport::Stdio),
+            Figures {
+                calls_per_s: 500.0,
+                ..f
+            },
+        );
+        medians.insert((5, Load::Progress, Transport::Http), f);
+        let text = render(
+            &servers,
+            &medians,
+            Settings {
+                duration: 1.0,
+                warmup: 1,
+            },
+            true,
+        );
+        assert!(
+            text.contains(
+                "| HTTP | 10,000 | 9,000 | 0.90× | 6.00 µs / 7.50 µs | 80.0 µs / 80.0 µs | ≥ 0.9× |"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("| stdio | — | — | — | — / — | — / — | ≥ 0.9× |"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "| ours (mcp serve-example) | — / — | — / — | 400 / — | 1,200 µs / — | — | — | — |"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("| TypeScript SDK 1.32.2 | — / — | — / — | — / — | — / — | 10,000 | 5.00 µs | 80.0 µs |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| listings/s, 500 tools, stdio | 400 | 500 | — | 0.80× | — | — |"),
+            "{text}"
+        );
+        // The floor serves no tool scenario, the client only the small echo.
+        let tools_table = text.split("The tool scenarios").nth(1).unwrap();
+        let tools_table = tools_table.split("\n\n").nth(1).unwrap();
+        assert!(!tools_table.contains("floor"), "{tools_table}");
+        assert!(!tools_table.contains("client-load"), "{tools_table}");
+        let large_table = text.split("64 KiB echo").nth(1).unwrap();
+        let large_table = large_table.split("\n\n").nth(1).unwrap();
+        assert!(!large_table.contains("client-load"), "{large_table}");
+        assert!(large_table.contains("TypeScript SDK"), "{large_table}");
+    }
+
+    #[test]
+    fn the_table_renders_without_results() {
+        let servers = servers(&bins(), Vec::new());
         let mut medians = BTreeMap::new();
         let f = Figures {
             calls_per_s: 10_000.0,
@@ -876,10 +1649,12 @@ mod tests {
             cpu_us_per_call: 5.0,
             peak_rss_kib: 4096.0,
             cold_start_ms: Some(2.0),
+            driver_cpu_us_per_call: None,
         };
         medians.insert((0, Load::Small, Transport::Stdio), f);
+        // Index 3 is rmcp (0 ours, 1 ours on one worker, 2 the floor).
         medians.insert(
-            (2, Load::Small, Transport::Stdio),
+            (3, Load::Small, Transport::Stdio),
             Figures {
                 calls_per_s: 5_000.0,
                 ..f

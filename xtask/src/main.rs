@@ -8,12 +8,15 @@
 //!   `conformance-server` (see `conformance.rs` and `conformance/SCENARIOS.md`).
 //! - `conformance client`: the suite's client leg against `conformance-client` (see
 //!   `conformance/SCENARIOS-client.md`).
-//! - `bench [--quick]`: issue #8's measurement of our server against rmcp and the floor
-//!   (see `bench.rs` and `docs/PERFORMANCE.md`).
+//! - `bench [--quick]`: issue #8's measurement of our server against rmcp, the TypeScript
+//!   and Python SDKs and the floor (see `bench.rs` and `docs/PERFORMANCE.md`).
+//! - `instructions [--record]`: callgrind's instruction counts of `mcp serve-example`,
+//!   compared with `docs/instructions.tsv` (see `instructions.rs`).
 
 mod bench;
 mod codegen;
 mod conformance;
+mod instructions;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -32,8 +35,9 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("conformance") => conformance::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("instructions") => instructions::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against rmcp and the floor (docs/PERFORMANCE.md)"
+            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  instructions [--record]\n                     callgrind's instruction counts, compared with docs/instructions.tsv"
                 .to_owned(),
         ),
     };
@@ -55,11 +59,15 @@ pub(crate) fn project_root() -> PathBuf {
 }
 
 /// Runs the whole test suite: the generated code must be fresh, then every test of every
-/// crate (unit, integration and doc tests).
+/// crate (unit, integration and doc tests), then the tests of features no workspace crate
+/// turns on (`mcp-server`'s `auth`), which the workspace run does not build.
 fn test() -> Result<(), String> {
     codegen::run(codegen::Mode::Check)?;
     cargo(&["test", "--workspace", "--all-targets"])?;
-    cargo(&["test", "--workspace", "--doc"])
+    cargo(&["test", "--workspace", "--doc"])?;
+    let auth = ["-p", "mcp-server", "--features", "auth"];
+    cargo(&[&["test"][..], &auth, &["--lib", "--test", "auth"]].concat())?;
+    cargo(&[&["test"][..], &auth, &["--doc"]].concat())
 }
 
 fn cargo(args: &[&str]) -> Result<(), String> {

@@ -12,11 +12,15 @@ use hyper::header::{ACCEPT, CONTENT_TYPE, HOST, HeaderValue};
 use hyper::{Request, StatusCode, Uri};
 
 use crate::measure;
-use crate::protocol::{self, CallTemplate, Era, Received};
-use crate::{Options, Report, Stop};
+use crate::protocol::{
+    self, Call, CallTemplate, Era, Expect, Listed, Listing, ProgressCheck, Received,
+};
+use crate::{CpuUsed, Options, Report, Stop};
 
 struct Target {
-    uri: Uri,
+    /// The request target in origin form (`/mcp`): servers need not accept the absolute
+    /// form on a direct connection (uvicorn answers 404).
+    path: Uri,
     authority: HeaderValue,
     address: String,
 }
@@ -30,6 +34,8 @@ struct Headers {
     protocol_version: &'static str,
     session: Option<HeaderValue>,
     era: Era,
+    /// The `Mcp-Name` of the calls (2026-07-28).
+    name: Option<HeaderValue>,
 }
 
 pub fn run(url: &str, pid: u32, options: &Options) -> Result<Report, String> {
@@ -68,11 +74,24 @@ async fn drive(url: &str, pid: u32, options: &Options) -> Result<Report, String>
     let target = Arc::new(Target {
         authority: HeaderValue::from_str(authority.as_str())
             .map_err(|e| format!("bad host in {url:?}: {e}"))?,
-        uri,
+        path: uri
+            .path_and_query()
+            .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned())
+            .parse()
+            .map_err(|e| format!("bad path in {url:?}: {e}"))?,
         address,
     });
-    let text: Arc<str> = protocol::payload(options.payload).into();
-    let template = Arc::new(CallTemplate::new(options.era, &text));
+    let template = Arc::new(CallTemplate::new(options.era, &options.call)?);
+    let check = Arc::new(Check {
+        expect: options.expect.clone(),
+        progress: options.progress,
+    });
+    let name = options
+        .call
+        .mcp_name()
+        .map(HeaderValue::from_str)
+        .transpose()
+        .map_err(|e| format!("the name cannot be an Mcp-Name header: {e}"))?;
 
     let mut conns = Vec::with_capacity(options.in_flight);
     for _ in 0..options.in_flight {
@@ -82,6 +101,7 @@ async fn drive(url: &str, pid: u32, options: &Options) -> Result<Report, String>
         protocol_version: options.era.protocol_version(),
         session: None,
         era: options.era,
+        name,
     };
     if options.era == Era::Legacy {
         let conn = conns.first_mut().ok_or("no connection")?;
@@ -118,38 +138,62 @@ async fn drive(url: &str, pid: u32, options: &Options) -> Result<Report, String>
         target: &target,
         headers: &headers,
         template: &template,
-        text: &text,
+        check: &check,
+        call: &Arc::new(options.call.clone()),
+        era: options.era,
+        ids: &Arc::new(AtomicU64::new(1)),
     };
-    let (conns, _) = phase.run(conns, 1, options.warmup, None).await?;
+    let (conns, _) = phase.run(conns, options.warmup, None).await?;
     let cpu_start = measure::process_cpu(pid, ticks)?;
+    let driver_start = measure::process_cpu(std::process::id(), ticks)?;
     let start = Instant::now();
     let (limit, deadline) = match options.stop {
         Stop::Calls(n) => (n, None),
         Stop::Duration(d) => (u64::MAX, Some(start + d)),
     };
-    let (_conns, latencies) = phase
-        .run(conns, options.warmup + 1, limit, deadline)
-        .await?;
+    let (_conns, latencies) = phase.run(conns, limit, deadline).await?;
     let elapsed = start.elapsed();
     let cpu = measure::process_cpu(pid, ticks)?.saturating_sub(cpu_start);
+    let driver_cpu = measure::process_cpu(std::process::id(), ticks)?.saturating_sub(driver_start);
     let peak = measure::process_peak_rss(pid)?;
-    Report::new("http", options, latencies, elapsed, cpu, peak, None)
+    Report::new(
+        "http",
+        options,
+        latencies,
+        elapsed,
+        CpuUsed {
+            server: cpu,
+            driver: driver_cpu,
+        },
+        peak,
+        None,
+    )
 }
 
 struct Phase<'a> {
     target: &'a Arc<Target>,
     headers: &'a Arc<Headers>,
     template: &'a Arc<CallTemplate>,
-    text: &'a Arc<str>,
+    check: &'a Arc<Check>,
+    call: &'a Arc<Call>,
+    era: Era,
+    /// The next request id, shared by the phases.
+    ids: &'a Arc<AtomicU64>,
+}
+
+/// What each reply must hold.
+struct Check {
+    expect: Expect,
+    /// The progress notifications each call must get before its reply.
+    progress: usize,
 }
 
 impl Phase<'_> {
-    /// Runs `limit` calls (or until `deadline`) over `conns`, with ids from `first_id`;
-    /// gives the connections back with the latencies (ns).
+    /// Runs `limit` calls (or until `deadline`) over `conns`; gives the connections back
+    /// with the latencies (ns). A listing's call follows its pages to the end.
     async fn run(
         &self,
         conns: Vec<Conn>,
-        first_id: u64,
         limit: u64,
         deadline: Option<Instant>,
     ) -> Result<(Vec<Conn>, Vec<u64>), String> {
@@ -160,25 +204,45 @@ impl Phase<'_> {
             let target = Arc::clone(self.target);
             let headers = Arc::clone(self.headers);
             let template = Arc::clone(self.template);
-            let text = Arc::clone(self.text);
+            let check = Arc::clone(self.check);
+            let call = Arc::clone(self.call);
+            let ids = Arc::clone(self.ids);
+            let era = self.era;
             tasks.spawn(async move {
                 let mut latencies = Vec::with_capacity(1 << 16);
-                let mut body = Vec::with_capacity(text.len() + 512);
+                let mut body = Vec::with_capacity(1024);
+                let mut listing = Listing::new(match check.expect {
+                    Expect::Tools(n) => n,
+                    _ => 0,
+                });
                 loop {
                     let n = counter.fetch_add(1, Ordering::Relaxed);
                     if n >= limit || deadline.is_some_and(|d| Instant::now() >= d) {
                         break;
                     }
-                    let id = first_id + n;
+                    let mut id = ids.fetch_add(1, Ordering::Relaxed);
                     body.clear();
                     template.write(id, &mut body);
                     let sent = Instant::now();
-                    let (status, _, reply, sse) =
-                        post(&mut conn, &target, &headers, "tools/call", body.clone()).await?;
-                    if status != StatusCode::OK {
-                        return Err(format!("call {id}: HTTP {status}: {}", lossy(&reply)));
+                    loop {
+                        let (status, _, reply, sse) =
+                            post(&mut conn, &target, &headers, &call.method, body.clone()).await?;
+                        if status != StatusCode::OK {
+                            return Err(format!("call {id}: HTTP {status}: {}", lossy(&reply)));
+                        }
+                        let Some((tools, next_cursor)) = check_reply(&reply, sse, id, &check)?
+                        else {
+                            break;
+                        };
+                        match listing.page(id, tools, next_cursor)? {
+                            Listed::Done => break,
+                            Listed::More { cursor, so_far } => {
+                                id = ids.fetch_add(1, Ordering::Relaxed);
+                                listing.carry(id, so_far);
+                                body = protocol::next_page(era, &call, &cursor, id)?;
+                            }
+                        }
                     }
-                    check_reply(&reply, sse, id, &text)?;
                     latencies.push(u64::try_from(sent.elapsed().as_nanos()).unwrap_or(u64::MAX));
                 }
                 Ok::<_, String>((conn, latencies))
@@ -232,15 +296,18 @@ async fn post(
     method: &str,
     body: Vec<u8>,
 ) -> Result<(StatusCode, Option<HeaderValue>, Bytes, bool), String> {
-    let mut request = Request::post(target.uri.clone())
+    let mut request = Request::post(target.path.clone())
         .header(HOST, target.authority.clone())
         .header(CONTENT_TYPE, "application/json")
         .header(ACCEPT, "application/json, text/event-stream")
         .header("mcp-protocol-version", headers.protocol_version);
     if headers.era == Era::Modern {
         request = request.header("mcp-method", method);
-        if method == "tools/call" {
-            request = request.header("mcp-name", "echo");
+        if let Some(name) = &headers.name
+            && !method.starts_with("notifications/")
+            && method != "initialize"
+        {
+            request = request.header("mcp-name", name.clone());
         }
     }
     if let Some(session) = &headers.session {
@@ -273,27 +340,52 @@ async fn post(
     Ok((status, session, body, sse))
 }
 
+/// A page of a listing: its tools and the cursor of the next.
+type Page = (usize, Option<String>);
+
 /// Checks a reply body: one JSON message, or an event stream that carries the reply
-/// among other messages.
-fn check_reply(body: &[u8], sse: bool, id: u64, text: &str) -> Result<(), String> {
-    if !sse {
-        return match protocol::check(body, text)? {
-            Received::Reply(got) if got == id => Ok(()),
-            Received::Reply(got) => Err(format!("call {id} answered with id {got}")),
-            Received::Other => Err(format!("call {id} answered with a non-reply")),
-        };
-    }
-    for data in sse_data(body) {
-        if let Received::Reply(got) = protocol::check(data.as_bytes(), text)? {
-            if got == id {
-                return Ok(());
+/// after the call's progress notifications (and maybe other messages). Gives the page
+/// when the reply is one of a listing.
+fn check_reply(body: &[u8], sse: bool, id: u64, check: &Check) -> Result<Option<Page>, String> {
+    let mut progress = ProgressCheck::new(check.progress);
+    let events;
+    let messages: Vec<&[u8]> = if sse {
+        events = sse_data(body);
+        events.iter().map(String::as_bytes).collect()
+    } else {
+        vec![body]
+    };
+    for message in messages {
+        match protocol::check(message, &check.expect)? {
+            Received::Reply(got) if got == id => {
+                progress.finish(id)?;
+                return Ok(None);
             }
-            return Err(format!("call {id} answered with id {got}"));
+            Received::Page {
+                id: got,
+                tools,
+                next_cursor,
+            } if got == id => {
+                progress.finish(id)?;
+                return Ok(Some((tools, next_cursor)));
+            }
+            Received::Reply(got) | Received::Page { id: got, .. } => {
+                return Err(format!("call {id} answered with id {got}"));
+            }
+            Received::Progress { token, progress: p } if token == id => progress.note(token, p)?,
+            Received::Progress { token, .. } => {
+                return Err(format!(
+                    "call {id}'s reply carries progress for token {token}"
+                ));
+            }
+            Received::Other => {}
         }
     }
-    Err(format!(
-        "call {id}: the event stream ended without the reply"
-    ))
+    Err(if sse {
+        format!("call {id}: the event stream ended without the reply")
+    } else {
+        format!("call {id} answered with a non-reply")
+    })
 }
 
 /// The `data` of each event in an event stream.
@@ -333,13 +425,51 @@ mod tests {
     fn event_streams() {
         let body = b"id: 1\nretry: 3000\ndata:\n\nevent: message\ndata: {\"a\":\r\ndata: 1}\r\n\r\ndata: x";
         assert_eq!(sse_data(body), ["{\"a\":\n1}", "x"]);
-        let reply = br#"data: {"jsonrpc":"2.0","method":"notifications/progress","params":{}}
+        let reply = br#"data: {"jsonrpc":"2.0","method":"notifications/message","params":{}}
 
 data: {"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"hi"}]}}
 
 "#;
-        assert_eq!(check_reply(reply, true, 5, "hi"), Ok(()));
-        assert!(check_reply(reply, true, 6, "hi").is_err());
-        assert!(check_reply(b"data: \n\n", true, 6, "hi").is_err());
+        let hi = |progress| Check {
+            expect: Expect::Text("hi".to_owned()),
+            progress,
+        };
+        assert_eq!(check_reply(reply, true, 5, &hi(0)), Ok(None));
+        assert!(check_reply(reply, true, 6, &hi(0)).is_err());
+        assert!(check_reply(b"data: \n\n", true, 6, &hi(0)).is_err());
+        assert!(
+            check_reply(
+                b"data: {\"jsonrpc\":\"2.0\",\"id\":6,\"result\":{}}\n\n",
+                false,
+                6,
+                &hi(0)
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn progress_in_event_streams() {
+        let check = |progress| Check {
+            expect: Expect::Content,
+            progress,
+        };
+        let note = |token: u64, p: u32| {
+            format!(
+                "data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":{token},\"progress\":{p},\"total\":2}}}}\n\n"
+            )
+        };
+        let reply = "data: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}}\n\n";
+        let two = format!("{}{}{reply}", note(5, 1), note(5, 2));
+        assert_eq!(check_reply(two.as_bytes(), true, 5, &check(2)), Ok(None));
+        assert!(check_reply(two.as_bytes(), true, 5, &check(3)).is_err());
+        assert!(check_reply(reply.as_bytes(), true, 5, &check(2)).is_err());
+        let backwards = format!("{}{}{reply}", note(5, 2), note(5, 1));
+        assert!(check_reply(backwards.as_bytes(), true, 5, &check(2)).is_err());
+        let other = format!("{}{}{reply}", note(5, 1), note(4, 2));
+        assert!(check_reply(other.as_bytes(), true, 5, &check(2)).is_err());
+        let json = &reply["data: ".len()..];
+        assert!(check_reply(json.as_bytes(), false, 5, &check(2)).is_err());
+        assert_eq!(check_reply(json.as_bytes(), false, 5, &check(0)), Ok(None));
     }
 }

@@ -12,15 +12,27 @@
 //!   --era E           modern (2026-07-28 `_meta` on every request) or legacy
 //!                     (initialize + notifications/initialized first) [modern]
 //!   --threads N       HTTP only: the driver's tokio worker threads [1]
+//!   --method M        the request's method [tools/call]
+//!   --tool NAME       tools/call: the tool [echo]
+//!   --arguments JSON  tools/call: the arguments [{"text": PAYLOAD}]
+//!   --params JSON     another method: its params without _meta [{}]
+//!   --expect-text T   tools/call: the first content block is a text block with text T
+//!                     [the payload, for echo without --arguments]
+//!   --expect-tools N  tools/list: at least N tools, each with a name and an
+//!                     inputSchema object [0]
+//!   --progress N      send `_meta.progressToken` (the request's id) and require exactly
+//!                     N `notifications/progress` for it, increasing, before the reply
 //! ```
 //!
-//! Every call is `tools/call` of `echo`, and every reply is checked (its id is one in
-//! flight, it is no error, it carries the text sent), so a broken server cannot look
-//! fast; a stdio server silent for 30 s is killed and the run fails, and an HTTP reply
+//! By default every call is `tools/call` of `echo`, and every reply is checked (its id is
+//! one in flight, it is no error, it carries the text sent), so a broken server cannot look
+//! fast. Other calls get the generic check: no error, no `isError`, a non-empty `content`
+//! of typed blocks (`tools/call`), a `tools` array of named tools with an object
+//! `inputSchema` (`tools/list`), or any `result` (other methods); a stdio server silent for 30 s is killed and the run fails, and an HTTP reply
 //! must be complete within 60 s. The report is one JSON object on stdout: calls/s, p50 and p99 latency, the
 //! server's CPU time per call (utime + stime from `/proc/PID/stat` before and after the
 //! measured window, divided by the calls), its peak RSS (`VmHWM`), and for stdio the cold
-//! start (spawn to first reply).
+//! start (spawn to first reply); and the driver's own CPU time per call, the same way.
 
 mod http;
 mod measure;
@@ -30,7 +42,7 @@ mod stdio;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use protocol::Era;
+use protocol::{Call, Era, Expect};
 
 /// When the measured window ends.
 #[derive(Clone, Copy, Debug)]
@@ -50,6 +62,21 @@ pub struct Options {
     pub payload: usize,
     pub era: Era,
     pub threads: usize,
+    /// What every request is.
+    pub call: Call,
+    /// What every reply must hold.
+    pub expect: Expect,
+    /// The progress notifications each call must get (with `call.progress`).
+    pub progress: usize,
+}
+
+/// The CPU time used in the measured window.
+#[derive(Clone, Copy, Debug)]
+pub struct CpuUsed {
+    /// By the server process.
+    pub server: Duration,
+    /// By this driver.
+    pub driver: Duration,
 }
 
 /// What one run measured.
@@ -57,6 +84,9 @@ pub struct Options {
 pub struct Report {
     pub transport: &'static str,
     pub era: &'static str,
+    pub method: String,
+    pub tool: Option<String>,
+    pub progress: usize,
     pub in_flight: usize,
     pub payload: usize,
     pub calls: u64,
@@ -65,6 +95,8 @@ pub struct Report {
     pub p50_us: f64,
     pub p99_us: f64,
     pub cpu_us_per_call: f64,
+    /// The driver's own CPU time (utime + stime of this process) per call.
+    pub driver_cpu_us_per_call: f64,
     pub peak_rss_kib: u64,
     /// Spawn to the first reply (stdio only).
     pub cold_start_ms: Option<f64>,
@@ -77,7 +109,7 @@ impl Report {
         options: &Options,
         mut latencies: Vec<u64>,
         elapsed: Duration,
-        cpu: Duration,
+        cpu: CpuUsed,
         peak_rss_kib: u64,
         cold_start: Option<Duration>,
     ) -> Result<Self, String> {
@@ -93,6 +125,11 @@ impl Report {
                 Era::Modern => "modern",
                 Era::Legacy => "legacy",
             },
+            method: options.call.method.clone(),
+            tool: (options.call.method == "tools/call")
+                .then(|| options.call.mcp_name().map(str::to_owned))
+                .flatten(),
+            progress: options.progress,
             in_flight: options.in_flight,
             payload: options.payload,
             calls,
@@ -100,7 +137,8 @@ impl Report {
             calls_per_s: calls as f64 / elapsed.as_secs_f64().max(1e-9),
             p50_us: us(measure::percentile(&latencies, 50.0)),
             p99_us: us(measure::percentile(&latencies, 99.0)),
-            cpu_us_per_call: cpu.as_secs_f64() * 1e6 / calls as f64,
+            cpu_us_per_call: cpu.server.as_secs_f64() * 1e6 / calls as f64,
+            driver_cpu_us_per_call: cpu.driver.as_secs_f64() * 1e6 / calls as f64,
             peak_rss_kib,
             cold_start_ms: cold_start.map(|d| d.as_secs_f64() * 1000.0),
         })
@@ -108,7 +146,9 @@ impl Report {
 }
 
 const USAGE: &str = "usage: mcp-load [--in-flight N] [--duration SECS | --calls N] [--warmup N] \
-[--payload BYTES] [--era modern|legacy] [--threads N] (--stdio -- CMD ARGS... | --http URL --pid PID)";
+[--payload BYTES] [--era modern|legacy] [--threads N] [--method M] [--tool NAME] \
+[--arguments JSON | --params JSON] [--expect-text T] [--expect-tools N] [--progress N] \
+(--stdio -- CMD ARGS... | --http URL --pid PID)";
 
 #[derive(Debug)]
 enum Target {
@@ -125,6 +165,78 @@ where
     value.parse().map_err(|e| format!("{flag} {value:?}: {e}"))
 }
 
+/// A JSON value given on the command line.
+fn json(flag: &str, value: Option<&String>) -> Result<serde_json::Value, String> {
+    let value = value.ok_or_else(|| format!("{flag} needs a value"))?;
+    serde_json::from_str(value).map_err(|e| format!("{flag} {value:?}: {e}"))
+}
+
+/// What the command line asked each request to be, before it is checked.
+#[derive(Default)]
+struct CallFlags {
+    method: Option<String>,
+    tool: Option<String>,
+    arguments: Option<serde_json::Value>,
+    params: Option<serde_json::Value>,
+    expect_text: Option<String>,
+    expect_tools: Option<usize>,
+    progress: Option<usize>,
+}
+
+impl CallFlags {
+    /// The request and the check of its replies.
+    fn resolve(self, payload: usize) -> Result<(Call, Expect, usize), String> {
+        let method = self.method.unwrap_or_else(|| "tools/call".to_owned());
+        let is_call = method == "tools/call";
+        if !is_call && (self.tool.is_some() || self.arguments.is_some()) {
+            return Err("--tool and --arguments are for --method tools/call".to_owned());
+        }
+        if is_call && self.params.is_some() {
+            return Err("--params is for other methods; tools/call takes --arguments".to_owned());
+        }
+        if self.expect_text.is_some() && !is_call {
+            return Err("--expect-text is for tools/call".to_owned());
+        }
+        if self.expect_tools.is_some() && method != "tools/list" {
+            return Err("--expect-tools is for --method tools/list".to_owned());
+        }
+        let (mut call, expect) = if is_call {
+            let tool = self.tool.unwrap_or_else(|| "echo".to_owned());
+            let echo = tool == "echo" && self.arguments.is_none();
+            let arguments = self
+                .arguments
+                .unwrap_or_else(|| serde_json::json!({ "text": protocol::payload(payload) }));
+            if !arguments.is_object() {
+                return Err("--arguments must be a JSON object".to_owned());
+            }
+            let call = Call::tool(&tool, arguments);
+            let expect = match self.expect_text {
+                Some(text) => Expect::Text(text),
+                None if echo => Expect::Text(protocol::payload(payload)),
+                None => Expect::Content,
+            };
+            (call, expect)
+        } else {
+            let params = self.params.unwrap_or_else(|| serde_json::json!({}));
+            let expect = match self.expect_tools {
+                Some(n) => Expect::Tools(n),
+                None if method == "tools/list" => Expect::Tools(0),
+                None => Expect::Any,
+            };
+            (
+                Call {
+                    method,
+                    params,
+                    progress: false,
+                },
+                expect,
+            )
+        };
+        call.progress = self.progress.is_some();
+        Ok((call, expect, self.progress.unwrap_or(0)))
+    }
+}
+
 fn parse(args: &[String]) -> Result<(Target, Options), String> {
     let mut options = Options {
         in_flight: 16,
@@ -133,7 +245,11 @@ fn parse(args: &[String]) -> Result<(Target, Options), String> {
         payload: 16,
         era: Era::Modern,
         threads: 1,
+        call: Call::tool("echo", serde_json::Value::Null),
+        expect: Expect::Any,
+        progress: 0,
     };
+    let mut flags = CallFlags::default();
     let mut url = None;
     let mut pid = None;
     let mut command = None;
@@ -155,6 +271,15 @@ fn parse(args: &[String]) -> Result<(Target, Options), String> {
             "--era" => {
                 options.era = Era::parse(rest.next().ok_or("--era needs a value")?)?;
             }
+            "--method" => flags.method = Some(rest.next().ok_or("--method needs a value")?.clone()),
+            "--tool" => flags.tool = Some(rest.next().ok_or("--tool needs a name")?.clone()),
+            "--arguments" => flags.arguments = Some(json(flag, rest.next())?),
+            "--params" => flags.params = Some(json(flag, rest.next())?),
+            "--expect-text" => {
+                flags.expect_text = Some(rest.next().ok_or("--expect-text needs a value")?.clone());
+            }
+            "--expect-tools" => flags.expect_tools = Some(number(flag, rest.next())?),
+            "--progress" => flags.progress = Some(number(flag, rest.next())?),
             "--http" => url = Some(rest.next().ok_or("--http needs a URL")?.clone()),
             "--pid" => pid = Some(number(flag, rest.next())?),
             "--stdio" => {
@@ -172,6 +297,7 @@ fn parse(args: &[String]) -> Result<(Target, Options), String> {
     if matches!(options.stop, Stop::Calls(0)) {
         return Err("--calls must be at least 1".to_owned());
     }
+    (options.call, options.expect, options.progress) = flags.resolve(options.payload)?;
     let target = match (command, url, pid) {
         (Some(command), None, None) if !command.is_empty() => Target::Stdio(command),
         (None, Some(url), Some(pid)) => Target::Http { url, pid },
@@ -224,6 +350,37 @@ mod tests {
         assert!(matches!(t, Target::Http { pid: 7, .. }));
         assert_eq!(o.era, Era::Legacy);
         assert!(matches!(o.stop, Stop::Calls(10)));
+        assert_eq!(o.call.method, "tools/call");
+        assert_eq!(o.expect, Expect::Text(protocol::payload(16)));
+        assert_eq!(o.progress, 0);
+    }
+
+    #[test]
+    fn parses_other_calls() {
+        let (_, o) = parse(&args(
+            r#"--payload 4 --tool search --arguments {"query":"x"} --expect-text 1 --stdio -- a"#,
+        ))
+        .unwrap();
+        assert_eq!(o.call.mcp_name(), Some("search"));
+        assert_eq!(o.call.params["arguments"]["query"], "x");
+        assert_eq!(o.expect, Expect::Text("1".to_owned()));
+        let (_, o) = parse(&args(
+            r#"--tool add --arguments {"a":1,"b":2} --stdio -- a"#,
+        ))
+        .unwrap();
+        assert_eq!(o.expect, Expect::Content);
+        let (_, o) = parse(&args("--method tools/list --expect-tools 500 --stdio -- a")).unwrap();
+        assert_eq!(o.call.method, "tools/list");
+        assert_eq!(o.expect, Expect::Tools(500));
+        assert!(!o.call.progress);
+        let (_, o) = parse(&args(
+            r#"--tool steps --arguments {"steps":8} --progress 8 --stdio -- a"#,
+        ))
+        .unwrap();
+        assert!(o.call.progress);
+        assert_eq!(o.progress, 8);
+        let (_, o) = parse(&args("--method ping --stdio -- a")).unwrap();
+        assert_eq!(o.expect, Expect::Any);
     }
 
     #[test]
@@ -244,5 +401,11 @@ mod tests {
         assert!(parse(&args("--era ancient --stdio -- a")).is_err());
         assert!(parse(&args("--duration -1 --stdio -- a")).is_err());
         assert!(parse(&args("--bogus")).is_err());
+        assert!(parse(&args("--arguments {x --stdio -- a")).is_err());
+        assert!(parse(&args("--arguments [] --stdio -- a")).is_err());
+        assert!(parse(&args("--method tools/list --tool echo --stdio -- a")).is_err());
+        assert!(parse(&args("--params {} --stdio -- a")).is_err());
+        assert!(parse(&args("--expect-tools 3 --stdio -- a")).is_err());
+        assert!(parse(&args("--method tools/list --expect-text x --stdio -- a")).is_err());
     }
 }

@@ -1,9 +1,13 @@
 //! The messages the driver sends and the checks on what comes back.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::io::Write as _;
 
 use serde::Deserialize;
-use serde::de::IgnoredAny;
+use serde::de::{IgnoredAny, MapAccess, Visitor};
+use serde_json::Value;
 
 /// The revision the `modern` era speaks.
 pub const MODERN: &str = "2026-07-28";
@@ -45,37 +49,121 @@ pub fn payload(len: usize) -> String {
         .collect()
 }
 
-/// A `tools/call` of `echo` with the id spliced in: everything before and after the id.
+/// What every request of a run is: the method and its params (without `_meta`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    /// The JSON-RPC method, such as `tools/call` or `tools/list`.
+    pub method: String,
+    /// The params without `_meta`; the template adds it.
+    pub params: Value,
+    /// Ask for progress: `_meta.progressToken` is the request's id.
+    pub progress: bool,
+}
+
+impl Call {
+    /// A `tools/call` of `tool` with `arguments`.
+    pub fn tool(tool: &str, arguments: Value) -> Self {
+        Self {
+            method: "tools/call".to_owned(),
+            params: Value::Object(serde_json::Map::from_iter([
+                ("name".to_owned(), Value::from(tool)),
+                ("arguments".to_owned(), arguments),
+            ])),
+            progress: false,
+        }
+    }
+
+    /// The `Mcp-Name` header of the 2026-07-28 HTTP transport: the tool's name of a
+    /// `tools/call`, the URI of a `resources/read`, the prompt's name of a `prompts/get`.
+    pub fn mcp_name(&self) -> Option<&str> {
+        let key = match self.method.as_str() {
+            "tools/call" | "prompts/get" => "name",
+            "resources/read" => "uri",
+            _ => return None,
+        };
+        self.params.get(key).and_then(Value::as_str)
+    }
+}
+
+/// The id every request is built with before it is split around it: a number no argument
+/// of the benchmark holds (the payload's alphabet runs `…0123456789abc…`).
+const ID_SENTINEL: u64 = 1_234_567_890_123_456_789;
+
+/// A request with its id spliced in (once, or twice with the id as the progress token):
+/// the bytes between the splices.
 pub struct CallTemplate {
-    head: Vec<u8>,
-    tail: Vec<u8>,
+    parts: Vec<Vec<u8>>,
 }
 
 impl CallTemplate {
-    pub fn new(era: Era, text: &str) -> Self {
-        let arguments = serde_json::json!({ "text": text });
-        let mut params = serde_json::json!({ "name": "echo", "arguments": arguments });
+    pub fn new(era: Era, call: &Call) -> Result<Self, String> {
+        let mut params = match &call.params {
+            Value::Object(map) => map.clone(),
+            other => return Err(format!("the params must be an object, not {other}")),
+        };
+        if params.contains_key("_meta") {
+            return Err("the params must not carry _meta: the driver adds it".to_owned());
+        }
+        let mut meta = serde_json::Map::new();
         if era == Era::Modern {
-            params["_meta"] = serde_json::json!({
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            });
+            meta.insert(
+                "io.modelcontextprotocol/protocolVersion".to_owned(),
+                Value::from(MODERN),
+            );
+            meta.insert(
+                "io.modelcontextprotocol/clientCapabilities".to_owned(),
+                serde_json::json!({}),
+            );
         }
-        let mut tail = br#","method":"tools/call","params":"#.to_vec();
-        tail.extend_from_slice(params.to_string().as_bytes());
-        tail.push(b'}');
-        Self {
-            head: br#"{"jsonrpc":"2.0","id":"#.to_vec(),
-            tail,
+        if call.progress {
+            meta.insert("progressToken".to_owned(), Value::from(ID_SENTINEL));
         }
+        if !meta.is_empty() {
+            params.insert("_meta".to_owned(), Value::Object(meta));
+        }
+        let request = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": ID_SENTINEL,
+            "method": call.method,
+            "params": params,
+        });
+        let text = request.to_string();
+        let sentinel = ID_SENTINEL.to_string();
+        let parts: Vec<Vec<u8>> = text
+            .split(&sentinel)
+            .map(|part| part.as_bytes().to_vec())
+            .collect();
+        let expected = if call.progress { 3 } else { 2 };
+        if parts.len() != expected {
+            return Err(format!(
+                "the arguments hold the driver's id sentinel {sentinel}; choose others"
+            ));
+        }
+        Ok(Self { parts })
     }
 
     /// Appends the request with `id` to `out`, without a line end.
     pub fn write(&self, id: u64, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.head);
-        out.extend_from_slice(id.to_string().as_bytes());
-        out.extend_from_slice(&self.tail);
+        for (i, part) in self.parts.iter().enumerate() {
+            if i > 0 {
+                // Writing to a Vec cannot fail.
+                let _ = write!(out, "{id}");
+            }
+            out.extend_from_slice(part);
+        }
     }
+}
+
+/// The request for the page at `cursor` of a listing `call` started: `call` with
+/// `params.cursor`, as request `id`.
+pub fn next_page(era: Era, call: &Call, cursor: &str, id: u64) -> Result<Vec<u8>, String> {
+    let mut call = call.clone();
+    if let Value::Object(params) = &mut call.params {
+        params.insert("cursor".to_owned(), Value::from(cursor));
+    }
+    let mut out = Vec::new();
+    CallTemplate::new(era, &call)?.write(id, &mut out);
+    Ok(out)
 }
 
 /// The `initialize` request of the legacy era.
@@ -99,82 +187,305 @@ pub fn initialized() -> Vec<u8> {
     br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec()
 }
 
+/// What a successful reply must hold, besides the id of a call in flight and no error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// A `tools/call` result, not `isError`, whose first content block is a text block
+    /// with exactly this text (the `echo` check).
+    Text(String),
+    /// A `tools/call` result, not `isError`, with at least one content block, each with a
+    /// string `type`.
+    Content,
+    /// A `tools/list` listing with at least this many tools, each with a string `name` and
+    /// an object `inputSchema`; a page with a `nextCursor` is followed by a request for the
+    /// next page ([`Received::Page`], [`Listing`]).
+    Tools(usize),
+    /// Any result (another method): a `result`, no `error`.
+    Any,
+}
+
 #[derive(Deserialize)]
-struct Reply<'a> {
-    id: Option<serde_json::Value>,
+struct Message<'a> {
+    id: Option<Value>,
+    #[serde(borrow)]
+    method: Option<Cow<'a, str>>,
+    params: Option<NoteParams>,
     #[serde(borrow)]
     result: Option<ReplyResult<'a>>,
     error: Option<IgnoredAny>,
-    method: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct NoteParams {
+    #[serde(rename = "progressToken")]
+    progress_token: Option<Value>,
+    progress: Option<f64>,
 }
 
 #[derive(Deserialize)]
 struct ReplyResult<'a> {
-    #[serde(borrow, default)]
-    content: Vec<Content<'a>>,
+    #[serde(borrow)]
+    content: Option<Vec<Content<'a>>>,
     #[serde(rename = "isError", default)]
     is_error: bool,
     #[serde(rename = "protocolVersion")]
     protocol_version: Option<IgnoredAny>,
+    #[serde(borrow)]
+    tools: Option<Vec<ToolEntry<'a>>>,
+    #[serde(borrow, rename = "nextCursor")]
+    next_cursor: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
 struct Content<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Option<Cow<'a, str>>,
     #[serde(borrow)]
     text: Option<Cow<'a, str>>,
 }
 
+#[derive(Deserialize)]
+struct ToolEntry<'a> {
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(rename = "inputSchema")]
+    input_schema: Option<AnObject>,
+}
+
+/// Any JSON object, its contents skipped; anything else fails to deserialize.
+struct AnObject;
+
+impl<'de> Deserialize<'de> for AnObject {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ObjectVisitor;
+        impl<'de> Visitor<'de> for ObjectVisitor {
+            type Value = AnObject;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AnObject, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(AnObject)
+            }
+        }
+        deserializer.deserialize_map(ObjectVisitor)
+    }
+}
+
 /// What one message from the server was.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 pub enum Received {
     /// A successful reply to request `id`.
     Reply(u64),
-    /// A notification or a request from the server: not counted.
+    /// A page of a `tools/list` listing ([`Expect::Tools`]), to be checked with a
+    /// [`Listing`]: request `id` got `tools` tools and, unless it was the last page, the
+    /// cursor of the next.
+    Page {
+        id: u64,
+        tools: usize,
+        next_cursor: Option<String>,
+    },
+    /// A `notifications/progress` for the integer token `token` with this progress.
+    Progress { token: u64, progress: f64 },
+    /// Another notification or a request from the server: not counted.
     Other,
 }
 
-/// Checks one message: a notification passes as [`Received::Other`]; a reply must carry
-/// an integer id, no error, and (unless it answers `initialize`) the text `expected` as
-/// its first content block.
-pub fn check(message: &[u8], expected: &str) -> Result<Received, String> {
-    let reply: Reply<'_> = serde_json::from_slice(message).map_err(|e| {
-        format!(
-            "unreadable message ({e}): {}",
-            String::from_utf8_lossy(&message[..message.len().min(200)])
-        )
-    })?;
-    if reply.method.is_some() {
-        return Ok(Received::Other);
-    }
+/// Checks one message: a notification passes as [`Received::Progress`] or
+/// [`Received::Other`]; a reply must carry an integer id, no error, and (unless it answers
+/// `initialize`) what `expect` says.
+pub fn check(message: &[u8], expect: &Expect) -> Result<Received, String> {
     let short = || String::from_utf8_lossy(&message[..message.len().min(300)]).into_owned();
-    let id = reply
+    let parsed: Message<'_> = serde_json::from_slice(message)
+        .map_err(|e| format!("unreadable message ({e}): {}", short()))?;
+    if let Some(method) = parsed.method {
+        if method != "notifications/progress" {
+            return Ok(Received::Other);
+        }
+        let params = parsed
+            .params
+            .ok_or_else(|| format!("a progress notification without params: {}", short()))?;
+        let token = params
+            .progress_token
+            .as_ref()
+            .and_then(Value::as_u64)
+            .ok_or_else(|| {
+                format!(
+                    "a progress notification without an integer token: {}",
+                    short()
+                )
+            })?;
+        let progress = params
+            .progress
+            .ok_or_else(|| format!("a progress notification without a progress: {}", short()))?;
+        return Ok(Received::Progress { token, progress });
+    }
+    let id = parsed
         .id
         .as_ref()
-        .and_then(serde_json::Value::as_u64)
+        .and_then(Value::as_u64)
         .ok_or_else(|| format!("reply without an integer id: {}", short()))?;
-    if reply.error.is_some() {
+    if parsed.error.is_some() {
         return Err(format!("error reply: {}", short()));
     }
-    let result = reply
+    let result = parsed
         .result
         .ok_or_else(|| format!("reply without a result: {}", short()))?;
     if result.protocol_version.is_some() {
         return Ok(Received::Reply(id));
     }
-    if result.is_error {
-        return Err(format!("tool error: {}", short()));
+    match expect {
+        Expect::Text(expected) => {
+            if result.is_error {
+                return Err(format!("tool error: {}", short()));
+            }
+            let content = result.content.unwrap_or_default();
+            match content.first().and_then(|c| c.text.as_deref()) {
+                Some(text) if text == expected => Ok(Received::Reply(id)),
+                Some(text) => Err(format!(
+                    "reply {id} carries {} bytes of text that are not the {} bytes expected",
+                    text.len(),
+                    expected.len()
+                )),
+                None => Err(format!(
+                    "reply {id} without a text content block: {}",
+                    short()
+                )),
+            }
+        }
+        Expect::Content => {
+            if result.is_error {
+                return Err(format!("tool error: {}", short()));
+            }
+            let content = result
+                .content
+                .ok_or_else(|| format!("reply {id} without content: {}", short()))?;
+            if content.is_empty() {
+                return Err(format!("reply {id} with empty content: {}", short()));
+            }
+            if content.iter().any(|c| c.kind.is_none()) {
+                return Err(format!(
+                    "reply {id} with a content block without a type: {}",
+                    short()
+                ));
+            }
+            Ok(Received::Reply(id))
+        }
+        Expect::Tools(_) => {
+            let tools = result
+                .tools
+                .ok_or_else(|| format!("reply {id} without tools: {}", short()))?;
+            if let Some(i) = tools
+                .iter()
+                .position(|t| t.name.is_none() || t.input_schema.is_none())
+            {
+                return Err(format!(
+                    "reply {id}: tool {i} has no name or no inputSchema object"
+                ));
+            }
+            Ok(Received::Page {
+                id,
+                tools: tools.len(),
+                next_cursor: result.next_cursor.map(Cow::into_owned),
+            })
+        }
+        Expect::Any => Ok(Received::Reply(id)),
     }
-    match result.content.first().and_then(|c| c.text.as_deref()) {
-        Some(text) if text == expected => Ok(Received::Reply(id)),
-        Some(text) => Err(format!(
-            "reply {id} carries {} bytes of text that are not the {} bytes sent",
-            text.len(),
-            expected.len()
-        )),
-        None => Err(format!(
-            "reply {id} without a text content block: {}",
-            short()
-        )),
+}
+
+/// The `tools/list` listings in flight: the tools counted so far, keyed by the id of the
+/// request for the next page.
+#[derive(Debug, Default)]
+pub struct Listing {
+    at_least: usize,
+    counted: HashMap<u64, usize>,
+}
+
+/// What a page of a listing means.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Listed {
+    /// The listing is complete, with enough tools.
+    Done,
+    /// The listing goes on: request the page at `cursor`, with [`Listing::carry`].
+    More { cursor: String, so_far: usize },
+}
+
+impl Listing {
+    pub fn new(at_least: usize) -> Self {
+        Self {
+            at_least,
+            counted: HashMap::new(),
+        }
+    }
+
+    /// Records a page that request `id` got.
+    pub fn page(
+        &mut self,
+        id: u64,
+        tools: usize,
+        next_cursor: Option<String>,
+    ) -> Result<Listed, String> {
+        let so_far = self.counted.remove(&id).unwrap_or(0) + tools;
+        match next_cursor {
+            Some(_) if tools == 0 => Err(format!(
+                "request {id} got an empty page with a nextCursor: the listing would never end"
+            )),
+            Some(cursor) => Ok(Listed::More { cursor, so_far }),
+            None if so_far >= self.at_least => Ok(Listed::Done),
+            None => Err(format!(
+                "the listing ending with request {id} has {so_far} tools, fewer than the {} \
+                 expected",
+                self.at_least
+            )),
+        }
+    }
+
+    /// Carries the count of a listing over to request `id`, for its next page.
+    pub fn carry(&mut self, id: u64, so_far: usize) {
+        self.counted.insert(id, so_far);
+    }
+}
+
+/// The progress notifications seen per call in flight, checked when its reply comes: the
+/// reply must follow exactly `expected` notifications whose progress increased each time.
+#[derive(Debug, Default)]
+pub struct ProgressCheck {
+    expected: usize,
+    seen: HashMap<u64, (usize, f64)>,
+}
+
+impl ProgressCheck {
+    pub fn new(expected: usize) -> Self {
+        Self {
+            expected,
+            seen: HashMap::new(),
+        }
+    }
+
+    /// Records a notification for `token` (the id of a call).
+    pub fn note(&mut self, token: u64, progress: f64) -> Result<(), String> {
+        let entry = self.seen.entry(token).or_insert((0, f64::NEG_INFINITY));
+        if progress.partial_cmp(&entry.1) != Some(std::cmp::Ordering::Greater) {
+            return Err(format!(
+                "progress for call {token} went from {} to {progress}: it must increase",
+                entry.1
+            ));
+        }
+        *entry = (entry.0 + 1, progress);
+        Ok(())
+    }
+
+    /// Checks the notifications of the call `id`, which just got its reply.
+    pub fn finish(&mut self, id: u64) -> Result<(), String> {
+        let got = self.seen.remove(&id).map_or(0, |(n, _)| n);
+        if got == self.expected {
+            Ok(())
+        } else {
+            Err(format!(
+                "call {id} got {got} progress notifications before its reply, not {}",
+                self.expected
+            ))
+        }
     }
 }
 
@@ -182,12 +493,16 @@ pub fn check(message: &[u8], expected: &str) -> Result<Received, String> {
 mod tests {
     use super::*;
 
+    fn echo(text: &str) -> Call {
+        Call::tool("echo", serde_json::json!({ "text": text }))
+    }
+
     #[test]
     fn the_template_makes_valid_requests() {
-        let t = CallTemplate::new(Era::Modern, "hi");
+        let t = CallTemplate::new(Era::Modern, &echo("hi")).unwrap();
         let mut out = Vec::new();
         t.write(42, &mut out);
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["id"], 42);
         assert_eq!(v["method"], "tools/call");
         assert_eq!(v["params"]["arguments"]["text"], "hi");
@@ -195,33 +510,191 @@ mod tests {
             v["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
             MODERN
         );
+        assert!(v["params"]["_meta"].get("progressToken").is_none());
         let mut out = Vec::new();
-        CallTemplate::new(Era::Legacy, "hi").write(1, &mut out);
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        CallTemplate::new(Era::Legacy, &echo("hi"))
+            .unwrap()
+            .write(1, &mut out);
+        let v: Value = serde_json::from_slice(&out).unwrap();
         assert!(v["params"].get("_meta").is_none());
+    }
+
+    #[test]
+    fn templates_for_other_methods_and_progress() {
+        let list = Call {
+            method: "tools/list".to_owned(),
+            params: serde_json::json!({}),
+            progress: false,
+        };
+        let mut out = Vec::new();
+        CallTemplate::new(Era::Modern, &list)
+            .unwrap()
+            .write(7, &mut out);
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["method"], "tools/list");
+        assert_eq!(v["id"], 7);
+        assert_eq!(list.mcp_name(), None);
+
+        let mut call = Call::tool("steps", serde_json::json!({ "steps": 3 }));
+        call.progress = true;
+        assert_eq!(call.mcp_name(), Some("steps"));
+        for era in [Era::Modern, Era::Legacy] {
+            let mut out = Vec::new();
+            CallTemplate::new(era, &call).unwrap().write(9, &mut out);
+            let v: Value = serde_json::from_slice(&out).unwrap();
+            assert_eq!(v["id"], 9);
+            assert_eq!(v["params"]["_meta"]["progressToken"], 9);
+            assert_eq!(v["params"]["arguments"]["steps"], 3);
+        }
+    }
+
+    #[test]
+    fn next_pages() {
+        let list = Call {
+            method: "tools/list".to_owned(),
+            params: serde_json::json!({}),
+            progress: false,
+        };
+        let out = next_page(Era::Modern, &list, "abc", 12).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["id"], 12);
+        assert_eq!(v["params"]["cursor"], "abc");
+        assert_eq!(
+            v["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            MODERN
+        );
+    }
+
+    #[test]
+    fn templates_refuse_what_they_cannot_splice() {
+        let sentinel = Call::tool("echo", serde_json::json!({ "n": ID_SENTINEL }));
+        assert!(CallTemplate::new(Era::Modern, &sentinel).is_err());
+        let mut meta = echo("hi");
+        meta.params["_meta"] = serde_json::json!({});
+        assert!(CallTemplate::new(Era::Modern, &meta).is_err());
+        let mut array = echo("hi");
+        array.params = serde_json::json!([]);
+        assert!(CallTemplate::new(Era::Modern, &array).is_err());
     }
 
     #[test]
     fn payloads_have_the_asked_length() {
         assert_eq!(payload(16).len(), 16);
         assert_eq!(payload(65_536).len(), 65_536);
+        assert!(!payload(65_536).contains(&ID_SENTINEL.to_string()));
     }
 
     #[test]
-    fn checks() {
+    fn text_checks() {
+        let hi = Expect::Text("hi".to_owned());
         let ok = br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hi"}]}}"#;
-        assert_eq!(check(ok, "hi"), Ok(Received::Reply(3)));
-        assert!(check(ok, "ho").unwrap_err().contains("not the"));
+        assert_eq!(check(ok, &hi), Ok(Received::Reply(3)));
+        assert!(
+            check(ok, &Expect::Text("ho".to_owned()))
+                .unwrap_err()
+                .contains("not the")
+        );
         let err = br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no"}}"#;
-        assert!(check(err, "hi").unwrap_err().contains("error reply"));
-        let tool_err =
-            br#"{"jsonrpc":"2.0","id":3,"result":{"isError":true,"content":[{"type":"text","text":"hi"}]}}"#;
-        assert!(check(tool_err, "hi").is_err());
+        assert!(check(err, &hi).unwrap_err().contains("error reply"));
+        let tool_err = br#"{"jsonrpc":"2.0","id":3,"result":{"isError":true,"content":[{"type":"text","text":"hi"}]}}"#;
+        assert!(check(tool_err, &hi).is_err());
         let note = br#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#;
-        assert_eq!(check(note, "hi"), Ok(Received::Other));
+        assert_eq!(check(note, &hi), Ok(Received::Other));
         let init = br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}"#;
-        assert_eq!(check(init, "hi"), Ok(Received::Reply(0)));
-        assert!(check(b"not json", "hi").is_err());
-        assert!(check(br#"{"jsonrpc":"2.0","id":"x","result":{}}"#, "hi").is_err());
+        assert_eq!(check(init, &hi), Ok(Received::Reply(0)));
+        assert!(check(b"not json", &hi).is_err());
+        assert!(check(br#"{"jsonrpc":"2.0","id":"x","result":{}}"#, &hi).is_err());
+        assert!(check(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#, &hi).is_err());
+    }
+
+    #[test]
+    fn content_checks() {
+        let ok = br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"x"},{"type":"image","data":"","mimeType":"image/png"}]}}"#;
+        assert_eq!(check(ok, &Expect::Content), Ok(Received::Reply(3)));
+        let empty = br#"{"jsonrpc":"2.0","id":3,"result":{"content":[]}}"#;
+        assert!(check(empty, &Expect::Content).is_err());
+        let none = br#"{"jsonrpc":"2.0","id":3,"result":{}}"#;
+        assert!(check(none, &Expect::Content).is_err());
+        let untyped = br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"text":"x"}]}}"#;
+        assert!(check(untyped, &Expect::Content).is_err());
+        let failed =
+            br#"{"jsonrpc":"2.0","id":3,"result":{"isError":true,"content":[{"type":"text","text":"bad"}]}}"#;
+        assert!(
+            check(failed, &Expect::Content)
+                .unwrap_err()
+                .contains("tool error")
+        );
+    }
+
+    #[test]
+    fn tool_list_checks() {
+        let two = br#"{"jsonrpc":"2.0","id":4,"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{}}]}}"#;
+        let page = |tools, cursor: Option<&str>| Received::Page {
+            id: 4,
+            tools,
+            next_cursor: cursor.map(str::to_owned),
+        };
+        assert_eq!(check(two, &Expect::Tools(2)), Ok(page(2, None)));
+        let more = br#"{"jsonrpc":"2.0","id":4,"result":{"tools":[{"name":"a","inputSchema":{}}],"nextCursor":"c1"}}"#;
+        assert_eq!(check(more, &Expect::Tools(2)), Ok(page(1, Some("c1"))));
+        let bad_schema =
+            br#"{"jsonrpc":"2.0","id":4,"result":{"tools":[{"name":"a","inputSchema":true}]}}"#;
+        assert!(check(bad_schema, &Expect::Tools(1)).is_err());
+        let no_name = br#"{"jsonrpc":"2.0","id":4,"result":{"tools":[{"inputSchema":{}}]}}"#;
+        assert!(check(no_name, &Expect::Tools(1)).is_err());
+        let no_tools = br#"{"jsonrpc":"2.0","id":4,"result":{}}"#;
+        assert!(check(no_tools, &Expect::Tools(0)).is_err());
+        assert_eq!(check(no_tools, &Expect::Any), Ok(Received::Reply(4)));
+        let err = br#"{"jsonrpc":"2.0","id":4,"error":{"code":-32601,"message":"no"}}"#;
+        assert!(check(err, &Expect::Any).is_err());
+    }
+
+    #[test]
+    fn listings() {
+        let mut listing = Listing::new(3);
+        assert!(listing.page(1, 2, None).unwrap_err().contains("fewer"));
+        assert_eq!(listing.page(1, 3, None), Ok(Listed::Done));
+        let more = listing.page(2, 2, Some("c".to_owned())).unwrap();
+        assert_eq!(
+            more,
+            Listed::More {
+                cursor: "c".to_owned(),
+                so_far: 2
+            }
+        );
+        listing.carry(7, 2);
+        assert_eq!(listing.page(7, 1, None), Ok(Listed::Done));
+        listing.carry(8, 2);
+        assert!(listing.page(8, 0, None).is_err());
+        assert!(listing.page(9, 0, Some("c".to_owned())).is_err());
+    }
+
+    #[test]
+    fn progress_notifications() {
+        let note = br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":5,"progress":1,"total":3}}"#;
+        assert_eq!(
+            check(note, &Expect::Content),
+            Ok(Received::Progress {
+                token: 5,
+                progress: 1.0
+            })
+        );
+        let string_token = br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"5","progress":1}}"#;
+        assert!(check(string_token, &Expect::Content).is_err());
+        let no_progress =
+            br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":5}}"#;
+        assert!(check(no_progress, &Expect::Content).is_err());
+
+        let mut progress = ProgressCheck::new(2);
+        progress.note(1, 0.0).unwrap();
+        progress.note(2, 0.0).unwrap();
+        progress.note(1, 1.0).unwrap();
+        assert!(progress.note(2, 0.0).unwrap_err().contains("increase"));
+        progress.finish(1).unwrap();
+        assert!(progress.finish(1).unwrap_err().contains("got 0"));
+        let mut unasked = ProgressCheck::new(0);
+        unasked.finish(3).unwrap();
+        unasked.note(3, 1.0).unwrap();
+        assert!(unasked.finish(3).is_err());
     }
 }

@@ -4,6 +4,10 @@
 //! slots freed at once); the calling thread reads the replies, checks each, records its
 //! latency and frees its slot. The first call (modern era) or the `initialize` request
 //! (legacy era) is sent alone right after the spawn: its reply gives the cold start.
+//!
+//! A `tools/list` page with a `nextCursor` does not end its call: the reader asks the
+//! writer to send the request for the next page (a new id, the same slot), and the call's
+//! latency runs from its first request to its last page.
 
 use std::collections::HashMap;
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -14,8 +18,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::measure;
-use crate::protocol::{self, CallTemplate, Era, Received};
-use crate::{Options, Report, Stop};
+use crate::protocol::{self, CallTemplate, Era, Listed, Listing, ProgressCheck, Received};
+use crate::{CpuUsed, Options, Report, Stop};
 
 /// Kills the server on every path out.
 struct Server(Child);
@@ -31,14 +35,31 @@ impl Drop for Server {
 enum Sent {
     /// Call `id` went out at this instant.
     Call(u64, Instant),
-    /// The writer stopped after sending this many calls in all.
+    /// The writer started no more calls after this many in all (it still writes the
+    /// requests for next pages of listings in flight).
     Done(u64),
+}
+
+/// What the reader tells the writer.
+enum Slot {
+    /// A call finished: start another.
+    Free,
+    /// Write this request (the next page of a listing, already counted as in flight).
+    Write(Vec<u8>),
 }
 
 pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
     let ticks = measure::ticks_per_second();
-    let text = protocol::payload(options.payload);
-    let template = CallTemplate::new(options.era, &text);
+    let expect = &options.expect;
+    let template = CallTemplate::new(options.era, &options.call)?;
+    let mut progress_check = ProgressCheck::new(options.progress);
+    let mut listing = Listing::new(match expect {
+        protocol::Expect::Tools(n) => *n,
+        _ => 0,
+    });
+    // Request ids: 0 is the first exchange; the writer's calls and the reader's next pages
+    // take theirs from here.
+    let ids = Arc::new(AtomicU64::new(1));
     let (program, args) = command.split_first().ok_or("no command to spawn")?;
 
     let spawned = Instant::now();
@@ -58,7 +79,8 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
         BufReader::with_capacity(256 * 1024, server.0.stdout.take().ok_or("no stdout pipe")?);
     let mut line = Vec::with_capacity(128 * 1024);
 
-    // The first exchange, alone: it gives the cold start.
+    // The first exchange, alone: its first reply gives the cold start. A listing is
+    // followed to its end here.
     let mut first = match options.era {
         Era::Legacy => protocol::initialize(0),
         Era::Modern => {
@@ -69,23 +91,52 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
     };
     first.push(b'\n');
     write(&mut stdin, &first)?;
+    let mut waiting = 0;
+    let mut cold_start = None;
     loop {
         read_line(&mut stdout, &mut line, 0)?;
-        if protocol::check(&line, &text)? == Received::Reply(0) {
-            break;
+        let page = match protocol::check(&line, expect)? {
+            Received::Reply(id) if id == waiting => None,
+            Received::Page {
+                id,
+                tools,
+                next_cursor,
+            } if id == waiting => Some(listing.page(id, tools, next_cursor)?),
+            Received::Reply(id) | Received::Page { id, .. } => {
+                return Err(format!("a reply to id {id}, which was not sent"));
+            }
+            Received::Progress { token, progress } => {
+                progress_check.note(token, progress)?;
+                continue;
+            }
+            Received::Other => continue,
+        };
+        cold_start.get_or_insert_with(|| spawned.elapsed());
+        if options.era == Era::Modern {
+            progress_check.finish(waiting)?;
+        }
+        match page {
+            Some(Listed::More { cursor, so_far }) => {
+                waiting = ids.fetch_add(1, Ordering::Relaxed);
+                listing.carry(waiting, so_far);
+                let mut next = protocol::next_page(options.era, &options.call, &cursor, waiting)?;
+                next.push(b'\n');
+                write(&mut stdin, &next)?;
+            }
+            Some(Listed::Done) | None => break,
         }
     }
-    let cold_start = spawned.elapsed();
+    let cold_start = cold_start.ok_or("no first reply")?;
     if options.era == Era::Legacy {
         let mut note = protocol::initialized();
         note.push(b'\n');
         write(&mut stdin, &note)?;
     }
 
-    let (slot_tx, slot_rx) = mpsc::channel::<()>();
+    let (slot_tx, slot_rx) = mpsc::channel::<Slot>();
     for _ in 0..options.in_flight {
         slot_tx
-            .send(())
+            .send(Slot::Free)
             .map_err(|_| "the writer thread is gone".to_owned())?;
     }
     let (sent_tx, sent_rx) = mpsc::channel::<Sent>();
@@ -96,36 +147,47 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
     };
     let writer = {
         let stop = Arc::clone(&stop);
+        let ids = Arc::clone(&ids);
         std::thread::spawn(move || -> Result<ChildStdin, String> {
-            let mut next = 1;
+            let mut started = 0_u64;
+            let mut done = false;
             let mut buf = Vec::new();
-            while slot_rx.recv().is_ok() {
-                let mut free = 1;
-                while slot_rx.try_recv().is_ok() {
-                    free += 1;
-                }
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
+            while let Ok(first) = slot_rx.recv() {
                 buf.clear();
                 let now = Instant::now();
-                for _ in 0..free {
-                    if next > limit {
-                        break;
+                let mut slot = Some(first);
+                while let Some(message) = slot.take().or_else(|| slot_rx.try_recv().ok()) {
+                    match message {
+                        Slot::Write(request) => {
+                            buf.extend_from_slice(&request);
+                            buf.push(b'\n');
+                        }
+                        Slot::Free if done => {}
+                        Slot::Free => {
+                            if stop.load(Ordering::Relaxed) || started >= limit {
+                                done = true;
+                                if sent_tx.send(Sent::Done(started)).is_err() {
+                                    return Ok(stdin);
+                                }
+                                continue;
+                            }
+                            let id = ids.fetch_add(1, Ordering::Relaxed);
+                            template.write(id, &mut buf);
+                            buf.push(b'\n');
+                            if sent_tx.send(Sent::Call(id, now)).is_err() {
+                                return Ok(stdin);
+                            }
+                            started += 1;
+                        }
                     }
-                    template.write(next, &mut buf);
-                    buf.push(b'\n');
-                    if sent_tx.send(Sent::Call(next, now)).is_err() {
-                        return Ok(stdin);
-                    }
-                    next += 1;
                 }
-                if buf.is_empty() {
-                    break;
+                if !buf.is_empty() {
+                    write(&mut stdin, &buf)?;
                 }
-                write(&mut stdin, &buf)?;
             }
-            let _ = sent_tx.send(Sent::Done(next - 1));
+            if !done {
+                let _ = sent_tx.send(Sent::Done(started));
+            }
             Ok(stdin)
         })
     };
@@ -159,10 +221,20 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
                 return Ok(());
             }
             read_line(&mut stdout, &mut line, replies)?;
-            let id = match protocol::check(&line, &text)? {
-                Received::Reply(id) => id,
+            let (id, page) = match protocol::check(&line, expect)? {
+                Received::Reply(id) => (id, None),
+                Received::Page {
+                    id,
+                    tools,
+                    next_cursor,
+                } => (id, Some((tools, next_cursor))),
+                Received::Progress { token, progress } => {
+                    progress_check.note(token, progress)?;
+                    continue;
+                }
                 Received::Other => continue,
             };
+            progress_check.finish(id)?;
             let at = match pending.remove(&id) {
                 Some(at) => at,
                 None => loop {
@@ -177,15 +249,32 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
                     }
                 },
             };
+            progress.fetch_add(1, Ordering::Relaxed);
+            if let Some((tools, next_cursor)) = page
+                && let Listed::More { cursor, so_far } = listing.page(id, tools, next_cursor)?
+            {
+                // The call goes on with the next page: same start, a new id.
+                let next_id = ids.fetch_add(1, Ordering::Relaxed);
+                listing.carry(next_id, so_far);
+                pending.insert(next_id, at);
+                let request = protocol::next_page(options.era, &options.call, &cursor, next_id)?;
+                slot_tx
+                    .send(Slot::Write(request))
+                    .map_err(|_| "the writer thread is gone".to_owned())?;
+                continue;
+            }
             let now = Instant::now();
             replies += 1;
-            progress.store(replies, Ordering::Relaxed);
             match window {
                 None if replies >= options.warmup => {
-                    window = Some((now, measure::process_cpu(pid, ticks)?));
+                    window = Some((
+                        now,
+                        measure::process_cpu(pid, ticks)?,
+                        measure::process_cpu(std::process::id(), ticks)?,
+                    ));
                 }
                 None => {}
-                Some((start, _)) => {
+                Some((start, _, _)) => {
                     latencies.push(u64::try_from((now - at).as_nanos()).unwrap_or(u64::MAX));
                     if let Stop::Duration(d) = options.stop
                         && now - start >= d
@@ -195,13 +284,14 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
                 }
             }
             // The writer may be gone already (it stopped); that is fine.
-            let _ = slot_tx.send(());
+            let _ = slot_tx.send(Slot::Free);
         }
     })();
     stop.store(true, Ordering::Relaxed);
     drop(slot_tx);
     let end = Instant::now();
     let cpu_end = measure::process_cpu(pid, ticks);
+    let driver_end = measure::process_cpu(std::process::id(), ticks);
     let peak = measure::process_peak_rss(pid);
     let stdin = writer
         .join()
@@ -216,13 +306,16 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    let (start, cpu_start) = window.ok_or("the warm-up never finished")?;
+    let (start, cpu_start, driver_start) = window.ok_or("the warm-up never finished")?;
     Report::new(
         "stdio",
         options,
         latencies,
         end - start,
-        cpu_end?.saturating_sub(cpu_start),
+        CpuUsed {
+            server: cpu_end?.saturating_sub(cpu_start),
+            driver: driver_end?.saturating_sub(driver_start),
+        },
         peak?,
         Some(cold_start),
     )

@@ -1,21 +1,38 @@
-//! The official Rust MCP SDK (`rmcp` 3.11.0 from crates.io) serving the benchmark's two
-//! tools, `echo` {text} and `add` {a, b}, the same as `mcp serve-example`.
+//! The official Rust MCP SDK (`rmcp` 3.11.0 from crates.io) serving the benchmark's
+//! tools, the same as `mcp serve-example`: `echo` {text}, `add` {a, b}, `search` (the same
+//! realistic input schema, finds nothing) and `steps` {steps} (sends that many progress
+//! notifications, then answers).
 //!
 //! - `rmcp-server stdio-pipes`: stdio through `rmcp::transport::stdio_pipes()` (non-blocking
 //!   pipes on the IO reactor, rmcp's fast path);
 //! - `rmcp-server stdio`: stdio through `rmcp::transport::stdio()` (tokio's blocking stdin
 //!   and stdout);
-//! - `rmcp-server http ADDR`: Streamable HTTP at `/mcp`, stateless, JSON replies; prints
-//!   `http://ADDR/mcp` (the bound address) on the first line of stdout.
+//! - `rmcp-server http ADDR`: Streamable HTTP at `/mcp`, stateless, JSON replies (rmcp
+//!   falls back to an event stream when a handler sends a notification first, as `steps`
+//!   does); prints `http://ADDR/mcp` (the bound address) on the first line of stdout.
+//!
+//! `--extra-tools N` after the mode registers N generated tools, `extra_000` on, for the
+//! `tools/list` scenario. The tool router is built once and shared (an `Arc`) by every
+//! stateless HTTP request's handler.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::process::ExitCode;
+use std::sync::{Arc, OnceLock};
 
-use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ContentBlock, ProgressNotificationParam, RequestMetaObject,
+    ServerCapabilities, ServerConfig, Tool,
+};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ServerHandler, ServiceExt as _, schemars, tool, tool_handler, tool_router};
+use rmcp::{
+    ErrorData, Peer, RoleServer, ServerHandler, ServiceExt as _, schemars, tool, tool_handler,
+    tool_router,
+};
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 struct Echo {
@@ -31,16 +48,156 @@ struct Add {
     b: i64,
 }
 
+/// Where `search` looks.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum SearchScope {
+    Code,
+    Issues,
+    Docs,
+}
+
+impl SearchScope {
+    fn as_str(&self) -> &'static str {
+        match self {
+            Self::Code => "code",
+            Self::Issues => "issues",
+            Self::Docs => "docs",
+        }
+    }
+}
+
+/// How `search` orders its results.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum SearchSort {
+    Relevance,
+    Newest,
+    Oldest,
+}
+
+/// What `search` keeps (the same schema as `mcp serve-example`'s).
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // read by the schema, not by the handler
+struct SearchFilters {
+    /// Languages to keep, such as rust or typescript.
+    #[schemars(
+        length(min = 1, max = 5),
+        inner(regex(pattern = r"^[a-z][a-z0-9+#-]{0,31}$"))
+    )]
+    #[serde(default)]
+    languages: Vec<String>,
+    /// A repository, owner/name.
+    #[schemars(regex(pattern = r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$"))]
+    repository: Option<String>,
+    /// Only results changed on or after this day.
+    #[schemars(extend("format" = "date"))]
+    since: Option<String>,
+    /// Labels that must all be present.
+    #[schemars(length(max = 10), inner(length(min = 1, max = 50)))]
+    #[serde(default)]
+    labels: Vec<String>,
+    /// The least number of stars.
+    #[schemars(range(min = 0, max = 1_000_000))]
+    min_stars: Option<u32>,
+}
+
+/// The arguments of `search`: a realistic input schema for the validation benchmark.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // read by the schema, not by the handler
+struct Search {
+    /// What to look for.
+    #[schemars(length(min = 1, max = 200))]
+    query: String,
+    /// Where to look.
+    scope: SearchScope,
+    /// What to keep.
+    filters: Option<SearchFilters>,
+    /// How to order the results.
+    sort: Option<SearchSort>,
+    /// How many results at most.
+    #[schemars(range(min = 1, max = 100))]
+    limit: Option<u8>,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct Steps {
+    /// How many progress notifications to send before the result (at most 1000).
+    #[schemars(range(max = 1000))]
+    steps: u16,
+}
+
+/// The router, built once: `--extra-tools` may make it large.
+static ROUTER: OnceLock<Arc<ToolRouter<Bench>>> = OnceLock::new();
+
 #[derive(Debug, Clone)]
 struct Bench {
-    tool_router: ToolRouter<Self>,
+    tool_router: Arc<ToolRouter<Self>>,
+}
+
+/// The input schema of the generated tools (the same as `mcp serve-example --extra-tools`).
+fn extra_tool_schema() -> serde_json::Map<String, serde_json::Value> {
+    let serde_json::Value::Object(schema) = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer", "minimum": 0, "description": "The record to fetch."},
+            "fields": {
+                "type": "array",
+                "items": {"type": "string", "maxLength": 64},
+                "maxItems": 20,
+                "description": "The fields to return; all when absent."
+            }
+        },
+        "required": ["id"],
+        "additionalProperties": false
+    }) else {
+        unreachable!("an object literal")
+    };
+    schema
+}
+
+type CallFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'a>>;
+
+/// A generated tool's handler.
+fn extra_call(context: ToolCallContext<'_, Bench>) -> CallFuture<'_> {
+    Box::pin(async move {
+        let id = context
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("id"))
+            .and_then(serde_json::Value::as_u64)
+            .ok_or_else(|| ErrorData::invalid_params("id must be a non-negative integer", None))?;
+        Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+            "record {id} from {}",
+            context.name
+        ))])
+        .into())
+    })
 }
 
 #[tool_router]
 impl Bench {
+    /// The router with `extra` generated tools.
+    fn router(extra: usize) -> ToolRouter<Self> {
+        let mut router = Self::tool_router();
+        let schema = Arc::new(extra_tool_schema());
+        for i in 0..extra {
+            let tool = Tool::new(
+                format!("extra_{i:03}"),
+                format!("Fetches a record (generated tool {i} of {extra}, for benchmarks)"),
+                Arc::clone(&schema),
+            );
+            router.add_route(ToolRoute::new_dyn(tool, extra_call));
+        }
+        router
+    }
+
     fn new() -> Self {
         Self {
-            tool_router: Self::tool_router(),
+            tool_router: Arc::clone(ROUTER.get_or_init(|| Arc::new(Self::router(0)))),
         }
     }
 
@@ -57,6 +214,33 @@ impl Bench {
             .map(|sum| sum.to_string())
             .ok_or_else(|| "the sum does not fit in a 64-bit integer".to_owned())
     }
+
+    #[tool(description = "Searches code, issues or docs (finds nothing: a benchmark tool)")]
+    #[allow(clippy::unused_self, clippy::needless_pass_by_value)]
+    fn search(&self, Parameters(args): Parameters<Search>) -> String {
+        format!("no results for {} in {}", args.query, args.scope.as_str())
+    }
+
+    #[tool(description = "Sends the given number of progress notifications, then answers")]
+    #[allow(clippy::unused_self)]
+    async fn steps(
+        &self,
+        Parameters(Steps { steps }): Parameters<Steps>,
+        meta: RequestMetaObject,
+        peer: Peer<RoleServer>,
+    ) -> Result<String, String> {
+        if let Some(token) = meta.get_progress_token() {
+            for done in 1..=steps {
+                peer.notify_progress(
+                    ProgressNotificationParam::new(token.clone(), f64::from(done))
+                        .with_total(f64::from(steps)),
+                )
+                .await
+                .map_err(|e| format!("cannot send progress: {e}"))?;
+            }
+        }
+        Ok(format!("{steps} steps"))
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -66,8 +250,31 @@ impl ServerHandler for Bench {
     }
 }
 
+/// Takes `--extra-tools N` out of the arguments.
+fn extra_tools(args: &mut Vec<String>) -> Result<usize, String> {
+    let Some(at) = args.iter().position(|a| a == "--extra-tools") else {
+        return Ok(0);
+    };
+    let value = args
+        .get(at + 1)
+        .ok_or("--extra-tools needs a number")?
+        .parse()
+        .map_err(|e| format!("--extra-tools: {e}"))?;
+    args.drain(at..=at + 1);
+    Ok(value)
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    match extra_tools(&mut args) {
+        Ok(extra) => {
+            let _ = ROUTER.set(Arc::new(Bench::router(extra)));
+        }
+        Err(e) => {
+            eprintln!("rmcp-server: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -102,7 +309,9 @@ fn main() -> ExitCode {
                 .map_err(|e| format!("stdio-pipes: {e}"))
         }),
         ["http", addr] => runtime.block_on(http(addr)),
-        _ => Err("usage: rmcp-server stdio | stdio-pipes | http ADDR".to_owned()),
+        _ => {
+            Err("usage: rmcp-server (stdio | stdio-pipes | http ADDR) [--extra-tools N]".to_owned())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -9,6 +9,11 @@
 //!   (counts down `seconds`, reporting progress), `greet` (asks the user's name by
 //!   elicitation, then greets them), `increment` (adds one to the counter resource and
 //!   tells its subscribers);
+//! - for the benchmark of issue #8 (`cargo xtask bench`), off by default: `--bench-tools`
+//!   adds `search` (a realistic input schema: nested object, enums, patterns, a format,
+//!   bounded arrays; it finds nothing) and `steps` (sends `steps` progress notifications at
+//!   once, then answers), and `--extra-tools N` adds N generated tools, `extra_000` on, for
+//!   the `tools/list` of 500 tools scenario;
 //! - resources: `example://readme` (what this server is), `example://counter` (a number
 //!   that `increment` changes: `mcp listen example://counter` follows it), and the
 //!   template `example://squares/{n}` (the square of `n`);
@@ -65,6 +70,87 @@ struct Countdown {
     seconds: u8,
 }
 
+/// Where `search` looks.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum SearchScope {
+    Code,
+    Issues,
+    Docs,
+}
+
+impl SearchScope {
+    fn as_str(&self) -> &'static str {
+        match self {
+            Self::Code => "code",
+            Self::Issues => "issues",
+            Self::Docs => "docs",
+        }
+    }
+}
+
+/// How `search` orders its results.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum SearchSort {
+    Relevance,
+    Newest,
+    Oldest,
+}
+
+/// What `search` keeps.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // read by the schema and the validator, not by the handler
+struct SearchFilters {
+    /// Languages to keep, such as rust or typescript.
+    #[schemars(
+        length(min = 1, max = 5),
+        inner(regex(pattern = r"^[a-z][a-z0-9+#-]{0,31}$"))
+    )]
+    #[serde(default)]
+    languages: Vec<String>,
+    /// A repository, owner/name.
+    #[schemars(regex(pattern = r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$"))]
+    repository: Option<String>,
+    /// Only results changed on or after this day.
+    #[schemars(extend("format" = "date"))]
+    since: Option<String>,
+    /// Labels that must all be present.
+    #[schemars(length(max = 10), inner(length(min = 1, max = 50)))]
+    #[serde(default)]
+    labels: Vec<String>,
+    /// The least number of stars.
+    #[schemars(range(min = 0, max = 1_000_000))]
+    min_stars: Option<u32>,
+}
+
+/// The arguments of `search`: a realistic input schema for the validation benchmark.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // read by the schema and the validator, not by the handler
+struct Search {
+    /// What to look for.
+    #[schemars(length(min = 1, max = 200))]
+    query: String,
+    /// Where to look.
+    scope: SearchScope,
+    /// What to keep.
+    filters: Option<SearchFilters>,
+    /// How to order the results.
+    sort: Option<SearchSort>,
+    /// How many results at most.
+    #[schemars(range(min = 1, max = 100))]
+    limit: Option<u8>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Steps {
+    /// How many progress notifications to send before the result (at most 1000).
+    #[schemars(range(max = 1000))]
+    steps: u16,
+}
+
 fn read_only() -> ToolAnnotations {
     let mut annotations = ToolAnnotations::default();
     annotations.read_only_hint = Some(true);
@@ -75,13 +161,40 @@ fn read_only() -> ToolAnnotations {
 
 const COUNTER: &str = "example://counter";
 
-/// The example server.
-pub(crate) fn server() -> Result<Server, mcp_server::Error> {
+/// The input schema of the generated tools of `--extra-tools`.
+fn extra_tool_schema() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer", "minimum": 0, "description": "The record to fetch."},
+            "fields": {
+                "type": "array",
+                "items": {"type": "string", "maxLength": 64},
+                "maxItems": 20,
+                "description": "The fields to return; all when absent."
+            }
+        },
+        "required": ["id"],
+        "additionalProperties": false
+    })
+}
+
+/// What `mcp serve-example` adds for `cargo xtask bench` (issue #8); nothing by default.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Bench {
+    /// `--bench-tools`: register `search` and `steps`.
+    pub(crate) tools: bool,
+    /// `--extra-tools N`: register N generated tools, `extra_000` on.
+    pub(crate) extra_tools: usize,
+}
+
+/// The example server, with the benchmark's additions that `bench` asks for.
+pub(crate) fn server(bench: Bench) -> Result<Server, mcp_server::Error> {
     let counter = Arc::new(AtomicI64::new(0));
     let read_counter = Arc::clone(&counter);
     let handle: Arc<OnceLock<Server>> = Arc::default();
     let notify = Arc::clone(&handle);
-    let server = Server::builder(NAME, env!("CARGO_PKG_VERSION"))
+    let mut builder = Server::builder(NAME, env!("CARGO_PKG_VERSION"))
         .instructions(
             "An example server: echo and add are pure, countdown reports progress, greet \
              asks the user for their name.",
@@ -237,15 +350,62 @@ pub(crate) fn server() -> Result<Server, mcp_server::Error> {
             completion.total = i64::try_from(values.len()).ok();
             completion.has_more = Some(false);
             Ok(completion)
-        })
-        .build()?;
+        });
+    if bench.tools {
+        builder = builder
+            .tool(
+                ToolDef::typed("search", |args: Search, _cx| async move {
+                    Ok(CallToolResult::text(format!(
+                        "no results for {} in {}",
+                        args.query,
+                        args.scope.as_str()
+                    )))
+                })
+                .map(|t| {
+                    t.description("Searches code, issues or docs (finds nothing: a benchmark tool)")
+                        .annotations(read_only())
+                }),
+            )
+            .tool(
+                ToolDef::typed("steps", |args: Steps, cx| async move {
+                    let total = f64::from(args.steps);
+                    for done in 1..=args.steps {
+                        cx.progress(f64::from(done), Some(total), None).await;
+                    }
+                    Ok(CallToolResult::text(format!("{} steps", args.steps)))
+                })
+                .map(|t| {
+                    t.description("Sends the given number of progress notifications, then answers")
+                        .annotations(read_only())
+                }),
+            );
+    }
+    for i in 0..bench.extra_tools {
+        let name = format!("extra_{i:03}");
+        builder = builder.tool(
+            ToolDef::new(name, extra_tool_schema(), move |args, _cx| async move {
+                Ok(CallToolResult::text(format!(
+                    "record {} from extra tool {i}",
+                    args["id"]
+                )))
+            })
+            .map(|t| {
+                t.description(format!(
+                    "Fetches a record (generated tool {i} of {}, for benchmarks)",
+                    bench.extra_tools
+                ))
+                .annotations(read_only())
+            }),
+        );
+    }
+    let server = builder.build()?;
     let _ = handle.set(server.clone());
     Ok(server)
 }
 
 /// Serves the example server on stdin and stdout, for both eras, until stdin closes.
-pub(crate) async fn serve_stdio() -> Result<(), mcp_server::Error> {
-    mcp_legacy::server::DualEra::new(server()?)
+pub(crate) async fn serve_stdio(bench: Bench) -> Result<(), mcp_server::Error> {
+    mcp_legacy::server::DualEra::new(server(bench)?)
         .serve_stdio()
         .await;
     Ok(())
@@ -253,10 +413,10 @@ pub(crate) async fn serve_stdio() -> Result<(), mcp_server::Error> {
 
 /// Serves the example server over Streamable HTTP (both eras) on `addr`, printing the
 /// endpoint URL as the first line of stdout, until the process is interrupted.
-pub(crate) async fn serve_http(addr: SocketAddr) -> Result<(), crate::Error> {
+pub(crate) async fn serve_http(addr: SocketAddr, bench: Bench) -> Result<(), crate::Error> {
     let running = mcp_legacy::http::DualEraHttp::bind(
         addr,
-        server()?,
+        server(bench)?,
         mcp_transport_http::HttpServerConfig::default(),
         mcp_legacy::http::LegacyHttpConfig::default(),
     )

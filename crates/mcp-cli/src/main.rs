@@ -207,6 +207,13 @@ enum Command {
         /// (one connection), 2 over HTTP.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
         workers: Option<u16>,
+        /// Also register the benchmark's `search` and `steps` tools (`cargo xtask bench`).
+        #[arg(long)]
+        bench_tools: bool,
+        /// Also register N generated tools, `extra_000` on (the `tools/list` benchmark of
+        /// `cargo xtask bench`).
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        extra_tools: u16,
     },
 }
 
@@ -218,7 +225,7 @@ fn main() -> ExitCode {
     // The stdio example server is one connection: one thread serves it best (no
     // hand-offs between workers, no second stack). Everything else gets two workers.
     let workers = match &cli.command {
-        Some(Command::ServeExample { http, workers }) => {
+        Some(Command::ServeExample { http, workers, .. }) => {
             workers.map_or(if http.is_some() { 2 } else { 1 }, usize::from)
         }
         _ => 2,
@@ -270,10 +277,20 @@ async fn run(cli: Cli) -> Result<(), Error> {
     let Some(command) = cli.command else {
         return tour::run().await;
     };
-    if let Command::ServeExample { http, .. } = command {
+    if let Command::ServeExample {
+        http,
+        bench_tools,
+        extra_tools,
+        ..
+    } = command
+    {
+        let bench = example::Bench {
+            tools: bench_tools,
+            extra_tools: usize::from(extra_tools),
+        };
         return match http {
-            None => Ok(example::serve_stdio().await?),
-            Some(addr) => example::serve_http(addr).await,
+            None => Ok(example::serve_stdio(bench).await?),
+            Some(addr) => example::serve_http(addr, bench).await,
         };
     }
     let config_path = target::config_path(cli.config.as_deref());

@@ -61,7 +61,7 @@ pub use message::{
 };
 pub use peer::{
     Connection, Handler, Headers, IdCallback, NoHandler, NotificationSink, Overload, Peer,
-    PeerConfig, ProgressCallback, RequestContext, RequestOptions, TransportInfo,
+    PeerConfig, Principal, ProgressCallback, RequestContext, RequestOptions, TransportInfo,
 };
 /// The cancellation token handlers receive (re-exported from `tokio-util`).
 pub use tokio_util::sync::CancellationToken;

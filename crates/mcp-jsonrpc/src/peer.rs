@@ -263,12 +263,54 @@ impl Headers for Vec<(String, String)> {
     }
 }
 
+/// Who made a request, as an authenticating transport established it (for HTTP, from the
+/// `Authorization` header, by the authenticator the server was configured with).
+///
+/// The engine and the transports treat it as opaque; the layer that authenticated knows
+/// its concrete type and gets it back with `downcast_ref` (on `dyn Principal`).
+/// The server core binds what must not cross principals (sealed `requestState`, legacy
+/// sessions) to [`id`](Principal::id).
+///
+/// ```
+/// use mcp_jsonrpc::{Principal, TransportInfo};
+/// use std::sync::Arc;
+///
+/// #[derive(Debug)]
+/// struct User(String);
+/// impl Principal for User {
+///     fn id(&self) -> &str {
+///         &self.0
+///     }
+/// }
+///
+/// let info = TransportInfo::default().with_principal(Arc::new(User("alice".into())));
+/// let principal = info.principal().unwrap();
+/// assert_eq!(principal.id(), "alice");
+/// assert_eq!(principal.downcast_ref::<User>().unwrap().0, "alice");
+/// ```
+pub trait Principal: std::any::Any + Send + Sync + fmt::Debug {
+    /// A stable identifier: the same for every request of one principal, never shared by
+    /// two principals (an authenticator that knows several issuers includes the issuer).
+    fn id(&self) -> &str;
+}
+
+impl dyn Principal {
+    /// The principal as its concrete type, if it is a `T`.
+    pub fn downcast_ref<T: Principal>(&self) -> Option<&T> {
+        (self as &dyn std::any::Any).downcast_ref()
+    }
+}
+
 /// What a transport knows about one request that the layers above may want: for HTTP, the
-/// request's headers.
+/// request's headers and, when the server authenticates requests, the [`Principal`] that
+/// made it. An authenticating transport leaves the credentials (`Authorization`) out of
+/// the headers, so that no handler can pass them on.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct TransportInfo {
     headers: Box<dyn Headers>,
+    /// Who made the request, when the transport authenticated it.
+    pub principal: Option<Arc<dyn Principal>>,
 }
 
 impl Default for TransportInfo {
@@ -282,6 +324,7 @@ impl TransportInfo {
     pub fn with_headers(headers: Vec<(String, String)>) -> Self {
         TransportInfo {
             headers: Box::new(headers),
+            principal: None,
         }
     }
 
@@ -289,7 +332,20 @@ impl TransportInfo {
     pub fn from_headers(headers: impl Headers) -> Self {
         TransportInfo {
             headers: Box::new(headers),
+            principal: None,
         }
+    }
+
+    /// The same facts, with the principal that made the request.
+    #[must_use]
+    pub fn with_principal(mut self, principal: Arc<dyn Principal>) -> Self {
+        self.principal = Some(principal);
+        self
+    }
+
+    /// Who made the request, if the transport authenticated it.
+    pub fn principal(&self) -> Option<&dyn Principal> {
+        self.principal.as_deref()
     }
 
     /// The first value of the header `name` (case-insensitive).

@@ -39,10 +39,16 @@
 //!   from 2025-03-26 sessions only, up to [`LegacyHttpConfig::max_batch`] messages.
 //! - `Host` and `Origin` are checked against the same allow-lists as modern requests
 //!   (`403`), before anything else.
+//! - With an [`Authenticator`] in the
+//!   `HttpServerConfig`, every legacy request is authenticated and authorized by it as
+//!   modern ones are (its `401`/`403` sent as they are), handlers see the principal and
+//!   not the credentials, and a session belongs to the principal that initialized it:
+//!   another principal gets `404` for it (`auth.rs`).
 //!
 //! With the `http-sse` feature, the 2024-11-05 HTTP+SSE transport is served beside the
 //! endpoint (its own GET and POST paths; see `sse.rs`).
 
+mod auth;
 mod body;
 mod config;
 mod log;
@@ -66,6 +72,7 @@ use mcp_jsonrpc::{
     CancellationToken, DecodeOptions, Decoded, ErrorObject, Handler, Message, Notification,
     NotificationSink, Peer, RequestContext, TransportInfo, decode, encode_error, encode_raw_result,
 };
+use mcp_transport_http::Authenticator;
 use mcp_transport_http::{Endpoint, HttpServer, HttpServerConfig, McpService, RunningServer};
 use mcp_types::ErrorCode;
 use serde_json::value::RawValue;
@@ -140,6 +147,7 @@ struct Shared<H> {
     path: Option<String>,
     allowed_hosts: mcp_transport_http::AllowList,
     allowed_origins: mcp_transport_http::AllowList,
+    authenticator: Option<Arc<dyn Authenticator>>,
     max_body_bytes: usize,
     body_read_timeout: Duration,
     keep_alive: Option<Duration>,
@@ -183,6 +191,7 @@ impl<H: Handler> DualEraHttp<H> {
             path: http.path.as_deref().map(str::to_owned),
             allowed_hosts: http.allowed_hosts.clone(),
             allowed_origins: http.allowed_origins.clone(),
+            authenticator: http.authenticator.clone(),
             max_body_bytes: http.max_body_bytes,
             body_read_timeout: http.body_read_timeout,
             keep_alive: http.keep_alive_interval.filter(|d| !d.is_zero()),
@@ -299,10 +308,24 @@ impl<H: Handler> Shared<H> {
             .get(SESSION_ID)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
+        // Every request the legacy side serves is authenticated first, a session's too:
+        // its id is no credential.
+        let legacy = matches!(
+            (request.method(), &session_id),
+            (&Method::POST, _) | (&Method::GET | &Method::DELETE, Some(_))
+        );
+        let caller = if legacy {
+            match self.authenticate(request.headers()).await {
+                Ok(caller) => caller,
+                Err(refused) => return refused,
+            }
+        } else {
+            None
+        };
         match (request.method(), session_id) {
-            (&Method::POST, Some(id)) => self.session_post(&id, request).await,
-            (&Method::GET, Some(id)) => self.session_get(&id, request.headers()),
-            (&Method::DELETE, Some(id)) => self.session_delete(&id),
+            (&Method::POST, Some(id)) => self.session_post(&id, &caller, request).await,
+            (&Method::GET, Some(id)) => self.session_get(&id, &caller, request.headers()),
+            (&Method::DELETE, Some(id)) => self.session_delete(&id, &caller),
             (&Method::POST, None) => {
                 // A modern client names every request in `Mcp-Method`; a legacy one
                 // never does.
@@ -325,7 +348,7 @@ impl<H: Handler> Shared<H> {
                         if r.method == "initialize"
                             && !session::has_modern_meta(r.params.as_deref()) =>
                     {
-                        self.initialize(&head.headers, r).await
+                        self.initialize(&head.headers, &caller, r).await
                     }
                     _ => {
                         self.modern(Request::from_parts(head, Full::new(bytes)))
@@ -437,6 +460,7 @@ impl<H: Handler> Shared<H> {
     async fn initialize(
         &self,
         headers: &HeaderMap,
+        caller: &auth::Caller,
         request: mcp_jsonrpc::Request,
     ) -> Response<DualEraBody> {
         if let Some(refused) = refuse_content(headers) {
@@ -457,7 +481,7 @@ impl<H: Handler> Shared<H> {
         let token = self.root.child_token();
         let (tx, _rx) = mpsc::channel(1);
         let cx = RequestContext::new(id.clone(), token.clone(), NotificationSink::channel(tx))
-            .with_transport_info(transport_info(headers));
+            .with_transport_info(auth::transport_info(headers, caller));
         let (session, result) =
             match session::initialize(&*self.inner, &self.legacy.versions, request, cx).await {
                 Ok(done) => done,
@@ -471,7 +495,7 @@ impl<H: Handler> Shared<H> {
                 }
             };
         let session_id = new_session_id();
-        let mut http = HttpSession::new(Some(session), true);
+        let mut http = HttpSession::new(Some(session), true).owned_by(caller);
         http.token = token;
         let http = Arc::new(http);
         self.start_relay(&http).await;
@@ -513,14 +537,20 @@ impl<H: Handler> Shared<H> {
         }
     }
 
+    /// The session `id` of `caller`; `404` for one that does not exist or is another
+    /// principal's.
     #[allow(clippy::result_large_err)]
-    fn find(&self, id: &str) -> Result<Arc<HttpSession>, Response<DualEraBody>> {
+    fn find(
+        &self,
+        id: &str,
+        caller: &auth::Caller,
+    ) -> Result<Arc<HttpSession>, Response<DualEraBody>> {
         match lock(&self.sessions).get(id) {
-            Some(session) => {
+            Some(session) if session.belongs_to(caller) => {
                 session.touch();
                 Ok(Arc::clone(session))
             }
-            None => Err(json(
+            _ => Err(json(
                 StatusCode::NOT_FOUND,
                 encode_error(
                     None,
@@ -547,6 +577,7 @@ impl<H: Handler> Shared<H> {
     async fn session_post<B>(
         self: Arc<Self>,
         id: &str,
+        caller: &auth::Caller,
         request: Request<B>,
     ) -> Response<DualEraBody>
     where
@@ -554,7 +585,7 @@ impl<H: Handler> Shared<H> {
         B::Data: Buf + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let session = match self.find(id) {
+        let session = match self.find(id, caller) {
             Ok(session) => session,
             Err(unknown) => return unknown,
         };
@@ -598,6 +629,12 @@ impl<H: Handler> Shared<H> {
         if requests.is_empty() && errors.is_empty() {
             return empty(StatusCode::ACCEPTED);
         }
+        // All or nothing: a batch with one request the principal may not make runs none.
+        for request in &requests {
+            if let Err(refused) = self.authorize(caller, request) {
+                return refused;
+            }
+        }
         let Some(log) = self.open_stream(&session) else {
             return refusal(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -612,7 +649,7 @@ impl<H: Handler> Shared<H> {
             log.append(error, requests.is_empty() && i + 1 == count)
                 .await;
         }
-        let info = transport_info(&head.headers);
+        let info = auth::transport_info(&head.headers, caller);
         for request in requests {
             self.spawn_request(&session, &log, &remaining, request, Arc::clone(&info), true);
         }
@@ -710,8 +747,13 @@ impl<H: Handler> Shared<H> {
         });
     }
 
-    fn session_get(&self, id: &str, headers: &HeaderMap) -> Response<DualEraBody> {
-        let session = match self.find(id) {
+    fn session_get(
+        &self,
+        id: &str,
+        caller: &auth::Caller,
+        headers: &HeaderMap,
+    ) -> Response<DualEraBody> {
+        let session = match self.find(id, caller) {
             Ok(session) => session,
             Err(unknown) => return unknown,
         };
@@ -754,8 +796,15 @@ impl<H: Handler> Shared<H> {
             .reader(session.get.delivered(), priming, self.pacing(&session)))
     }
 
-    fn session_delete(&self, id: &str) -> Response<DualEraBody> {
-        let Some(session) = lock(&self.sessions).remove(id) else {
+    fn session_delete(&self, id: &str, caller: &auth::Caller) -> Response<DualEraBody> {
+        let removed = {
+            let mut sessions = lock(&self.sessions);
+            match sessions.get(id) {
+                Some(session) if session.belongs_to(caller) => sessions.remove(id),
+                _ => None,
+            }
+        };
+        let Some(session) = removed else {
             return refusal_with(
                 StatusCode::NOT_FOUND,
                 SESSION_NOT_FOUND,
@@ -798,11 +847,6 @@ fn refuse_content(headers: &HeaderMap) -> Option<Response<DualEraBody>> {
         ));
     }
     None
-}
-
-/// The headers handlers see; a clone of the map shares its values (`Bytes`) with it.
-fn transport_info(headers: &HeaderMap) -> Arc<TransportInfo> {
-    mcp_transport_http::transport_info(headers.clone())
 }
 
 fn empty(status: StatusCode) -> Response<DualEraBody> {

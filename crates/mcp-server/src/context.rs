@@ -175,10 +175,27 @@ impl Context {
             .and_then(serde_json::Value::as_object)
     }
 
-    /// What the transport knows about the request: for HTTP, its headers (the authenticated
-    /// principal joins them with the authorization issue). `None` over stdio.
+    /// What the transport knows about the request: for HTTP, its headers (without the
+    /// credentials when the server authenticates requests) and the principal. `None` over
+    /// stdio.
     pub fn transport(&self) -> Option<&mcp_jsonrpc::TransportInfo> {
         self.inner.rpc.transport_info()
+    }
+
+    /// Who made the request, when the transport authenticated it (an HTTP server with an
+    /// authenticator); `None` otherwise. With the `auth` feature's resource server it is an
+    /// `auth::TokenPrincipal` (see `token_principal`); any authenticator's own type comes
+    /// back with `downcast_ref`.
+    pub fn principal(&self) -> Option<&dyn mcp_jsonrpc::Principal> {
+        self.inner.rpc.transport_info()?.principal()
+    }
+
+    /// The verified access token's principal (subject, client, scopes, claims), when the
+    /// `auth` feature's [`ResourceServer`](crate::auth::ResourceServer) authenticated the
+    /// request.
+    #[cfg(feature = "auth")]
+    pub fn token_principal(&self) -> Option<&crate::auth::TokenPrincipal> {
+        self.principal()?.downcast_ref()
     }
 
     /// Fired when the client cancels the request or the server shuts down; in a task, when

@@ -57,6 +57,14 @@ pub enum Error {
     /// task ids).
     #[error("cannot draw a random key")]
     Random,
+    /// An authorization setting cannot work: a resource URI that is not canonical, no
+    /// authorization server, an endpoint URL that is not `https`, an algorithm that is not
+    /// allowed (built by the `auth` feature's `ResourceServer` and verifiers).
+    #[error("invalid authorization configuration: {reason}")]
+    InvalidAuthConfig {
+        /// What is wrong.
+        reason: String,
+    },
     /// The task store is full (Tasks extension).
     #[error("too many tasks (the store holds at most {limit})")]
     TooManyTasks {

@@ -14,6 +14,9 @@
 //!   and `.../prompts.mdx`;
 //! - `docs/2026-07-28/server/utilities/completion.mdx`, `.../pagination.mdx`,
 //!   `.../caching.mdx` and `.../logging.mdx`;
+//! - with the `auth` feature, `docs/2026-07-28/basic/authorization/*` for the Streamable
+//!   HTTP transport: an OAuth 2.1 resource server (`auth::ResourceServer`, protected
+//!   resource metadata, bearer challenges, JWT and introspection verifiers);
 //! - the Tasks extension, `docs/ext-tasks/specification/draft/tasks.md` (module [`tasks`]).
 //!
 //! Invariants:
@@ -30,6 +33,10 @@
 //! - The server never initiates a JSON-RPC request. What it needs from the
 //!   client it asks for with an `input_required` result, and `requestState` is
 //!   sealed and treated as attacker-controlled on the way back.
+//! - What an authenticating transport tells of the principal
+//!   ([`Context::principal`]) binds what must not cross principals: sealed
+//!   `requestState` is refused when another principal presents it, and lists and reads
+//!   default to the `private` cache scope.
 //! - Nothing is sent that was not asked for: progress only with a
 //!   `progressToken`, log messages only with a log level in `_meta`, change
 //!   notifications only on a `subscriptions/listen` stream that opted in.
@@ -47,6 +54,8 @@
 
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "auth")]
+pub mod auth;
 mod context;
 mod error;
 mod extension;

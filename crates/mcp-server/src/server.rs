@@ -111,7 +111,7 @@ struct Inner {
     capabilities: ServerCapabilities,
     registry: RwLock<Registry>,
     completion: Option<CompletionFn>,
-    cache: [CachePolicy; 6],
+    cache: [Option<CachePolicy>; 6],
     page_size: usize,
     state_key: StateKey,
     state_ttl: Duration,
@@ -143,7 +143,7 @@ pub struct ServerBuilder {
     instructions: Option<String>,
     registry: Registry,
     completion: Option<CompletionFn>,
-    cache: [CachePolicy; 6],
+    cache: [Option<CachePolicy>; 6],
     page_size: usize,
     state_key: Option<[u8; 32]>,
     state_ttl: Duration,
@@ -300,17 +300,24 @@ impl ServerBuilder {
     }
 
     /// Sets the cache policy of every list, discover and read result.
+    ///
+    /// Without one, a result is stale at once and `public`, except that the lists and
+    /// reads of an authenticated request (one whose transport established a
+    /// [`Principal`](mcp_jsonrpc::Principal)) are `private`: they may depend on who asked,
+    /// so a client may reuse them only within the same authorization context. A policy
+    /// set here is used as it is, authenticated or not.
     #[must_use]
     pub fn cache(mut self, policy: CachePolicy) -> Self {
-        self.cache = [policy; 6];
+        self.cache = [Some(policy); 6];
         self
     }
 
     /// Sets the cache policy of one kind of result (for example a short TTL for
-    /// `resources/read` and a long one for `tools/list`).
+    /// `resources/read` and a long one for `tools/list`); see [`cache`](Self::cache) for
+    /// the default.
     #[must_use]
     pub fn cache_for(mut self, kind: CacheKind, policy: CachePolicy) -> Self {
-        self.cache[kind as usize] = policy;
+        self.cache[kind as usize] = Some(policy);
         self
     }
 
@@ -520,6 +527,11 @@ pub(crate) fn check_version(meta: &RequestMetaObject) -> Result<(), ErrorObject>
     ))
 }
 
+/// The principal that made the request, when its transport authenticated it.
+pub(crate) fn principal_of(rpc: &RequestContext) -> Option<&dyn mcp_jsonrpc::Principal> {
+    rpc.transport_info()?.principal()
+}
+
 /// The `_meta` every request must carry, read before anything else.
 #[derive(serde::Deserialize)]
 struct MetaOnly {
@@ -537,7 +549,7 @@ impl Server {
             instructions: None,
             registry: Registry::default(),
             completion: None,
-            cache: [CachePolicy::default(); 6],
+            cache: [None; 6],
             page_size: 100,
             state_key: None,
             state_ttl: Duration::from_mins(10),
@@ -720,12 +732,13 @@ impl Server {
             return self.call_tool(params, rpc).await;
         }
         let meta = meta_only(params)?;
+        let authenticated = principal_of(&rpc).is_some();
         match method {
             method::SERVER_DISCOVER => self.discover(),
-            method::TOOLS_LIST => self.list_tools(params),
-            method::PROMPTS_LIST => self.list_prompts(params),
-            method::RESOURCES_LIST => self.list_resources(params),
-            method::RESOURCES_TEMPLATES_LIST => self.list_templates(params),
+            method::TOOLS_LIST => self.list_tools(params, authenticated),
+            method::PROMPTS_LIST => self.list_prompts(params, authenticated),
+            method::RESOURCES_LIST => self.list_resources(params, authenticated),
+            method::RESOURCES_TEMPLATES_LIST => self.list_templates(params, authenticated),
             method::PROMPTS_GET => {
                 check_input_responses(params)?;
                 self.get_prompt(params, rpc, meta).await
@@ -759,6 +772,19 @@ impl Server {
         }
     }
 
+    /// The cache policy of `kind`: the one set for it, or the default, `private` for the
+    /// lists and reads of an `authenticated` request (`server/discover` describes the
+    /// server, the same for everybody).
+    fn cache_policy(&self, kind: CacheKind, authenticated: bool) -> CachePolicy {
+        self.inner.cache[kind as usize].unwrap_or(
+            if authenticated && !matches!(kind, CacheKind::Discover) {
+                CachePolicy::new(0, CacheScope::Private)
+            } else {
+                CachePolicy::default()
+            },
+        )
+    }
+
     fn extension_for(&self, method: &str) -> Option<Arc<dyn Extension>> {
         self.inner
             .extensions
@@ -773,8 +799,9 @@ impl Server {
             SUPPORTED_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
         );
         result.instructions.clone_from(&self.inner.instructions);
-        result.ttl_ms = Some(self.inner.cache[CacheKind::Discover as usize].ttl_ms);
-        result.cache_scope = Some(self.inner.cache[CacheKind::Discover as usize].scope);
+        let cache = self.cache_policy(CacheKind::Discover, false);
+        result.ttl_ms = Some(cache.ttl_ms);
+        result.cache_scope = Some(cache.scope);
         self.complete(result)
     }
 }

@@ -3,8 +3,10 @@
 //! The state a handler carries across an `input_required` round trip comes back from the
 //! client, so it is attacker-controlled. It is sealed with HMAC-SHA256 under a per-server
 //! key and bound to the method, the tool/prompt/resource name, a digest of the arguments
-//! (keys sorted, so a client that re-serializes them in another order still matches) and
-//! an expiry. Anything that fails to verify is refused with -32602.
+//! (keys sorted, so a client that re-serializes them in another order still matches), the
+//! authenticated principal when the transport authenticated the request, and an expiry.
+//! Anything that fails to verify is refused with -32602, state sealed for another
+//! principal included.
 //!
 //! Wire form: `base64url(payload) "." base64url(tag)`, payload `{"exp": unix seconds,
 //! "app": <handler state>}`.
@@ -32,6 +34,9 @@ pub(crate) struct Binding<'a> {
     pub(crate) method: &'a str,
     pub(crate) name: &'a str,
     pub(crate) arguments: Option<&'a Value>,
+    /// The [`id`](mcp_jsonrpc::Principal::id) of the principal that made the request, when
+    /// the transport authenticated it.
+    pub(crate) principal: Option<&'a str>,
 }
 
 /// Why a `requestState` was refused.
@@ -74,6 +79,14 @@ impl StateKey {
         mac.update(&[0]);
         mac.update(&arguments_digest(binding.arguments));
         mac.update(&[0]);
+        // Unauthenticated state keeps the form it had before principals existed. An
+        // authenticated one adds a marker and the length-prefixed id; the payload that
+        // follows unmarked state is JSON and starts with `{`, never with the marker.
+        if let Some(principal) = binding.principal {
+            mac.update(&[1]);
+            mac.update(&(principal.len() as u64).to_be_bytes());
+            mac.update(principal.as_bytes());
+        }
         mac.update(payload);
         mac
     }
@@ -179,6 +192,7 @@ mod tests {
             method: "tools/call",
             name: "book",
             arguments: Some(&args),
+            principal: None,
         };
         let sealed = key.seal(&binding, &json!({"step": 2}), Duration::from_mins(1));
 
@@ -189,6 +203,7 @@ mod tests {
             method: "tools/call",
             name: "book",
             arguments: Some(&reordered),
+            principal: None,
         };
         assert_eq!(key.open(&same, &sealed), Ok(json!({"step": 2})));
 
@@ -198,16 +213,27 @@ mod tests {
                 method: "tools/call",
                 name: "book",
                 arguments: Some(&other_args),
+                principal: None,
             },
             Binding {
                 method: "tools/call",
                 name: "other",
                 arguments: Some(&args),
+                principal: None,
             },
             Binding {
                 method: "prompts/get",
                 name: "book",
                 arguments: Some(&args),
+                principal: None,
+            },
+            // The same request by an authenticated principal: unmarked state is not
+            // theirs either.
+            Binding {
+                method: "tools/call",
+                name: "book",
+                arguments: Some(&args),
+                principal: Some("https://as.example\nalice"),
             },
         ];
         for other in &cases {
@@ -232,5 +258,33 @@ mod tests {
             key.open_at(&binding, &sealed_at, 1_031),
             Err(StateError::Expired)
         );
+    }
+
+    #[test]
+    fn state_sealed_for_one_principal_is_refused_for_another() {
+        let key = StateKey::from_bytes([7; 32]);
+        let args = json!({"path": "/tmp/a"});
+        let binding = |principal| Binding {
+            method: "tools/call",
+            name: "delete",
+            arguments: Some(&args),
+            principal,
+        };
+        let alice = binding(Some("https://as.example\nalice"));
+        let sealed = key.seal(&alice, &json!({"confirmed": true}), Duration::from_mins(1));
+        assert_eq!(key.open(&alice, &sealed), Ok(json!({"confirmed": true})));
+        for other in [
+            Some("https://as.example\nbob"),
+            Some("https://as.example\nalic"),
+            Some("https://other.example\nalice"),
+            Some(""),
+            None,
+        ] {
+            assert_eq!(
+                key.open(&binding(other), &sealed),
+                Err(StateError::Forged),
+                "{other:?}"
+            );
+        }
     }
 }

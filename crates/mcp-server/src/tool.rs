@@ -40,6 +40,10 @@ pub struct ToolDef {
     pub(crate) output: Option<Arc<jsonschema::Validator>>,
     pub(crate) headers: Vec<ParamHeader>,
     pub(crate) task: (TaskSupport, TaskStart),
+    /// The definition as clients see it, serialized at its first listing: a registered
+    /// tool never changes, so `tools/list` copies this text instead of cloning and
+    /// serializing the definition (its schemas above all) for every request.
+    pub(crate) json: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
 }
 
 impl std::fmt::Debug for ToolDef {
@@ -188,6 +192,7 @@ impl ToolDef {
             output: None,
             headers,
             task: (TaskSupport::Forbidden, TaskStart::Immediately),
+            json: std::sync::OnceLock::new(),
         })
     }
 
@@ -313,6 +318,15 @@ impl ToolDef {
     /// The definition clients see.
     pub fn tool(&self) -> &mcp_types::Tool {
         &self.tool
+    }
+
+    /// The definition as JSON text, serialized once.
+    pub(crate) fn json(&self) -> Result<&serde_json::value::RawValue, serde_json::Error> {
+        if let Some(json) = self.json.get() {
+            return Ok(json);
+        }
+        let json = serde_json::value::to_raw_value(&self.tool)?;
+        Ok(self.json.get_or_init(|| json))
     }
 
     /// The arguments mirrored into `Mcp-Param-*` headers.

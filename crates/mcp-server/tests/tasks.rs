@@ -210,6 +210,31 @@ async fn another_owner_can_neither_see_nor_touch_a_task() {
 }
 
 #[tokio::test]
+async fn an_authenticated_principal_owns_its_tasks_whatever_its_credential() {
+    let f = fixture(Tasks::in_memory());
+    let ada = tasks_common::Caller {
+        credential: Some("Bearer one"),
+        declares: true,
+        principal: Some("ada"),
+    };
+    let ada_refreshed = tasks_common::Caller {
+        credential: Some("Bearer two"),
+        ..ada
+    };
+    let eve = tasks_common::Caller {
+        principal: Some("eve"),
+        ..ada
+    };
+    let id = start(&f.server, ada, "gate").await;
+    assert_eq!(
+        get(&f.server, ada_refreshed, &id).await.unwrap()["status"],
+        "working"
+    );
+    assert_eq!(get(&f.server, eve, &id).await.unwrap_err().code.0, -32602);
+    assert_eq!(get(&f.server, ALICE, &id).await.unwrap_err().code.0, -32602);
+}
+
+#[tokio::test]
 async fn a_custom_owner_binds_tasks_to_it() {
     // The seam an authenticated principal plugs into: here, the client's declared name.
     let tasks = Tasks::in_memory().owner(|cx| {

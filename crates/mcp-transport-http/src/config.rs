@@ -1,6 +1,6 @@
 //! The server's settings: the endpoint, every limit and timeout, the Host and Origin
-//! allow-lists, and the two hooks the server core plugs in (the `Mcp-Param-*` headers each
-//! tool declares, and what to do with a notification).
+//! allow-lists, the two hooks the server core plugs in (the `Mcp-Param-*` headers each
+//! tool declares, and what to do with a notification), and the optional authenticator.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -11,6 +11,7 @@ use http::HeaderName;
 use mcp_jsonrpc::{ErrorObject, Notification};
 use mcp_types::Request as _;
 
+use crate::auth::Authenticator;
 use crate::error::Error;
 
 /// Called with each JSON-RPC notification a client POSTs. `Ok` answers `202 Accepted`;
@@ -95,6 +96,10 @@ pub struct HttpServerConfig {
     pub param_headers: Option<Arc<dyn ParamHeaders>>,
     /// What happens to a notification POST (default: accepted and dropped).
     pub on_notification: Option<NotificationHook>,
+    /// Who may use the endpoint (default: none, every request is served as it comes). With
+    /// one, every request is authenticated from its head before its body is read, and
+    /// authorized once decoded; see [`Authenticator`].
+    pub authenticator: Option<Arc<dyn Authenticator>>,
 }
 
 impl Default for HttpServerConfig {
@@ -130,6 +135,7 @@ impl Default for HttpServerConfig {
             ],
             param_headers: None,
             on_notification: None,
+            authenticator: None,
         }
     }
 }
@@ -154,6 +160,7 @@ impl fmt::Debug for HttpServerConfig {
             .field("name_fields", &self.name_fields)
             .field("param_headers", &self.param_headers.is_some())
             .field("on_notification", &self.on_notification.is_some())
+            .field("authenticator", &self.authenticator.is_some())
             .finish()
     }
 }
@@ -293,6 +300,13 @@ impl HttpServerConfig {
         hook: impl Fn(Notification) -> Result<(), ErrorObject> + Send + Sync + 'static,
     ) -> Self {
         self.on_notification = Some(Arc::new(hook));
+        self
+    }
+
+    /// Sets the [`authenticator`](Self::authenticator).
+    #[must_use]
+    pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
+        self.authenticator = Some(Arc::new(authenticator));
         self
     }
 

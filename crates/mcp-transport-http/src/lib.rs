@@ -26,7 +26,10 @@
 //!   (name, data, last event id, `retry`). It knows no MCP header.
 //! - [`HttpServerConfig`] holds every limit, timeout and allow-list, plus the two hooks the
 //!   core supplies: [`ParamHeaders`] (the `Mcp-Param-*` headers of each tool, from its
-//!   `x-mcp-header` annotations) and a [`NotificationHook`].
+//!   `x-mcp-header` annotations) and a [`NotificationHook`]; and the optional
+//!   [`Authenticator`], the OAuth-free seam through which `mcp-server`'s `auth` feature
+//!   (or any other scheme) authenticates each request and hands the handler a
+//!   [`Principal`](mcp_jsonrpc::Principal).
 //!
 //! ```
 //! use mcp_jsonrpc::{ErrorObject, Handler, Request, RequestContext};
@@ -92,6 +95,10 @@
 //!   per event, no event ids) as soon as it emits a notification. A client closing the
 //!   connection fires the request's cancellation token, and nothing more is sent for it.
 //!   Long-lived streams (`subscriptions/listen`) get `: keep-alive` comments.
+//! - With an [`Authenticator`], a request is authenticated from its head before its body
+//!   is read and authorized once decoded (its refusals are sent as they are), and the
+//!   handler gets the principal and not the `Authorization` header. Without one none of
+//!   this runs.
 //! - Every spawned task is owned: connection tasks by the accept loop, the accept loop by
 //!   [`RunningServer`]. A handler runs inside its connection's task, not on a task of its
 //!   own. No lock is held across an `.await`.
@@ -120,6 +127,7 @@
 
 #![forbid(unsafe_code)]
 
+mod auth;
 mod body;
 mod client;
 mod config;
@@ -131,6 +139,7 @@ mod response;
 mod server;
 mod service;
 
+pub use auth::{AuthenticateFuture, Authenticator};
 pub use client::{
     AuthFuture, Authorizer, AuthorizerError, Challenge, EventStream, HttpClient, HttpClientConfig,
     MAX_CHALLENGES, RawRequest, RawResponse, RequestHeaders, ResponseStream, SseEvent,

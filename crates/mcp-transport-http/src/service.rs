@@ -2,18 +2,23 @@
 //! `docs/2026-07-28/basic/transports/streamable-http.mdx` between an HTTP request and a
 //! [`Handler`] call, in the order they apply.
 //!
+//! 0. With an [`Authenticator`](crate::Authenticator), a request it answers itself (a
+//!    metadata document) is answered before anything else.
 //! 1. The path (`404`), `Host` (`400` when absent, `403` when not allowed), `Origin` when
 //!    present (`403`), the method (`405` with `Allow: POST`), `Content-Type` (`415`),
 //!    `Accept` (`406`) and a `Content-Length` over the limit (`413`) are checked from the
 //!    head alone, before anything is allocated for the request.
-//! 2. A concurrency slot is taken (`503` with `Retry-After` when none is free) and the body
-//!    is read under the size limit (`413`) and the body timeout (`408`).
+//! 2. A concurrency slot is taken (`503` with `Retry-After` when none is free), the
+//!    authenticator (if any) authenticates the head (its refusal, a `401` or `403`, is sent
+//!    as it is), and the body is read under the size limit (`413`) and the body timeout
+//!    (`408`).
 //! 3. The body is decoded as one JSON-RPC message: not JSON → `400` with -32700, not a
 //!    valid message or a batch → `400` with -32600, a response (clients never send one) →
 //!    `400` with -32600.
 //! 4. A notification → the notification hook → `202` with no body.
 //! 5. A request → the mirrored headers against the body (`400` with -32020, or -32602 for
-//!    missing `_meta` fields) → the handler. A handler that finishes without a notification
+//!    missing `_meta` fields) → the authenticator's authorization (its refusal as it is)
+//!    → the handler. A handler that finishes without a notification
 //!    gets a JSON reply; the first notification opens an SSE stream instead. An error reply
 //!    takes the status the spec pins for its code: -32601 → `404`, -32020, -32021 and
 //!    -32022 → `400`; any other outcome is `200`.
@@ -144,6 +149,11 @@ impl<H: Handler> McpService<H> {
         B: Body + Send + 'static,
         B::Data: Buf + Send,
     {
+        if let Some(auth) = &self.shared.config.authenticator
+            && let Some(response) = auth.respond(request.method(), request.uri())
+        {
+            return ResponseFuture::ready(response.map(|body| McpBody::full(body, None)));
+        }
         let (permit, expected) = match self.shared.admit(&request) {
             Ok(admitted) => admitted,
             Err(response) => return ResponseFuture::ready(response),
@@ -248,6 +258,13 @@ impl<H: Handler> Shared<H> {
     {
         let config = &self.config;
         let (head, body) = request.into_parts();
+        let principal = match &config.authenticator {
+            None => None,
+            Some(auth) => match auth.authenticate(&head.headers).await {
+                Ok(principal) => Some(principal),
+                Err(refusal) => return refusal.map(|body| McpBody::full(body, None)),
+            },
+        };
         let read = tokio::time::timeout(
             config.body_read_timeout,
             body::read_limited(body, config.max_body_bytes, expected),
@@ -288,7 +305,12 @@ impl<H: Handler> Shared<H> {
                 ) {
                     return reject(Some(&request.id), &rejection);
                 }
-                let info = transport_info(head.headers);
+                if let (Some(auth), Some(principal)) = (&config.authenticator, &principal)
+                    && let Err(refusal) = auth.authorize(&**principal, &request)
+                {
+                    return refusal.map(|body| McpBody::full(body, None));
+                }
+                let info = transport_info(head.headers, principal);
                 Arc::clone(&self).dispatch(request, permit, info).await
             }
             Message::Notification(notification) => {
@@ -511,12 +533,21 @@ where
 }
 
 /// The request's headers for the handler (`Context::transport` in `mcp-server`): names
-/// lower-cased as `http` stores them, values that are not visible ASCII skipped.
-/// The request's headers as handlers see them: the header map itself, moved, not copied.
-pub fn transport_info(headers: http::HeaderMap) -> Arc<mcp_jsonrpc::TransportInfo> {
-    Arc::new(mcp_jsonrpc::TransportInfo::from_headers(RequestHeaders(
-        headers,
-    )))
+/// lower-cased as `http` stores them, values that are not visible ASCII skipped. The
+/// header map itself is moved in, not copied; with the principal of an authenticated
+/// request, without the credentials (`Authorization`), which no handler may pass on.
+pub fn transport_info(
+    mut headers: http::HeaderMap,
+    principal: Option<Arc<dyn mcp_jsonrpc::Principal>>,
+) -> Arc<mcp_jsonrpc::TransportInfo> {
+    if principal.is_some() {
+        crate::auth::strip_credentials(&mut headers);
+    }
+    let info = mcp_jsonrpc::TransportInfo::from_headers(RequestHeaders(headers));
+    Arc::new(match principal {
+        Some(principal) => info.with_principal(principal),
+        None => info,
+    })
 }
 
 /// An HTTP request's header map, lent to handlers through [`mcp_jsonrpc::Headers`].

@@ -35,6 +35,7 @@ mod constructors;
 mod error_code;
 mod id;
 mod map;
+mod open;
 mod param_headers;
 mod result_type;
 pub mod tag;
@@ -46,7 +47,10 @@ mod version;
 #[allow(
     clippy::doc_markdown,
     clippy::too_many_arguments,
-    clippy::large_enum_variant
+    clippy::large_enum_variant,
+    // The one-pass `Deserialize` of an open object matches member names, however few.
+    clippy::single_match_else,
+    clippy::match_single_binding
 )]
 mod modern;
 
@@ -54,7 +58,10 @@ mod modern;
 #[allow(
     clippy::doc_markdown,
     clippy::too_many_arguments,
-    clippy::large_enum_variant
+    clippy::large_enum_variant,
+    // The one-pass `Deserialize` of an open object matches member names, however few.
+    clippy::single_match_else,
+    clippy::match_single_binding
 )]
 pub mod legacy;
 

@@ -80,6 +80,67 @@ fn item_text(out: &mut String, item: &Item, scope: Scope, methods: &mut Vec<(Str
     }
 }
 
+/// The `Deserialize` of an open object: one pass over its members, the known ones into
+/// their fields and the rest into `extra` (`crates/mcp-types/src/open.rs`). A missing
+/// member is `None` for an `Option`, the default for a defaulted member, and serde's
+/// "missing field" error otherwise, as serde's derive does; a member given twice is
+/// refused.
+fn open_deserialize_text(out: &mut String, name: &str, s: &Struct, scope: Scope) {
+    let field_ty = |f: &Field| {
+        let ty = ty_text(&f.ty, scope);
+        if f.is_option() {
+            format!("Option<{ty}>")
+        } else {
+            ty
+        }
+    };
+    let _ = writeln!(
+        out,
+        "impl<'de> serde::Deserialize<'de> for {name} {{\n    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {{\n        struct FieldsVisitor;\n        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {{\n            type Value = {name};\n            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {{\n                f.write_str(\"struct {name}\")\n            }}\n            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> ::core::result::Result<{name}, A::Error> {{"
+    );
+    for f in &s.fields {
+        let _ = writeln!(
+            out,
+            "                let mut {}: Option<{}> = None;",
+            slot(f),
+            field_ty(f)
+        );
+    }
+    out.push_str("                let mut extra = crate::JsonObject::new();\n");
+    out.push_str(
+        "                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {\n                    match key.as_str() {\n",
+    );
+    for f in &s.fields {
+        let _ = writeln!(
+            out,
+            "                        {:?} => {{\n                            crate::open::field(&mut map, &mut {}, {:?})?;\n                        }}",
+            f.json,
+            slot(f),
+            f.json
+        );
+    }
+    out.push_str(
+        "                        _ => {\n                            let value = map.next_value()?;\n                            extra.insert(key.into_string(), value);\n                        }\n                    }\n                }\n",
+    );
+    let _ = writeln!(out, "                Ok({name} {{");
+    for f in &s.fields {
+        let value = if f.is_option() || f.defaulted {
+            format!("{}.unwrap_or_default()", slot(f))
+        } else {
+            format!("crate::open::required({}, {:?})?", slot(f), f.json)
+        };
+        let _ = writeln!(out, "                    {}: {value},", f.rust);
+    }
+    out.push_str(
+        "                    extra,\n                })\n            }\n        }\n        deserializer.deserialize_map(FieldsVisitor)\n    }\n}\n\n",
+    );
+}
+
+/// The local that collects member `f` while an open object is read.
+fn slot(f: &Field) -> String {
+    format!("field_{}", f.rust.trim_start_matches("r#"))
+}
+
 fn struct_text(
     out: &mut String,
     name: &str,
@@ -95,9 +156,12 @@ fn struct_text(
         })
         .collect();
     let default = if args.is_empty() { ", Default" } else { "" };
+    // An open object gets a one-pass `Deserialize` of its own (`open_deserialize_text`):
+    // serde's `flatten` would buffer the whole object first.
+    let derive_de = if s.extra { "" } else { ", serde::Deserialize" };
     let _ = writeln!(
         out,
-        "#[derive(Debug, Clone, PartialEq{default}, serde::Serialize, serde::Deserialize)]\n#[non_exhaustive]\npub struct {name} {{"
+        "#[derive(Debug, Clone, PartialEq{default}, serde::Serialize{derive_de})]\n#[non_exhaustive]\npub struct {name} {{"
     );
     for f in &s.fields {
         let fallback = match &f.ty {
@@ -135,6 +199,9 @@ fn struct_text(
         );
     }
     out.push_str("}\n\n");
+    if s.extra {
+        open_deserialize_text(out, name, s, scope);
+    }
 
     // The constructor: required members as arguments, everything else empty.
     let _ = writeln!(out, "impl {name} {{");

@@ -25,9 +25,10 @@ use mcp_jsonrpc::{
 };
 use mcp_types::ErrorCode;
 
+use super::auth::{Caller, transport_info};
 use super::{
     DualEraBody, HttpSession, Shared, accepts, answer, empty, json, new_session_id, notify,
-    refusal, refusal_with, sse, transport_info,
+    refusal, refusal_with, sse,
 };
 use crate::session::{self, lock};
 
@@ -52,8 +53,14 @@ impl<H: Handler> Shared<H> {
         B::Data: bytes::Buf + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        // Authenticated like every other request; the session belongs to whoever opened
+        // its stream.
+        let caller = match self.authenticate(request.headers()).await {
+            Ok(caller) => caller,
+            Err(refused) => return refused,
+        };
         if request.method() == Method::GET {
-            return self.sse_open(request.headers());
+            return self.sse_open(request.headers(), &caller);
         }
         let id = request
             .uri()
@@ -69,7 +76,7 @@ impl<H: Handler> Shared<H> {
                 "the sessionId query parameter is missing",
             );
         };
-        let session = match self.find(&id) {
+        let session = match self.find(&id, &caller) {
             Ok(session) => session,
             Err(unknown) => return unknown,
         };
@@ -96,10 +103,8 @@ impl<H: Handler> Shared<H> {
         match message {
             Message::Request(request) if request.method == "initialize" => {
                 let shared = Arc::clone(&self);
-                let headers = head.headers;
-                tokio::spawn(
-                    async move { shared.sse_initialize(&session, &headers, request).await },
-                );
+                let info = transport_info(&head.headers, &caller);
+                tokio::spawn(async move { shared.sse_initialize(&session, info, request).await });
             }
             Message::Request(_)
                 if lock(&session.running).len() >= self.legacy.max_streams_per_session =>
@@ -110,7 +115,10 @@ impl<H: Handler> Shared<H> {
                 );
             }
             Message::Request(request) => {
-                let info = transport_info(&head.headers);
+                if let Err(refused) = self.authorize(&caller, &request) {
+                    return refused;
+                }
+                let info = transport_info(&head.headers, &caller);
                 let log = Arc::clone(&session.get);
                 let one = Arc::new(AtomicUsize::new(1));
                 self.spawn_request(&session, &log, &one, request, info, false);
@@ -123,7 +131,7 @@ impl<H: Handler> Shared<H> {
     }
 
     /// GET on the SSE path: a new session and its stream, opened by the `endpoint` event.
-    fn sse_open(&self, headers: &HeaderMap) -> Response<DualEraBody> {
+    fn sse_open(&self, headers: &HeaderMap, caller: &Caller) -> Response<DualEraBody> {
         if !accepts(headers, "text/event-stream") {
             return refusal(
                 StatusCode::NOT_ACCEPTABLE,
@@ -142,7 +150,7 @@ impl<H: Handler> Shared<H> {
             return response;
         }
         let id = new_session_id();
-        let mut http = HttpSession::new(None, false);
+        let mut http = HttpSession::new(None, false).owned_by(caller);
         http.token = self.root.child_token();
         let http = Arc::new(http);
         lock(&self.sessions).insert(id.clone(), Arc::clone(&http));
@@ -171,7 +179,7 @@ impl<H: Handler> Shared<H> {
     async fn sse_initialize(
         &self,
         http: &Arc<HttpSession>,
-        headers: &HeaderMap,
+        info: Arc<mcp_jsonrpc::TransportInfo>,
         request: mcp_jsonrpc::Request,
     ) {
         let id = request.id.clone();
@@ -181,7 +189,7 @@ impl<H: Handler> Shared<H> {
             http.token.child_token(),
             NotificationSink::channel(tx),
         )
-        .with_transport_info(transport_info(headers));
+        .with_transport_info(info);
         let frame = if http.session.get().is_some() {
             encode_error(
                 Some(&id),

@@ -36,6 +36,9 @@ pub(super) struct HttpSession {
     pub(super) pending: Mutex<HashMap<i64, oneshot::Sender<Result<Value, ErrorObject>>>>,
     /// The client's requests running now, for `notifications/cancelled`.
     pub(super) running: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// The id of the principal that created the session, when requests are authenticated
+    /// (see `auth.rs`).
+    pub(super) owner: Option<Box<str>>,
 }
 
 impl HttpSession {
@@ -54,6 +57,7 @@ impl HttpSession {
             next_ask: AtomicI64::new(1),
             pending: Mutex::new(HashMap::new()),
             running: Mutex::new(HashMap::new()),
+            owner: None,
         }
     }
 

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use mcp_jsonrpc::{ErrorObject, RequestContext};
+use mcp_jsonrpc::{ErrorObject, Principal, RequestContext};
 use mcp_types::{
     CallToolRequestParams, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
     InputRequiredResult, InputResponses, OrderedMap, ReadResourceRequestParams, ReadResourceResult,
@@ -19,6 +19,13 @@ use crate::context::{Context, missing_capability};
 use crate::error::ToolError;
 use crate::state::Binding;
 use crate::tasks::TaskSupport;
+
+/// The principal that made the request, when its transport authenticated it: its id is
+/// what the sealed `requestState` is bound to. A shared handle, since the request context
+/// moves into the handler's [`Context`] while the binding is still needed.
+pub(super) fn principal_id(rpc: &RequestContext) -> Option<Arc<dyn Principal>> {
+    rpc.transport_info()?.principal.clone()
+}
 
 impl Server {
     /// Opens the `requestState` of a retry, if any: the handler's own state, and the
@@ -99,9 +106,10 @@ impl Server {
     /// is reported as such rather than as some other field's error.
     pub(super) async fn call_tool(
         &self,
-        params: &str,
+        raw_params: &str,
         rpc: RequestContext,
     ) -> Result<Box<RawValue>, ErrorObject> {
+        let params = raw_params;
         let params: CallToolRequestParams = match serde_json::from_str(params) {
             Ok(typed) => typed,
             Err(e) => {
@@ -128,15 +136,33 @@ impl Server {
             ..
         } = params;
         let arguments = Value::Object(arguments.unwrap_or_default());
+        let principal = principal_id(&rpc);
         let binding = Binding {
             method: method::TOOLS_CALL,
             name: &name,
             arguments: Some(&arguments),
+            principal: principal.as_deref().map(Principal::id),
         };
         let (state, responses) =
             self.resume(&binding, request_state.as_deref(), input_responses)?;
         let cx = Context::new(rpc, meta, responses, state);
-        let outcome = tool.call(arguments.clone(), cx.clone()).await;
+        // The tool takes the arguments themselves, not a copy: only an `input_required`
+        // outcome needs them again (its sealed state is bound to them), and then they
+        // are read once more from the request's text, which the request still holds.
+        let outcome = tool.call(arguments, cx.clone()).await;
+        let reread;
+        let arguments = if matches!(outcome, Err(ToolError::InputRequired)) {
+            reread = arguments_of(raw_params);
+            Some(&reread)
+        } else {
+            None
+        };
+        let binding = Binding {
+            method: method::TOOLS_CALL,
+            name: &name,
+            arguments,
+            principal: principal.as_deref().map(Principal::id),
+        };
         self.finish(outcome, &cx, &binding)
     }
 
@@ -163,10 +189,12 @@ impl Server {
             }
         }
         let args_value = serde_json::to_value(&arguments).unwrap_or_default();
+        let principal = principal_id(&rpc);
         let binding = Binding {
             method: method::PROMPTS_GET,
             name: &params.name,
             arguments: Some(&args_value),
+            principal: principal.as_deref().map(Principal::id),
         };
         let (state, responses) = self.resume(
             &binding,
@@ -204,11 +232,14 @@ impl Server {
                     .with_data(serde_json::json!({ "uri": params.uri })));
             }
         };
+        let principal = principal_id(&rpc);
         let binding = Binding {
             method: method::RESOURCES_READ,
             name: &params.uri,
             arguments: None,
+            principal: principal.as_deref().map(Principal::id),
         };
+        let cache = self.cache_policy(CacheKind::Read, principal.is_some());
         let (state, responses) = self.resume(
             &binding,
             params.request_state.as_deref(),
@@ -219,8 +250,8 @@ impl Server {
             .await
             .map(|contents| {
                 let mut result = ReadResourceResult::new(contents);
-                result.ttl_ms = Some(self.inner.cache[CacheKind::Read as usize].ttl_ms);
-                result.cache_scope = Some(self.inner.cache[CacheKind::Read as usize].scope);
+                result.ttl_ms = Some(cache.ttl_ms);
+                result.cache_scope = Some(cache.scope);
                 result
             });
         self.finish(outcome, &cx, &binding)
@@ -244,4 +275,17 @@ impl Server {
             Err(other) => Err(ErrorObject::internal(other.to_string())),
         }
     }
+}
+
+/// The `arguments` of `tools/call` params that parsed before, as the tool received them.
+fn arguments_of(params: &str) -> Value {
+    #[derive(serde::Deserialize)]
+    struct Arguments {
+        #[serde(default)]
+        arguments: Option<mcp_types::JsonObject>,
+    }
+    let arguments = serde_json::from_str::<Arguments>(params)
+        .ok()
+        .and_then(|a| a.arguments);
+    Value::Object(arguments.unwrap_or_default())
 }

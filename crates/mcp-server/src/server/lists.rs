@@ -5,8 +5,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcp_jsonrpc::ErrorObject;
 use mcp_types::{
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
 };
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -60,7 +59,6 @@ macro_rules! listing {
 }
 
 listing!(
-    ListToolsResult => mcp_types::Tool,
     ListPromptsResult => mcp_types::Prompt,
     ListResourcesResult => mcp_types::Resource,
     ListResourceTemplatesResult => mcp_types::ResourceTemplate
@@ -76,6 +74,7 @@ impl Server {
     fn list<L: Listing>(
         &self,
         params: &str,
+        authenticated: bool,
         kind: CacheKind,
         len: impl FnOnce(&Registry) -> usize,
         items: impl FnOnce(&Registry, std::ops::Range<usize>) -> Vec<L::Item>,
@@ -85,30 +84,84 @@ impl Server {
         let (range, next) = page(len(&registry), cursor.as_deref(), self.inner.page_size)?;
         let page = items(&registry, range);
         drop(registry);
-        self.complete(L::assemble(page, next, self.inner.cache[kind as usize]))
+        self.complete(L::assemble(
+            page,
+            next,
+            self.cache_policy(kind, authenticated),
+        ))
     }
 
-    pub(super) fn list_tools(&self, params: &str) -> Result<Box<RawValue>, ErrorObject> {
-        self.list::<ListToolsResult>(
-            params,
-            CacheKind::Tools,
-            |r| r.tools.len(),
-            |r, range| r.tools[range].iter().map(|t| t.tool.clone()).collect(),
-        )
+    /// `tools/list`: the shape of `ListToolsResult`, assembled from each tool's JSON text
+    /// (serialized once per tool, [`ToolDef::json`](crate::ToolDef)) rather than from
+    /// clones of the definitions.
+    pub(super) fn list_tools(
+        &self,
+        params: &str,
+        authenticated: bool,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        #[derive(Serialize)]
+        struct ToolsPage<'a> {
+            #[serde(rename = "_meta")]
+            meta: mcp_types::ResultMetaObject,
+            #[serde(rename = "resultType")]
+            result_type: mcp_types::ResultType,
+            tools: Vec<&'a RawValue>,
+            #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
+            next_cursor: Option<String>,
+            #[serde(rename = "ttlMs")]
+            ttl_ms: u64,
+            #[serde(rename = "cacheScope")]
+            cache_scope: mcp_types::CacheScope,
+        }
+
+        let cursor = Self::cursor(params)?;
+        let registry = read(&self.inner.registry);
+        let (range, next_cursor) = page(
+            registry.tools.len(),
+            cursor.as_deref(),
+            self.inner.page_size,
+        )?;
+        let defs: Vec<_> = registry.tools[range].to_vec();
+        drop(registry);
+        let tools = defs
+            .iter()
+            .map(|t| t.json())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| ErrorObject::internal(format!("cannot encode a tool: {e}")))?;
+        let cache = self.cache_policy(CacheKind::Tools, authenticated);
+        serde_json::value::to_raw_value(&ToolsPage {
+            meta: self.result_meta(),
+            result_type: mcp_types::ResultType::Complete,
+            tools,
+            next_cursor,
+            ttl_ms: cache.ttl_ms,
+            cache_scope: cache.scope,
+        })
+        .map_err(|e| ErrorObject::internal(format!("cannot encode the result: {e}")))
     }
 
-    pub(super) fn list_prompts(&self, params: &str) -> Result<Box<RawValue>, ErrorObject> {
+    pub(super) fn list_prompts(
+        &self,
+        params: &str,
+        authenticated: bool,
+    ) -> Result<Box<RawValue>, ErrorObject> {
         self.list::<ListPromptsResult>(
             params,
+            authenticated,
             CacheKind::Prompts,
             |r| r.prompts.len(),
             |r, range| r.prompts[range].iter().map(|p| p.prompt.clone()).collect(),
         )
     }
 
-    pub(super) fn list_resources(&self, params: &str) -> Result<Box<RawValue>, ErrorObject> {
+    pub(super) fn list_resources(
+        &self,
+        params: &str,
+        authenticated: bool,
+    ) -> Result<Box<RawValue>, ErrorObject> {
         self.list::<ListResourcesResult>(
             params,
+            authenticated,
             CacheKind::Resources,
             |r| r.resources.len(),
             |r, range| {
@@ -120,9 +173,14 @@ impl Server {
         )
     }
 
-    pub(super) fn list_templates(&self, params: &str) -> Result<Box<RawValue>, ErrorObject> {
+    pub(super) fn list_templates(
+        &self,
+        params: &str,
+        authenticated: bool,
+    ) -> Result<Box<RawValue>, ErrorObject> {
         self.list::<ListResourceTemplatesResult>(
             params,
+            authenticated,
             CacheKind::ResourceTemplates,
             |r| r.templates.len(),
             |r, range| {

@@ -187,10 +187,12 @@ impl Server {
             ..
         } = params;
         let arguments = Value::Object(arguments.unwrap_or_default());
+        let principal = super::calls::principal_id(&rpc);
         let binding = Binding {
             method: method::TOOLS_CALL,
             name: &name,
             arguments: Some(&arguments),
+            principal: principal.as_deref().map(mcp_jsonrpc::Principal::id),
         };
         let engine = self.inner.tasks.clone();
         let as_task = engine.is_some() && declared(&meta);

@@ -21,10 +21,9 @@
 //! Security: task ids are 128 random bits, and every task is bound to the owner of the request
 //! that created it ([`Tasks::owner`]); a request from another owner gets the same -32602
 //! "no such task" as for an id that never existed, so ids cannot be probed. The default owner
-//! is a digest of the request's `Authorization` header (the credential that authenticated
-//! it), or the anonymous owner when there is none (stdio, unauthenticated HTTP), where the id
-//! itself is the bearer secret. The OAuth resource server (issue #9) will offer the
-//! authenticated principal instead: plug it in with [`Tasks::owner`].
+//! ([`default_owner`]) is the principal the transport authenticated (the OAuth resource
+//! server's), else a digest of the request's `Authorization` header, else the anonymous owner
+//! (stdio, unauthenticated HTTP), where the id itself is the bearer secret.
 //!
 //! Tasks are kept in a [`TaskStore`]: [`MemoryStore`] by default, or a store shared by a
 //! fleet of servers (`RedisStore`, feature `tasks-redis`), so any instance behind a load
@@ -173,11 +172,16 @@ impl Tasks {
     }
 }
 
-/// The default owner of a request: `bearer:` and the SHA-256 of its `Authorization` header
-/// when it has one, else the anonymous owner `""` (stdio, or HTTP without credentials, where
-/// the unguessable id is the only secret). A credential that is refreshed names a new owner;
-/// servers with an authenticated principal should name that instead ([`Tasks::owner`]).
+/// The default owner of a request: `principal:` and the [`id`](mcp_jsonrpc::Principal::id)
+/// of the principal the transport authenticated ([`Context::principal`], the OAuth resource
+/// server's token principal for one); else `bearer:` and the SHA-256 of its `Authorization`
+/// header (a credential some layer other than the transport checked; refreshing it names a
+/// new owner); else the anonymous owner `""` (stdio, or HTTP without credentials, where the
+/// unguessable id is the only secret).
 pub fn default_owner(cx: &Context) -> String {
+    if let Some(principal) = cx.principal() {
+        return format!("principal:{}", principal.id());
+    }
     match cx.transport().and_then(|t| t.header("authorization")) {
         Some(credential) => format!(
             "bearer:{}",

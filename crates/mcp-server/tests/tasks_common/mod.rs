@@ -17,19 +17,34 @@ use serde_json::{Value, json};
 pub struct Caller {
     pub credential: Option<&'static str>,
     pub declares: bool,
+    /// The principal an authenticating transport established, if any.
+    pub principal: Option<&'static str>,
+}
+
+/// A principal as an authenticator would establish it.
+#[derive(Debug)]
+pub struct Who(pub &'static str);
+
+impl mcp_jsonrpc::Principal for Who {
+    fn id(&self) -> &str {
+        self.0
+    }
 }
 
 pub const ALICE: Caller = Caller {
     credential: Some("Bearer alice"),
     declares: true,
+    principal: None,
 };
 pub const BOB: Caller = Caller {
     credential: Some("Bearer bob"),
     declares: true,
+    principal: None,
 };
 pub const PLAIN: Caller = Caller {
     credential: Some("Bearer alice"),
     declares: false,
+    principal: None,
 };
 
 pub fn meta(caller: Caller) -> Value {
@@ -60,7 +75,11 @@ pub async fn call(
         CancellationToken::new(),
         NotificationSink::channel(tx),
     );
-    if let Some(credential) = caller.credential {
+    if let Some(principal) = caller.principal {
+        // An authenticating transport keeps the credential to itself.
+        let info = TransportInfo::with_headers(Vec::new()).with_principal(Arc::new(Who(principal)));
+        rpc = rpc.with_transport_info(Arc::new(info));
+    } else if let Some(credential) = caller.credential {
         let headers = vec![("authorization".to_owned(), credential.to_owned())];
         rpc = rpc.with_transport_info(Arc::new(TransportInfo::with_headers(headers)));
     }

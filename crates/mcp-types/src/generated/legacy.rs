@@ -41,7 +41,7 @@ impl crate::Request for CallToolRequest {
 }
 
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct CallToolRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -54,6 +54,47 @@ pub struct CallToolRequestParamsMeta {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for CallToolRequestParamsMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = CallToolRequestParamsMeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct CallToolRequestParamsMeta")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<CallToolRequestParamsMeta, A::Error> {
+                let mut field_progress_token: Option<Option<crate::ProgressToken>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "progressToken" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_progress_token,
+                                "progressToken",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(CallToolRequestParamsMeta {
+                    progress_token: field_progress_token.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl CallToolRequestParamsMeta {
@@ -195,7 +236,7 @@ impl crate::Request for CancelTaskRequest {
 }
 
 /// The response to a tasks/cancel request.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct CancelTaskResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -235,6 +276,86 @@ pub struct CancelTaskResult {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for CancelTaskResult {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = CancelTaskResult;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct CancelTaskResult")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<CancelTaskResult, A::Error> {
+                let mut field_meta: Option<Option<crate::Meta>> = None;
+                let mut field_created_at: Option<String> = None;
+                let mut field_last_updated_at: Option<String> = None;
+                let mut field_poll_interval: Option<Option<i64>> = None;
+                let mut field_status: Option<TaskStatus> = None;
+                let mut field_status_message: Option<Option<String>> = None;
+                let mut field_task_id: Option<String> = None;
+                let mut field_ttl: Option<Option<i64>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "_meta" => {
+                            crate::open::field(&mut map, &mut field_meta, "_meta")?;
+                        }
+                        "createdAt" => {
+                            crate::open::field(&mut map, &mut field_created_at, "createdAt")?;
+                        }
+                        "lastUpdatedAt" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_last_updated_at,
+                                "lastUpdatedAt",
+                            )?;
+                        }
+                        "pollInterval" => {
+                            crate::open::field(&mut map, &mut field_poll_interval, "pollInterval")?;
+                        }
+                        "status" => {
+                            crate::open::field(&mut map, &mut field_status, "status")?;
+                        }
+                        "statusMessage" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_status_message,
+                                "statusMessage",
+                            )?;
+                        }
+                        "taskId" => {
+                            crate::open::field(&mut map, &mut field_task_id, "taskId")?;
+                        }
+                        "ttl" => {
+                            crate::open::field(&mut map, &mut field_ttl, "ttl")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(CancelTaskResult {
+                    meta: field_meta.unwrap_or_default(),
+                    created_at: crate::open::required(field_created_at, "createdAt")?,
+                    last_updated_at: crate::open::required(field_last_updated_at, "lastUpdatedAt")?,
+                    poll_interval: field_poll_interval.unwrap_or_default(),
+                    status: crate::open::required(field_status, "status")?,
+                    status_message: field_status_message.unwrap_or_default(),
+                    task_id: crate::open::required(field_task_id, "taskId")?,
+                    ttl: field_ttl.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl CancelTaskResult {
@@ -326,7 +447,7 @@ impl CancelledNotificationParams {
 }
 
 /// Present if the client supports elicitation from the server.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ClientCapabilitiesElicitation {
     /// The `form` member.
@@ -338,6 +459,48 @@ pub struct ClientCapabilitiesElicitation {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ClientCapabilitiesElicitation {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ClientCapabilitiesElicitation;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ClientCapabilitiesElicitation")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ClientCapabilitiesElicitation, A::Error> {
+                let mut field_form: Option<Option<crate::JsonObject>> = None;
+                let mut field_url: Option<Option<crate::JsonObject>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "form" => {
+                            crate::open::field(&mut map, &mut field_form, "form")?;
+                        }
+                        "url" => {
+                            crate::open::field(&mut map, &mut field_url, "url")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ClientCapabilitiesElicitation {
+                    form: field_form.unwrap_or_default(),
+                    url: field_url.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ClientCapabilitiesElicitation {
@@ -352,7 +515,7 @@ impl ClientCapabilitiesElicitation {
 }
 
 /// Present if the client supports listing roots.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ClientCapabilitiesRoots {
     /// Whether the client supports notifications for changes to the roots list.
@@ -367,6 +530,43 @@ pub struct ClientCapabilitiesRoots {
     pub extra: crate::JsonObject,
 }
 
+impl<'de> serde::Deserialize<'de> for ClientCapabilitiesRoots {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ClientCapabilitiesRoots;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ClientCapabilitiesRoots")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ClientCapabilitiesRoots, A::Error> {
+                let mut field_list_changed: Option<Option<bool>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "listChanged" => {
+                            crate::open::field(&mut map, &mut field_list_changed, "listChanged")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ClientCapabilitiesRoots {
+                    list_changed: field_list_changed.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
+}
+
 impl ClientCapabilitiesRoots {
     /// Creates a `ClientCapabilitiesRoots` from its required members; every optional member is unset.
     pub fn new() -> Self {
@@ -378,7 +578,7 @@ impl ClientCapabilitiesRoots {
 }
 
 /// Present if the client supports sampling from an LLM.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ClientCapabilitiesSampling {
     /// Whether the client supports context inclusion via includeContext parameter.
@@ -393,6 +593,48 @@ pub struct ClientCapabilitiesSampling {
     pub extra: crate::JsonObject,
 }
 
+impl<'de> serde::Deserialize<'de> for ClientCapabilitiesSampling {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ClientCapabilitiesSampling;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ClientCapabilitiesSampling")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ClientCapabilitiesSampling, A::Error> {
+                let mut field_context: Option<Option<crate::JsonObject>> = None;
+                let mut field_tools: Option<Option<crate::JsonObject>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "context" => {
+                            crate::open::field(&mut map, &mut field_context, "context")?;
+                        }
+                        "tools" => {
+                            crate::open::field(&mut map, &mut field_tools, "tools")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ClientCapabilitiesSampling {
+                    context: field_context.unwrap_or_default(),
+                    tools: field_tools.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
+}
+
 impl ClientCapabilitiesSampling {
     /// Creates a `ClientCapabilitiesSampling` from its required members; every optional member is unset.
     pub fn new() -> Self {
@@ -405,7 +647,7 @@ impl ClientCapabilitiesSampling {
 }
 
 /// Task support for elicitation-related requests.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ClientCapabilitiesTasksRequestsElicitation {
     /// Whether the client supports task-augmented elicitation/create requests.
@@ -414,6 +656,44 @@ pub struct ClientCapabilitiesTasksRequestsElicitation {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ClientCapabilitiesTasksRequestsElicitation {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ClientCapabilitiesTasksRequestsElicitation;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ClientCapabilitiesTasksRequestsElicitation")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ClientCapabilitiesTasksRequestsElicitation, A::Error>
+            {
+                let mut field_create: Option<Option<crate::JsonObject>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "create" => {
+                            crate::open::field(&mut map, &mut field_create, "create")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ClientCapabilitiesTasksRequestsElicitation {
+                    create: field_create.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ClientCapabilitiesTasksRequestsElicitation {
@@ -427,7 +707,7 @@ impl ClientCapabilitiesTasksRequestsElicitation {
 }
 
 /// Task support for sampling-related requests.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ClientCapabilitiesTasksRequestsSampling {
     /// Whether the client supports task-augmented sampling/createMessage requests.
@@ -442,6 +722,48 @@ pub struct ClientCapabilitiesTasksRequestsSampling {
     pub extra: crate::JsonObject,
 }
 
+impl<'de> serde::Deserialize<'de> for ClientCapabilitiesTasksRequestsSampling {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ClientCapabilitiesTasksRequestsSampling;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ClientCapabilitiesTasksRequestsSampling")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ClientCapabilitiesTasksRequestsSampling, A::Error>
+            {
+                let mut field_create_message: Option<Option<crate::JsonObject>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "createMessage" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_create_message,
+                                "createMessage",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ClientCapabilitiesTasksRequestsSampling {
+                    create_message: field_create_message.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
+}
+
 impl ClientCapabilitiesTasksRequestsSampling {
     /// Creates a `ClientCapabilitiesTasksRequestsSampling` from its required members; every optional member is unset.
     pub fn new() -> Self {
@@ -453,7 +775,7 @@ impl ClientCapabilitiesTasksRequestsSampling {
 }
 
 /// Specifies which request types can be augmented with tasks.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ClientCapabilitiesTasksRequests {
     /// Task support for elicitation-related requests.
@@ -465,6 +787,51 @@ pub struct ClientCapabilitiesTasksRequests {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ClientCapabilitiesTasksRequests {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ClientCapabilitiesTasksRequests;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ClientCapabilitiesTasksRequests")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ClientCapabilitiesTasksRequests, A::Error> {
+                let mut field_elicitation: Option<
+                    Option<ClientCapabilitiesTasksRequestsElicitation>,
+                > = None;
+                let mut field_sampling: Option<Option<ClientCapabilitiesTasksRequestsSampling>> =
+                    None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "elicitation" => {
+                            crate::open::field(&mut map, &mut field_elicitation, "elicitation")?;
+                        }
+                        "sampling" => {
+                            crate::open::field(&mut map, &mut field_sampling, "sampling")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ClientCapabilitiesTasksRequests {
+                    elicitation: field_elicitation.unwrap_or_default(),
+                    sampling: field_sampling.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ClientCapabilitiesTasksRequests {
@@ -479,7 +846,7 @@ impl ClientCapabilitiesTasksRequests {
 }
 
 /// Present if the client supports task-augmented requests.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ClientCapabilitiesTasks {
     /// Whether this client supports tasks/cancel.
@@ -496,6 +863,53 @@ pub struct ClientCapabilitiesTasks {
     pub extra: crate::JsonObject,
 }
 
+impl<'de> serde::Deserialize<'de> for ClientCapabilitiesTasks {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ClientCapabilitiesTasks;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ClientCapabilitiesTasks")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ClientCapabilitiesTasks, A::Error> {
+                let mut field_cancel: Option<Option<crate::JsonObject>> = None;
+                let mut field_list: Option<Option<crate::JsonObject>> = None;
+                let mut field_requests: Option<Option<ClientCapabilitiesTasksRequests>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "cancel" => {
+                            crate::open::field(&mut map, &mut field_cancel, "cancel")?;
+                        }
+                        "list" => {
+                            crate::open::field(&mut map, &mut field_list, "list")?;
+                        }
+                        "requests" => {
+                            crate::open::field(&mut map, &mut field_requests, "requests")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ClientCapabilitiesTasks {
+                    cancel: field_cancel.unwrap_or_default(),
+                    list: field_list.unwrap_or_default(),
+                    requests: field_requests.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
+}
+
 impl ClientCapabilitiesTasks {
     /// Creates a `ClientCapabilitiesTasks` from its required members; every optional member is unset.
     pub fn new() -> Self {
@@ -509,7 +923,7 @@ impl ClientCapabilitiesTasks {
 }
 
 /// Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ClientCapabilities {
     /// Present if the client supports elicitation from the server.
@@ -530,6 +944,63 @@ pub struct ClientCapabilities {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ClientCapabilities {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ClientCapabilities;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ClientCapabilities")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ClientCapabilities, A::Error> {
+                let mut field_elicitation: Option<Option<ClientCapabilitiesElicitation>> = None;
+                let mut field_experimental: Option<Option<crate::JsonObject>> = None;
+                let mut field_roots: Option<Option<ClientCapabilitiesRoots>> = None;
+                let mut field_sampling: Option<Option<ClientCapabilitiesSampling>> = None;
+                let mut field_tasks: Option<Option<ClientCapabilitiesTasks>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "elicitation" => {
+                            crate::open::field(&mut map, &mut field_elicitation, "elicitation")?;
+                        }
+                        "experimental" => {
+                            crate::open::field(&mut map, &mut field_experimental, "experimental")?;
+                        }
+                        "roots" => {
+                            crate::open::field(&mut map, &mut field_roots, "roots")?;
+                        }
+                        "sampling" => {
+                            crate::open::field(&mut map, &mut field_sampling, "sampling")?;
+                        }
+                        "tasks" => {
+                            crate::open::field(&mut map, &mut field_tasks, "tasks")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ClientCapabilities {
+                    elicitation: field_elicitation.unwrap_or_default(),
+                    experimental: field_experimental.unwrap_or_default(),
+                    roots: field_roots.unwrap_or_default(),
+                    sampling: field_sampling.unwrap_or_default(),
+                    tasks: field_tasks.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ClientCapabilities {
@@ -927,7 +1398,7 @@ impl crate::Request for CompleteRequest {
 }
 
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct CompleteRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -940,6 +1411,47 @@ pub struct CompleteRequestParamsMeta {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for CompleteRequestParamsMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = CompleteRequestParamsMeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct CompleteRequestParamsMeta")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<CompleteRequestParamsMeta, A::Error> {
+                let mut field_progress_token: Option<Option<crate::ProgressToken>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "progressToken" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_progress_token,
+                                "progressToken",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(CompleteRequestParamsMeta {
+                    progress_token: field_progress_token.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl CompleteRequestParamsMeta {
@@ -1141,7 +1653,7 @@ impl crate::Request for CreateMessageRequest {
 }
 
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct CreateMessageRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1154,6 +1666,47 @@ pub struct CreateMessageRequestParamsMeta {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for CreateMessageRequestParamsMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = CreateMessageRequestParamsMeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct CreateMessageRequestParamsMeta")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<CreateMessageRequestParamsMeta, A::Error> {
+                let mut field_progress_token: Option<Option<crate::ProgressToken>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "progressToken" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_progress_token,
+                                "progressToken",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(CreateMessageRequestParamsMeta {
+                    progress_token: field_progress_token.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl CreateMessageRequestParamsMeta {
@@ -1504,7 +2057,7 @@ impl crate::Request for ElicitRequest {
 }
 
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ElicitRequestFormParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1517,6 +2070,47 @@ pub struct ElicitRequestFormParamsMeta {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ElicitRequestFormParamsMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ElicitRequestFormParamsMeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ElicitRequestFormParamsMeta")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ElicitRequestFormParamsMeta, A::Error> {
+                let mut field_progress_token: Option<Option<crate::ProgressToken>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "progressToken" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_progress_token,
+                                "progressToken",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ElicitRequestFormParamsMeta {
+                    progress_token: field_progress_token.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ElicitRequestFormParamsMeta {
@@ -1646,7 +2240,7 @@ impl<'de> serde::Deserialize<'de> for ElicitRequestParams {
 }
 
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ElicitRequestURLParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1659,6 +2253,47 @@ pub struct ElicitRequestURLParamsMeta {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ElicitRequestURLParamsMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ElicitRequestURLParamsMeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ElicitRequestURLParamsMeta")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ElicitRequestURLParamsMeta, A::Error> {
+                let mut field_progress_token: Option<Option<crate::ProgressToken>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "progressToken" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_progress_token,
+                                "progressToken",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ElicitRequestURLParamsMeta {
+                    progress_token: field_progress_token.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ElicitRequestURLParamsMeta {
@@ -1909,7 +2544,7 @@ impl crate::Request for GetPromptRequest {
 }
 
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct GetPromptRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -1922,6 +2557,47 @@ pub struct GetPromptRequestParamsMeta {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for GetPromptRequestParamsMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = GetPromptRequestParamsMeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct GetPromptRequestParamsMeta")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<GetPromptRequestParamsMeta, A::Error> {
+                let mut field_progress_token: Option<Option<crate::ProgressToken>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "progressToken" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_progress_token,
+                                "progressToken",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(GetPromptRequestParamsMeta {
+                    progress_token: field_progress_token.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl GetPromptRequestParamsMeta {
@@ -2037,7 +2713,7 @@ impl crate::Request for GetTaskPayloadRequest {
 /// The response to a tasks/result request.
 /// The structure matches the result type of the original request.
 /// For example, a tools/call task would return the CallToolResult structure.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct GetTaskPayloadResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -2046,6 +2722,43 @@ pub struct GetTaskPayloadResult {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for GetTaskPayloadResult {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = GetTaskPayloadResult;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct GetTaskPayloadResult")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<GetTaskPayloadResult, A::Error> {
+                let mut field_meta: Option<Option<crate::Meta>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "_meta" => {
+                            crate::open::field(&mut map, &mut field_meta, "_meta")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(GetTaskPayloadResult {
+                    meta: field_meta.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl GetTaskPayloadResult {
@@ -2109,7 +2822,7 @@ impl crate::Request for GetTaskRequest {
 }
 
 /// The response to a tasks/get request.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct GetTaskResult {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -2149,6 +2862,86 @@ pub struct GetTaskResult {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for GetTaskResult {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = GetTaskResult;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct GetTaskResult")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<GetTaskResult, A::Error> {
+                let mut field_meta: Option<Option<crate::Meta>> = None;
+                let mut field_created_at: Option<String> = None;
+                let mut field_last_updated_at: Option<String> = None;
+                let mut field_poll_interval: Option<Option<i64>> = None;
+                let mut field_status: Option<TaskStatus> = None;
+                let mut field_status_message: Option<Option<String>> = None;
+                let mut field_task_id: Option<String> = None;
+                let mut field_ttl: Option<Option<i64>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "_meta" => {
+                            crate::open::field(&mut map, &mut field_meta, "_meta")?;
+                        }
+                        "createdAt" => {
+                            crate::open::field(&mut map, &mut field_created_at, "createdAt")?;
+                        }
+                        "lastUpdatedAt" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_last_updated_at,
+                                "lastUpdatedAt",
+                            )?;
+                        }
+                        "pollInterval" => {
+                            crate::open::field(&mut map, &mut field_poll_interval, "pollInterval")?;
+                        }
+                        "status" => {
+                            crate::open::field(&mut map, &mut field_status, "status")?;
+                        }
+                        "statusMessage" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_status_message,
+                                "statusMessage",
+                            )?;
+                        }
+                        "taskId" => {
+                            crate::open::field(&mut map, &mut field_task_id, "taskId")?;
+                        }
+                        "ttl" => {
+                            crate::open::field(&mut map, &mut field_ttl, "ttl")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(GetTaskResult {
+                    meta: field_meta.unwrap_or_default(),
+                    created_at: crate::open::required(field_created_at, "createdAt")?,
+                    last_updated_at: crate::open::required(field_last_updated_at, "lastUpdatedAt")?,
+                    poll_interval: field_poll_interval.unwrap_or_default(),
+                    status: crate::open::required(field_status, "status")?,
+                    status_message: field_status_message.unwrap_or_default(),
+                    task_id: crate::open::required(field_task_id, "taskId")?,
+                    ttl: field_ttl.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl GetTaskResult {
@@ -2206,7 +2999,7 @@ impl crate::Request for InitializeRequest {
 }
 
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct InitializeRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -2219,6 +3012,47 @@ pub struct InitializeRequestParamsMeta {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for InitializeRequestParamsMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = InitializeRequestParamsMeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct InitializeRequestParamsMeta")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<InitializeRequestParamsMeta, A::Error> {
+                let mut field_progress_token: Option<Option<crate::ProgressToken>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "progressToken" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_progress_token,
+                                "progressToken",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(InitializeRequestParamsMeta {
+                    progress_token: field_progress_token.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl InitializeRequestParamsMeta {
@@ -2902,7 +3736,7 @@ impl PaginatedRequest {
 }
 
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct PaginatedRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -2915,6 +3749,47 @@ pub struct PaginatedRequestParamsMeta {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for PaginatedRequestParamsMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = PaginatedRequestParamsMeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct PaginatedRequestParamsMeta")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<PaginatedRequestParamsMeta, A::Error> {
+                let mut field_progress_token: Option<Option<crate::ProgressToken>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "progressToken" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_progress_token,
+                                "progressToken",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(PaginatedRequestParamsMeta {
+                    progress_token: field_progress_token.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl PaginatedRequestParamsMeta {
@@ -3043,7 +3918,7 @@ impl crate::Request for ReadResourceRequest {
 }
 
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ReadResourceRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -3056,6 +3931,47 @@ pub struct ReadResourceRequestParamsMeta {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ReadResourceRequestParamsMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ReadResourceRequestParamsMeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ReadResourceRequestParamsMeta")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ReadResourceRequestParamsMeta, A::Error> {
+                let mut field_progress_token: Option<Option<crate::ProgressToken>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "progressToken" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_progress_token,
+                                "progressToken",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ReadResourceRequestParamsMeta {
+                    progress_token: field_progress_token.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ReadResourceRequestParamsMeta {
@@ -3188,7 +4104,7 @@ impl RelatedTaskMetadata {
 }
 
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct RequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -3201,6 +4117,47 @@ pub struct RequestParamsMeta {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for RequestParamsMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = RequestParamsMeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct RequestParamsMeta")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<RequestParamsMeta, A::Error> {
+                let mut field_progress_token: Option<Option<crate::ProgressToken>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "progressToken" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_progress_token,
+                                "progressToken",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(RequestParamsMeta {
+                    progress_token: field_progress_token.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl RequestParamsMeta {
@@ -3230,7 +4187,7 @@ impl RequestParams {
 }
 
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ResourceRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -3243,6 +4200,47 @@ pub struct ResourceRequestParamsMeta {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ResourceRequestParamsMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ResourceRequestParamsMeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ResourceRequestParamsMeta")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ResourceRequestParamsMeta, A::Error> {
+                let mut field_progress_token: Option<Option<crate::ProgressToken>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "progressToken" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_progress_token,
+                                "progressToken",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ResourceRequestParamsMeta {
+                    progress_token: field_progress_token.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ResourceRequestParamsMeta {
@@ -3277,7 +4275,7 @@ impl ResourceRequestParams {
 }
 
 /// The schema's `Result`.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct Result {
     /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
@@ -3286,6 +4284,43 @@ pub struct Result {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for Result {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = Result;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct Result")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<Result, A::Error> {
+                let mut field_meta: Option<Option<crate::Meta>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "_meta" => {
+                            crate::open::field(&mut map, &mut field_meta, "_meta")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(Result {
+                    meta: field_meta.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl Result {
@@ -3415,7 +4450,7 @@ impl<'de> serde::Deserialize<'de> for SamplingMessageContentBlock {
 }
 
 /// Present if the server offers any prompt templates.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ServerCapabilitiesPrompts {
     /// Whether this server supports notifications for changes to the prompt list.
@@ -3430,6 +4465,43 @@ pub struct ServerCapabilitiesPrompts {
     pub extra: crate::JsonObject,
 }
 
+impl<'de> serde::Deserialize<'de> for ServerCapabilitiesPrompts {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ServerCapabilitiesPrompts;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ServerCapabilitiesPrompts")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ServerCapabilitiesPrompts, A::Error> {
+                let mut field_list_changed: Option<Option<bool>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "listChanged" => {
+                            crate::open::field(&mut map, &mut field_list_changed, "listChanged")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ServerCapabilitiesPrompts {
+                    list_changed: field_list_changed.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
+}
+
 impl ServerCapabilitiesPrompts {
     /// Creates a `ServerCapabilitiesPrompts` from its required members; every optional member is unset.
     pub fn new() -> Self {
@@ -3441,7 +4513,7 @@ impl ServerCapabilitiesPrompts {
 }
 
 /// Present if the server offers any resources to read.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ServerCapabilitiesResources {
     /// Whether this server supports notifications for changes to the resource list.
@@ -3459,6 +4531,48 @@ pub struct ServerCapabilitiesResources {
     pub extra: crate::JsonObject,
 }
 
+impl<'de> serde::Deserialize<'de> for ServerCapabilitiesResources {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ServerCapabilitiesResources;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ServerCapabilitiesResources")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ServerCapabilitiesResources, A::Error> {
+                let mut field_list_changed: Option<Option<bool>> = None;
+                let mut field_subscribe: Option<Option<bool>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "listChanged" => {
+                            crate::open::field(&mut map, &mut field_list_changed, "listChanged")?;
+                        }
+                        "subscribe" => {
+                            crate::open::field(&mut map, &mut field_subscribe, "subscribe")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ServerCapabilitiesResources {
+                    list_changed: field_list_changed.unwrap_or_default(),
+                    subscribe: field_subscribe.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
+}
+
 impl ServerCapabilitiesResources {
     /// Creates a `ServerCapabilitiesResources` from its required members; every optional member is unset.
     pub fn new() -> Self {
@@ -3471,7 +4585,7 @@ impl ServerCapabilitiesResources {
 }
 
 /// Task support for tool-related requests.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ServerCapabilitiesTasksRequestsTools {
     /// Whether the server supports task-augmented tools/call requests.
@@ -3480,6 +4594,44 @@ pub struct ServerCapabilitiesTasksRequestsTools {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ServerCapabilitiesTasksRequestsTools {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ServerCapabilitiesTasksRequestsTools;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ServerCapabilitiesTasksRequestsTools")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ServerCapabilitiesTasksRequestsTools, A::Error>
+            {
+                let mut field_call: Option<Option<crate::JsonObject>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "call" => {
+                            crate::open::field(&mut map, &mut field_call, "call")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ServerCapabilitiesTasksRequestsTools {
+                    call: field_call.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ServerCapabilitiesTasksRequestsTools {
@@ -3493,7 +4645,7 @@ impl ServerCapabilitiesTasksRequestsTools {
 }
 
 /// Specifies which request types can be augmented with tasks.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ServerCapabilitiesTasksRequests {
     /// Task support for tool-related requests.
@@ -3502,6 +4654,43 @@ pub struct ServerCapabilitiesTasksRequests {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ServerCapabilitiesTasksRequests {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ServerCapabilitiesTasksRequests;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ServerCapabilitiesTasksRequests")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ServerCapabilitiesTasksRequests, A::Error> {
+                let mut field_tools: Option<Option<ServerCapabilitiesTasksRequestsTools>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "tools" => {
+                            crate::open::field(&mut map, &mut field_tools, "tools")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ServerCapabilitiesTasksRequests {
+                    tools: field_tools.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ServerCapabilitiesTasksRequests {
@@ -3515,7 +4704,7 @@ impl ServerCapabilitiesTasksRequests {
 }
 
 /// Present if the server supports task-augmented requests.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ServerCapabilitiesTasks {
     /// Whether this server supports tasks/cancel.
@@ -3532,6 +4721,53 @@ pub struct ServerCapabilitiesTasks {
     pub extra: crate::JsonObject,
 }
 
+impl<'de> serde::Deserialize<'de> for ServerCapabilitiesTasks {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ServerCapabilitiesTasks;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ServerCapabilitiesTasks")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ServerCapabilitiesTasks, A::Error> {
+                let mut field_cancel: Option<Option<crate::JsonObject>> = None;
+                let mut field_list: Option<Option<crate::JsonObject>> = None;
+                let mut field_requests: Option<Option<ServerCapabilitiesTasksRequests>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "cancel" => {
+                            crate::open::field(&mut map, &mut field_cancel, "cancel")?;
+                        }
+                        "list" => {
+                            crate::open::field(&mut map, &mut field_list, "list")?;
+                        }
+                        "requests" => {
+                            crate::open::field(&mut map, &mut field_requests, "requests")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ServerCapabilitiesTasks {
+                    cancel: field_cancel.unwrap_or_default(),
+                    list: field_list.unwrap_or_default(),
+                    requests: field_requests.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
+}
+
 impl ServerCapabilitiesTasks {
     /// Creates a `ServerCapabilitiesTasks` from its required members; every optional member is unset.
     pub fn new() -> Self {
@@ -3545,7 +4781,7 @@ impl ServerCapabilitiesTasks {
 }
 
 /// Present if the server offers any tools to call.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ServerCapabilitiesTools {
     /// Whether this server supports notifications for changes to the tool list.
@@ -3560,6 +4796,43 @@ pub struct ServerCapabilitiesTools {
     pub extra: crate::JsonObject,
 }
 
+impl<'de> serde::Deserialize<'de> for ServerCapabilitiesTools {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ServerCapabilitiesTools;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ServerCapabilitiesTools")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ServerCapabilitiesTools, A::Error> {
+                let mut field_list_changed: Option<Option<bool>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "listChanged" => {
+                            crate::open::field(&mut map, &mut field_list_changed, "listChanged")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ServerCapabilitiesTools {
+                    list_changed: field_list_changed.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
+}
+
 impl ServerCapabilitiesTools {
     /// Creates a `ServerCapabilitiesTools` from its required members; every optional member is unset.
     pub fn new() -> Self {
@@ -3571,7 +4844,7 @@ impl ServerCapabilitiesTools {
 }
 
 /// Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ServerCapabilities {
     /// Present if the server supports argument autocompletion suggestions.
@@ -3598,6 +4871,73 @@ pub struct ServerCapabilities {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ServerCapabilities {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ServerCapabilities;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ServerCapabilities")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ServerCapabilities, A::Error> {
+                let mut field_completions: Option<Option<crate::JsonObject>> = None;
+                let mut field_experimental: Option<Option<crate::JsonObject>> = None;
+                let mut field_logging: Option<Option<crate::JsonObject>> = None;
+                let mut field_prompts: Option<Option<ServerCapabilitiesPrompts>> = None;
+                let mut field_resources: Option<Option<ServerCapabilitiesResources>> = None;
+                let mut field_tasks: Option<Option<ServerCapabilitiesTasks>> = None;
+                let mut field_tools: Option<Option<ServerCapabilitiesTools>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "completions" => {
+                            crate::open::field(&mut map, &mut field_completions, "completions")?;
+                        }
+                        "experimental" => {
+                            crate::open::field(&mut map, &mut field_experimental, "experimental")?;
+                        }
+                        "logging" => {
+                            crate::open::field(&mut map, &mut field_logging, "logging")?;
+                        }
+                        "prompts" => {
+                            crate::open::field(&mut map, &mut field_prompts, "prompts")?;
+                        }
+                        "resources" => {
+                            crate::open::field(&mut map, &mut field_resources, "resources")?;
+                        }
+                        "tasks" => {
+                            crate::open::field(&mut map, &mut field_tasks, "tasks")?;
+                        }
+                        "tools" => {
+                            crate::open::field(&mut map, &mut field_tools, "tools")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ServerCapabilities {
+                    completions: field_completions.unwrap_or_default(),
+                    experimental: field_experimental.unwrap_or_default(),
+                    logging: field_logging.unwrap_or_default(),
+                    prompts: field_prompts.unwrap_or_default(),
+                    resources: field_resources.unwrap_or_default(),
+                    tasks: field_tasks.unwrap_or_default(),
+                    tools: field_tools.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ServerCapabilities {
@@ -4063,7 +5403,7 @@ impl crate::Request for SetLevelRequest {
 }
 
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct SetLevelRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -4076,6 +5416,47 @@ pub struct SetLevelRequestParamsMeta {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for SetLevelRequestParamsMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = SetLevelRequestParamsMeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct SetLevelRequestParamsMeta")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<SetLevelRequestParamsMeta, A::Error> {
+                let mut field_progress_token: Option<Option<crate::ProgressToken>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "progressToken" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_progress_token,
+                                "progressToken",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(SetLevelRequestParamsMeta {
+                    progress_token: field_progress_token.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl SetLevelRequestParamsMeta {
@@ -4139,7 +5520,7 @@ impl crate::Request for SubscribeRequest {
 }
 
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct SubscribeRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -4152,6 +5533,47 @@ pub struct SubscribeRequestParamsMeta {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for SubscribeRequestParamsMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = SubscribeRequestParamsMeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct SubscribeRequestParamsMeta")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<SubscribeRequestParamsMeta, A::Error> {
+                let mut field_progress_token: Option<Option<crate::ProgressToken>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "progressToken" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_progress_token,
+                                "progressToken",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(SubscribeRequestParamsMeta {
+                    progress_token: field_progress_token.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl SubscribeRequestParamsMeta {
@@ -4243,7 +5665,7 @@ impl Task {
 }
 
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct TaskAugmentedRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -4256,6 +5678,47 @@ pub struct TaskAugmentedRequestParamsMeta {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for TaskAugmentedRequestParamsMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = TaskAugmentedRequestParamsMeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct TaskAugmentedRequestParamsMeta")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<TaskAugmentedRequestParamsMeta, A::Error> {
+                let mut field_progress_token: Option<Option<crate::ProgressToken>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "progressToken" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_progress_token,
+                                "progressToken",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(TaskAugmentedRequestParamsMeta {
+                    progress_token: field_progress_token.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl TaskAugmentedRequestParamsMeta {
@@ -4687,7 +6150,7 @@ impl ToolResultContent {
 }
 
 /// The schema's `URLElicitationRequiredErrorErrorData`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct URLElicitationRequiredErrorErrorData {
     /// The `elicitations` member.
@@ -4695,6 +6158,44 @@ pub struct URLElicitationRequiredErrorErrorData {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for URLElicitationRequiredErrorErrorData {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = URLElicitationRequiredErrorErrorData;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct URLElicitationRequiredErrorErrorData")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<URLElicitationRequiredErrorErrorData, A::Error>
+            {
+                let mut field_elicitations: Option<Vec<ElicitRequestURLParams>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "elicitations" => {
+                            crate::open::field(&mut map, &mut field_elicitations, "elicitations")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(URLElicitationRequiredErrorErrorData {
+                    elicitations: crate::open::required(field_elicitations, "elicitations")?,
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl URLElicitationRequiredErrorErrorData {
@@ -4787,7 +6288,7 @@ impl crate::Request for UnsubscribeRequest {
 }
 
 /// See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for notes on `_meta` usage.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct UnsubscribeRequestParamsMeta {
     /// If specified, the caller is requesting out-of-band progress notifications for this request (as represented by notifications/progress). The value of this parameter is an opaque token that will be attached to any subsequent notifications. The receiver is not obligated to provide these notifications.
@@ -4800,6 +6301,47 @@ pub struct UnsubscribeRequestParamsMeta {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for UnsubscribeRequestParamsMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = UnsubscribeRequestParamsMeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct UnsubscribeRequestParamsMeta")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<UnsubscribeRequestParamsMeta, A::Error> {
+                let mut field_progress_token: Option<Option<crate::ProgressToken>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "progressToken" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_progress_token,
+                                "progressToken",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(UnsubscribeRequestParamsMeta {
+                    progress_token: field_progress_token.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl UnsubscribeRequestParamsMeta {

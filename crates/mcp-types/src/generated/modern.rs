@@ -525,7 +525,7 @@ impl CancelledNotificationParams {
 }
 
 /// Present if the client supports elicitation from the server.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ClientCapabilitiesElicitation {
     /// The `form` member.
@@ -537,6 +537,48 @@ pub struct ClientCapabilitiesElicitation {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ClientCapabilitiesElicitation {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ClientCapabilitiesElicitation;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ClientCapabilitiesElicitation")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ClientCapabilitiesElicitation, A::Error> {
+                let mut field_form: Option<Option<crate::JsonObject>> = None;
+                let mut field_url: Option<Option<crate::JsonObject>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "form" => {
+                            crate::open::field(&mut map, &mut field_form, "form")?;
+                        }
+                        "url" => {
+                            crate::open::field(&mut map, &mut field_url, "url")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ClientCapabilitiesElicitation {
+                    form: field_form.unwrap_or_default(),
+                    url: field_url.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ClientCapabilitiesElicitation {
@@ -551,7 +593,7 @@ impl ClientCapabilitiesElicitation {
 }
 
 /// Present if the client supports sampling from an LLM.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ClientCapabilitiesSampling {
     /// Whether the client supports context inclusion via `includeContext` parameter.
@@ -566,6 +608,48 @@ pub struct ClientCapabilitiesSampling {
     pub extra: crate::JsonObject,
 }
 
+impl<'de> serde::Deserialize<'de> for ClientCapabilitiesSampling {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ClientCapabilitiesSampling;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ClientCapabilitiesSampling")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ClientCapabilitiesSampling, A::Error> {
+                let mut field_context: Option<Option<crate::JsonObject>> = None;
+                let mut field_tools: Option<Option<crate::JsonObject>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "context" => {
+                            crate::open::field(&mut map, &mut field_context, "context")?;
+                        }
+                        "tools" => {
+                            crate::open::field(&mut map, &mut field_tools, "tools")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ClientCapabilitiesSampling {
+                    context: field_context.unwrap_or_default(),
+                    tools: field_tools.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
+}
+
 impl ClientCapabilitiesSampling {
     /// Creates a `ClientCapabilitiesSampling` from its required members; every optional member is unset.
     pub fn new() -> Self {
@@ -578,7 +662,7 @@ impl ClientCapabilitiesSampling {
 }
 
 /// Capabilities a client may support. Known capabilities are defined here, in this schema, but this is not a closed set: any client can define its own, additional capabilities.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ClientCapabilities {
     /// Present if the client supports elicitation from the server.
@@ -604,6 +688,63 @@ pub struct ClientCapabilities {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ClientCapabilities {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ClientCapabilities;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ClientCapabilities")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ClientCapabilities, A::Error> {
+                let mut field_elicitation: Option<Option<ClientCapabilitiesElicitation>> = None;
+                let mut field_experimental: Option<Option<crate::JsonObject>> = None;
+                let mut field_extensions: Option<Option<crate::JsonObject>> = None;
+                let mut field_roots: Option<Option<crate::JsonObject>> = None;
+                let mut field_sampling: Option<Option<ClientCapabilitiesSampling>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "elicitation" => {
+                            crate::open::field(&mut map, &mut field_elicitation, "elicitation")?;
+                        }
+                        "experimental" => {
+                            crate::open::field(&mut map, &mut field_experimental, "experimental")?;
+                        }
+                        "extensions" => {
+                            crate::open::field(&mut map, &mut field_extensions, "extensions")?;
+                        }
+                        "roots" => {
+                            crate::open::field(&mut map, &mut field_roots, "roots")?;
+                        }
+                        "sampling" => {
+                            crate::open::field(&mut map, &mut field_sampling, "sampling")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ClientCapabilities {
+                    elicitation: field_elicitation.unwrap_or_default(),
+                    experimental: field_experimental.unwrap_or_default(),
+                    extensions: field_extensions.unwrap_or_default(),
+                    roots: field_roots.unwrap_or_default(),
+                    sampling: field_sampling.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ClientCapabilities {
@@ -1040,7 +1181,7 @@ impl<'de> serde::Deserialize<'de> for ContentBlock {
 }
 
 /// A request from the server to sample an LLM via the client. The client has full discretion over which model to select. The client should also inform the user before beginning sampling, to allow them to inspect the request (human in the loop) and decide whether to approve it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct CreateMessageRequest {
     /// The constant `method` member.
@@ -1050,6 +1191,48 @@ pub struct CreateMessageRequest {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for CreateMessageRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = CreateMessageRequest;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct CreateMessageRequest")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<CreateMessageRequest, A::Error> {
+                let mut field_method: Option<crate::tag::SamplingCreateMessageMethod> = None;
+                let mut field_params: Option<CreateMessageRequestParams> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "method" => {
+                            crate::open::field(&mut map, &mut field_method, "method")?;
+                        }
+                        "params" => {
+                            crate::open::field(&mut map, &mut field_params, "params")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(CreateMessageRequest {
+                    method: crate::open::required(field_method, "method")?,
+                    params: crate::open::required(field_params, "params")?,
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl CreateMessageRequest {
@@ -1476,7 +1659,7 @@ impl DiscoverResultResponse {
 }
 
 /// A request from the server to elicit additional information from the user via the client.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct ElicitRequest {
     /// The constant `method` member.
@@ -1486,6 +1669,48 @@ pub struct ElicitRequest {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ElicitRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ElicitRequest;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ElicitRequest")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ElicitRequest, A::Error> {
+                let mut field_method: Option<crate::tag::ElicitationCreateMethod> = None;
+                let mut field_params: Option<ElicitRequestParams> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "method" => {
+                            crate::open::field(&mut map, &mut field_method, "method")?;
+                        }
+                        "params" => {
+                            crate::open::field(&mut map, &mut field_params, "params")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ElicitRequest {
+                    method: crate::open::required(field_method, "method")?,
+                    params: crate::open::required(field_params, "params")?,
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ElicitRequest {
@@ -3360,7 +3585,7 @@ impl ListRootsRequestParams {
 ///
 /// This request is typically used when the server needs to understand the file system
 /// structure or access specific locations that the client has permission to read from.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ListRootsRequest {
     /// The constant `method` member.
@@ -3371,6 +3596,48 @@ pub struct ListRootsRequest {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ListRootsRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ListRootsRequest;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ListRootsRequest")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ListRootsRequest, A::Error> {
+                let mut field_method: Option<crate::tag::RootsListMethod> = None;
+                let mut field_params: Option<Option<ListRootsRequestParams>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "method" => {
+                            crate::open::field(&mut map, &mut field_method, "method")?;
+                        }
+                        "params" => {
+                            crate::open::field(&mut map, &mut field_params, "params")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ListRootsRequest {
+                    method: crate::open::required(field_method, "method")?,
+                    params: field_params.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ListRootsRequest {
@@ -3899,7 +4166,7 @@ impl<'de> serde::Deserialize<'de> for MultiSelectEnumSchema {
 }
 
 /// Extends `MetaObject` with additional notification-specific fields. All key naming rules from `MetaObject` apply.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct NotificationMetaObject {
     /// Identifies the subscription stream a notification was delivered on. The
@@ -3921,6 +4188,47 @@ pub struct NotificationMetaObject {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for NotificationMetaObject {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = NotificationMetaObject;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct NotificationMetaObject")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<NotificationMetaObject, A::Error> {
+                let mut field_subscription_id: Option<Option<crate::RequestId>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "io.modelcontextprotocol/subscriptionId" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_subscription_id,
+                                "io.modelcontextprotocol/subscriptionId",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(NotificationMetaObject {
+                    subscription_id: field_subscription_id.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl NotificationMetaObject {
@@ -4733,7 +5041,7 @@ impl ReadResourceResultResponse {
 }
 
 /// Extends `MetaObject` with additional request-specific fields. All key naming rules from `MetaObject` apply.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct RequestMetaObject {
     /// The client's capabilities for this specific request. Required.
@@ -4789,6 +5097,89 @@ pub struct RequestMetaObject {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for RequestMetaObject {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = RequestMetaObject;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct RequestMetaObject")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<RequestMetaObject, A::Error> {
+                let mut field_client_capabilities: Option<ClientCapabilities> = None;
+                let mut field_client_info: Option<Option<Implementation>> = None;
+                let mut field_log_level: Option<Option<LoggingLevel>> = None;
+                let mut field_protocol_version: Option<String> = None;
+                let mut field_progress_token: Option<Option<crate::ProgressToken>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "io.modelcontextprotocol/clientCapabilities" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_client_capabilities,
+                                "io.modelcontextprotocol/clientCapabilities",
+                            )?;
+                        }
+                        "io.modelcontextprotocol/clientInfo" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_client_info,
+                                "io.modelcontextprotocol/clientInfo",
+                            )?;
+                        }
+                        "io.modelcontextprotocol/logLevel" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_log_level,
+                                "io.modelcontextprotocol/logLevel",
+                            )?;
+                        }
+                        "io.modelcontextprotocol/protocolVersion" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_protocol_version,
+                                "io.modelcontextprotocol/protocolVersion",
+                            )?;
+                        }
+                        "progressToken" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_progress_token,
+                                "progressToken",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(RequestMetaObject {
+                    client_capabilities: crate::open::required(
+                        field_client_capabilities,
+                        "io.modelcontextprotocol/clientCapabilities",
+                    )?,
+                    client_info: field_client_info.unwrap_or_default(),
+                    log_level: field_log_level.unwrap_or_default(),
+                    protocol_version: crate::open::required(
+                        field_protocol_version,
+                        "io.modelcontextprotocol/protocolVersion",
+                    )?,
+                    progress_token: field_progress_token.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl RequestMetaObject {
@@ -5164,7 +5555,7 @@ impl ResourceUpdatedNotificationParams {
 }
 
 /// Common result fields.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct Result {
     /// Metadata (`_meta`): keys reserved by MCP and free for extensions.
@@ -5184,6 +5575,48 @@ pub struct Result {
     pub extra: crate::JsonObject,
 }
 
+impl<'de> serde::Deserialize<'de> for Result {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = Result;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct Result")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<Result, A::Error> {
+                let mut field_meta: Option<Option<ResultMetaObject>> = None;
+                let mut field_result_type: Option<crate::ResultType> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "_meta" => {
+                            crate::open::field(&mut map, &mut field_meta, "_meta")?;
+                        }
+                        "resultType" => {
+                            crate::open::field(&mut map, &mut field_result_type, "resultType")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(Result {
+                    meta: field_meta.unwrap_or_default(),
+                    result_type: field_result_type.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
+}
+
 impl Result {
     /// Creates a `Result` from its required members; every optional member is unset.
     pub fn new() -> Self {
@@ -5196,7 +5629,7 @@ impl Result {
 }
 
 /// Extends `MetaObject` with additional result-specific fields. All key naming rules from `MetaObject` apply.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ResultMetaObject {
     /// Identifies the server software producing the response. Servers SHOULD
@@ -5219,6 +5652,47 @@ pub struct ResultMetaObject {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ResultMetaObject {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ResultMetaObject;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ResultMetaObject")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ResultMetaObject, A::Error> {
+                let mut field_server_info: Option<Option<Implementation>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "io.modelcontextprotocol/serverInfo" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_server_info,
+                                "io.modelcontextprotocol/serverInfo",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ResultMetaObject {
+                    server_info: field_server_info.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ResultMetaObject {
@@ -5368,7 +5842,7 @@ impl<'de> serde::Deserialize<'de> for SamplingMessageContentBlock {
 }
 
 /// Present if the server offers any prompt templates.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ServerCapabilitiesPrompts {
     /// Whether this server supports notifications for changes to the prompt list.
@@ -5383,6 +5857,43 @@ pub struct ServerCapabilitiesPrompts {
     pub extra: crate::JsonObject,
 }
 
+impl<'de> serde::Deserialize<'de> for ServerCapabilitiesPrompts {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ServerCapabilitiesPrompts;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ServerCapabilitiesPrompts")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ServerCapabilitiesPrompts, A::Error> {
+                let mut field_list_changed: Option<Option<bool>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "listChanged" => {
+                            crate::open::field(&mut map, &mut field_list_changed, "listChanged")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ServerCapabilitiesPrompts {
+                    list_changed: field_list_changed.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
+}
+
 impl ServerCapabilitiesPrompts {
     /// Creates a `ServerCapabilitiesPrompts` from its required members; every optional member is unset.
     pub fn new() -> Self {
@@ -5394,7 +5905,7 @@ impl ServerCapabilitiesPrompts {
 }
 
 /// Present if the server offers any resources to read.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ServerCapabilitiesResources {
     /// Whether this server supports notifications for changes to the resource list.
@@ -5412,6 +5923,48 @@ pub struct ServerCapabilitiesResources {
     pub extra: crate::JsonObject,
 }
 
+impl<'de> serde::Deserialize<'de> for ServerCapabilitiesResources {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ServerCapabilitiesResources;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ServerCapabilitiesResources")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ServerCapabilitiesResources, A::Error> {
+                let mut field_list_changed: Option<Option<bool>> = None;
+                let mut field_subscribe: Option<Option<bool>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "listChanged" => {
+                            crate::open::field(&mut map, &mut field_list_changed, "listChanged")?;
+                        }
+                        "subscribe" => {
+                            crate::open::field(&mut map, &mut field_subscribe, "subscribe")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ServerCapabilitiesResources {
+                    list_changed: field_list_changed.unwrap_or_default(),
+                    subscribe: field_subscribe.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
+}
+
 impl ServerCapabilitiesResources {
     /// Creates a `ServerCapabilitiesResources` from its required members; every optional member is unset.
     pub fn new() -> Self {
@@ -5424,7 +5977,7 @@ impl ServerCapabilitiesResources {
 }
 
 /// Present if the server offers any tools to call.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ServerCapabilitiesTools {
     /// Whether this server supports notifications for changes to the tool list.
@@ -5439,6 +5992,43 @@ pub struct ServerCapabilitiesTools {
     pub extra: crate::JsonObject,
 }
 
+impl<'de> serde::Deserialize<'de> for ServerCapabilitiesTools {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ServerCapabilitiesTools;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ServerCapabilitiesTools")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ServerCapabilitiesTools, A::Error> {
+                let mut field_list_changed: Option<Option<bool>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "listChanged" => {
+                            crate::open::field(&mut map, &mut field_list_changed, "listChanged")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ServerCapabilitiesTools {
+                    list_changed: field_list_changed.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
+}
+
 impl ServerCapabilitiesTools {
     /// Creates a `ServerCapabilitiesTools` from its required members; every optional member is unset.
     pub fn new() -> Self {
@@ -5450,7 +6040,7 @@ impl ServerCapabilitiesTools {
 }
 
 /// Capabilities that a server may support. Known capabilities are defined here, in this schema, but this is not a closed set: any server can define its own, additional capabilities.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ServerCapabilities {
     /// Present if the server supports argument autocompletion suggestions.
@@ -5482,6 +6072,73 @@ pub struct ServerCapabilities {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ServerCapabilities {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ServerCapabilities;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ServerCapabilities")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ServerCapabilities, A::Error> {
+                let mut field_completions: Option<Option<crate::JsonObject>> = None;
+                let mut field_experimental: Option<Option<crate::JsonObject>> = None;
+                let mut field_extensions: Option<Option<crate::JsonObject>> = None;
+                let mut field_logging: Option<Option<crate::JsonObject>> = None;
+                let mut field_prompts: Option<Option<ServerCapabilitiesPrompts>> = None;
+                let mut field_resources: Option<Option<ServerCapabilitiesResources>> = None;
+                let mut field_tools: Option<Option<ServerCapabilitiesTools>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "completions" => {
+                            crate::open::field(&mut map, &mut field_completions, "completions")?;
+                        }
+                        "experimental" => {
+                            crate::open::field(&mut map, &mut field_experimental, "experimental")?;
+                        }
+                        "extensions" => {
+                            crate::open::field(&mut map, &mut field_extensions, "extensions")?;
+                        }
+                        "logging" => {
+                            crate::open::field(&mut map, &mut field_logging, "logging")?;
+                        }
+                        "prompts" => {
+                            crate::open::field(&mut map, &mut field_prompts, "prompts")?;
+                        }
+                        "resources" => {
+                            crate::open::field(&mut map, &mut field_resources, "resources")?;
+                        }
+                        "tools" => {
+                            crate::open::field(&mut map, &mut field_tools, "tools")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ServerCapabilities {
+                    completions: field_completions.unwrap_or_default(),
+                    experimental: field_experimental.unwrap_or_default(),
+                    extensions: field_extensions.unwrap_or_default(),
+                    logging: field_logging.unwrap_or_default(),
+                    prompts: field_prompts.unwrap_or_default(),
+                    resources: field_resources.unwrap_or_default(),
+                    tools: field_tools.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ServerCapabilities {
@@ -6163,7 +6820,7 @@ impl SubscriptionsListenResult {
 
 /// Extends `ResultMetaObject` with the subscription-stream identifier carried by a
 /// `SubscriptionsListenResult`. All key naming rules from `MetaObject` apply.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct SubscriptionsListenResultMetaObject {
     /// Identifies the server software producing the response. Servers SHOULD
@@ -6193,6 +6850,59 @@ pub struct SubscriptionsListenResultMetaObject {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for SubscriptionsListenResultMetaObject {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = SubscriptionsListenResultMetaObject;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct SubscriptionsListenResultMetaObject")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<SubscriptionsListenResultMetaObject, A::Error> {
+                let mut field_server_info: Option<Option<Implementation>> = None;
+                let mut field_subscription_id: Option<crate::RequestId> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "io.modelcontextprotocol/serverInfo" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_server_info,
+                                "io.modelcontextprotocol/serverInfo",
+                            )?;
+                        }
+                        "io.modelcontextprotocol/subscriptionId" => {
+                            crate::open::field(
+                                &mut map,
+                                &mut field_subscription_id,
+                                "io.modelcontextprotocol/subscriptionId",
+                            )?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(SubscriptionsListenResultMetaObject {
+                    server_info: field_server_info.unwrap_or_default(),
+                    subscription_id: crate::open::required(
+                        field_subscription_id,
+                        "io.modelcontextprotocol/subscriptionId",
+                    )?,
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl SubscriptionsListenResultMetaObject {
@@ -6429,7 +7139,7 @@ impl TitledSingleSelectEnumSchema {
 /// extraction rules.
 ///
 /// Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ToolInputSchema {
     /// The `$schema` member.
@@ -6440,6 +7150,48 @@ pub struct ToolInputSchema {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ToolInputSchema {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ToolInputSchema;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ToolInputSchema")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ToolInputSchema, A::Error> {
+                let mut field_schema: Option<Option<String>> = None;
+                let mut field_type: Option<crate::tag::ObjectType> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "$schema" => {
+                            crate::open::field(&mut map, &mut field_schema, "$schema")?;
+                        }
+                        "type" => {
+                            crate::open::field(&mut map, &mut field_type, "type")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ToolInputSchema {
+                    schema: field_schema.unwrap_or_default(),
+                    r#type: crate::open::required(field_type, "type")?,
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ToolInputSchema {
@@ -6457,7 +7209,7 @@ impl ToolInputSchema {
 /// the structuredContent field of a `CallToolResult`. This can be any valid JSON Schema 2020-12.
 ///
 /// Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 #[non_exhaustive]
 pub struct ToolOutputSchema {
     /// The `$schema` member.
@@ -6466,6 +7218,43 @@ pub struct ToolOutputSchema {
     /// Members this schema does not name, kept so that they survive a round trip.
     #[serde(flatten)]
     pub extra: crate::JsonObject,
+}
+
+impl<'de> serde::Deserialize<'de> for ToolOutputSchema {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> ::core::result::Result<Self, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+            type Value = ToolOutputSchema;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("struct ToolOutputSchema")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> ::core::result::Result<ToolOutputSchema, A::Error> {
+                let mut field_schema: Option<Option<String>> = None;
+                let mut extra = crate::JsonObject::new();
+                while let Some(key) = map.next_key::<crate::open::Key<'de>>()? {
+                    match key.as_str() {
+                        "$schema" => {
+                            crate::open::field(&mut map, &mut field_schema, "$schema")?;
+                        }
+                        _ => {
+                            let value = map.next_value()?;
+                            extra.insert(key.into_string(), value);
+                        }
+                    }
+                }
+                Ok(ToolOutputSchema {
+                    schema: field_schema.unwrap_or_default(),
+                    extra,
+                })
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
 }
 
 impl ToolOutputSchema {
