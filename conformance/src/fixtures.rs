@@ -25,7 +25,11 @@ fn no_args() -> Value {
     json!({"type": "object", "properties": {}})
 }
 
-fn form(message: &str, field: &str, kind: &str) -> Result<ElicitRequestParams, ToolError> {
+pub(crate) fn form(
+    message: &str,
+    field: &str,
+    kind: &str,
+) -> Result<ElicitRequestParams, ToolError> {
     let params: ElicitRequestFormParams = serde_json::from_value(json!({
         "message": message,
         "requestedSchema": {"type": "object", "properties": {field: {"type": kind}}, "required": [field]}
@@ -71,7 +75,7 @@ fn text_resource(uri: &str, mime: &str, text: &str) -> ContentBlock {
     ))
 }
 
-fn field(answer: &mcp_types::ElicitResult, name: &str) -> Result<String, ToolError> {
+pub(crate) fn field(answer: &mcp_types::ElicitResult, name: &str) -> Result<String, ToolError> {
     answer
         .content
         .as_ref()
@@ -89,7 +93,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
     let tool_changes = Arc::clone(&handle);
     let prompt_changes = Arc::clone(&handle);
 
-    let server = Server::builder("rust-mcp-conformance-server", env!("CARGO_PKG_VERSION"))
+    let builder = Server::builder("rust-mcp-conformance-server", env!("CARGO_PKG_VERSION"))
         .instructions("Fixtures of the MCP conformance suite.")
         .tool(
             ToolDef::new("test_simple_text", no_args(), |_, _| async {
@@ -492,8 +496,8 @@ pub fn server() -> Result<Server, mcp_server::Error> {
             completion.total = i64::try_from(values.len()).ok();
             completion.has_more = Some(false);
             Ok(completion)
-        })
-        .build()?;
+        });
+    let server = crate::task_fixtures::install(builder).build()?;
     let _ = handle.set(server.clone());
     Ok(server)
 }

@@ -28,3 +28,4 @@
 #![forbid(unsafe_code)]
 
 pub mod fixtures;
+mod task_fixtures;

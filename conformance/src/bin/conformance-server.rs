@@ -56,6 +56,12 @@ fn main() {
                         .collect();
                     (!headers.is_empty()).then(|| Arc::from(headers))
                 });
+                // The Tasks extension's methods mirror `params.taskId` into `Mcp-Name`.
+                let config = mcp_types::tasks::ROUTED_METHODS
+                    .into_iter()
+                    .fold(config, |config, method| {
+                        config.name_field(method, mcp_types::tasks::NAME_FIELD)
+                    });
                 // One endpoint for both eras: 2026-07-28 requests go to the modern
                 // endpoint untouched, `initialize` opens a legacy session.
                 let running = match DualEraHttp::bind(

@@ -52,6 +52,7 @@ pub struct ClientBuilder {
     timeout: Option<Duration>,
     /// The `extensions` of the declared capabilities, by identifier.
     extensions: JsonObject,
+    tasks: Option<crate::tasks::TaskOptions>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -108,6 +109,17 @@ impl ClientBuilder {
     #[must_use]
     pub fn max_rounds(mut self, rounds: usize) -> Self {
         self.max_rounds = rounds.max(1);
+        self
+    }
+
+    /// Declares the Tasks extension (`io.modelcontextprotocol/tasks`) on every request:
+    /// the server may then answer `tools/call` with a task, which
+    /// [`Client::call_tool`] follows to its end (polling with backoff, answering the task's
+    /// input requests with the registered handlers, cancelling it if the call is dropped),
+    /// and [`Client::call_tool_or_task`] hands over as a [`TaskHandle`](crate::TaskHandle).
+    #[must_use]
+    pub fn tasks(mut self, options: crate::tasks::TaskOptions) -> Self {
+        self.tasks = Some(options);
         self
     }
 
@@ -229,8 +241,15 @@ impl ClientBuilder {
         if self.roots.is_some() {
             capabilities.roots = Some(JsonObject::new());
         }
-        if !self.extensions.is_empty() {
-            capabilities.extensions = Some(self.extensions.clone());
+        // The declared extensions, and the Tasks extension when tasks are followed.
+        let mut extensions = self.extensions.clone();
+        if self.tasks.is_some() {
+            extensions
+                .entry(mcp_types::tasks::EXTENSION_ID.to_owned())
+                .or_insert_with(|| Value::Object(JsonObject::new()));
+        }
+        if !extensions.is_empty() {
+            capabilities.extensions = Some(extensions);
         }
         InputHandlers {
             info: self.info.clone(),
@@ -276,6 +295,7 @@ impl ClientBuilder {
                 max_rounds: self.max_rounds,
                 timeout: self.timeout,
                 progress_tokens: AtomicU64::new(1),
+                tasks: self.tasks,
             }),
         }
     }
@@ -377,6 +397,8 @@ struct Inner {
     max_rounds: usize,
     timeout: Option<Duration>,
     progress_tokens: AtomicU64,
+    /// Set when the client declares the Tasks extension.
+    tasks: Option<crate::tasks::TaskOptions>,
 }
 
 /// How requests reach the server.
@@ -488,11 +510,22 @@ impl CallOptions {
     }
 }
 
+/// How a request's rounds ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reply {
+    /// Complete at the first round (cacheable).
+    FirstRound,
+    /// Complete after input rounds.
+    Complete,
+    /// A task handle (Tasks extension).
+    Task,
+}
+
 /// The parts of params that change between MRTR rounds.
 #[derive(Default)]
-struct Round {
-    responses: Option<InputResponses>,
-    state: Option<String>,
+pub(crate) struct Round {
+    pub(crate) responses: Option<InputResponses>,
+    pub(crate) state: Option<String>,
 }
 
 /// Fetches pages until the server gives no new cursor (a repeated cursor ends it too, so
@@ -533,7 +566,18 @@ impl Client {
             max_rounds: 10,
             timeout: None,
             extensions: JsonObject::new(),
+            tasks: None,
         }
+    }
+
+    /// How tasks are followed, if the client declares the Tasks extension.
+    pub(crate) fn task_options(&self) -> Option<&crate::tasks::TaskOptions> {
+        self.inner.tasks.as_ref()
+    }
+
+    /// Whether subscriptions can be opened on this client's transport.
+    pub(crate) fn can_listen(&self) -> bool {
+        self.inner.router.is_some()
     }
 
     /// The capabilities every request declares (derived from the registered handlers).
@@ -577,7 +621,7 @@ impl Client {
 
     /// Sends one request; on -32022 picks the newest version both sides support and
     /// retries once.
-    async fn send<P: Serialize>(
+    pub(crate) async fn send<P: Serialize>(
         &self,
         method: &str,
         build: impl Fn(RequestMetaObject) -> P,
@@ -726,7 +770,9 @@ impl Client {
             | method::RESOURCES_TEMPLATES_LIST
             | method::RESOURCES_READ
             | method::PROMPTS_GET
-            | method::COMPLETION_COMPLETE => true,
+            | method::COMPLETION_COMPLETE
+            | mcp_types::tasks::method::TASKS_GET
+            | mcp_types::tasks::method::TASKS_CANCEL => true,
             method::TOOLS_CALL => serde_json::to_value(params)
                 .ok()
                 .and_then(|p| p.get("name").and_then(Value::as_str).map(str::to_owned))
@@ -764,7 +810,7 @@ impl Client {
         }
     }
 
-    fn decode<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, Error> {
+    pub(crate) fn decode<T: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<T, Error> {
         serde_json::from_str(raw.get()).map_err(|source| Error::Decode {
             method: method.to_owned(),
             source,
@@ -818,19 +864,37 @@ impl Client {
         if let Some(raw) = cache_target.and_then(|t| self.inner.cache.get(method, t, context)) {
             return Self::decode(method, &raw);
         }
+        let (raw, reply) = self.rounds(method, build, call, false).await?;
+        let value = Self::decode(method, &raw)?;
+        // Never cache the result of a retry: it answered this client's input.
+        if reply == Reply::FirstRound
+            && let Some(target) = cache_target
+        {
+            self.inner.cache.put(method, target, context, &raw);
+        }
+        Ok(value)
+    }
+
+    /// The MRTR rounds of one request, up to its final result: a complete result, or (when
+    /// `task` allows it) a task handle (`resultType: "task"`, Tasks extension).
+    pub(crate) async fn rounds<P: Serialize>(
+        &self,
+        method: &'static str,
+        build: impl Fn(RequestMetaObject, &Round) -> P,
+        call: &CallOptions,
+        task: bool,
+    ) -> Result<(Box<RawValue>, Reply), Error> {
         let mut round = Round::default();
         for n in 0..self.inner.max_rounds {
             let raw = self.send(method, |meta| build(meta, &round), call).await?;
             match Self::decode::<Kind>(method, &raw)?.result_type.as_deref() {
                 None | Some("complete") => {
-                    let value = Self::decode(method, &raw)?;
-                    // Never cache the result of a retry: it answered this client's input.
-                    if n == 0
-                        && let Some(target) = cache_target
-                    {
-                        self.inner.cache.put(method, target, context, &raw);
-                    }
-                    return Ok(value);
+                    let reply = if n == 0 {
+                        Reply::FirstRound
+                    } else {
+                        Reply::Complete
+                    };
+                    return Ok((raw, reply));
                 }
                 Some("input_required") => {
                     let asked: InputRequiredResult = Self::decode(method, &raw)?;
@@ -843,13 +907,16 @@ impl Client {
                         state: asked.request_state,
                     };
                 }
+                // Only a client that declared the extension accepts a task, and only for a
+                // request the extension augments.
+                Some(mcp_types::tasks::RESULT_TYPE_TASK) if task => return Ok((raw, Reply::Task)),
                 Some(other) => return Err(Error::UnknownResultType(other.to_owned())),
             }
         }
         Err(Error::TooManyRounds(self.inner.max_rounds))
     }
 
-    async fn answer(&self, request: InputRequest) -> Result<InputResponse, Error> {
+    pub(crate) async fn answer(&self, request: InputRequest) -> Result<InputResponse, Error> {
         self.inner.handlers.answer(request).await
     }
 
@@ -990,6 +1057,13 @@ impl Client {
         arguments: JsonObject,
         options: &CallOptions,
     ) -> Result<CallToolResult, Error> {
+        if self.inner.tasks.is_some() {
+            // The server may answer with a task: follow it to its end.
+            return match self.call_tool_or_task(name, arguments, options).await? {
+                crate::tasks::ToolCall::Complete(result) => Ok(result),
+                crate::tasks::ToolCall::Task(task) => task.wait().await,
+            };
+        }
         self.with_input(
             method::TOOLS_CALL,
             |meta, round| {
@@ -1048,6 +1122,13 @@ impl Client {
         &self,
         filter: mcp_types::SubscriptionFilter,
     ) -> Result<Subscription, Error> {
+        self.listen_to(serde_json::to_value(filter).unwrap_or_default())
+            .await
+    }
+
+    /// [`listen`](Self::listen) with the filter as JSON, so that extensions can add their
+    /// members (the Tasks extension's `taskIds`).
+    pub(crate) async fn listen_to(&self, filter: Value) -> Result<Subscription, Error> {
         let router = self.inner.router.clone().ok_or(Error::ListenUnavailable)?;
         let (tx, events) = tokio::sync::mpsc::channel(crate::listen::SUBSCRIPTION_BUFFER);
         let (id_tx, id_rx) = tokio::sync::oneshot::channel();

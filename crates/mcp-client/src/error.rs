@@ -51,6 +51,12 @@ pub enum Error {
     /// The server kept asking for input past the round limit.
     #[error("the server asked for input {0} times without completing the request")]
     TooManyRounds(usize),
+    /// The task the call became was cancelled before it finished (Tasks extension).
+    #[error("task {id} was cancelled")]
+    TaskCancelled {
+        /// The task's id.
+        id: String,
+    },
     /// The result had a `resultType` this client does not understand.
     #[error("unknown resultType {0:?}")]
     UnknownResultType(String),

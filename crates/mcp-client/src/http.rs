@@ -84,6 +84,10 @@ impl HttpTransport {
         let name = match method {
             method::TOOLS_CALL | method::PROMPTS_GET => params.get("name"),
             method::RESOURCES_READ => params.get("uri"),
+            // The Tasks extension's routing header: `Mcp-Name` is the task id.
+            mcp_types::tasks::method::TASKS_GET
+            | mcp_types::tasks::method::TASKS_UPDATE
+            | mcp_types::tasks::method::TASKS_CANCEL => params.get(mcp_types::tasks::NAME_FIELD),
             _ => None,
         };
         if let Some(name) = name.and_then(Value::as_str) {

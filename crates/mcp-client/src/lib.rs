@@ -77,6 +77,11 @@
 //! # }
 //! ```
 //!
+//! The Tasks extension (module docs in `tasks.rs`): [`ClientBuilder::tasks`] declares it,
+//! [`Client::call_tool`] then follows a task the server creates to its end, and
+//! [`Client::call_tool_or_task`] returns the [`TaskHandle`] instead. A `resultType` of an
+//! extension the client did not declare stays an error.
+//!
 //! Authorization (feature `auth`, module `auth`): an OAuth 2.1 client that the HTTP
 //! transport consults on every request and on every `401`/`403` challenge, as
 //! `docs/2026-07-28/basic/authorization/` specifies.
@@ -97,6 +102,7 @@ mod http;
 mod listen;
 #[cfg(feature = "stdio")]
 mod restart;
+mod tasks;
 
 pub use client::{CallOptions, Client, ClientBuilder, InputHandlers, SUPPORTED_VERSIONS};
 pub use custom::{BoxFuture, CustomTransport, EventSink, ListenRouter};
@@ -104,3 +110,4 @@ pub use error::Error;
 pub use listen::{ListenEvent, Subscription};
 #[cfg(feature = "stdio")]
 pub use restart::RestartPolicy;
+pub use tasks::{TaskHandle, TaskOptions, ToolCall};

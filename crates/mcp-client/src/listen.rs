@@ -33,6 +33,9 @@ pub enum ListenEvent {
     ResourcesListChanged,
     /// A subscribed resource (or one below it) changed.
     ResourceUpdated(String),
+    /// A watched task changed (Tasks extension, `notifications/tasks`): the task as
+    /// `tasks/get` would return it.
+    Task(Box<mcp_types::tasks::DetailedTask>),
 }
 
 /// Subscription routes: a listen request's id → the subscription (its token, which tells
@@ -95,6 +98,9 @@ fn event(notification: &Notification, params: &Value) -> Option<ListenEvent> {
         method::NOTIFICATIONS_RESOURCES_LIST_CHANGED => ListenEvent::ResourcesListChanged,
         method::NOTIFICATIONS_RESOURCES_UPDATED => {
             ListenEvent::ResourceUpdated(params.get("uri")?.as_str()?.to_owned())
+        }
+        mcp_types::tasks::method::NOTIFICATIONS_TASKS => {
+            ListenEvent::Task(Box::new(serde_json::from_value(params.clone()).ok()?))
         }
         _ => return None,
     })

@@ -1,9 +1,9 @@
 //! What a handler sees of its request: metadata, cancellation, progress and log emitters,
 //! and the MRTR input it asked for.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use mcp_jsonrpc::{CancellationToken, RequestContext};
+use mcp_jsonrpc::{CancellationToken, ErrorObject, RequestContext};
 use mcp_types::{
     ClientCapabilities, ClientCapabilitiesElicitation, CreateMessageRequest,
     CreateMessageRequestParams, CreateMessageResult, ElicitRequest, ElicitRequestParams,
@@ -27,6 +27,21 @@ struct Inner {
     responses: Option<InputResponses>,
     state: Option<Value>,
     asked: Mutex<Asked>,
+    task: Option<TaskLink>,
+}
+
+/// The reply to an escalation: the task's id, or why it could not be created.
+pub(crate) type Escalated = tokio::sync::oneshot::Sender<Result<String, ErrorObject>>;
+
+/// What ties a handler's run to the Tasks extension (absent on ordinary requests).
+#[derive(Debug)]
+pub(crate) struct TaskLink {
+    /// The run's cancellation: a task outlives its request, so not the request's token.
+    pub(crate) cancel: CancellationToken,
+    /// The task's id, once the run is a task.
+    pub(crate) id: OnceLock<String>,
+    /// Asks the request to become a task (`TaskStart::OnEscalate`, until it did).
+    pub(crate) escalate: Mutex<Option<tokio::sync::oneshot::Sender<Escalated>>>,
 }
 
 /// What the handler asked for during this run.
@@ -64,8 +79,79 @@ impl Context {
                 responses,
                 state,
                 asked: Mutex::new(Asked::default()),
+                task: None,
             }),
         }
+    }
+
+    /// A context for a run tied to the Tasks extension.
+    pub(crate) fn with_task(
+        rpc: RequestContext,
+        meta: RequestMetaObject,
+        responses: Option<InputResponses>,
+        state: Option<Value>,
+        task: TaskLink,
+    ) -> Self {
+        Context {
+            inner: Arc::new(Inner {
+                rpc,
+                meta,
+                responses,
+                state,
+                asked: Mutex::new(Asked::default()),
+                task: Some(task),
+            }),
+        }
+    }
+
+    /// The id of the task this run belongs to, if it runs as one (Tasks extension).
+    pub fn task_id(&self) -> Option<&str> {
+        self.inner.task.as_ref()?.id.get().map(String::as_str)
+    }
+
+    /// Turns the call into a task now, for a tool registered with
+    /// [`TaskStart::OnEscalate`](crate::tasks::TaskStart::OnEscalate): the client gets the
+    /// task handle, and the handler goes on running in the background. Call it once the
+    /// answers that decide the work are in (the spec asks servers to finish synchronous
+    /// input rounds before creating a task).
+    ///
+    /// Does nothing when the run is already a task, or cannot become one (the client did
+    /// not declare the extension): the handler then simply goes on. Fails with -32603 if the
+    /// task could not be stored.
+    pub async fn escalate(&self) -> Result<(), ToolError> {
+        let Some(link) = &self.inner.task else {
+            return Ok(());
+        };
+        let ask = link
+            .escalate
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let Some(ask) = ask else {
+            return Ok(());
+        };
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if ask.send(tx).is_err() {
+            return Ok(());
+        }
+        match rx.await {
+            Ok(Ok(id)) => {
+                let _ = link.id.set(id);
+                Ok(())
+            }
+            Ok(Err(error)) => Err(ToolError::Protocol(error)),
+            Err(_) => Err(ToolError::Protocol(ErrorObject::internal(
+                "the request ended before the task was created",
+            ))),
+        }
+    }
+
+    /// The state to carry on: what the handler set during this run, else what it came with.
+    pub(crate) fn current_state(&self) -> Option<Value> {
+        self.asked()
+            .state
+            .clone()
+            .or_else(|| self.inner.state.clone())
     }
 
     /// The request's `_meta`: protocol version, client capabilities and info, log level,
@@ -112,9 +198,13 @@ impl Context {
         self.principal()?.downcast_ref()
     }
 
-    /// Fired when the client cancels the request or the server shuts down.
+    /// Fired when the client cancels the request or the server shuts down; in a task, when
+    /// the client cancels the task (`tasks/cancel`).
     pub fn cancellation(&self) -> &CancellationToken {
-        self.inner.rpc.cancellation()
+        match &self.inner.task {
+            Some(link) => &link.cancel,
+            None => self.inner.rpc.cancellation(),
+        }
     }
 
     /// Reports progress, if the request carried a `progressToken`; otherwise does nothing

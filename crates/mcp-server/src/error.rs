@@ -53,7 +53,8 @@ pub enum Error {
         /// What is wrong with it.
         reason: &'static str,
     },
-    /// The operating system's random source failed (needed for the `requestState` key).
+    /// The operating system's random source failed (needed for the `requestState` key and
+    /// task ids).
     #[error("cannot draw a random key")]
     Random,
     /// An authorization setting cannot work: a resource URI that is not canonical, no
@@ -64,6 +65,15 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// The task store is full (Tasks extension).
+    #[error("too many tasks (the store holds at most {limit})")]
+    TooManyTasks {
+        /// The store's capacity.
+        limit: usize,
+    },
+    /// The task store failed (Tasks extension): a backend error, or an id collision.
+    #[error("the task store failed")]
+    TaskStore(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Why a tool, prompt or resource handler did not produce its result.

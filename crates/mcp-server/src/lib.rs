@@ -16,7 +16,8 @@
 //!   `.../caching.mdx` and `.../logging.mdx`;
 //! - with the `auth` feature, `docs/2026-07-28/basic/authorization/*` for the Streamable
 //!   HTTP transport: an OAuth 2.1 resource server (`auth::ResourceServer`, protected
-//!   resource metadata, bearer challenges, JWT and introspection verifiers).
+//!   resource metadata, bearer challenges, JWT and introspection verifiers);
+//! - the Tasks extension, `docs/ext-tasks/specification/draft/tasks.md` (module [`tasks`]).
 //!
 //! Invariants:
 //!
@@ -62,6 +63,7 @@ mod prompt;
 mod resource;
 mod server;
 mod state;
+pub mod tasks;
 mod tool;
 
 pub use context::Context;

@@ -29,6 +29,9 @@ use crate::tool::{BoxFuture, ParamHeader, ToolDef};
 mod calls;
 mod listen;
 mod lists;
+mod task_listen;
+mod task_outcome;
+mod tasks;
 
 /// The protocol versions the core serves (the legacy ones are `mcp-legacy`'s).
 pub const SUPPORTED_VERSIONS: &[&str] = &["2026-07-28"];
@@ -102,6 +105,7 @@ struct Registry {
 
 struct Inner {
     extensions: Vec<Arc<dyn Extension>>,
+    tasks: Option<Arc<tasks::TaskEngine>>,
     info: Implementation,
     instructions: Option<String>,
     capabilities: ServerCapabilities,
@@ -134,6 +138,7 @@ impl std::fmt::Debug for Server {
 /// Builds a [`Server`].
 pub struct ServerBuilder {
     extensions: Vec<Arc<dyn Extension>>,
+    tasks: Option<Arc<tasks::TaskEngine>>,
     info: Implementation,
     instructions: Option<String>,
     registry: Registry,
@@ -271,6 +276,21 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves the Tasks extension (`io.modelcontextprotocol/tasks`): tools registered with
+    /// [`ToolDef::task_support`] may run as tasks, and `tasks/get`, `tasks/update` and
+    /// `tasks/cancel` are served to requests that declare the extension. See
+    /// [`crate::tasks`].
+    #[must_use]
+    pub fn tasks(mut self, tasks: crate::tasks::Tasks) -> Self {
+        let engine = Arc::new(tasks::TaskEngine::new(tasks));
+        self.extensions
+            .retain(|e| e.id() != mcp_types::tasks::EXTENSION_ID);
+        self.extensions
+            .push(Arc::clone(&engine) as Arc<dyn Extension>);
+        self.tasks = Some(engine);
+        self
+    }
+
     /// Declares the tools, prompts and resources capabilities even with nothing registered
     /// yet (for servers that add them at run time).
     #[must_use]
@@ -358,9 +378,10 @@ impl ServerBuilder {
             capabilities.extensions = Some(extensions);
         }
         let (changes, _) = broadcast::channel(64);
-        Ok(Server {
+        let server = Server {
             inner: Arc::new(Inner {
                 extensions: self.extensions,
+                tasks: self.tasks,
                 info: self.info,
                 instructions: self.instructions,
                 capabilities,
@@ -373,7 +394,11 @@ impl ServerBuilder {
                 changes,
                 shutdown: CancellationToken::new(),
             }),
-        })
+        };
+        if let Some(engine) = &server.inner.tasks {
+            engine.attach(&server.inner);
+        }
+        Ok(server)
     }
 }
 
@@ -422,6 +447,18 @@ has_meta!(
     CompleteResult,
     InputRequiredResult
 );
+
+/// -32021 naming the extension `id` as the missing client capability.
+fn missing_extension(id: &str) -> ErrorObject {
+    let mut required = mcp_types::ClientCapabilities::new();
+    let mut extensions = mcp_types::JsonObject::new();
+    extensions.insert(id.to_owned(), Value::Object(mcp_types::JsonObject::new()));
+    required.extensions = Some(extensions);
+    match ToolError::missing_capability(&required) {
+        ToolError::Protocol(e) => e,
+        other => ErrorObject::internal(other.to_string()),
+    }
+}
 
 fn invalid(message: impl Into<String>) -> ErrorObject {
     ErrorObject::invalid_params(message)
@@ -507,6 +544,7 @@ impl Server {
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
         ServerBuilder {
             extensions: Vec::new(),
+            tasks: None,
             info: Implementation::new(name, version),
             instructions: None,
             registry: Registry::default(),
@@ -722,17 +760,7 @@ impl Server {
                         .as_ref()
                         .is_some_and(|e| e.contains_key(extension.id()));
                     if !declared {
-                        let mut required = mcp_types::ClientCapabilities::new();
-                        let mut extensions = mcp_types::JsonObject::new();
-                        extensions.insert(
-                            extension.id().to_owned(),
-                            Value::Object(mcp_types::JsonObject::new()),
-                        );
-                        required.extensions = Some(extensions);
-                        return Err(match ToolError::missing_capability(&required) {
-                            ToolError::Protocol(e) => e,
-                            other => ErrorObject::internal(other.to_string()),
-                        });
+                        return Err(missing_extension(extension.id()));
                     }
                     let params = request.params.unwrap_or_default();
                     extension

@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use crate::context::Context;
 use crate::error::{Error, ToolError};
+use crate::tasks::{TaskStart, TaskSupport};
 
 /// A boxed handler future.
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -38,6 +39,7 @@ pub struct ToolDef {
     pub(crate) input: Arc<jsonschema::Validator>,
     pub(crate) output: Option<Arc<jsonschema::Validator>>,
     pub(crate) headers: Vec<ParamHeader>,
+    pub(crate) task: (TaskSupport, TaskStart),
     /// The definition as clients see it, serialized at its first listing: a registered
     /// tool never changes, so `tools/list` copies this text instead of cloning and
     /// serializing the definition (its schemas above all) for every request.
@@ -189,6 +191,7 @@ impl ToolDef {
             input,
             output: None,
             headers,
+            task: (TaskSupport::Forbidden, TaskStart::Immediately),
             json: std::sync::OnceLock::new(),
         })
     }
@@ -264,6 +267,22 @@ impl ToolDef {
     #[must_use]
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
         self.tool.annotations = Some(annotations);
+        self
+    }
+
+    /// Lets the tool run as a task (Tasks extension; needs
+    /// [`ServerBuilder::tasks`](crate::ServerBuilder::tasks), without which it runs on the
+    /// request, or -32021 for [`TaskSupport::Required`]).
+    #[must_use]
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task.0 = support;
+        self
+    }
+
+    /// When a task-capable tool becomes a task (default: before its handler runs).
+    #[must_use]
+    pub fn task_start(mut self, start: TaskStart) -> Self {
+        self.task.1 = start;
         self
     }
 

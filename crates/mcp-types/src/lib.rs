@@ -8,6 +8,7 @@
 //! Beside the generated files sit the hand-written helpers: [`RequestId`] (every integer id
 //! kept exactly), [`ResultType`], [`OrderedMap`], the [`Request`] and [`Notification`]
 //! method traits, [`ProtocolVersion`], [`ErrorCode`] and constructors for everyday values.
+//! [`tasks`] holds the Tasks extension's messages, written by hand from its own schema.
 //!
 //! This crate is pure data: it depends on `serde` and `serde_json` only and never does IO.
 //!
@@ -38,6 +39,7 @@ mod open;
 mod param_headers;
 mod result_type;
 pub mod tag;
+pub mod tasks;
 mod traits;
 mod version;
 

@@ -18,11 +18,12 @@ use super::{CacheKind, HasMeta, Server, invalid, parse, read};
 use crate::context::{Context, missing_capability};
 use crate::error::ToolError;
 use crate::state::Binding;
+use crate::tasks::TaskSupport;
 
 /// The principal that made the request, when its transport authenticated it: its id is
 /// what the sealed `requestState` is bound to. A shared handle, since the request context
 /// moves into the handler's [`Context`] while the binding is still needed.
-fn principal_id(rpc: &RequestContext) -> Option<Arc<dyn Principal>> {
+pub(super) fn principal_id(rpc: &RequestContext) -> Option<Arc<dyn Principal>> {
     rpc.transport_info()?.principal.clone()
 }
 
@@ -31,7 +32,7 @@ impl Server {
     /// answers of earlier rounds, merged with this round's (which win). A client answers
     /// only the questions of the last round, so the server carries the earlier answers in
     /// the sealed state; the handler then sees every answer it was ever given.
-    fn resume(
+    pub(super) fn resume(
         &self,
         binding: &Binding<'_>,
         sealed: Option<&str>,
@@ -59,7 +60,7 @@ impl Server {
 
     /// Turns a handler's outcome into the response: a result, `input_required` with the
     /// questions it asked and a sealed state, or an error.
-    fn finish<T: Serialize + HasMeta>(
+    pub(super) fn finish<T: Serialize + HasMeta>(
         &self,
         outcome: Result<T, ToolError>,
         cx: &Context,
@@ -117,6 +118,15 @@ impl Server {
             }
         };
         super::check_version(&params.meta)?;
+        let tool = read(&self.inner.registry)
+            .tools
+            .iter()
+            .find(|t| t.tool.name == params.name)
+            .cloned()
+            .ok_or_else(|| invalid(format!("unknown tool {:?}", params.name)))?;
+        if tool.task.0 != TaskSupport::Forbidden {
+            return self.call_task_tool(tool, params, rpc).await;
+        }
         let CallToolRequestParams {
             meta,
             name,
@@ -125,12 +135,6 @@ impl Server {
             request_state,
             ..
         } = params;
-        let tool = read(&self.inner.registry)
-            .tools
-            .iter()
-            .find(|t| t.tool.name == name)
-            .cloned()
-            .ok_or_else(|| invalid(format!("unknown tool {name:?}")))?;
         let arguments = Value::Object(arguments.unwrap_or_default());
         let principal = principal_id(&rpc);
         let binding = Binding {

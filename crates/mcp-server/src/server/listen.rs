@@ -21,7 +21,9 @@ impl Server {
         params: &str,
         rpc: RequestContext,
     ) -> Result<Box<RawValue>, ErrorObject> {
+        let raw = params;
         let params: SubscriptionsListenRequestParams = parse(params)?;
+        let mut tasks = self.watch_tasks(raw, &params.meta, &rpc).await?;
         let caps = &self.inner.capabilities;
         let asked = &params.notifications;
         let mut honoured = SubscriptionFilter::new();
@@ -41,13 +43,30 @@ impl Server {
         let id = rpc.id().clone();
         let tag = serde_json::json!({ "io.modelcontextprotocol/subscriptionId": id });
         let mut changes = self.inner.changes.subscribe();
-        let ack = serde_json::json!({ "notifications": honoured, "_meta": tag });
+        let mut agreed = serde_json::to_value(&honoured).unwrap_or_default();
+        if let Some((_, ids)) = &tasks {
+            agreed["taskIds"] = serde_json::json!(ids);
+        }
+        let ack = serde_json::json!({ "notifications": agreed, "_meta": tag });
         rpc.notify(method::NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED, Some(&ack))
             .await
             .map_err(|e| ErrorObject::internal(e.to_string()))?;
         loop {
             let change = tokio::select! {
                 () = rpc.cancellation().cancelled() => return Err(ErrorObject::internal("cancelled")),
+                notes = async {
+                    match &mut tasks {
+                        Some((watch, _)) => self.next_task_change(watch, &tag).await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    for note in notes {
+                        if rpc.notify(mcp_types::tasks::method::NOTIFICATIONS_TASKS, Some(&note)).await.is_err() {
+                            return Err(ErrorObject::internal("the stream closed"));
+                        }
+                    }
+                    continue;
+                }
                 () = self.inner.shutdown.cancelled() => break,
                 change = changes.recv() => change,
             };

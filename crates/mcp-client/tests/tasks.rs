@@ -1,0 +1,307 @@
+//! The client following tasks of this workspace's server (Tasks extension), in one process
+//! over the engine's in-memory duplex, and over Streamable HTTP for the routing header.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use mcp_client::{CallOptions, Client, ClientBuilder, Error, TaskOptions, ToolCall};
+use mcp_jsonrpc::{Peer, PeerConfig, memory};
+use mcp_server::tasks::{TaskSupport, Tasks};
+use mcp_server::{Context, Server, ToolDef, ToolError};
+use mcp_types::JsonObject;
+use mcp_types::{
+    CallToolResult, ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ElicitResultAction,
+};
+use serde_json::json;
+use tokio::sync::{Notify, Semaphore};
+
+struct Fixture {
+    server: Server,
+    gate: Arc<Semaphore>,
+    started: Arc<Notify>,
+    saw_cancel: Arc<AtomicBool>,
+}
+
+fn fixture() -> Fixture {
+    let gate = Arc::new(Semaphore::new(0));
+    let started = Arc::new(Notify::new());
+    let saw_cancel = Arc::new(AtomicBool::new(false));
+    let (g, s, c) = (
+        Arc::clone(&gate),
+        Arc::clone(&started),
+        Arc::clone(&saw_cancel),
+    );
+    let server = Server::builder("tasks", "1")
+        .tool(ToolDef::new("gate", json!({"type": "object"}), move |_, cx: Context| {
+            let (gate, started, seen) = (Arc::clone(&g), Arc::clone(&s), Arc::clone(&c));
+            async move {
+                started.notify_one();
+                tokio::select! {
+                    permit = gate.acquire() => { permit.unwrap().forget(); Ok(CallToolResult::text("opened")) }
+                    () = cx.cancellation().cancelled() => { seen.store(true, Ordering::SeqCst); Err(ToolError::failed("stopped")) }
+                }
+            }
+        }).map(|t| t.task_support(TaskSupport::Required)))
+        .tool(ToolDef::new("ask", json!({"type": "object"}), |_, cx: Context| async move {
+            let form: ElicitRequestFormParams = serde_json::from_value(json!({
+                "message": "Name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+            }))?;
+            let answer = cx.elicit("name", ElicitRequestParams::ElicitRequestForm(form))?;
+            let name = serde_json::to_value(&answer.content)?["name"].as_str().unwrap_or_default().to_owned();
+            Ok(CallToolResult::text(format!("Hello, {name}!")))
+        }).map(|t| t.task_support(TaskSupport::Optional)))
+        .tool(ToolDef::new("broken", json!({"type": "object"}), |_, _| async {
+            Err(ToolError::Protocol(mcp_jsonrpc::ErrorObject::internal("the backend is down")))
+        }).map(|t| t.task_support(TaskSupport::Required)))
+        .tasks(Tasks::in_memory().poll_interval(Duration::from_millis(10)))
+        .build()
+        .unwrap();
+    Fixture {
+        server,
+        gate,
+        started,
+        saw_cancel,
+    }
+}
+
+/// A client over the in-memory duplex; the connections must outlive the test's calls.
+fn connect(
+    server: &Server,
+    builder: ClientBuilder,
+) -> (Client, mcp_jsonrpc::Connection, mcp_jsonrpc::Connection) {
+    let ((a_read, a_write), (b_read, b_write)) = memory::pair(64);
+    let (_peer, server_conn) =
+        Peer::connect(b_read, b_write, server.clone(), PeerConfig::default());
+    let (client, client_conn) = builder.connect(a_read, a_write, PeerConfig::default());
+    (client, client_conn, server_conn)
+}
+
+/// A client declaring the extension, answering elicitations with `Ada` and counting them.
+fn builder(asked: &Arc<AtomicUsize>, options: TaskOptions) -> ClientBuilder {
+    let asked = Arc::clone(asked);
+    Client::builder("c", "1")
+        .tasks(options)
+        .on_elicit(move |_| {
+            asked.fetch_add(1, Ordering::SeqCst);
+            async move {
+                let mut answer = ElicitResult::new(ElicitResultAction::Accept);
+                answer.content = serde_json::from_value(json!({"name": "Ada"})).unwrap();
+                Ok(answer)
+            }
+        })
+}
+
+fn fast() -> TaskOptions {
+    TaskOptions::new().poll(Duration::from_millis(1), Duration::from_millis(20))
+}
+
+#[tokio::test]
+async fn call_tool_follows_a_task_through_its_input_requests_to_the_result() {
+    let f = fixture();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let (client, _c, _s) = connect(&f.server, builder(&asked, fast()));
+    let result = client.call_tool("ask", JsonObject::new()).await.unwrap();
+    assert_eq!(
+        result.content[0],
+        mcp_types::ContentBlock::text("Hello, Ada!")
+    );
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        1,
+        "the input request was put to the user once"
+    );
+}
+
+#[tokio::test]
+async fn a_client_without_the_extension_gets_the_synchronous_result_or_the_capability_error() {
+    let f = fixture();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let plain = Client::builder("c", "1").on_elicit(|_| async {
+        let mut answer = ElicitResult::new(ElicitResultAction::Accept);
+        answer.content = serde_json::from_value(json!({"name": "Bo"})).unwrap();
+        Ok(answer)
+    });
+    let (client, _c, _s) = connect(&f.server, plain);
+    let direct = client.call_tool("ask", JsonObject::new()).await.unwrap();
+    assert_eq!(
+        direct.content[0],
+        mcp_types::ContentBlock::text("Hello, Bo!")
+    );
+    let refused = client
+        .call_tool("gate", JsonObject::new())
+        .await
+        .unwrap_err();
+    assert_eq!(refused.protocol().unwrap().code.0, -32021);
+    let _ = asked;
+}
+
+#[tokio::test]
+async fn the_low_level_handle_polls_waits_and_cancels() {
+    let f = fixture();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let (client, _c, _s) = connect(&f.server, builder(&asked, fast()));
+    let ToolCall::Task(task) = client
+        .call_tool_or_task("gate", JsonObject::new(), &CallOptions::default())
+        .await
+        .unwrap()
+    else {
+        panic!("a task");
+    };
+    assert_eq!(task.id().len(), 32);
+    assert_eq!(
+        task.get().await.unwrap().task.status,
+        mcp_types::tasks::TaskStatus::Working
+    );
+    // A handle found again by id (as after a restart) follows the same task.
+    let again = client.task(task.id()).await.unwrap();
+    f.gate.add_permits(1);
+    let result = again.wait().await.unwrap();
+    assert_eq!(result.content[0], mcp_types::ContentBlock::text("opened"));
+
+    let ToolCall::Task(task) = client
+        .call_tool_or_task("gate", JsonObject::new(), &CallOptions::default())
+        .await
+        .unwrap()
+    else {
+        panic!("a task");
+    };
+    task.cancel().await.unwrap();
+    match task.wait().await {
+        Err(Error::TaskCancelled { id }) => assert_eq!(id.len(), 32),
+        other => panic!("{other:?}"),
+    }
+
+    let failed = client
+        .call_tool("broken", JsonObject::new())
+        .await
+        .unwrap_err();
+    let error = failed
+        .protocol()
+        .expect("the JSON-RPC error the call would have returned");
+    assert_eq!(
+        (error.code.0, error.message.as_str()),
+        (-32603, "the backend is down")
+    );
+}
+
+#[tokio::test]
+async fn dropping_a_call_that_follows_a_task_cancels_the_task() {
+    let f = fixture();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let (client, _c, _s) = connect(&f.server, builder(&asked, fast()));
+    let ToolCall::Task(task) = client
+        .call_tool_or_task("gate", JsonObject::new(), &CallOptions::default())
+        .await
+        .unwrap()
+    else {
+        panic!("a task");
+    };
+    // `wait` is what `call_tool` follows a task with; it is dropped while it polls.
+    let follow = task.wait();
+    tokio::select! {
+        _ = follow => panic!("the gate is shut"),
+        () = tokio::time::sleep(Duration::from_millis(30)) => {}
+    }
+    // The follower's future is gone: the task is cancelled on the server.
+    for _ in 0..500 {
+        if f.saw_cancel.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        f.saw_cancel.load(Ordering::SeqCst),
+        "the server's handler saw the cancellation"
+    );
+}
+
+#[tokio::test]
+async fn status_notifications_wake_the_follower_before_its_next_poll() {
+    let f = fixture();
+    let asked = Arc::new(AtomicUsize::new(0));
+    // Polls an hour apart: only a notification can end the call in time.
+    let slow = TaskOptions::new()
+        .poll(Duration::from_hours(1), Duration::from_hours(1))
+        .notifications(true);
+    let (client, _c, _s) = connect(&f.server, builder(&asked, slow));
+    let gate = Arc::clone(&f.gate);
+    let started = Arc::clone(&f.started);
+    tokio::spawn(async move {
+        started.notified().await;
+        // Let the follower subscribe and poll once before the task ends.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        gate.add_permits(1);
+    });
+    let result = tokio::time::timeout(
+        Duration::from_secs(10),
+        client.call_tool("gate", JsonObject::new()),
+    )
+    .await
+    .expect("woken by notifications/tasks")
+    .unwrap();
+    assert_eq!(result.content[0], mcp_types::ContentBlock::text("opened"));
+}
+
+#[tokio::test]
+async fn over_http_task_requests_carry_the_task_id_in_mcp_name() {
+    use mcp_transport_http::{HttpClientConfig, HttpServer, HttpServerConfig};
+    let f = fixture();
+    // The server's transport insists on the routing header for the task methods.
+    let config = mcp_types::tasks::ROUTED_METHODS
+        .into_iter()
+        .fold(HttpServerConfig::default(), |c, m| {
+            c.name_field(m, mcp_types::tasks::NAME_FIELD)
+        });
+    let running = HttpServer::bind("127.0.0.1:0".parse().unwrap(), f.server.clone(), config)
+        .await
+        .unwrap();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let client = builder(&asked, fast())
+        .connect_http(running.url(), HttpClientConfig::default())
+        .unwrap();
+    let result = client.call_tool("ask", JsonObject::new()).await.unwrap();
+    assert_eq!(
+        result.content[0],
+        mcp_types::ContentBlock::text("Hello, Ada!")
+    );
+    let ToolCall::Task(task) = client
+        .call_tool_or_task("gate", JsonObject::new(), &CallOptions::default())
+        .await
+        .unwrap()
+    else {
+        panic!("a task");
+    };
+    task.cancel().await.unwrap();
+    assert!(matches!(
+        task.wait().await,
+        Err(Error::TaskCancelled { .. })
+    ));
+}
+
+#[tokio::test]
+async fn a_task_whose_question_the_client_cannot_answer_is_cancelled_not_abandoned() {
+    let f = fixture();
+    let refusing = Client::builder("c", "1")
+        .tasks(fast())
+        .on_elicit(|_| async { Err("the user closed the dialog".to_owned()) });
+    let (client, _c, _s) = connect(&f.server, refusing);
+    let ToolCall::Task(task) = client
+        .call_tool_or_task("ask", JsonObject::new(), &CallOptions::default())
+        .await
+        .unwrap()
+    else {
+        panic!("a task");
+    };
+    let id = task.id().to_owned();
+    assert!(matches!(task.wait().await, Err(Error::Handler { .. })));
+    let mut status = None;
+    for _ in 0..500 {
+        status = Some(client.get_task(&id).await.unwrap().task.status);
+        if status == Some(mcp_types::tasks::TaskStatus::Cancelled) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(status, Some(mcp_types::tasks::TaskStatus::Cancelled));
+}
