@@ -305,3 +305,37 @@ async fn a_task_whose_question_the_client_cannot_answer_is_cancelled_not_abandon
     }
     assert_eq!(status, Some(mcp_types::tasks::TaskStatus::Cancelled));
 }
+
+#[test]
+fn the_tasks_extension_is_declared_beside_the_others() {
+    let declared = |builder: ClientBuilder| {
+        serde_json::to_value(builder.input_handlers().capabilities()).unwrap()["extensions"].clone()
+    };
+    let ui = json!({"mimeTypes": ["text/html;profile=mcp-app"]});
+    let both = Client::builder("a", "1")
+        .extension(
+            "io.modelcontextprotocol/ui",
+            ui.as_object().unwrap().clone(),
+        )
+        .tasks(fast());
+    assert_eq!(
+        declared(both),
+        json!({"io.modelcontextprotocol/ui": ui, "io.modelcontextprotocol/tasks": {}})
+    );
+    // Settings declared for the Tasks extension by hand are kept, not replaced.
+    let custom = Client::builder("a", "1")
+        .extension(
+            "io.modelcontextprotocol/tasks",
+            json!({"x": 1}).as_object().unwrap().clone(),
+        )
+        .tasks(fast());
+    assert_eq!(
+        declared(custom),
+        json!({"io.modelcontextprotocol/tasks": {"x": 1}})
+    );
+    assert_eq!(
+        declared(Client::builder("a", "1").tasks(fast())),
+        json!({"io.modelcontextprotocol/tasks": {}})
+    );
+    assert_eq!(declared(Client::builder("a", "1")), serde_json::Value::Null);
+}
