@@ -377,7 +377,7 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope<'de>, A::Error> {
         let mut envelope = Envelope::default();
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+        while let Some(mcp_types::ObjectKey(key)) = map.next_key()? {
             let slot = match &*key {
                 "jsonrpc" => &mut envelope.jsonrpc,
                 "id" => &mut envelope.id,

@@ -336,7 +336,7 @@ impl<'de> Visitor<'de> for PeekSeed<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Peek<'de>, A::Error> {
         let mut peek = Peek::default();
-        while let Some(Key(key)) = map.next_key()? {
+        while let Some(mcp_types::ObjectKey(key)) = map.next_key()? {
             let slot = if key == "_meta" {
                 &mut peek.meta
             } else if self.mirrored == Some(&*key) {
@@ -361,28 +361,6 @@ impl<'de> Visitor<'de> for PeekSeed<'_> {
             peek.tool = peek.mirrored;
         }
         Ok(peek)
-    }
-}
-
-/// An object key, borrowed from the input unless it has escapes.
-struct Key<'de>(Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string key")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
-            }
-        }
-        deserializer.deserialize_str(KeyVisitor)
     }
 }
 

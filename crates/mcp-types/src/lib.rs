@@ -69,6 +69,7 @@ pub use error_code::ErrorCode;
 pub use id::{ProgressToken, RequestId};
 pub use map::OrderedMap;
 pub use modern::*;
+pub use open::ObjectKey;
 pub use param_headers::{McpParamHeader, mcp_param_headers};
 pub use result_type::ResultType;
 pub use traits::{Notification, Request};

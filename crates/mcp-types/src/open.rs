@@ -13,42 +13,47 @@ use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 
-/// An object key, borrowed from the input when it has no escapes.
-pub(crate) struct Key<'de>(Cow<'de, str>);
+/// An object key read by a hand-written `Visitor::visit_map`, borrowed from the input when
+/// it has no escapes (serde's own `Cow<str>` always allocates). The generated open objects,
+/// the engine's envelope and the HTTP transport's mirror checks read keys with it.
+#[derive(Debug)]
+pub struct ObjectKey<'de>(pub Cow<'de, str>);
 
-impl Key<'_> {
+pub(crate) use ObjectKey as Key;
+
+impl ObjectKey<'_> {
     /// The key's text.
-    pub(crate) fn as_str(&self) -> &str {
+    pub fn as_str(&self) -> &str {
         &self.0
     }
 
-    /// The key as an owned string (for `extra`).
-    pub(crate) fn into_string(self) -> String {
+    /// The key as an owned string.
+    pub fn into_string(self) -> String {
         self.0.into_owned()
     }
 }
 
-impl<'de> Deserialize<'de> for Key<'de> {
+impl<'de> Deserialize<'de> for ObjectKey<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct KeyVisitor;
 
         impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
+            type Value = ObjectKey<'de>;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object key")
             }
 
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(v)))
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<ObjectKey<'de>, E> {
+                Ok(ObjectKey(Cow::Borrowed(v)))
             }
 
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ObjectKey<'de>, E> {
+                Ok(ObjectKey(Cow::Owned(v.to_owned())))
             }
 
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v)))
+            fn visit_string<E: de::Error>(self, v: String) -> Result<ObjectKey<'de>, E> {
+                Ok(ObjectKey(Cow::Owned(v)))
             }
         }
 
