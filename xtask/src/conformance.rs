@@ -14,10 +14,13 @@
 //!    with `--requirements R --output-dir … --expected-failures
 //!    conformance/expected-failures.yml` (`expected-failures-R.yml` for another revision
 //!    than 2026-07-28), on the pinned Node.js.
+//!    For revision 2026-07-28 it then runs the leg's extension scenarios that the
+//!    requirement set does not name, one by one (`EXTRA_EXTENSIONS_*`).
 //! 4. Reads the per-scenario `checks.json` files, prints one row per scenario, and fails
 //!    on a failure the baseline (the leg's list in that file) does not list or a listed
 //!    entry that now passes. The suite judges the same with `--expected-failures` and its
-//!    exit status must agree.
+//!    exit status must agree. Extension scenarios are judged by the same baseline
+//!    (`report::Requirements::judge_extensions`), which the suite itself never does.
 //!
 //! Everything but the leg-specific start ([`server`], [`client`]) is shared: [`prepare`],
 //! [`run_suite`], [`Prepared::finish`]. The server is killed on every path out of here, by
@@ -50,6 +53,22 @@ const STAMP: &str = "node_modules/.xtask-npm-ci-stamp";
 const CONFORMANCE_PACKAGE: &str = "mcp-conformance";
 const SERVER_BIN: &str = "conformance-server";
 const CLIENT_BIN: &str = "conformance-client";
+/// Extension scenarios of the pinned suite that the requirement set of [`REVISION`] does
+/// not name (SEP-2640 skills, added after the revision shipped), per leg. The runner runs
+/// them one by one after the requirement set; they, and the requirement set's own
+/// `extension` entries (tasks, the authorization extensions), are judged like scored
+/// scenarios by the same baseline (issue #10). `conformance list` shows every scenario.
+const EXTRA_EXTENSIONS_SERVER: [&str; 3] = [
+    "sep-2640-skills-enumeration",
+    "sep-2640-skills-manifest",
+    "sep-2640-skills-directory",
+];
+const EXTRA_EXTENSIONS_CLIENT: [&str; 4] = [
+    "sep-2640-client-no-prefetch",
+    "sep-2640-client-verify-digest",
+    "sep-2640-client-verify-size",
+    "sep-2640-client-verify-frontmatter",
+];
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// The suite bounds each scenario at 30 s itself (the client leg runs them all at once);
 /// this bounds the whole run.
@@ -89,6 +108,14 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     }
 }
 
+/// The leg's extension scenarios outside the requirement set (run one by one).
+fn extra_extensions(leg: &str) -> &'static [&'static str] {
+    match leg {
+        "server" => &EXTRA_EXTENSIONS_SERVER,
+        _ => &EXTRA_EXTENSIONS_CLIENT,
+    }
+}
+
 /// The baseline of a requirement set: `conformance/expected-failures.yml` for the current
 /// revision, `conformance/expected-failures-<revision>.yml` for another.
 fn baseline_file(revision: &str) -> String {
@@ -125,8 +152,11 @@ fn prepare(leg: &'static str, revision: &'static str) -> Result<Prepared, String
     let suite = dir.join(SUITE_PACKAGE);
     let (entry, suite_version) = suite_entry(&suite)?;
     let requirements_path = suite.join(format!("requirements/{revision}.yaml"));
-    let requirements = report::parse_requirements(&read(&requirements_path)?, leg)
+    let mut requirements = report::parse_requirements(&read(&requirements_path)?, leg)
         .map_err(|e| format!("{}: {e}", requirements_path.display()))?;
+    if revision == REVISION {
+        requirements.judge_extensions(extra_extensions(leg));
+    }
     let baseline_path = dir.join(baseline_file(revision));
     let baseline = report::parse_baseline(&read(&baseline_path)?, leg)
         .map_err(|e| format!("{}: {e}", baseline_path.display()))?;
@@ -173,6 +203,45 @@ impl Prepared {
             self.baseline_path.display().to_string(),
         ]);
         args
+    }
+
+    /// Runs the leg's extension scenarios outside the requirement set, one suite run each
+    /// (`--scenario`, at this revision's wire version, `--force`d because an extension is
+    /// on no spec timeline), into the same results directory; each run logs to
+    /// `<work>/suite-<scenario>.log`. Their failures are judged by [`Prepared::finish`],
+    /// so the suite's own exit status (0 or 1) only has to say that it ran.
+    fn run_extra_extensions(&self, target: &[&str]) -> Result<(), String> {
+        if self.revision != REVISION {
+            return Ok(());
+        }
+        for scenario in extra_extensions(self.leg) {
+            let mut args = vec![self.leg.to_owned()];
+            args.extend(target.iter().map(|&a| a.to_owned()));
+            args.extend(
+                [
+                    "--scenario",
+                    scenario,
+                    "--spec-version",
+                    REVISION,
+                    "--force",
+                    "--output-dir",
+                ]
+                .map(str::to_owned),
+            );
+            args.push(self.results.display().to_string());
+            let log = self
+                .work
+                .join(format!("suite-{}.log", scenario.replace('/', "-")));
+            let status = run_suite_logged(self, &args, &log)?;
+            if !matches!(status.code(), Some(0 | 1)) {
+                return Err(format!(
+                    "the suite ended abnormally on {scenario} ({status}); the end of {}:\n{}",
+                    log.display(),
+                    tail(&log, 40)
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn announce(&self, target: &str) {
@@ -252,11 +321,13 @@ fn server(revision: &'static str, url: Option<&str>) -> Result<(), String> {
     };
     run.announce(&format!("against {url}"));
     let status = run_suite(&run, &run.suite_args(&["--url", &url]))?;
+    let extra = run.run_extra_extensions(&["--url", &url]);
     let server_exit = match &mut server {
         Some(process) => process.exited()?,
         None => None,
     };
     drop(server);
+    extra?;
     let verdict = run.finish(status);
     if let Some(exit) = server_exit {
         return Err(format!(
@@ -281,6 +352,7 @@ fn client(revision: &'static str) -> Result<(), String> {
     let command = client_command(&exe)?;
     run.announce(&format!("with --command {command}"));
     let status = run_suite(&run, &run.suite_args(&["--command", &command]))?;
+    run.run_extra_extensions(&["--command", &command])?;
     run.finish(status)
 }
 
@@ -555,7 +627,11 @@ impl Drop for KillOnDrop {
 /// scenario as it starts (server leg, one at a time) or the size of the run (client leg,
 /// all scenarios in parallel).
 fn run_suite(run: &Prepared, args: &[String]) -> Result<ExitStatus, String> {
-    let log = &run.suite_log;
+    run_suite_logged(run, args, &run.suite_log)
+}
+
+/// [`run_suite`] with its output in `log`.
+fn run_suite_logged(run: &Prepared, args: &[String], log: &Path) -> Result<ExitStatus, String> {
     let log_file = File::create(log).map_err(|e| format!("creating {}: {e}", log.display()))?;
     let stderr = log_file
         .try_clone()
