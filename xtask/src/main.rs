@@ -12,10 +12,13 @@
 //!   and Python SDKs and the floor (see `bench.rs` and `docs/PERFORMANCE.md`).
 //! - `instructions [--record]`: callgrind's instruction counts of `mcp serve-example`,
 //!   compared with `docs/instructions.tsv` (see `instructions.rs`).
+//! - `fuzz [--time SECONDS] [--jobs N] [TARGET…]`: the cargo-fuzz targets of `fuzz/`
+//!   (see `fuzz.rs` and `docs/RELIABILITY.md`).
 
 mod bench;
 mod codegen;
 mod conformance;
+mod fuzz;
 mod instructions;
 
 use std::path::{Path, PathBuf};
@@ -36,8 +39,9 @@ fn main() -> ExitCode {
         Some("conformance") => conformance::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("instructions") => instructions::run(&args[1..]),
+        Some("fuzz") => fuzz::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  instructions [--record]\n                     callgrind's instruction counts, compared with docs/instructions.tsv"
+            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  instructions [--record]\n                     callgrind's instruction counts, compared with docs/instructions.tsv\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)"
                 .to_owned(),
         ),
     };
@@ -62,7 +66,9 @@ pub(crate) fn project_root() -> PathBuf {
 /// crate (unit, integration and doc tests), then the tests of features no workspace crate
 /// turns on (`mcp-server`'s `auth`), which the workspace run does not build: its unit and
 /// resource-server tests, and the end-to-end test against a real OpenID provider
-/// (`crates/mcp-server/tests/oidc/`, which installs its pinned npm package itself).
+/// (`crates/mcp-server/tests/oidc/`, which installs its pinned npm package itself); and
+/// last the fuzz targets' checked-in corpus and regressions, replayed on the stable
+/// toolchain (`fuzz/`, its own workspace).
 fn test() -> Result<(), String> {
     codegen::run(codegen::Mode::Check)?;
     cargo(&["test", "--workspace", "--all-targets"])?;
@@ -76,7 +82,14 @@ fn test() -> Result<(), String> {
         ]
         .concat(),
     )?;
-    cargo(&[&["test"][..], &auth, &["--doc"]].concat())
+    cargo(&[&["test"][..], &auth, &["--doc"]].concat())?;
+    cargo(&[
+        "test",
+        "--manifest-path",
+        "fuzz/Cargo.toml",
+        "--test",
+        "corpus",
+    ])
 }
 
 fn cargo(args: &[&str]) -> Result<(), String> {

@@ -59,6 +59,9 @@ pub mod auth;
 mod context;
 mod error;
 mod extension;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod prompt;
 mod resource;
 mod server;

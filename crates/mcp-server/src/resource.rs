@@ -203,13 +203,22 @@ impl UriTemplate {
             match part {
                 Part::Literal(literal) => rest = rest.strip_prefix(literal.as_str())?,
                 Part::Var { name, reserved } => {
-                    // The value runs to the next literal (or the end).
+                    // The value runs to the next literal (its first occurrence, or the
+                    // end of the URI when that literal closes the template) or the end.
                     let end = match self.parts.get(i + 1) {
+                        Some(Part::Literal(next)) if i + 2 == self.parts.len() => {
+                            rest.strip_suffix(next.as_str())?.len()
+                        }
                         Some(Part::Literal(next)) => rest.find(next.as_str())?,
                         _ => rest.len(),
                     };
                     let value = &rest[..end];
                     if value.is_empty() || (!reserved && value.contains('/')) {
+                        return None;
+                    }
+                    // A variable named twice stands for one value (RFC 6570 expands it
+                    // the same way each time).
+                    if vars.get(name).is_some_and(|seen| seen != value) {
                         return None;
                     }
                     vars.insert(name.clone(), value.to_owned());
@@ -238,6 +247,19 @@ mod tests {
         ] {
             assert!(t.matches(miss).is_none(), "{miss}");
         }
+        // The closing literal is anchored at the end; a repeated variable is one value.
+        let suffix = UriTemplate::parse("file:///{name}.txt").unwrap();
+        assert_eq!(
+            suffix
+                .matches("file:///a.txt.txt")
+                .unwrap()
+                .get("name")
+                .map(String::as_str),
+            Some("a.txt")
+        );
+        let twice = UriTemplate::parse("x://{a}-{a}").unwrap();
+        assert!(twice.matches("x://1-1").is_some());
+        assert!(twice.matches("x://1-2").is_none());
         let reserved = UriTemplate::parse("file:///{+path}").unwrap();
         assert_eq!(
             reserved

@@ -132,6 +132,9 @@ mod body;
 mod client;
 mod config;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod headers;
 mod io;
 mod mirror;

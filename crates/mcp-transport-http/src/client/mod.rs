@@ -30,7 +30,7 @@
 mod auth;
 mod config;
 mod raw;
-mod sse;
+pub(crate) mod sse;
 mod stream;
 
 use std::fmt;

@@ -1,17 +1,14 @@
-//! Fuzzes `LineReader`: arbitrary bytes, split into arbitrary reads, must frame exactly as
+//! `line_codec`: fuzzes `LineReader`: arbitrary bytes, split into arbitrary reads, must frame exactly as
 //! a simple model of the rules says, without panicking, waiting or growing unbounded.
 //!
 //! The input's first byte says how many of the following bytes are read sizes (0 to 15,
 //! each 1 to 256, used in turn); the rest is the stream the reader sees.
-
-#![no_main]
 
 use std::io;
 use std::pin::{Pin, pin};
 use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
-use libfuzzer_sys::fuzz_target;
 use mcp_jsonrpc::{FrameReader, TransportError};
 use mcp_transport_stdio::LineReader;
 use tokio::io::{AsyncRead, ReadBuf};
@@ -72,7 +69,8 @@ fn model(stream: &[u8]) -> Vec<Outcome> {
     outcomes
 }
 
-fuzz_target!(|input: &[u8]| {
+/// One input: see the module docs.
+pub fn run(input: &[u8]) {
     let Some((&count, rest)) = input.split_first() else {
         return;
     };
@@ -136,4 +134,4 @@ fuzz_target!(|input: &[u8]| {
         got, expected,
         "framing does not depend on how reads are split"
     );
-});
+}

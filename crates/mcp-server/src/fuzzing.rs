@@ -1,0 +1,77 @@
+//! Entry points for the fuzz targets of `fuzz/` (feature `fuzzing`). Not part of the API:
+//! hidden from the docs, exempt from semver, and only what a target needs to reach
+//! parsers that are private to this crate.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::resource::UriTemplate;
+use crate::state::{Binding, StateKey};
+
+/// Parses `template` as a resource URI template and matches `uri` against it: `None`
+/// when the template is refused or the URI does not match, else the variables in order.
+#[must_use]
+pub fn match_uri_template(template: &str, uri: &str) -> Option<Vec<(String, String)>> {
+    let parsed = UriTemplate::parse(template).ok()?;
+    parsed
+        .matches(uri)
+        .map(|vars| vars.into_iter().collect::<Vec<_>>())
+}
+
+/// A `requestState` sealer under a fixed key, bound to one request shape.
+#[derive(Debug)]
+pub struct Sealer {
+    key: StateKey,
+}
+
+/// What a sealed state is bound to, owned.
+#[derive(Debug, Clone)]
+pub struct Bound {
+    /// The request's method.
+    pub method: String,
+    /// The tool, prompt or resource name.
+    pub name: String,
+    /// The request's arguments.
+    pub arguments: Option<Value>,
+    /// The principal's id.
+    pub principal: Option<String>,
+}
+
+impl Bound {
+    fn binding(&self) -> Binding<'_> {
+        Binding {
+            method: &self.method,
+            name: &self.name,
+            arguments: self.arguments.as_ref(),
+            principal: self.principal.as_deref(),
+        }
+    }
+}
+
+impl Sealer {
+    /// A sealer under `key`.
+    #[must_use]
+    pub fn new(key: [u8; 32]) -> Self {
+        Sealer {
+            key: StateKey::from_bytes(key),
+        }
+    }
+
+    /// Seals `app` for `bound`, valid for an hour.
+    #[must_use]
+    pub fn seal(&self, bound: &Bound, app: &Value) -> String {
+        self.key
+            .seal(&bound.binding(), app, Duration::from_hours(1))
+    }
+
+    /// Opens `sealed` for `bound`: the handler state, or why it was refused.
+    ///
+    /// # Errors
+    /// The refusal's message, as the server would send it with -32602.
+    pub fn open(&self, bound: &Bound, sealed: &str) -> Result<Value, &'static str> {
+        self.key
+            .open(&bound.binding(), sealed)
+            .map_err(crate::state::StateError::message)
+    }
+}

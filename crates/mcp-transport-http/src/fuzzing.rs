@@ -1,0 +1,56 @@
+//! Entry points for the fuzz targets of `fuzz/` (feature `fuzzing`). Not part of the API:
+//! hidden from the docs, exempt from semver, and only what a target needs to reach
+//! parsers that are private to this crate.
+
+use crate::client::sse::SseParser;
+
+pub use crate::client::SseEvent;
+
+/// One event was larger than the parser's bound; the stream is abandoned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLarge;
+
+/// The client's `text/event-stream` parser, in raw mode (every event whole) or message
+/// mode (the `data` of each `message` event).
+#[derive(Debug)]
+pub struct Sse {
+    parser: SseParser,
+    raw: bool,
+}
+
+impl Sse {
+    /// A parser for events of at most `max_event` bytes.
+    #[must_use]
+    pub fn new(max_event: usize, raw: bool) -> Self {
+        let parser = if raw {
+            SseParser::raw(max_event)
+        } else {
+            SseParser::new(max_event)
+        };
+        Sse { parser, raw }
+    }
+
+    /// Feeds one chunk of the body.
+    ///
+    /// # Errors
+    /// [`TooLarge`] when an event outgrew the bound.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), TooLarge> {
+        self.parser.feed(chunk).map_err(|_| TooLarge)
+    }
+
+    /// Takes every complete event so far: `(event, data, id)` in raw mode, `("message",
+    /// data, None)` in message mode.
+    pub fn take(&mut self) -> Vec<(String, Vec<u8>, Option<String>)> {
+        let mut out = Vec::new();
+        if self.raw {
+            while let Some(event) = self.parser.next_raw() {
+                out.push((event.event, event.data.into_bytes(), event.id));
+            }
+        } else {
+            while let Some(data) = self.parser.next_event() {
+                out.push(("message".to_owned(), data.to_vec(), None));
+            }
+        }
+        out
+    }
+}
