@@ -23,6 +23,11 @@ impl Server {
     ) -> Result<Box<RawValue>, ErrorObject> {
         let raw = params;
         let params: SubscriptionsListenRequestParams = parse(params)?;
+        // Held until the stream ends, however it ends.
+        let _slot = self.inner.listen_streams.open(
+            super::principal_of(&rpc).map_or("", |p| p.id()),
+            self.inner.limits.listen_streams_per_principal,
+        )?;
         let mut tasks = self.watch_tasks(raw, &params.meta, &rpc).await?;
         let caps = &self.inner.capabilities;
         let asked = &params.notifications;
