@@ -87,7 +87,11 @@ impl HttpServer {
             .header_read_timeout(Some(config.header_read_timeout).filter(|d| !d.is_zero()))
             .keep_alive(true)
             .max_headers(config.max_headers)
-            .max_buf_size(config.max_head_bytes.max(8192));
+            // hyper checks its buffer only while a head is incomplete, and refuses a
+            // complete head that shares a full buffer with the start of its body; the
+            // exact bound is `head_bytes`, so hyper's is the backstop, with room for one
+            // read past the limit.
+            .max_buf_size(config.max_head_bytes.saturating_add(64 << 10).max(8192));
         let write_timeout = config.write_timeout;
         let cancel_grace = config.cancel_grace;
         let max_head_bytes = config.max_head_bytes;
