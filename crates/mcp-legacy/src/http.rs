@@ -64,7 +64,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes};
-use http::header::{ACCEPT, CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER};
+use http::header::{
+    ACCEPT, ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, HOST, ORIGIN,
+    RETRY_AFTER,
+};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, Empty, Full, Limited, StreamBody};
@@ -839,6 +842,26 @@ fn refuse_content(headers: &HeaderMap) -> Option<Response<DualEraBody>> {
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "the body must be Content-Type: application/json",
         ));
+    }
+    // Bodies are read as they are: a compressed one is refused (RFC 9110 §15.5.16), as on
+    // the modern endpoint.
+    let encoded = headers.get_all(CONTENT_ENCODING).iter().any(|value| {
+        value.to_str().map_or(true, |value| {
+            value.split(',').any(|coding| {
+                let coding = coding.trim();
+                !coding.is_empty() && !coding.eq_ignore_ascii_case("identity")
+            })
+        })
+    });
+    if encoded {
+        let mut response = refusal(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "the body must not be compressed (Content-Encoding: identity only)",
+        );
+        response
+            .headers_mut()
+            .insert(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
+        return Some(response);
     }
     if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
         return Some(refusal(

@@ -62,6 +62,7 @@ mod extension;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod limits;
 mod prompt;
 mod resource;
 mod server;
@@ -72,6 +73,7 @@ mod tool;
 pub use context::Context;
 pub use error::{Error, InputRequired, ToolError};
 pub use extension::Extension;
+pub use limits::Limits;
 pub use prompt::PromptDef;
 pub use resource::{ResourceDef, ResourceTemplateDef};
 pub use server::{CacheKind, CachePolicy, SUPPORTED_VERSIONS, Server, ServerBuilder};

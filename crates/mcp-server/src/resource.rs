@@ -213,7 +213,10 @@ impl UriTemplate {
                         _ => rest.len(),
                     };
                     let value = &rest[..end];
-                    if value.is_empty() || (!reserved && value.contains('/')) {
+                    if value.is_empty()
+                        || (!reserved && value.contains('/'))
+                        || has_dot_segment(value)
+                    {
                         return None;
                     }
                     // A variable named twice stands for one value (RFC 6570 expands it
@@ -230,9 +233,71 @@ impl UriTemplate {
     }
 }
 
+/// Whether a variable's value holds a `.` or `..` path segment, plain or
+/// percent-encoded (`%2e`, with `%2f`, `%5c` and `\\` as separators too). Such a value would let a URI such as
+/// `file:///srv/docs/../../etc/passwd` match `file:///srv/{+path}` and hand the handler a
+/// path outside the template's own prefix (RFC 3986 §5.2.4 removes dot segments, so the
+/// URI does not name a resource under the template), so it matches no template.
+fn has_dot_segment(value: &str) -> bool {
+    let lowered = value
+        .to_ascii_lowercase()
+        .replace("%2f", "/")
+        .replace("%5c", "/");
+    lowered.split(['/', '\\']).any(|segment| {
+        let mut rest = segment;
+        let mut dots = 0;
+        while !rest.is_empty() {
+            if let Some(after) = rest.strip_prefix('.') {
+                rest = after;
+            } else if let Some(after) = rest.strip_prefix("%2e") {
+                rest = after;
+            } else {
+                return false;
+            }
+            dots += 1;
+        }
+        (1..=2).contains(&dots)
+    })
+}
+
 #[cfg(test)]
 mod tests {
-    use super::UriTemplate;
+    use super::{UriTemplate, has_dot_segment};
+
+    #[test]
+    fn dot_segments_match_no_template() {
+        for dotted in [
+            ".",
+            "..",
+            "a/../b",
+            "a/./b",
+            "%2e%2E",
+            ".%2e/x",
+            "a\\..\\b",
+            "../",
+            "..%2Fetc",
+            "x%5c..%5cy",
+        ] {
+            assert!(has_dot_segment(dotted), "{dotted}");
+        }
+        for plain in [
+            "a..b",
+            "...",
+            "a.b/c",
+            "%2e%2e%2e",
+            "x%2ey",
+            ".hidden",
+            "a/b",
+        ] {
+            assert!(!has_dot_segment(plain), "{plain}");
+        }
+        let t = UriTemplate::parse("file:///srv/{+path}").unwrap();
+        assert!(t.matches("file:///srv/docs/a.txt").is_some());
+        assert!(t.matches("file:///srv/docs/../../etc/passwd").is_none());
+        let simple = UriTemplate::parse("test://item/{id}").unwrap();
+        assert!(simple.matches("test://item/..").is_none());
+        assert!(simple.matches("test://item/a..b").is_some());
+    }
 
     #[test]
     fn templates_match_what_they_describe() {

@@ -21,6 +21,7 @@ use tokio::sync::broadcast;
 use crate::context::Context;
 use crate::error::{Error, ToolError};
 use crate::extension::Extension;
+use crate::limits::{Limits, ListenStreams};
 use crate::prompt::PromptDef;
 use crate::resource::{ResourceDef, ResourceTemplateDef};
 use crate::state::StateKey;
@@ -117,6 +118,8 @@ struct Inner {
     state_ttl: Duration,
     changes: broadcast::Sender<Change>,
     shutdown: CancellationToken,
+    limits: Limits,
+    listen_streams: ListenStreams,
 }
 
 /// An MCP server. Cheap to clone; serve it over stdio with
@@ -149,6 +152,7 @@ pub struct ServerBuilder {
     state_ttl: Duration,
     enable: (bool, bool, bool),
     error: Option<Error>,
+    limits: Limits,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -336,6 +340,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Sets the server's [`Limits`] (listen streams per principal, tool call time).
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// Builds the server, or reports the first invalid or duplicate definition.
     pub fn build(self) -> Result<Server, Error> {
         if let Some(error) = self.error {
@@ -393,6 +404,8 @@ impl ServerBuilder {
                 state_ttl: self.state_ttl,
                 changes,
                 shutdown: CancellationToken::new(),
+                limits: self.limits,
+                listen_streams: ListenStreams::default(),
             }),
         };
         if let Some(engine) = &server.inner.tasks {
@@ -555,6 +568,7 @@ impl Server {
             state_ttl: Duration::from_mins(10),
             enable: (false, false, false),
             error: None,
+            limits: Limits::default(),
         }
     }
 

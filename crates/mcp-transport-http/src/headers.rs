@@ -120,6 +120,23 @@ pub(crate) fn is_json_content(headers: &HeaderMap) -> bool {
     content_type(headers).is_some_and(|media| media.eq_ignore_ascii_case(JSON))
 }
 
+/// Whether the body is sent in a content coding (`Content-Encoding` other than
+/// `identity`, or one that is not text). The server reads bodies as they are and decodes
+/// none: a compressed body could otherwise expand past the size limit after it was
+/// counted, or reach the parser as bytes it mistakes for JSON.
+pub(crate) fn is_encoded(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(http::header::CONTENT_ENCODING)
+        .iter()
+        .any(|value| {
+            value.to_str().map_or(true, |value| {
+                value.split(',').any(|coding| {
+                    !coding.trim().is_empty() && !coding.trim().eq_ignore_ascii_case("identity")
+                })
+            })
+        })
+}
+
 /// Whether `Content-Type` is exactly one `text/event-stream`, with any parameters.
 pub(crate) fn is_sse_content(headers: &HeaderMap) -> bool {
     content_type(headers).is_some_and(|media| media.eq_ignore_ascii_case(SSE))

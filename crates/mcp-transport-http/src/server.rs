@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response};
+use http_body_util::{Either, Empty};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -86,9 +87,14 @@ impl HttpServer {
             .header_read_timeout(Some(config.header_read_timeout).filter(|d| !d.is_zero()))
             .keep_alive(true)
             .max_headers(config.max_headers)
-            .max_buf_size(config.max_head_bytes.max(8192));
+            // hyper checks its buffer only while a head is incomplete, and refuses a
+            // complete head that shares a full buffer with the start of its body; the
+            // exact bound is `head_bytes`, so hyper's is the backstop, with room for one
+            // read past the limit.
+            .max_buf_size(config.max_head_bytes.saturating_add(64 << 10).max(8192));
         let write_timeout = config.write_timeout;
         let cancel_grace = config.cancel_grace;
+        let max_head_bytes = config.max_head_bytes;
         let (stop, stopped) = oneshot::channel();
         let task = tokio::spawn(accept_loop(Listener {
             socket: listener,
@@ -96,6 +102,7 @@ impl HttpServer {
             builder,
             write_timeout,
             cancel_grace,
+            max_head_bytes,
             stop: stopped,
         }));
         Ok(RunningServer {
@@ -190,6 +197,7 @@ struct Listener<E> {
     builder: http1::Builder,
     write_timeout: Duration,
     cancel_grace: Duration,
+    max_head_bytes: usize,
     stop: oneshot::Receiver<Duration>,
 }
 
@@ -245,6 +253,29 @@ async fn accept_loop<E: Endpoint>(mut this: Listener<E>) {
     this.service.cancel_all();
 }
 
+/// The size of a request's head as it came on the wire, give or take the spacing: the
+/// request line and every header line. hyper's own bound (`max_buf_size`) is only checked
+/// while a head is incomplete, so a head that arrives in one large read can pass it by up
+/// to one read; this makes [`HttpServerConfig::max_head_bytes`] exact.
+fn head_bytes<B>(request: &Request<B>) -> usize {
+    let line = request.method().as_str().len() + request.uri().to_string().len() + 12;
+    request.headers().iter().fold(line, |total, (name, value)| {
+        total + name.as_str().len() + value.len() + 4
+    })
+}
+
+/// `431`, and the connection closed: the rest of what the client sends cannot be trusted
+/// to be a next request.
+fn head_too_large<B>() -> Response<Either<B, Empty<Bytes>>> {
+    let mut response = Response::new(Either::Right(Empty::new()));
+    *response.status_mut() = http::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE;
+    response.headers_mut().insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    response
+}
+
 async fn drain(connections: &mut JoinSet<()>) {
     while connections.join_next().await.is_some() {}
 }
@@ -261,7 +292,17 @@ fn serve_connection<E: Endpoint>(
     }
     let io = TokioIo::new(WriteTimeout::new(stream, this.write_timeout));
     let service = this.service.clone();
-    let service = hyper::service::service_fn(move |request| service.call(request));
+    let max_head_bytes = this.max_head_bytes;
+    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+        let refused = head_bytes(&request) > max_head_bytes;
+        let call = (!refused).then(|| service.call(request));
+        async move {
+            match call {
+                Some(call) => call.await.map(|response| response.map(Either::Left)),
+                None => Ok(head_too_large()),
+            }
+        }
+    });
     let connection = this.builder.serve_connection(io, service);
     async move {
         let mut connection = pin!(connection);

@@ -6,6 +6,7 @@
 //!    metadata document) is answered before anything else.
 //! 1. The path (`404`), `Host` (`400` when absent, `403` when not allowed), `Origin` when
 //!    present (`403`), the method (`405` with `Allow: POST`), `Content-Type` (`415`),
+//!    `Content-Encoding` other than `identity` (`415` with `Accept-Encoding: identity`),
 //!    `Accept` (`406`) and a `Content-Length` over the limit (`413`) are checked from the
 //!    head alone, before anything is allocated for the request.
 //! 2. A concurrency slot is taken (`503` with `Retry-After` when none is free), the
@@ -30,7 +31,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::{Buf, Bytes};
-use http::header::{ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER};
+use http::header::{
+    ACCEPT_ENCODING, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER,
+};
 use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
 use mcp_jsonrpc::{
@@ -53,6 +56,7 @@ const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
 const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
 const POST: HeaderValue = HeaderValue::from_static("POST");
 const NO: HeaderValue = HeaderValue::from_static("no");
+const IDENTITY: HeaderValue = HeaderValue::from_static("identity");
 const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
 
 /// The MCP endpoint as a hyper and tower service, generic over the [`Handler`] that answers
@@ -215,6 +219,16 @@ impl<H: Handler> Shared<H> {
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "the body must be Content-Type: application/json",
             ));
+        }
+        if headers::is_encoded(head) {
+            // RFC 9110 §15.5.16: an unsupported content coding is a 415, and
+            // `Accept-Encoding` says which codings are accepted.
+            let mut response = refusal(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "the body must not be compressed (Content-Encoding: identity only)",
+            );
+            response.headers_mut().insert(ACCEPT_ENCODING, IDENTITY);
+            return Err(response);
         }
         if !headers::accepts_json_and_sse(head) {
             return Err(refusal(

@@ -845,3 +845,35 @@ fn a_relative_path_is_refused() {
         .unwrap_err();
     assert!(err.is_config());
 }
+
+#[tokio::test]
+async fn a_head_at_the_size_limit_is_served_and_one_byte_more_gets_431() {
+    const LIMIT: usize = 16 << 10;
+    let (server, _log, _gate) = start(HttpServerConfig::default().max_head_bytes(LIMIT)).await;
+    let body = request_body(1, "tools/list", json!({}));
+    // The head is the request line and the header lines; its blank last line is not
+    // counted. `filler` pads it to exactly `size` bytes.
+    let request = |size: usize| {
+        let head = raw_head(&server, body.len());
+        let head = head.strip_suffix("\r\n").unwrap();
+        let filler = size - head.len() - "x-filler: \r\n".len();
+        let mut request = format!("{head}x-filler: {}\r\n\r\n", "f".repeat(filler)).into_bytes();
+        assert_eq!(request.len() - 2, size);
+        request.extend_from_slice(&body);
+        request
+    };
+    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
+    stream.write_all(&request(LIMIT)).await.unwrap();
+    let mut reply = vec![0; 4096];
+    let n = stream.read(&mut reply).await.unwrap();
+    let reply = String::from_utf8_lossy(&reply[..n]);
+    assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
+
+    let reply = raw_exchange(&server, &request(LIMIT + 1)).await;
+    assert!(
+        reply.starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"),
+        "{reply}"
+    );
+    assert!(reply.contains("connection: close\r\n"), "{reply}");
+    server.shutdown(Duration::from_secs(5)).await;
+}

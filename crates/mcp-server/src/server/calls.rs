@@ -149,7 +149,18 @@ impl Server {
         // The tool takes the arguments themselves, not a copy: only an `input_required`
         // outcome needs them again (its sealed state is bound to them), and then they
         // are read once more from the request's text, which the request still holds.
-        let outcome = tool.call(arguments, cx.clone()).await;
+        let outcome = match self.inner.limits.tool_timeout {
+            None => tool.call(arguments, cx.clone()).await,
+            Some(limit) => tokio::time::timeout(limit, tool.call(arguments, cx.clone()))
+                .await
+                .unwrap_or_else(|_| {
+                    tracing::warn!(tool = %name, ?limit, "a tool call ran out of time");
+                    Ok(mcp_types::CallToolResult::error(format!(
+                        "tool {name} did not finish within {} s",
+                        limit.as_secs_f64()
+                    )))
+                }),
+        };
         let reread;
         let arguments = if matches!(outcome, Err(ToolError::InputRequired)) {
             reread = arguments_of(raw_params);

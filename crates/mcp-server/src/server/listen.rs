@@ -23,6 +23,18 @@ impl Server {
     ) -> Result<Box<RawValue>, ErrorObject> {
         let raw = params;
         let params: SubscriptionsListenRequestParams = parse(params)?;
+        // Held until the stream ends, however it ends.
+        let limits = &self.inner.limits;
+        let _slot = match super::principal_of(&rpc) {
+            Some(principal) => self
+                .inner
+                .listen_streams
+                .open(principal.id(), limits.listen_streams_per_principal)?,
+            None => self
+                .inner
+                .listen_streams
+                .open("", limits.anonymous_listen_streams)?,
+        };
         let mut tasks = self.watch_tasks(raw, &params.meta, &rpc).await?;
         let caps = &self.inner.capabilities;
         let asked = &params.notifications;
