@@ -28,6 +28,8 @@ type ReadFn = Arc<
 pub struct ResourceDef {
     pub(crate) resource: Resource,
     pub(crate) read: ReadFn,
+    /// An MCP App's UI resource: listed only to clients that render apps.
+    pub(crate) ui: bool,
 }
 
 /// A family of resources named by a URI template.
@@ -74,6 +76,7 @@ impl ResourceDef {
         ResourceDef {
             resource: Resource::new(name, uri),
             read: Arc::new(move |uri, _vars, cx| Box::pin(read(uri, cx))),
+            ui: false,
         }
     }
 

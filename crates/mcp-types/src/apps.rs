@@ -165,6 +165,13 @@ impl ToolUi {
         }
     }
 
+    /// Sets who may see and call the tool.
+    #[must_use]
+    pub fn visibility(mut self, audiences: impl IntoIterator<Item = Visibility>) -> Self {
+        self.visibility = Some(audiences.into_iter().collect());
+        self
+    }
+
     /// The tool's `_meta.ui`, or, failing that, the deprecated `_meta["ui/resourceUri"]`;
     /// `None` when neither is there or `_meta.ui` is not an object of this shape.
     pub fn of(tool: &Tool) -> Option<ToolUi> {

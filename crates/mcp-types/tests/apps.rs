@@ -120,10 +120,16 @@ fn a_ui_resource_listing_and_its_content_with_metadata() {
     let meta = content["_meta"].as_object().cloned();
     let ui = ResourceUi::from_meta(meta.as_ref()).expect("content metadata");
     let csp: &Csp = ui.csp.as_ref().unwrap();
-    assert_eq!(csp.frame_domains.as_deref(), Some(&["https://www.youtube.com".to_owned()][..]));
+    assert_eq!(
+        csp.frame_domains.as_deref(),
+        Some(&["https://www.youtube.com".to_owned()][..])
+    );
     let permissions: &Permissions = ui.permissions.as_ref().unwrap();
     assert!(permissions.clipboard_write.is_some() && permissions.camera.is_some());
-    assert_eq!(ui.domain.as_deref(), Some("a904794854a047f6.claudemcpcontent.com"));
+    assert_eq!(
+        ui.domain.as_deref(),
+        Some("a904794854a047f6.claudemcpcontent.com")
+    );
     assert_eq!(ui.prefers_border, Some(false));
 }
 
@@ -143,7 +149,10 @@ fn client_settings_as_declared_in_the_extensions_overview() {
     let bare: ClientCapabilities =
         check(&json!({"extensions": {"io.modelcontextprotocol/ui": {}}}));
     let settings = ClientSettings::of(&bare).expect("declared without settings");
-    assert!(!settings.renders_apps(), "mimeTypes is the extension's required setting");
+    assert!(
+        !settings.renders_apps(),
+        "mimeTypes is the extension's required setting"
+    );
     let other: ClientCapabilities = check(&json!({"extensions": {"com.example/x": {}}}));
     assert_eq!(ClientSettings::of(&other), None);
     let html_only: ClientCapabilities = check(&json!({
