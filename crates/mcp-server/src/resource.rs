@@ -100,6 +100,13 @@ impl ResourceDef {
         self.resource.title = Some(title.into());
         self
     }
+
+    /// Sets `_meta` on the listing entry.
+    #[must_use]
+    pub fn meta(mut self, meta: mcp_types::JsonObject) -> Self {
+        self.resource.meta = Some(meta);
+        self
+    }
 }
 
 impl ResourceTemplateDef {
