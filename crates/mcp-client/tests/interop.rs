@@ -475,7 +475,7 @@ async fn an_ext_apps_server_is_rendered_by_our_client() {
             .is_some()
     );
     let result = client
-        .call_tool("get-time", Default::default())
+        .call_tool("get-time", JsonObject::new())
         .await
         .expect("tools/call");
     assert_eq!(

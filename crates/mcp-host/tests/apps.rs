@@ -7,7 +7,7 @@ use mcp_host::{Catalog, Host, ToolCall, UiRef, Vendor};
 use mcp_jsonrpc::{Connection, Peer, PeerConfig, memory};
 use mcp_server::apps::{ToolUi, UiResource, Visibility};
 use mcp_server::{Server, ToolDef};
-use mcp_types::CallToolResult;
+use mcp_types::{CallToolResult, JsonObject};
 use serde_json::json;
 
 const HTML: &str = "<!DOCTYPE html><html><body>cart</body></html>";
@@ -102,9 +102,9 @@ async fn a_host_that_renders_apps() {
 
     // A model call of a linked tool: the outcome names the UI, which the app reads.
     let calls = vec![
-        ToolCall::new("1", "shop__show_cart", Default::default()),
-        ToolCall::new("2", "bank__transfer", Default::default()),
-        ToolCall::new("3", "shop__update_quantity", Default::default()),
+        ToolCall::new("1", "shop__show_cart", JsonObject::new()),
+        ToolCall::new("2", "bank__transfer", JsonObject::new()),
+        ToolCall::new("3", "shop__update_quantity", JsonObject::new()),
     ];
     let outcomes = host.call(&catalog, calls).await;
     assert_eq!(
@@ -133,14 +133,14 @@ async fn a_host_that_renders_apps() {
 
     // The app calls its own server's app-visible tools, and nothing else.
     let ran = host
-        .call_from_app(&catalog, "shop", "update_quantity", Default::default())
+        .call_from_app(&catalog, "shop", "update_quantity", JsonObject::new())
         .await;
     assert_eq!(
         ran.content[0],
         mcp_types::ContentBlock::text("update_quantity ran")
     );
     let ran = host
-        .call_from_app(&catalog, "shop", "show_cart", Default::default())
+        .call_from_app(&catalog, "shop", "show_cart", JsonObject::new())
         .await;
     assert_eq!(
         ran.is_error, None,
@@ -148,7 +148,7 @@ async fn a_host_that_renders_apps() {
     );
     for (server, tool) in [("shop", "checkout"), ("shop", "transfer"), ("shop", "nope")] {
         let refused = host
-            .call_from_app(&catalog, server, tool, Default::default())
+            .call_from_app(&catalog, server, tool, JsonObject::new())
             .await;
         assert_eq!(refused.is_error, Some(true), "{server}/{tool}");
     }
