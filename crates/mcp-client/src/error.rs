@@ -57,6 +57,16 @@ pub enum Error {
         /// The task's id.
         id: String,
     },
+    /// A UI resource of the MCP Apps extension cannot be rendered: a URI outside the
+    /// `ui://` scheme, no content for the URI, a media type other than
+    /// `text/html;profile=mcp-app`, or HTML that is not UTF-8 text.
+    #[error("{uri:?} is not a usable MCP App UI resource: {reason}")]
+    InvalidUiResource {
+        /// The URI asked for.
+        uri: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The result had a `resultType` this client does not understand.
     #[error("unknown resultType {0:?}")]
     UnknownResultType(String),

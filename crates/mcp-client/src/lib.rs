@@ -82,6 +82,10 @@
 //! [`Client::call_tool_or_task`] returns the [`TaskHandle`] instead. A `resultType` of an
 //! extension the client did not declare stays an error.
 //!
+//! The MCP Apps extension (module [`apps`]): [`ClientBuilder::apps`] declares it,
+//! [`apps::UiLink::of`] reads a tool's link to its UI, and [`Client::read_ui_resource`]
+//! fetches the linked HTML with its sandbox metadata, checked.
+//!
 //! Authorization (feature `auth`, module `auth`): an OAuth 2.1 client that the HTTP
 //! transport consults on every request and on every `401`/`403` challenge, as
 //! `docs/2026-07-28/basic/authorization/` specifies.
@@ -91,6 +95,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod apps;
 #[cfg(feature = "auth")]
 pub mod auth;
 mod cache;

@@ -411,3 +411,80 @@ async fn a_subscription_is_renewed_after_a_restart() {
     );
     client.shutdown(std::time::Duration::from_secs(1)).await;
 }
+
+/// MCP Apps against the official MCP Apps SDK: a TypeScript SDK v2 server whose tools and
+/// UI resource come from `@modelcontextprotocol/ext-apps/server`'s `registerAppTool` and
+/// `registerAppResource` (`interop/ts-apps-server.mjs`, the pattern of
+/// `docs/extensions/apps/build.mdx`). Our client declares the extension, reads each tool's
+/// link (and the app-only visibility), and reads the UI resource checked, with its
+/// sandbox metadata.
+#[tokio::test]
+async fn an_ext_apps_server_is_rendered_by_our_client() {
+    use mcp_client::apps::{UiLink, Visibility, model_visible};
+
+    setup();
+    let command = ServerCommand::new("node")
+        .arg(interop_dir().join("ts-apps-server.mjs"))
+        .current_dir(interop_dir())
+        .inherit_var("PATH")
+        .inherit_var("HOME")
+        .stderr(StderrMode::Callback(std::sync::Arc::new(|line| {
+            eprintln!("[server] {line}");
+        })));
+    let (client, connection) = client()
+        .apps()
+        .connect_stdio(&command)
+        .expect("spawn the server");
+    let tools = client.list_tools_all().await.expect("tools/list");
+    let view = "ui://get-time/mcp-app.html";
+    let get_time = tools
+        .iter()
+        .find(|t| t.name == "get-time")
+        .expect("get-time");
+    let link = UiLink::of(get_time).expect("a UI link");
+    assert_eq!(link.resource_uri, view);
+    assert!(link.model_visible() && link.app_callable());
+    let refresh = tools
+        .iter()
+        .find(|t| t.name == "refresh-time")
+        .expect("refresh-time");
+    assert_eq!(
+        UiLink::of(refresh).expect("a UI link").visibility,
+        [Visibility::App]
+    );
+    assert!(
+        !model_visible(refresh),
+        "an app-only tool is not for the model"
+    );
+
+    let ui = client
+        .read_ui_resource(view)
+        .await
+        .expect("the UI resource");
+    assert!(ui.html.starts_with("<!DOCTYPE html>"), "{}", ui.html);
+    let csp = ui.ui.csp.expect("the content's csp");
+    assert_eq!(
+        csp.connect_domains.as_deref(),
+        Some(&["https://api.example.com".to_owned()][..])
+    );
+    assert!(
+        ui.ui
+            .permissions
+            .expect("permissions")
+            .clipboard_write
+            .is_some()
+    );
+    let result = client
+        .call_tool("get-time", JsonObject::new())
+        .await
+        .expect("tools/call");
+    assert_eq!(
+        result.content[0],
+        mcp_types::ContentBlock::text("2026-07-28T12:00:00Z")
+    );
+    drop(client);
+    connection
+        .shutdown(Duration::from_secs(1))
+        .await
+        .expect("shut the server down");
+}

@@ -177,6 +177,30 @@ pub struct ToolOutcome {
     pub name: String,
     /// The result (`is_error` set for every failure the model should see).
     pub result: CallToolResult,
+    /// The UI that renders the result, when the tool is linked to one (MCP Apps): the
+    /// embedding application reads it with [`Host::read_ui`](crate::Host::read_ui) and
+    /// shows the result in it. The model still gets [`result`](Self::result) as usual.
+    pub ui: Option<UiRef>,
+}
+
+/// Where a tool's UI lives: the server (its name in the host) and the `ui://` resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct UiRef {
+    /// The server's name in the host.
+    pub server: String,
+    /// The `ui://` resource to read and render.
+    pub resource_uri: String,
+}
+
+impl UiRef {
+    /// A reference to `resource_uri` on `server`.
+    pub fn new(server: impl Into<String>, resource_uri: impl Into<String>) -> Self {
+        UiRef {
+            server: server.into(),
+            resource_uri: resource_uri.into(),
+        }
+    }
 }
 
 /// One piece of a result, vendor-neutral.
@@ -260,7 +284,15 @@ impl ToolOutcome {
             call_id: call_id.into(),
             name: name.into(),
             result,
+            ui: None,
         }
+    }
+
+    /// The outcome with the UI that renders it.
+    #[must_use]
+    pub fn with_ui(mut self, ui: Option<UiRef>) -> Self {
+        self.ui = ui;
+        self
     }
 
     /// Whether the result is an error (`isError: true`).

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
+use mcp_client::apps::{UiLink, model_visible};
 use mcp_types::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
@@ -266,6 +267,13 @@ pub struct Entry {
     pub tool: Tool,
     /// Whether each call needs approval (the policy said so).
     pub requires_approval: bool,
+    /// The tool's MCP Apps link (`_meta.ui`), for the embedding application to render
+    /// its results with (see `mcp_client::apps`).
+    pub ui: Option<UiLink>,
+    /// Whether the model is offered the tool: false for an app-only tool (its
+    /// `_meta.ui.visibility` lacks `model`), which only the app may call
+    /// ([`Host::call_from_app`](crate::Host::call_from_app)).
+    pub model_visible: bool,
 }
 
 impl Entry {
@@ -368,11 +376,14 @@ impl CatalogBuilder {
                 server: server.to_owned(),
                 tool: tool.clone(),
                 requires_approval: decision == Decision::RequireApproval,
+                ui: UiLink::of(tool),
+                model_visible: model_visible(tool),
             });
         }
         let by_name = entries
             .iter()
             .enumerate()
+            .filter(|(_, e)| e.model_visible)
             .map(|(i, e)| (e.name.clone(), i))
             .collect();
         Catalog {
@@ -428,22 +439,38 @@ impl Catalog {
         CatalogBuilder::default()
     }
 
-    /// The exposed tools, in server order then each server's listing order.
+    /// The exposed tools, in server order then each server's listing order, app-only
+    /// tools included ([`Entry::model_visible`] tells them apart).
     pub fn entries(&self) -> &[Entry] {
         &self.entries
     }
 
-    /// The tool a model-visible name stands for (exact match only).
+    /// The tool a model-visible name stands for (exact match only). App-only tools are
+    /// not the model's to call, so they do not resolve here.
     pub fn resolve(&self, name: &str) -> Option<&Entry> {
         self.by_name.get(name).map(|&i| &self.entries[i])
     }
 
-    /// Every exposed tool's declaration for `vendor`, in [`entries`](Self::entries)
-    /// order. Wrap them as the vendor wants: `tools` for OpenAI and Anthropic,
-    /// `tools: [{"functionDeclarations": [...]}]` for Gemini.
+    /// The tool `tool` (its server's own name for it) of `server` if an app rendered from
+    /// that server may call it: its visibility includes `app` (the default). The MCP Apps
+    /// specification keeps an app's calls to its own server.
+    pub fn app_tool(&self, server: &str, tool: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| {
+            e.server == server
+                && e.tool.name == tool
+                && mcp_types::apps::ToolUi::of(&e.tool)
+                    .is_none_or(|ui| ui.is_visible_to(mcp_client::apps::Visibility::App))
+        })
+    }
+
+    /// Every declaration for `vendor` of a tool offered to the model, in
+    /// [`entries`](Self::entries) order (app-only tools are left out, as the MCP Apps
+    /// specification requires). Wrap them as the vendor wants: `tools` for OpenAI and
+    /// Anthropic, `tools: [{"functionDeclarations": [...]}]` for Gemini.
     pub fn declarations(&self, vendor: Vendor) -> Vec<Value> {
         self.entries
             .iter()
+            .filter(|e| e.model_visible)
             .map(|e| self.declaration(e, vendor))
             .collect()
     }

@@ -16,7 +16,8 @@ use crate::config::ServerConfig;
 /// everything else it gets only from its configuration.
 const INHERITED: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
-/// The identity the host's clients introduce themselves with.
+/// The identity the host's clients introduce themselves with, and the extensions they
+/// declare for the embedding application.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ClientInfo {
@@ -24,6 +25,9 @@ pub struct ClientInfo {
     pub name: String,
     /// The client's version (default this crate's version).
     pub version: String,
+    /// Whether the clients declare the MCP Apps extension (`io.modelcontextprotocol/ui`,
+    /// see `mcp_client::apps`): the embedding application renders apps (default no).
+    pub apps: bool,
 }
 
 impl Default for ClientInfo {
@@ -31,6 +35,7 @@ impl Default for ClientInfo {
         ClientInfo {
             name: "mcp-host".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
+            apps: false,
         }
     }
 }
@@ -61,7 +66,10 @@ pub async fn connect(
     config: &ServerConfig,
     info: &ClientInfo,
 ) -> Result<Connection, Error> {
-    let builder = Client::builder(info.name.clone(), info.version.clone());
+    let mut builder = Client::builder(info.name.clone(), info.version.clone());
+    if info.apps {
+        builder = builder.apps();
+    }
     let server = |source| Error::Connect {
         server: name.to_owned(),
         source: Box::new(source),

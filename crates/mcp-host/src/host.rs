@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::Error;
-use crate::calls::{ToolCall, ToolOutcome};
+use crate::calls::{ToolCall, ToolOutcome, UiRef};
 use crate::catalog::{Catalog, CatalogBuilder, Exposure, Policy};
 use crate::config::{HostConfig, ServerConfig};
 use crate::connect::{ClientInfo, connect};
@@ -116,6 +116,16 @@ impl HostBuilder {
     pub fn client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
         self.info.name = name.into();
         self.info.version = version.into();
+        self
+    }
+
+    /// Declares the MCP Apps extension on the clients the host connects (not on clients
+    /// given with [`client`](Self::client), whose builder decides): the embedding
+    /// application renders apps, so servers show it their tools' UI links and app-only
+    /// tools. See [`Host::read_ui`] and [`Host::call_from_app`].
+    #[must_use]
+    pub fn apps(mut self) -> Self {
+        self.info.apps = true;
         self
     }
 
@@ -460,8 +470,12 @@ impl Host {
             let middleware = self.middleware.clone();
             let approver = self.approver.clone();
             set.spawn(async move {
+                let ui = entry.as_ref().and_then(ui_ref);
                 let result = run_call(&call, entry, client, &middleware, approver).await;
-                (index, ToolOutcome::new(call.id, call.name, result))
+                (
+                    index,
+                    ToolOutcome::new(call.id, call.name, result).with_ui(ui),
+                )
             });
         }
         let mut outcomes: Vec<Option<ToolOutcome>> = vec![None; asked.len()];
@@ -480,6 +494,54 @@ impl Host {
                 })
             })
             .collect()
+    }
+
+    /// Reads and checks the UI that renders a tool's results (MCP Apps), for the
+    /// embedding application to show in a sandboxed frame: `mcp_client::Client::read_ui_resource`
+    /// on the server that `ui` names.
+    pub async fn read_ui(&self, ui: &UiRef) -> Result<mcp_client::apps::UiView, Error> {
+        let client = self
+            .client(&ui.server)
+            .ok_or_else(|| Error::UnknownServer(ui.server.clone()))?;
+        client
+            .read_ui_resource(&ui.resource_uri)
+            .await
+            .map_err(|source| Error::Server {
+                server: ui.server.clone(),
+                source: Box::new(source),
+            })
+    }
+
+    /// Runs a call that an app rendered from `server` makes to one of that server's tools
+    /// (`tool` is the server's own name for it), against `catalog`. Only tools whose
+    /// visibility includes `app` may be called (app-only tools included, which the model
+    /// never sees), and only on the app's own server: anything else is an error result,
+    /// as the MCP Apps specification requires of hosts. Middleware and approval apply as
+    /// to the model's calls.
+    pub async fn call_from_app(
+        &self,
+        catalog: &Catalog,
+        server: &str,
+        tool: &str,
+        arguments: mcp_types::JsonObject,
+    ) -> CallToolResult {
+        let Some(entry) = catalog.app_tool(server, tool).cloned() else {
+            return CallToolResult::error(format!(
+                "The app cannot call `{}` on server `{}`.",
+                crate::schema::cap_text(tool, 128),
+                crate::schema::cap_text(server, 128)
+            ));
+        };
+        let client = self.client(&entry.server);
+        let call = ToolCall::new("app", entry.name.clone(), arguments);
+        run_call(
+            &call,
+            Some(entry),
+            client,
+            &self.middleware,
+            self.approver.clone(),
+        )
+        .await
     }
 
     /// Stops the change subscriptions and the stdio servers the host spawned.
@@ -509,6 +571,12 @@ impl Drop for Host {
             listener.abort();
         }
     }
+}
+
+/// Where the UI of `entry`'s tool lives, if it has one.
+fn ui_ref(entry: &crate::catalog::Entry) -> Option<UiRef> {
+    let link = entry.ui.as_ref()?;
+    Some(UiRef::new(entry.server.clone(), link.resource_uri.clone()))
 }
 
 async fn run_call(

@@ -48,6 +48,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! MCP Apps (`docs/extensions/apps/overview.mdx`): with [`HostBuilder::apps`] the host's
+//! clients declare the extension; each [`Entry`] keeps its tool's UI link, app-only tools
+//! stay out of every vendor's declarations and of [`Catalog::resolve`], a call's
+//! [`ToolOutcome::ui`] says which UI renders its result, [`Host::read_ui`] fetches it and
+//! [`Host::call_from_app`] runs the calls the rendered app makes to its own server.
+//!
 //! Implemented by issue #7 (the host half).
 
 #![forbid(unsafe_code)]
@@ -69,7 +75,7 @@ mod naming;
 pub mod schema;
 
 pub use agent::{Agent, Conversation, Message, Model, Reply};
-pub use calls::{ToolCall, ToolOutcome};
+pub use calls::{ToolCall, ToolOutcome, UiRef};
 pub use catalog::{
     Catalog, CatalogBuilder, Decision, Entry, Exposure, Policy, Vendor,
     require_approval_if_destructive,

@@ -175,6 +175,14 @@ impl Context {
             .and_then(serde_json::Value::as_object)
     }
 
+    /// Whether the client renders MCP Apps: it declared `io.modelcontextprotocol/ui` with
+    /// `mimeTypes` naming `text/html;profile=mcp-app` ([`crate::apps`]). A linked tool's
+    /// handler may shape its result for such a client; the core already keeps the result
+    /// plain for any other.
+    pub fn renders_apps(&self) -> bool {
+        crate::apps::renders_apps(&self.inner.meta)
+    }
+
     /// What the transport knows about the request: for HTTP, its headers (without the
     /// credentials when the server authenticates requests) and the principal. `None` over
     /// stdio.

@@ -53,6 +53,16 @@ pub enum Error {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// A UI resource of the MCP Apps extension, or a tool's link to one, is unusable: a URI
+    /// outside the `ui://` scheme, a link without a URI, or a link to a UI resource the
+    /// server does not have (`crate::apps`).
+    #[error("invalid MCP App UI resource {uri:?}: {reason}")]
+    InvalidUiResource {
+        /// The URI (empty when missing).
+        uri: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
     /// The operating system's random source failed (needed for the `requestState` key and
     /// task ids).
     #[error("cannot draw a random key")]

@@ -17,7 +17,9 @@
 //! - with the `auth` feature, `docs/2026-07-28/basic/authorization/*` for the Streamable
 //!   HTTP transport: an OAuth 2.1 resource server (`auth::ResourceServer`, protected
 //!   resource metadata, bearer challenges, JWT and introspection verifiers);
-//! - the Tasks extension, `docs/ext-tasks/specification/draft/tasks.md` (module [`tasks`]).
+//! - the Tasks extension, `docs/ext-tasks/specification/draft/tasks.md` (module [`tasks`]);
+//! - the MCP Apps extension, `docs/extensions/apps/overview.mdx` (module [`apps`]): UI
+//!   resources, tools linked to them, and the plain fallback for clients without it.
 //!
 //! Invariants:
 //!
@@ -54,6 +56,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod apps;
 #[cfg(feature = "auth")]
 pub mod auth;
 mod context;

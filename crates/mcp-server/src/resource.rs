@@ -28,6 +28,8 @@ type ReadFn = Arc<
 pub struct ResourceDef {
     pub(crate) resource: Resource,
     pub(crate) read: ReadFn,
+    /// An MCP App's UI resource: listed only to clients that render apps.
+    pub(crate) ui: bool,
 }
 
 /// A family of resources named by a URI template.
@@ -74,6 +76,7 @@ impl ResourceDef {
         ResourceDef {
             resource: Resource::new(name, uri),
             read: Arc::new(move |uri, _vars, cx| Box::pin(read(uri, cx))),
+            ui: false,
         }
     }
 
@@ -95,6 +98,13 @@ impl ResourceDef {
     #[must_use]
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.resource.title = Some(title.into());
+        self
+    }
+
+    /// Sets `_meta` on the listing entry.
+    #[must_use]
+    pub fn meta(mut self, meta: mcp_types::JsonObject) -> Self {
+        self.resource.meta = Some(meta);
         self
     }
 }

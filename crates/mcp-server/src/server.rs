@@ -27,6 +27,7 @@ use crate::resource::{ResourceDef, ResourceTemplateDef};
 use crate::state::StateKey;
 use crate::tool::{BoxFuture, ParamHeader, ToolDef};
 
+mod apps;
 mod calls;
 mod listen;
 mod lists;
@@ -250,6 +251,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds an MCP App's UI resource (see [`crate::apps`]) and declares the extension
+    /// (`io.modelcontextprotocol/ui`) in `server/discover`. It is listed only to clients
+    /// that render apps.
+    #[must_use]
+    pub fn ui_resource(self, resource: crate::apps::UiResource) -> Self {
+        self.resource(resource.into_def())
+    }
+
     /// Adds a resource template.
     #[must_use]
     pub fn resource_template(mut self, template: Result<ResourceTemplateDef, Error>) -> Self {
@@ -348,9 +357,18 @@ impl ServerBuilder {
     }
 
     /// Builds the server, or reports the first invalid or duplicate definition.
-    pub fn build(self) -> Result<Server, Error> {
+    pub fn build(mut self) -> Result<Server, Error> {
         if let Some(error) = self.error {
             return Err(error);
+        }
+        apps::check_links(&self.registry)?;
+        if apps::in_use(&self.registry)
+            && !self
+                .extensions
+                .iter()
+                .any(|e| e.id() == mcp_types::apps::EXTENSION_ID)
+        {
+            self.extensions.push(Arc::new(apps::AppsExtension));
         }
         let state_key = match self.state_key {
             Some(key) => StateKey::from_bytes(key),
@@ -670,6 +688,13 @@ impl Server {
         })
     }
 
+    /// Adds (or replaces) an MCP App's UI resource at run time (see [`crate::apps`]);
+    /// listeners hear `resources/list_changed`. The extension is declared only if the
+    /// server was built with a UI resource or a linked tool.
+    pub fn add_ui_resource(&self, resource: crate::apps::UiResource) {
+        self.add_resource(resource.into_def());
+    }
+
     /// Adds a resource template at run time; listeners hear `resources/list_changed`.
     pub fn add_resource_template(&self, template: ResourceTemplateDef) {
         self.edit(Change::Resources, |r| {
@@ -749,9 +774,13 @@ impl Server {
         let authenticated = principal_of(&rpc).is_some();
         match method {
             method::SERVER_DISCOVER => self.discover(),
-            method::TOOLS_LIST => self.list_tools(params, authenticated),
+            method::TOOLS_LIST => {
+                self.list_tools(params, authenticated, crate::apps::renders_apps(&meta))
+            }
             method::PROMPTS_LIST => self.list_prompts(params, authenticated),
-            method::RESOURCES_LIST => self.list_resources(params, authenticated),
+            method::RESOURCES_LIST => {
+                self.list_resources(params, authenticated, crate::apps::renders_apps(&meta))
+            }
             method::RESOURCES_TEMPLATES_LIST => self.list_templates(params, authenticated),
             method::PROMPTS_GET => {
                 check_input_responses(params)?;

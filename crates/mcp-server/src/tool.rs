@@ -44,6 +44,11 @@ pub struct ToolDef {
     /// tool never changes, so `tools/list` copies this text instead of cloning and
     /// serializing the definition (its schemas above all) for every request.
     pub(crate) json: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
+    /// The MCP Apps link (`_meta.ui`), shown only to clients that render apps
+    /// ([`crate::apps`]); `tool` itself never carries it.
+    pub(crate) ui: Option<Arc<mcp_types::apps::ToolUi>>,
+    /// The definition with its link, serialized at its first listing to such a client.
+    pub(crate) json_ui: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
 }
 
 impl std::fmt::Debug for ToolDef {
@@ -193,6 +198,8 @@ impl ToolDef {
             headers,
             task: (TaskSupport::Forbidden, TaskStart::Immediately),
             json: std::sync::OnceLock::new(),
+            ui: None,
+            json_ui: std::sync::OnceLock::new(),
         })
     }
 
@@ -286,10 +293,13 @@ impl ToolDef {
         self
     }
 
-    /// Sets `_meta` on the tool definition.
+    /// Sets `_meta` on the tool definition. An MCP Apps link belongs in
+    /// [`ui`](Self::ui), which shows it only to clients that render apps.
     #[must_use]
     pub fn meta(mut self, meta: JsonObject) -> Self {
         self.tool.meta = Some(meta);
+        self.json = std::sync::OnceLock::new();
+        self.json_ui = std::sync::OnceLock::new();
         self
     }
 
@@ -320,13 +330,24 @@ impl ToolDef {
         &self.tool
     }
 
-    /// The definition as JSON text, serialized once.
-    pub(crate) fn json(&self) -> Result<&serde_json::value::RawValue, serde_json::Error> {
-        if let Some(json) = self.json.get() {
+    /// The definition as JSON text, serialized once; with its MCP Apps link (`_meta.ui`)
+    /// when `apps` (a client that renders apps asked) and the tool has one.
+    pub(crate) fn json(
+        &self,
+        apps: bool,
+    ) -> Result<&serde_json::value::RawValue, serde_json::Error> {
+        let (cell, ui) = match &self.ui {
+            Some(ui) if apps => (&self.json_ui, Some(ui)),
+            _ => (&self.json, None),
+        };
+        if let Some(json) = cell.get() {
             return Ok(json);
         }
-        let json = serde_json::value::to_raw_value(&self.tool)?;
-        Ok(self.json.get_or_init(|| json))
+        let json = match ui {
+            Some(ui) => serde_json::value::to_raw_value(&crate::apps::linked_tool(&self.tool, ui))?,
+            None => serde_json::value::to_raw_value(&self.tool)?,
+        };
+        Ok(cell.get_or_init(|| json))
     }
 
     /// The arguments mirrored into `Mcp-Param-*` headers.

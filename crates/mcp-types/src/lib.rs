@@ -8,7 +8,8 @@
 //! Beside the generated files sit the hand-written helpers: [`RequestId`] (every integer id
 //! kept exactly), [`ResultType`], [`OrderedMap`], the [`Request`] and [`Notification`]
 //! method traits, [`ProtocolVersion`], [`ErrorCode`] and constructors for everyday values.
-//! [`tasks`] holds the Tasks extension's messages, written by hand from its own schema.
+//! [`tasks`] holds the Tasks extension's messages, written by hand from its own schema, and
+//! [`apps`] the MCP Apps extension's `_meta.ui` data and settings.
 //!
 //! This crate is pure data: it depends on `serde` and `serde_json` only and never does IO.
 //!
@@ -31,6 +32,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod apps;
 mod constructors;
 mod error_code;
 mod id;

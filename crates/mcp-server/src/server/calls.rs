@@ -124,6 +124,12 @@ impl Server {
             .find(|t| t.tool.name == params.name)
             .cloned()
             .ok_or_else(|| invalid(format!("unknown tool {:?}", params.name)))?;
+        // An MCP App's tool: app-only ones do not exist for a client that does not render
+        // apps (it never saw them listed), and the others answer it plainly.
+        let plain = tool.ui.is_some() && !crate::apps::renders_apps(&params.meta);
+        if plain && tool.app_only() {
+            return Err(invalid(format!("unknown tool {:?}", params.name)));
+        }
         if tool.task.0 != TaskSupport::Forbidden {
             return self.call_task_tool(tool, params, rpc).await;
         }
@@ -149,7 +155,7 @@ impl Server {
         // The tool takes the arguments themselves, not a copy: only an `input_required`
         // outcome needs them again (its sealed state is bound to them), and then they
         // are read once more from the request's text, which the request still holds.
-        let outcome = match self.inner.limits.tool_timeout {
+        let mut outcome = match self.inner.limits.tool_timeout {
             None => tool.call(arguments, cx.clone()).await,
             Some(limit) => tokio::time::timeout(limit, tool.call(arguments, cx.clone()))
                 .await
@@ -161,6 +167,9 @@ impl Server {
                     )))
                 }),
         };
+        if plain {
+            outcome = outcome.map(crate::apps::plain_result);
+        }
         let reread;
         let arguments = if matches!(outcome, Err(ToolError::InputRequired)) {
             reread = arguments_of(raw_params);

@@ -93,11 +93,15 @@ impl Server {
 
     /// `tools/list`: the shape of `ListToolsResult`, assembled from each tool's JSON text
     /// (serialized once per tool, [`ToolDef::json`](crate::ToolDef)) rather than from
-    /// clones of the definitions.
+    /// clones of the definitions. Unless the client renders MCP Apps (`apps`), tools go
+    /// without their `_meta.ui` link and app-only tools are left out (`crate::apps`); a
+    /// page may then hold fewer items than the page size, and its cursor still counts
+    /// registry positions, so no tool is skipped or repeated.
     pub(super) fn list_tools(
         &self,
         params: &str,
         authenticated: bool,
+        apps: bool,
     ) -> Result<Box<RawValue>, ErrorObject> {
         #[derive(Serialize)]
         struct ToolsPage<'a> {
@@ -125,7 +129,8 @@ impl Server {
         drop(registry);
         let tools = defs
             .iter()
-            .map(|t| t.json())
+            .filter(|t| apps || !t.app_only())
+            .map(|t| t.json(apps))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| ErrorObject::internal(format!("cannot encode a tool: {e}")))?;
         let cache = self.cache_policy(CacheKind::Tools, authenticated);
@@ -154,10 +159,13 @@ impl Server {
         )
     }
 
+    /// `resources/list`; the UI resources of MCP Apps only for a client that renders
+    /// apps (`apps`).
     pub(super) fn list_resources(
         &self,
         params: &str,
         authenticated: bool,
+        apps: bool,
     ) -> Result<Box<RawValue>, ErrorObject> {
         self.list::<ListResourcesResult>(
             params,
@@ -167,6 +175,7 @@ impl Server {
             |r, range| {
                 r.resources[range]
                     .iter()
+                    .filter(|x| apps || !x.ui)
                     .map(|x| x.resource.clone())
                     .collect()
             },
