@@ -45,11 +45,19 @@ const MAX_NONCES: usize = 16;
 pub(crate) struct Dpop {
     key: EncodingKey,
     jwk: Jwk,
-    /// `(origin, nonce)`, oldest first.
-    nonces: Mutex<Vec<(Origin, String)>>,
+    /// `(role, origin, nonce)`, oldest first.
+    nonces: Mutex<Vec<(Role, Origin, String)>>,
 }
 
 type Origin = (String, String, u16);
+
+/// Which server a nonce comes from: an authorization server's token endpoint (RFC 9449
+/// §8) and a resource server (§9) keep their own, even on one origin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    Authorization,
+    Resource,
+}
 
 impl std::fmt::Debug for Dpop {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -82,9 +90,10 @@ impl Dpop {
     }
 
     /// A fresh proof for `method` on `url`, with `ath` for `access_token` and the nonce
-    /// last received from `url`'s server, if any.
+    /// last received from `url`'s server in that `role`, if any.
     pub(crate) fn proof(
         &self,
+        role: Role,
         method: &Method,
         url: &Uri,
         access_token: Option<&str>,
@@ -101,7 +110,7 @@ impl Dpop {
         if let Some(token) = access_token {
             claims["ath"] = access_token_hash(token).into();
         }
-        if let Some(nonce) = self.nonce(url) {
+        if let Some(nonce) = self.nonce(role, url) {
             claims["nonce"] = nonce.into();
         }
         let mut header = Header::new(Algorithm::ES256);
@@ -111,21 +120,21 @@ impl Dpop {
         HeaderValue::from_str(&jwt).map_err(|e| AuthError::Dpop(e.to_string()))
     }
 
-    /// The nonce last received from `url`'s server.
-    pub(crate) fn nonce(&self, url: &Uri) -> Option<String> {
+    /// The nonce last received from `url`'s server in `role`.
+    pub(crate) fn nonce(&self, role: Role, url: &Uri) -> Option<String> {
         let origin = origin(url)?;
         self.nonces
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
-            .find(|(o, _)| *o == origin)
-            .map(|(_, n)| n.clone())
+            .find(|(r, o, _)| *r == role && *o == origin)
+            .map(|(_, _, n)| n.clone())
     }
 
-    /// Keeps the `DPoP-Nonce` of a response from `url`'s server, if it carries a valid one
-    /// (RFC 9449 §8.1: `1*NQCHAR`), for the proofs sent to that server from now on.
-    /// Returns whether it did.
-    pub(crate) fn remember_nonce(&self, url: &Uri, headers: &HeaderMap) -> bool {
+    /// Keeps the `DPoP-Nonce` of a response from `url`'s server in `role`, if it carries a
+    /// valid one (RFC 9449 §8.1: `1*NQCHAR`), for the proofs sent to that server from now
+    /// on. Returns whether it did.
+    pub(crate) fn remember_nonce(&self, role: Role, url: &Uri, headers: &HeaderMap) -> bool {
         let Some(nonce) = headers
             .get(DPOP_NONCE)
             .and_then(|v| v.to_str().ok())
@@ -137,11 +146,11 @@ impl Dpop {
             return false;
         };
         let mut nonces = self.nonces.lock().unwrap_or_else(PoisonError::into_inner);
-        nonces.retain(|(o, _)| *o != origin);
+        nonces.retain(|(r, o, _)| !(*r == role && *o == origin));
         if nonces.len() >= MAX_NONCES {
             nonces.remove(0);
         }
-        nonces.push((origin, nonce.to_owned()));
+        nonces.push((role, origin, nonce.to_owned()));
         true
     }
 }
@@ -194,7 +203,9 @@ mod tests {
     fn a_proof_is_signed_by_the_key_in_its_header_and_bound_to_the_request() {
         let dpop = Dpop::generate().unwrap();
         let url: Uri = "https://mcp.example.com/mcp?x=1#f".parse().unwrap();
-        let proof = dpop.proof(&Method::POST, &url, Some("tok")).unwrap();
+        let proof = dpop
+            .proof(Role::Resource, &Method::POST, &url, Some("tok"))
+            .unwrap();
         let (header, claims) = decode(&proof, dpop.jwk());
         assert_eq!(header.typ.as_deref(), Some("dpop+jwt"));
         let jwk = serde_json::to_value(header.jwk.unwrap()).unwrap();
@@ -215,11 +226,14 @@ mod tests {
         assert!(claims.get("nonce").is_none());
         assert!(claims["iat"].as_u64().unwrap().abs_diff(now()) <= 1);
 
-        let again = dpop.proof(&Method::POST, &url, Some("tok")).unwrap();
+        let again = dpop
+            .proof(Role::Resource, &Method::POST, &url, Some("tok"))
+            .unwrap();
         assert_ne!(again, proof);
         assert_ne!(decode(&again, dpop.jwk()).1["jti"], claims["jti"]);
         let token_request = dpop
             .proof(
+                Role::Authorization,
                 &Method::POST,
                 &"https://as.example/token".parse().unwrap(),
                 None,
@@ -236,6 +250,7 @@ mod tests {
 
     #[test]
     fn nonces_are_kept_per_server_and_checked() {
+        use Role::{Authorization, Resource};
         let dpop = Dpop::generate().unwrap();
         let rs: Uri = "https://mcp.example.com/mcp".parse().unwrap();
         let as_: Uri = "https://as.example.com/token".parse().unwrap();
@@ -244,28 +259,32 @@ mod tests {
             headers.insert(DPOP_NONCE, HeaderValue::from_str(nonce).unwrap());
             headers
         };
-        assert!(dpop.remember_nonce(&rs, &with("n-1")));
-        assert_eq!(dpop.nonce(&rs).as_deref(), Some("n-1"));
-        assert_eq!(dpop.nonce(&as_), None);
-        let (_, claims) = decode(&dpop.proof(&Method::GET, &rs, None).unwrap(), dpop.jwk());
-        assert_eq!(claims["nonce"], "n-1");
+        assert!(dpop.remember_nonce(Resource, &rs, &with("n-1")));
+        assert_eq!(dpop.nonce(Resource, &rs).as_deref(), Some("n-1"));
+        assert_eq!(dpop.nonce(Resource, &as_), None);
+        // The same origin as an authorization server is another server.
+        assert_eq!(dpop.nonce(Authorization, &rs), None);
+        let proof = dpop.proof(Resource, &Method::GET, &rs, None).unwrap();
+        assert_eq!(decode(&proof, dpop.jwk()).1["nonce"], "n-1");
+        let proof = dpop.proof(Authorization, &Method::GET, &rs, None).unwrap();
+        assert!(decode(&proof, dpop.jwk()).1.get("nonce").is_none());
         // Another path on the same origin is the same server.
         let other: Uri = "https://mcp.example.com/other".parse().unwrap();
-        assert_eq!(dpop.nonce(&other).as_deref(), Some("n-1"));
-        assert!(dpop.remember_nonce(&rs, &with("n-2")));
-        assert_eq!(dpop.nonce(&rs).as_deref(), Some("n-2"));
+        assert_eq!(dpop.nonce(Resource, &other).as_deref(), Some("n-1"));
+        assert!(dpop.remember_nonce(Resource, &rs, &with("n-2")));
+        assert_eq!(dpop.nonce(Resource, &rs).as_deref(), Some("n-2"));
         // Not NQCHAR (a quote, a space), empty, or too long: ignored.
         for bad in ["a\"b", "a b", "", &"x".repeat(MAX_NONCE + 1)] {
-            assert!(!dpop.remember_nonce(&rs, &with(bad)), "{bad:?}");
+            assert!(!dpop.remember_nonce(Resource, &rs, &with(bad)), "{bad:?}");
         }
-        assert_eq!(dpop.nonce(&rs).as_deref(), Some("n-2"));
-        assert!(!dpop.remember_nonce(&rs, &HeaderMap::new()));
+        assert_eq!(dpop.nonce(Resource, &rs).as_deref(), Some("n-2"));
+        assert!(!dpop.remember_nonce(Resource, &rs, &HeaderMap::new()));
         // Bounded: the oldest server is forgotten.
         for i in 0..MAX_NONCES {
             let url: Uri = format!("https://s{i}.example/").parse().unwrap();
-            assert!(dpop.remember_nonce(&url, &with("n")));
+            assert!(dpop.remember_nonce(Authorization, &url, &with("n")));
         }
-        assert_eq!(dpop.nonce(&rs), None);
+        assert_eq!(dpop.nonce(Resource, &rs), None);
         assert_eq!(dpop.nonces.lock().unwrap().len(), MAX_NONCES);
     }
 }

@@ -16,7 +16,7 @@ use super::config::{DpopPolicy, Grant, OAuthConfig};
 use super::discovery::{
     AuthorizationServerMetadata, ResourceMetadata, discover_authorization_server, discover_resource,
 };
-use super::dpop::{ALGORITHM, DPOP, Dpop};
+use super::dpop::{ALGORITHM, DPOP, Dpop, Role};
 use super::error::AuthError;
 use super::fetch::Fetcher;
 use super::store::StoredTokens;
@@ -187,7 +187,7 @@ impl OAuthClient {
             let known = self
                 .dpop
                 .as_ref()
-                .is_some_and(|d| d.nonce(&challenge.url).is_some());
+                .is_some_and(|d| d.nonce(Role::Resource, &challenge.url).is_some());
             if bound && known && !asked_before {
                 return Ok(true);
             }
@@ -410,7 +410,7 @@ impl OAuthClient {
                 .dpop
                 .as_ref()
                 .ok_or_else(|| AuthError::Dpop("a DPoP-bound token but no DPoP key".to_owned()))?;
-            headers.insert(DPOP, dpop.proof(method, url, Some(token))?);
+            headers.insert(DPOP, dpop.proof(Role::Resource, method, url, Some(token))?);
         }
         Ok(headers)
     }
@@ -454,7 +454,7 @@ impl Authorizer for OAuthClient {
 
     fn responded(&self, url: &Uri, _status: StatusCode, headers: &HeaderMap) {
         if let Some(dpop) = &self.dpop {
-            dpop.remember_nonce(url, headers);
+            dpop.remember_nonce(Role::Resource, url, headers);
         }
     }
 

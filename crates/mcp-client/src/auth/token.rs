@@ -15,7 +15,7 @@ use http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use serde::{Deserialize, Serialize};
 
 use super::discovery::AuthorizationServerMetadata;
-use super::dpop::{DPOP, Dpop};
+use super::dpop::{DPOP, Dpop, Role};
 use super::error::AuthError;
 use super::fetch::Fetcher;
 use super::pkce::random_token;
@@ -247,7 +247,10 @@ async fn request(
         let mut headers = HeaderMap::new();
         authenticate(client, metadata, &mut form, &mut headers)?;
         if let Some(dpop) = dpop {
-            headers.insert(DPOP, dpop.proof(&http::Method::POST, &target, None)?);
+            headers.insert(
+                DPOP,
+                dpop.proof(Role::Authorization, &http::Method::POST, &target, None)?,
+            );
         }
         let body: String = form_urlencoded::Serializer::new(String::new())
             .extend_pairs(form.iter())
@@ -260,7 +263,8 @@ async fn request(
                 headers,
             )
             .await?;
-        let fresh_nonce = dpop.is_some_and(|d| d.remember_nonce(&target, &reply.headers));
+        let fresh_nonce =
+            dpop.is_some_and(|d| d.remember_nonce(Role::Authorization, &target, &reply.headers));
         if reply.status == StatusCode::BAD_REQUEST
             && fresh_nonce
             && !retried
