@@ -10,8 +10,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use mcp_client::auth::{
-    AuthorizationRequest, AuthorizationResponse, ClientCredentials, ClientSecret, Interaction,
-    InteractionFuture, NetworkPolicy, OAuthClient, OAuthConfig, PreRegistered,
+    Assertion, AuthorizationRequest, AuthorizationResponse, ClientCredentials, ClientSecret,
+    DpopPolicy, EnterpriseIdp, EnterpriseManaged, Interaction, InteractionFuture, NetworkPolicy,
+    OAuthClient, OAuthConfig, PreRegistered, WorkloadIdentity,
 };
 use mcp_client::{Client, Error};
 use mcp_legacy::client::{Connector, EraChoice};
@@ -60,7 +61,9 @@ impl Interaction for FollowRedirect {
     }
 }
 
-/// The OAuth client for an `auth/*` scenario, from its context.
+/// The OAuth client for an `auth/*` scenario, from its context. DPoP is on wherever the
+/// authorization server offers it (`auth/dpop`, `auth/dpop-nonce`); no other scenario's
+/// server advertises `dpop_signing_alg_values_supported`.
 fn oauth_for(
     url: &str,
     context: Option<&Value>,
@@ -71,39 +74,66 @@ fn oauth_for(
             .and_then(Value::as_str)
             .map(str::to_owned)
     };
-    let config = match (
-        text("client_id"),
-        text("client_secret"),
-        text("private_key_pem"),
-    ) {
-        // Client credentials with a JWT assertion (auth/client-credentials-jwt).
-        (Some(id), _, Some(pem)) => OAuthConfig::client_credentials(
+    let config = if let Some(id_token) = text("idp_id_token") {
+        // Enterprise-managed authorization (auth/enterprise-managed-authorization): the ID
+        // token exchanged at the IdP for an ID-JAG, then the JWT bearer grant as this
+        // client.
+        let mut idp = EnterpriseIdp::new(
+            text("idp_issuer").unwrap_or_default(),
+            text("idp_client_id").unwrap_or_default(),
+        );
+        idp.token_endpoint = text("idp_token_endpoint");
+        let client = ClientCredentials::new(
+            text("client_id").unwrap_or_default(),
+            ClientSecret::Secret(text("client_secret").unwrap_or_default()),
+        );
+        OAuthConfig::enterprise_managed(
             url,
-            ClientCredentials::new(
-                id,
-                ClientSecret::PrivateKeyJwt {
-                    pem,
-                    algorithm: text("signing_algorithm").unwrap_or_else(|| "ES256".to_owned()),
-                },
+            EnterpriseManaged::new(idp, Assertion::Jwt(id_token), client),
+        )
+    } else if let Some(jwt) = text("valid_jwt") {
+        // Workload identity federation (auth/wif-jwt-bearer): the JWT bearer grant with
+        // the workload's JWT (the context's other JWTs are for clients that test their own
+        // refusals).
+        let mut workload = WorkloadIdentity::new(Assertion::Jwt(jwt));
+        workload.client_id = text("client_id");
+        OAuthConfig::workload_identity(url, workload)
+    } else {
+        match (
+            text("client_id"),
+            text("client_secret"),
+            text("private_key_pem"),
+        ) {
+            // Client credentials with a JWT assertion (auth/client-credentials-jwt).
+            (Some(id), _, Some(pem)) => OAuthConfig::client_credentials(
+                url,
+                ClientCredentials::new(
+                    id,
+                    ClientSecret::PrivateKeyJwt {
+                        pem,
+                        algorithm: text("signing_algorithm").unwrap_or_else(|| "ES256".to_owned()),
+                    },
+                ),
             ),
-        ),
-        // Pre-registered credentials for one issuer (auth/pre-registration).
-        (Some(id), secret, None) if text("issuer").is_some() => {
-            OAuthConfig::authorization_code(url, Arc::new(FollowRedirect)).pre_registered(
-                PreRegistered::new(text("issuer").unwrap_or_default(), id, secret),
-            )
+            // Pre-registered credentials for one issuer (auth/pre-registration).
+            (Some(id), secret, None) if text("issuer").is_some() => {
+                OAuthConfig::authorization_code(url, Arc::new(FollowRedirect)).pre_registered(
+                    PreRegistered::new(text("issuer").unwrap_or_default(), id, secret),
+                )
+            }
+            // Client credentials with a secret (auth/client-credentials-basic).
+            (Some(id), Some(secret), None) => OAuthConfig::client_credentials(
+                url,
+                ClientCredentials::new(id, ClientSecret::Secret(secret)),
+            ),
+            _ => OAuthConfig::authorization_code(url, Arc::new(FollowRedirect)),
         }
-        // Client credentials with a secret (auth/client-credentials-basic).
-        (Some(id), Some(secret), None) => OAuthConfig::client_credentials(
-            url,
-            ClientCredentials::new(id, ClientSecret::Secret(secret)),
-        ),
-        _ => OAuthConfig::authorization_code(url, Arc::new(FollowRedirect)),
     };
     OAuthClient::new(
         config
             .client_name("mcp-rust-conformance-client")
             .client_metadata_url(CLIENT_METADATA_URL)
+            .dpop(DpopPolicy::IfSupported)
             .network(NetworkPolicy::development()),
     )
 }
@@ -130,7 +160,7 @@ async fn client(
         });
     let mut config = HttpClientConfig::default();
     if let Some(oauth) = oauth {
-        // The client credentials grant declares its extension.
+        // The authorization extensions (the grant's, DPoP) are declared.
         builder = builder.oauth(&oauth);
         config = config.authorizer(Arc::new(oauth));
     }

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use clap::Args;
 use mcp_client::auth::{
-    AuthorizationRequest, AuthorizationResponse, FileStore, Interaction, InteractionFuture,
-    NetworkPolicy, OAuthClient, OAuthConfig, PreRegistered, is_loopback_host,
+    AuthorizationRequest, AuthorizationResponse, DpopPolicy, FileStore, Interaction,
+    InteractionFuture, NetworkPolicy, OAuthClient, OAuthConfig, PreRegistered, is_loopback_host,
 };
 use mcp_transport_http::{Authorizer, HttpClient, HttpClientConfig, RawRequest};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -64,6 +64,11 @@ pub(crate) struct OAuthArgs {
     /// when the server itself is on a loopback address.
     #[arg(long, global = true)]
     pub(crate) oauth_allow_private: bool,
+    /// Bind tokens to a key with DPoP (RFC 9449) where the authorization server offers it:
+    /// a stolen token is then of no use without the key. The key lives in memory only, so
+    /// a bound token is not reused by the next run (each run signs in again).
+    #[arg(long, global = true)]
+    pub(crate) oauth_dpop: bool,
 }
 
 impl OAuthArgs {
@@ -95,6 +100,9 @@ impl OAuthArgs {
             .client_name(concat!("mcp (mcp-rs CLI ", env!("CARGO_PKG_VERSION"), ")"))
             .network(network)
             .store(Arc::new(FileStore::new(store)));
+        if self.oauth_dpop {
+            config = config.dpop(DpopPolicy::IfSupported);
+        }
         if let Some(metadata_url) = &self.oauth_client_metadata_url {
             config = config.client_metadata_url(metadata_url);
         }

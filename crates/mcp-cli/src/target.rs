@@ -175,7 +175,7 @@ impl Session {
 /// `era` pins one. The bundled example server is known to be modern and is not probed.
 pub(crate) async fn connect(
     target: &Target,
-    builder: ClientBuilder,
+    mut builder: ClientBuilder,
     era: EraChoice,
     oauth: Option<&crate::oauth::OAuthArgs>,
 ) -> Result<Session, Error> {
@@ -229,6 +229,8 @@ pub(crate) async fn connect(
             if let Some(args) = oauth
                 && let Some(client) = args.client(url).await?
             {
+                // The extensions the configuration uses (DPoP) are declared.
+                builder = builder.oauth(&client);
                 let client = std::sync::Arc::new(client);
                 crate::oauth::sign_in_if_needed(url, &config, &client).await?;
                 config = config.authorizer(client);

@@ -141,16 +141,18 @@ impl ClientBuilder {
         self
     }
 
-    /// Declares the extensions the grant of `oauth` is defined by: the client credentials
-    /// grant declares `io.modelcontextprotocol/oauth-client-credentials`
-    /// (`docs/extensions/auth/oauth-client-credentials.mdx`, Declare support); the
+    /// Declares the extensions the configuration of `oauth` is defined by
+    /// ([`OAuthConfig::extensions`](crate::auth::OAuthConfig::extensions)): the client
+    /// credentials grant declares `io.modelcontextprotocol/oauth-client-credentials`
+    /// (`docs/extensions/auth/oauth-client-credentials.mdx`, Declare support), the
+    /// enterprise-managed and workload identity grants theirs, DPoP its own; the
     /// authorization code grant is the core protocol's and declares nothing. Install the
     /// same client as the HTTP transport's authorizer.
     #[cfg(feature = "auth")]
     #[must_use]
     pub fn oauth(mut self, oauth: &crate::auth::OAuthClient) -> Self {
         for id in oauth.config().extensions() {
-            self = self.extension(*id, JsonObject::new());
+            self = self.extension(id, JsonObject::new());
         }
         self
     }

@@ -88,7 +88,9 @@
 //!
 //! Authorization (feature `auth`, module `auth`): an OAuth 2.1 client that the HTTP
 //! transport consults on every request and on every `401`/`403` challenge, as
-//! `docs/2026-07-28/basic/authorization/` specifies.
+//! `docs/2026-07-28/basic/authorization/` specifies, with the authorization extensions of
+//! `docs/extensions/auth/` (client credentials, enterprise-managed authorization, workload
+//! identity federation) and DPoP-bound tokens (RFC 9449).
 //!
 //! Implemented by issue #5; authorization by issue #9, the Tasks, Apps and
 //! Skills extensions by issue #10, hardening by issue #11, performance by issue #8.

@@ -1,6 +1,8 @@
 //! The client's authorization seam against a scripted server: the authorizer's header on
 //! every request, challenges handed to it, the refused request re-sent with the new
-//! header, and what the caller sees when the authorizer gives up or fails.
+//! header, and what the caller sees when the authorizer gives up or fails; headers made
+//! for each attempt, every response shown to the authorizer, and the challenges a request
+//! met before.
 
 use std::sync::{Arc, Mutex};
 
@@ -325,4 +327,204 @@ async fn a_token_renewed_before_the_request_is_the_one_sent() {
     );
     assert_eq!(*authorizer.challenges.lock().unwrap(), 0);
     assert_eq!(*authorizer.renewals.lock().unwrap(), 1);
+}
+
+/// An authorizer whose headers are bound to each request (a proof per attempt, like
+/// DPoP), that learns a value from each response, and that retries a refusal only once.
+#[derive(Debug, Default)]
+struct PerRequest {
+    /// How many proofs were made.
+    made: Mutex<u32>,
+    /// The `x-next` of each response, with its status.
+    responses: Mutex<Vec<(u16, Option<String>)>>,
+    /// The `earlier` of each challenge.
+    earlier: Mutex<Vec<Vec<Vec<String>>>>,
+    /// `headers` fails.
+    broken: bool,
+}
+
+impl Authorizer for PerRequest {
+    fn authorization(&self) -> Option<HeaderValue> {
+        Some(HeaderValue::from_static("Proof token"))
+    }
+
+    fn headers(&self, method: &Method, url: &http::Uri) -> Result<HeaderMap, AuthorizerError> {
+        if self.broken {
+            return Err("no key to sign with".into());
+        }
+        let mut made = self.made.lock().unwrap();
+        *made += 1;
+        let next = self
+            .responses
+            .lock()
+            .unwrap()
+            .last()
+            .and_then(|r| r.1.clone());
+        let mut headers = HeaderMap::new();
+        headers.insert(header::AUTHORIZATION, self.authorization().unwrap());
+        let proof = format!(
+            "{method} {} #{made} {}",
+            url.path(),
+            next.unwrap_or_default()
+        );
+        headers.insert("x-proof", HeaderValue::from_str(proof.trim()).unwrap());
+        Ok(headers)
+    }
+
+    fn responded(&self, _url: &http::Uri, status: StatusCode, headers: &HeaderMap) {
+        let next = headers
+            .get("x-next")
+            .map(|v| v.to_str().unwrap().to_owned());
+        self.responses.lock().unwrap().push((status.as_u16(), next));
+    }
+
+    fn challenged<'a>(
+        &'a self,
+        challenge: &'a Challenge,
+    ) -> AuthFuture<'a, Result<bool, AuthorizerError>> {
+        Box::pin(async move {
+            self.earlier.lock().unwrap().push(challenge.earlier.clone());
+            Ok(challenge.earlier.is_empty())
+        })
+    }
+}
+
+/// The `x-proof` and `x-configured` of each request.
+type Proofs = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
+/// A server that wants `x-proof` to carry the `x-next` value it handed out with its last
+/// refusal (a new one each time; never satisfied unless `accept`), recording the `x-proof`
+/// and `x-configured` it sees.
+async fn start_per_request(seen: Proofs, accept: bool) -> String {
+    let app = Router::new().route(
+        "/mcp",
+        post(move |headers: HeaderMap| {
+            let seen = Arc::clone(&seen);
+            async move {
+                let proof = headers["x-proof"].to_str().unwrap().to_owned();
+                let configured = headers
+                    .get("x-configured")
+                    .map(|v| v.to_str().unwrap().to_owned());
+                let mut seen = seen.lock().unwrap();
+                seen.push((proof.clone(), configured));
+                let wanted = format!("n{}", seen.len() - 1);
+                if accept && seen.len() > 1 && proof.ends_with(&wanted) {
+                    return (
+                        [(header::CONTENT_TYPE, "application/json")],
+                        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+                    )
+                        .into_response();
+                }
+                (
+                    StatusCode::UNAUTHORIZED,
+                    [
+                        (header::WWW_AUTHENTICATE, "Proof error=\"stale\"".to_owned()),
+                        (
+                            header::HeaderName::from_static("x-next"),
+                            format!("n{}", seen.len()),
+                        ),
+                    ],
+                    "",
+                )
+                    .into_response()
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    url
+}
+
+#[tokio::test]
+async fn the_authorizer_supplies_headers_per_attempt_and_sees_every_response() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let url = start_per_request(Arc::clone(&seen), true).await;
+    let authorizer = Arc::new(PerRequest::default());
+    let http = HttpClient::new(
+        &url,
+        HttpClientConfig::default()
+            .header(
+                header::HeaderName::from_static("x-proof"),
+                HeaderValue::from_static("configured proof"),
+            )
+            .header(
+                header::HeaderName::from_static("x-configured"),
+                HeaderValue::from_static("kept"),
+            )
+            .authorizer(Arc::clone(&authorizer) as Arc<dyn Authorizer>),
+    )
+    .unwrap();
+    let mut stream = http
+        .request(frame(), RequestHeaders::new("2026-07-28", "tools/list"))
+        .await
+        .unwrap();
+    assert!(matches!(
+        stream.next().await,
+        Some(Ok(mcp_jsonrpc::Message::Response(_)))
+    ));
+    // A new proof per attempt, carrying what the refusal handed out; the authorizer's
+    // header replaced the configured one of the same name, the others are kept.
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            ("POST /mcp #1".to_owned(), Some("kept".to_owned())),
+            ("POST /mcp #2 n1".to_owned(), Some("kept".to_owned()))
+        ]
+    );
+    assert_eq!(
+        *authorizer.responses.lock().unwrap(),
+        [(401, Some("n1".to_owned())), (200, None)]
+    );
+    assert_eq!(
+        *authorizer.earlier.lock().unwrap(),
+        [Vec::<Vec<String>>::new()]
+    );
+
+    // A server that always wants a newer value: the authorizer retries once, as `earlier`
+    // lets it, and the second refusal is the caller's.
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let url = start_per_request(Arc::clone(&seen), false).await;
+    let authorizer = Arc::new(PerRequest::default());
+    let http = HttpClient::new(
+        &url,
+        HttpClientConfig::default().authorizer(Arc::clone(&authorizer) as Arc<dyn Authorizer>),
+    )
+    .unwrap();
+    let err = http
+        .request(frame(), RequestHeaders::new("2026-07-28", "tools/list"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Unauthorized { .. }), "{err:?}");
+    let earlier = authorizer.earlier.lock().unwrap().clone();
+    assert_eq!(
+        earlier,
+        [Vec::new(), vec![vec![r#"Proof error="stale""#.to_owned()]]]
+    );
+    assert_eq!(seen.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn headers_that_cannot_be_made_fail_the_request_before_it_is_sent() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let url = start_per_request(Arc::clone(&seen), true).await;
+    let authorizer = Arc::new(PerRequest {
+        broken: true,
+        ..PerRequest::default()
+    });
+    let http = HttpClient::new(
+        &url,
+        HttpClientConfig::default().authorizer(Arc::clone(&authorizer) as Arc<dyn Authorizer>),
+    )
+    .unwrap();
+    let err = http
+        .request(frame(), RequestHeaders::new("2026-07-28", "tools/list"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Authorization(e) if e.to_string() == "no key to sign with"),
+        "{err:?}"
+    );
+    assert!(seen.lock().unwrap().is_empty());
+    assert!(authorizer.responses.lock().unwrap().is_empty());
 }

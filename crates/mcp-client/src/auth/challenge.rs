@@ -1,5 +1,7 @@
 //! `WWW-Authenticate` challenges (RFC 9110 §11.6.1), and the `Bearer` parameters the spec
-//! uses: `resource_metadata` (RFC 9728 §5.1), `scope` and `error` (RFC 6750 §3).
+//! uses: `resource_metadata` (RFC 9728 §5.1), `scope` and `error` (RFC 6750 §3). A `DPoP`
+//! challenge (RFC 9449 §7.1) carries the same parameters, and `error="use_dpop_nonce"`
+//! when the server wants a nonce in the proof (§9).
 //!
 //! The grammar is a comma-separated list of challenges, each a scheme followed by a
 //! token68 or by comma-separated `name=value` parameters (the value a token or a quoted
@@ -7,10 +9,14 @@
 //! recognised by a token that is not followed by `=`. Parsing is lenient: what cannot be
 //! read ends the challenge being read rather than failing the whole header.
 
-/// The `Bearer` challenge of a refusal, with the parameters this client acts on.
+/// The `Bearer` challenge of a refusal (or, failing one, its `DPoP` challenge, RFC 9449
+/// §7.1, which has the same parameters), with the parameters this client acts on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BearerChallenge {
+    /// The scheme the parameters come from: `Bearer` or `DPoP`, as written; empty when
+    /// there was no such challenge.
+    pub scheme: String,
     /// `resource_metadata`: the URL of the Protected Resource Metadata document.
     pub resource_metadata: Option<String>,
     /// `scope`: the scopes the request needs, space-separated.
@@ -23,12 +29,16 @@ pub struct BearerChallenge {
 
 impl BearerChallenge {
     /// The first `Bearer` challenge among `values` (each a `WWW-Authenticate` header
-    /// value), or an empty one if there is none.
+    /// value), else the first `DPoP` one, or an empty one if there is neither.
     pub fn from_headers<S: AsRef<str>>(values: &[S]) -> BearerChallenge {
-        values
-            .iter()
-            .flat_map(|v| parse(v.as_ref()))
-            .find(|c| c.scheme.eq_ignore_ascii_case("bearer"))
+        let challenges: Vec<Challenge> = values.iter().flat_map(|v| parse(v.as_ref())).collect();
+        let of = |scheme: &str| {
+            challenges
+                .iter()
+                .find(|c| c.scheme.eq_ignore_ascii_case(scheme))
+        };
+        of("bearer")
+            .or_else(|| of("dpop"))
             .map(|c| {
                 let get = |name: &str| {
                     c.params
@@ -37,6 +47,7 @@ impl BearerChallenge {
                         .map(|(_, v)| v.clone())
                 };
                 BearerChallenge {
+                    scheme: c.scheme.clone(),
                     resource_metadata: get("resource_metadata"),
                     scope: get("scope"),
                     error: get("error"),
@@ -55,6 +66,17 @@ impl BearerChallenge {
     pub fn is_insufficient_scope(&self) -> bool {
         self.error.as_deref() == Some("insufficient_scope")
     }
+}
+
+/// Whether `values` (`WWW-Authenticate` header values) hold a `DPoP` challenge with
+/// `error="use_dpop_nonce"` (RFC 9449 §9): the server wants a proof with its nonce.
+pub(crate) fn wants_dpop_nonce<S: AsRef<str>>(values: &[S]) -> bool {
+    values.iter().flat_map(|v| parse(v.as_ref())).any(|c| {
+        c.scheme.eq_ignore_ascii_case("dpop")
+            && c.params
+                .iter()
+                .any(|(n, v)| n.eq_ignore_ascii_case("error") && v == "use_dpop_nonce")
+    })
 }
 
 /// A space-separated scope string as a list, in order, without duplicates or empties.
@@ -267,9 +289,27 @@ mod tests {
         assert!(c.is_insufficient_scope());
         assert_eq!(c.scopes(), ["mcp:write", "mcp:read"]);
         assert_eq!(c.resource_metadata.as_deref(), Some("https://x/prm"));
+        assert_eq!(c.scheme, "bearer");
         assert_eq!(
             BearerChallenge::from_headers::<&str>(&[]),
             BearerChallenge::default()
         );
+    }
+
+    #[test]
+    fn a_dpop_challenge_serves_when_there_is_no_bearer_one() {
+        let c = BearerChallenge::from_headers(&[
+            r#"DPoP error="use_dpop_nonce", resource_metadata="https://x/prm", algs="ES256""#,
+        ]);
+        assert_eq!(c.scheme, "DPoP");
+        assert_eq!(c.resource_metadata.as_deref(), Some("https://x/prm"));
+        assert_eq!(c.error.as_deref(), Some("use_dpop_nonce"));
+        assert!(wants_dpop_nonce(&[
+            r#"Bearer realm="x", DPoP error="use_dpop_nonce""#
+        ]));
+        // The error of another scheme, or another error, is not a nonce request.
+        assert!(!wants_dpop_nonce(&[r#"Bearer error="use_dpop_nonce""#]));
+        assert!(!wants_dpop_nonce(&[r#"DPoP error="invalid_dpop_proof""#]));
+        assert!(!wants_dpop_nonce::<&str>(&[]));
     }
 }

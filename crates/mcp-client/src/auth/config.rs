@@ -1,7 +1,9 @@
 //! What an [`OAuthClient`](super::OAuthClient) is told: the server, the grant, how to
-//! register, where credentials live and which networks it may reach.
+//! register, whether to bind tokens with DPoP, where credentials live and which networks
+//! it may reach.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -120,6 +122,178 @@ impl ClientCredentials {
     }
 }
 
+/// The identifier of the Enterprise-Managed Authorization extension
+/// (`docs/extensions/auth/enterprise-managed-authorization.mdx`), which a client using the
+/// [`Grant::EnterpriseManaged`] grant declares in its capabilities' `extensions`.
+pub const ENTERPRISE_MANAGED_EXTENSION: &str =
+    "io.modelcontextprotocol/enterprise-managed-authorization";
+
+/// The identifier of the Workload Identity Federation extension (SEP-1933,
+/// `modelcontextprotocol/ext-auth` `specification/draft/workload-identity-federation.mdx`;
+/// the draft names no identifier, this is the one the conformance suite's
+/// `auth/wif-jwt-bearer` scenario is filed under), declared by a client using the
+/// [`Grant::WorkloadIdentity`] grant.
+pub const WORKLOAD_IDENTITY_EXTENSION: &str = "io.modelcontextprotocol/auth/wif";
+
+/// The identifier of the DPoP extension (SEP-1932, `modelcontextprotocol/ext-auth`
+/// `specification/draft/dpop-extension.mdx`; as for [`WORKLOAD_IDENTITY_EXTENSION`], the
+/// conformance suite's), declared by a client whose [`DpopPolicy`] is not
+/// [`Off`](DpopPolicy::Off).
+pub const DPOP_EXTENSION: &str = "io.modelcontextprotocol/auth/dpop";
+
+/// A JWT the client presents as an authorization grant or a subject token: given as is,
+/// or read from a file each time it is needed (a workload platform such as Kubernetes
+/// rotates a projected token file; reading it anew picks up the current one).
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum Assertion {
+    /// The JWT itself.
+    Jwt(String),
+    /// A file holding the JWT (surrounding whitespace is ignored), read at each grant.
+    File(PathBuf),
+}
+
+impl Assertion {
+    /// The JWT, read from its file if it is one.
+    pub(crate) fn read(&self) -> std::io::Result<String> {
+        match self {
+            Assertion::Jwt(jwt) => Ok(jwt.clone()),
+            Assertion::File(path) => Ok(std::fs::read_to_string(path)?.trim().to_owned()),
+        }
+    }
+}
+
+impl fmt::Debug for Assertion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Assertion::Jwt(_) => f.write_str("Jwt(…)"),
+            Assertion::File(path) => f.debug_tuple("File").field(path).finish(),
+        }
+    }
+}
+
+/// An autonomous workload's identity for the JWT bearer grant (RFC 7523 §2.1) of the
+/// Workload Identity Federation extension (see [`WORKLOAD_IDENTITY_EXTENSION`]): a JWT its
+/// platform issued (Kubernetes, SPIFFE, a cloud provider), presented to the authorization
+/// server as the `assertion`, without client registration or client secret.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct WorkloadIdentity {
+    /// The workload JWT. Its `aud` must name the authorization server (its issuer or its
+    /// token endpoint): the client never presents it to another one.
+    pub assertion: Assertion,
+    /// A `client_id` to send along, for an authorization server that wants one (the
+    /// extension needs none).
+    pub client_id: Option<String>,
+    /// The issuer the JWT is for, if known: the client then refuses a server whose
+    /// metadata names another authorization server.
+    pub issuer: Option<String>,
+}
+
+impl WorkloadIdentity {
+    /// A workload presenting `assertion`.
+    pub fn new(assertion: Assertion) -> Self {
+        WorkloadIdentity {
+            assertion,
+            client_id: None,
+            issuer: None,
+        }
+    }
+}
+
+/// The enterprise identity provider of [`EnterpriseManaged`]: where the client exchanges
+/// the user's identity assertion for an ID-JAG (RFC 8693 token exchange).
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct EnterpriseIdp {
+    /// The IdP's issuer identifier.
+    pub issuer: String,
+    /// Its token endpoint; discovered from the issuer's metadata (RFC 8414, then OpenID
+    /// Connect Discovery) when `None`.
+    pub token_endpoint: Option<String>,
+    /// This client's `client_id` at the IdP (the one it signs users in with).
+    pub client_id: String,
+    /// This client's secret at the IdP, for a confidential client (`client_secret_basic`).
+    pub client_secret: Option<String>,
+}
+
+impl EnterpriseIdp {
+    /// The IdP `issuer`, where this client is `client_id`.
+    pub fn new(issuer: impl Into<String>, client_id: impl Into<String>) -> Self {
+        EnterpriseIdp {
+            issuer: issuer.into(),
+            token_endpoint: None,
+            client_id: client_id.into(),
+            client_secret: None,
+        }
+    }
+}
+
+impl fmt::Debug for EnterpriseIdp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EnterpriseIdp")
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .finish()
+    }
+}
+
+/// Enterprise-Managed Authorization (`docs/extensions/auth/enterprise-managed-authorization.mdx`;
+/// `modelcontextprotocol/ext-auth` `specification/stable/enterprise-managed-authorization.mdx`):
+/// the user signed in to this client through the enterprise IdP, and the client turns that
+/// sign-in into access tokens without sending the user anywhere. For each MCP server it
+///
+/// 1. exchanges the user's ID token at the IdP for an Identity Assertion JWT Authorization
+///    Grant (ID-JAG): an RFC 8693 token exchange with `requested_token_type`
+///    `urn:ietf:params:oauth:token-type:id-jag`, `audience` the MCP authorization server's
+///    issuer and `resource` the MCP server's resource identifier (§4);
+/// 2. presents the ID-JAG to the MCP authorization server with the JWT bearer grant
+///    (RFC 7523 §2.1), authenticating with its own credentials there (§5).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct EnterpriseManaged {
+    /// The enterprise IdP.
+    pub idp: EnterpriseIdp,
+    /// The identity assertion of the user's single sign-on: an OpenID Connect ID token
+    /// issued to this client by the IdP.
+    pub id_token: Assertion,
+    /// This client's credentials at the MCP authorization server (its `issuer`, if set,
+    /// binds them to that server).
+    pub client: ClientCredentials,
+}
+
+impl EnterpriseManaged {
+    /// The user of `id_token`, signed in through `idp`; `client` authenticates this client
+    /// at the MCP authorization server.
+    pub fn new(idp: EnterpriseIdp, id_token: Assertion, client: ClientCredentials) -> Self {
+        EnterpriseManaged {
+            idp,
+            id_token,
+            client,
+        }
+    }
+}
+
+/// Whether the client binds its access tokens to a key with DPoP (RFC 9449; the DPoP
+/// extension, [`DPOP_EXTENSION`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DpopPolicy {
+    /// Never: tokens are bearer tokens, and a token response of type `DPoP` is refused.
+    #[default]
+    Off,
+    /// When the authorization server advertises ES256 in
+    /// `dpop_signing_alg_values_supported` (RFC 9449 §5.1): every token request carries a
+    /// proof, and a token issued as `DPoP` is presented with the `DPoP` scheme and a fresh
+    /// proof per request. Other servers get bearer tokens as usual.
+    IfSupported,
+    /// Always: an authorization server that does not advertise ES256 for DPoP, or that
+    /// answers with a bearer token, is an error.
+    Required,
+}
+
 /// The OAuth grant the client uses to obtain tokens.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -129,6 +303,19 @@ pub enum Grant {
     AuthorizationCode(Arc<dyn Interaction>),
     /// The client credentials grant, on the client's own behalf.
     ClientCredentials(ClientCredentials),
+    /// The JWT bearer grant with a workload's platform-issued JWT (Workload Identity
+    /// Federation), on the workload's own behalf.
+    WorkloadIdentity(WorkloadIdentity),
+    /// Enterprise-managed authorization: an ID-JAG from the enterprise IdP, then the JWT
+    /// bearer grant, on behalf of the signed-in user, who is never asked.
+    EnterpriseManaged(EnterpriseManaged),
+}
+
+impl Grant {
+    /// Whether the grant involves no user (it can be run again to renew a token).
+    pub(crate) fn is_unattended(&self) -> bool {
+        !matches!(self, Grant::AuthorizationCode(_))
+    }
 }
 
 /// The settings of an [`OAuthClient`](super::OAuthClient). Build one with
@@ -172,6 +359,8 @@ pub struct OAuthConfig {
     pub refresh_ahead: Duration,
     /// The TLS settings for the OAuth requests (default: the Mozilla roots).
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// Whether to bind tokens to a key with DPoP (default [`DpopPolicy::Off`]).
+    pub dpop: DpopPolicy,
 }
 
 impl OAuthConfig {
@@ -192,6 +381,19 @@ impl OAuthConfig {
         Self::with_grant(server_url.into(), Grant::ClientCredentials(credentials))
     }
 
+    /// Settings for an autonomous workload presenting its platform-issued JWT to the
+    /// authorization server of the MCP server at `server_url` (Workload Identity
+    /// Federation).
+    pub fn workload_identity(server_url: impl Into<String>, identity: WorkloadIdentity) -> Self {
+        Self::with_grant(server_url.into(), Grant::WorkloadIdentity(identity))
+    }
+
+    /// Settings for a client whose user signed in through an enterprise IdP, for the MCP
+    /// server at `server_url` (Enterprise-Managed Authorization).
+    pub fn enterprise_managed(server_url: impl Into<String>, grant: EnterpriseManaged) -> Self {
+        Self::with_grant(server_url.into(), Grant::EnterpriseManaged(grant))
+    }
+
     fn with_grant(server_url: String, grant: Grant) -> Self {
         OAuthConfig {
             server_url,
@@ -206,17 +408,26 @@ impl OAuthConfig {
             max_authorizations: DEFAULT_MAX_AUTHORIZATIONS,
             refresh_ahead: DEFAULT_REFRESH_AHEAD,
             tls: None,
+            dpop: DpopPolicy::Off,
         }
     }
 
-    /// The identifiers of the extensions this configuration's grant is defined by, which the
-    /// client declares in its capabilities: [`CLIENT_CREDENTIALS_EXTENSION`] for the client
-    /// credentials grant, none for the authorization code grant.
-    pub fn extensions(&self) -> &'static [&'static str] {
-        match self.grant {
-            Grant::ClientCredentials(_) => &[CLIENT_CREDENTIALS_EXTENSION],
-            Grant::AuthorizationCode(_) => &[],
+    /// The identifiers of the extensions this configuration is defined by, which the client
+    /// declares in its capabilities: [`CLIENT_CREDENTIALS_EXTENSION`],
+    /// [`WORKLOAD_IDENTITY_EXTENSION`] or [`ENTERPRISE_MANAGED_EXTENSION`] for those grants
+    /// (none for the authorization code grant, the core protocol's), and
+    /// [`DPOP_EXTENSION`] when DPoP is on.
+    pub fn extensions(&self) -> Vec<&'static str> {
+        let mut ids = match self.grant {
+            Grant::ClientCredentials(_) => vec![CLIENT_CREDENTIALS_EXTENSION],
+            Grant::WorkloadIdentity(_) => vec![WORKLOAD_IDENTITY_EXTENSION],
+            Grant::EnterpriseManaged(_) => vec![ENTERPRISE_MANAGED_EXTENSION],
+            Grant::AuthorizationCode(_) => Vec::new(),
+        };
+        if self.dpop != DpopPolicy::Off {
+            ids.push(DPOP_EXTENSION);
         }
+        ids
     }
 
     /// Sets [`client_name`](Self::client_name).
@@ -286,6 +497,13 @@ impl OAuthConfig {
     #[must_use]
     pub fn tls(mut self, config: Arc<rustls::ClientConfig>) -> Self {
         self.tls = Some(config);
+        self
+    }
+
+    /// Sets [`dpop`](Self::dpop).
+    #[must_use]
+    pub fn dpop(mut self, policy: DpopPolicy) -> Self {
+        self.dpop = policy;
         self
     }
 }

@@ -61,6 +61,10 @@ pub struct AuthorizationServerMetadata {
     /// The grant types the server supports.
     #[serde(default)]
     pub grant_types_supported: Option<Vec<String>>,
+    /// The JWS algorithms the server accepts for DPoP proofs (RFC 9449 §5.1); absent when
+    /// it does not support DPoP.
+    #[serde(default)]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 impl AuthorizationServerMetadata {
@@ -70,6 +74,31 @@ impl AuthorizationServerMetadata {
         self.code_challenge_methods_supported
             .as_ref()
             .is_some_and(|m| m.iter().any(|m| m == "S256"))
+    }
+
+    /// Whether `dpop_signing_alg_values_supported` lists `algorithm` (RFC 9449 §5.1).
+    pub fn supports_dpop(&self, algorithm: &str) -> bool {
+        self.dpop_signing_alg_values_supported
+            .as_ref()
+            .is_some_and(|a| a.iter().any(|a| a == algorithm))
+    }
+
+    /// The metadata of a server known only by its issuer and token endpoint (an
+    /// enterprise IdP configured by hand).
+    pub(crate) fn token_endpoint_only(issuer: &str, token_endpoint: &str) -> Self {
+        AuthorizationServerMetadata {
+            issuer: issuer.to_owned(),
+            authorization_endpoint: None,
+            token_endpoint: token_endpoint.to_owned(),
+            registration_endpoint: None,
+            scopes_supported: None,
+            code_challenge_methods_supported: None,
+            token_endpoint_auth_methods_supported: None,
+            authorization_response_iss_parameter_supported: None,
+            client_id_metadata_document_supported: None,
+            grant_types_supported: None,
+            dpop_signing_alg_values_supported: None,
+        }
     }
 
     /// Whether `scopes_supported` lists `scope`.

@@ -143,9 +143,15 @@ pub enum AuthError {
     /// The authorization response has no `code`.
     #[error("the authorization response carries no code")]
     MissingCode,
-    /// The token endpoint refused the request (RFC 6749 §5.2).
-    #[error("the token endpoint answered {status}: {error}{}", .description.as_ref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    /// The token endpoint refused the request (RFC 6749 §5.2). A refusal of the JWT bearer
+    /// grant of workload identity federation or enterprise-managed authorization
+    /// (`invalid_grant`, `invalid_scope`, `unauthorized_client`) is reported here and not
+    /// retried, with this or any other grant.
+    #[error("the token endpoint {url} answered {status}: {error}{}", .description.as_ref().map(|d| format!(" ({d})")).unwrap_or_default())]
     TokenEndpoint {
+        /// The token endpoint (the authorization server's, or the enterprise IdP's for a
+        /// token exchange).
+        url: String,
         /// The HTTP status.
         status: StatusCode,
         /// The `error` code (or a summary when the body had none).
@@ -153,8 +159,9 @@ pub enum AuthError {
         /// The `error_description`, if any.
         description: Option<String>,
     },
-    /// A token response is not usable: not JSON, no `access_token`, or a token type other
-    /// than `Bearer`.
+    /// A token response is not usable: not JSON, no `access_token`, a token type other
+    /// than `Bearer` (or `DPoP` for a request that carried a DPoP proof), or, for a token
+    /// exchange, no ID-JAG.
     #[error("invalid token response from {url}: {reason}")]
     InvalidTokenResponse {
         /// The token endpoint.
@@ -168,6 +175,37 @@ pub enum AuthError {
     /// The credential store failed.
     #[error("the credential store failed")]
     Store(#[source] io::Error),
+    /// A DPoP proof could not be made (RFC 9449 §4): no key could be generated, or the
+    /// request's URL cannot be bound into a proof.
+    #[error("cannot make a DPoP proof: {0}")]
+    Dpop(String),
+    /// DPoP is [`Required`](super::DpopPolicy::Required) but the authorization server does
+    /// not advertise ES256 in `dpop_signing_alg_values_supported` (RFC 9449 §5.1), or
+    /// answered a request carrying a proof with a bearer token.
+    #[error(
+        "the authorization server `{issuer}` does not issue DPoP-bound tokens with ES256: {reason}"
+    )]
+    DpopUnsupported {
+        /// The issuer.
+        issuer: String,
+        /// What it did instead.
+        reason: String,
+    },
+    /// The JWT to present (a workload identity or an ID token) could not be read from its
+    /// file.
+    #[error("cannot read the assertion")]
+    Assertion(#[source] io::Error),
+    /// The workload JWT is not addressed to the authorization server the resource names:
+    /// its `aud` is neither that server's issuer nor its token endpoint, so it is not
+    /// presented there (RFC 7523 §3: the audience identifies the authorization server;
+    /// presenting it elsewhere would hand a usable credential to another party).
+    #[error("the workload JWT is for {audience:?}, not for the authorization server `{issuer}`")]
+    AssertionAudience {
+        /// The authorization server's issuer.
+        issuer: String,
+        /// The JWT's `aud` values (empty when it has none or cannot be read).
+        audience: Vec<String>,
+    },
 }
 
 impl AuthError {

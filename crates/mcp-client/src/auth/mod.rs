@@ -1,7 +1,8 @@
 //! The OAuth 2.1 client of `docs/2026-07-28/basic/authorization/` (feature `auth`).
 //!
 //! [`OAuthClient`] is an [`Authorizer`](mcp_transport_http::Authorizer) for the Streamable
-//! HTTP transport: it supplies `Authorization: Bearer …` on every request, and when the
+//! HTTP transport: it supplies `Authorization: Bearer …` (or `DPoP …` with a proof) on every
+//! request, and when the
 //! server refuses one (`401`, or `403` with `insufficient_scope`) it runs the flow and the
 //! transport re-sends the request. The same authorizer serves the 2026-07-28 client and
 //! `mcp-legacy`'s sessions, since both go through the transport. The flow, with the spec
@@ -28,15 +29,33 @@
 //!    issuer, a Client ID Metadata Document, a registration stored for that issuer, then
 //!    dynamic registration with `application_type`. Credentials and tokens are bound to the
 //!    issuer that issued them ([`CredentialStore`]).
-//! 6. **The grant**: the authorization code with PKCE `S256` (refused when the server does
-//!    not advertise it, `security-considerations.mdx`), `state`, and `iss` checked as RFC
-//!    9207 and `index.mdx` (Authorization Response Validation) say, the user's part done by
-//!    an [`Interaction`]; or the client credentials grant of
-//!    `docs/extensions/auth/oauth-client-credentials.mdx` with a secret or a JWT assertion
-//!    (a client using it declares the extension, [`CLIENT_CREDENTIALS_EXTENSION`], with
-//!    [`ClientBuilder::oauth`](crate::ClientBuilder::oauth)).
+//! 6. **The grant** ([`Grant`]): the authorization code with PKCE `S256` (refused when the
+//!    server does not advertise it, `security-considerations.mdx`), `state`, and `iss`
+//!    checked as RFC 9207 and `index.mdx` (Authorization Response Validation) say, the
+//!    user's part done by an [`Interaction`]; or one of the authorization extensions
+//!    (`docs/extensions/auth/`), which a client using it declares
+//!    ([`OAuthConfig::extensions`], with [`ClientBuilder::oauth`](crate::ClientBuilder::oauth)):
+//!    - the client credentials grant of `oauth-client-credentials.mdx`, with a secret or a
+//!      JWT assertion ([`CLIENT_CREDENTIALS_EXTENSION`]);
+//!    - enterprise-managed authorization (`enterprise-managed-authorization.mdx`,
+//!      [`EnterpriseManaged`]): the user's ID token exchanged at the enterprise IdP for an
+//!      ID-JAG (RFC 8693), then the JWT bearer grant (RFC 7523) with it
+//!      ([`ENTERPRISE_MANAGED_EXTENSION`]);
+//!    - workload identity federation (SEP-1933, [`WorkloadIdentity`]): the JWT bearer
+//!      grant with a platform-issued workload JWT, sent only to the authorization server
+//!      its `aud` names; a refusal is reported, never retried with it or another grant
+//!      ([`WORKLOAD_IDENTITY_EXTENSION`]).
+//!
 //!    The token endpoint authentication is `client_secret_basic`, `client_secret_post`,
 //!    `none` or `private_key_jwt`, as the registration and the server's metadata say.
+//! 7. **DPoP** (RFC 9449; SEP-1932, [`DpopPolicy`], [`DPOP_EXTENSION`]), when asked for and
+//!    the authorization server advertises ES256 (`dpop_signing_alg_values_supported`):
+//!    an ephemeral ES256 key per [`OAuthClient`]; every token request carries a proof
+//!    (§5), and a token issued as `DPoP` is sent as `Authorization: DPoP <token>` with a
+//!    fresh proof bound to each request's method and URL and to the token (`ath`, §7.1),
+//!    never as a bearer token. A `use_dpop_nonce` refusal, from the token endpoint (`400`,
+//!    §8) or the MCP server (`401`, §9), is answered once with the server's `DPoP-Nonce`,
+//!    which later proofs to that server carry.
 //!
 //! Safety (`security-considerations.mdx`): every URL the client fetches or hands to the user
 //! must be `https` (plain `http` to a loopback host only in development mode), private and
@@ -91,9 +110,11 @@
 mod challenge;
 mod config;
 mod discovery;
+mod dpop;
 mod error;
 mod fetch;
 mod flow;
+mod grants;
 mod interaction;
 mod oauth;
 mod pkce;
@@ -103,8 +124,10 @@ mod token;
 
 pub use challenge::BearerChallenge;
 pub use config::{
-    CLIENT_CREDENTIALS_EXTENSION, ClientCredentials, ClientSecret, DEFAULT_MAX_AUTHORIZATIONS,
-    DEFAULT_REFRESH_AHEAD, Grant, OAuthConfig, PreRegistered,
+    Assertion, CLIENT_CREDENTIALS_EXTENSION, ClientCredentials, ClientSecret,
+    DEFAULT_MAX_AUTHORIZATIONS, DEFAULT_REFRESH_AHEAD, DPOP_EXTENSION, DpopPolicy,
+    ENTERPRISE_MANAGED_EXTENSION, EnterpriseIdp, EnterpriseManaged, Grant, OAuthConfig,
+    PreRegistered, WORKLOAD_IDENTITY_EXTENSION, WorkloadIdentity,
 };
 pub use discovery::{
     AuthorizationServerMetadata, ResourceMetadata, authorization_server_metadata_urls,

@@ -1,38 +1,43 @@
 //! [`OAuthClient`]: the transport's [`Authorizer`], answering each challenge with the
 //! flow of `docs/2026-07-28/basic/authorization/index.mdx`: discovery, the choice of
-//! authorization server, scope selection and step-up, refresh, registration, the grant.
+//! authorization server, scope selection and step-up, refresh, registration, the grant
+//! (`grants.rs`), and presenting the token, as a bearer token or bound with DPoP
+//! (RFC 9449, `dpop.rs`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use http::{HeaderValue, StatusCode};
+use http::header::AUTHORIZATION;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use mcp_transport_http::{AuthFuture, Authorizer, Challenge};
 
-use super::challenge::{BearerChallenge, split_scopes};
-use super::config::{Grant, OAuthConfig};
+use super::challenge::{BearerChallenge, wants_dpop_nonce};
+use super::config::{DpopPolicy, Grant, OAuthConfig};
 use super::discovery::{
     AuthorizationServerMetadata, ResourceMetadata, discover_authorization_server, discover_resource,
 };
+use super::dpop::{ALGORITHM, DPOP, Dpop, Role};
 use super::error::AuthError;
 use super::fetch::Fetcher;
-use super::flow::{AuthorizationParams, authorization_url, validate_response};
-use super::interaction::{AuthorizationRequest, Interaction};
-use super::pkce::{Pkce, random_token};
-use super::register::client_for;
 use super::store::StoredTokens;
-use super::token::{self, TokenResponse, now};
+use super::token::now;
 
 /// The OAuth 2.1 client of an MCP server: install it as the HTTP transport's
 /// [`Authorizer`] (see the [module docs](super) for an example). Cheap to share behind an
 /// `Arc`; concurrent challenges run one flow at a time, and a request refused while
 /// another obtained a token is simply re-sent with it. A token about to expire is renewed
 /// before the next request ([`OAuthConfig::refresh_ahead`]).
+///
+/// With DPoP ([`OAuthConfig::dpop`]) the client holds an ephemeral ES256 key for its whole
+/// life: a token issued as `DPoP` is presented as `Authorization: DPoP <token>` with a
+/// fresh proof for each request's method and URL (never as a bearer token), and a server's
+/// `use_dpop_nonce` refusal is retried once with the nonce it handed out.
 #[derive(Debug)]
 pub struct OAuthClient {
-    config: OAuthConfig,
-    fetcher: Fetcher,
-    /// The `Authorization` header of the current access token.
-    header: Mutex<Option<HeaderValue>>,
+    pub(super) config: OAuthConfig,
+    pub(super) fetcher: Fetcher,
+    /// The current access token, as it is presented.
+    presented: Mutex<Option<Arc<Presented>>>,
     /// The current tokens; held across a flow so that flows do not overlap.
     tokens: tokio::sync::Mutex<Option<StoredTokens>>,
     /// When the current token is due for renewal ahead of its expiry, in seconds since the
@@ -40,21 +45,38 @@ pub struct OAuthClient {
     renew_at: AtomicU64,
     /// What the last flow discovered, which a renewal ahead of expiry reuses.
     discovered: Mutex<Option<Arc<Discovered>>>,
+    /// The DPoP key and the servers' nonces, unless DPoP is off.
+    pub(super) dpop: Option<Dpop>,
+}
+
+/// How the current access token is presented.
+struct Presented {
+    /// `Bearer <token>` or `DPoP <token>`.
+    authorization: HeaderValue,
+    /// The token, for the `ath` of a DPoP proof; `None` for a bearer token.
+    dpop_bound: Option<String>,
+}
+
+impl std::fmt::Debug for Presented {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Presented")
+            .field("dpop_bound", &self.dpop_bound.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// The metadata of the resource and of the authorization server chosen for it.
 #[derive(Debug)]
-struct Discovered {
-    resource: ResourceMetadata,
-    metadata: AuthorizationServerMetadata,
+pub(super) struct Discovered {
+    pub(super) resource: ResourceMetadata,
+    pub(super) metadata: AuthorizationServerMetadata,
 }
 
 /// When `tokens` are due for renewal ahead of expiry under `config` (0: never): with a
-/// refresh token or the client credentials grant, and a known expiry, `refresh_ahead`
-/// before it, but no earlier than half the remaining lifetime.
+/// refresh token or an unattended grant, and a known expiry, `refresh_ahead` before it,
+/// but no earlier than half the remaining lifetime.
 fn renew_at(config: &OAuthConfig, tokens: &StoredTokens) -> u64 {
-    let renewable =
-        tokens.refresh_token.is_some() || matches!(config.grant, Grant::ClientCredentials(_));
+    let renewable = tokens.refresh_token.is_some() || config.grant.is_unattended();
     let Some(expires_at) = tokens
         .expires_at
         .filter(|_| renewable && !config.refresh_ahead.is_zero())
@@ -68,22 +90,37 @@ fn renew_at(config: &OAuthConfig, tokens: &StoredTokens) -> u64 {
 
 impl OAuthClient {
     /// A client with `config`. Tokens stored for the server by an earlier run are used
-    /// from the first request on.
+    /// from the first request on, except DPoP-bound ones: they are bound to the key of the
+    /// client that obtained them, and a new client has a new key.
     pub fn new(config: OAuthConfig) -> Result<OAuthClient, AuthError> {
         let fetcher = Fetcher::new(config.network.clone(), config.tls.clone())?;
+        let dpop = match config.dpop {
+            DpopPolicy::Off => None,
+            DpopPolicy::IfSupported | DpopPolicy::Required => Some(Dpop::generate()?),
+        };
         let stored = config
             .store
             .tokens(&config.server_url)
-            .map_err(AuthError::Store)?;
-        let header = stored.as_ref().and_then(|t| bearer(&t.access_token));
+            .map_err(AuthError::Store)?
+            .filter(|t| {
+                let usable = !t.is_dpop_bound();
+                if !usable {
+                    tracing::info!("stored tokens are DPoP-bound to another client's key: unused");
+                }
+                usable
+            });
+        let presented = stored
+            .as_ref()
+            .and_then(|t| presentation(t, dpop.is_some()).ok());
         let due = stored.as_ref().map_or(0, |t| renew_at(&config, t));
         Ok(OAuthClient {
             config,
             fetcher,
-            header: Mutex::new(header),
+            presented: Mutex::new(presented.map(Arc::new)),
             tokens: tokio::sync::Mutex::new(stored),
             renew_at: AtomicU64::new(due),
             discovered: Mutex::new(None),
+            dpop,
         })
     }
 
@@ -96,7 +133,10 @@ impl OAuthClient {
     pub async fn sign_out(&self) -> Result<(), AuthError> {
         let mut tokens = self.tokens.lock().await;
         *tokens = None;
-        *self.header.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        *self
+            .presented
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
         self.renew_at.store(0, Ordering::Relaxed);
         self.config
             .store
@@ -104,18 +144,64 @@ impl OAuthClient {
             .map_err(AuthError::Store)
     }
 
-    fn current(&self) -> Option<HeaderValue> {
-        self.header
+    fn current(&self) -> Option<Arc<Presented>> {
+        self.presented
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
 
-    /// Answers one challenge; `Ok(true)` when a new token is in place.
+    /// The DPoP key to bind tokens from the server of `metadata` with, if any: under
+    /// [`DpopPolicy::IfSupported`] when the server advertises ES256 for DPoP, always under
+    /// [`DpopPolicy::Required`] (an error when it does not advertise it).
+    pub(super) fn dpop_for(
+        &self,
+        metadata: &AuthorizationServerMetadata,
+    ) -> Result<Option<&Dpop>, AuthError> {
+        let Some(dpop) = &self.dpop else {
+            return Ok(None);
+        };
+        if metadata.supports_dpop(ALGORITHM) {
+            return Ok(Some(dpop));
+        }
+        if self.config.dpop == DpopPolicy::Required {
+            return Err(AuthError::DpopUnsupported {
+                issuer: metadata.issuer.clone(),
+                reason: format!(
+                    "dpop_signing_alg_values_supported is {:?}",
+                    metadata.dpop_signing_alg_values_supported
+                ),
+            });
+        }
+        Ok(None)
+    }
+
+    /// Answers one challenge; `Ok(true)` when the request is to be sent again.
     async fn answer(&self, challenge: &Challenge) -> Result<bool, AuthError> {
+        // The resource server wants its nonce in the proof (RFC 9449 §9): `responded` kept
+        // it; send the request again, once. A second request for a nonce by the same
+        // request is a server that never accepts one: give up.
+        if wants_dpop_nonce(&challenge.www_authenticate) {
+            let bound = self.current().is_some_and(|p| p.dpop_bound.is_some());
+            let asked_before = challenge.earlier.iter().any(|c| wants_dpop_nonce(c));
+            let known = self
+                .dpop
+                .as_ref()
+                .is_some_and(|d| d.nonce(Role::Resource, &challenge.url).is_some());
+            if bound && known && !asked_before {
+                return Ok(true);
+            }
+            tracing::warn!(
+                bound,
+                known,
+                asked_before,
+                "the server's DPoP nonce request cannot be met"
+            );
+            return Ok(false);
+        }
         let mut held = self.tokens.lock().await;
         // Another request obtained a token while this one waited: just use it.
-        let current = self.current();
+        let current = self.current().map(|p| p.authorization.clone());
         if current.is_some() && current != challenge.sent {
             return Ok(true);
         }
@@ -178,25 +264,18 @@ impl OAuthClient {
                 Err(e) => tracing::info!(error = %e, "refresh failed; authorizing again"),
             }
         }
-        let tokens = match &self.config.grant {
-            Grant::AuthorizationCode(interaction) => {
-                self.authorization_code(&metadata, &resource, interaction.as_ref(), scopes)
-                    .await?
-            }
-            Grant::ClientCredentials(_) => {
-                self.client_credentials(&metadata, &resource, scopes)
-                    .await?
-            }
-        };
+        let tokens = self.grant(&metadata, &resource, scopes).await?;
         self.install(&mut held, tokens)
     }
 
-    /// The authorization server to use: the first one listed, or, with pre-registered or
-    /// client credentials bound to an issuer, the listed one they belong to (an error if
-    /// none is: credentials are never presented to another server).
+    /// The authorization server to use: the first one listed, or, with pre-registered,
+    /// client or workload credentials bound to an issuer, the listed one they belong to (an
+    /// error if none is: credentials are never presented to another server).
     fn choose_issuer(&self, resource: &ResourceMetadata) -> Result<String, AuthError> {
         let bound: Vec<String> = match &self.config.grant {
             Grant::ClientCredentials(c) => c.issuer.iter().cloned().collect(),
+            Grant::WorkloadIdentity(w) => w.issuer.iter().cloned().collect(),
+            Grant::EnterpriseManaged(e) => e.client.issuer.iter().cloned().collect(),
             Grant::AuthorizationCode(_) => self
                 .config
                 .pre_registered
@@ -223,16 +302,15 @@ impl OAuthClient {
         held: &mut Option<StoredTokens>,
         tokens: StoredTokens,
     ) -> Result<bool, AuthError> {
-        let header =
-            bearer(&tokens.access_token).ok_or_else(|| AuthError::InvalidTokenResponse {
-                url: String::new(),
-                reason: "the access token cannot be sent in a header".to_owned(),
-            })?;
+        let presented = presentation(&tokens, self.dpop.is_some())?;
         self.config
             .store
             .save_tokens(&self.config.server_url, &tokens)
             .map_err(AuthError::Store)?;
-        *self.header.lock().unwrap_or_else(PoisonError::into_inner) = Some(header);
+        *self
+            .presented
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(presented));
         self.renew_at
             .store(renew_at(&self.config, &tokens), Ordering::Relaxed);
         *held = Some(tokens);
@@ -270,8 +348,8 @@ impl OAuthClient {
         }
     }
 
-    /// New tokens for `current`, without the user: the refresh token grant, or the client
-    /// credentials grant again.
+    /// New tokens for `current`, without the user: the refresh token grant, or the
+    /// unattended grant again.
     async fn renew(&self, current: &StoredTokens) -> Result<StoredTokens, AuthError> {
         let discovered = self.discovered().await?;
         let (resource, metadata) = (&discovered.resource, &discovered.metadata);
@@ -281,16 +359,15 @@ impl OAuthClient {
                 "the tokens were issued by another authorization server",
             ));
         }
-        match (&current.refresh_token, &self.config.grant) {
-            (Some(refresh_token), _) => {
+        match &current.refresh_token {
+            Some(refresh_token) => {
                 self.refresh(metadata, resource, current, refresh_token)
                     .await
             }
-            (None, Grant::ClientCredentials(_)) => {
-                self.client_credentials(metadata, resource, current.scopes.clone())
-                    .await
+            None if self.config.grant.is_unattended() => {
+                self.grant(metadata, resource, current.scopes.clone()).await
             }
-            (None, Grant::AuthorizationCode(_)) => Err(AuthError::metadata(
+            None => Err(AuthError::metadata(
                 &metadata.issuer,
                 "no refresh token to renew the access token with",
             )),
@@ -319,159 +396,66 @@ impl OAuthClient {
         Ok(discovered)
     }
 
-    async fn authorization_code(
-        &self,
-        metadata: &AuthorizationServerMetadata,
-        resource: &ResourceMetadata,
-        interaction: &dyn Interaction,
-        scopes: Vec<String>,
-    ) -> Result<StoredTokens, AuthError> {
-        if !metadata.supports_s256() {
-            return Err(AuthError::PkceUnsupported {
-                issuer: metadata.issuer.clone(),
-            });
-        }
-        let endpoint = metadata
-            .authorization_endpoint
-            .as_deref()
-            .ok_or_else(|| AuthError::metadata(&metadata.issuer, "no authorization_endpoint"))?;
-        self.fetcher.policy().check_url(endpoint)?;
-        let redirect_uri = interaction.redirect_uri();
-        let client = client_for(&self.config, &self.fetcher, metadata, Some(&redirect_uri)).await?;
-        let pkce = Pkce::generate();
-        let state = random_token();
-        let mut requested = scopes.clone();
-        // A refresh token is asked for only where the server lists `offline_access`.
-        if self.config.offline_access
-            && metadata.lists_scope("offline_access")
-            && !requested.iter().any(|s| s == "offline_access")
-        {
-            requested.push("offline_access".to_owned());
-        }
-        let url = authorization_url(
-            endpoint,
-            &AuthorizationParams {
-                client_id: &client.client_id,
-                redirect_uri: &redirect_uri,
-                scopes: &requested,
-                resource: &resource.resource,
-                pkce: &pkce,
-                state: &state,
-            },
-        );
-        // The issuer is recorded with the verifier and the state before the user agent
-        // leaves (Authorization Response Validation).
-        let request = AuthorizationRequest {
-            url,
-            redirect_uri: redirect_uri.clone(),
-            state: state.clone(),
-            issuer: metadata.issuer.clone(),
+    /// The credential headers of a request of `method` on `url`: see
+    /// [`Authorizer::headers`].
+    fn credentials(&self, method: &Method, url: &Uri) -> Result<HeaderMap, AuthError> {
+        let mut headers = HeaderMap::new();
+        let Some(presented) = self.current() else {
+            return Ok(headers);
         };
-        let response = interaction
-            .authorize(&request)
-            .await
-            .map_err(AuthError::Interaction)?;
-        let code = validate_response(metadata, &state, &response)?;
-        let form = vec![
-            pair("grant_type", "authorization_code"),
-            pair("code", &code),
-            pair("redirect_uri", &redirect_uri),
-            pair("code_verifier", pkce.verifier()),
-            pair("resource", &resource.resource),
-        ];
-        let response = token::request(&self.fetcher, metadata, &client, form).await?;
-        Ok(stored(metadata, response, None, scopes))
-    }
-
-    async fn client_credentials(
-        &self,
-        metadata: &AuthorizationServerMetadata,
-        resource: &ResourceMetadata,
-        scopes: Vec<String>,
-    ) -> Result<StoredTokens, AuthError> {
-        let client = client_for(&self.config, &self.fetcher, metadata, None).await?;
-        let mut form = vec![
-            pair("grant_type", "client_credentials"),
-            pair("resource", &resource.resource),
-        ];
-        if !scopes.is_empty() {
-            form.push(pair("scope", &scopes.join(" ")));
+        headers.insert(AUTHORIZATION, presented.authorization.clone());
+        if let Some(token) = &presented.dpop_bound {
+            // A bound token is only ever presented with a proof of the key.
+            let dpop = self
+                .dpop
+                .as_ref()
+                .ok_or_else(|| AuthError::Dpop("a DPoP-bound token but no DPoP key".to_owned()))?;
+            headers.insert(DPOP, dpop.proof(Role::Resource, method, url, Some(token))?);
         }
-        let response = token::request(&self.fetcher, metadata, &client, form).await?;
-        Ok(stored(metadata, response, None, scopes))
-    }
-
-    /// The refresh token grant (OAuth 2.1 §4.3), with the same `resource`.
-    async fn refresh(
-        &self,
-        metadata: &AuthorizationServerMetadata,
-        resource: &ResourceMetadata,
-        previous: &StoredTokens,
-        refresh_token: &str,
-    ) -> Result<StoredTokens, AuthError> {
-        let redirect_uri = match &self.config.grant {
-            Grant::AuthorizationCode(interaction) => Some(interaction.redirect_uri()),
-            Grant::ClientCredentials(_) => None,
-        };
-        let client = client_for(
-            &self.config,
-            &self.fetcher,
-            metadata,
-            redirect_uri.as_deref(),
-        )
-        .await?;
-        let form = vec![
-            pair("grant_type", "refresh_token"),
-            pair("refresh_token", refresh_token),
-            pair("resource", &resource.resource),
-        ];
-        let response = token::request(&self.fetcher, metadata, &client, form).await?;
-        // A server that does not rotate refresh tokens keeps the old one valid.
-        Ok(stored(
-            metadata,
-            response,
-            Some(refresh_token),
-            previous.scopes.clone(),
-        ))
+        Ok(headers)
     }
 }
 
-fn pair(name: &str, value: &str) -> (String, String) {
-    (name.to_owned(), value.to_owned())
-}
-
-fn bearer(token: &str) -> Option<HeaderValue> {
-    let mut value = HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
-    value.set_sensitive(true);
-    Some(value)
-}
-
-fn stored(
-    metadata: &AuthorizationServerMetadata,
-    response: TokenResponse,
-    old_refresh: Option<&str>,
-    scopes: Vec<String>,
-) -> StoredTokens {
-    let mut tokens = StoredTokens::new(metadata.issuer.clone(), response.access_token);
-    tokens.refresh_token = response
-        .refresh_token
-        .or_else(|| old_refresh.map(str::to_owned));
-    tokens.expires_at = response.expires_in.map(|s| now().saturating_add(s));
-    tokens.scopes = if scopes.is_empty() {
-        response
-            .scope
-            .as_deref()
-            .map(split_scopes)
-            .unwrap_or_default()
-    } else {
-        scopes
-    };
-    tokens
+/// How `tokens` are presented: `Bearer <token>`, or `DPoP <token>` (with a proof per
+/// request) for a DPoP-bound token, which needs the client's DPoP key.
+fn presentation(tokens: &StoredTokens, has_key: bool) -> Result<Presented, AuthError> {
+    let bound = tokens.is_dpop_bound();
+    if bound && !has_key {
+        return Err(AuthError::Dpop(
+            "a DPoP-bound token but no DPoP key".to_owned(),
+        ));
+    }
+    let scheme = if bound { "DPoP" } else { "Bearer" };
+    let mut authorization = HeaderValue::from_str(&format!("{scheme} {}", tokens.access_token))
+        .map_err(|_| AuthError::InvalidTokenResponse {
+            url: String::new(),
+            reason: "the access token cannot be sent in a header".to_owned(),
+        })?;
+    authorization.set_sensitive(true);
+    Ok(Presented {
+        authorization,
+        dpop_bound: bound.then(|| tokens.access_token.clone()),
+    })
 }
 
 impl Authorizer for OAuthClient {
     fn authorization(&self) -> Option<HeaderValue> {
-        self.current()
+        self.current().map(|p| p.authorization.clone())
+    }
+
+    fn headers(
+        &self,
+        method: &Method,
+        url: &Uri,
+    ) -> Result<HeaderMap, mcp_transport_http::AuthorizerError> {
+        self.credentials(method, url)
+            .map_err(|e| Box::new(e) as mcp_transport_http::AuthorizerError)
+    }
+
+    fn responded(&self, url: &Uri, _status: StatusCode, headers: &HeaderMap) {
+        if let Some(dpop) = &self.dpop {
+            dpop.remember_nonce(Role::Resource, url, headers);
+        }
     }
 
     fn prepare(&self) -> Option<AuthFuture<'_, ()>> {

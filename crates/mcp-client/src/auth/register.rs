@@ -18,7 +18,10 @@ use super::store::StoredClient;
 use super::token::ClientIdentity;
 
 /// The client to use with the server of `metadata`. `redirect_uri` is the authorization
-/// code grant's (`None` for client credentials).
+/// code grant's (`None` for the others). The unattended grants bring their own: the
+/// client credentials (of the client credentials grant, or of enterprise-managed
+/// authorization at the MCP authorization server), or, for a workload, no client
+/// authentication at all (an optional `client_id`).
 pub(crate) async fn client_for(
     config: &OAuthConfig,
     fetcher: &Fetcher,
@@ -26,7 +29,20 @@ pub(crate) async fn client_for(
     redirect_uri: Option<&str>,
 ) -> Result<ClientIdentity, AuthError> {
     let issuer = &metadata.issuer;
-    if let Grant::ClientCredentials(credentials) = &config.grant {
+    if let Grant::WorkloadIdentity(workload) = &config.grant {
+        return Ok(ClientIdentity {
+            client_id: workload.client_id.clone().unwrap_or_default(),
+            secret: None,
+            private_key: None,
+            registered_method: None,
+        });
+    }
+    let credentials = match &config.grant {
+        Grant::ClientCredentials(credentials) => Some(credentials),
+        Grant::EnterpriseManaged(grant) => Some(&grant.client),
+        Grant::AuthorizationCode(_) | Grant::WorkloadIdentity(_) => None,
+    };
+    if let Some(credentials) = credentials {
         let (secret, private_key) = match &credentials.credential {
             ClientSecret::Secret(secret) => (Some(secret.clone()), None),
             ClientSecret::PrivateKeyJwt { pem, algorithm } => {

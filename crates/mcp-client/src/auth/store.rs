@@ -75,6 +75,15 @@ pub struct StoredTokens {
     /// The scopes requested for them (what a step-up adds to).
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// The access token's type: `Bearer`, or `DPoP` for a token bound to the key of the
+    /// client that obtained it (RFC 9449 §5), which is only ever presented with a proof of
+    /// that key and so is of no use to another process.
+    #[serde(default = "bearer")]
+    pub token_type: String,
+}
+
+fn bearer() -> String {
+    "Bearer".to_owned()
 }
 
 impl StoredTokens {
@@ -86,7 +95,13 @@ impl StoredTokens {
             refresh_token: None,
             expires_at: None,
             scopes: Vec::new(),
+            token_type: bearer(),
         }
+    }
+
+    /// Whether the access token is bound to a DPoP key (its type is `DPoP`).
+    pub fn is_dpop_bound(&self) -> bool {
+        self.token_type.eq_ignore_ascii_case("dpop")
     }
 }
 
@@ -97,6 +112,7 @@ impl fmt::Debug for StoredTokens {
             .field("refresh_token", &self.refresh_token.is_some())
             .field("expires_at", &self.expires_at)
             .field("scopes", &self.scopes)
+            .field("token_type", &self.token_type)
             .finish_non_exhaustive()
     }
 }

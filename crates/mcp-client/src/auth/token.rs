@@ -1,7 +1,9 @@
 //! Token endpoint requests (OAuth 2.1 §3.2): the client's authentication
 //! (`client_secret_basic`, `client_secret_post`, `none`, and `private_key_jwt` with a JWT
-//! assertion, RFC 7523 §2.2), the `resource` parameter on every request (RFC 8707), and
-//! the response, success or error.
+//! assertion, RFC 7523 §2.2), the `resource` parameter on every request (RFC 8707), a DPoP
+//! proof when tokens are bound (RFC 9449 §5) with one retry when the server asks for its
+//! nonce (§8), and the response, success or error: an access token of type `Bearer` or
+//! `DPoP`, or the ID-JAG of a token exchange (RFC 8693 §2.2).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -9,13 +11,24 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use bytes::Bytes;
 use http::header::AUTHORIZATION;
-use http::{HeaderMap, HeaderValue};
+use http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use serde::{Deserialize, Serialize};
 
 use super::discovery::AuthorizationServerMetadata;
+use super::dpop::{DPOP, Dpop, Role};
 use super::error::AuthError;
 use super::fetch::Fetcher;
 use super::pkce::random_token;
+
+/// The `grant_type` of the JWT bearer grant (RFC 7523 §2.1).
+pub(crate) const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+/// The `grant_type` of a token exchange (RFC 8693 §2.1).
+pub(crate) const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+/// The token type of an Identity Assertion JWT Authorization Grant
+/// (draft-ietf-oauth-identity-assertion-authz-grant §4.3).
+pub(crate) const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
+/// The token type of an OpenID Connect ID token (RFC 8693 §3).
+pub(crate) const ID_TOKEN: &str = "urn:ietf:params:oauth:token-type:id_token";
 
 /// How long a JWT client assertion is valid.
 const ASSERTION_LIFETIME_SECS: u64 = 300;
@@ -94,11 +107,13 @@ pub(crate) fn choose_method(
     }
 }
 
-/// A successful token response (OAuth 2.1 §3.2.3).
+/// A successful token response (OAuth 2.1 §3.2.3; RFC 8693 §2.2.1 for a token exchange).
 #[derive(Clone, Deserialize, Serialize)]
 pub(crate) struct TokenResponse {
     pub(crate) access_token: String,
     pub(crate) token_type: String,
+    #[serde(default)]
+    pub(crate) issued_token_type: Option<String>,
     #[serde(default)]
     pub(crate) expires_in: Option<u64>,
     #[serde(default)]
@@ -166,7 +181,8 @@ pub(crate) fn client_assertion(
 }
 
 /// Adds the client's authentication to a token request: a header for
-/// `client_secret_basic`, form fields otherwise.
+/// `client_secret_basic`, form fields otherwise; nothing for a client with no id (a
+/// workload presenting its JWT, which authenticates it).
 fn authenticate(
     client: &ClientIdentity,
     metadata: &AuthorizationServerMetadata,
@@ -175,6 +191,7 @@ fn authenticate(
 ) -> Result<(), AuthError> {
     let mut field = |k: &str, v: String| form.push((k.to_owned(), v));
     match choose_method(client, metadata) {
+        Method::None if client.client_id.is_empty() => {}
         Method::None => field("client_id", client.client_id.clone()),
         Method::Basic => {
             let secret = client.secret.as_deref().unwrap_or_default();
@@ -208,37 +225,63 @@ fn authenticate(
 }
 
 /// POSTs a token request with `form` (the grant's fields; `resource` among them) and the
-/// client's authentication, and reads the response.
-pub(crate) async fn request(
+/// client's authentication, with a DPoP proof when `dpop` is given, and reads the
+/// response. A `400` with `use_dpop_nonce` (RFC 9449 §8) is retried once with the nonce
+/// the server handed out, and a fresh proof and client assertion.
+async fn request(
     fetcher: &Fetcher,
     metadata: &AuthorizationServerMetadata,
     client: &ClientIdentity,
-    mut form: Vec<(String, String)>,
+    form: &[(String, String)],
+    dpop: Option<&Dpop>,
 ) -> Result<TokenResponse, AuthError> {
     let url = &metadata.token_endpoint;
-    let mut headers = HeaderMap::new();
-    authenticate(client, metadata, &mut form, &mut headers)?;
-    let body: String = form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(form.iter())
-        .finish();
-    let reply = fetcher
-        .post(
-            url,
-            "application/x-www-form-urlencoded",
-            Bytes::from(body),
-            headers,
-        )
-        .await?;
     let invalid = |reason: String| AuthError::InvalidTokenResponse {
         url: url.clone(),
         reason,
     };
+    let target: Uri = fetcher.policy().check_url(url)?;
+    let mut retried = false;
+    let reply = loop {
+        let mut form = form.to_vec();
+        let mut headers = HeaderMap::new();
+        authenticate(client, metadata, &mut form, &mut headers)?;
+        if let Some(dpop) = dpop {
+            headers.insert(
+                DPOP,
+                dpop.proof(Role::Authorization, &http::Method::POST, &target, None)?,
+            );
+        }
+        let body: String = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form.iter())
+            .finish();
+        let reply = fetcher
+            .post(
+                url,
+                "application/x-www-form-urlencoded",
+                Bytes::from(body),
+                headers,
+            )
+            .await?;
+        let fresh_nonce =
+            dpop.is_some_and(|d| d.remember_nonce(Role::Authorization, &target, &reply.headers));
+        if reply.status == StatusCode::BAD_REQUEST
+            && fresh_nonce
+            && !retried
+            && error_of(&reply.body).is_some_and(|e| e.error == "use_dpop_nonce")
+        {
+            retried = true;
+            continue;
+        }
+        break reply;
+    };
     if !reply.status.is_success() {
-        let (error, description) = match serde_json::from_slice::<ErrorResponse>(&reply.body) {
-            Ok(e) => (e.error, e.error_description),
-            Err(_) => ("(no OAuth error in the body)".to_owned(), None),
+        let (error, description) = match error_of(&reply.body) {
+            Some(e) => (e.error, e.error_description),
+            None => ("(no OAuth error in the body)".to_owned(), None),
         };
         return Err(AuthError::TokenEndpoint {
+            url: url.clone(),
             status: reply.status,
             error,
             description,
@@ -246,20 +289,76 @@ pub(crate) async fn request(
     }
     let response: TokenResponse =
         serde_json::from_slice(&reply.body).map_err(|e| invalid(e.to_string()))?;
-    if !response.token_type.eq_ignore_ascii_case("bearer") {
-        return Err(invalid(format!(
-            "token type `{}` is not Bearer",
-            response.token_type
-        )));
-    }
     if response.access_token.is_empty()
         || HeaderValue::from_str(&format!("Bearer {}", response.access_token)).is_err()
     {
-        return Err(invalid(
-            "the access token cannot be sent in a header".to_owned(),
-        ));
+        return Err(invalid("the token cannot be sent in a header".to_owned()));
     }
     Ok(response)
+}
+
+fn error_of(body: &[u8]) -> Option<ErrorResponse> {
+    serde_json::from_slice(body).ok()
+}
+
+/// Whether an access token is bound to the client's DPoP key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TokenType {
+    Bearer,
+    Dpop,
+}
+
+/// A token request for an access token (see [`request`]): the token must be of type
+/// `Bearer`, or `DPoP` when the request carried a proof (RFC 9449 §5: a server that does
+/// not bind tokens may answer a request with a proof with a bearer token).
+pub(crate) async fn access_token(
+    fetcher: &Fetcher,
+    metadata: &AuthorizationServerMetadata,
+    client: &ClientIdentity,
+    form: Vec<(String, String)>,
+    dpop: Option<&Dpop>,
+) -> Result<(TokenResponse, TokenType), AuthError> {
+    let response = request(fetcher, metadata, client, &form, dpop).await?;
+    let kind = if response.token_type.eq_ignore_ascii_case("bearer") {
+        TokenType::Bearer
+    } else if response.token_type.eq_ignore_ascii_case("dpop") && dpop.is_some() {
+        TokenType::Dpop
+    } else {
+        return Err(AuthError::InvalidTokenResponse {
+            url: metadata.token_endpoint.clone(),
+            reason: format!(
+                "token type `{}` is not {}",
+                response.token_type,
+                if dpop.is_some() {
+                    "Bearer or DPoP"
+                } else {
+                    "Bearer"
+                }
+            ),
+        });
+    };
+    Ok((response, kind))
+}
+
+/// A token exchange (RFC 8693 §2.1) for an ID-JAG: the response must say it issued one
+/// (`issued_token_type`, §2.2.1); its `token_type` is `N_A` and not checked.
+pub(crate) async fn id_jag(
+    fetcher: &Fetcher,
+    metadata: &AuthorizationServerMetadata,
+    client: &ClientIdentity,
+    form: Vec<(String, String)>,
+) -> Result<String, AuthError> {
+    let response = request(fetcher, metadata, client, &form, None).await?;
+    if response.issued_token_type.as_deref() != Some(ID_JAG) {
+        return Err(AuthError::InvalidTokenResponse {
+            url: metadata.token_endpoint.clone(),
+            reason: format!(
+                "the token exchange issued {:?}, not an ID-JAG",
+                response.issued_token_type
+            ),
+        });
+    }
+    Ok(response.access_token)
 }
 
 #[cfg(test)]

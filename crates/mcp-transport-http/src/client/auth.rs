@@ -1,16 +1,21 @@
-//! The authorization seam of the client: where an `Authorization` header comes from, and
-//! what happens when the server refuses a request with a challenge.
+//! The authorization seam of the client: where the credential headers of a request come
+//! from, and what happens when the server refuses a request with a challenge.
 //!
 //! The transport knows no OAuth. It lets an [`Authorizer`] renew a token about to expire
-//! before each request ([`Authorizer::prepare`]), asks it for the header of every request
-//! (POSTs, GET streams, DELETEs, the raw requests of [`HttpClient::send`](crate::HttpClient::send)),
-//! and when the server answers `401 Unauthorized`, or `403 Forbidden` with a
+//! before each request ([`Authorizer::prepare`]), asks it for the credential headers of
+//! every request attempt, given the request's method and URL ([`Authorizer::headers`]:
+//! `Authorization`, and any header bound to that one request, such as a DPoP proof), on
+//! POSTs, GET streams, DELETEs and the raw requests of
+//! [`HttpClient::send`](crate::HttpClient::send), and tells it about every response's head
+//! ([`Authorizer::responded`]: a server may hand out a value for the next requests, such as
+//! a DPoP nonce). When the server answers `401 Unauthorized`, or `403 Forbidden` with a
 //! `WWW-Authenticate` challenge (`docs/2026-07-28/basic/authorization/index.mdx`, Error
 //! Handling), it hands the [`Challenge`] to the authorizer. If the authorizer says to retry
-//! (it obtained a new token), the same request is sent again with the new header: the
-//! server refused it before running it, so re-sending it is safe, whatever its method. If
-//! not, the caller gets [`Error::Unauthorized`](crate::Error::Unauthorized) with the
-//! challenge's status and `WWW-Authenticate` values.
+//! (it obtained a new token, or learnt what the server wants), the same request is sent
+//! again with new headers: the server refused it before running it, so re-sending it is
+//! safe, whatever its method. If not, the caller gets
+//! [`Error::Unauthorized`](crate::Error::Unauthorized) with the challenge's status and
+//! `WWW-Authenticate` values.
 //!
 //! The OAuth 2.1 client that implements [`Authorizer`] is `mcp-client`'s `auth` module.
 
@@ -18,7 +23,8 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
-use http::{HeaderMap, HeaderValue, StatusCode, Uri};
+use http::header::AUTHORIZATION;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 
 /// A boxed, sendable future, as [`Authorizer::challenged`] returns.
 pub type AuthFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -31,23 +37,55 @@ pub type AuthorizerError = Box<dyn std::error::Error + Send + Sync>;
 /// the authorizer says: a guard against an authorizer that never gives up.
 pub const MAX_CHALLENGES: u32 = 8;
 
-/// The source of every request's `Authorization` header, and the handler of the server's
+/// The source of every request's credential headers, and the handler of the server's
 /// authorization challenges.
 ///
-/// Every request (POSTs, GET streams, DELETEs, the raw requests of
-/// [`HttpClient::send`](crate::HttpClient::send)) carries [`authorization`](Self::authorization).
-/// A `401`, or a `403` with a `WWW-Authenticate` challenge, is handed to
+/// Every request attempt (POSTs, GET streams, DELETEs, the raw requests of
+/// [`HttpClient::send`](crate::HttpClient::send)) carries the headers of
+/// [`headers`](Self::headers), which by default is the [`authorization`](Self::authorization)
+/// header alone. Every response's head is shown to [`responded`](Self::responded). A
+/// `401`, or a `403` with a `WWW-Authenticate` challenge, is handed to
 /// [`challenged`](Self::challenged); if it resolves to `true`, the same request is sent
-/// again with the new header (the server refused it before running it, so this is safe
+/// again with new headers (the server refused it before running it, so this is safe
 /// whatever the method), at most [`MAX_CHALLENGES`] times. The OAuth 2.1 client that
-/// implements it is `mcp-client`'s `auth` module; this crate knows no OAuth.
+/// implements it is `mcp-client`'s `auth` module; this crate knows no OAuth, no token type
+/// and no proof format.
 ///
 /// Install one with [`HttpClientConfig::authorizer`](crate::HttpClientConfig::authorizer).
 pub trait Authorizer: Send + Sync + fmt::Debug {
-    /// The `Authorization` header for the next request (`Bearer <token>`), or `None` to
-    /// send none. Called once per request attempt, so it must be cheap: it reads the
-    /// current token, it does not fetch one.
+    /// The `Authorization` header of the current credential (`Bearer <token>`,
+    /// `DPoP <token>`), or `None` when there is none. It must be cheap: it reads the
+    /// current token, it does not fetch one. The transport uses it through the default
+    /// [`headers`](Self::headers), and an authorizer uses it to recognise the credential a
+    /// refused request carried ([`Challenge::sent`]).
     fn authorization(&self) -> Option<HeaderValue>;
+
+    /// The credential headers of one request attempt of `method` on `url`: the
+    /// `Authorization` header and any header bound to this very request (a DPoP proof,
+    /// RFC 9449, is signed for one method and URL and is never reused). Called once per
+    /// attempt, a retry included, so that each gets fresh values; it must be cheap and must
+    /// not wait. A header it returns replaces one of the same name configured on the
+    /// client; a configured `Authorization` is dropped whatever it returns. An error fails
+    /// the request with [`Error::Authorization`](crate::Error::Authorization) (the
+    /// credential cannot be presented; nothing is sent). The default is
+    /// [`authorization`](Self::authorization) alone.
+    fn headers(&self, method: &Method, url: &Uri) -> Result<HeaderMap, AuthorizerError> {
+        let _ = (method, url);
+        let mut headers = HeaderMap::new();
+        if let Some(value) = self.authorization() {
+            headers.insert(AUTHORIZATION, value);
+        }
+        Ok(headers)
+    }
+
+    /// The head of every response to a request that carried [`headers`](Self::headers),
+    /// whatever its status, before the transport acts on it (a refusal then goes to
+    /// [`challenged`](Self::challenged)). An authorizer keeps what the server hands out for
+    /// later requests here (a DPoP nonce, RFC 9449 §9). It must be cheap and must not wait.
+    /// The default does nothing.
+    fn responded(&self, url: &Uri, status: StatusCode, headers: &HeaderMap) {
+        let _ = (url, status, headers);
+    }
 
     /// Work to do before a request is sent, if any: an authorizer whose token is about to
     /// expire renews it here (a refresh ahead of expiry), so that the request does not
@@ -62,7 +100,7 @@ pub trait Authorizer: Send + Sync + fmt::Debug {
     }
 
     /// The server refused a request: `401`, or `403` with a `WWW-Authenticate` challenge.
-    /// Resolve to `Ok(true)` once a new header is ready and the request should be sent
+    /// Resolve to `Ok(true)` once new headers are ready and the request should be sent
     /// again, `Ok(false)` to give up (the caller gets
     /// [`Error::Unauthorized`](crate::Error::Unauthorized)), or an error to fail the
     /// request with [`Error::Authorization`](crate::Error::Authorization).
@@ -92,6 +130,10 @@ pub struct Challenge {
     pub sent: Option<HeaderValue>,
     /// How many challenges this request met before this one (0 for the first).
     pub attempt: u32,
+    /// The `WWW-Authenticate` values of the challenges this request met before this one,
+    /// oldest first (`attempt` of them): an authorizer that retries a kind of refusal only
+    /// once per request (a DPoP `use_dpop_nonce`) reads it here.
+    pub earlier: Vec<Vec<String>>,
 }
 
 impl fmt::Debug for Challenge {
@@ -103,6 +145,7 @@ impl fmt::Debug for Challenge {
             .field("url", &self.url)
             .field("sent", &self.sent.is_some())
             .field("attempt", &self.attempt)
+            .field("earlier", &self.earlier)
             .finish()
     }
 }
@@ -116,7 +159,7 @@ impl Challenge {
         headers: &HeaderMap,
         url: &Uri,
         sent: Option<HeaderValue>,
-        attempt: u32,
+        earlier: &[Vec<String>],
     ) -> Option<Challenge> {
         let www_authenticate: Vec<String> = headers
             .get_all(http::header::WWW_AUTHENTICATE)
@@ -131,7 +174,8 @@ impl Challenge {
             www_authenticate,
             url: url.clone(),
             sent,
-            attempt,
+            attempt: u32::try_from(earlier.len()).unwrap_or(u32::MAX),
+            earlier: earlier.to_vec(),
         })
     }
 }
@@ -153,14 +197,16 @@ mod tests {
             HeaderValue::from_static("DPoP algs=\"ES256\""),
         );
         let without = HeaderMap::new();
-        let unauthorized = Challenge::of(StatusCode::UNAUTHORIZED, &without, &url, None, 0);
+        let unauthorized = Challenge::of(StatusCode::UNAUTHORIZED, &without, &url, None, &[]);
         assert!(unauthorized.is_some_and(|c| c.www_authenticate.is_empty()));
-        let forbidden = Challenge::of(StatusCode::FORBIDDEN, &with, &url, None, 2).unwrap();
+        let earlier = [vec!["Bearer".to_owned()], Vec::new()];
+        let forbidden = Challenge::of(StatusCode::FORBIDDEN, &with, &url, None, &earlier).unwrap();
         assert_eq!(forbidden.www_authenticate.len(), 2);
         assert_eq!(forbidden.attempt, 2);
+        assert_eq!(forbidden.earlier, earlier);
         // A 403 without a challenge (an Origin refusal) and other statuses are not.
-        assert!(Challenge::of(StatusCode::FORBIDDEN, &without, &url, None, 0).is_none());
-        assert!(Challenge::of(StatusCode::BAD_REQUEST, &with, &url, None, 0).is_none());
+        assert!(Challenge::of(StatusCode::FORBIDDEN, &without, &url, None, &[]).is_none());
+        assert!(Challenge::of(StatusCode::BAD_REQUEST, &with, &url, None, &[]).is_none());
     }
 
     #[test]
@@ -171,7 +217,7 @@ mod tests {
             &HeaderMap::new(),
             &url,
             Some(HeaderValue::from_static("Bearer s3cr3t")),
-            0,
+            &[],
         )
         .unwrap();
         assert!(!format!("{challenge:?}").contains("s3cr3t"));

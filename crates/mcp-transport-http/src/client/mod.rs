@@ -305,10 +305,10 @@ impl HttpClient {
         self.execute(request).await
     }
 
-    /// Sends `request` with the authorizer's `Authorization` header, answering the
-    /// server's challenges through the authorizer (see the `auth` module): a refused
-    /// request is sent again, unchanged but for the new header, while the authorizer says
-    /// to retry and at most [`MAX_CHALLENGES`] times. A refusal that is not retried is
+    /// Sends `request` with the authorizer's credential headers, answering the server's
+    /// challenges through the authorizer (see the `auth` module): a refused request is
+    /// sent again, unchanged but for new credential headers, while the authorizer says to
+    /// retry and at most [`MAX_CHALLENGES`] times. A refusal that is not retried is
     /// [`Error::Unauthorized`].
     async fn execute(
         &self,
@@ -318,16 +318,30 @@ impl HttpClient {
         if let Some(prepare) = self.authorizer.as_ref().and_then(|a| a.prepare()) {
             prepare.await;
         }
-        let mut attempt = 0;
+        // The `WWW-Authenticate` values of the challenges met so far.
+        let mut earlier: Vec<Vec<String>> = Vec::new();
         loop {
             let mut sending = request.clone();
-            // With an authorizer, `Authorization` is its alone: a configured one is dropped.
-            let sent = self.authorizer.as_ref().and_then(|a| a.authorization());
-            if self.authorizer.is_some() {
-                sending.headers_mut().remove(AUTHORIZATION);
-            }
-            if let Some(value) = &sent {
-                sending.headers_mut().insert(AUTHORIZATION, value.clone());
+            let mut sent = None;
+            if let Some(authorizer) = &self.authorizer {
+                // With an authorizer, `Authorization` is its alone: a configured one is
+                // dropped, and a header it supplies replaces a configured one.
+                let credentials = authorizer
+                    .headers(request.method(), request.uri())
+                    .map_err(Error::Authorization)?;
+                sent = credentials.get(AUTHORIZATION).cloned();
+                let headers = sending.headers_mut();
+                headers.remove(AUTHORIZATION);
+                let mut name = None;
+                for (next, value) in credentials {
+                    if let Some(next) = next {
+                        headers.remove(&next);
+                        name = Some(next);
+                    }
+                    if let Some(name) = &name {
+                        headers.append(name.clone(), value);
+                    }
+                }
             }
             let response = self
                 .client
@@ -337,17 +351,21 @@ impl HttpClient {
                     connect: e.is_connect(),
                     source: Box::new(e),
                 })?;
+            if let Some(authorizer) = &self.authorizer {
+                authorizer.responded(request.uri(), response.status(), response.headers());
+            }
             let Some(challenge) = auth::Challenge::of(
                 response.status(),
                 response.headers(),
                 request.uri(),
                 sent,
-                attempt,
+                &earlier,
             ) else {
                 return Ok(response);
             };
             // Read the (small) refusal so that its connection can be reused.
             let _ = stream::read_body(response.into_body(), REFUSAL_BODY_LIMIT).await;
+            let attempt = challenge.attempt;
             tracing::debug!(status = %challenge.status, challenge = ?challenge.www_authenticate, attempt, "authorization challenge");
             let retry = match &self.authorizer {
                 Some(authorizer) if attempt + 1 < MAX_CHALLENGES => authorizer
@@ -362,7 +380,7 @@ impl HttpClient {
                     www_authenticate: challenge.www_authenticate,
                 });
             }
-            attempt += 1;
+            earlier.push(challenge.www_authenticate);
         }
     }
 

@@ -1,212 +1,21 @@
 //! The OAuth client end to end against a scripted resource and authorization server on
-//! loopback (development mode), for what the conformance suite does not cover: refresh
-//! after a 401, stored tokens reused by the next run, a JWT client assertion that
-//! verifies, refusing a server without PKCE S256, and refusing plain http outside
-//! development mode.
+//! loopback (development mode, `support.rs`), for what the conformance suite does not
+//! cover: refresh after a 401, stored tokens reused by the next run, a JWT client
+//! assertion that verifies, refusing a server without PKCE S256, and refusing plain http
+//! outside development mode; the authorization extensions and DPoP in `extensions.rs`.
 
-use std::sync::{Arc, Mutex};
+mod extensions;
+mod support;
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::RawQuery;
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use std::sync::Arc;
+
 use mcp_client::Client;
 use mcp_client::auth::{
-    AuthError, AuthorizationRequest, AuthorizationResponse, CLIENT_CREDENTIALS_EXTENSION,
-    ClientCredentials, ClientSecret, FileStore, Interaction, InteractionFuture, NetworkPolicy,
-    OAuthClient, OAuthConfig,
+    AuthError, AuthorizationResponse, CLIENT_CREDENTIALS_EXTENSION, ClientCredentials,
+    ClientSecret, FileStore, Interaction, NetworkPolicy, OAuthClient, OAuthConfig,
 };
-use mcp_transport_http::HttpClientConfig;
 use serde_json::{Value, json};
-
-/// What the scripted servers saw.
-#[derive(Debug, Default)]
-struct Log {
-    /// The `Authorization` of every MCP request.
-    mcp: Vec<Option<String>>,
-    /// The form of every token request.
-    token: Vec<Vec<(String, String)>>,
-    /// Whether the server advertises PKCE S256.
-    no_pkce: bool,
-    /// How many access tokens have been issued (`a1`, `a2`, …).
-    issued: u32,
-    /// Whether `a1` was used: the MCP endpoint accepts it once (then it has "expired").
-    used_a1: bool,
-    /// The `expires_in` of `a1` (default 60 s; 0: due for renewal at once); later tokens
-    /// get 600 s.
-    first_lifetime: Option<u64>,
-    /// Whether the first grant comes without a refresh token.
-    no_refresh: bool,
-}
-
-type Shared = Arc<Mutex<Log>>;
-
-fn form(bytes: &[u8]) -> Vec<(String, String)> {
-    form_urlencoded::parse(bytes)
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect()
-}
-
-fn json_response(status: StatusCode, value: &Value) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        value.to_string(),
-    )
-        .into_response()
-}
-
-async fn start(log: Shared) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let prm = {
-        let base = base.clone();
-        move || {
-            let body = json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]});
-            async move { json_response(StatusCode::OK, &body) }
-        }
-    };
-    let metadata = {
-        let (base, log) = (base.clone(), Arc::clone(&log));
-        move || {
-            let mut body = json!({
-                "issuer": base,
-                "authorization_endpoint": format!("{base}/authorize"),
-                "token_endpoint": format!("{base}/token"),
-                "registration_endpoint": format!("{base}/register"),
-                "scopes_supported": ["mcp", "offline_access"],
-                "code_challenge_methods_supported": ["S256"],
-                "authorization_response_iss_parameter_supported": true,
-            });
-            if log.lock().unwrap().no_pkce {
-                body.as_object_mut()
-                    .unwrap()
-                    .remove("code_challenge_methods_supported");
-            }
-            async move { json_response(StatusCode::OK, &body) }
-        }
-    };
-    let register = || async {
-        json_response(
-            StatusCode::CREATED,
-            &json!({"client_id": "registered", "redirect_uris": ["http://127.0.0.1:9/cb"]}),
-        )
-    };
-    let token = {
-        let log = Arc::clone(&log);
-        move |body: Bytes| {
-            let log = Arc::clone(&log);
-            async move {
-                let mut log = log.lock().unwrap();
-                log.token.push(form(&body));
-                log.issued += 1;
-                let access = format!("a{}", log.issued);
-                let lifetime = if log.issued == 1 {
-                    log.first_lifetime.unwrap_or(60)
-                } else {
-                    600
-                };
-                let mut reply =
-                    json!({"access_token": access, "token_type": "Bearer", "expires_in": lifetime});
-                // Only the first grant gets a refresh token: a refresh keeps the old one.
-                if log.issued == 1 && !log.no_refresh {
-                    reply["refresh_token"] = json!("r1");
-                }
-                json_response(StatusCode::OK, &reply)
-            }
-        }
-    };
-    let mcp = {
-        let (base, log) = (base.clone(), Arc::clone(&log));
-        move |headers: HeaderMap, body: Bytes| {
-            let (base, log) = (base.clone(), Arc::clone(&log));
-            async move {
-                let auth = headers
-                    .get(header::AUTHORIZATION)
-                    .map(|v| v.to_str().unwrap().to_owned());
-                let mut log = log.lock().unwrap();
-                log.mcp.push(auth.clone());
-                let accepted = match auth.as_deref() {
-                    Some("Bearer a1") if !log.used_a1 => {
-                        log.used_a1 = true;
-                        true
-                    }
-                    Some(t) => t.starts_with("Bearer a") && t != "Bearer a1",
-                    None => false,
-                };
-                if !accepted {
-                    return (
-                        StatusCode::UNAUTHORIZED,
-                        [(
-                            header::WWW_AUTHENTICATE,
-                            format!(
-                                r#"Bearer resource_metadata="{base}/.well-known/oauth-protected-resource/mcp", scope="mcp""#
-                            ),
-                        )],
-                    )
-                        .into_response();
-                }
-                let request: Value = serde_json::from_slice(&body).unwrap();
-                json_response(
-                    StatusCode::OK,
-                    &json!({"jsonrpc": "2.0", "id": request["id"], "result": {
-                        "resultType": "complete", "tools": [],
-                        "supportedVersions": ["2026-07-28"], "capabilities": {},
-                        "serverInfo": {"name": "scripted", "version": "1"}}}),
-                )
-            }
-        }
-    };
-    let app = Router::new()
-        .route("/.well-known/oauth-protected-resource/mcp", get(prm))
-        .route("/.well-known/oauth-authorization-server", get(metadata))
-        .route("/register", post(register))
-        .route("/token", post(token))
-        .route("/mcp", post(mcp))
-        .route(
-            "/authorize",
-            get(|RawQuery(_): RawQuery| async { StatusCode::NOT_FOUND }),
-        );
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    base
-}
-
-/// A user who approves at once: the redirect carries a code, the state and the issuer.
-#[derive(Debug, Default)]
-struct Approve {
-    requests: Mutex<Vec<String>>,
-}
-
-impl Interaction for Approve {
-    fn redirect_uri(&self) -> String {
-        "http://127.0.0.1:9/cb".to_owned()
-    }
-
-    fn authorize<'a>(&'a self, request: &'a AuthorizationRequest) -> InteractionFuture<'a> {
-        Box::pin(async move {
-            self.requests.lock().unwrap().push(request.url.clone());
-            Ok(AuthorizationResponse::from_params([
-                ("code".to_owned(), "c1".to_owned()),
-                ("state".to_owned(), request.state.clone()),
-                ("iss".to_owned(), request.issuer.clone()),
-            ]))
-        })
-    }
-}
-
-fn field<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    form.iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
-}
-
-fn connect(url: &str, oauth: OAuthClient) -> Client {
-    Client::builder("auth-test", "1.0")
-        .connect_http(url, HttpClientConfig::default().authorizer(Arc::new(oauth)))
-        .unwrap()
-}
+use support::{Approve, NoUser, Shared, connect, field, start};
 
 #[tokio::test]
 async fn a_refused_token_is_refreshed_and_stored_tokens_are_reused() {
@@ -493,17 +302,4 @@ fn the_client_credentials_grant_declares_its_extension() {
         declared(Client::builder("a", "1").oauth(&user)),
         Value::Null
     );
-}
-
-/// An interaction that is never used.
-#[derive(Debug)]
-struct NoUser;
-
-impl Interaction for NoUser {
-    fn redirect_uri(&self) -> String {
-        "http://127.0.0.1:1/callback".to_owned()
-    }
-    fn authorize<'a>(&'a self, _request: &'a AuthorizationRequest) -> InteractionFuture<'a> {
-        Box::pin(async { Err("no user here".into()) })
-    }
 }
