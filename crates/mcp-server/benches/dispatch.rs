@@ -78,6 +78,7 @@ fn context() -> RequestContext {
 
 fn dispatch(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
         .build()
         .expect("a runtime");
     let server = server();

@@ -41,7 +41,9 @@ pub struct Limits {
     /// bound). Past it the handler is dropped, which cancels it, and the call answers a
     /// `CallToolResult` with `isError` saying so, for the model to read
     /// (`docs/2026-07-28/server/tools.mdx`, Error Handling). Calls that become tasks are
-    /// bounded by the task's own lifetime instead.
+    /// bounded by the task's own lifetime instead. The timer is armed only when the
+    /// handler does not finish on its first poll, and then needs a tokio runtime with
+    /// time enabled (`enable_time` or `enable_all`), as the server's other timers do.
     pub tool_timeout: Option<Duration>,
 }
 

@@ -3,6 +3,7 @@
 //! `completion/complete`.
 
 use std::sync::Arc;
+use std::task::Poll;
 
 use mcp_jsonrpc::{ErrorObject, Principal, RequestContext};
 use mcp_types::{
@@ -155,17 +156,24 @@ impl Server {
         // The tool takes the arguments themselves, not a copy: only an `input_required`
         // outcome needs them again (its sealed state is bound to them), and then they
         // are read once more from the request's text, which the request still holds.
+        let call = tool.call(arguments, cx.clone());
         let mut outcome = match self.inner.limits.tool_timeout {
-            None => tool.call(arguments, cx.clone()).await,
-            Some(limit) => tokio::time::timeout(limit, tool.call(arguments, cx.clone()))
-                .await
-                .unwrap_or_else(|_| {
-                    tracing::warn!(tool = %name, ?limit, "a tool call ran out of time");
-                    Ok(mcp_types::CallToolResult::error(format!(
-                        "tool {name} did not finish within {} s",
-                        limit.as_secs_f64()
-                    )))
-                }),
+            None => call.await,
+            Some(limit) => {
+                // A call that finishes on its first poll (most do) never arms a timer:
+                // the bound costs nothing on the fast path.
+                let mut call = std::pin::pin!(call);
+                match std::future::poll_fn(|task| Poll::Ready(call.as_mut().poll(task))).await {
+                    Poll::Ready(outcome) => outcome,
+                    Poll::Pending => tokio::time::timeout(limit, call).await.unwrap_or_else(|_| {
+                        tracing::warn!(tool = %name, ?limit, "a tool call ran out of time");
+                        Ok(mcp_types::CallToolResult::error(format!(
+                            "tool {name} did not finish within {} s",
+                            limit.as_secs_f64()
+                        )))
+                    }),
+                }
+            }
         };
         if plain {
             outcome = outcome.map(crate::apps::plain_result);
