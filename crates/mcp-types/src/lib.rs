@@ -8,10 +8,14 @@
 //! Beside the generated files sit the hand-written helpers: [`RequestId`] (every integer id
 //! kept exactly), [`ResultType`], [`OrderedMap`], the [`Request`] and [`Notification`]
 //! method traits, [`ProtocolVersion`], [`ErrorCode`] and constructors for everyday values.
-//! [`tasks`] holds the Tasks extension's messages, written by hand from its own schema, and
-//! [`apps`] the MCP Apps extension's `_meta.ui` data and settings.
+//! [`tasks`] holds the Tasks extension's messages, written by hand from its own schema,
+//! [`apps`] the MCP Apps extension's `_meta.ui` data and settings, and [`skills`] the Skills
+//! extension's messages, written by hand from its SEP.
 //!
 //! This crate is pure data: it depends on `serde` and `serde_json` only and never does IO.
+//! The one exception is opt-in: the `frontmatter` feature adds `yaml-rust2` for
+//! [`skills::parse_frontmatter`], the reading of a `SKILL.md`'s YAML frontmatter that the
+//! server and the client share.
 //!
 //! # Example
 //!
@@ -40,6 +44,7 @@ mod map;
 mod open;
 mod param_headers;
 mod result_type;
+pub mod skills;
 pub mod tag;
 pub mod tasks;
 mod traits;

@@ -323,6 +323,7 @@ impl UpdateTaskRequestParams {
     }
 }
 
+/// A request type of an extension: its struct, `new` and [`Request`](crate::Request) impl.
 macro_rules! request {
     ($(#[$doc:meta])* $name:ident, $tag:ty, $params:ty, $result:ty, $method:expr) => {
         $(#[$doc])*
@@ -353,6 +354,8 @@ macro_rules! request {
         }
     };
 }
+
+pub(crate) use request;
 
 request!(
     /// `tasks/get`: the task's current state.
