@@ -84,6 +84,24 @@ pub enum Error {
     /// The task store failed (Tasks extension): a backend error, or an id collision.
     #[error("the task store failed")]
     TaskStore(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// A skill breaks a rule of the Skills extension or of the Agent Skills specification
+    /// (its path or name, its `SKILL.md` frontmatter, a file path, the limits).
+    #[error("skill {skill:?}: {reason}")]
+    InvalidSkill {
+        /// The skill's path.
+        skill: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A skill's directory could not be read.
+    #[error("cannot read {path:?}")]
+    SkillIo {
+        /// The file or directory.
+        path: std::path::PathBuf,
+        /// What the operating system reported.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// Why a tool, prompt or resource handler did not produce its result.

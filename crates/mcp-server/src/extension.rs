@@ -45,8 +45,17 @@ pub trait Extension: Send + Sync + 'static {
         &[]
     }
 
+    /// Whether a request must declare the extension in its client capabilities to call the
+    /// extension's methods (default `true`: others get -32021). An extension whose methods
+    /// the server's own declaration commits it to, whatever the client declares (the Skills
+    /// extension), answers `false`.
+    fn requires_declaration(&self) -> bool {
+        true
+    }
+
     /// Serves one of [`methods`](Self::methods); only called when the request declared the
-    /// extension. `params` is the request's params (with `_meta`, already checked).
+    /// extension (or the extension does not require it). `params` is the request's params
+    /// (with `_meta`, already checked).
     fn handle(
         &self,
         method: &str,

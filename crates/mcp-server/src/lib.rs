@@ -19,7 +19,10 @@
 //!   resource metadata, bearer challenges, JWT and introspection verifiers);
 //! - the Tasks extension, `docs/ext-tasks/specification/draft/tasks.md` (module [`tasks`]);
 //! - the MCP Apps extension, `docs/extensions/apps/overview.mdx` (module [`apps`]): UI
-//!   resources, tools linked to them, and the plain fallback for clients without it.
+//!   resources, tools linked to them, and the plain fallback for clients without it;
+//! - with the `skills` feature, the Skills extension (SEP-2640,
+//!   `io.modelcontextprotocol/skills`; module `skills`): skills served as resources,
+//!   `skills/list`, `skills/get` and `resources/directory/read`.
 //!
 //! Invariants:
 //!
@@ -69,6 +72,8 @@ mod limits;
 mod prompt;
 mod resource;
 mod server;
+#[cfg(feature = "skills")]
+pub mod skills;
 mod state;
 pub mod tasks;
 mod tool;

@@ -31,6 +31,8 @@ mod apps;
 mod calls;
 mod listen;
 mod lists;
+#[cfg(feature = "skills")]
+mod skills;
 mod task_listen;
 mod task_outcome;
 mod tasks;
@@ -108,6 +110,8 @@ struct Registry {
 struct Inner {
     extensions: Vec<Arc<dyn Extension>>,
     tasks: Option<Arc<tasks::TaskEngine>>,
+    #[cfg(feature = "skills")]
+    skills: Option<Arc<skills::SkillsEngine>>,
     info: Implementation,
     instructions: Option<String>,
     capabilities: ServerCapabilities,
@@ -143,6 +147,8 @@ impl std::fmt::Debug for Server {
 pub struct ServerBuilder {
     extensions: Vec<Arc<dyn Extension>>,
     tasks: Option<Arc<tasks::TaskEngine>>,
+    #[cfg(feature = "skills")]
+    skills: Option<Arc<skills::SkillsEngine>>,
     info: Implementation,
     instructions: Option<String>,
     registry: Registry,
@@ -304,6 +310,32 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves the Skills extension (`io.modelcontextprotocol/skills`, feature `skills`):
+    /// every file of every skill becomes a resource (listed and read like any other), the
+    /// `resources` capability is declared, and `skills/list`, `skills/get` and, when
+    /// enabled, `resources/directory/read` are served. An invalid skill, or a skill file
+    /// whose URI another resource already has, is an error at `build`. See
+    /// [`crate::skills`].
+    #[cfg(feature = "skills")]
+    #[must_use]
+    pub fn skills(mut self, skills: crate::skills::Skills) -> Self {
+        match skills::SkillsEngine::new(skills) {
+            Ok((engine, resources)) => {
+                for resource in resources {
+                    self = self.resource(resource);
+                }
+                self.extensions
+                    .retain(|e| e.id() != mcp_types::skills::EXTENSION_ID);
+                let engine = Arc::new(engine);
+                self.extensions
+                    .push(Arc::clone(&engine) as Arc<dyn Extension>);
+                self.skills = Some(engine);
+            }
+            Err(e) => self.fail(e),
+        }
+        self
+    }
+
     /// Declares the tools, prompts and resources capabilities even with nothing registered
     /// yet (for servers that add them at run time).
     #[must_use]
@@ -386,7 +418,11 @@ impl ServerBuilder {
             prompts.list_changed = Some(true);
             capabilities.prompts = Some(prompts);
         }
-        if !r.resources.is_empty() || !r.templates.is_empty() || self.enable.2 {
+        #[cfg(feature = "skills")]
+        let serves_skills = self.skills.is_some();
+        #[cfg(not(feature = "skills"))]
+        let serves_skills = false;
+        if !r.resources.is_empty() || !r.templates.is_empty() || self.enable.2 || serves_skills {
             let mut resources = mcp_types::ServerCapabilitiesResources::new();
             resources.list_changed = Some(true);
             resources.subscribe = Some(true);
@@ -411,6 +447,8 @@ impl ServerBuilder {
             inner: Arc::new(Inner {
                 extensions: self.extensions,
                 tasks: self.tasks,
+                #[cfg(feature = "skills")]
+                skills: self.skills,
                 info: self.info,
                 instructions: self.instructions,
                 capabilities,
@@ -427,6 +465,10 @@ impl ServerBuilder {
             }),
         };
         if let Some(engine) = &server.inner.tasks {
+            engine.attach(&server.inner);
+        }
+        #[cfg(feature = "skills")]
+        if let Some(engine) = &server.inner.skills {
             engine.attach(&server.inner);
         }
         Ok(server)
@@ -576,6 +618,8 @@ impl Server {
         ServerBuilder {
             extensions: Vec::new(),
             tasks: None,
+            #[cfg(feature = "skills")]
+            skills: None,
             info: Implementation::new(name, version),
             instructions: None,
             registry: Registry::default(),
@@ -797,11 +841,12 @@ impl Server {
             method::SUBSCRIPTIONS_LISTEN => self.listen(params, rpc).await,
             _ => match self.extension_for(method) {
                 Some(extension) => {
-                    let declared = meta
-                        .client_capabilities
-                        .extensions
-                        .as_ref()
-                        .is_some_and(|e| e.contains_key(extension.id()));
+                    let declared = !extension.requires_declaration()
+                        || meta
+                            .client_capabilities
+                            .extensions
+                            .as_ref()
+                            .is_some_and(|e| e.contains_key(extension.id()));
                     if !declared {
                         return Err(missing_extension(extension.id()));
                     }

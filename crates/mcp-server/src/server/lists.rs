@@ -14,7 +14,7 @@ use super::{CacheKind, CachePolicy, HasMeta, Registry, Server, invalid, parse, r
 
 /// The range of one page of `len` items and the cursor of the next, from an opaque cursor
 /// (`offset:N`, base64url); an invalid cursor is -32602.
-fn page(
+pub(super) fn page(
     len: usize,
     cursor: Option<&str>,
     size: usize,
