@@ -829,7 +829,7 @@ impl Client {
     }
 
     /// [`simple`](Self::simple), served from and stored in the cache under `target`.
-    async fn cached<P: Serialize, T: DeserializeOwned>(
+    pub(crate) async fn cached<P: Serialize, T: DeserializeOwned>(
         &self,
         method: &'static str,
         target: Option<&str>,

@@ -104,6 +104,11 @@ pub enum Error {
     /// The server crashed again after the allowed number of restarts.
     #[error("the server crashed and {0} restarts were already spent")]
     RestartsExhausted(u32),
+    /// A skill entry, or a skill file read against it, failed the Skills extension's
+    /// checks (feature `skills`); the content was dropped.
+    #[cfg(feature = "skills")]
+    #[error("skill verification failed")]
+    Skill(#[source] crate::skills::SkillError),
     /// A server process could not be started.
     #[cfg(feature = "stdio")]
     #[error("cannot start the server")]

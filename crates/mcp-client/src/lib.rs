@@ -86,6 +86,13 @@
 //! [`apps::UiLink::of`] reads a tool's link to its UI, and [`Client::read_ui_resource`]
 //! fetches the linked HTML with its sandbox metadata, checked.
 //!
+//! The Skills extension (feature `skills`, module `skills`): [`Client::list_skills_all`] and
+//! [`Client::get_skill`] return skill entries without fetching any file;
+//! [`Client::load_skill`] fetches a skill's `SKILL.md` and [`Client::read_skill_file`] a
+//! supporting file only when asked, each verified against the entry (size, then SHA-256
+//! digest, then for `SKILL.md` the frontmatter field by field) and refused with a typed
+//! error on any mismatch.
+//!
 //! Authorization (feature `auth`, module `auth`): an OAuth 2.1 client that the HTTP
 //! transport consults on every request and on every `401`/`403` challenge, as
 //! `docs/2026-07-28/basic/authorization/` specifies, with the authorization extensions of
@@ -109,6 +116,8 @@ mod http;
 mod listen;
 #[cfg(feature = "stdio")]
 mod restart;
+#[cfg(feature = "skills")]
+pub mod skills;
 mod tasks;
 
 pub use client::{CallOptions, Client, ClientBuilder, InputHandlers, SUPPORTED_VERSIONS};
