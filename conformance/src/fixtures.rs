@@ -497,7 +497,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
             completion.has_more = Some(false);
             Ok(completion)
         });
-    let server = crate::task_fixtures::install(builder).build()?;
+    let server = crate::skill_fixtures::install(crate::task_fixtures::install(builder)).build()?;
     let _ = handle.set(server.clone());
     Ok(server)
 }

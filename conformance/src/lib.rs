@@ -28,4 +28,5 @@
 #![forbid(unsafe_code)]
 
 pub mod fixtures;
+mod skill_fixtures;
 mod task_fixtures;

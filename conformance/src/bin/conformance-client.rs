@@ -231,6 +231,19 @@ async fn call_every_tool(client: &Client) -> Result<(), Error> {
     Ok(())
 }
 
+/// Every skill entry of a server that declares the Skills extension (none otherwise).
+async fn list_skills(client: &Client) -> Result<Vec<mcp_types::skills::SkillEntry>, Error> {
+    if client.skills_settings().await?.is_none() {
+        eprintln!("the server does not declare the Skills extension");
+        return Ok(Vec::new());
+    }
+    let skills = client.list_skills_all().await?;
+    for skill in &skills {
+        eprintln!("skill {}: {:?}", skill.uri, skill.description());
+    }
+    Ok(skills)
+}
+
 async fn run(
     scenario: &str,
     url: &str,
@@ -314,6 +327,26 @@ async fn scenario_flow(
         "json-schema-ref-no-deref" => {
             client.discover().await?;
             client.list_tools_all().await?;
+        }
+        // Skills (SEP-2640): list without reading any file.
+        "sep-2640-client-no-prefetch" => {
+            list_skills(client).await?;
+        }
+        // Skills (SEP-2640): load the first skill as a host would (its SKILL.md, verified),
+        // then read its supporting files. Every scenario serves a SKILL.md that fails one
+        // verification, so the load fails and no supporting file is read.
+        "sep-2640-client-verify-digest"
+        | "sep-2640-client-verify-size"
+        | "sep-2640-client-verify-frontmatter" => {
+            let skills = list_skills(client).await?;
+            if let Some(entry) = skills.first() {
+                let skill = client.load_skill(entry).await?;
+                for file in entry.resources.files().into_iter().flatten() {
+                    if file.uri != entry.uri {
+                        client.read_skill_file(&skill, &file.uri).await?;
+                    }
+                }
+            }
         }
         // The authorization and unscored scenarios: a harmless default flow (for `auth/*`
         // the OAuth client answers the server's challenges underneath).
