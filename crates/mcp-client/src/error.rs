@@ -51,6 +51,19 @@ pub enum Error {
     /// The server kept asking for input past the round limit.
     #[error("the server asked for input {0} times without completing the request")]
     TooManyRounds(usize),
+    /// A `list_*_all` helper stopped following the server's cursors: they went on past
+    /// [`MAX_PAGES`](crate::MAX_PAGES) pages or [`MAX_LISTED`](crate::MAX_LISTED) items
+    /// (`docs/2026-07-28/server/utilities/pagination.mdx`). A cursor the server repeats
+    /// is not this error: it ends the listing.
+    #[error(
+        "`{method}` went on past {} pages or {} items",
+        crate::MAX_PAGES,
+        crate::MAX_LISTED
+    )]
+    ListTooLong {
+        /// The list method.
+        method: String,
+    },
     /// The task the call became was cancelled before it finished (Tasks extension).
     #[error("task {id} was cancelled")]
     TaskCancelled {

@@ -111,7 +111,9 @@ mod listen;
 mod restart;
 mod tasks;
 
-pub use client::{CallOptions, Client, ClientBuilder, InputHandlers, SUPPORTED_VERSIONS};
+pub use client::{
+    CallOptions, Client, ClientBuilder, InputHandlers, MAX_LISTED, MAX_PAGES, SUPPORTED_VERSIONS,
+};
 pub use custom::{BoxFuture, CustomTransport, EventSink, ListenRouter};
 pub use error::Error;
 pub use listen::{ListenEvent, Subscription};

@@ -7,7 +7,8 @@
 //! each the same pipe must still carry a valid call, and nothing may have panicked.
 //!
 //! The rules: `docs/2026-07-28/basic/transports/stdio.mdx` (framing),
-//! `docs/2026-07-28/basic/index.mdx` (JSON-RPC, `resultType`) and `.../patterns/mrtr.mdx`.
+//! `docs/2026-07-28/basic/index.mdx` (JSON-RPC, `resultType`), `.../patterns/mrtr.mdx` and
+//! `docs/2026-07-28/server/utilities/pagination.mdx`.
 
 mod support;
 
@@ -24,6 +25,8 @@ const MAX_LINE: usize = 256 << 10;
 #[derive(Debug, Clone, Copy)]
 enum Call {
     ListTools,
+    /// `list_tools_all`: follows cursors.
+    ListAll,
     CallTool,
     Discover,
 }
@@ -114,7 +117,7 @@ fn unknown_type(e: &Error, expected: &str) -> bool {
 
 #[allow(clippy::too_many_lines, reason = "one table")]
 fn cases() -> Vec<Case> {
-    use Call::{CallTool, Discover, ListTools};
+    use Call::{CallTool, Discover, ListAll, ListTools};
     let mut cases = vec![
         // Framing and envelopes: what is not a response to this request is dropped.
         case(
@@ -530,6 +533,18 @@ fn cases() -> Vec<Case> {
     cases.push(case("an elicitation the client has no handler for", CallTool, |r| result(r, json!({"resultType": "input_required",
         "inputRequests": {"k": {"method": "elicitation/create", "params": {"mode": "form", "message": "?", "requestedSchema": {"type": "object", "properties": {}}}}}})),
         Expect::Fails("NoHandler(elicitation/create)", |e| matches!(e, Error::NoHandler { method } if method == "elicitation/create"))));
+    // Pagination: cursors that never end must not make the client loop.
+    cases.push(Case {
+        rounds: 3,
+        ..case("cursors in a cycle (a, b, a)", ListAll, |r| {
+            let next = match r["params"]["cursor"].as_str() {
+                None => "a",
+                Some("a") => "b",
+                _ => "a",
+            };
+            result(r, json!({"tools": [{"name": next, "inputSchema": {"type": "object"}}], "nextCursor": next}))
+        }, Expect::Ok)
+    });
     cases
 }
 
@@ -538,7 +553,8 @@ async fn run(client: Client, call: Call) -> Result<Value, Error> {
     let object = mcp_types::JsonObject::new();
     Ok(match call {
         Call::ListTools => serde_json::to_value(client.list_tools(None).await?),
-                Call::CallTool => serde_json::to_value(client.call_tool("t", object).await?),
+        Call::ListAll => serde_json::to_value(client.list_tools_all().await?),
+        Call::CallTool => serde_json::to_value(client.call_tool("t", object).await?),
         Call::Discover => serde_json::to_value(client.discover().await?),
     }
     .unwrap())
@@ -646,5 +662,57 @@ async fn a_response_at_the_line_limit_is_read_and_one_byte_more_is_not() {
     );
     assert_eq!(script.request().await["method"], "notifications/cancelled");
     probe(&client, &mut script, "past the line limit").await;
+    assert_eq!(panics(), 0);
+}
+
+/// Answers `pages` list requests, each with `per_page` tools and a fresh cursor, the last
+/// without one when `ends`; returns the client's outcome.
+async fn paged(
+    client: &Client,
+    script: &mut Script,
+    pages: usize,
+    per_page: usize,
+    ends: bool,
+) -> Result<Vec<mcp_types::Tool>, Error> {
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.list_tools_all().await }
+    });
+    let tool = json!({"name": "t", "inputSchema": {"type": "object"}});
+    let tools = Value::Array(vec![tool; per_page]);
+    for page in 1..=pages {
+        let request = script.request().await;
+        assert_eq!(request["method"], "tools/list");
+        let mut result = json!({"tools": tools});
+        if page < pages || !ends {
+            result["nextCursor"] = json!(format!("page-{page}"));
+        }
+        script.reply(&request, json!({ "result": result })).await;
+    }
+    call.await.unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn list_helpers_stop_at_their_page_and_item_limits() {
+    count_panics();
+    let (client, mut script, _conn) = connect_lines(Client::builder("hostile", "1"), MAX_LINE);
+    let too_long = |outcome: &Result<Vec<mcp_types::Tool>, Error>| matches!(outcome, Err(Error::ListTooLong { method }) if method == "tools/list");
+
+    // Exactly MAX_PAGES pages: all read.
+    let all = paged(&client, &mut script, mcp_client::MAX_PAGES, 1, true).await;
+    assert_eq!(all.unwrap().len(), mcp_client::MAX_PAGES);
+    // Cursors that never end: the client stops after MAX_PAGES requests.
+    let outcome = paged(&client, &mut script, mcp_client::MAX_PAGES, 1, false).await;
+    assert!(too_long(&outcome), "{outcome:?}");
+    probe(&client, &mut script, "past the page limit").await;
+
+    // Exactly MAX_LISTED items (20 pages of 5000), then one page more.
+    let per_page = 5000;
+    let pages = mcp_client::MAX_LISTED / per_page;
+    let all = paged(&client, &mut script, pages, per_page, true).await;
+    assert_eq!(all.unwrap().len(), mcp_client::MAX_LISTED);
+    let outcome = paged(&client, &mut script, pages + 1, per_page, true).await;
+    assert!(too_long(&outcome), "{outcome:?}");
+    probe(&client, &mut script, "past the item limit").await;
     assert_eq!(panics(), 0);
 }
