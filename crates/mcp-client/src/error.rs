@@ -80,6 +80,17 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// Over HTTP, the server answered the request's POST with a response to another id (a
+    /// different one, or the same number as a string) or a result without an id. The
+    /// stream belongs to one request (`docs/2026-07-28/basic/transports/streamable-http.mdx`,
+    /// Sending Messages), so this is not a late answer to another request: the call fails.
+    #[error("the server answered `{method}` with a response to {}", .id.as_ref().map_or_else(|| "no id".to_owned(), |id| format!("id {id}")))]
+    UnexpectedResponse {
+        /// The request's method.
+        method: String,
+        /// The id the response carried.
+        id: Option<mcp_types::RequestId>,
+    },
     /// The result had a `resultType` this client does not understand.
     #[error("unknown resultType {0:?}")]
     UnknownResultType(String),

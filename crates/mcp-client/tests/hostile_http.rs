@@ -97,6 +97,10 @@ fn protocol(e: &Error, code: i32) -> bool {
     e.protocol().is_some_and(|p| p.code.0 == code)
 }
 
+fn unexpected(e: &Error, id: &Value) -> bool {
+    matches!(e, Error::UnexpectedResponse { id: got, .. } if serde_json::to_value(got).ok().as_ref() == Some(id))
+}
+
 fn nested(depth: usize) -> String {
     format!("{}{}", "[".repeat(depth), "]".repeat(depth))
 }
@@ -435,6 +439,42 @@ fn cases() -> Vec<Case> {
                 )
             },
             Expect::Fails("Decode", |e| matches!(http(e), Some(HttpError::Decode(_)))),
+        ),
+        // Responses to other ids: the stream is this request's alone.
+        list(
+            "a JSON response to another id",
+            |s| json(&response(s, Some(json!(987_654)))),
+            Expect::Fails("UnexpectedResponse(987654)", |e| {
+                unexpected(e, &json!(987_654))
+            }),
+        ),
+        list(
+            "a JSON response to the id's string form",
+            |s| json(&response(s, Some(json!(s.body["id"].to_string())))),
+            Expect::Fails("UnexpectedResponse(\"n\")", |e| {
+                matches!(
+                    e,
+                    Error::UnexpectedResponse {
+                        id: Some(mcp_types::RequestId::String(_)),
+                        ..
+                    }
+                )
+            }),
+        ),
+        list(
+            "an SSE response to another id, then the right one",
+            |s| {
+                sse(
+                    &[
+                        response(s, Some(json!(987_654))).to_string(),
+                        response(s, None).to_string(),
+                    ],
+                    false,
+                )
+            },
+            Expect::Fails("UnexpectedResponse(987654)", |e| {
+                unexpected(e, &json!(987_654))
+            }),
         ),
         list(
             "an error without an id",
