@@ -86,6 +86,10 @@
 //! [`apps::UiLink::of`] reads a tool's link to its UI, and [`Client::read_ui_resource`]
 //! fetches the linked HTML with its sandbox metadata, checked.
 //!
+//! Icons (module [`icons`]): [`icons::check_icon`] and [`icons::safe_icons`] apply the
+//! spec's rules to the icons servers attach to tools, prompts, resources and themselves
+//! (`https` on the server's origin or `data:` images only), for whoever shows them.
+//!
 //! Authorization (feature `auth`, module `auth`): an OAuth 2.1 client that the HTTP
 //! transport consults on every request and on every `401`/`403` challenge, as
 //! `docs/2026-07-28/basic/authorization/` specifies, with the authorization extensions of
@@ -106,6 +110,7 @@ mod custom;
 mod error;
 #[cfg(feature = "http")]
 mod http;
+pub mod icons;
 mod listen;
 #[cfg(feature = "stdio")]
 mod restart;
