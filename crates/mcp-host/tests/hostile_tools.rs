@@ -34,11 +34,11 @@ impl Handler for Hostile {
     }
 }
 
-fn tool(name: &str, schema: Value) -> Value {
+fn tool(name: &str, schema: &Value) -> Value {
     json!({"name": name, "inputSchema": schema})
 }
 
-fn object(properties: Value) -> Value {
+fn object(properties: &Value) -> Value {
     json!({"type": "object", "properties": properties})
 }
 
@@ -46,7 +46,7 @@ fn object(properties: Value) -> Value {
 fn deep(depth: usize) -> Value {
     let mut schema = json!({"type": "string"});
     for _ in 0..depth {
-        schema = object(json!({ "x": schema }));
+        schema = object(&json!({ "x": schema }));
     }
     schema
 }
@@ -58,7 +58,7 @@ fn fan_out(levels: usize) -> Value {
         let next = format!("#/$defs/L{}", n + 1);
         defs.insert(
             format!("L{n}"),
-            object(json!({"a": {"$ref": next}, "b": {"$ref": next}})),
+            object(&json!({"a": {"$ref": next}, "b": {"$ref": next}})),
         );
     }
     defs.insert(format!("L{levels}"), json!({"type": "string"}));
@@ -70,7 +70,7 @@ fn hostile_list() -> Value {
         .map(|n| (format!("p{n}"), json!({"type": "integer"})))
         .collect();
     let plain = json!({"type": "object"});
-    let mut with_icons = tool("iconic", plain.clone());
+    let mut with_icons = tool("iconic", &plain);
     with_icons["icons"] = json!([
         {"src": "javascript:alert(1)"},
         {"src": "file:///etc/passwd"},
@@ -80,31 +80,31 @@ fn hostile_list() -> Value {
         {"src": "data:image/png;base64,iVBORw0KGgo="}
     ]);
     json!({"resultType": "complete", "tools": [
-        tool("nul\u{0}byte", plain.clone()),
-        tool("line\nbreak\r\n", plain.clone()),
-        tool("\u{1b}[2J\u{1b}]0;pwned\u{7}", plain.clone()),
-        tool("\u{202e}txt.exe", plain.clone()),
-        tool("", plain.clone()),
-        tool(&"x".repeat(10_000), plain.clone()),
-        tool("../../etc/passwd", plain.clone()),
-        tool("名前", plain.clone()),
-        tool("a.b", plain.clone()),
-        tool("a_b", plain.clone()),
-        tool("dup", object(json!({"first": {"type": "string"}}))),
-        tool("dup", object(json!({"second": {"type": "string"}}))),
-        tool("self-ref", object(json!({"a": {"$ref": "#"}}))),
-        tool("mutual-refs", json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}},
-            "$defs": {"A": object(json!({"b": {"$ref": "#/$defs/B"}})), "B": object(json!({"a": {"$ref": "#/$defs/A"}}))}})),
-        tool("fan-out", fan_out(30)),
-        tool("remote-ref", object(json!({"a": {"$ref": "https://evil.example/schema.json"}}))),
-        tool("dangling-ref", object(json!({"a": {"$ref": "#/nowhere/at/all"}, "b": {"$ref": "not a pointer"}}))),
-        tool("deep", deep(60)),
-        tool("wide", json!({"type": "object", "properties": many})),
-        tool("huge-text", object(json!({"a": {"type": "string", "description": "d".repeat(1 << 20),
+        tool("nul\u{0}byte", &plain),
+        tool("line\nbreak\r\n", &plain),
+        tool("\u{1b}[2J\u{1b}]0;pwned\u{7}", &plain),
+        tool("\u{202e}txt.exe", &plain),
+        tool("", &plain),
+        tool(&"x".repeat(10_000), &plain),
+        tool("../../etc/passwd", &plain),
+        tool("名前", &plain),
+        tool("a.b", &plain),
+        tool("a_b", &plain),
+        tool("dup", &object(&json!({"first": {"type": "string"}}))),
+        tool("dup", &object(&json!({"second": {"type": "string"}}))),
+        tool("self-ref", &object(&json!({"a": {"$ref": "#"}}))),
+        tool("mutual-refs", &json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}},
+            "$defs": {"A": object(&json!({"b": {"$ref": "#/$defs/B"}})), "B": object(&json!({"a": {"$ref": "#/$defs/A"}}))}})),
+        tool("fan-out", &fan_out(30)),
+        tool("remote-ref", &object(&json!({"a": {"$ref": "https://evil.example/schema.json"}}))),
+        tool("dangling-ref", &object(&json!({"a": {"$ref": "#/nowhere/at/all"}, "b": {"$ref": "not a pointer"}}))),
+        tool("deep", &deep(60)),
+        tool("wide", &json!({"type": "object", "properties": many})),
+        tool("huge-text", &object(&json!({"a": {"type": "string", "description": "d".repeat(1 << 20),
             "enum": (0..5000).map(|n| n.to_string()).collect::<Vec<_>>()}}))),
-        tool("wrong-types", json!({"type": "object", "properties": [], "required": "x", "anyOf": {},
+        tool("wrong-types", &json!({"type": "object", "properties": [], "required": "x", "anyOf": {},
             "items": 7, "enum": 5, "additionalProperties": "no", "$defs": [1, 2]})),
-        tool("wrong-members", object(json!({"a": {"type": ["string", 5, null]}, "b": 42, "c": null, "d": [1]}))),
+        tool("wrong-members", &object(&json!({"a": {"type": ["string", 5, null]}, "b": 42, "c": null, "d": [1]}))),
         with_icons,
     ]})
 }

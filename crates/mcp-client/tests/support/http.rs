@@ -2,6 +2,7 @@
 //! whatever bytes the test's script returns: a well-formed reply, or a hostile one (a wrong
 //! status line, huge headers, a body that lies about its length, a stream that never ends).
 
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -43,9 +44,9 @@ pub(crate) enum Reply {
 pub(crate) fn reply(status: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
     let mut head = format!("HTTP/1.1 {status}\r\nconnection: close\r\n");
     for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
+        let _ = write!(head, "{name}: {value}\r\n");
     }
-    head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
+    let _ = write!(head, "content-length: {}\r\n\r\n", body.len());
     Reply::Close([head.as_bytes(), body].concat())
 }
 
@@ -123,7 +124,7 @@ where
 /// Reads one request: its head, then as many body bytes as `Content-Length` says.
 async fn read_request(socket: &mut TcpStream) -> Option<Seen> {
     let mut buf = Vec::new();
-    let mut chunk = [0u8; 16 << 10];
+    let mut chunk = vec![0u8; 16 << 10];
     let head_end = loop {
         if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
             break end;
