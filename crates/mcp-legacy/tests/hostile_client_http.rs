@@ -172,6 +172,19 @@ fn cases() -> Vec<Case> {
             }),
         ),
         list(
+            "a JSON response to another id",
+            |s| json_reply(&response(s, Some(json!(987_654)), legacy_result(s))),
+            Expect::Fails("UnexpectedResponse(987654)", |e| {
+                matches!(
+                    e,
+                    Error::UnexpectedResponse {
+                        id: Some(mcp_types::RequestId::Integer(987_654)),
+                        ..
+                    }
+                )
+            }),
+        ),
+        list(
             "an SSE response to another id, then the right one",
             |s| {
                 sse(
@@ -301,7 +314,7 @@ type HandshakeCase = (&'static str, fn(&Seen) -> Reply, fn(&ConnectError) -> boo
 #[tokio::test]
 async fn the_handshake_table() {
     count_panics();
-    let cases: [HandshakeCase; 3] = [
+    let cases: [HandshakeCase; 4] = [
         (
             "initialize answers an unsupported version",
             |s| {
@@ -320,6 +333,11 @@ async fn the_handshake_table() {
             "initialize answers 500",
             |_| reply("500 Internal Server Error", &[], b""),
             |e| matches!(e, ConnectError::Handshake(e) if status(e, 500)),
+        ),
+        (
+            "initialize answers another id",
+            |s| json_reply(&response(s, Some(json!(987_654)), initialize_result())),
+            |e| matches!(e, ConnectError::Handshake(Error::UnexpectedResponse { .. })),
         ),
     ];
     for (name, initialize, expected) in cases {
