@@ -273,6 +273,31 @@ fn cases() -> Vec<Case> {
                 |e| matches!(e, Error::Decode { method, .. } if method == "tools/list"),
             ),
         ),
+        // A legacy result has no resultType: whatever one claims, it is complete, so a
+        // legacy server cannot steer the modern input loop.
+        call(
+            "a legacy result claiming input_required",
+            |s| {
+                json_reply(&response(
+                    s,
+                    None,
+                    json!({"content": [], "resultType": "input_required", "requestState": "x",
+                   "inputRequests": {"k": {"method": "roots/list", "params": {}}}}),
+                ))
+            },
+            Expect::Ok,
+        ),
+        list(
+            "a legacy result claiming an unknown resultType",
+            |s| {
+                json_reply(&response(
+                    s,
+                    None,
+                    json!({"tools": [], "resultType": "hologram"}),
+                ))
+            },
+            Expect::Ok,
+        ),
     ]
 }
 
