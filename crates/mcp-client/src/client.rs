@@ -530,23 +530,42 @@ pub(crate) struct Round {
     pub(crate) state: Option<String>,
 }
 
-/// Fetches pages until the server gives no new cursor (a repeated cursor ends it too, so
-/// a server that loops cannot make this loop forever).
-async fn follow<T, F, Fut>(mut fetch: F) -> Result<Vec<T>, Error>
+/// The most pages one `list_*_all` call fetches (`docs/2026-07-28/server/utilities/
+/// pagination.mdx`: cursors are the server's, so a client bounds how far it follows them).
+/// Past it the call fails with [`Error::ListTooLong`]; the paged methods (`list_tools` …)
+/// read any number of pages one at a time.
+pub const MAX_PAGES: usize = 1000;
+
+/// The most items one `list_*_all` call gathers, across its pages. Past it the call fails
+/// with [`Error::ListTooLong`].
+pub const MAX_LISTED: usize = 100_000;
+
+/// Fetches pages until the server gives no new cursor. A cursor seen before ends it too
+/// (what the server listed is all there is), so a server whose cursors cycle cannot make
+/// this loop forever; one that keeps inventing cursors is stopped at [`MAX_PAGES`] pages
+/// or [`MAX_LISTED`] items with [`Error::ListTooLong`].
+async fn follow<T, F, Fut>(method: &str, mut fetch: F) -> Result<Vec<T>, Error>
 where
     F: FnMut(Option<String>) -> Fut,
     Fut: Future<Output = Result<(Vec<T>, Option<String>), Error>>,
 {
     let mut all = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let mut cursor: Option<String> = None;
-    loop {
-        let (items, next) = fetch(cursor.clone()).await?;
+    for _ in 0..MAX_PAGES {
+        let (items, next) = fetch(cursor.take()).await?;
         all.extend(items);
+        if all.len() > MAX_LISTED {
+            break;
+        }
         match next {
-            Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
+            Some(next) if seen.insert(next.clone()) => cursor = Some(next),
             _ => return Ok(all),
         }
     }
+    Err(Error::ListTooLong {
+        method: method.to_owned(),
+    })
 }
 
 /// Just enough of a result to know how to read it.
@@ -975,7 +994,7 @@ impl Client {
 
     /// Every tool, following cursors.
     pub async fn list_tools_all(&self) -> Result<Vec<Tool>, Error> {
-        follow(|cursor| async move {
+        follow(method::TOOLS_LIST, |cursor| async move {
             let page = self.list_tools(cursor.as_deref()).await?;
             Ok((page.tools, page.next_cursor))
         })
@@ -994,7 +1013,7 @@ impl Client {
 
     /// Every prompt, following cursors.
     pub async fn list_prompts_all(&self) -> Result<Vec<Prompt>, Error> {
-        follow(|cursor| async move {
+        follow(method::PROMPTS_LIST, |cursor| async move {
             let page = self.list_prompts(cursor.as_deref()).await?;
             Ok((page.prompts, page.next_cursor))
         })
@@ -1013,7 +1032,7 @@ impl Client {
 
     /// Every resource, following cursors.
     pub async fn list_resources_all(&self) -> Result<Vec<Resource>, Error> {
-        follow(|cursor| async move {
+        follow(method::RESOURCES_LIST, |cursor| async move {
             let page = self.list_resources(cursor.as_deref()).await?;
             Ok((page.resources, page.next_cursor))
         })
@@ -1035,7 +1054,7 @@ impl Client {
 
     /// Every resource template, following cursors.
     pub async fn list_resource_templates_all(&self) -> Result<Vec<ResourceTemplate>, Error> {
-        follow(|cursor| async move {
+        follow(method::RESOURCES_TEMPLATES_LIST, |cursor| async move {
             let page = self.list_resource_templates(cursor.as_deref()).await?;
             Ok((page.resource_templates, page.next_cursor))
         })

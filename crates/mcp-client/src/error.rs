@@ -51,6 +51,19 @@ pub enum Error {
     /// The server kept asking for input past the round limit.
     #[error("the server asked for input {0} times without completing the request")]
     TooManyRounds(usize),
+    /// A `list_*_all` helper stopped following the server's cursors: they went on past
+    /// [`MAX_PAGES`](crate::MAX_PAGES) pages or [`MAX_LISTED`](crate::MAX_LISTED) items
+    /// (`docs/2026-07-28/server/utilities/pagination.mdx`). A cursor the server repeats
+    /// is not this error: it ends the listing.
+    #[error(
+        "`{method}` went on past {} pages or {} items",
+        crate::MAX_PAGES,
+        crate::MAX_LISTED
+    )]
+    ListTooLong {
+        /// The list method.
+        method: String,
+    },
     /// The task the call became was cancelled before it finished (Tasks extension).
     #[error("task {id} was cancelled")]
     TaskCancelled {
@@ -66,6 +79,17 @@ pub enum Error {
         uri: String,
         /// What is wrong.
         reason: String,
+    },
+    /// Over HTTP, the server answered the request's POST with a response to another id (a
+    /// different one, or the same number as a string) or a result without an id. The
+    /// stream belongs to one request (`docs/2026-07-28/basic/transports/streamable-http.mdx`,
+    /// Sending Messages), so this is not a late answer to another request: the call fails.
+    #[error("the server answered `{method}` with a response to {}", .id.as_ref().map_or_else(|| "no id".to_owned(), |id| format!("id {id}")))]
+    UnexpectedResponse {
+        /// The request's method.
+        method: String,
+        /// The id the response carried.
+        id: Option<mcp_types::RequestId>,
     },
     /// The result had a `resultType` this client does not understand.
     #[error("unknown resultType {0:?}")]

@@ -151,7 +151,23 @@ impl HttpTransport {
             }
             match next {
                 Some(Ok(Message::Response(response))) => {
-                    return response.outcome.map_err(Error::Protocol);
+                    return match response.id {
+                        Some(answered) if answered == id => {
+                            response.outcome.map_err(Error::Protocol)
+                        }
+                        // An error the server could not tie to an id is this request's: the
+                        // stream carries nothing else (JSON-RPC gives such errors a null id).
+                        None if response.outcome.is_err() => {
+                            response.outcome.map_err(Error::Protocol)
+                        }
+                        // This stream is the request's alone, so a response to another id
+                        // (or to the same number as a string) cannot be a late answer to
+                        // something else, as it can on stdio: the server is broken.
+                        answered => Err(Error::UnexpectedResponse {
+                            method: method.to_owned(),
+                            id: answered,
+                        }),
+                    };
                 }
                 Some(Ok(Message::Notification(notification))) => {
                     if notification.method == method::NOTIFICATIONS_PROGRESS

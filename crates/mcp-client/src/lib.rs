@@ -93,6 +93,10 @@
 //! digest, then for `SKILL.md` the frontmatter field by field) and refused with a typed
 //! error on any mismatch.
 //!
+//! Icons (module [`icons`]): [`icons::check_icon`] and [`icons::safe_icons`] apply the
+//! spec's rules to the icons servers attach to tools, prompts, resources and themselves
+//! (`https` on the server's origin or `data:` images only), for whoever shows them.
+//!
 //! Authorization (feature `auth`, module `auth`): an OAuth 2.1 client that the HTTP
 //! transport consults on every request and on every `401`/`403` challenge, as
 //! `docs/2026-07-28/basic/authorization/` specifies, with the authorization extensions of
@@ -113,6 +117,7 @@ mod custom;
 mod error;
 #[cfg(feature = "http")]
 mod http;
+pub mod icons;
 mod listen;
 #[cfg(feature = "stdio")]
 mod restart;
@@ -120,7 +125,9 @@ mod restart;
 pub mod skills;
 mod tasks;
 
-pub use client::{CallOptions, Client, ClientBuilder, InputHandlers, SUPPORTED_VERSIONS};
+pub use client::{
+    CallOptions, Client, ClientBuilder, InputHandlers, MAX_LISTED, MAX_PAGES, SUPPORTED_VERSIONS,
+};
 pub use custom::{BoxFuture, CustomTransport, EventSink, ListenRouter};
 pub use error::Error;
 pub use listen::{ListenEvent, Subscription};

@@ -1,45 +1,14 @@
 //! The client against a scripted server: version negotiation and `resultType` rules.
 
+mod support;
+
 use mcp_client::{Client, Error};
-use mcp_jsonrpc::memory::{self, MemoryReader, MemoryWriter};
-use mcp_jsonrpc::{FrameReader, FrameWriter, NoHandler, Peer, PeerConfig};
-use serde_json::{Value, json};
+use serde_json::json;
+use support::script::Script;
 
-struct Script {
-    reader: MemoryReader,
-    writer: MemoryWriter,
-}
-
-impl Script {
-    async fn request(&mut self) -> Value {
-        let frame = self.reader.read_frame().await.unwrap().unwrap();
-        serde_json::from_slice(&frame).unwrap()
-    }
-
-    async fn reply(&mut self, to: &Value, body: Value) {
-        let mut message = json!({"jsonrpc": "2.0", "id": to["id"]});
-        message
-            .as_object_mut()
-            .unwrap()
-            .extend(body.as_object().unwrap().clone());
-        self.writer
-            .write_frame(message.to_string().into())
-            .await
-            .unwrap();
-    }
-}
-
+/// The client over the stdio line framing, and the scripted server's end.
 fn connect() -> (Client, Script, mcp_jsonrpc::Connection) {
-    let ((a_read, a_write), (b_read, b_write)) = memory::pair(16);
-    let (peer, conn) = Peer::connect(a_read, a_write, NoHandler, PeerConfig::default());
-    (
-        Client::builder("client", "1.0").build(peer),
-        Script {
-            reader: b_read,
-            writer: b_write,
-        },
-        conn,
-    )
+    support::script::connect(Client::builder("client", "1.0"))
 }
 
 #[tokio::test]

@@ -1,5 +1,7 @@
 //! The client over Streamable HTTP against this workspace's server on 127.0.0.1.
 
+mod support;
+
 use std::sync::Arc;
 
 use mcp_client::{CallOptions, Client, ListenEvent};
@@ -163,58 +165,24 @@ async fn tools_with_invalid_header_annotations_are_dropped() {
     running.shutdown(std::time::Duration::from_secs(1)).await;
 }
 
-/// A scripted HTTP server: each accepted connection takes the next reply from the script
-/// (`None`: an SSE stream that breaks before the response) and reports the request body.
+/// A scripted HTTP server: each request takes the next reply from the script (`None`: an
+/// SSE stream that breaks before the response) and is reported by its body.
 async fn scripted(
     replies: Vec<Option<serde_json::Value>>,
 ) -> (
     String,
-    tokio::sync::mpsc::UnboundedReceiver<serde_json::Value>,
+    tokio::sync::mpsc::UnboundedReceiver<support::http::Seen>,
 ) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        for reply in replies {
-            let (mut socket, _) = listener.accept().await.unwrap();
-            let mut buf = Vec::new();
-            let body = loop {
-                let mut chunk = [0u8; 4096];
-                let n = socket.read(&mut chunk).await.unwrap();
-                buf.extend_from_slice(&chunk[..n]);
-                let text = String::from_utf8_lossy(&buf).to_string();
-                if let Some(head_end) = text.find("\r\n\r\n") {
-                    let length: usize = text[..head_end]
-                        .lines()
-                        .find_map(|l| {
-                            l.to_ascii_lowercase()
-                                .strip_prefix("content-length:")
-                                .map(|v| v.trim().parse().unwrap())
-                        })
-                        .unwrap_or(0);
-                    if buf.len() >= head_end + 4 + length {
-                        break serde_json::from_slice::<serde_json::Value>(
-                            &buf[head_end + 4..head_end + 4 + length],
-                        )
-                        .unwrap();
-                    }
-                }
-            };
-            let id = body["id"].clone();
-            tx.send(body).unwrap();
-            let response = match reply {
-                None => "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n: about to break\n\n".to_owned(),
-                Some(result) => {
-                    let json = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
-                    format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{json}", json.len())
-                }
-            };
-            socket.write_all(response.as_bytes()).await.unwrap();
-            socket.shutdown().await.ok();
-        }
-    });
-    (url, rx)
+    let mut replies = replies.into_iter();
+    support::http::serve(move |seen| match replies.next().flatten() {
+        None => support::http::Reply::Close(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n: about to break\n\n".to_vec(),
+        ),
+        Some(result) => support::http::json(
+            &json!({"jsonrpc": "2.0", "id": seen.body["id"], "result": result}),
+        ),
+    })
+    .await
 }
 
 #[tokio::test]
@@ -231,7 +199,10 @@ async fn a_broken_stream_is_reissued_only_when_the_request_is_retry_safe() {
 
     // tools/list is safe to repeat: re-issued with a new id.
     assert!(client.list_tools(None).await.unwrap().tools.is_empty());
-    let (first, second) = (seen.recv().await.unwrap(), seen.recv().await.unwrap());
+    let (first, second) = (
+        seen.recv().await.unwrap().body,
+        seen.recv().await.unwrap().body,
+    );
     assert_eq!(
         (first["method"].clone(), second["method"].clone()),
         (json!("tools/list"), json!("tools/list"))
@@ -250,6 +221,6 @@ async fn a_broken_stream_is_reissued_only_when_the_request_is_retry_safe() {
         matches!(&err, mcp_client::Error::MayHaveRun { method } if method == "tools/call"),
         "{err}"
     );
-    assert_eq!(seen.recv().await.unwrap()["method"], "tools/call");
+    assert_eq!(seen.recv().await.unwrap().body["method"], "tools/call");
     assert!(seen.try_recv().is_err(), "sent once");
 }

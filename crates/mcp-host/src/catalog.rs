@@ -263,7 +263,9 @@ pub struct Entry {
     pub name: String,
     /// The server's name in the host.
     pub server: String,
-    /// The tool as the server listed it; `tool.name` is what `tools/call` gets.
+    /// The tool as the server listed it, but for its `icons`: only those
+    /// [`mcp_client::icons::check_icon`] accepts are kept. `tool.name` is what
+    /// `tools/call` gets.
     pub tool: Tool,
     /// Whether each call needs approval (the policy said so).
     pub requires_approval: bool,
@@ -371,13 +373,22 @@ impl CatalogBuilder {
             if decision == Decision::Hide {
                 continue;
             }
+            let mut tool = tool.clone();
+            // Icons are the server's choice of URI: only safe ones reach the application
+            // (`docs/2026-07-28/basic/index.mdx`, `icons`). The catalog knows no server
+            // origin, so an application that fetches them keeps to the server's own.
+            if let Some(icons) = &tool.icons {
+                tool.icons = Some(mcp_client::icons::safe_icons(icons, None));
+            }
+            let ui = UiLink::of(&tool);
+            let visible = model_visible(&tool);
             entries.push(Entry {
                 name,
                 server: server.to_owned(),
-                tool: tool.clone(),
+                tool,
                 requires_approval: decision == Decision::RequireApproval,
-                ui: UiLink::of(tool),
-                model_visible: model_visible(tool),
+                ui,
+                model_visible: visible,
             });
         }
         let by_name = entries

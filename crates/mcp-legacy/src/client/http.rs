@@ -553,10 +553,26 @@ impl HttpWire {
         let json = response.is_json();
         let body = response.bytes().await.map_err(http_error)?;
         if json {
+            // A response to an id this session is not waiting for: the body was this
+            // request's reply, so the server answered something else.
+            let mut stray = None;
             for message in decode_messages(&body) {
+                if let Message::Response(response) = &message
+                    && let Some(id) = &response.id
+                    && id != call.id
+                    && !lock(&self.pending).contains_key(id)
+                {
+                    stray = Some(id.clone());
+                }
                 if let Some(outcome) = self.handle(message, Some(call)) {
                     return outcome.map_err(mcp_client::Error::Protocol);
                 }
+            }
+            if let Some(id) = stray.filter(|_| status.is_success()) {
+                return Err(mcp_client::Error::UnexpectedResponse {
+                    method: method.to_owned(),
+                    id: Some(id),
+                });
             }
         }
         let error = if json {

@@ -5,7 +5,7 @@
 //!   `_meta` keys (`io.modelcontextprotocol/…`) are stripped and everything else (the
 //!   progress token, the arguments) is kept. `server/discover` is answered from the
 //!   `initialize` result; a `logLevel` becomes `logging/setLevel` when it changes.
-//! - Results gain `resultType: "complete"`.
+//! - Results gain `resultType: "complete"` (replacing any a legacy server sends).
 //! - Server requests (`elicitation/create`, `sampling/createMessage`, `roots/list`,
 //!   `ping`) are answered with the user's handlers ([`InputHandlers`]), the same ones the
 //!   modern MRTR loop uses.
@@ -205,11 +205,14 @@ pub(crate) fn to_legacy(params: &mut Value) -> Option<Value> {
     level
 }
 
-/// Adds `resultType: "complete"` to a legacy result.
+/// Sets `resultType: "complete"` on a legacy result. The legacy revisions have no
+/// `resultType`, so one a legacy server sends anyway is replaced: an `input_required` (or
+/// an extension's type) must not steer the modern client's input loop for a server that
+/// asks for input with requests of its own.
 pub(crate) fn to_modern(raw: &RawValue) -> Result<Box<RawValue>, serde_json::Error> {
     let mut value: Value = serde_json::from_str(raw.get())?;
     if let Value::Object(map) = &mut value {
-        map.entry("resultType").or_insert_with(|| json!("complete"));
+        map.insert("resultType".into(), json!("complete"));
     }
     serde_json::value::to_raw_value(&value)
 }

@@ -1,0 +1,713 @@
+//! Hostile servers against the modern client over stdio (issue #11): a scripted server
+//! behind the real line framing (`mcp_transport_stdio::LineReader` over an in-process
+//! pipe, configured as `connect_stdio` configures it) answers one request of each case
+//! with garbage, oversize lines, responses to the wrong ids, malformed results, requests
+//! and notification floods. Each case asserts the exact outcome (a typed error, a result,
+//! or a timeout on tokio's paused clock: the response was rightly never recognised); after
+//! each the same pipe must still carry a valid call, and nothing may have panicked.
+//!
+//! The rules: `docs/2026-07-28/basic/transports/stdio.mdx` (framing),
+//! `docs/2026-07-28/basic/index.mdx` (JSON-RPC, `resultType`), `.../patterns/mrtr.mdx` and
+//! `docs/2026-07-28/server/utilities/pagination.mdx`.
+
+mod support;
+
+use mcp_client::{Client, Error};
+use serde_json::{Value, json};
+use support::script::{Script, connect_lines, response};
+use support::{count_panics, panics};
+
+/// The client's line limit in this suite: small enough to cross cheaply, large enough for
+/// the deepest case (200 kB).
+const MAX_LINE: usize = 256 << 10;
+
+/// What each case asks the server.
+#[derive(Debug, Clone, Copy)]
+enum Ask {
+    ListTools,
+    /// `list_tools_all`: follows cursors.
+    ListAll,
+    CallTool,
+    Discover,
+}
+
+/// What a case must end with.
+enum Expect {
+    /// The call succeeds.
+    Ok,
+    /// The call fails with this error (described for the failure message).
+    Fails(&'static str, fn(&Error) -> bool),
+    /// Nothing the server sent was the response: the call times out (on the paused
+    /// clock) and the client withdraws it with `notifications/cancelled`.
+    TimesOut,
+}
+
+/// One hostile answer and its outcome.
+struct Case {
+    name: &'static str,
+    call: Ask,
+    /// The lines the server writes for each request it reads.
+    answer: fn(&Value) -> Vec<Vec<u8>>,
+    /// How many requests of the call the server reads and answers (MRTR rounds, pages).
+    rounds: usize,
+    /// How many answers to its own requests the server then reads from the client.
+    answers: usize,
+    expect: Expect,
+}
+
+fn case(name: &'static str, call: Ask, answer: fn(&Value) -> Vec<Vec<u8>>, expect: Expect) -> Case {
+    Case {
+        name,
+        call,
+        answer,
+        rounds: 1,
+        answers: 0,
+        expect,
+    }
+}
+
+/// A valid complete result for `request`'s method.
+fn valid_result(request: &Value) -> Value {
+    match request["method"].as_str() {
+        Some("tools/call") => json!({"resultType": "complete", "content": []}),
+        Some("server/discover") => json!({"resultType": "complete",
+            "supportedVersions": ["2026-07-28"], "capabilities": {}}),
+        _ => json!({"resultType": "complete", "tools": []}),
+    }
+}
+
+/// The valid response to `request`, as a line.
+fn valid(request: &Value) -> Vec<u8> {
+    line(&response(request, json!({"result": valid_result(request)})))
+}
+
+fn line(message: &Value) -> Vec<u8> {
+    message.to_string().into_bytes()
+}
+
+/// A response to `request` with this result.
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "the table builds each result in place"
+)]
+fn result(request: &Value, result: Value) -> Vec<Vec<u8>> {
+    vec![line(&response(request, json!({"result": result})))]
+}
+
+/// The valid response with its id replaced by `id`.
+fn with_id(request: &Value, id: Value) -> Vec<u8> {
+    let mut message = response(request, json!({"result": valid_result(request)}));
+    message["id"] = id;
+    line(&message)
+}
+
+/// `depth` nested arrays, as text (serde_json would recurse to build it).
+fn nested(depth: usize) -> String {
+    format!("{}{}", "[".repeat(depth), "]".repeat(depth))
+}
+
+fn is_decode(method: &'static str) -> impl Fn(&Error) -> bool {
+    move |e| matches!(e, Error::Decode { method: m, .. } if m == method)
+}
+
+fn unknown_type(e: &Error, expected: &str) -> bool {
+    matches!(e, Error::UnknownResultType(t) if t == expected)
+}
+
+#[allow(clippy::too_many_lines, reason = "one table")]
+fn cases() -> Vec<Case> {
+    use Ask::{CallTool, Discover, ListAll, ListTools};
+    let mut cases = vec![
+        // Framing and envelopes: what is not a response to this request is dropped.
+        case(
+            "garbage before the response",
+            ListTools,
+            |r| vec![b"not json".to_vec(), valid(r)],
+            Expect::Ok,
+        ),
+        case(
+            "invalid UTF-8 and NUL bytes",
+            ListTools,
+            |r| vec![b"\xff\xfe{\x00}".to_vec(), b"\0\0".to_vec(), valid(r)],
+            Expect::Ok,
+        ),
+        case(
+            "blank lines, whitespace and CRLF",
+            ListTools,
+            |r| {
+                vec![
+                    Vec::new(),
+                    b" \t ".to_vec(),
+                    [valid(r), b"\r".to_vec()].concat(),
+                ]
+            },
+            Expect::Ok,
+        ),
+        case(
+            "a response behind a byte-order mark",
+            ListTools,
+            |r| vec![[b"\xef\xbb\xbf".to_vec(), valid(r)].concat()],
+            Expect::TimesOut,
+        ),
+        case(
+            "a line past the limit before the response",
+            ListTools,
+            |r| vec![vec![b'x'; MAX_LINE + 1], valid(r)],
+            Expect::Ok,
+        ),
+        case(
+            "the response as a batch",
+            ListTools,
+            |r| vec![format!("[{}]", String::from_utf8_lossy(&valid(r))).into_bytes()],
+            Expect::TimesOut,
+        ),
+        case(
+            "the response twice",
+            ListTools,
+            |r| vec![valid(r), valid(r)],
+            Expect::Ok,
+        ),
+        case(
+            "a response to an id never sent",
+            ListTools,
+            |r| vec![with_id(r, json!(987_654)), valid(r)],
+            Expect::Ok,
+        ),
+        case(
+            "a response whose id is the string form",
+            ListTools,
+            |r| vec![with_id(r, json!(r["id"].to_string())), valid(r)],
+            Expect::Ok,
+        ),
+        case(
+            "only a response whose id is the string form",
+            ListTools,
+            |r| vec![with_id(r, json!(r["id"].to_string()))],
+            Expect::TimesOut,
+        ),
+        case(
+            "ids of 40 digits, fractional, boolean, object",
+            ListTools,
+            |r| {
+                vec![
+                    with_id(r, json!(1e40)),
+                    with_id(r, json!(1.5)),
+                    with_id(r, json!(true)),
+                    with_id(r, json!({"id": 1})),
+                    valid(r),
+                ]
+            },
+            Expect::Ok,
+        ),
+        case(
+            "an error without an id",
+            ListTools,
+            |r| {
+                vec![
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#.to_vec(), valid(r)]
+            },
+            Expect::Ok,
+        ),
+        case(
+            "only an error without an id",
+            ListTools,
+            |_| {
+                vec![
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#.to_vec()]
+            },
+            Expect::TimesOut,
+        ),
+        case(
+            "result and error together",
+            ListTools,
+            |r| {
+                vec![line(
+                    &json!({"jsonrpc": "2.0", "id": r["id"], "result": {"tools": []}, "error": {"code": 1, "message": "x"}}),
+                )]
+            },
+            Expect::TimesOut,
+        ),
+        case(
+            "a duplicate id key",
+            ListTools,
+            |r| {
+                vec![
+                    format!(
+                        r#"{{"jsonrpc":"2.0","id":{0},"id":{0},"result":{{"tools":[]}}}}"#,
+                        r["id"]
+                    )
+                    .into_bytes(),
+                ]
+            },
+            Expect::TimesOut,
+        ),
+        case(
+            "jsonrpc 1.0",
+            ListTools,
+            |r| {
+                vec![line(
+                    &json!({"jsonrpc": "1.0", "id": r["id"], "result": {"tools": []}}),
+                )]
+            },
+            Expect::TimesOut,
+        ),
+        case(
+            "an error code that is not a number",
+            ListTools,
+            |r| {
+                vec![line(
+                    &json!({"jsonrpc": "2.0", "id": r["id"], "error": {"code": "-32603", "message": "x"}}),
+                )]
+            },
+            Expect::TimesOut,
+        ),
+        // Errors are data, whatever their size.
+        case(
+            "an error with a 100 kB message",
+            ListTools,
+            |r| {
+                vec![line(&response(
+                    r,
+                    json!({"error": {"code": -32603, "message": "m".repeat(100_000)}}),
+                ))]
+            },
+            Expect::Fails("Protocol(-32603)", |e| {
+                e.protocol()
+                    .is_some_and(|p| p.code.0 == -32603 && p.message.len() == 100_000)
+            }),
+        ),
+        case(
+            "an error whose data nests 100 000 levels",
+            ListTools,
+            |r| {
+                vec![
+            format!(r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32603,"message":"x","data":{}}}}}"#, r["id"], nested(100_000)).into_bytes()]
+            },
+            Expect::TimesOut,
+        ),
+        // Results that are not what the method returns.
+        case(
+            "a result without tools",
+            ListTools,
+            |r| result(r, json!({"resultType": "complete"})),
+            Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
+        ),
+        case(
+            "tools that are not an array",
+            ListTools,
+            |r| result(r, json!({"tools": {"a": 1}})),
+            Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
+        ),
+        case(
+            "a tool without an inputSchema",
+            ListTools,
+            |r| result(r, json!({"tools": [{"name": "t"}]})),
+            Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
+        ),
+        case(
+            "a tool whose name is a number",
+            ListTools,
+            |r| {
+                result(
+                    r,
+                    json!({"tools": [{"name": 7, "inputSchema": {"type": "object"}}]}),
+                )
+            },
+            Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
+        ),
+        case(
+            "a result that is a number",
+            ListTools,
+            |r| result(r, json!(5)),
+            Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
+        ),
+        case(
+            "a result that is null",
+            ListTools,
+            |r| result(r, Value::Null),
+            Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
+        ),
+        case(
+            "a duplicate member in the result",
+            ListTools,
+            |r| {
+                vec![
+                    format!(
+                        r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":[],"tools":[]}}}}"#,
+                        r["id"]
+                    )
+                    .into_bytes(),
+                ]
+            },
+            Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
+        ),
+        case(
+            "a discover result without supportedVersions",
+            Discover,
+            |r| result(r, json!({"capabilities": {}})),
+            Expect::Fails("Decode(server/discover)", |e| {
+                is_decode("server/discover")(e)
+            }),
+        ),
+        case(
+            "a tool call result whose content is a string",
+            CallTool,
+            |r| result(r, json!({"content": "text"})),
+            Expect::Fails("Decode(tools/call)", |e| is_decode("tools/call")(e)),
+        ),
+        // resultType: unknown values, and extensions the client did not declare.
+        case(
+            "an unknown resultType",
+            ListTools,
+            |r| result(r, json!({"resultType": "hologram", "tools": []})),
+            Expect::Fails("UnknownResultType(hologram)", |e| {
+                unknown_type(e, "hologram")
+            }),
+        ),
+        case(
+            "an unknown resultType on a tool call",
+            CallTool,
+            |r| result(r, json!({"resultType": "hologram", "content": []})),
+            Expect::Fails("UnknownResultType(hologram)", |e| {
+                unknown_type(e, "hologram")
+            }),
+        ),
+        case(
+            "a task the client did not declare",
+            CallTool,
+            |r| result(r, json!({"resultType": "task", "task": {"taskId": "t"}})),
+            Expect::Fails("UnknownResultType(task)", |e| unknown_type(e, "task")),
+        ),
+        case(
+            "input_required for a list",
+            ListTools,
+            |r| {
+                result(
+                    r,
+                    json!({"resultType": "input_required", "requestState": "s"}),
+                )
+            },
+            Expect::Fails("UnknownResultType(input_required)", |e| {
+                unknown_type(e, "input_required")
+            }),
+        ),
+        case(
+            "a resultType that is a number",
+            ListTools,
+            |r| result(r, json!({"resultType": 1, "tools": []})),
+            Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
+        ),
+        case(
+            "a case-variant resultType",
+            ListTools,
+            |r| result(r, json!({"resultType": "Complete", "tools": []})),
+            Expect::Fails("UnknownResultType(Complete)", |e| {
+                unknown_type(e, "Complete")
+            }),
+        ),
+        // Deep nesting: skipped without recursion where the client does not read it, refused
+        // by serde_json's depth limit (128) where it does.
+        case(
+            "100 000 levels in an unknown member",
+            ListTools,
+            |r| {
+                vec![
+                    format!(
+                        r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":[],"x":{}}}}}"#,
+                        r["id"],
+                        nested(100_000)
+                    )
+                    .into_bytes(),
+                ]
+            },
+            Expect::Ok,
+        ),
+        case(
+            "200 levels in a tool's inputSchema",
+            ListTools,
+            |r| {
+                vec![
+            format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":[{{"name":"t","inputSchema":{{"type":"object","x":{}}}}}]}}}}"#, r["id"], nested(200)).into_bytes()]
+            },
+            Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
+        ),
+        case(
+            "100 000 levels as the result",
+            ListTools,
+            |r| {
+                vec![
+                    format!(
+                        r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
+                        r["id"],
+                        nested(100_000)
+                    )
+                    .into_bytes(),
+                ]
+            },
+            Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
+        ),
+        // Traffic around the response.
+        case(
+            "10 000 notifications before the response",
+            ListTools,
+            |r| {
+                let mut lines: Vec<Vec<u8>> = (0..10_000).map(|n| match n % 4 {
+                0 => br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_vec(),
+                1 => br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"spam"}}"#.to_vec(),
+                2 => br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"nobody","progress":1}}"#.to_vec(),
+                _ => br#"{"jsonrpc":"2.0","method":"notifications/message","params":"not an object"}"#.to_vec(),
+            }).collect();
+                lines.push(valid(r));
+                lines
+            },
+            Expect::Ok,
+        ),
+        case(
+            "the server cancels the client's request",
+            ListTools,
+            |r| {
+                vec![
+                    line(
+                        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": r["id"]}}),
+                    ),
+                    valid(r),
+                ]
+            },
+            Expect::Ok,
+        ),
+    ];
+    // Servers of 2026-07-28 send no requests: each is refused with -32601, and the call
+    // goes on.
+    cases.push(Case {
+        answers: 1,
+        ..case("a server request (elicitation)", CallTool, |r| vec![
+            br#"{"jsonrpc":"2.0","id":"s1","method":"elicitation/create","params":{"mode":"form","message":"?","requestedSchema":{"type":"object","properties":{}}}}"#.to_vec(), valid(r)], Expect::Ok)
+    });
+    cases.push(Case {
+        answers: 500,
+        ..case(
+            "500 server requests (ping)",
+            ListTools,
+            |r| {
+                let mut lines: Vec<Vec<u8>> = (0..500)
+                    .map(|n| {
+                        format!(r#"{{"jsonrpc":"2.0","id":"s{n}","method":"ping"}}"#).into_bytes()
+                    })
+                    .collect();
+                lines.push(valid(r));
+                lines
+            },
+            Expect::Ok,
+        )
+    });
+    // MRTR: bounded rounds, and input requests the client cannot answer.
+    cases.push(Case {
+        rounds: 10,
+        ..case(
+            "input_required forever",
+            CallTool,
+            |r| {
+                result(
+                    r,
+                    json!({"resultType": "input_required", "requestState": "again"}),
+                )
+            },
+            Expect::Fails("TooManyRounds(10)", |e| {
+                matches!(e, Error::TooManyRounds(10))
+            }),
+        )
+    });
+    cases.push(case(
+        "an input request of an unknown method",
+        CallTool,
+        |r| {
+            result(
+                r,
+                json!({"resultType": "input_required",
+        "inputRequests": {"k": {"method": "shell/exec", "params": {"command": "rm -rf /"}}}}),
+            )
+        },
+        Expect::Fails("Decode(tools/call)", |e| is_decode("tools/call")(e)),
+    ));
+    cases.push(case("an elicitation the client has no handler for", CallTool, |r| result(r, json!({"resultType": "input_required",
+        "inputRequests": {"k": {"method": "elicitation/create", "params": {"mode": "form", "message": "?", "requestedSchema": {"type": "object", "properties": {}}}}}})),
+        Expect::Fails("NoHandler(elicitation/create)", |e| matches!(e, Error::NoHandler { method } if method == "elicitation/create"))));
+    // Pagination: cursors that never end must not make the client loop.
+    cases.push(Case {
+        rounds: 3,
+        ..case("cursors in a cycle (a, b, a)", ListAll, |r| {
+            let next = if r["params"]["cursor"] == "a" { "b" } else { "a" };
+            result(r, json!({"tools": [{"name": next, "inputSchema": {"type": "object"}}], "nextCursor": next}))
+        }, Expect::Ok)
+    });
+    cases
+}
+
+/// Makes the case's call; its result as JSON.
+async fn run(client: Client, call: Ask) -> Result<Value, Error> {
+    let object = mcp_types::JsonObject::new();
+    Ok(match call {
+        Ask::ListTools => serde_json::to_value(client.list_tools(None).await?),
+        Ask::ListAll => serde_json::to_value(client.list_tools_all().await?),
+        Ask::CallTool => serde_json::to_value(client.call_tool("t", object).await?),
+        Ask::Discover => serde_json::to_value(client.discover().await?),
+    }
+    .unwrap())
+}
+
+/// Runs one case, then the probe: a valid `tools/list` on the same pipe.
+async fn check(client: &Client, script: &mut Script, case: &Case) {
+    let name = case.name;
+    let call = tokio::spawn(run(client.clone(), case.call));
+    let mut last = Value::Null;
+    for _ in 0..case.rounds {
+        last = script.request().await;
+        for line in (case.answer)(&last) {
+            script.line(&line).await;
+        }
+    }
+    for _ in 0..case.answers {
+        let answer = script.request().await;
+        assert!(
+            answer["id"].as_str().is_some_and(|id| id.starts_with('s')),
+            "{name}: an answer to the server's request: {answer}"
+        );
+        assert_eq!(answer["error"]["code"], -32601, "{name}: {answer}");
+    }
+    let outcome = call.await.expect("the call must not panic");
+    match (&case.expect, &outcome) {
+        (Expect::Ok, Ok(_)) => {}
+        (Expect::Fails(_, matches), Err(e)) if matches(e) => {}
+        (Expect::TimesOut, Err(Error::Timeout { .. })) => {
+            let cancelled = script.request().await;
+            assert_eq!(
+                cancelled["method"], "notifications/cancelled",
+                "{name}: {cancelled}"
+            );
+            assert_eq!(cancelled["params"]["requestId"], last["id"], "{name}");
+        }
+        (Expect::Fails(expected, _), _) => panic!("{name}: expected {expected}, got {outcome:?}"),
+        (_, _) => panic!("{name}: got {outcome:?}"),
+    }
+    probe(client, script, name).await;
+}
+
+/// A valid call on the same pipe succeeds, and is the very next thing the client sends.
+async fn probe(client: &Client, script: &mut Script, name: &str) {
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.list_tools(None).await }
+    });
+    let request = script.request().await;
+    assert_eq!(
+        request["method"], "tools/list",
+        "{name}: the probe: {request}"
+    );
+    script.line(&valid(&request)).await;
+    let listed = call.await.unwrap();
+    assert!(
+        listed.is_ok_and(|r| r.tools.is_empty()),
+        "{name}: the probe after it must succeed"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_table() {
+    count_panics();
+    let (client, mut script, _conn) = connect_lines(Client::builder("hostile", "1"), MAX_LINE);
+    for case in &cases() {
+        check(&client, &mut script, case).await;
+    }
+    assert_eq!(panics(), 0, "nothing may panic, even caught");
+}
+
+/// The valid `tools/list` response to `request` padded to exactly `len` bytes.
+fn response_of(request: &Value, len: usize) -> Vec<u8> {
+    let mut message = response(request, json!({"result": {"tools": [], "pad": ""}}));
+    let bare = message.to_string().len();
+    message["result"]["pad"] = json!("p".repeat(len - bare));
+    let line = line(&message);
+    assert_eq!(line.len(), len);
+    line
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_response_at_the_line_limit_is_read_and_one_byte_more_is_not() {
+    count_panics();
+    let (client, mut script, _conn) = connect_lines(Client::builder("hostile", "1"), MAX_LINE);
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.list_tools(None).await }
+    });
+    let request = script.request().await;
+    script.line(&response_of(&request, MAX_LINE)).await;
+    assert!(call.await.unwrap().is_ok(), "a line of exactly the limit");
+
+    // One byte more: the line is skipped unread, so the request is never answered.
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.list_tools(None).await }
+    });
+    let request = script.request().await;
+    script.line(&response_of(&request, MAX_LINE + 1)).await;
+    let outcome = call.await.unwrap();
+    assert!(
+        matches!(&outcome, Err(Error::Timeout { method, .. }) if method == "tools/list"),
+        "{outcome:?}"
+    );
+    assert_eq!(script.request().await["method"], "notifications/cancelled");
+    probe(&client, &mut script, "past the line limit").await;
+    assert_eq!(panics(), 0);
+}
+
+/// Answers `pages` list requests, each with `per_page` tools and a fresh cursor, the last
+/// without one when `ends`; returns the client's outcome.
+async fn paged(
+    client: &Client,
+    script: &mut Script,
+    pages: usize,
+    per_page: usize,
+    ends: bool,
+) -> Result<Vec<mcp_types::Tool>, Error> {
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.list_tools_all().await }
+    });
+    let tool = json!({"name": "t", "inputSchema": {"type": "object"}});
+    let tools = Value::Array(vec![tool; per_page]);
+    for page in 1..=pages {
+        let request = script.request().await;
+        assert_eq!(request["method"], "tools/list");
+        let mut result = json!({"tools": tools});
+        if page < pages || !ends {
+            result["nextCursor"] = json!(format!("page-{page}"));
+        }
+        script.reply(&request, json!({ "result": result })).await;
+    }
+    call.await.unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn list_helpers_stop_at_their_page_and_item_limits() {
+    count_panics();
+    let (client, mut script, _conn) = connect_lines(Client::builder("hostile", "1"), MAX_LINE);
+    let too_long = |outcome: &Result<Vec<mcp_types::Tool>, Error>| matches!(outcome, Err(Error::ListTooLong { method }) if method == "tools/list");
+
+    // Exactly MAX_PAGES pages: all read.
+    let all = paged(&client, &mut script, mcp_client::MAX_PAGES, 1, true).await;
+    assert_eq!(all.unwrap().len(), mcp_client::MAX_PAGES);
+    // Cursors that never end: the client stops after MAX_PAGES requests.
+    let outcome = paged(&client, &mut script, mcp_client::MAX_PAGES, 1, false).await;
+    assert!(too_long(&outcome), "{outcome:?}");
+    probe(&client, &mut script, "past the page limit").await;
+
+    // Exactly MAX_LISTED items (20 pages of 5000), then one page more.
+    let per_page = 5000;
+    let pages = mcp_client::MAX_LISTED / per_page;
+    let all = paged(&client, &mut script, pages, per_page, true).await;
+    assert_eq!(all.unwrap().len(), mcp_client::MAX_LISTED);
+    let outcome = paged(&client, &mut script, pages + 1, per_page, true).await;
+    assert!(too_long(&outcome), "{outcome:?}");
+    probe(&client, &mut script, "past the item limit").await;
+    assert_eq!(panics(), 0);
+}

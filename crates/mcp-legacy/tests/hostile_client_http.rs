@@ -1,0 +1,410 @@
+//! Hostile legacy servers against the dual-era client over HTTP (issue #11): a raw
+//! HTTP/1.1 server on 127.0.0.1 (the client tests' `support::http`) that refuses the
+//! modern probe, so the client opens a 2025-11-25 Streamable HTTP session, then answers
+//! the handshake or one request of each case with hostile content. Each case asserts the
+//! exact outcome; after a session case a valid request in the same session must succeed;
+//! nothing may panic.
+//!
+//! The rules: `docs/2025-11-25/basic/lifecycle.mdx`, `docs/2025-11-25/basic/transports.mdx`
+//! and, for detection, `docs/2026-07-28/basic/transports/streamable-http.mdx` (Backward
+//! Compatibility).
+
+#![cfg(feature = "http")]
+
+#[path = "../../mcp-client/tests/support/mod.rs"]
+mod support;
+
+use std::time::Duration;
+
+use mcp_client::{Client, Error};
+use mcp_legacy::client::{Connector, Error as ConnectError};
+use mcp_transport_http::{Error as HttpError, HttpClientConfig};
+use mcp_types::Era;
+use serde_json::{Value, json};
+use support::http::{Reply, Seen, reply, serve, sse};
+use support::{count_panics, panics};
+
+const MAX_BODY: usize = 64 << 10;
+
+/// What a case must end with.
+enum Expect {
+    Ok,
+    Fails(&'static str, fn(&Error) -> bool),
+}
+
+struct Case {
+    name: &'static str,
+    /// `tools/call` rather than `tools/list`.
+    call: bool,
+    reply: fn(&Seen) -> Reply,
+    expect: Expect,
+}
+
+const fn list(name: &'static str, reply: fn(&Seen) -> Reply, expect: Expect) -> Case {
+    Case {
+        name,
+        call: false,
+        reply,
+        expect,
+    }
+}
+
+const fn call(name: &'static str, reply: fn(&Seen) -> Reply, expect: Expect) -> Case {
+    Case {
+        name,
+        call: true,
+        reply,
+        expect,
+    }
+}
+
+fn json_reply(body: &Value) -> Reply {
+    reply(
+        "200 OK",
+        &[
+            ("content-type", "application/json"),
+            ("mcp-session-id", "s-1"),
+        ],
+        body.to_string().as_bytes(),
+    )
+}
+
+/// A valid legacy result for the request `seen` (no `resultType`).
+fn legacy_result(seen: &Seen) -> Value {
+    if seen.body["method"] == "tools/call" {
+        json!({"content": []})
+    } else {
+        json!({"tools": []})
+    }
+}
+
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "the table builds each result in place"
+)]
+fn response(seen: &Seen, id: Option<Value>, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id.unwrap_or_else(|| seen.body["id"].clone()), "result": result})
+}
+
+fn initialize_result() -> Value {
+    json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+           "serverInfo": {"name": "hostile", "version": "1"}})
+}
+
+/// A legacy server: the modern probe gets `400` without a modern error, `initialize` the
+/// result `initialize` gives (or the handshake case's), notifications and posted answers
+/// `202`, the GET stream `405`, the probe (`tools/list` for the cursor `probe`) a valid
+/// result, and every other request `hostile`'s reply.
+fn legacy(
+    initialize: fn(&Seen) -> Reply,
+    hostile: fn(&Seen) -> Reply,
+) -> impl FnMut(&Seen) -> Reply + Send + 'static {
+    move |seen| {
+        if seen.line.starts_with("GET") {
+            return reply("405 Method Not Allowed", &[("allow", "POST")], b"");
+        }
+        match seen.body["method"].as_str() {
+            Some("server/discover") => reply("400 Bad Request", &[], b""),
+            Some("initialize") => initialize(seen),
+            Some(m) if m.starts_with("notifications/") => reply("202 Accepted", &[], b""),
+            None => reply("202 Accepted", &[], b""),
+            Some(_) if seen.body["params"]["cursor"] == "probe" => {
+                json_reply(&response(seen, None, legacy_result(seen)))
+            }
+            Some(_) => hostile(seen),
+        }
+    }
+}
+
+fn good_initialize(seen: &Seen) -> Reply {
+    json_reply(&response(seen, None, initialize_result()))
+}
+
+async fn connect(
+    initialize: fn(&Seen) -> Reply,
+    hostile: fn(&Seen) -> Reply,
+) -> (
+    Result<mcp_legacy::client::HttpConnection, ConnectError>,
+    tokio::sync::mpsc::UnboundedReceiver<Seen>,
+) {
+    let (url, seen) = serve(legacy(initialize, hostile)).await;
+    let config = HttpClientConfig::default().max_response_bytes(MAX_BODY);
+    let connection = Connector::new(Client::builder("hostile", "1"))
+        .probe_timeout(Duration::from_secs(5))
+        .connect_http(&url, config)
+        .await;
+    (connection, seen)
+}
+
+fn http(e: &Error) -> Option<&HttpError> {
+    match e {
+        Error::Http(e) => Some(e),
+        _ => None,
+    }
+}
+
+fn status(e: &Error, code: u16) -> bool {
+    matches!(http(e), Some(HttpError::Status { status, .. }) if status.as_u16() == code)
+}
+
+#[allow(clippy::too_many_lines, reason = "one table")]
+fn cases() -> Vec<Case> {
+    vec![
+        list(
+            "500 without a body",
+            |_| reply("500 Internal Server Error", &[], b""),
+            Expect::Fails("Status(500)", |e| status(e, 500)),
+        ),
+        list(
+            "a 200 with an HTML body",
+            |_| reply("200 OK", &[("content-type", "text/html")], b"<html></html>"),
+            Expect::Fails("Status(200)", |e| status(e, 200)),
+        ),
+        list(
+            "a body past the limit",
+            |s| {
+                let mut body = response(s, None, legacy_result(s));
+                body["result"]["pad"] = json!("p".repeat(MAX_BODY));
+                json_reply(&body)
+            },
+            Expect::Fails("BodyTooLarge", |e| {
+                matches!(http(e), Some(HttpError::BodyTooLarge { .. }))
+            }),
+        ),
+        list(
+            "a JSON response to another id",
+            |s| json_reply(&response(s, Some(json!(987_654)), legacy_result(s))),
+            Expect::Fails("UnexpectedResponse(987654)", |e| {
+                matches!(
+                    e,
+                    Error::UnexpectedResponse {
+                        id: Some(mcp_types::RequestId::Integer(987_654)),
+                        ..
+                    }
+                )
+            }),
+        ),
+        list(
+            "an SSE response to another id, then the right one",
+            |s| {
+                sse(
+                    &[
+                        response(
+                            s,
+                            Some(json!(987_654)),
+                            json!({"tools": [{"name": "wrong"}]}),
+                        )
+                        .to_string(),
+                        response(s, None, legacy_result(s)).to_string(),
+                    ],
+                    false,
+                )
+            },
+            Expect::Ok,
+        ),
+        list(
+            "an SSE event that is not JSON-RPC, then the response",
+            |s| {
+                sse(
+                    &[
+                        "{not json".to_owned(),
+                        response(s, None, legacy_result(s)).to_string(),
+                    ],
+                    false,
+                )
+            },
+            Expect::Ok,
+        ),
+        list(
+            "an SSE stream that ends without a response or an event id",
+            |_| sse(&[], false),
+            Expect::Fails(
+                "MayHaveRun(tools/list)",
+                |e| matches!(e, Error::MayHaveRun { method } if method == "tools/list"),
+            ),
+        ),
+        list(
+            "40 server pings, then the response",
+            |s| {
+                let mut events: Vec<String> = (0..40)
+                    .map(|n| {
+                        json!({"jsonrpc": "2.0", "id": format!("s{n}"), "method": "ping"})
+                            .to_string()
+                    })
+                    .collect();
+                events.push(response(s, None, legacy_result(s)).to_string());
+                sse(&events, false)
+            },
+            Expect::Ok,
+        ),
+        list(
+            "a server request the client has no handler for",
+            |s| {
+                sse(&[
+            json!({"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 1}}).to_string(),
+            response(s, None, legacy_result(s)).to_string()], false)
+            },
+            Expect::Ok,
+        ),
+        list(
+            "a result without tools",
+            |s| json_reply(&response(s, None, json!({}))),
+            Expect::Fails(
+                "Decode(tools/list)",
+                |e| matches!(e, Error::Decode { method, .. } if method == "tools/list"),
+            ),
+        ),
+        list(
+            "100 000 levels in the result",
+            |s| {
+                reply(
+                    "200 OK",
+                    &[("content-type", "application/json")],
+                    format!(
+                        r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":[],"x":{}}}}}"#,
+                        s.body["id"],
+                        "[".repeat(30_000) + &"]".repeat(30_000)
+                    )
+                    .as_bytes(),
+                )
+            },
+            Expect::Fails(
+                "Decode(tools/list)",
+                |e| matches!(e, Error::Decode { method, .. } if method == "tools/list"),
+            ),
+        ),
+        // A legacy result has no resultType: whatever one claims, it is complete, so a
+        // legacy server cannot steer the modern input loop.
+        call(
+            "a legacy result claiming input_required",
+            |s| {
+                json_reply(&response(
+                    s,
+                    None,
+                    json!({"content": [], "resultType": "input_required", "requestState": "x",
+                   "inputRequests": {"k": {"method": "roots/list", "params": {}}}}),
+                ))
+            },
+            Expect::Ok,
+        ),
+        list(
+            "a legacy result claiming an unknown resultType",
+            |s| {
+                json_reply(&response(
+                    s,
+                    None,
+                    json!({"tools": [], "resultType": "hologram"}),
+                ))
+            },
+            Expect::Ok,
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn the_session_table() {
+    count_panics();
+    for case in &cases() {
+        let name = case.name;
+        let (connection, _seen) = connect(good_initialize, case.reply).await;
+        let connection = connection.unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(connection.verdict.era, Era::Legacy, "{name}");
+        let client = &connection.client;
+        let outcome = if case.call {
+            client
+                .call_tool("t", mcp_types::JsonObject::new())
+                .await
+                .map(|_| ())
+        } else {
+            client.list_tools(None).await.map(|_| ())
+        };
+        match (&case.expect, &outcome) {
+            (Expect::Ok, Ok(())) => {}
+            (Expect::Fails(_, matches), Err(e)) if matches(e) => {}
+            (Expect::Fails(expected, _), _) => {
+                panic!("{name}: expected {expected}, got {outcome:?}")
+            }
+            (Expect::Ok, Err(e)) => panic!("{name}: {e:?}"),
+        }
+        let probe = client.list_tools(Some("probe")).await;
+        assert!(probe.is_ok(), "{name}: the request after it: {probe:?}");
+        client.shutdown(Duration::from_secs(1)).await;
+    }
+    assert_eq!(panics(), 0, "nothing may panic, even caught");
+}
+
+/// A handshake case: its name, `initialize`'s reply, and the connection's error.
+type HandshakeCase = (&'static str, fn(&Seen) -> Reply, fn(&ConnectError) -> bool);
+
+#[tokio::test]
+async fn the_handshake_table() {
+    count_panics();
+    let cases: [HandshakeCase; 4] = [
+        (
+            "initialize answers an unsupported version",
+            |s| {
+                let mut result = initialize_result();
+                result["protocolVersion"] = json!("1999-01-01");
+                json_reply(&response(s, None, result))
+            },
+            |e| matches!(e, ConnectError::UnsupportedVersion { answered, .. } if answered == "1999-01-01"),
+        ),
+        (
+            "initialize answers something else",
+            |s| json_reply(&response(s, None, json!({"tools": []}))),
+            |e| matches!(e, ConnectError::Malformed(_)),
+        ),
+        (
+            "initialize answers 500",
+            |_| reply("500 Internal Server Error", &[], b""),
+            |e| matches!(e, ConnectError::Handshake(e) if status(e, 500)),
+        ),
+        (
+            "initialize answers another id",
+            |s| json_reply(&response(s, Some(json!(987_654)), initialize_result())),
+            |e| matches!(e, ConnectError::Handshake(Error::UnexpectedResponse { .. })),
+        ),
+    ];
+    for (name, initialize, expected) in cases {
+        let (connection, _seen) =
+            connect(initialize, |_| reply("500 Internal Server Error", &[], b"")).await;
+        match connection {
+            Err(e) if expected(&e) => {}
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    assert_eq!(panics(), 0);
+}
+
+#[tokio::test]
+async fn a_session_id_that_changes_is_not_followed() {
+    count_panics();
+    let (connection, mut seen) = connect(good_initialize, |s| {
+        reply(
+            "200 OK",
+            &[
+                ("content-type", "application/json"),
+                ("mcp-session-id", "s-evil"),
+            ],
+            response(s, None, legacy_result(s)).to_string().as_bytes(),
+        )
+    })
+    .await;
+    let connection = connection.unwrap();
+    for _ in 0..2 {
+        connection.client.list_tools(None).await.unwrap();
+    }
+    connection.client.list_tools(Some("probe")).await.unwrap();
+    let mut sessions = Vec::new();
+    while let Ok(request) = seen.try_recv() {
+        if request.body["method"] == "tools/list" {
+            sessions.push(request.header("mcp-session-id").map(str::to_owned));
+        }
+    }
+    assert_eq!(
+        sessions,
+        vec![Some("s-1".to_owned()); 3],
+        "the session of initialize is kept"
+    );
+    assert_eq!(panics(), 0);
+}
