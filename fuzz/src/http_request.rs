@@ -279,6 +279,7 @@ pub fn run(data: &[u8]) {
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
             .header("mcp-method", "tools/list")
+            .header("mcp-protocol-version", "2026-07-28")
             .body(Full::new(Bytes::from(format!(
                 r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}"#
             ))))
@@ -287,7 +288,8 @@ pub fn run(data: &[u8]) {
         assert_eq!(
             status,
             StatusCode::OK,
-            "a valid request after the input failed"
+            "a valid request after the input failed: {:?}",
+            body.as_deref().map(String::from_utf8_lossy)
         );
         let body = body.expect("a complete response");
         assert!(
