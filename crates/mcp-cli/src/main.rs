@@ -540,7 +540,7 @@ async fn execute(session: &Session, command: Command, json: bool) -> Result<(), 
                 .into_iter()
                 .flatten()
             {
-                println!("{}", value.as_str().unwrap_or_default());
+                println!("{}", output::printable(value.as_str().unwrap_or_default()));
             }
         }
         Command::Listen { uris, count, .. } => listen(client, uris, count, json).await?,
@@ -611,7 +611,7 @@ async fn listen(
         } else {
             println!(
                 "{name}{}",
-                detail.map(|u| format!(" {u}")).unwrap_or_default()
+                output::printable(&detail.map(|u| format!(" {u}")).unwrap_or_default())
             );
         }
         seen += 1;
@@ -648,7 +648,7 @@ pub(crate) fn describe(found: &Value, version: &str) -> String {
         let first = first.trim_start_matches('#').trim();
         let _ = writeln!(out, "about     {}", output::cut(first, 100));
     }
-    out
+    output::printable(&out).into_owned()
 }
 
 /// A tool's arguments in one line: `a b [c]` (optional ones in brackets).

@@ -24,7 +24,8 @@ pub(crate) fn width() -> usize {
 /// last column is cut (with `…`) so that a row fits `width`. Newlines in cells become
 /// spaces, so one row is one line.
 pub(crate) fn table(header: &[&str], rows: &[Vec<String>], width: usize) -> String {
-    let clean = |cell: &str| cell.split_whitespace().collect::<Vec<_>>().join(" ");
+    let clean =
+        |cell: &str| printable(&cell.split_whitespace().collect::<Vec<_>>().join(" ")).into_owned();
     let rows: Vec<Vec<String>> = rows
         .iter()
         .map(|row| row.iter().map(|c| clean(c)).collect())
@@ -70,6 +71,30 @@ pub(crate) fn table(header: &[&str], rows: &[Vec<String>], width: usize) -> Stri
     out
 }
 
+/// `text` made safe for a terminal: control characters other than newline and tab (C0,
+/// DEL, C1, which include the escape that starts terminal control sequences) and the
+/// bidirectional overrides that can make text read other than it is (U+202A to U+202E,
+/// U+2066 to U+2069) are shown as `\u{…}` escapes. Everything a server sends (names,
+/// descriptions, results) passes through here before a human sees it.
+pub(crate) fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// `text` in at most `width` characters, ending in `…` when cut.
 pub(crate) fn cut(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
@@ -83,6 +108,10 @@ pub(crate) fn cut(text: &str, width: usize) -> String {
 /// The content blocks of a tool result or prompt message, as text: text as is, images and
 /// audio as a one-line summary, resources by their text or URI.
 pub(crate) fn content(blocks: &Value) -> String {
+    printable(&content_raw(blocks)).into_owned()
+}
+
+fn content_raw(blocks: &Value) -> String {
     let mut out = String::new();
     for block in blocks.as_array().into_iter().flatten() {
         let line = match block["type"].as_str() {
@@ -92,7 +121,7 @@ pub(crate) fn content(blocks: &Value) -> String {
                 block["mimeType"].as_str().unwrap_or("?"),
                 block["data"].as_str().map_or(0, str::len)
             ),
-            Some("resource") => resource(&block["resource"]),
+            Some("resource") => resource_raw(&block["resource"]),
             Some("resource_link") => format!("[link {}]", block["uri"].as_str().unwrap_or("?")),
             _ => block.to_string(),
         };
@@ -106,6 +135,10 @@ pub(crate) fn content(blocks: &Value) -> String {
 
 /// One resource's contents as text: its text, or a summary of a blob.
 pub(crate) fn resource(contents: &Value) -> String {
+    printable(&resource_raw(contents)).into_owned()
+}
+
+fn resource_raw(contents: &Value) -> String {
     match contents.get("text").and_then(Value::as_str) {
         Some(text) => text.to_owned(),
         None => format!(
@@ -136,6 +169,24 @@ mod tests {
         for line in out.lines() {
             assert!(line.chars().count() <= 20, "{line}");
         }
+    }
+
+    #[test]
+    fn server_text_cannot_drive_the_terminal() {
+        let hostile = "ok\u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}txt.exe\u{9b}31m\tend\nnext";
+        let shown = printable(hostile);
+        assert_eq!(
+            shown,
+            "ok\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\u{202e}txt.exe\\u{9b}31m\tend\nnext"
+        );
+        assert!(matches!(
+            printable("plain text\n"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        let blocks = json!([{"type": "text", "text": "a\u{1b}[31mred"}]);
+        assert_eq!(content(&blocks), "a\\u{1b}[31mred\n");
+        let table = table(&["name"], &[vec!["x\u{1b}[8m".to_owned()]], 80);
+        assert!(!table.contains('\u{1b}'), "{table}");
     }
 
     #[test]
