@@ -91,6 +91,10 @@ pub enum Error {
         /// The id the response carried.
         id: Option<mcp_types::RequestId>,
     },
+    /// [`Client::extension_request`](crate::Client::extension_request) named an extension
+    /// this client did not declare.
+    #[error("the extension {0:?} is not declared by this client")]
+    ExtensionNotDeclared(String),
     /// The result had a `resultType` this client does not understand.
     #[error("unknown resultType {0:?}")]
     UnknownResultType(String),

@@ -115,6 +115,7 @@ mod cache;
 mod client;
 mod custom;
 mod error;
+mod extension;
 #[cfg(feature = "http")]
 mod http;
 pub mod icons;
@@ -130,6 +131,7 @@ pub use client::{
 };
 pub use custom::{BoxFuture, CustomTransport, EventSink, ListenRouter};
 pub use error::Error;
+pub use extension::ExtensionResult;
 pub use listen::{ListenEvent, Subscription};
 #[cfg(feature = "stdio")]
 pub use restart::RestartPolicy;
