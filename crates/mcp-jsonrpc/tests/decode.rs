@@ -297,3 +297,19 @@ fn encoded_frames_are_one_line_and_decode_back() {
         serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32602, "message": "bad", "data": {"field": "x"}}})
     );
 }
+
+/// JSON text is UTF-8 (RFC 8259, 8.1): invalid bytes are a parse error wherever they are,
+/// in a member the decoder reads or in one it skips (the `message` fuzz target found the
+/// skipped member accepted).
+#[test]
+fn invalid_utf8_is_a_parse_error_even_in_a_skipped_member() {
+    let skipped = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"extra\":\"\x98\x98\"}";
+    let err = decode(skipped, DecodeOptions::default()).unwrap_err();
+    assert_eq!(err.code, ErrorCode::PARSE_ERROR, "{err}");
+    let read = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":\"\x98\"}}";
+    let err = decode(read, DecodeOptions::default()).unwrap_err();
+    assert_eq!(err.code, ErrorCode::PARSE_ERROR, "{err}");
+    // Valid UTF-8 beyond ASCII in a skipped member is fine.
+    let fine = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"extra\":\"h\u{e9}\u{1f600}\"}";
+    assert!(decode(fine.as_bytes(), DecodeOptions::default()).is_ok());
+}
