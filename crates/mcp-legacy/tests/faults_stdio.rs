@@ -334,3 +334,30 @@ async fn a_server_that_never_answers_times_out_and_is_told_to_cancel() {
     assert_eq!(text(&result), "still here");
     let _ = server.shutdown(Duration::from_secs(1)).await;
 }
+
+/// A client that goes away mid-call (its end of the pipes closes: the `ServerConnection`
+/// shuts down while the call runs, with the default graces): the server's handler is
+/// cancelled once the engine's `eof_grace` (1 s) has passed, the process exits on its
+/// own at the end of its stdin before the client's `SIGTERM` (after 2 s) is due, and the
+/// caller gets a typed error, not a hang.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_vanishes_mid_call_cancels_the_handler_and_the_server_exits() {
+    let (command, mut lines) = stderr_lines(demo());
+    let (client, server) = builder().connect_stdio(&command).unwrap();
+    let client = Arc::new(client);
+    let call = tokio::spawn({
+        let client = Arc::clone(&client);
+        async move { client.call_tool("hang", JsonObject::new()).await }
+    });
+    next_line(&mut lines, "hang started").await;
+    let status = bounded("shutdown", server.shutdown(Duration::from_millis(50)))
+        .await
+        .unwrap();
+    next_line(&mut lines, "hang cancelled").await;
+    assert!(
+        status.success(),
+        "the server exits by itself when stdin closes: {status:?}"
+    );
+    let err = bounded("the call", call).await.unwrap().unwrap_err();
+    assert!(matches!(&err, mcp_client::Error::Transport(_)), "{err:?}");
+}
