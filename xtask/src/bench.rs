@@ -516,12 +516,12 @@ fn build() -> Result<Bins, String> {
     // On its own: built with the others, the main workspace's serde_json features
     // (preserve_order) would reach the floor and mcp-load.
     crate::cargo(&[&bench[..], &["-p", "client-load"]].concat())?;
-    let target = |workspace: &Path| match std::env::var_os("CARGO_TARGET_DIR") {
+    let main = crate::target_dir().join("release");
+    let bench = match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) => root.join(dir),
-        None => workspace.join("target"),
-    };
-    let main = target(&root).join("release");
-    let bench = target(&root.join("bench")).join("release");
+        None => root.join("bench").join("target"),
+    }
+    .join("release");
     let bins = Bins {
         mcp: main.join("mcp"),
         load: bench.join("mcp-load"),

@@ -14,12 +14,15 @@
 //!   compared with `docs/instructions.tsv` (see `instructions.rs`).
 //! - `fuzz [--time SECONDS] [--jobs N] [TARGET…]`: the cargo-fuzz targets of `fuzz/`
 //!   (see `fuzz.rs` and `docs/RELIABILITY.md`).
+//! - `soak [--size ci|full] [--minutes N]`: the load and soak run of issue #11 against
+//!   `mcp serve-example` (see `soak.rs` and `docs/RELIABILITY.md`).
 
 mod bench;
 mod codegen;
 mod conformance;
 mod fuzz;
 mod instructions;
+mod soak;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -40,8 +43,9 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&args[1..]),
         Some("instructions") => instructions::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
+        Some("soak") => soak::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  instructions [--record]\n                     callgrind's instruction counts, compared with docs/instructions.tsv\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)"
+            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  instructions [--record]\n                     callgrind's instruction counts, compared with docs/instructions.tsv\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)\n  soak [--size ci|full] [--minutes N] [--release|--debug]\n                     load and soak mcp serve-example (docs/RELIABILITY.md)"
                 .to_owned(),
         ),
     };
@@ -90,6 +94,16 @@ fn test() -> Result<(), String> {
         "--test",
         "corpus",
     ])
+}
+
+/// The main workspace's target directory: `CARGO_TARGET_DIR` (relative to the root) when
+/// set, else `target/` at the root.
+pub(crate) fn target_dir() -> PathBuf {
+    let root = project_root();
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => root.join(dir),
+        None => root.join("target"),
+    }
 }
 
 fn cargo(args: &[&str]) -> Result<(), String> {

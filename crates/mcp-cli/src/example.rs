@@ -14,6 +14,9 @@
 //!   bounded arrays; it finds nothing) and `steps` (sends `steps` progress notifications at
 //!   once, then answers), and `--extra-tools N` adds N generated tools, `extra_000` on, for
 //!   the `tools/list` of 500 tools scenario;
+//! - for the soak of issue #11 (`cargo xtask soak`), off by default: `--soak-tools` adds
+//!   `barrier`, `wait` and `stats` (see `soak_tools.rs`), and over HTTP
+//!   `--max-concurrent-requests N` raises the endpoint's limit of requests in flight;
 //! - resources: `example://readme` (what this server is), `example://counter` (a number
 //!   that `increment` changes: `mcp listen example://counter` follows it), and the
 //!   template `example://squares/{n}` (the square of `n`);
@@ -179,17 +182,26 @@ fn extra_tool_schema() -> serde_json::Value {
     })
 }
 
-/// What `mcp serve-example` adds for `cargo xtask bench` (issue #8); nothing by default.
+/// What `mcp serve-example` adds for `cargo xtask bench` (issue #8) and `cargo xtask
+/// soak` (issue #11); nothing by default.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Bench {
     /// `--bench-tools`: register `search` and `steps`.
     pub(crate) tools: bool,
     /// `--extra-tools N`: register N generated tools, `extra_000` on.
     pub(crate) extra_tools: usize,
+    /// `--soak-tools`: register `barrier`, `wait` and `stats`.
+    pub(crate) soak: bool,
+    /// `--max-concurrent-requests N` (HTTP): the endpoint's limit, instead of its default.
+    pub(crate) max_concurrent_requests: Option<usize>,
 }
 
+/// Where the soak tools' `stats` reads the open legacy sessions from, once the HTTP
+/// endpoint exists.
+type SessionCount = Arc<OnceLock<Box<dyn Fn() -> usize + Send + Sync>>>;
+
 /// The example server, with the benchmark's additions that `bench` asks for.
-pub(crate) fn server(bench: Bench) -> Result<Server, mcp_server::Error> {
+pub(crate) fn server(bench: Bench, sessions: &SessionCount) -> Result<Server, mcp_server::Error> {
     let counter = Arc::new(AtomicI64::new(0));
     let read_counter = Arc::clone(&counter);
     let handle: Arc<OnceLock<Server>> = Arc::default();
@@ -380,6 +392,9 @@ pub(crate) fn server(bench: Bench) -> Result<Server, mcp_server::Error> {
                 }),
             );
     }
+    if bench.soak {
+        builder = crate::soak_tools::register(builder, Arc::clone(sessions));
+    }
     for i in 0..bench.extra_tools {
         let name = format!("extra_{i:03}");
         builder = builder.tool(
@@ -405,7 +420,7 @@ pub(crate) fn server(bench: Bench) -> Result<Server, mcp_server::Error> {
 
 /// Serves the example server on stdin and stdout, for both eras, until stdin closes.
 pub(crate) async fn serve_stdio(bench: Bench) -> Result<(), mcp_server::Error> {
-    mcp_legacy::server::DualEra::new(server(bench)?)
+    mcp_legacy::server::DualEra::new(server(bench, &SessionCount::default())?)
         .serve_stdio()
         .await;
     Ok(())
@@ -414,13 +429,24 @@ pub(crate) async fn serve_stdio(bench: Bench) -> Result<(), mcp_server::Error> {
 /// Serves the example server over Streamable HTTP (both eras) on `addr`, printing the
 /// endpoint URL as the first line of stdout, until the process is interrupted.
 pub(crate) async fn serve_http(addr: SocketAddr, bench: Bench) -> Result<(), crate::Error> {
-    let running = mcp_legacy::http::DualEraHttp::bind(
-        addr,
-        server(bench)?,
-        mcp_transport_http::HttpServerConfig::default(),
+    let sessions = SessionCount::default();
+    let mut config = mcp_transport_http::HttpServerConfig::default();
+    if let Some(limit) = bench.max_concurrent_requests {
+        config.max_concurrent_requests = limit;
+    }
+    let endpoint = mcp_legacy::http::DualEraHttp::new(
+        server(bench, &sessions)?,
+        config.clone(),
         mcp_legacy::http::LegacyHttpConfig::default(),
     )
-    .await?;
+    .map_err(crate::Error::Serve)?;
+    let counted = endpoint.clone();
+    let _ = sessions.set(Box::new(move || counted.sessions()));
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| crate::Error::Serve(mcp_legacy::Error::Bind { addr, source }))?;
+    let running = mcp_transport_http::HttpServer::serve_endpoint(listener, endpoint, &config)
+        .map_err(|e| crate::Error::Serve(e.into()))?;
     println!("{}", running.url());
     let _ = tokio::signal::ctrl_c().await;
     running.shutdown(Duration::from_secs(2)).await;

@@ -24,6 +24,7 @@ mod example;
 mod interact;
 mod oauth;
 mod output;
+mod soak_tools;
 mod target;
 mod tour;
 
@@ -214,6 +215,14 @@ enum Command {
         /// `cargo xtask bench`).
         #[arg(long, value_name = "N", default_value_t = 0)]
         extra_tools: u16,
+        /// Also register the soak's `barrier`, `wait` and `stats` tools (`cargo xtask
+        /// soak`).
+        #[arg(long)]
+        soak_tools: bool,
+        /// With --http: how many requests may be in flight at once (default 1024); past
+        /// it a request gets 503 with Retry-After.
+        #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+        max_concurrent_requests: Option<u32>,
     },
 }
 
@@ -281,12 +290,16 @@ async fn run(cli: Cli) -> Result<(), Error> {
         http,
         bench_tools,
         extra_tools,
+        soak_tools,
+        max_concurrent_requests,
         ..
     } = command
     {
         let bench = example::Bench {
             tools: bench_tools,
             extra_tools: usize::from(extra_tools),
+            soak: soak_tools,
+            max_concurrent_requests: max_concurrent_requests.and_then(|n| usize::try_from(n).ok()),
         };
         return match http {
             None => Ok(example::serve_stdio(bench).await?),

@@ -76,7 +76,12 @@ pub struct PeerConfig {
     pub reply_to_malformed: bool,
     /// How frames are decoded (batches).
     pub decode: DecodeOptions,
-    /// How long in-flight inbound requests may run on after the peer hangs up.
+    /// How long in-flight inbound requests may run on after the peer hangs up, before
+    /// they are cancelled (default 1 s). Over stdio this must stay below the client's
+    /// wait between closing the server's stdin and `SIGTERM` (2 s for
+    /// `mcp-transport-stdio`'s `ServerCommand`): a server whose client went away then
+    /// cancels its handlers and exits on its own, as `docs/2026-07-28/basic/transports/stdio.mdx`
+    /// (Shutdown) asks, instead of being killed with its handlers mid-way.
     pub eof_grace: Duration,
 }
 
@@ -91,7 +96,7 @@ impl Default for PeerConfig {
             cancel_notifications: true,
             reply_to_malformed: true,
             decode: DecodeOptions::default(),
-            eof_grace: Duration::from_secs(5),
+            eof_grace: Duration::from_secs(1),
         }
     }
 }

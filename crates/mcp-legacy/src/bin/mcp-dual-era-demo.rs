@@ -8,7 +8,11 @@
 //! ```
 //!
 //! `--versions` serves only the listed legacy revisions (comma-separated), so a client
-//! negotiates exactly that one. The interop test `crates/mcp-legacy/tests/interop.rs`
+//! negotiates exactly that one. `--faults` adds two tools for the fault-injection tests
+//! (`tests/faults_*.rs`): `die` ends the process with status 70 from inside its handler,
+//! without answering (a crash mid-request), and `hang` reports progress once (when asked
+//! for it), writes `hang started` to stderr and then waits until it is cancelled, when it
+//! writes `hang cancelled` to stderr. The interop test `crates/mcp-legacy/tests/interop.rs`
 //! drives it with the TypeScript SDK v1 client (legacy only) and the Python SDK client.
 
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
@@ -22,8 +26,8 @@ use mcp_types::{
 };
 use serde_json::json;
 
-fn server() -> Result<Server, mcp_server::Error> {
-    Server::builder("dual-era-demo", "1.0.0")
+fn server(faults: bool) -> Result<Server, mcp_server::Error> {
+    let builder = Server::builder("dual-era-demo", "1.0.0")
         .instructions("A demo server for both MCP eras.")
         .tool(
             ToolDef::new(
@@ -79,26 +83,59 @@ fn server() -> Result<Server, mcp_server::Error> {
                 )]))
             })
             .map(|p| p.argument("name", "Who to greet", true)),
-        )
+        );
+    if !faults {
+        return builder.build();
+    }
+    builder
+        .tool(ToolDef::new(
+            "die",
+            json!({"type": "object"}),
+            |_args, _cx| async move {
+                // A crash while a request is in flight: no answer, no flush of anything queued.
+                std::process::exit(70)
+            },
+        ))
+        .tool(ToolDef::new(
+            "hang",
+            json!({"type": "object"}),
+            |_args, cx| async move {
+                cx.progress(0.0, None, Some("started")).await;
+                eprintln!("hang started");
+                cx.cancellation().cancelled().await;
+                eprintln!("hang cancelled");
+                Err(ToolError::failed("cancelled"))
+            },
+        ))
         .build()
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut http = None;
+    let mut faults = false;
     let mut versions: Vec<String> = LEGACY_VERSIONS.iter().map(|v| (*v).to_owned()).collect();
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
+        if flag == "--faults" {
+            faults = true;
+            continue;
+        }
         match (flag.as_str(), args.next()) {
             ("--http", Some(addr)) => http = Some(addr.parse::<std::net::SocketAddr>()?),
             ("--versions", Some(list)) => versions = list.split(',').map(str::to_owned).collect(),
-            _ => return Err("usage: mcp-dual-era-demo [--http IP:PORT] [--versions V1,V2]".into()),
+            _ => {
+                return Err(
+                    "usage: mcp-dual-era-demo [--http IP:PORT] [--versions V1,V2] [--faults]"
+                        .into(),
+                );
+            }
         }
     }
     let versions: Vec<&str> = versions.iter().map(String::as_str).collect();
     match http {
         None => {
-            DualEra::new(server()?)
+            DualEra::new(server(faults)?)
                 .with_legacy_versions(&versions)
                 .serve_stdio()
                 .await;
@@ -106,7 +143,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(addr) => {
             let legacy = LegacyHttpConfig::default().versions(&versions);
             let running =
-                DualEraHttp::bind(addr, server()?, HttpServerConfig::default(), legacy).await?;
+                DualEraHttp::bind(addr, server(faults)?, HttpServerConfig::default(), legacy)
+                    .await?;
             println!("{}", running.url());
             // Serve until stdin closes (the parent went away) or the process is killed.
             let mut sink = Vec::new();
