@@ -363,10 +363,10 @@ async fn settles(baseline: usize, measure: impl Fn() -> usize) -> usize {
     }
 }
 
-/// Clients that vanish mid-call (their calls dropped, their connections closed), in
-/// rounds as large as the server's concurrency limit: every handler is cancelled, each
-/// round is admitted in full (no permit leaked: a leak would answer 503 and the handler
-/// would never start), and the tasks and file descriptors of the process return to the
+/// Clients that vanish mid-call (their calls dropped, their connections closed), in four
+/// rounds of half the server's concurrency limit: every handler is cancelled, each round
+/// is admitted in full (no permit leaked: leaked permits would run out by the third round,
+/// answer 503, and the handlers would never start), and the tasks and file descriptors of the process return to the
 /// count after the first round. The legacy era: a dropped call sends
 /// `notifications/cancelled`, which cancels the handler.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -374,7 +374,11 @@ async fn clients_that_vanish_mid_call_cancel_their_handlers_and_leak_nothing() {
     const LIMIT: usize = 8;
     let (probe, mut events) = probe();
     let mut config = HttpServerConfig::default();
-    config.max_concurrent_requests = LIMIT;
+    // Room for two rounds: a handler reports its cancellation from its drop guard, a
+    // moment before the request gives its slot back, so the next round may arrive while
+    // the last one's slots are still held. Slots that leaked for good would still run out
+    // by the third of the four rounds (and `started` would time out).
+    config.max_concurrent_requests = 2 * LIMIT;
     let running = start(&probe, config).await;
     let url = running.url().to_owned();
     let metrics = tokio::runtime::Handle::current().metrics();
