@@ -46,11 +46,8 @@ pub fn server() -> Server {
 /// small body limit so that the limit is reachable.
 #[must_use]
 pub fn http_config(server: &Server) -> HttpServerConfig {
-    let echo: Arc<[ParamHeader]> = server
-        .param_headers("echo")
-        .into_iter()
-        .filter_map(|h| ParamHeader::new(&h.header, h.path).ok())
-        .collect();
+    let echo: Arc<[ParamHeader]> =
+        ParamHeader::from_annotations(&server.param_headers("echo")).expect("echo has one");
     HttpServerConfig::default()
         .max_body_bytes(4096)
         .param_headers(move |tool: &str| (tool == "echo").then(|| Arc::clone(&echo)))

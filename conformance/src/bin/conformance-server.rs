@@ -4,7 +4,6 @@
 
 use std::io::Write as _;
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
 use mcp_transport_http::{HttpServerConfig, ParamHeader};
@@ -49,12 +48,7 @@ fn main() {
             Mode::Http(addr) => {
                 let lookup = server.clone();
                 let config = HttpServerConfig::default().param_headers(move |tool: &str| {
-                    let headers: Vec<ParamHeader> = lookup
-                        .param_headers(tool)
-                        .into_iter()
-                        .filter_map(|h| ParamHeader::new(&h.header, h.path).ok())
-                        .collect();
-                    (!headers.is_empty()).then(|| Arc::from(headers))
+                    ParamHeader::from_annotations(&lookup.param_headers(tool))
                 });
                 // The Tasks extension's methods mirror `params.taskId` into `Mcp-Name`.
                 let config = mcp_types::tasks::ROUTED_METHODS

@@ -490,6 +490,17 @@ impl ParamHeader {
     pub fn path(&self) -> &[Box<str>] {
         &self.path
     }
+
+    /// The transport's headers for a tool's `x-mcp-header` annotations, as
+    /// [`mcp_types::mcp_param_headers`] found them in its input schema (a server core's
+    /// `param_headers(tool)`); an annotation whose name is no field-name token is left out.
+    pub fn from_annotations(annotations: &[mcp_types::McpParamHeader]) -> Option<Arc<[Self]>> {
+        let headers: Vec<ParamHeader> = annotations
+            .iter()
+            .filter_map(|h| ParamHeader::new(&h.header, h.path.iter().map(String::as_str)).ok())
+            .collect();
+        (!headers.is_empty()).then(|| Arc::from(headers))
+    }
 }
 
 /// Where the transport learns which `Mcp-Param-*` headers a tool declares. The server core,
@@ -567,5 +578,37 @@ mod tests {
         assert_eq!(config.name_field_of("tasks/get"), Some("taskId"));
         assert_eq!(config.name_field_of("resources/read"), Some("uri"));
         assert_eq!(config.name_field_of("tools/list"), None);
+    }
+
+    #[test]
+    fn param_headers_from_schema_annotations() {
+        let schema: mcp_types::JsonObject = serde_json::from_value(serde_json::json!({
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "nested": {"type": "object", "properties": {"id": {"type": "integer", "x-mcp-header": "Item-Id"}}}
+            }
+        }))
+        .unwrap();
+        let annotations = mcp_types::mcp_param_headers(&schema).unwrap();
+        let headers = ParamHeader::from_annotations(&annotations).unwrap();
+        let mut found: Vec<(&str, Vec<&str>)> = headers
+            .iter()
+            .map(|h| {
+                (
+                    h.header_name().as_str(),
+                    h.path().iter().map(|p| &**p).collect(),
+                )
+            })
+            .collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                ("mcp-param-item-id", vec!["nested", "id"]),
+                ("mcp-param-region", vec!["region"])
+            ]
+        );
+        assert!(ParamHeader::from_annotations(&[]).is_none());
     }
 }
