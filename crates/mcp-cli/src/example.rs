@@ -36,6 +36,8 @@ use mcp_types::{
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::soak_tools::Probes;
+
 /// The server's name, as `server/discover` (or `initialize`) reports it.
 pub(crate) const NAME: &str = "mcp-example";
 
@@ -196,12 +198,8 @@ pub(crate) struct Bench {
     pub(crate) max_concurrent_requests: Option<usize>,
 }
 
-/// Where the soak tools' `stats` reads the open legacy sessions from, once the HTTP
-/// endpoint exists.
-type SessionCount = Arc<OnceLock<Box<dyn Fn() -> usize + Send + Sync>>>;
-
 /// The example server, with the benchmark's additions that `bench` asks for.
-pub(crate) fn server(bench: Bench, sessions: &SessionCount) -> Result<Server, mcp_server::Error> {
+pub(crate) fn server(bench: Bench, probes: &Arc<Probes>) -> Result<Server, mcp_server::Error> {
     let counter = Arc::new(AtomicI64::new(0));
     let read_counter = Arc::clone(&counter);
     let handle: Arc<OnceLock<Server>> = Arc::default();
@@ -393,7 +391,7 @@ pub(crate) fn server(bench: Bench, sessions: &SessionCount) -> Result<Server, mc
             );
     }
     if bench.soak {
-        builder = crate::soak_tools::register(builder, Arc::clone(sessions));
+        builder = crate::soak_tools::register(builder, Arc::clone(probes));
     }
     for i in 0..bench.extra_tools {
         let name = format!("extra_{i:03}");
@@ -420,33 +418,50 @@ pub(crate) fn server(bench: Bench, sessions: &SessionCount) -> Result<Server, mc
 
 /// Serves the example server on stdin and stdout, for both eras, until stdin closes.
 pub(crate) async fn serve_stdio(bench: Bench) -> Result<(), mcp_server::Error> {
-    mcp_legacy::server::DualEra::new(server(bench, &SessionCount::default())?)
+    mcp_legacy::server::DualEra::new(server(bench, &Arc::default())?)
         .serve_stdio()
         .await;
     Ok(())
 }
 
 /// Serves the example server over Streamable HTTP (both eras) on `addr`, printing the
-/// endpoint URL as the first line of stdout, until the process is interrupted.
-pub(crate) async fn serve_http(addr: SocketAddr, bench: Bench) -> Result<(), crate::Error> {
-    let sessions = SessionCount::default();
-    let mut config = mcp_transport_http::HttpServerConfig::default();
+/// endpoint URL as the first line of stdout, until the process is interrupted. With
+/// `connection_threads` above 0 the connections are served on that many threads of their
+/// own.
+pub(crate) async fn serve_http(
+    addr: SocketAddr,
+    bench: Bench,
+    connection_threads: usize,
+) -> Result<(), crate::Error> {
+    let probes = Arc::<Probes>::default();
+    let mut config =
+        mcp_transport_http::HttpServerConfig::default().connection_threads(connection_threads);
     if let Some(limit) = bench.max_concurrent_requests {
         config.max_concurrent_requests = limit;
     }
     let endpoint = mcp_legacy::http::DualEraHttp::new(
-        server(bench, &sessions)?,
+        server(bench, &probes)?,
         config.clone(),
         mcp_legacy::http::LegacyHttpConfig::default(),
     )
     .map_err(crate::Error::Serve)?;
     let counted = endpoint.clone();
-    let _ = sessions.set(Box::new(move || counted.sessions()));
+    let _ = probes.sessions.set(Box::new(move || counted.sessions()));
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| crate::Error::Serve(mcp_legacy::Error::Bind { addr, source }))?;
     let running = mcp_transport_http::HttpServer::serve_endpoint(listener, endpoint, &config)
         .map_err(|e| crate::Error::Serve(e.into()))?;
+    // Every runtime's tasks: the main one (the accept loop) and the connection threads'.
+    let runtimes = running.connection_runtimes().to_vec();
+    let main = tokio::runtime::Handle::current();
+    let _ = probes.tasks.set(Box::new(move || {
+        runtimes
+            .iter()
+            .chain([&main])
+            .map(|runtime| runtime.metrics().num_alive_tasks())
+            .sum()
+    }));
     println!("{}", running.url());
     let _ = tokio::signal::ctrl_c().await;
     running.shutdown(Duration::from_secs(2)).await;

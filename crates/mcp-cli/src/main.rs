@@ -204,8 +204,10 @@ enum Command {
         /// Serve Streamable HTTP on this address instead, such as 127.0.0.1:8080.
         #[arg(long, value_name = "ADDR")]
         http: Option<SocketAddr>,
-        /// Runtime worker threads: 1 runs everything on one thread. Default: 1 over stdio
-        /// (one connection), 2 over HTTP.
+        /// Threads: 1 runs everything on one thread. Default: 1 over stdio (one
+        /// connection); 2 over HTTP, where each is a connection thread with its own
+        /// single-threaded runtime (`HttpServerConfig::connection_threads`) and the accept
+        /// loop runs on the main thread.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
         workers: Option<u16>,
         /// Also register the benchmark's `search` and `steps` tools (`cargo xtask bench`).
@@ -232,11 +234,11 @@ fn main() -> ExitCode {
         wire_log();
     }
     // The stdio example server is one connection: one thread serves it best (no
-    // hand-offs between workers, no second stack). Everything else gets two workers.
+    // hand-offs between workers, no second stack). The HTTP example server's main thread
+    // only accepts: its connections have threads of their own (`connection_threads`).
+    // Everything else gets two workers.
     let workers = match &cli.command {
-        Some(Command::ServeExample { http, workers, .. }) => {
-            workers.map_or(if http.is_some() { 2 } else { 1 }, usize::from)
-        }
+        Some(Command::ServeExample { .. }) => 1,
         _ => 2,
     };
     let mut builder = if workers == 1 {
@@ -292,7 +294,7 @@ async fn run(cli: Cli) -> Result<(), Error> {
         extra_tools,
         soak_tools,
         max_concurrent_requests,
-        ..
+        workers,
     } = command
     {
         let bench = example::Bench {
@@ -303,7 +305,14 @@ async fn run(cli: Cli) -> Result<(), Error> {
         };
         return match http {
             None => Ok(example::serve_stdio(bench).await?),
-            Some(addr) => example::serve_http(addr, bench).await,
+            Some(addr) => {
+                // One thread: the connections are served on the main thread's runtime.
+                let threads = match workers.map_or(2, usize::from) {
+                    1 => 0,
+                    n => n,
+                };
+                example::serve_http(addr, bench, threads).await
+            }
         };
     }
     let config_path = target::config_path(cli.config.as_deref());

@@ -8,7 +8,8 @@
 //! - `wait` (`ms`, `text`): answers `text` after `ms` milliseconds (at most 60 000), or
 //!   stops when cancelled: a call that is in flight long enough to be cancelled.
 //! - `stats`: the server's own counters as JSON text: the tokio tasks alive in its
-//!   runtime and the open legacy HTTP sessions, so a soak can see leaks from outside.
+//!   runtimes (the main one and every connection thread's) and the open legacy HTTP
+//!   sessions, so a soak can see leaks from outside.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -99,12 +100,18 @@ impl Drop for Leave<'_> {
     }
 }
 
-/// Registers the soak tools. `sessions` gives the open legacy HTTP sessions once the
+/// Counters the `stats` tool reads once the HTTP endpoint exists: the open legacy
+/// sessions, and the tasks alive on every runtime (without it, the runtime the call runs
+/// on).
+#[derive(Default)]
+pub(crate) struct Probes {
+    pub(crate) sessions: OnceLock<Box<dyn Fn() -> usize + Send + Sync>>,
+    pub(crate) tasks: OnceLock<Box<dyn Fn() -> usize + Send + Sync>>,
+}
+
+/// Registers the soak tools. `probes` gives the open legacy HTTP sessions once the
 /// endpoint exists (over stdio it stays empty).
-pub(crate) fn register(
-    builder: ServerBuilder,
-    sessions: Arc<OnceLock<Box<dyn Fn() -> usize + Send + Sync>>>,
-) -> ServerBuilder {
+pub(crate) fn register(builder: ServerBuilder, probes: Arc<Probes>) -> ServerBuilder {
     let groups = Arc::new(Groups::default());
     builder
         .tool(
@@ -158,12 +165,17 @@ pub(crate) fn register(
                 "stats",
                 json!({"type": "object", "properties": {}}),
                 move |_args, _cx| {
-                    let sessions = Arc::clone(&sessions);
+                    let probes = Arc::clone(&probes);
                     async move {
-                        let tasks = tokio::runtime::Handle::current()
-                            .metrics()
-                            .num_alive_tasks();
-                        let sessions = sessions.get().map(|count| count());
+                        let tasks = probes.tasks.get().map_or_else(
+                            || {
+                                tokio::runtime::Handle::current()
+                                    .metrics()
+                                    .num_alive_tasks()
+                            },
+                            |count| count(),
+                        );
+                        let sessions = probes.sessions.get().map(|count| count());
                         Ok(CallToolResult::text(
                             json!({"alive_tasks": tasks, "legacy_sessions": sessions}).to_string(),
                         ))

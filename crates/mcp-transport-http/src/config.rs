@@ -100,7 +100,23 @@ pub struct HttpServerConfig {
     /// one, every request is authenticated from its head before its body is read, and
     /// authorized once decoded; see [`Authenticator`].
     pub authenticator: Option<Arc<dyn Authenticator>>,
+    /// Threads that serve the connections of a server started by
+    /// [`HttpServer`](crate::HttpServer) (default 0).
+    ///
+    /// With 0, every connection is a task on the runtime that started the server. With
+    /// N ≥ 1, the server starts N threads, each running its own single-threaded tokio
+    /// runtime; the accept loop stays on the caller's runtime and hands each connection
+    /// to the thread with the fewest open connections, where it stays to the end. A
+    /// request then never moves between threads (no work-stealing hand-offs, no cross-thread
+    /// wake-ups), which is cheaper per request than a multi-threaded runtime and scales
+    /// with cores as long as there are more connections than threads (the
+    /// thread-per-core model). Tasks a handler spawns run on its connection's thread.
+    /// Ignored by [`McpService`](crate::McpService) mounted in another server.
+    pub connection_threads: usize,
 }
+
+/// The most [`HttpServerConfig::connection_threads`] accepted.
+pub const MAX_CONNECTION_THREADS: usize = 1024;
 
 impl Default for HttpServerConfig {
     fn default() -> Self {
@@ -136,6 +152,7 @@ impl Default for HttpServerConfig {
             param_headers: None,
             on_notification: None,
             authenticator: None,
+            connection_threads: 0,
         }
     }
 }
@@ -161,6 +178,7 @@ impl fmt::Debug for HttpServerConfig {
             .field("param_headers", &self.param_headers.is_some())
             .field("on_notification", &self.on_notification.is_some())
             .field("authenticator", &self.authenticator.is_some())
+            .field("connection_threads", &self.connection_threads)
             .finish()
     }
 }
@@ -272,6 +290,13 @@ impl HttpServerConfig {
         self
     }
 
+    /// Sets [`connection_threads`](Self::connection_threads).
+    #[must_use]
+    pub fn connection_threads(mut self, threads: usize) -> Self {
+        self.connection_threads = threads;
+        self
+    }
+
     /// Mirrors `params.<field>` of `method` into `Mcp-Name` (replacing an earlier entry for
     /// the same method).
     #[must_use]
@@ -317,6 +342,11 @@ impl HttpServerConfig {
             return Err(Error::Config(format!(
                 "max_concurrent_requests must be between 1 and {}",
                 tokio::sync::Semaphore::MAX_PERMITS
+            )));
+        }
+        if self.connection_threads > MAX_CONNECTION_THREADS {
+            return Err(Error::Config(format!(
+                "connection_threads must be at most {MAX_CONNECTION_THREADS}"
             )));
         }
         if let Some(path) = &self.path

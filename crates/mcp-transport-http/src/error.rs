@@ -33,6 +33,10 @@ pub enum Error {
     /// The bound socket could not report its address.
     #[error("cannot read the listening socket's address")]
     LocalAddr(#[source] io::Error),
+    /// A connection thread ([`HttpServerConfig::connection_threads`](crate::HttpServerConfig::connection_threads))
+    /// or its runtime could not be started.
+    #[error("cannot start a connection thread")]
+    Thread(#[source] io::Error),
     /// A configuration value cannot work (an endpoint path that does not start with `/`).
     #[error("invalid configuration: {0}")]
     Config(String),

@@ -141,13 +141,17 @@ mod mirror;
 mod response;
 mod server;
 mod service;
+mod shards;
 
 pub use auth::{AuthenticateFuture, Authenticator};
 pub use client::{
     AuthFuture, Authorizer, AuthorizerError, Challenge, EventStream, HttpClient, HttpClientConfig,
     MAX_CHALLENGES, RawRequest, RawResponse, RequestHeaders, ResponseStream, SseEvent,
 };
-pub use config::{AllowList, HttpServerConfig, NotificationHook, ParamHeader, ParamHeaders};
+pub use config::{
+    AllowList, HttpServerConfig, MAX_CONNECTION_THREADS, NotificationHook, ParamHeader,
+    ParamHeaders,
+};
 pub use error::Error;
 pub use response::McpBody;
 pub use server::{Endpoint, HttpServer, RunningServer};

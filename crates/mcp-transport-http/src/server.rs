@@ -7,10 +7,15 @@
 //! request's cancellation token, waits up to [`HttpServerConfig::cancel_grace`] more (a
 //! cancelled `subscriptions/listen` handler ends its stream with a result in that time),
 //! and finally drops whatever is left.
+//!
+//! With [`HttpServerConfig::connection_threads`], the connections are served on threads
+//! of their own instead (`shards.rs`); the accept loop and the steps of a shutdown stay
+//! the same.
 
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::pin::pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -28,6 +33,7 @@ use crate::config::HttpServerConfig;
 use crate::error::Error;
 use crate::io::WriteTimeout;
 use crate::service::McpService;
+use crate::shards::Shards;
 
 /// Starts MCP servers on their own listeners. See [`McpService`] to mount the endpoint in
 /// another server instead.
@@ -92,17 +98,29 @@ impl HttpServer {
             // exact bound is `head_bytes`, so hyper's is the backstop, with room for one
             // read past the limit.
             .max_buf_size(config.max_head_bytes.saturating_add(64 << 10).max(8192));
-        let write_timeout = config.write_timeout;
-        let cancel_grace = config.cancel_grace;
-        let max_head_bytes = config.max_head_bytes;
+        if config.connection_threads > crate::MAX_CONNECTION_THREADS {
+            return Err(Error::Config(format!(
+                "connection_threads must be at most {}",
+                crate::MAX_CONNECTION_THREADS
+            )));
+        }
+        let settings = Arc::new(Settings {
+            service,
+            builder,
+            write_timeout: config.write_timeout,
+            max_head_bytes: config.max_head_bytes,
+        });
+        let shards = match config.connection_threads {
+            0 => None,
+            threads => Some(Shards::start(threads, &settings)?),
+        };
+        let runtimes = shards.as_ref().map(Shards::runtimes).unwrap_or_default();
         let (stop, stopped) = oneshot::channel();
         let task = tokio::spawn(accept_loop(Listener {
             socket: listener,
-            service,
-            builder,
-            write_timeout,
-            cancel_grace,
-            max_head_bytes,
+            settings,
+            shards,
+            cancel_grace: config.cancel_grace,
             stop: stopped,
         }));
         Ok(RunningServer {
@@ -110,6 +128,7 @@ impl HttpServer {
             url: format!("http://{local_addr}{path}"),
             stop: Some(stop),
             task: Some(task),
+            runtimes,
         })
     }
 }
@@ -122,12 +141,19 @@ pub struct RunningServer {
     url: String,
     stop: Option<oneshot::Sender<Duration>>,
     task: Option<JoinHandle<()>>,
+    runtimes: Vec<tokio::runtime::Handle>,
 }
 
 impl RunningServer {
     /// The address the server listens on (with the port the system picked for port 0).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The runtimes of the connection threads
+    /// ([`HttpServerConfig::connection_threads`]; none without them), for their metrics.
+    pub fn connection_runtimes(&self) -> &[tokio::runtime::Handle] {
+        &self.runtimes
     }
 
     /// The endpoint's URL, such as `http://127.0.0.1:49152/mcp`.
@@ -191,27 +217,41 @@ impl<H: Handler> Endpoint for McpService<H> {
     }
 }
 
-struct Listener<E> {
-    socket: TcpListener,
+/// What every connection of a server is served with: shared by the accept loop and the
+/// connection threads.
+pub(crate) struct Settings<E> {
     service: E,
     builder: http1::Builder,
     write_timeout: Duration,
-    cancel_grace: Duration,
     max_head_bytes: usize,
+}
+
+struct Listener<E> {
+    socket: TcpListener,
+    settings: Arc<Settings<E>>,
+    /// The connection threads, when there are any.
+    shards: Option<Shards>,
+    cancel_grace: Duration,
     stop: oneshot::Receiver<Duration>,
 }
 
 async fn accept_loop<E: Endpoint>(mut this: Listener<E>) {
     let closing = CancellationToken::new();
     let mut connections = JoinSet::new();
+    let shards = this.shards.take();
     let grace = loop {
         tokio::select! {
             biased;
             grace = &mut this.stop => break grace.unwrap_or(Duration::ZERO),
             accepted = this.socket.accept() => match accepted {
                 Ok((stream, peer)) => {
-                    let connection = serve_connection(&this, stream, closing.clone(), peer);
-                    connections.spawn(connection);
+                    if let Some(shards) = &shards {
+                        shards.dispatch(stream, peer);
+                    } else {
+                        let connection =
+                            serve_connection(&this.settings, stream, closing.clone(), peer);
+                        connections.spawn(connection);
+                    }
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "accepting a connection failed");
@@ -232,6 +272,12 @@ async fn accept_loop<E: Endpoint>(mut this: Listener<E>) {
     };
 
     drop(this.socket);
+    let service = &this.settings.service;
+    if let Some(shards) = shards {
+        shards.shut_down(grace, this.cancel_grace, service).await;
+        service.cancel_all();
+        return;
+    }
     closing.cancel();
     if tokio::time::timeout(grace, drain(&mut connections))
         .await
@@ -241,7 +287,7 @@ async fn accept_loop<E: Endpoint>(mut this: Listener<E>) {
             open = connections.len(),
             "grace period over; cancelling in-flight requests"
         );
-        this.service.cancel_all();
+        service.cancel_all();
         if tokio::time::timeout(this.cancel_grace, drain(&mut connections))
             .await
             .is_err()
@@ -250,7 +296,7 @@ async fn accept_loop<E: Endpoint>(mut this: Listener<E>) {
             drain(&mut connections).await;
         }
     }
-    this.service.cancel_all();
+    service.cancel_all();
 }
 
 /// The size of a request's head as it came on the wire, give or take the spacing: the
@@ -258,7 +304,14 @@ async fn accept_loop<E: Endpoint>(mut this: Listener<E>) {
 /// while a head is incomplete, so a head that arrives in one large read can pass it by up
 /// to one read; this makes [`HttpServerConfig::max_head_bytes`] exact.
 fn head_bytes<B>(request: &Request<B>) -> usize {
-    let line = request.method().as_str().len() + request.uri().to_string().len() + 12;
+    // The target's length as written, without formatting it into a string.
+    let uri = request.uri();
+    let target = uri.scheme_str().map_or(0, |scheme| scheme.len() + 3)
+        + uri
+            .authority()
+            .map_or(0, |authority| authority.as_str().len())
+        + uri.path_and_query().map_or(0, |path| path.as_str().len());
+    let line = request.method().as_str().len() + target + 12;
     request.headers().iter().fold(line, |total, (name, value)| {
         total + name.as_str().len() + value.len() + 4
     })
@@ -276,12 +329,12 @@ fn head_too_large<B>() -> Response<Either<B, Empty<Bytes>>> {
     response
 }
 
-async fn drain(connections: &mut JoinSet<()>) {
+pub(crate) async fn drain(connections: &mut JoinSet<()>) {
     while connections.join_next().await.is_some() {}
 }
 
-fn serve_connection<E: Endpoint>(
-    this: &Listener<E>,
+pub(crate) fn serve_connection<E: Endpoint>(
+    this: &Settings<E>,
     stream: TcpStream,
     closing: CancellationToken,
     peer: SocketAddr,
