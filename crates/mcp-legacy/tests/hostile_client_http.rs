@@ -254,8 +254,10 @@ fn cases() -> Vec<Case> {
                 |e| matches!(e, Error::Decode { method, .. } if method == "tools/list"),
             ),
         ),
+        // Deep nesting: skipped without recursion in a member the client does not read
+        // (as in the modern client), refused at serde_json's depth limit in one it reads.
         list(
-            "100 000 levels in the result",
+            "30 000 levels in a member the client does not read",
             |s| {
                 reply(
                     "200 OK",
@@ -264,6 +266,40 @@ fn cases() -> Vec<Case> {
                         r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":[],"x":{}}}}}"#,
                         s.body["id"],
                         "[".repeat(30_000) + &"]".repeat(30_000)
+                    )
+                    .as_bytes(),
+                )
+            },
+            Expect::Ok,
+        ),
+        list(
+            "30 000 levels as the tools",
+            |s| {
+                reply(
+                    "200 OK",
+                    &[("content-type", "application/json")],
+                    format!(
+                        r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":{}}}}}"#,
+                        s.body["id"],
+                        "[".repeat(30_000) + &"]".repeat(30_000)
+                    )
+                    .as_bytes(),
+                )
+            },
+            Expect::Fails(
+                "Decode(tools/list)",
+                |e| matches!(e, Error::Decode { method, .. } if method == "tools/list"),
+            ),
+        ),
+        list(
+            "a duplicate member in the result",
+            |s| {
+                reply(
+                    "200 OK",
+                    &[("content-type", "application/json")],
+                    format!(
+                        r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":[],"tools":[{{"name":"x"}}]}}}}"#,
+                        s.body["id"]
                     )
                     .as_bytes(),
                 )

@@ -37,6 +37,9 @@ pub(crate) enum Reply {
     Close(Vec<u8>),
     /// These bytes, then the connection stays open, silent, until the client closes it.
     Hold(Vec<u8>),
+    /// These bytes, then whatever the test sends on the channel as it sends it; the
+    /// connection closes when the channel does (or when the client hangs up).
+    Stream(Vec<u8>, mpsc::UnboundedReceiver<Vec<u8>>),
 }
 
 /// A reply with `status`, the extra `headers`, and `body` (with its `Content-Length`),
@@ -117,6 +120,21 @@ where
             // Silent until the client hangs up.
             let mut sink = [0u8; 1024];
             while matches!(socket.read(&mut sink).await, Ok(n) if n > 0) {}
+        }
+        Reply::Stream(bytes, mut more) => {
+            let mut sink = [0u8; 1024];
+            let mut next = Some(bytes);
+            while let Some(bytes) = next {
+                if socket.write_all(&bytes).await.is_err() || socket.flush().await.is_err() {
+                    return;
+                }
+                next = tokio::select! {
+                    bytes = more.recv() => bytes,
+                    // The client hung up (or sent more than this server reads).
+                    _ = socket.read(&mut sink) => return,
+                };
+            }
+            let _ = socket.shutdown().await;
         }
     }
 }

@@ -1,19 +1,20 @@
 //! A scripted server behind the real stdio line framing: the client reads through
-//! `mcp_transport_stdio::LineReader` (with a chosen line limit) over an in-process pipe,
-//! and the test writes whatever bytes it likes on the server's end.
+//! `mcp_transport_stdio::LineReader` (with a chosen line limit) over an in-process pipe, or
+//! through a child process's stdout relayed from a socket ([`Script::new`] over any byte
+//! stream), and the test writes whatever bytes it likes on the server's end.
 
 use std::time::Duration;
 
 use mcp_client::{Client, ClientBuilder};
 use mcp_transport_stdio::{LineReader, LineWriter};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, DuplexStream};
-use tokio::io::{ReadHalf, WriteHalf, split};
+use tokio::io::split;
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
 
 /// The server's end of the pipe.
 pub(crate) struct Script {
-    lines: BufReader<ReadHalf<DuplexStream>>,
-    writer: WriteHalf<DuplexStream>,
+    lines: BufReader<Box<dyn AsyncRead + Send + Unpin>>,
+    writer: Box<dyn AsyncWrite + Send + Unpin>,
 }
 
 /// A client built by `builder` over the line framing with `max_line`, configured as a
@@ -31,11 +32,7 @@ pub(crate) fn connect_lines(
         mcp_transport_stdio::client_config(),
     );
     let (read, write) = split(server_end);
-    let script = Script {
-        lines: BufReader::new(read),
-        writer: write,
-    };
-    (client, script, connection)
+    (client, Script::new(read, write), connection)
 }
 
 /// [`connect_lines`] with the default line limit.
@@ -44,6 +41,17 @@ pub(crate) fn connect(builder: ClientBuilder) -> (Client, Script, mcp_jsonrpc::C
 }
 
 impl Script {
+    /// The server's end over `read` (what the client writes) and `write` (what it reads).
+    pub(crate) fn new(
+        read: impl AsyncRead + Send + Unpin + 'static,
+        write: impl AsyncWrite + Send + Unpin + 'static,
+    ) -> Self {
+        Script {
+            lines: BufReader::new(Box::new(read)),
+            writer: Box::new(write),
+        }
+    }
+
     /// The next message the client sends, as JSON; `None` once the client closed the pipe.
     /// Waits at most a minute (of tokio's clock): a safety net, not a test of time.
     pub(crate) async fn next(&mut self) -> Option<Value> {
@@ -68,6 +76,13 @@ impl Script {
     pub(crate) async fn write(&mut self, bytes: &[u8]) {
         self.writer.write_all(bytes).await.unwrap();
         self.writer.flush().await.unwrap();
+    }
+
+    /// Ends the server's output (end of stream for the client): shuts the writer down and
+    /// drops it.
+    pub(crate) async fn close(&mut self) {
+        self.writer.shutdown().await.unwrap();
+        self.writer = Box::new(tokio::io::sink());
     }
 
     /// Writes `bytes` and a newline.

@@ -8,7 +8,10 @@
 //! HTTP transport (`docs/2025-11-25/basic/transports.mdx`); if that fails with 400, 404 or
 //! 405, the 2024-11-05 HTTP+SSE transport (`docs/2024-11-05/basic/transports.mdx`): a GET
 //! whose first event, `endpoint`, names the URL the client POSTs to, with every answer on
-//! the GET stream.
+//! the GET stream. The endpoint must be on the SSE URL's origin (the spec does not say; an
+//! endpoint elsewhere is refused before anything is sent, so messages and the configured
+//! headers go only where the user pointed the client), and the session ends with the
+//! stream: pending and later requests then fail at once.
 //!
 //! A legacy Streamable HTTP session ([`HttpWire`]):
 //!
@@ -245,6 +248,17 @@ impl HttpWire {
         })
     }
 
+    /// Ends the session on this side: no request waits any longer, and the reader of the
+    /// GET stream stops (its connection closes).
+    fn end(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.shared.ended.cancel();
+        if let Some(task) = lock(&self.get_stream).take() {
+            task.abort();
+        }
+        lock(&self.pending).clear();
+    }
+
     /// Adds the session's headers.
     fn session_headers(&self, mut request: RawRequest) -> RawRequest {
         if let Some(session) = lock(&self.session).clone() {
@@ -414,6 +428,11 @@ impl HttpWire {
         let (tx, rx) = oneshot::channel();
         {
             let mut pending = lock(&self.pending);
+            // Checked under the lock: the HTTP+SSE reader marks the session closed before
+            // it clears the table, so no request can wait on a stream that is gone.
+            if self.closed.load(Ordering::SeqCst) {
+                return Err(closed("the session ended"));
+            }
             if pending.len() >= MAX_PENDING {
                 return Err(closed("too many requests in flight on this session"));
             }
@@ -716,14 +735,7 @@ impl Wire for HttpSession {
 
     async fn close(&self, grace: Duration) {
         let wire = &self.0;
-        wire.closed.store(true, Ordering::Relaxed);
-        wire.shared.ended.cancel();
-        if let Some(task) = lock(&wire.get_stream).take() {
-            task.abort();
-        }
-        for (_, tx) in lock(&wire.pending).drain() {
-            drop(tx);
-        }
+        wire.end();
         if wire.post_url.is_none() && lock(&wire.session).is_some() {
             let request = wire.session_headers(RawRequest::new(Method::DELETE));
             if let Ok(Ok(response)) = tokio::time::timeout(grace, wire.http.send(request)).await {
@@ -858,6 +870,17 @@ async fn open_sse_endpoint(
                 let url = resolve(http.url(), event.data.trim()).ok_or_else(|| {
                     Error::Handshake(closed("the endpoint event names no usable URL"))
                 })?;
+                // Messages (and the configured headers, credentials among them) go to the
+                // origin the user named, never to one the server names.
+                let base = http.url();
+                if url.scheme() != base.scheme() || url.authority() != base.authority() {
+                    return Err(Error::Handshake(http_error(
+                        mcp_transport_http::Error::Url {
+                            url: url.to_string(),
+                            reason: "the endpoint event names another origin",
+                        },
+                    )));
+                }
                 return Ok((url, events));
             }
         }
@@ -875,8 +898,8 @@ async fn open_sse_endpoint(
         })
 }
 
-/// Resolves the `endpoint` event's URI reference against the SSE URL (same origin only:
-/// an absolute URL elsewhere is refused by the transport).
+/// Resolves the `endpoint` event's URI reference against the SSE URL (an absolute URL
+/// elsewhere is refused by [`open_sse_endpoint`]).
 fn resolve(base: &Uri, reference: &str) -> Option<Uri> {
     if reference.contains("://") {
         return reference.parse().ok();
@@ -924,23 +947,34 @@ async fn open_legacy(
                 let mut cursor = Cursor::default();
                 let _ = reader.read_events(&mut events, None, &mut cursor).await;
                 // The stream is the session: without it no answer can arrive.
-                reader.closed.store(true, Ordering::Relaxed);
+                reader.closed.store(true, Ordering::SeqCst);
                 reader.shared.ended.cancel();
                 lock(&reader.pending).clear();
             });
             *lock(&wire.get_stream) = Some(task);
-            let found = handshake(
+            let found = match handshake(
                 &wire,
                 handlers,
                 &connector.legacy_offer,
                 connector.probe_timeout,
             )
-            .await?;
+            .await
+            {
+                Ok(found) => found,
+                Err(e) => {
+                    // No session: the stream (and its reader) must not outlive the attempt.
+                    wire.end();
+                    return Err(e);
+                }
+            };
             (wire, Transport::HttpSse, found)
         }
         Err(e) => return Err(e),
     };
-    wire.initialized(&found).await.map_err(Error::Handshake)?;
+    if let Err(e) = wire.initialized(&found).await {
+        wire.end();
+        return Err(Error::Handshake(e));
+    }
     Ok((wire, transport, found))
 }
 

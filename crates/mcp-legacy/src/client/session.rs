@@ -209,12 +209,63 @@ pub(crate) fn to_legacy(params: &mut Value) -> Option<Value> {
 /// `resultType`, so one a legacy server sends anyway is replaced: an `input_required` (or
 /// an extension's type) must not steer the modern client's input loop for a server that
 /// asks for input with requests of its own.
+///
+/// Only the top level is parsed; each member stays the server's raw text, so the client
+/// core's typed decoding judges it exactly as it judges a modern result: a duplicate
+/// member (here or nested) is refused rather than silently resolved, and deep nesting in a
+/// member nobody reads is skipped without recursion. A result that is not an object is
+/// passed on as it is (the typed decoding refuses it).
 pub(crate) fn to_modern(raw: &RawValue) -> Result<Box<RawValue>, serde_json::Error> {
-    let mut value: Value = serde_json::from_str(raw.get())?;
-    if let Value::Object(map) = &mut value {
-        map.insert("resultType".into(), json!("complete"));
+    if !raw.get().trim_start().starts_with('{') {
+        return Ok(raw.to_owned());
     }
-    serde_json::value::to_raw_value(&value)
+    let Members(members) = serde_json::from_str(raw.get())?;
+    let mut text = String::with_capacity(raw.get().len() + 26);
+    text.push('{');
+    for (key, value) in &members {
+        if key == "resultType" {
+            continue;
+        }
+        text.push_str(&serde_json::to_string(key)?);
+        text.push(':');
+        text.push_str(value.get());
+        text.push(',');
+    }
+    text.push_str(r#""resultType":"complete"}"#);
+    RawValue::from_string(text)
+}
+
+/// An object's members in order, each value as raw text; a repeated name is an error.
+struct Members(Vec<(String, Box<RawValue>)>);
+
+impl<'de> serde::Deserialize<'de> for Members {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Members;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Members, A::Error> {
+                let mut members: Vec<(String, Box<RawValue>)> = Vec::new();
+                while let Some((key, value)) = map.next_entry::<String, Box<RawValue>>()? {
+                    if members.iter().any(|(k, _)| *k == key) {
+                        return Err(serde::de::Error::custom(format_args!(
+                            "duplicate member `{key}`"
+                        )));
+                    }
+                    members.push((key, value));
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
 }
 
 fn decode_error(method: &str, source: serde_json::Error) -> mcp_client::Error {
@@ -429,6 +480,7 @@ mod tests {
     use mcp_client::ListenEvent;
     use mcp_jsonrpc::ErrorObject;
     use mcp_types::{ErrorCode, SubscriptionFilter};
+    use serde_json::value::RawValue;
     use serde_json::{Value, json};
 
     use super::{Handshake, is_modern_error, to_legacy, to_modern, wants};
@@ -466,6 +518,44 @@ mod tests {
         let raw = serde_json::value::to_raw_value(&json!({"tools": []})).unwrap();
         let modern: Value = serde_json::from_str(to_modern(&raw).unwrap().get()).unwrap();
         assert_eq!(modern, json!({"tools": [], "resultType": "complete"}));
+        let cases = [
+            ("{}", r#"{"resultType":"complete"}"#),
+            (
+                r#" { "resultType" : "input_required", "a\u0022" : [1, {"b": 2}] } "#,
+                r#"{"a\"":[1, {"b": 2}],"resultType":"complete"}"#,
+            ),
+            // Nested members are left as they are, for the typed decoding to judge.
+            (
+                r#"{"t":{"x":1,"x":2}}"#,
+                r#"{"t":{"x":1,"x":2},"resultType":"complete"}"#,
+            ),
+            ("5", "5"),
+            ("null", "null"),
+            (r#"[{"a":1}]"#, r#"[{"a":1}]"#),
+        ];
+        for (legacy, modern) in cases {
+            let raw = RawValue::from_string(legacy.to_owned()).unwrap();
+            assert_eq!(to_modern(&raw).unwrap().get(), modern, "{legacy}");
+        }
+    }
+
+    #[test]
+    fn a_duplicate_member_is_refused_and_deep_nesting_is_not_parsed() {
+        let raw = RawValue::from_string(r#"{"tools":[],"tools":[]}"#.to_owned()).unwrap();
+        let error = to_modern(&raw).unwrap_err();
+        assert!(
+            error.to_string().contains("duplicate member `tools`"),
+            "{error}"
+        );
+        // 100 000 levels: far past serde_json's recursion limit, yet passed on verbatim.
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let raw = RawValue::from_string(format!(r#"{{"tools":[],"x":{deep}}}"#)).unwrap();
+        let modern = to_modern(&raw).unwrap();
+        assert!(modern.get().ends_with(r#"]],"resultType":"complete"}"#));
+        assert_eq!(
+            modern.get().len(),
+            raw.get().len() + r#","resultType":"complete""#.len()
+        );
     }
 
     #[test]
