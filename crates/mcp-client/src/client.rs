@@ -284,6 +284,8 @@ impl ClientBuilder {
         // The router evicts what a subscription's notifications make stale.
         let cache = router.as_ref().map_or_else(Arc::default, Router::cache);
         let handlers = self.input_handlers();
+        let fixed_meta =
+            crate::wire::FixedMeta::new(&handlers.capabilities, &handlers.info, self.log_level);
         Client {
             inner: Arc::new(Inner {
                 safe_tools: Mutex::default(),
@@ -291,8 +293,9 @@ impl ClientBuilder {
                 auth_context: String::new(),
                 router,
                 transport,
-                version: Mutex::new(SUPPORTED_VERSIONS[0].to_owned()),
+                version: Mutex::new(SUPPORTED_VERSIONS[0]),
                 handlers,
+                fixed_meta,
                 log_level: self.log_level,
                 max_rounds: self.max_rounds,
                 timeout: self.timeout,
@@ -393,8 +396,12 @@ struct Inner {
     auth_context: String,
     router: Option<Router>,
     transport: Transport,
-    version: Mutex<String>,
+    /// One of [`SUPPORTED_VERSIONS`]: the newest until a server asks for another.
+    version: Mutex<&'static str>,
     handlers: InputHandlers,
+    /// The capabilities and `clientInfo` of every request's `_meta`, serialized once
+    /// (`None` if they could not be: then every request is written the typed way).
+    fixed_meta: Option<Arc<crate::wire::FixedMeta>>,
     log_level: Option<LoggingLevel>,
     max_rounds: usize,
     timeout: Option<Duration>,
@@ -568,6 +575,13 @@ where
     })
 }
 
+/// What a round's result calls for.
+enum Next {
+    Complete,
+    Task,
+    Again(Round),
+}
+
 /// Just enough of a result to know how to read it.
 #[derive(serde::Deserialize)]
 struct Kind {
@@ -608,11 +622,15 @@ impl Client {
 
     /// The protocol version requests carry (the newest both sides support, once known).
     pub fn protocol_version(&self) -> String {
-        self.inner
+        self.version().to_owned()
+    }
+
+    fn version(&self) -> &'static str {
+        *self
+            .inner
             .version
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone()
     }
 
     fn meta(&self) -> RequestMetaObject {
@@ -625,19 +643,83 @@ impl Client {
         meta
     }
 
-    fn engine_options(&self, call: &CallOptions, meta: &mut RequestMetaObject) -> RequestOptions {
+    /// The engine's options for one call, and the progress token its `_meta` carries.
+    fn engine_options(
+        &self,
+        call: &CallOptions,
+    ) -> (RequestOptions, Option<mcp_types::ProgressToken>) {
         let mut options = RequestOptions::default();
         if let Some(timeout) = call.timeout.or(self.inner.timeout) {
             options = options.timeout(timeout);
         }
+        let mut progress_token = None;
         if let Some(callback) = &call.on_progress {
             let n = self.inner.progress_tokens.fetch_add(1, Ordering::Relaxed);
             let token = mcp_types::ProgressToken::String(format!("progress-{n}"));
-            meta.progress_token = Some(token.clone());
+            progress_token = Some(token.clone());
             let callback = Arc::clone(callback);
             options = options.progress(token, move |p| callback(p));
         }
-        options
+        (options, progress_token)
+    }
+
+    /// After -32022: picks the newest version both sides support for the retry, or fails
+    /// with [`Error::VersionMismatch`].
+    fn renegotiate(&self, error: &mcp_jsonrpc::ErrorObject) -> Result<(), Error> {
+        let theirs: Vec<String> = error
+            .data
+            .as_ref()
+            .and_then(|d| d.get("supported"))
+            .and_then(|s| serde_json::from_value(s.clone()).ok())
+            .unwrap_or_default();
+        match SUPPORTED_VERSIONS
+            .iter()
+            .find(|v| theirs.iter().any(|t| t == *v))
+        {
+            // Retry once with the newest common version (the same one, if the server
+            // lists it: it may have refused for a passing reason).
+            Some(v) => {
+                *self
+                    .inner
+                    .version
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = v;
+                Ok(())
+            }
+            None => Err(Error::VersionMismatch {
+                ours: SUPPORTED_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
+                theirs,
+            }),
+        }
+    }
+
+    /// [`send`](Self::send) with the `_meta` written from the client's
+    /// [`FixedMeta`](crate::wire::FixedMeta).
+    pub(crate) async fn send_wire<P: Serialize>(
+        &self,
+        fixed: &Arc<crate::wire::FixedMeta>,
+        method: &str,
+        build: impl Fn(crate::wire::WireMeta) -> P,
+        call: &CallOptions,
+    ) -> Result<Box<RawValue>, Error> {
+        for attempt in 0..2 {
+            let (options, progress_token) = self.engine_options(call);
+            let params = build(crate::wire::WireMeta {
+                fixed: Arc::clone(fixed),
+                protocol_version: self.version(),
+                progress_token,
+                trace: call.trace.clone(),
+            });
+            match self.dispatch(method, &params, options).await {
+                Err(Error::Protocol(error))
+                    if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION && attempt == 0 =>
+                {
+                    self.renegotiate(&error)?;
+                }
+                other => return other,
+            }
+        }
+        unreachable!("the loop returns on its second attempt")
     }
 
     /// Sends one request; on -32022 picks the newest version both sides support and
@@ -658,42 +740,14 @@ impl Client {
                         .insert("tracestate".to_owned(), Value::from(state.clone()));
                 }
             }
-            let options = self.engine_options(call, &mut meta);
+            let (options, progress_token) = self.engine_options(call);
+            meta.progress_token = progress_token;
             let params = build(meta);
             match self.dispatch(method, &params, options).await {
                 Err(Error::Protocol(error))
                     if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION && attempt == 0 =>
                 {
-                    let theirs: Vec<String> = error
-                        .data
-                        .as_ref()
-                        .and_then(|d| d.get("supported"))
-                        .and_then(|s| serde_json::from_value(s.clone()).ok())
-                        .unwrap_or_default();
-                    let current = self.protocol_version();
-                    let pick = SUPPORTED_VERSIONS
-                        .iter()
-                        .find(|v| theirs.iter().any(|t| t == *v));
-                    let _ = current;
-                    match pick {
-                        // Retry once with the newest common version (the same one, if the
-                        // server lists it: it may have refused for a passing reason).
-                        Some(v) => {
-                            (*v).clone_into(
-                                &mut self
-                                    .inner
-                                    .version
-                                    .lock()
-                                    .unwrap_or_else(PoisonError::into_inner),
-                            );
-                        }
-                        _ => {
-                            return Err(Error::VersionMismatch {
-                                ours: SUPPORTED_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
-                                theirs,
-                            });
-                        }
-                    }
+                    self.renegotiate(&error)?;
                 }
                 other => return other,
             }
@@ -908,8 +962,8 @@ impl Client {
         let mut round = Round::default();
         for n in 0..self.inner.max_rounds {
             let raw = self.send(method, |meta| build(meta, &round), call).await?;
-            match Self::decode::<Kind>(method, &raw)?.result_type.as_deref() {
-                None | Some("complete") => {
+            match self.next_round(method, &raw, task).await? {
+                Next::Complete => {
                     let reply = if n == 0 {
                         Reply::FirstRound
                     } else {
@@ -917,24 +971,76 @@ impl Client {
                     };
                     return Ok((raw, reply));
                 }
-                Some("input_required") => {
-                    let asked: InputRequiredResult = Self::decode(method, &raw)?;
-                    let mut answers = OrderedMap::new();
-                    for (key, request) in asked.input_requests.into_iter().flatten() {
-                        answers.insert(key, self.answer(request).await?);
-                    }
-                    round = Round {
-                        responses: (!answers.is_empty()).then_some(answers),
-                        state: asked.request_state,
-                    };
-                }
-                // Only a client that declared the extension accepts a task, and only for a
-                // request the extension augments.
-                Some(mcp_types::tasks::RESULT_TYPE_TASK) if task => return Ok((raw, Reply::Task)),
-                Some(other) => return Err(Error::UnknownResultType(other.to_owned())),
+                Next::Task => return Ok((raw, Reply::Task)),
+                Next::Again(next) => round = next,
             }
         }
         Err(Error::TooManyRounds(self.inner.max_rounds))
+    }
+
+    /// Reads one round's result: complete, a task (when `task` allows it), or input
+    /// required, in which case the handlers answer and the next round is made.
+    async fn next_round(&self, method: &str, raw: &RawValue, task: bool) -> Result<Next, Error> {
+        match Self::decode::<Kind>(method, raw)?.result_type.as_deref() {
+            // A result without `resultType` comes from an earlier-revision server: complete.
+            None | Some("complete") => Ok(Next::Complete),
+            Some("input_required") => {
+                let asked: InputRequiredResult = Self::decode(method, raw)?;
+                let mut answers = OrderedMap::new();
+                for (key, request) in asked.input_requests.into_iter().flatten() {
+                    answers.insert(key, self.answer(request).await?);
+                }
+                Ok(Next::Again(Round {
+                    responses: (!answers.is_empty()).then_some(answers),
+                    state: asked.request_state,
+                }))
+            }
+            // Only a client that declared the extension accepts a task, and only for a
+            // request the extension augments.
+            Some(mcp_types::tasks::RESULT_TYPE_TASK) if task => Ok(Next::Task),
+            Some(other) => Err(Error::UnknownResultType(other.to_owned())),
+        }
+    }
+
+    /// `tools/call` without the Tasks extension, written by [`send_wire`](Self::send_wire)
+    /// from the borrowed name and arguments, its result read in one pass when complete.
+    /// `None` when the client has no [`FixedMeta`](crate::wire::FixedMeta).
+    async fn call_tool_wire(
+        &self,
+        name: &str,
+        arguments: &JsonObject,
+        call: &CallOptions,
+    ) -> Option<Result<CallToolResult, Error>> {
+        let fixed = self.inner.fixed_meta.as_ref()?;
+        let method = method::TOOLS_CALL;
+        let mut round = Round::default();
+        for _ in 0..self.inner.max_rounds {
+            let build = |meta| crate::wire::CallToolParams {
+                meta,
+                arguments: Some(arguments),
+                input_responses: round.responses.as_ref(),
+                name,
+                request_state: round.state.as_deref(),
+            };
+            let raw = match self.send_wire(fixed, method, build, call).await {
+                Ok(raw) => raw,
+                Err(e) => return Some(Err(e)),
+            };
+            // The common case in one pass: a complete result (`resultType` absent or
+            // "complete" reads as `ResultType::Complete`). Anything else is read as the
+            // typed path reads it, so the outcome and errors are the same.
+            if let Ok(result) = serde_json::from_str::<CallToolResult>(raw.get())
+                && result.result_type == mcp_types::ResultType::Complete
+            {
+                return Some(Ok(result));
+            }
+            match self.next_round(method, &raw, false).await {
+                Ok(Next::Complete | Next::Task) => return Some(Self::decode(method, &raw)),
+                Ok(Next::Again(next)) => round = next,
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        Some(Err(Error::TooManyRounds(self.inner.max_rounds)))
     }
 
     pub(crate) async fn answer(&self, request: InputRequest) -> Result<InputResponse, Error> {
@@ -1084,6 +1190,9 @@ impl Client {
                 crate::tasks::ToolCall::Complete(result) => Ok(result),
                 crate::tasks::ToolCall::Task(task) => task.wait().await,
             };
+        }
+        if let Some(result) = self.call_tool_wire(name, &arguments, options).await {
+            return result;
         }
         self.with_input(
             method::TOOLS_CALL,

@@ -125,6 +125,7 @@ mod restart;
 #[cfg(feature = "skills")]
 pub mod skills;
 mod tasks;
+mod wire;
 
 pub use client::{
     CallOptions, Client, ClientBuilder, InputHandlers, MAX_LISTED, MAX_PAGES, SUPPORTED_VERSIONS,
