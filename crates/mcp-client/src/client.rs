@@ -700,6 +700,7 @@ impl Client {
         fixed: &Arc<crate::wire::FixedMeta>,
         method: &str,
         build: impl Fn(crate::wire::WireMeta) -> P,
+        routing: crate::wire::Routing<'_>,
         call: &CallOptions,
     ) -> Result<Box<RawValue>, Error> {
         for attempt in 0..2 {
@@ -710,7 +711,7 @@ impl Client {
                 progress_token,
                 trace: call.trace.clone(),
             });
-            match self.dispatch(method, &params, options).await {
+            match self.dispatch(method, &params, options, Some(routing)).await {
                 Err(Error::Protocol(error))
                     if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION && attempt == 0 =>
                 {
@@ -743,7 +744,7 @@ impl Client {
             let (options, progress_token) = self.engine_options(call);
             meta.progress_token = progress_token;
             let params = build(meta);
-            match self.dispatch(method, &params, options).await {
+            match self.dispatch(method, &params, options, None).await {
                 Err(Error::Protocol(error))
                     if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION && attempt == 0 =>
                 {
@@ -755,11 +756,17 @@ impl Client {
         unreachable!("the loop returns on its second attempt")
     }
 
+    /// Sends one request on the client's transport. `routing` (HTTP only) is what the
+    /// request's headers are made of when the caller has it at hand; without it they are
+    /// read from the params.
     async fn dispatch<P: Serialize>(
         &self,
         method: &str,
         params: &P,
         options: RequestOptions,
+        #[cfg_attr(not(feature = "http"), allow(unused_variables))] routing: Option<
+            crate::wire::Routing<'_>,
+        >,
     ) -> Result<Box<RawValue>, Error> {
         match &self.inner.transport {
             Transport::Engine(peer) => peer
@@ -814,14 +821,18 @@ impl Client {
                     }
                 };
                 let version = self.protocol_version();
-                match http.request(&version, method, params, wait(), route).await {
+                match http
+                    .request(&version, method, params, routing, wait(), route)
+                    .await
+                {
                     // The stream broke before the response: the request is lost. Re-issue
                     // it, with a new id, only if running it twice is harmless.
                     Err(Error::Http(
                         mcp_transport_http::Error::Incomplete | mcp_transport_http::Error::Body(_),
                     )) => {
                         if self.retry_safe(method, params) {
-                            http.request(&version, method, params, wait(), route).await
+                            http.request(&version, method, params, routing, wait(), route)
+                                .await
                         } else {
                             Err(Error::MayHaveRun {
                                 method: method.to_owned(),
@@ -1022,7 +1033,11 @@ impl Client {
                 name,
                 request_state: round.state.as_deref(),
             };
-            let raw = match self.send_wire(fixed, method, build, call).await {
+            let routing = crate::wire::Routing {
+                name,
+                arguments: Some(arguments),
+            };
+            let raw = match self.send_wire(fixed, method, build, routing, call).await {
                 Ok(raw) => raw,
                 Err(e) => return Some(Err(e)),
             };
@@ -1369,6 +1384,7 @@ impl Client {
                     &version,
                     method::SUBSCRIPTIONS_LISTEN,
                     &params,
+                    None,
                     wait,
                     |notification| {
                         if let Some(event) = crate::listen::event_of(&notification) {

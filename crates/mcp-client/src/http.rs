@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use mcp_jsonrpc::{Message, ProgressCallback};
 use mcp_transport_http::{HttpClient, RequestHeaders};
-use mcp_types::{McpParamHeader, ProgressNotificationParams, ProgressToken, RequestId, method};
+use mcp_types::{
+    JsonObject, McpParamHeader, ProgressNotificationParams, ProgressToken, RequestId, method,
+};
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -47,6 +49,22 @@ fn at_path<'v>(value: &'v Value, path: &[String]) -> Option<&'v Value> {
     path.iter().try_fold(value, |v, key| v.get(key))
 }
 
+/// [`at_path`] in an object (a tool's arguments as the caller gave them). The paths of
+/// `x-mcp-header` annotations name at least one property, so an empty one finds nothing.
+fn at_path_in<'v>(object: &'v JsonObject, path: &[String]) -> Option<&'v Value> {
+    let (first, rest) = path.split_first()?;
+    at_path(object.get(first)?, rest)
+}
+
+/// What the `Mcp-Name` and `Mcp-Param-*` headers of a `tools/call` are made of, when the
+/// caller has them at hand: then the params are written straight into the frame, without
+/// a `serde_json::Value` of them first.
+#[derive(Clone, Copy)]
+pub(crate) struct Routing<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) arguments: Option<&'a JsonObject>,
+}
+
 impl HttpTransport {
     pub(crate) fn new(client: HttpClient) -> Self {
         HttpTransport {
@@ -77,6 +95,23 @@ impl HttpTransport {
                 }
             })
             .collect()
+    }
+
+    /// The headers of a `tools/call` from its name and arguments (see [`Routing`]); the
+    /// same as [`headers_for`](Self::headers_for) makes of the params.
+    fn headers_routed(&self, version: &str, method: &str, routing: Routing<'_>) -> RequestHeaders {
+        let mut headers = RequestHeaders::new(version, method).name(routing.name);
+        if method == method::TOOLS_CALL
+            && let Some(arguments) = routing.arguments
+        {
+            let known = self.headers.lock().unwrap_or_else(PoisonError::into_inner);
+            for header in known.get(routing.name).into_iter().flatten() {
+                if let Some(value) = at_path_in(arguments, &header.path).filter(|v| !v.is_null()) {
+                    headers = headers.param(header.header.clone(), value.clone());
+                }
+            }
+        }
+        headers
     }
 
     fn headers_for(&self, version: &str, method: &str, params: &Value) -> RequestHeaders {
@@ -113,21 +148,27 @@ impl HttpTransport {
         version: &str,
         method: &str,
         params: &P,
+        routing: Option<Routing<'_>>,
         wait: Wait,
         mut on_notification: impl FnMut(mcp_jsonrpc::Notification),
     ) -> Result<Box<RawValue>, Error> {
-        let params = serde_json::to_value(params).map_err(|source| Error::Decode {
+        let failed = |source| Error::Decode {
             method: method.to_owned(),
             source,
-        })?;
+        };
         let id = RequestId::Integer(self.next_id.fetch_add(1, Ordering::Relaxed));
-        let frame = mcp_jsonrpc::encode_request(&id, method, Some(&params)).map_err(|source| {
-            Error::Decode {
-                method: method.to_owned(),
-                source,
-            }
-        })?;
-        let headers = self.headers_for(version, method, &params);
+        let (frame, headers) = if let Some(routing) = routing {
+            (
+                mcp_jsonrpc::encode_request(&id, method, Some(params)).map_err(failed)?,
+                self.headers_routed(version, method, routing),
+            )
+        } else {
+            let params = serde_json::to_value(params).map_err(failed)?;
+            (
+                mcp_jsonrpc::encode_request(&id, method, Some(&params)).map_err(failed)?,
+                self.headers_for(version, method, &params),
+            )
+        };
         tracing::trace!(target: "mcp_wire", direction = "sent", frame = %String::from_utf8_lossy(&frame));
         let started = Instant::now();
         let hard = started + wait.max;
@@ -221,7 +262,7 @@ fn trace_received(message: &Message) {
 
 #[cfg(test)]
 mod tests {
-    use super::at_path;
+    use super::{at_path, at_path_in};
 
     #[test]
     fn arguments_are_found_by_their_property_path() {
@@ -235,5 +276,12 @@ mod tests {
             at_path(&args, &["c".into()]),
             Some(&serde_json::Value::Null)
         );
+        let object = args.as_object().unwrap();
+        assert_eq!(
+            at_path_in(object, &["a".into(), "b".into()]),
+            Some(&serde_json::json!(3))
+        );
+        assert_eq!(at_path_in(object, &["a".into(), "x".into()]), None);
+        assert_eq!(at_path_in(object, &[]), None);
     }
 }

@@ -109,6 +109,20 @@ impl Serialize for WireMeta {
     }
 }
 
+/// What an HTTP request's `Mcp-Name` and `Mcp-Param-*` headers are made of; nothing for
+/// the other transports.
+#[cfg(feature = "http")]
+pub(crate) use crate::http::Routing;
+
+/// Without HTTP there are no headers to make.
+#[cfg(not(feature = "http"))]
+#[derive(Clone, Copy)]
+#[allow(dead_code, reason = "read by the HTTP transport only")]
+pub(crate) struct Routing<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) arguments: Option<&'a JsonObject>,
+}
+
 /// The params of `tools/call`, borrowing the caller's name and arguments and the current
 /// MRTR round's answers and state.
 #[derive(serde::Serialize)]
