@@ -16,7 +16,8 @@
 //!   the `tools/list` of 500 tools scenario;
 //! - for the soak of issue #11 (`cargo xtask soak`), off by default: `--soak-tools` adds
 //!   `barrier`, `wait` and `stats` (see `soak_tools.rs`), and over HTTP
-//!   `--max-concurrent-requests N` raises the endpoint's limit of requests in flight;
+//!   `--max-concurrent-requests N` and `--max-connections N` raise the endpoint's limits
+//!   of requests in flight and of open connections;
 //! - resources: `example://readme` (what this server is), `example://counter` (a number
 //!   that `increment` changes: `mcp listen example://counter` follows it), and the
 //!   template `example://squares/{n}` (the square of `n`);
@@ -196,6 +197,9 @@ pub(crate) struct Bench {
     pub(crate) soak: bool,
     /// `--max-concurrent-requests N` (HTTP): the endpoint's limit, instead of its default.
     pub(crate) max_concurrent_requests: Option<usize>,
+    /// `--max-connections N` (HTTP): the server's limit of open connections, instead of
+    /// its default.
+    pub(crate) max_connections: Option<usize>,
 }
 
 /// The example server, with the benchmark's additions that `bench` asks for.
@@ -438,6 +442,9 @@ pub(crate) async fn serve_http(
         mcp_transport_http::HttpServerConfig::default().connection_threads(connection_threads);
     if let Some(limit) = bench.max_concurrent_requests {
         config.max_concurrent_requests = limit;
+    }
+    if let Some(limit) = bench.max_connections {
+        config.max_connections = limit;
     }
     let endpoint = mcp_legacy::http::DualEraHttp::new(
         server(bench, &probes)?,

@@ -225,6 +225,10 @@ enum Command {
         /// it a request gets 503 with Retry-After.
         #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
         max_concurrent_requests: Option<u32>,
+        /// With --http: how many connections may be open at once (default 4096); past it
+        /// new clients wait to be accepted until one closes.
+        #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+        max_connections: Option<u32>,
     },
 }
 
@@ -294,6 +298,7 @@ async fn run(cli: Cli) -> Result<(), Error> {
         extra_tools,
         soak_tools,
         max_concurrent_requests,
+        max_connections,
         workers,
     } = command
     {
@@ -302,6 +307,7 @@ async fn run(cli: Cli) -> Result<(), Error> {
             extra_tools: usize::from(extra_tools),
             soak: soak_tools,
             max_concurrent_requests: max_concurrent_requests.and_then(|n| usize::try_from(n).ok()),
+            max_connections: max_connections.and_then(|n| usize::try_from(n).ok()),
         };
         return match http {
             None => Ok(example::serve_stdio(bench).await?),

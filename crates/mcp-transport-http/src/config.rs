@@ -51,6 +51,25 @@ pub struct HttpServerConfig {
     /// counting from the end of the header checks to the end of the response. Past it the
     /// reply is `503` with `Retry-After`.
     pub max_concurrent_requests: usize,
+    /// How many connections [`HttpServer`](crate::HttpServer) keeps open at once (default
+    /// 4096). At the limit it stops accepting: further clients wait in the kernel's listen
+    /// backlog (and, past that, in their own SYN retries) and are accepted, in order, as
+    /// soon as a connection closes. No connection is accepted and then left unserved, and
+    /// none is refused by the server itself. A mounted service inherits the host server's
+    /// policy.
+    ///
+    /// The default is four times the default of
+    /// [`max_concurrent_requests`](Self::max_concurrent_requests): every request in flight holds a connection (HTTP/1.1), so the connection limit must
+    /// sit above the request limit, or a request past that limit would wait in the backlog
+    /// instead of being answered `503` with `Retry-After`; the rest is room for idle
+    /// keep-alive connections, which close after
+    /// [`header_read_timeout`](Self::header_read_timeout). It is not sized for tests that
+    /// hold more connections at once: the soak's 10,000 calls in flight
+    /// (`cargo xtask soak --size full`, `docs/RELIABILITY.md`) raise it explicitly
+    /// (`mcp serve-example --max-connections`), as they raise the request limit, because a
+    /// default that large would exceed the open-files limit of most processes and stop
+    /// bounding anything.
+    pub max_connections: usize,
     /// The `Retry-After` a `503` carries (default 1 s, sent in whole seconds, at least 1).
     pub retry_after: Duration,
     /// How often an SSE stream with nothing to send gets a `: keep-alive` comment
@@ -124,6 +143,7 @@ impl Default for HttpServerConfig {
             path: Some(Cow::Borrowed("/mcp")),
             max_body_bytes: 4 << 20,
             max_concurrent_requests: 1024,
+            max_connections: 4096,
             retry_after: Duration::from_secs(1),
             keep_alive_interval: Some(Duration::from_secs(15)),
             event_buffer: 16,
@@ -163,6 +183,7 @@ impl fmt::Debug for HttpServerConfig {
             .field("path", &self.path)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_concurrent_requests", &self.max_concurrent_requests)
+            .field("max_connections", &self.max_connections)
             .field("retry_after", &self.retry_after)
             .field("keep_alive_interval", &self.keep_alive_interval)
             .field("event_buffer", &self.event_buffer)
@@ -210,6 +231,13 @@ impl HttpServerConfig {
     #[must_use]
     pub fn max_concurrent_requests(mut self, requests: usize) -> Self {
         self.max_concurrent_requests = requests;
+        self
+    }
+
+    /// Sets [`max_connections`](Self::max_connections).
+    #[must_use]
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.max_connections = connections;
         self
     }
 
@@ -347,6 +375,12 @@ impl HttpServerConfig {
         if self.connection_threads > MAX_CONNECTION_THREADS {
             return Err(Error::Config(format!(
                 "connection_threads must be at most {MAX_CONNECTION_THREADS}"
+            )));
+        }
+        if self.max_connections == 0 || self.max_connections > tokio::sync::Semaphore::MAX_PERMITS {
+            return Err(Error::Config(format!(
+                "max_connections must be between 1 and {}",
+                tokio::sync::Semaphore::MAX_PERMITS
             )));
         }
         if let Some(path) = &self.path
@@ -604,6 +638,12 @@ mod tests {
         assert!(HttpServerConfig::default().path("mcp").validate().is_err());
         let none = HttpServerConfig::default().max_concurrent_requests(0);
         assert!(none.validate().is_err());
+        let none = HttpServerConfig::default().max_connections(0);
+        assert!(none.validate().is_err());
+        HttpServerConfig::default()
+            .max_connections(1)
+            .validate()
+            .unwrap();
         let config = HttpServerConfig::default().name_field("tasks/get", "taskId");
         assert_eq!(config.name_field_of("tasks/get"), Some("taskId"));
         assert_eq!(config.name_field_of("resources/read"), Some("uri"));

@@ -2,7 +2,13 @@
 //! graceful shutdown.
 //!
 //! The accept loop owns every connection task in a `JoinSet`; [`RunningServer`] owns the
-//! accept loop. Shutdown stops accepting (the listener is closed), asks every connection to
+//! accept loop. It takes a permit of a semaphore of [`HttpServerConfig::max_connections`]
+//! before each `accept` and hands it to the connection's task (on a connection thread
+//! too), which holds it until the connection ends: at the limit the loop stops accepting
+//! and further clients wait in the kernel's listen backlog until a connection closes, so
+//! none is accepted and left unserved. An `accept` that fails for want of file
+//! descriptors or memory is logged and retried after a short pause instead of in a busy
+//! loop. Shutdown stops accepting (the listener is closed), asks every connection to
 //! finish its current exchange and close, waits up to the grace period, then fires every
 //! request's cancellation token, waits up to [`HttpServerConfig::cancel_grace`] more (a
 //! cancelled `subscriptions/listen` handler ends its stream with a result in that time),
@@ -26,7 +32,7 @@ use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use mcp_jsonrpc::{CancellationToken, Handler};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::oneshot;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::config::HttpServerConfig;
@@ -80,11 +86,15 @@ impl HttpServer {
     /// dual-era server of `mcp-legacy`) on a listener the caller bound, with the
     /// connection limits and timeouts of `config` and the same graceful shutdown. Must be
     /// called within a tokio runtime.
+    ///
+    /// Fails with [`Error::Config`] if `config` is not valid (such as a
+    /// [`max_connections`](HttpServerConfig::max_connections) of 0).
     pub fn serve_endpoint<E: Endpoint>(
         listener: TcpListener,
         service: E,
         config: &HttpServerConfig,
     ) -> Result<RunningServer, Error> {
+        config.validate()?;
         let local_addr = listener.local_addr().map_err(Error::LocalAddr)?;
         let path = config.path.clone().unwrap_or_default();
         let mut builder = http1::Builder::new();
@@ -98,12 +108,6 @@ impl HttpServer {
             // exact bound is `head_bytes`, so hyper's is the backstop, with room for one
             // read past the limit.
             .max_buf_size(config.max_head_bytes.saturating_add(64 << 10).max(8192));
-        if config.connection_threads > crate::MAX_CONNECTION_THREADS {
-            return Err(Error::Config(format!(
-                "connection_threads must be at most {}",
-                crate::MAX_CONNECTION_THREADS
-            )));
-        }
         let settings = Arc::new(Settings {
             service,
             builder,
@@ -121,6 +125,7 @@ impl HttpServer {
             settings,
             shards,
             cancel_grace: config.cancel_grace,
+            connection_slots: Arc::new(Semaphore::new(config.max_connections)),
             stop: stopped,
         }));
         Ok(RunningServer {
@@ -232,42 +237,62 @@ struct Listener<E> {
     /// The connection threads, when there are any.
     shards: Option<Shards>,
     cancel_grace: Duration,
+    /// One permit per open connection ([`HttpServerConfig::max_connections`]).
+    connection_slots: Arc<Semaphore>,
     stop: oneshot::Receiver<Duration>,
 }
+
+/// How long the accept loop pauses after an `accept` that failed for want of resources
+/// (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`): retrying at once would spin, since the
+/// connection stays in the backlog until something else frees a descriptor.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 async fn accept_loop<E: Endpoint>(mut this: Listener<E>) {
     let closing = CancellationToken::new();
     let mut connections = JoinSet::new();
     let shards = this.shards.take();
+    // The permit for the next connection, taken before `accept` so that at the limit the
+    // loop stops accepting instead of accepting and then waiting.
+    let mut slot: Option<OwnedSemaphorePermit> = None;
     let grace = loop {
         tokio::select! {
             biased;
             grace = &mut this.stop => break grace.unwrap_or(Duration::ZERO),
-            accepted = this.socket.accept() => match accepted {
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            permit = Arc::clone(&this.connection_slots).acquire_owned(), if slot.is_none() => {
+                // The semaphore is never closed, so this is always a permit.
+                slot = permit.ok();
+            }
+            accepted = this.socket.accept(), if slot.is_some() => match accepted {
                 Ok((stream, peer)) => {
+                    let Some(permit) = slot.take() else { continue };
                     if let Some(shards) = &shards {
-                        shards.dispatch(stream, peer);
+                        shards.dispatch(stream, peer, permit);
                     } else {
                         let connection =
                             serve_connection(&this.settings, stream, closing.clone(), peer);
-                        connections.spawn(connection);
+                        connections.spawn(async move {
+                            connection.await;
+                            drop(permit);
+                        });
                     }
                 }
                 Err(e) => {
-                    tracing::warn!(error = %e, "accepting a connection failed");
-                    // Out of file descriptors or memory: give other work a moment to free
-                    // some instead of spinning.
-                    if !matches!(
+                    // The connection was reset or aborted before it was accepted: nothing
+                    // to wait for. Anything else (out of file descriptors or memory) would
+                    // fail again at once, so give other work a moment to free some.
+                    let transient = matches!(
                         e.kind(),
                         std::io::ErrorKind::ConnectionAborted
                             | std::io::ErrorKind::ConnectionReset
                             | std::io::ErrorKind::Interrupted
-                    ) {
-                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    );
+                    tracing::warn!(error = %e, open = connections.len(), "accepting a connection failed");
+                    if !transient {
+                        tokio::time::sleep(ACCEPT_BACKOFF).await;
                     }
                 }
             },
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
     };
 

@@ -23,14 +23,16 @@ use std::time::Duration;
 
 use mcp_jsonrpc::CancellationToken;
 use tokio::net::TcpStream;
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio::task::JoinSet;
 
 use crate::error::Error;
 use crate::server::{Endpoint, Settings, drain, serve_connection};
 
-/// A connection handed to a thread.
-type Handoff = (std::net::TcpStream, SocketAddr);
+/// A connection handed to a thread, with its place among the server's open connections
+/// ([`HttpServerConfig::max_connections`](crate::HttpServerConfig::max_connections)),
+/// held until the connection ends.
+type Handoff = (std::net::TcpStream, SocketAddr, OwnedSemaphorePermit);
 
 /// The connection threads of one server.
 pub(crate) struct Shards {
@@ -113,7 +115,12 @@ impl Shards {
     }
 
     /// Hands an accepted connection to the thread with the fewest open connections.
-    pub(crate) fn dispatch(&self, stream: TcpStream, peer: SocketAddr) {
+    pub(crate) fn dispatch(
+        &self,
+        stream: TcpStream,
+        peer: SocketAddr,
+        permit: OwnedSemaphorePermit,
+    ) {
         let stream = match stream.into_std() {
             Ok(stream) => stream,
             Err(e) => {
@@ -129,7 +136,7 @@ impl Shards {
             return;
         };
         shard.open.fetch_add(1, Ordering::Relaxed);
-        if shard.queue.send((stream, peer)).is_err() {
+        if shard.queue.send((stream, peer, permit)).is_err() {
             shard.open.fetch_sub(1, Ordering::Relaxed);
             tracing::warn!(%peer, "a connection thread has stopped; connection dropped");
         }
@@ -184,7 +191,7 @@ impl<E: Endpoint> Thread<E> {
                 biased;
                 () = self.abort.cancelled() => break,
                 next = self.incoming.recv() => {
-                    let Some((stream, peer)) = next else {
+                    let Some((stream, peer, permit)) = next else {
                         // The accept loop is done: finish what is open.
                         tokio::select! {
                             biased;
@@ -193,7 +200,7 @@ impl<E: Endpoint> Thread<E> {
                         }
                         break;
                     };
-                    self.serve(&mut connections, stream, peer);
+                    self.serve(&mut connections, stream, peer, permit);
                 }
                 Some(_) = connections.join_next(), if !connections.is_empty() => {}
             }
@@ -202,7 +209,13 @@ impl<E: Endpoint> Thread<E> {
         drain(&mut connections).await;
     }
 
-    fn serve(&self, connections: &mut JoinSet<()>, stream: std::net::TcpStream, peer: SocketAddr) {
+    fn serve(
+        &self,
+        connections: &mut JoinSet<()>,
+        stream: std::net::TcpStream,
+        peer: SocketAddr,
+        permit: OwnedSemaphorePermit,
+    ) {
         let open = Arc::clone(&self.open);
         match TcpStream::from_std(stream) {
             Ok(stream) => {
@@ -211,6 +224,7 @@ impl<E: Endpoint> Thread<E> {
                 connections.spawn(async move {
                     connection.await;
                     open.fetch_sub(1, Ordering::Relaxed);
+                    drop(permit);
                 });
             }
             Err(e) => {

@@ -4,7 +4,9 @@
 //! complete before all N are inside the server at the same time: a run that completes
 //! proves N concurrent requests, each on its own connection (HTTP/1.1, one request per
 //! connection at a time). The endpoint's limit of requests in flight is raised past N with
-//! `--max-concurrent-requests`, since the default (1024) answers the excess with 503.
+//! `--max-concurrent-requests`, since the default (1024) answers the excess with 503, and
+//! its limit of open connections with `--max-connections`, since past the default (4096)
+//! the excess would wait to be accepted until a connection closes, and none would.
 //!
 //! Over one stdio connection the N calls are `wait` (20 ms) sent at once through one
 //! client: the engine matches each answer to its request by id, the server runs at most
@@ -105,7 +107,16 @@ fn record(report: &mut Report, scenario: &str, n: usize, tally: &Tally, elapsed:
 pub(crate) async fn http(mcp: &str, n: usize, report: &mut Report) -> Result<(), String> {
     let scenario = "HTTP concurrency";
     let limit = (n + 64).to_string();
-    let server = Server::http(mcp, &["--max-concurrent-requests", &limit]).await?;
+    let server = Server::http(
+        mcp,
+        &[
+            "--max-concurrent-requests",
+            &limit,
+            "--max-connections",
+            &limit,
+        ],
+    )
+    .await?;
     let before = server.sample()?;
     let client = Arc::new(
         Client::builder("soak", env!("CARGO_PKG_VERSION"))
