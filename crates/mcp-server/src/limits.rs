@@ -81,20 +81,39 @@ impl Limits {
     }
 }
 
-/// The open listen streams of each principal. An entry exists only while its count is
-/// above zero, so the table holds at most one entry per open stream.
+/// Whose count a listen stream is held against: an authenticated principal, by its id, or
+/// every request without one, together. The two never share a count, whatever a principal's
+/// id is (an authenticator may well hand out an empty one).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum ListenOwner {
+    /// Requests without an authenticated principal (stdio, HTTP without authorization).
+    Anonymous,
+    /// An authenticated principal, by its id.
+    Principal(Box<str>),
+}
+
+/// The open listen streams of each owner. An entry exists only while its count is above
+/// zero, so the table holds at most one entry per open stream.
 #[derive(Debug, Default)]
 pub(crate) struct ListenStreams {
-    open: Arc<Mutex<HashMap<Box<str>, usize>>>,
+    open: Arc<Mutex<HashMap<ListenOwner, usize>>>,
 }
 
 impl ListenStreams {
-    /// Counts one more stream for `principal` (`""` for requests without one), or refuses
-    /// it when the principal already holds `limit`.
-    pub(crate) fn open(&self, principal: &str, limit: usize) -> Result<ListenGuard, ErrorObject> {
+    /// Counts one more stream for `owner`, or refuses it when the owner already holds
+    /// `limit`.
+    pub(crate) fn open(
+        &self,
+        owner: ListenOwner,
+        limit: usize,
+    ) -> Result<ListenGuard, ErrorObject> {
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        let count = open.entry(principal.into()).or_insert(0);
+        let count = open.entry(owner.clone()).or_insert(0);
         if *count >= limit {
+            // `or_insert` may just have made the entry: keep none at zero.
+            if *count == 0 {
+                open.remove(&owner);
+            }
             return Err(ErrorObject::internal(format!(
                 "too many open listen streams (limit {limit}); close one first"
             )));
@@ -102,32 +121,32 @@ impl ListenStreams {
         *count += 1;
         Ok(ListenGuard {
             open: Arc::clone(&self.open),
-            principal: principal.into(),
+            owner,
         })
     }
 
-    /// How many streams `principal` holds.
+    /// How many streams `owner` holds.
     #[cfg(test)]
-    fn count(&self, principal: &str) -> usize {
+    fn count(&self, owner: &ListenOwner) -> usize {
         let open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        open.get(principal).copied().unwrap_or(0)
+        open.get(owner).copied().unwrap_or(0)
     }
 }
 
 /// One open listen stream; dropping it (the stream ended, however) gives its place back.
 #[derive(Debug)]
 pub(crate) struct ListenGuard {
-    open: Arc<Mutex<HashMap<Box<str>, usize>>>,
-    principal: Box<str>,
+    open: Arc<Mutex<HashMap<ListenOwner, usize>>>,
+    owner: ListenOwner,
 }
 
 impl Drop for ListenGuard {
     fn drop(&mut self) {
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(count) = open.get_mut(&self.principal) {
+        if let Some(count) = open.get_mut(&self.owner) {
             *count -= 1;
             if *count == 0 {
-                open.remove(&self.principal);
+                open.remove(&self.owner);
             }
         }
     }
@@ -135,23 +154,55 @@ impl Drop for ListenGuard {
 
 #[cfg(test)]
 mod tests {
-    use super::ListenStreams;
+    use super::{ListenOwner, ListenStreams};
+
+    fn principal(id: &str) -> ListenOwner {
+        ListenOwner::Principal(id.into())
+    }
 
     #[test]
     fn streams_are_counted_per_principal_and_given_back() {
         let streams = ListenStreams::default();
-        let a1 = streams.open("a", 2).unwrap();
-        let a2 = streams.open("a", 2).unwrap();
-        assert!(streams.open("a", 2).is_err(), "past the limit");
-        let b = streams.open("b", 2).unwrap();
-        assert_eq!(streams.count("a"), 2);
+        let a1 = streams.open(principal("a"), 2).unwrap();
+        let a2 = streams.open(principal("a"), 2).unwrap();
+        assert!(streams.open(principal("a"), 2).is_err(), "past the limit");
+        let b = streams.open(principal("b"), 2).unwrap();
+        assert_eq!(streams.count(&principal("a")), 2);
         drop(a1);
-        let a3 = streams.open("a", 2).unwrap();
+        let a3 = streams.open(principal("a"), 2).unwrap();
         drop((a2, a3, b));
-        assert_eq!(streams.count("a"), 0);
+        assert_eq!(streams.count(&principal("a")), 0);
         assert!(
             streams.open.lock().unwrap().is_empty(),
             "no entry outlives its streams"
         );
+    }
+
+    #[test]
+    fn a_principal_with_an_empty_id_is_not_the_anonymous_count() {
+        let streams = ListenStreams::default();
+        let anonymous: Vec<_> = (0..2)
+            .map(|_| streams.open(ListenOwner::Anonymous, 2).unwrap())
+            .collect();
+        assert!(
+            streams.open(ListenOwner::Anonymous, 2).is_err(),
+            "the anonymous count is full"
+        );
+        // A principal whose id is "" has a count of its own, full or not.
+        let empty = streams.open(principal(""), 1).unwrap();
+        assert!(streams.open(principal(""), 1).is_err());
+        assert_eq!(streams.count(&principal("")), 1);
+        assert_eq!(streams.count(&ListenOwner::Anonymous), 2);
+        drop(anonymous);
+        assert_eq!(streams.count(&principal("")), 1);
+        drop(empty);
+        assert!(streams.open.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_refused_stream_leaves_no_entry() {
+        let streams = ListenStreams::default();
+        assert!(streams.open(principal("a"), 0).is_err());
+        assert!(streams.open.lock().unwrap().is_empty());
     }
 }

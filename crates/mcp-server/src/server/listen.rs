@@ -11,6 +11,7 @@ use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 
 use super::{Change, Server, parse, to_raw};
+use crate::limits::ListenOwner;
 
 impl Server {
     /// `subscriptions/listen` (`docs/2026-07-28/basic/patterns/subscriptions.mdx`): the
@@ -25,16 +26,14 @@ impl Server {
         let params: SubscriptionsListenRequestParams = parse(params)?;
         // Held until the stream ends, however it ends.
         let limits = &self.inner.limits;
-        let _slot = match super::principal_of(&rpc) {
-            Some(principal) => self
-                .inner
-                .listen_streams
-                .open(principal.id(), limits.listen_streams_per_principal)?,
-            None => self
-                .inner
-                .listen_streams
-                .open("", limits.anonymous_listen_streams)?,
+        let (owner, limit) = match super::principal_of(&rpc) {
+            Some(principal) => (
+                ListenOwner::Principal(principal.id().into()),
+                limits.listen_streams_per_principal,
+            ),
+            None => (ListenOwner::Anonymous, limits.anonymous_listen_streams),
         };
+        let _slot = self.inner.listen_streams.open(owner, limit)?;
         let mut tasks = self.watch_tasks(raw, &params.meta, &rpc).await?;
         let caps = &self.inner.capabilities;
         let asked = &params.notifications;
