@@ -313,3 +313,32 @@ fn invalid_utf8_is_a_parse_error_even_in_a_skipped_member() {
     let fine = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"extra\":\"h\u{e9}\u{1f600}\"}";
     assert!(decode(fine.as_bytes(), DecodeOptions::default()).is_ok());
 }
+
+/// `params` nested `levels` deep: arrays around one number.
+fn nested_params(levels: usize) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{}1{}}}"#,
+        "[".repeat(levels),
+        "]".repeat(levels)
+    )
+}
+
+#[test]
+fn params_at_the_nesting_limit_parse_and_one_level_more_does_not() {
+    // serde_json's recursion limit, which no crate of the workspace disables: a value of
+    // 127 nested arrays parses, one of 128 does not (its `remaining_depth` starts at 128 and
+    // must stay above 0). The envelope reads both: it keeps `params` raw.
+    let d = DecodeOptions::default();
+    let parse = |levels: usize| {
+        let frame = nested_params(levels);
+        let Ok(Decoded::Single(Message::Request(request))) = decode(frame.as_bytes(), d) else {
+            panic!("the envelope reads {levels} levels of params");
+        };
+        serde_json::from_str::<serde_json::Value>(request.params.expect("params").get())
+    };
+    assert!(parse(127).is_ok(), "at the limit");
+    assert!(
+        parse(128).is_err_and(|e| e.to_string().contains("recursion limit")),
+        "one level past it"
+    );
+}

@@ -149,4 +149,21 @@ mod tests {
         assert_eq!(err.kind(), io::ErrorKind::TimedOut);
         assert_eq!(start.elapsed(), Duration::from_secs(5));
     }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_write_stalled_just_under_the_timeout_goes_through() {
+        let (writer, mut reader) = tokio::io::duplex(4);
+        let mut writer = Box::pin(WriteTimeout::new(writer, Duration::from_secs(5)));
+        writer.write_all(b"1234").await.unwrap();
+        let start = Instant::now();
+        let stalled = tokio::spawn(async move { writer.write_all(b"5").await });
+        // The reader makes room 1 ms before the write would time out.
+        tokio::time::sleep(Duration::from_millis(4_999)).await;
+        let mut buf = [0; 4];
+        tokio::io::AsyncReadExt::read_exact(&mut reader, &mut buf)
+            .await
+            .unwrap();
+        stalled.await.unwrap().unwrap();
+        assert_eq!(start.elapsed(), Duration::from_millis(4_999));
+    }
 }

@@ -33,6 +33,8 @@ pub type Log = mpsc::UnboundedReceiver<String>;
 /// - `test/listen`: one notification, then the same as `test/wait` (a quiet stream);
 /// - `test/block`: logs `started`, waits for a permit of the gate, returns
 ///   `{"released": true}`;
+/// - `test/flood`: sends `params.count` notifications, logging `sent <n>` after each,
+///   then returns `{"sent": count}`;
 /// - `test/caps`, `test/version`, `test/params`: errors -32021, -32022 and -32602;
 /// - `tools/list`, `tools/call`, `prompts/get`, `resources/read`, `echo`: the params back;
 /// - anything else: -32601.
@@ -116,6 +118,20 @@ impl Handler for TestHandler {
                 log("started");
                 cx.cancellation().cancelled().await;
                 Ok(raw(&json!({"cancelled": true})))
+            }
+            "test/flood" => {
+                let params: Value = request
+                    .params
+                    .as_deref()
+                    .map_or(Value::Null, |p| serde_json::from_str(p.get()).unwrap());
+                let count = params["count"].as_u64().unwrap_or(0);
+                for n in 0..count {
+                    cx.notify("notifications/message", Some(&json!({"n": n})))
+                        .await
+                        .map_err(|e| ErrorObject::internal(e.to_string()))?;
+                    let _ = self.log.send(format!("sent {n}"));
+                }
+                Ok(raw(&json!({"sent": count})))
             }
             "test/block" => {
                 log("started");
