@@ -450,7 +450,7 @@ fn param_headers(schema: &JsonObject) -> Result<Vec<ParamHeader>, String> {
 mod tests {
     use serde_json::json;
 
-    use super::{ToolDef, check_name, param_headers};
+    use super::{MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, ToolDef, check_name, depth, param_headers};
 
     #[test]
     fn names() {
@@ -479,6 +479,41 @@ mod tests {
             .is_err()
         );
         assert!(ToolDef::new("t", json!({"type": "object", "minProperties": "x"}), ok).is_err());
+    }
+
+    #[test]
+    fn schemas_at_the_size_and_depth_limits_are_accepted_and_one_more_is_not() {
+        let ok = |_: serde_json::Value, _| async { Ok(mcp_types::CallToolResult::text("")) };
+        // Depth: an object is one level, each member's value one more. `{"type": "string"}`
+        // is 2 levels, each `{"type": "object", "properties": {"a": …}}` around it adds 2,
+        // and an `enum` array adds 1.
+        let nested = |mut schema: serde_json::Value| {
+            for _ in 0..31 {
+                schema = json!({"type": "object", "properties": {"a": schema}});
+            }
+            schema
+        };
+        let at = nested(json!({"type": "string"}));
+        assert_eq!(depth(&at), MAX_SCHEMA_DEPTH);
+        assert!(
+            ToolDef::new("at", at, ok).is_ok(),
+            "{MAX_SCHEMA_DEPTH} levels"
+        );
+        let past = nested(json!({"type": "string", "enum": ["x"]}));
+        assert_eq!(depth(&past), MAX_SCHEMA_DEPTH + 1);
+        assert!(ToolDef::new("past", past, ok).is_err(), "one level more");
+
+        // Size: the serialized schema, exactly the limit, then one byte more.
+        let sized = |bytes: usize| {
+            let base = serde_json::to_vec(&json!({"type": "object", "description": ""}))
+                .unwrap()
+                .len();
+            let schema = json!({"type": "object", "description": "x".repeat(bytes - base)});
+            assert_eq!(serde_json::to_vec(&schema).unwrap().len(), bytes);
+            schema
+        };
+        assert!(ToolDef::new("at", sized(MAX_SCHEMA_BYTES), ok).is_ok());
+        assert!(ToolDef::new("past", sized(MAX_SCHEMA_BYTES + 1), ok).is_err());
     }
 
     #[test]

@@ -548,3 +548,22 @@ async fn listeners_hear_the_changes_of_their_own_tasks() {
         .unwrap_err();
     assert_eq!(refused.code.0, -32021);
 }
+
+#[tokio::test]
+async fn one_listen_stream_watches_at_most_256_task_ids() {
+    let f = fixture(Tasks::in_memory());
+    let mut ids = Vec::new();
+    for _ in 0..257 {
+        ids.push(start(&f.server, ALICE, "gate").await);
+    }
+    let named: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let (stream, mut rx) = listen(&f.server, ALICE, &named);
+    let ack = next(&mut rx).await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    // At the limit: the first 256 are acknowledged; past it: the 257th is not.
+    assert_eq!(
+        ack["params"]["notifications"]["taskIds"],
+        json!(named[..256]),
+    );
+    stream.abort();
+}
