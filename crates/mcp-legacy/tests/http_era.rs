@@ -264,6 +264,19 @@ async fn unknown_sessions_bad_versions_and_the_session_cap_are_refused() {
 }
 
 #[tokio::test]
+async fn a_session_idle_less_than_its_timeout_is_kept() {
+    let config = LegacyHttpConfig::default().session_idle_timeout(Duration::from_millis(1500));
+    let (f, _core) = start(config).await;
+    let id = f.initialize("2025-11-25").await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // This request sweeps (more than a second since the last sweep); the session has been
+    // idle 1.1 s of its 1.5 s and stays.
+    let _ = f.initialize("2025-11-25").await;
+    let reply = json_body(f.post(&id, &call(1, "echo")).await).await;
+    assert_eq!(reply["result"]["content"][0]["text"], "hi");
+}
+
+#[tokio::test]
 async fn an_idle_session_expires() {
     let config = LegacyHttpConfig::default().session_idle_timeout(Duration::from_millis(100));
     let (f, _core) = start(config).await;
@@ -554,4 +567,147 @@ async fn the_2024_11_05_transport_opens_with_an_endpoint_event_and_ends_with_its
         f.client.request(unknown).await.unwrap().status(),
         StatusCode::NOT_FOUND
     );
+}
+
+/// Opens a call of `ask` in `session` and reads up to its elicitation request.
+async fn asking(f: &Fixture, session: &str, id: i64) -> (Events, Value) {
+    let response = f.post(session, &call(id, "ask")).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut events = Events::new(response);
+    let (_, ask) = events.message().await;
+    (events, ask)
+}
+
+fn answer(ask: &Value) -> String {
+    json!({"jsonrpc": "2.0", "id": ask["id"],
+        "result": {"action": "accept", "content": {"name": "Ada"}}})
+    .to_string()
+}
+
+#[tokio::test]
+async fn request_streams_per_session_are_capped() {
+    let mut legacy = LegacyHttpConfig::default();
+    legacy.max_streams_per_session = 2;
+    let (f, _core) = start(legacy).await;
+    let id = f.initialize("2025-11-25").await;
+    // At the limit: two calls in the session, each on its own open stream.
+    let (mut first, ask) = asking(&f, &id, 1).await;
+    assert_eq!(ask["method"], "elicitation/create");
+    let (_second, ask2) = asking(&f, &id, 2).await;
+    assert_eq!(ask2["method"], "elicitation/create");
+    // Past it: a third request gets 503 (a notification is still accepted).
+    let refused = f.post(&id, &call(3, "echo")).await;
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    // A stream that ends makes room.
+    assert_eq!(
+        f.post(&id, &answer(&ask)).await.status(),
+        StatusCode::ACCEPTED
+    );
+    let (_, done) = first.message().await;
+    assert_eq!(done["result"]["content"][0]["text"], "hello Ada");
+    assert!(first.next().await.is_none());
+    let reply = json_body(f.post(&id, &call(4, "echo")).await).await;
+    assert_eq!(reply["result"]["content"][0]["text"], "hi");
+}
+
+#[tokio::test]
+async fn server_requests_awaiting_answers_are_capped() {
+    let mut legacy = LegacyHttpConfig::default();
+    legacy.max_pending_requests = 1;
+    let (f, _core) = start(legacy).await;
+    let id = f.initialize("2025-11-25").await;
+    // At the limit: one elicitation waits for its answer.
+    let (mut first, ask) = asking(&f, &id, 1).await;
+    assert_eq!(ask["method"], "elicitation/create");
+    // Past it: the next call's elicitation is never sent; that call fails at once, its
+    // only message the response (so a JSON reply).
+    let failed = json_body(f.post(&id, &call(2, "ask")).await).await;
+    assert_eq!(failed["id"], 2, "{failed}");
+    assert!(
+        failed["error"].is_object() || failed["result"]["isError"] == true,
+        "{failed}"
+    );
+    // The first is unaffected.
+    assert_eq!(
+        f.post(&id, &answer(&ask)).await.status(),
+        StatusCode::ACCEPTED
+    );
+    let (_, done) = first.message().await;
+    assert_eq!(done["result"]["content"][0]["text"], "hello Ada");
+}
+
+#[tokio::test]
+async fn a_server_request_unanswered_past_its_time_fails_the_call() {
+    let config = LegacyHttpConfig::default().ask_timeout(Duration::from_millis(300));
+    let (f, _core) = start(config).await;
+    let id = f.initialize("2025-11-25").await;
+    // Inside the time: answered at once, the call completes (see also
+    // `input_required_becomes_an_elicitation_request_on_the_calls_stream`).
+    let (mut answered, ask) = asking(&f, &id, 1).await;
+    assert_eq!(
+        f.post(&id, &answer(&ask)).await.status(),
+        StatusCode::ACCEPTED
+    );
+    let (_, done) = answered.message().await;
+    assert_eq!(done["result"]["content"][0]["text"], "hello Ada");
+    // Past it: nobody answers, and the call fails after the timeout.
+    let started = std::time::Instant::now();
+    let (mut unanswered, ask) = asking(&f, &id, 2).await;
+    assert_eq!(ask["method"], "elicitation/create");
+    let (_, failed) = unanswered.message().await;
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert_eq!(failed["id"], 2, "{failed}");
+    assert!(
+        failed["error"].is_object() || failed["result"]["isError"] == true,
+        "{failed}"
+    );
+}
+
+#[tokio::test]
+async fn the_dual_era_endpoint_keeps_the_connection_limit() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    // `DualEraHttp::bind` (what `conformance-server` and `mcp serve-example` run) goes
+    // through the same accept loop as `HttpServer`: one connection open, the next waits.
+    let running = DualEraHttp::bind(
+        HttpServer::DEFAULT_ADDR,
+        server(),
+        HttpServerConfig::default().max_connections(1),
+        LegacyHttpConfig::default(),
+    )
+    .await
+    .unwrap();
+    let addr = running.local_addr();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let read_reply = |mut stream: tokio::net::TcpStream| async move {
+        let mut buf = vec![0; 4096];
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf))
+            .await
+            .expect("an answer in time")
+            .unwrap();
+        (String::from_utf8_lossy(&buf[..n]).into_owned(), stream)
+    };
+    let mut first = tokio::net::TcpStream::connect(addr).await.unwrap();
+    first.write_all(request.as_bytes()).await.unwrap();
+    let (reply, first) = read_reply(first).await;
+    assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
+
+    // The first connection stays open (keep-alive): the second is not served.
+    let mut second = tokio::net::TcpStream::connect(addr).await.unwrap();
+    second.write_all(request.as_bytes()).await.unwrap();
+    let mut byte = [0; 1];
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), second.read(&mut byte))
+            .await
+            .is_err(),
+        "the connection past the limit was answered"
+    );
+    drop(first);
+    let (reply, _second) = read_reply(second).await;
+    assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
+    running.shutdown(Duration::from_secs(1)).await;
 }
