@@ -202,4 +202,25 @@ mod tests {
         }
         assert!(cache.lock().len() <= super::CAPACITY);
     }
+
+    #[test]
+    fn the_cache_holds_capacity_entries_and_one_more_replaces_one() {
+        let cache = Cache::default();
+        let raw =
+            to_raw_value(&serde_json::json!({"ttlMs": 60_000, "cacheScope": "public"})).unwrap();
+        for n in 0..super::CAPACITY {
+            cache.put("resources/read", &format!("file:///{n}"), "", &raw);
+        }
+        // At the limit: every entry is kept.
+        assert_eq!(cache.lock().len(), super::CAPACITY);
+        assert!((0..super::CAPACITY).all(|n| {
+            cache
+                .get("resources/read", &format!("file:///{n}"), "")
+                .is_some()
+        }));
+        // Past it: the new entry is kept in place of one.
+        cache.put("resources/read", "file:///new", "", &raw);
+        assert_eq!(cache.lock().len(), super::CAPACITY);
+        assert!(cache.get("resources/read", "file:///new", "").is_some());
+    }
 }

@@ -236,6 +236,13 @@ mod tests {
         );
         let long = format!("data:image/png;base64,{}", "A".repeat(MAX_ICON_URI));
         assert_eq!(check_icon(&icon(&long), None), Err(IconError::TooLong));
+        // Exactly at the limit it is accepted; one byte more is not.
+        let prefix = "data:image/png;base64,";
+        let at = format!("{prefix}{}", "A".repeat(MAX_ICON_URI - prefix.len()));
+        assert_eq!(at.len(), MAX_ICON_URI);
+        assert_eq!(check_icon(&icon(&at), None), Ok(()));
+        let past = format!("{at}A");
+        assert_eq!(check_icon(&icon(&past), None), Err(IconError::TooLong));
     }
 
     #[test]
