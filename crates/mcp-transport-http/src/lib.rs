@@ -89,7 +89,9 @@
 //!   `413`; a larger `Content-Length` is refused before reading), and so are the time to
 //!   send a head (which is also the keep-alive idle time) and a body (`408`), the head's
 //!   size and field count (`431`), writes that make no progress, the notifications queued
-//!   per request, and the number of concurrent requests (`503` with `Retry-After`).
+//!   per request, the number of concurrent requests (`503` with `Retry-After`), and the
+//!   number of open connections of an [`HttpServer`] (past it, new clients wait in the
+//!   listen backlog until one closes).
 //! - A notification is answered `202`. A request is answered with JSON when the handler
 //!   finishes without emitting anything, and with an SSE stream (`event: message`, flushed
 //!   per event, no event ids) as soon as it emits a notification. A client closing the
