@@ -569,6 +569,36 @@ async fn write_timeout_fires_when_the_peer_never_reads() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_write_stalled_just_under_the_timeout_goes_through() {
+    // The peer reads nothing for 4.999 s of the 5 s, then drains the pipe.
+    let (near, mut far) = tokio::io::duplex(64);
+    let stall = Duration::from_millis(4999);
+    let drain = tokio::spawn(async move {
+        tokio::time::sleep(stall).await;
+        let mut read = Vec::new();
+        far.read_to_end(&mut read).await.expect("read the pipe");
+        read
+    });
+    let mut writer = LineWriter::with_write_timeout(near, Duration::from_secs(5));
+    let start = tokio::time::Instant::now();
+    writer
+        .write_frame(Bytes::from_static(&FILLER[..1024]))
+        .await
+        .expect("buffered");
+    writer.flush().await.expect("drained before the timeout");
+    assert_eq!(start.elapsed(), stall);
+    // The writer is still open: a second frame goes through at once.
+    writer
+        .write_frame(Bytes::from_static(b"{}"))
+        .await
+        .expect("still open");
+    writer.close().await.expect("close succeeds");
+    let mut expected = FILLER[..1024].to_vec();
+    expected.extend_from_slice(b"\n{}\n");
+    assert_eq!(drain.await.expect("the drain task"), expected);
+}
+
+#[tokio::test(start_paused = true)]
 async fn no_write_timeout_waits_for_the_peer() {
     let (near, _far) = tokio::io::duplex(64);
     let mut writer = LineWriter::with_write_timeout(near, None);

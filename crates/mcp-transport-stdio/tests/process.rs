@@ -416,6 +416,42 @@ async fn stderr_flood_neither_blocks_nor_buffers() {
     process.shutdown(Some(pipes.stdin)).await.unwrap();
 }
 
+#[tokio::test]
+async fn a_stderr_line_at_the_limit_is_whole_and_one_past_it_is_cut() {
+    // A line of exactly `STDERR_LINE_LIMIT` bytes of `a`, one of a byte more of
+    // `b`, then `done`; the callback sends each line's first byte and length on.
+    let (tx, mut lines) = mpsc::unbounded_channel();
+    let mode = StderrMode::callback(move |line| {
+        let first = line.chars().next().unwrap_or('-');
+        let _ = tx.send(format!("{first} {}", line.len()));
+    });
+    let script = format!(
+        "head -c {at} /dev/zero | tr '\\0' a >&2; echo >&2; \
+         head -c {past} /dev/zero | tr '\\0' b >&2; echo >&2; echo done >&2",
+        at = STDERR_LINE_LIMIT,
+        past = STDERR_LINE_LIMIT + 1,
+    );
+    let command = ServerCommand::new("/bin/sh")
+        .arg("-c")
+        .arg(script)
+        .stderr(mode);
+    let (pipes, process) = spawn(&command);
+    assert_eq!(
+        stderr_line(&mut lines, "a ").await,
+        STDERR_LINE_LIMIT.to_string(),
+        "the line at the limit is kept whole"
+    );
+    assert_eq!(
+        stderr_line(&mut lines, "b ").await,
+        STDERR_LINE_LIMIT.to_string(),
+        "the line one byte past the limit is cut to it"
+    );
+    // Nothing of the cut line's last byte became a line of its own.
+    assert_eq!(lines.recv().await.as_deref(), Some("d 4"));
+    let status = process.shutdown(Some(pipes.stdin)).await.unwrap();
+    assert_eq!(status.code(), Some(0), "{status}");
+}
+
 // ---------------------------------------------------------------------------
 // Shutdown.
 
