@@ -12,6 +12,9 @@
 
 mod support;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use mcp_client::{Client, Error};
 use serde_json::{Value, json};
 use support::script::{Script, connect_lines, response};
@@ -709,5 +712,140 @@ async fn list_helpers_stop_at_their_page_and_item_limits() {
     let outcome = paged(&client, &mut script, pages + 1, per_page, true).await;
     assert!(too_long(&outcome), "{outcome:?}");
     probe(&client, &mut script, "past the item limit").await;
+    assert_eq!(panics(), 0);
+}
+
+/// Makes a `tools/call` and answers its first `asks` rounds with `input_required` and the
+/// rest (at most `reads` requests in all) with a complete result; each round after the
+/// first must carry the state the previous one set. Returns the client's outcome.
+async fn rounds(
+    client: &Client,
+    script: &mut Script,
+    asks: usize,
+    reads: usize,
+) -> Result<Value, Error> {
+    let call = tokio::spawn(run(client.clone(), Ask::CallTool));
+    for round in 1..=reads {
+        let request = script.request().await;
+        assert_eq!(request["method"], "tools/call", "round {round}: {request}");
+        if round > 1 {
+            let state = format!("round {}", round - 1);
+            assert_eq!(request["params"]["requestState"], json!(state), "{request}");
+        }
+        let answer = if round > asks {
+            valid_result(&request)
+        } else {
+            json!({"resultType": "input_required", "requestState": format!("round {round}")})
+        };
+        script.reply(&request, json!({ "result": answer })).await;
+    }
+    call.await.expect("the call must not panic")
+}
+
+#[tokio::test(start_paused = true)]
+async fn mrtr_completes_in_the_last_allowed_round_and_not_one_later() {
+    count_panics();
+    let (client, mut script, _conn) =
+        connect_lines(Client::builder("hostile", "1").max_rounds(3), MAX_LINE);
+    // Two rounds of input, complete in the third: the last one allowed.
+    let outcome = rounds(&client, &mut script, 2, 3).await;
+    assert!(outcome.is_ok(), "{outcome:?}");
+    probe(&client, &mut script, "complete in round 3 of 3").await;
+    // Input in all three rounds: the client stops after the third request (the probe
+    // shows it sent no fourth).
+    let outcome = rounds(&client, &mut script, 3, 3).await;
+    assert!(
+        matches!(outcome, Err(Error::TooManyRounds(3))),
+        "{outcome:?}"
+    );
+    probe(&client, &mut script, "after TooManyRounds(3)").await;
+    assert_eq!(panics(), 0);
+}
+
+/// Counts the client's warnings about a dropped change notification.
+struct DropWarnings(Arc<AtomicUsize>);
+
+impl tracing::Subscriber for DropWarnings {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        *metadata.level() == tracing::Level::WARN
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Message(String);
+        impl tracing::field::Visit for Message {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "message" {
+                    self.0 = format!("{value:?}");
+                }
+            }
+        }
+        let mut message = Message(String::new());
+        event.record(&mut message);
+        if message.0.contains("a change notification was dropped") {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_subscription_keeps_64_events_for_a_consumer_that_does_not_read() {
+    const BUFFER: usize = 64;
+    count_panics();
+    let warnings = Arc::new(AtomicUsize::new(0));
+    // The runtime has one thread, so the connection's reader sees this subscriber.
+    let _guard = tracing::subscriber::set_default(DropWarnings(Arc::clone(&warnings)));
+    let (client, mut script, _conn) = connect_lines(Client::builder("hostile", "1"), MAX_LINE);
+    let listening = tokio::spawn({
+        let client = client.clone();
+        async move { client.listen(mcp_types::SubscriptionFilter::new()).await }
+    });
+    let listen = script.request().await;
+    assert_eq!(listen["method"], "subscriptions/listen", "{listen}");
+    let mut subscription = listening.await.unwrap().expect("listen");
+    // 65 changes while the consumer reads nothing; the reader must go on past them.
+    let updated = |n: usize| {
+        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+            "params": {"uri": format!("res://{n}"),
+                "_meta": {"io.modelcontextprotocol/subscriptionId": listen["id"]}}})
+    };
+    for n in 0..=BUFFER {
+        script.send(&updated(n)).await;
+    }
+    // A call answered after them completes: the reader routed all 65 and did not wait.
+    probe(&client, &mut script, "after 65 unread events").await;
+    assert_eq!(
+        warnings.load(Ordering::Relaxed),
+        1,
+        "the 65th is dropped with a warning"
+    );
+    // The first 64 are kept, in order; the 65th is gone.
+    for n in 0..BUFFER {
+        let event = subscription.next().await;
+        assert_eq!(
+            event,
+            Some(mcp_client::ListenEvent::ResourceUpdated(format!(
+                "res://{n}"
+            ))),
+            "event {n}"
+        );
+    }
+    let more = tokio::time::timeout(std::time::Duration::from_secs(1), subscription.next()).await;
+    assert!(more.is_err(), "nothing past the 64th: {more:?}");
+    // With room again, the next change is delivered.
+    script.send(&updated(BUFFER + 1)).await;
+    assert_eq!(
+        subscription.next().await,
+        Some(mcp_client::ListenEvent::ResourceUpdated(format!(
+            "res://{}",
+            BUFFER + 1
+        )))
+    );
+    assert_eq!(warnings.load(Ordering::Relaxed), 1);
     assert_eq!(panics(), 0);
 }
