@@ -94,7 +94,9 @@ async fn a_shutdown_cancels_what_outlasts_the_grace_period() {
     let events = sse_events(&collect(response.into_body()).await);
     assert_eq!(events.len(), 2, "{events:?}");
     assert_eq!(events[1]["result"]["cancelled"], true);
-    assert_eq!(next_log(&mut log).await, "cancelled test/listen");
+    // (The handler's watcher task, which would log the cancellation too, runs on the
+    // connection thread's runtime and may go with it before it runs: the result above
+    // is what shows the token fired.)
     tokio::time::timeout(Duration::from_secs(10), shutdown)
         .await
         .expect("the shutdown ends")
