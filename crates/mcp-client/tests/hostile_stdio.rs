@@ -597,21 +597,7 @@ async fn check(client: &Client, script: &mut Script, case: &Case) {
 
 /// A valid call on the same pipe succeeds, and is the very next thing the client sends.
 async fn probe(client: &Client, script: &mut Script, name: &str) {
-    let call = tokio::spawn({
-        let client = client.clone();
-        async move { client.list_tools(None).await }
-    });
-    let request = script.request().await;
-    assert_eq!(
-        request["method"], "tools/list",
-        "{name}: the probe: {request}"
-    );
-    script.line(&valid(&request)).await;
-    let listed = call.await.unwrap();
-    assert!(
-        listed.is_ok_and(|r| r.tools.is_empty()),
-        "{name}: the probe after it must succeed"
-    );
+    script.probe(client, name, valid).await;
 }
 
 #[tokio::test(start_paused = true)]

@@ -15,9 +15,9 @@
 
 #![cfg(feature = "http")]
 
-use std::pin::Pin;
+mod scripted_http;
+
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -31,6 +31,8 @@ use mcp_transport_http::HttpClientConfig;
 use mcp_types::JsonObject;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+
+use scripted_http::{ChannelBody, header};
 
 /// The server's state.
 #[derive(Default)]
@@ -50,31 +52,6 @@ struct Seen {
 }
 
 type Shared = Arc<Mutex<Seen>>;
-
-/// A body fed by a channel: the standalone GET stream, open until the sender is dropped.
-struct ChannelBody(mpsc::Receiver<Bytes>);
-
-impl http_body::Body for ChannelBody {
-    type Data = Bytes;
-    type Error = std::convert::Infallible;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
-        self.0
-            .poll_recv(cx)
-            .map(|chunk| chunk.map(|c| Ok(http_body::Frame::data(c))))
-    }
-}
-
-fn header(headers: &HeaderMap, name: &str) -> String {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("-")
-        .to_owned()
-}
 
 fn response(code: StatusCode, content_type: Option<&str>, body: impl Into<Body>) -> Response {
     let mut response = Response::builder().status(code);

@@ -8,10 +8,10 @@
 
 #![cfg(feature = "http")]
 
+mod scripted_http;
+
 use std::collections::HashSet;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -25,6 +25,8 @@ use mcp_transport_http::HttpClientConfig;
 use mcp_types::{Era, JsonObject, SubscriptionFilter};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+
+use scripted_http::{ChannelBody, header};
 
 /// What the server saw: one line per HTTP request.
 #[derive(Default)]
@@ -49,31 +51,6 @@ struct Seen {
 }
 
 type Shared = Arc<Mutex<Seen>>;
-
-/// A body fed by a channel: the standalone GET stream, open until the sender is dropped.
-struct ChannelBody(mpsc::Receiver<Bytes>);
-
-impl http_body::Body for ChannelBody {
-    type Data = Bytes;
-    type Error = std::convert::Infallible;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
-        self.0
-            .poll_recv(cx)
-            .map(|chunk| chunk.map(|c| Ok(http_body::Frame::data(c))))
-    }
-}
-
-fn header(headers: &HeaderMap, name: &str) -> String {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("-")
-        .to_owned()
-}
 
 fn json_response(session: Option<&str>, body: &Value) -> Response {
     let mut response = Response::builder()

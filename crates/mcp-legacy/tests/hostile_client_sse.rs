@@ -19,14 +19,16 @@
 
 #![cfg(feature = "http")]
 
+#[path = "hostile_client_common/mod.rs"]
+mod hostile_client_common;
 #[path = "../../mcp-client/tests/support/mod.rs"]
 mod support;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_client::{CallOptions, Client, ClientBuilder, Error};
+use mcp_client::Error;
 use mcp_legacy::client::{Connector, Error as ConnectError, HttpConnection, Transport};
 use mcp_transport_http::{Error as HttpError, HttpClientConfig};
 use serde_json::{Value, json};
@@ -34,34 +36,17 @@ use support::http::{Reply, Seen, reply, serve};
 use support::{count_panics, panics};
 use tokio::sync::mpsc;
 
+use hostile_client_common::{Ask, ROOTS_MOST, builder, run};
+
 /// The SSE event limit in this suite.
 const MAX_EVENT: usize = 64 << 10;
 /// The probe and handshake timeout (an endpoint that never comes ends here).
 const PROBE_TIMEOUT: Duration = Duration::from_millis(300);
-/// The timeout of a call that must never be answered.
-const SHORT: Duration = Duration::from_millis(150);
 /// The path the endpoint event names.
 const ENDPOINT: &str = "/messages?session=1";
-
-/// Server requests the roots handler is answering now, and the most at once.
-static ROOTS_NOW: AtomicUsize = AtomicUsize::new(0);
-static ROOTS_MOST: AtomicUsize = AtomicUsize::new(0);
-
-/// The client: it declares `roots`, with a handler slow enough (50 ms) that a burst of
-/// server requests meets the client's bound, and neither sampling nor elicitation.
-fn builder() -> ClientBuilder {
-    Client::builder("hostile", "1")
-        .timeout(Duration::from_secs(20))
-        .on_roots(|| async {
-            let now = ROOTS_NOW.fetch_add(1, Ordering::SeqCst) + 1;
-            ROOTS_MOST.fetch_max(now, Ordering::SeqCst);
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            ROOTS_NOW.fetch_sub(1, Ordering::SeqCst);
-            let root = serde_json::from_value(json!({"uri": "file:///work"}))
-                .map_err(|e| e.to_string())?;
-            Ok(mcp_types::ListRootsResult::new(vec![root]))
-        })
-}
+/// How long the client's roots handler takes: slow enough that a burst of server requests
+/// meets the client's bound.
+const ROOTS_DELAY: Duration = Duration::from_millis(50);
 
 /// What the server does about one POSTed request.
 enum Act {
@@ -201,7 +186,7 @@ async fn connect(server: &Server) -> Result<HttpConnection, ConnectError> {
     let config = HttpClientConfig::default().max_event_bytes(MAX_EVENT);
     tokio::time::timeout(
         Duration::from_secs(10),
-        Connector::new(builder())
+        Connector::new(builder(ROOTS_DELAY))
             .probe_timeout(PROBE_TIMEOUT)
             .connect_http(&server.url, config),
     )
@@ -387,15 +372,6 @@ async fn the_endpoint_table() {
         );
     }
     assert_eq!(panics(), 0, "nothing may panic, even caught");
-}
-
-/// What a session case asks.
-#[derive(Debug, Clone, Copy)]
-enum Ask {
-    /// `tools/list` (the client's 20 s timeout).
-    List,
-    /// `tools/call` with a 150 ms timeout.
-    Short,
 }
 
 /// What a session case must end with.
@@ -728,20 +704,6 @@ fn cases() -> Vec<Case> {
             Expect::Ends("Transport(Closed)", closed),
         ),
     ]
-}
-
-async fn run(client: &Client, ask: Ask) -> Result<(), Error> {
-    match ask {
-        Ask::List => client.list_tools(None).await.map(|_| ()),
-        Ask::Short => client
-            .call_tool_with(
-                "t",
-                mcp_types::JsonObject::new(),
-                &CallOptions::default().timeout(SHORT),
-            )
-            .await
-            .map(|_| ()),
-    }
 }
 
 /// The bodies POSTed to the endpoint from now on, until `enough` holds of them or 5 s

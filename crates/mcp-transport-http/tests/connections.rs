@@ -70,6 +70,22 @@ async fn hold(server: &RunningServer) -> Held {
     }
 }
 
+/// What `stream` receives until a `released` result is in it; `which` names the
+/// connection in a failure.
+async fn read_until_released(stream: &mut TcpStream, which: &str) -> String {
+    let mut reply = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !String::from_utf8_lossy(&reply).contains("released") {
+        let n = tokio::time::timeout(NET, stream.read(&mut chunk))
+            .await
+            .unwrap_or_else(|_| panic!("the {which} connection was not answered"))
+            .unwrap();
+        assert!(n > 0, "the {which} connection closed without an answer");
+        reply.extend_from_slice(&chunk[..n]);
+    }
+    String::from_utf8_lossy(&reply).into_owned()
+}
+
 #[tokio::test]
 async fn connections_past_the_limit_wait_until_one_closes() {
     past_the_limit(HttpServerConfig::default()).await;
@@ -132,17 +148,7 @@ async fn past_the_limit(config: HttpServerConfig) {
         let body: Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(body["result"]["released"], true);
     }
-    let mut reply = Vec::new();
-    let mut chunk = [0u8; 4096];
-    while !String::from_utf8_lossy(&reply).contains("released") {
-        let n = tokio::time::timeout(NET, waiting.read(&mut chunk))
-            .await
-            .expect("the late connection was answered")
-            .unwrap();
-        assert!(n > 0, "the late connection closed without an answer");
-        reply.extend_from_slice(&chunk[..n]);
-    }
-    let reply = String::from_utf8_lossy(&reply);
+    let reply = read_until_released(&mut waiting, "late").await;
     assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
     assert!(reply.contains(r#""id":7"#), "{reply}");
     server.shutdown(Duration::from_secs(5)).await;
@@ -160,20 +166,12 @@ async fn idle_keep_alive_connections_count_against_the_limit() {
     first.write_all(&raw_block_request(&server)).await.unwrap();
     assert_eq!(next_log(&mut log).await, "started test/block");
     gate.add_permits(1);
-    let mut reply = Vec::new();
-    let mut chunk = [0u8; 4096];
-    while !String::from_utf8_lossy(&reply).contains("released") {
-        let n = tokio::time::timeout(NET, first.read(&mut chunk))
-            .await
-            .expect("the first connection was answered")
-            .unwrap();
-        assert!(n > 0);
-        reply.extend_from_slice(&chunk[..n]);
-    }
+    read_until_released(&mut first, "first").await;
 
     // The first connection is idle but open (keep-alive): the second waits.
     let mut second = TcpStream::connect(server.local_addr()).await.unwrap();
     second.write_all(&raw_block_request(&server)).await.unwrap();
+    let mut chunk = [0u8; 4096];
     let unanswered =
         tokio::time::timeout(Duration::from_millis(300), second.read(&mut chunk)).await;
     assert!(unanswered.is_err(), "the second connection was answered");

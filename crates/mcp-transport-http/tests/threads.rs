@@ -3,18 +3,24 @@
 
 mod support;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Request, StatusCode};
+use http::{Request, Response, StatusCode};
+use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
-use mcp_transport_http::{Error, HttpServer, HttpServerConfig, MAX_CONNECTION_THREADS};
+use mcp_transport_http::{
+    Error, HttpServer, HttpServerConfig, MAX_CONNECTION_THREADS, RunningServer,
+};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
+use tokio::sync::Semaphore;
+use tokio::task::JoinHandle;
 
 use support::{
-    ChannelBody, TestHandler, collect, next_log, request_body, sse_events, standard_headers,
+    ChannelBody, Log, TestHandler, collect, next_log, request_body, sse_events, standard_headers,
 };
 
 /// A connection of its own and a POST for `method` on it.
@@ -37,23 +43,35 @@ async fn open(
     (sender, request.body(body).unwrap())
 }
 
-#[tokio::test]
-async fn connections_are_spread_over_the_threads_and_a_shutdown_lets_them_finish() {
-    let (handler, mut log, gate) = TestHandler::new();
-    let config = HttpServerConfig::default().connection_threads(2);
+/// A server of the test handler on `config`, with the handler's log and gate.
+async fn serve(config: HttpServerConfig) -> (RunningServer, Log, Arc<Semaphore>) {
+    let (handler, log, gate) = TestHandler::new();
     let server = HttpServer::bind(HttpServer::DEFAULT_ADDR, handler, config)
         .await
         .unwrap();
+    (server, log, gate)
+}
+
+/// A `test/block` call on a connection of its own, sent once the handler has started it.
+async fn blocked_call(
+    addr: std::net::SocketAddr,
+    log: &mut Log,
+) -> JoinHandle<hyper::Result<Response<Incoming>>> {
+    let (mut sender, request) = open(addr, "test/block").await;
+    let call = tokio::spawn(async move { sender.send_request(request).await });
+    assert_eq!(next_log(log).await, "started test/block");
+    call
+}
+
+#[tokio::test]
+async fn connections_are_spread_over_the_threads_and_a_shutdown_lets_them_finish() {
+    let (server, mut log, gate) = serve(HttpServerConfig::default().connection_threads(2)).await;
     let addr = server.local_addr();
     assert_eq!(server.connection_runtimes().len(), 2);
 
     let mut calls = Vec::new();
     for _ in 0..4 {
-        let (mut sender, request) = open(addr, "test/block").await;
-        calls.push(tokio::spawn(
-            async move { sender.send_request(request).await },
-        ));
-        assert_eq!(next_log(&mut log).await, "started test/block");
+        calls.push(blocked_call(addr, &mut log).await);
     }
     // Each connection went to the thread with fewer open: two on each, where their
     // tasks (a connection task each) are alive.
@@ -78,11 +96,7 @@ async fn connections_are_spread_over_the_threads_and_a_shutdown_lets_them_finish
 
 #[tokio::test]
 async fn a_shutdown_cancels_what_outlasts_the_grace_period() {
-    let (handler, mut log, _gate) = TestHandler::new();
-    let config = HttpServerConfig::default().connection_threads(2);
-    let server = HttpServer::bind(HttpServer::DEFAULT_ADDR, handler, config)
-        .await
-        .unwrap();
+    let (server, mut log, _gate) = serve(HttpServerConfig::default().connection_threads(2)).await;
     let (mut sender, request) = open(server.local_addr(), "test/listen").await;
     let response = sender.send_request(request).await.unwrap();
     assert_eq!(next_log(&mut log).await, "started test/listen");
@@ -106,16 +120,11 @@ async fn a_shutdown_cancels_what_outlasts_the_grace_period() {
 
 #[tokio::test]
 async fn a_request_that_ignores_its_token_is_dropped_after_the_cancel_grace() {
-    let (handler, mut log, _gate) = TestHandler::new();
     let config = HttpServerConfig::default()
         .connection_threads(1)
         .cancel_grace(Duration::from_millis(200));
-    let server = HttpServer::bind(HttpServer::DEFAULT_ADDR, handler, config)
-        .await
-        .unwrap();
-    let (mut sender, request) = open(server.local_addr(), "test/block").await;
-    let call = tokio::spawn(async move { sender.send_request(request).await });
-    assert_eq!(next_log(&mut log).await, "started test/block");
+    let (server, mut log, _gate) = serve(config).await;
+    let call = blocked_call(server.local_addr(), &mut log).await;
     tokio::time::timeout(
         Duration::from_secs(10),
         server.shutdown(Duration::from_millis(100)),
@@ -132,14 +141,8 @@ async fn a_request_that_ignores_its_token_is_dropped_after_the_cancel_grace() {
 
 #[tokio::test]
 async fn dropping_the_server_drops_the_connections_at_once() {
-    let (handler, mut log, _gate) = TestHandler::new();
-    let config = HttpServerConfig::default().connection_threads(2);
-    let server = HttpServer::bind(HttpServer::DEFAULT_ADDR, handler, config)
-        .await
-        .unwrap();
-    let (mut sender, request) = open(server.local_addr(), "test/block").await;
-    let call = tokio::spawn(async move { sender.send_request(request).await });
-    assert_eq!(next_log(&mut log).await, "started test/block");
+    let (server, mut log, _gate) = serve(HttpServerConfig::default().connection_threads(2)).await;
+    let call = blocked_call(server.local_addr(), &mut log).await;
     drop(server);
     let outcome = tokio::time::timeout(Duration::from_secs(10), call)
         .await

@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use mcp_jsonrpc::{FrameReader, FrameWriter, TransportError};
 use mcp_transport_stdio::{DEFAULT_MAX_LINE, DEFAULT_WRITE_TIMEOUT, LineReader, LineWriter, stdio};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, DuplexStream, ReadBuf};
 
 /// What one call of `read_frame` should yield.
 #[derive(Debug, Clone, Copy)]
@@ -542,17 +542,27 @@ async fn close_without_frames_is_eof() {
     check_write(&[], b"").await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn write_timeout_fires_when_the_peer_never_reads() {
-    // The other end stays open but is never read, so the 64-byte pipe fills up.
-    let (near, _far) = tokio::io::duplex(64);
-    let mut writer = LineWriter::with_write_timeout(near, Duration::from_secs(5));
-    let start = tokio::time::Instant::now();
-    // The frame fits the buffer; the flush is what must reach the peer.
+/// A writer into `near` with `timeout`, holding a 1 KiB frame it has buffered but not
+/// yet flushed.
+async fn writer_holding_a_kilobyte(
+    near: DuplexStream,
+    timeout: impl Into<Option<Duration>>,
+) -> LineWriter<DuplexStream> {
+    let mut writer = LineWriter::with_write_timeout(near, timeout);
     writer
         .write_frame(Bytes::from_static(&FILLER[..1024]))
         .await
         .expect("buffered");
+    writer
+}
+
+#[tokio::test(start_paused = true)]
+async fn write_timeout_fires_when_the_peer_never_reads() {
+    // The other end stays open but is never read, so the 64-byte pipe fills up.
+    let (near, _far) = tokio::io::duplex(64);
+    let start = tokio::time::Instant::now();
+    // The frame fits the buffer; the flush is what must reach the peer.
+    let mut writer = writer_holding_a_kilobyte(near, Duration::from_secs(5)).await;
     let result = writer.flush().await;
     assert!(
         matches!(result, Err(TransportError::WriteTimeout(limit)) if limit == Duration::from_secs(5)),
@@ -579,12 +589,8 @@ async fn a_write_stalled_just_under_the_timeout_goes_through() {
         far.read_to_end(&mut read).await.expect("read the pipe");
         read
     });
-    let mut writer = LineWriter::with_write_timeout(near, Duration::from_secs(5));
     let start = tokio::time::Instant::now();
-    writer
-        .write_frame(Bytes::from_static(&FILLER[..1024]))
-        .await
-        .expect("buffered");
+    let mut writer = writer_holding_a_kilobyte(near, Duration::from_secs(5)).await;
     writer.flush().await.expect("drained before the timeout");
     assert_eq!(start.elapsed(), stall);
     // The writer is still open: a second frame goes through at once.
@@ -601,12 +607,8 @@ async fn a_write_stalled_just_under_the_timeout_goes_through() {
 #[tokio::test(start_paused = true)]
 async fn no_write_timeout_waits_for_the_peer() {
     let (near, _far) = tokio::io::duplex(64);
-    let mut writer = LineWriter::with_write_timeout(near, None);
+    let mut writer = writer_holding_a_kilobyte(near, None).await;
     assert_eq!(writer.write_timeout(), None);
-    writer
-        .write_frame(Bytes::from_static(&FILLER[..1024]))
-        .await
-        .expect("buffered");
     let waited = tokio::time::timeout(Duration::from_hours(1), writer.flush()).await;
     assert!(waited.is_err(), "the write is still waiting after an hour");
 }

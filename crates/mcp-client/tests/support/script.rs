@@ -99,6 +99,32 @@ impl Script {
     pub(crate) async fn reply(&mut self, to: &Value, body: Value) {
         self.send(&response(to, body)).await;
     }
+
+    /// The probe after a hostile case (issue #11): a `tools/list` on the same connection,
+    /// answered with the line `valid` makes of it, succeeds with no tools, and is the very
+    /// next thing the client sends. `name` names the case in a failure.
+    pub(crate) async fn probe(
+        &mut self,
+        client: &Client,
+        name: &str,
+        valid: impl FnOnce(&Value) -> Vec<u8>,
+    ) {
+        let call = tokio::spawn({
+            let client = client.clone();
+            async move { client.list_tools(None).await }
+        });
+        let request = self.request().await;
+        assert_eq!(
+            request["method"], "tools/list",
+            "{name}: the probe: {request}"
+        );
+        self.line(&valid(&request)).await;
+        let listed = call.await.unwrap();
+        assert!(
+            listed.is_ok_and(|r| r.tools.is_empty()),
+            "{name}: the probe after it must succeed"
+        );
+    }
 }
 
 /// The response to `to` made of the members of `body` (`result` or `error`).

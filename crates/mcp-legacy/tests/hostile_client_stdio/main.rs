@@ -20,6 +20,8 @@
 #![cfg(all(feature = "stdio", target_os = "linux"))]
 
 mod handshake;
+#[path = "../hostile_client_common/mod.rs"]
+mod hostile_client_common;
 #[path = "../../../mcp-client/tests/support/mod.rs"]
 mod support;
 mod table;
@@ -27,7 +29,7 @@ mod table;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use mcp_client::{Client, ClientBuilder, Error};
+use mcp_client::{Client, Error};
 use mcp_legacy::client::{Connector, Error as ConnectError, StdioConnection};
 use mcp_transport_stdio::ServerCommand;
 use mcp_types::Era;
@@ -36,37 +38,19 @@ use support::script::{Script, response};
 use support::{count_panics, panics};
 use tokio::task::JoinHandle;
 
+use hostile_client_common::builder;
+
 /// The child: copies the FIFO `$0` to its stdout and its stdin to the FIFO `$1`; the end
 /// of `$0` is the end of its stdout. (FIFOs rather than a socket: no Nagle delays.)
 const RELAY: &str = r#"cat "$0" & exec cat > "$1""#;
 
 /// The probe and handshake timeout: a handshake case that is never answered ends here.
 const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
-/// The timeout of a call whose response must never be recognised.
-const SHORT: Duration = Duration::from_millis(150);
-
 /// The legacy revisions each table runs in.
 const ERAS: [&str; 2] = ["2025-11-25", "2024-11-05"];
 
-/// Server requests the roots handler is answering now, and the most at once.
-static ROOTS_NOW: AtomicUsize = AtomicUsize::new(0);
-static ROOTS_MOST: AtomicUsize = AtomicUsize::new(0);
-
-/// The client: it declares `roots` (a handler that takes a few milliseconds), and neither
-/// sampling nor elicitation.
-fn builder() -> ClientBuilder {
-    Client::builder("hostile", "1")
-        .timeout(Duration::from_secs(20))
-        .on_roots(|| async {
-            let now = ROOTS_NOW.fetch_add(1, Ordering::SeqCst) + 1;
-            ROOTS_MOST.fetch_max(now, Ordering::SeqCst);
-            tokio::time::sleep(Duration::from_millis(5)).await;
-            ROOTS_NOW.fetch_sub(1, Ordering::SeqCst);
-            let root = serde_json::from_value(json!({"uri": "file:///work"}))
-                .map_err(|e| e.to_string())?;
-            Ok(mcp_types::ListRootsResult::new(vec![root]))
-        })
-}
+/// How long the client's roots handler takes.
+const ROOTS_DELAY: Duration = Duration::from_millis(5);
 
 /// Two FIFOs in a directory of their own, removed on drop.
 struct Fifos(std::path::PathBuf);
@@ -117,7 +101,7 @@ async fn spawn() -> (JoinHandle<Result<StdioConnection, ConnectError>>, Script) 
         .arg(&to_client)
         .arg(&from_client);
     let connecting = tokio::spawn(async move {
-        let connected = Connector::new(builder())
+        let connected = Connector::new(builder(ROOTS_DELAY))
             .probe_timeout(PROBE_TIMEOUT)
             .connect_stdio(&command)
             .await;
@@ -215,21 +199,7 @@ fn nested(depth: usize) -> String {
 /// A valid call on the same connection succeeds, and is the very next thing the client
 /// sends.
 async fn probe(client: &Client, script: &mut Script, name: &str) {
-    let call = tokio::spawn({
-        let client = client.clone();
-        async move { client.list_tools(None).await }
-    });
-    let request = script.request().await;
-    assert_eq!(
-        request["method"], "tools/list",
-        "{name}: the probe: {request}"
-    );
-    script.line(&valid(&request)).await;
-    let listed = call.await.unwrap();
-    assert!(
-        listed.is_ok_and(|r| r.tools.is_empty()),
-        "{name}: the probe after it must succeed"
-    );
+    script.probe(client, name, valid).await;
 }
 
 #[tokio::test]

@@ -3,20 +3,12 @@
 
 use std::sync::atomic::Ordering;
 
-use mcp_client::{CallOptions, Client, Error};
+use mcp_client::{Client, Error};
 use serde_json::{Value, json};
 
+use super::hostile_client_common::{Ask, ROOTS_MOST, run};
 use super::support::script::{Script, response};
-use super::{ROOTS_MOST, SHORT, line, nested, probe, raw_result, server_request, valid, with_id};
-
-/// What the call of a case is.
-#[derive(Debug, Clone, Copy)]
-enum Ask {
-    /// `tools/list` (the client's 20 s timeout).
-    List,
-    /// `tools/call` with a 150 ms timeout, for a response that must not be recognised.
-    Short,
-}
+use super::{line, nested, probe, raw_result, server_request, valid, with_id};
 
 /// How the client answers the server's own requests in a case.
 #[derive(Debug, Clone, Copy)]
@@ -522,26 +514,15 @@ pub(super) fn cases() -> Vec<Case> {
     ]
 }
 
-/// Makes the case's call.
-async fn run(client: Client, ask: Ask) -> Result<(), Error> {
-    match ask {
-        Ask::List => client.list_tools(None).await.map(|_| ()),
-        Ask::Short => client
-            .call_tool_with(
-                "t",
-                mcp_types::JsonObject::new(),
-                &CallOptions::default().timeout(SHORT),
-            )
-            .await
-            .map(|_| ()),
-    }
-}
-
 /// Runs one case, then the probe on the same connection.
 pub(super) async fn check(client: &Client, script: &mut Script, case: &Case, era: &str) {
     let name = format!("{era}: {}", case.name);
     ROOTS_MOST.store(0, Ordering::SeqCst);
-    let call = tokio::spawn(run(client.clone(), case.ask));
+    let call = tokio::spawn({
+        let client = client.clone();
+        let ask = case.ask;
+        async move { run(&client, ask).await }
+    });
     let request = script.request().await;
     for line in (case.answer)(&request) {
         script.line(&line).await;
