@@ -253,13 +253,17 @@ impl<'de> serde::Deserialize<'de> for Members {
                 mut map: A,
             ) -> Result<Members, A::Error> {
                 let mut members: Vec<(String, Box<RawValue>)> = Vec::new();
-                while let Some((key, value)) = map.next_entry::<String, Box<RawValue>>()? {
-                    if members.iter().any(|(k, _)| *k == key) {
-                        return Err(serde::de::Error::custom(format_args!(
-                            "duplicate member `{key}`"
-                        )));
-                    }
-                    members.push((key, value));
+                while let Some(member) = map.next_entry::<String, Box<RawValue>>()? {
+                    members.push(member);
+                }
+                // Sorted names, not a scan per member: a hostile result with many
+                // members costs n log n here, never n².
+                let mut names: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
+                names.sort_unstable();
+                if let Some([name, _]) = names.windows(2).find(|pair| pair[0] == pair[1]) {
+                    return Err(serde::de::Error::custom(format_args!(
+                        "duplicate member `{name}`"
+                    )));
                 }
                 Ok(Members(members))
             }
