@@ -16,7 +16,7 @@
 use std::process::Command;
 use std::time::Instant;
 
-const TARGETS: [&str; 7] = [
+const TARGETS: [&str; 8] = [
     "line_codec",
     "message",
     "sse",
@@ -24,6 +24,7 @@ const TARGETS: [&str; 7] = [
     "uri_template",
     "request_state",
     "legacy_session",
+    "json_writer",
 ];
 
 pub(crate) const USAGE: &str = "fuzz [--time SECONDS] [--jobs N] [TARGET...]";

@@ -48,6 +48,7 @@
 #![forbid(unsafe_code)]
 
 mod error;
+pub mod json;
 pub mod memory;
 mod message;
 mod peer;

@@ -443,9 +443,7 @@ struct OutError<'a> {
 }
 
 fn to_frame(value: &impl Serialize) -> Result<Bytes, serde_json::Error> {
-    let mut buf = Vec::with_capacity(128);
-    serde_json::to_writer(&mut buf, value)?;
-    Ok(Bytes::from(buf))
+    Ok(Bytes::from(crate::json::to_vec(value)?))
 }
 
 /// Encodes a request. The frame is one line: serde_json escapes every control character.

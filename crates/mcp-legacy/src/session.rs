@@ -492,5 +492,5 @@ pub(crate) fn parse(raw: &RawValue) -> Result<Value, ErrorObject> {
 }
 
 pub(crate) fn raw<T: serde::Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, ErrorObject> {
-    serde_json::value::to_raw_value(value).map_err(|e| ErrorObject::internal(e.to_string()))
+    mcp_jsonrpc::json::to_raw_value(value).map_err(|e| ErrorObject::internal(e.to_string()))
 }

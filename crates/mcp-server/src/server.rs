@@ -113,6 +113,10 @@ struct Inner {
     #[cfg(feature = "skills")]
     skills: Option<Arc<skills::SkillsEngine>>,
     info: Implementation,
+    /// `{"io.modelcontextprotocol/serverInfo": info}`, serialized once: the `_meta` of
+    /// every result that has none of its own (`None` only if it could not be
+    /// serialized, which a name, a version and JSON values never fail).
+    meta_json: Option<Box<RawValue>>,
     instructions: Option<String>,
     capabilities: ServerCapabilities,
     registry: RwLock<Registry>,
@@ -443,6 +447,9 @@ impl ServerBuilder {
             capabilities.extensions = Some(extensions);
         }
         let (changes, _) = broadcast::channel(64);
+        let mut meta = ResultMetaObject::new();
+        meta.server_info = Some(self.info.clone());
+        let meta_json = to_raw(&meta).ok();
         let server = Server {
             inner: Arc::new(Inner {
                 extensions: self.extensions,
@@ -450,6 +457,7 @@ impl ServerBuilder {
                 #[cfg(feature = "skills")]
                 skills: self.skills,
                 info: self.info,
+                meta_json,
                 instructions: self.instructions,
                 capabilities,
                 registry: RwLock::new(self.registry),
@@ -495,14 +503,14 @@ fn remove<T>(items: &mut Vec<Arc<T>>, name: &str, key: impl Fn(&T) -> &String) -
 
 /// A result type that carries `_meta`.
 trait HasMeta {
-    fn set_meta(&mut self, meta: ResultMetaObject);
+    fn meta_mut(&mut self) -> &mut Option<ResultMetaObject>;
 }
 
 macro_rules! has_meta {
     ($($t:ty),*) => {$(
         impl HasMeta for $t {
-            fn set_meta(&mut self, meta: ResultMetaObject) {
-                self.meta = Some(meta);
+            fn meta_mut(&mut self) -> &mut Option<ResultMetaObject> {
+                &mut self.meta
             }
         }
     )*};
@@ -541,8 +549,17 @@ fn parse<T: serde::de::DeserializeOwned>(params: &str) -> Result<T, ErrorObject>
     serde_json::from_str(params).map_err(|e| invalid(format!("invalid params: {e}")))
 }
 
+/// A result without `_meta` of its own, written with the server's.
+#[derive(Serialize)]
+struct WithMeta<'a, T> {
+    #[serde(rename = "_meta")]
+    meta: &'a RawValue,
+    #[serde(flatten)]
+    result: &'a T,
+}
+
 fn to_raw(value: &impl Serialize) -> Result<Box<RawValue>, ErrorObject> {
-    serde_json::value::to_raw_value(value)
+    mcp_jsonrpc::json::to_raw_value(value)
         .map_err(|e| ErrorObject::internal(format!("cannot encode the result: {e}")))
 }
 
@@ -773,12 +790,28 @@ impl Server {
         meta
     }
 
+    /// Serializes a result with the server's `serverInfo` in its `_meta`
+    /// (`docs/2026-07-28/basic/index.mdx`, `_meta`: servers SHOULD include it on every
+    /// response). A `_meta` the handler set is kept, with `serverInfo` added when it has
+    /// none; without one, the server's `_meta`, serialized once, is written in front of
+    /// the result's members.
     fn complete<T: Serialize + HasMeta>(
         &self,
         mut result: T,
     ) -> Result<Box<RawValue>, ErrorObject> {
-        result.set_meta(self.result_meta());
-        to_raw(&result)
+        match (result.meta_mut(), &self.inner.meta_json) {
+            (None, Some(meta)) => to_raw(&WithMeta {
+                meta,
+                result: &result,
+            }),
+            (meta, _) => {
+                let meta = meta.get_or_insert_with(ResultMetaObject::new);
+                if meta.server_info.is_none() {
+                    meta.server_info = Some(self.inner.info.clone());
+                }
+                to_raw(&result)
+            }
+        }
     }
 
     /// Serves one request (what the [`Handler`] implementation calls).

@@ -40,6 +40,13 @@ fn server() -> Server {
         .tool(ToolDef::new("boom", json!({"type": "object"}), |_args, _cx| async move {
             panic!("handler bug");
         }))
+        .tool(ToolDef::new("traced", json!({"type": "object"}), |_args, _cx| async move {
+            let mut result = CallToolResult::text("traced");
+            let mut meta = mcp_types::ResultMetaObject::new();
+            meta.extra.insert("com.example/trace".into(), json!("t-1"));
+            result.meta = Some(meta);
+            Ok(result)
+        }))
         .tool(ToolDef::new("fails", json!({"type": "object"}), |_args, _cx| async move {
             Err(ToolError::failed("the city is unknown"))
         }))
@@ -233,7 +240,7 @@ async fn discover_and_lists_carry_identity_and_cache_hints() {
         .collect();
     assert_eq!(
         names,
-        ["echo", "add", "boom", "fails", "chatty", "ask"],
+        ["echo", "add", "boom", "traced", "fails", "chatty", "ask"],
         "registration order, deterministic"
     );
     assert_eq!(
@@ -723,5 +730,43 @@ async fn extensions_are_advertised_and_negotiated_per_request() {
     assert_eq!(
         c.error("clock/later", with_meta(json!({}))).await["code"],
         -32601
+    );
+}
+
+/// The raw frame of a `tools/call` reply.
+async fn call_frame(c: &mut Client, name: &str) -> String {
+    c.send(json!({"jsonrpc": "2.0", "id": 900, "method": "tools/call",
+        "params": with_meta(json!({"name": name, "arguments": {"text": "hi"}}))}))
+        .await;
+    let frame = tokio::time::timeout(Duration::from_secs(10), c.reader.read_frame())
+        .await
+        .expect("a frame in time")
+        .expect("open")
+        .unwrap();
+    String::from_utf8(frame.to_vec()).unwrap()
+}
+
+#[tokio::test]
+async fn a_results_own_meta_is_kept_and_server_info_added_once() {
+    let server = server();
+    let (mut c, _conn) = Client::start(&server);
+    let plain = call_frame(&mut c, "echo").await;
+    assert_eq!(plain.matches("\"_meta\"").count(), 1, "{plain}");
+    let plain: Value = serde_json::from_str(&plain).unwrap();
+    assert_eq!(
+        plain["result"]["_meta"],
+        json!({"io.modelcontextprotocol/serverInfo": {"name": "wire-test", "version": "1.0.0"}})
+    );
+    assert_eq!(plain["result"]["content"][0]["text"], "hi");
+
+    let traced = call_frame(&mut c, "traced").await;
+    assert_eq!(traced.matches("\"_meta\"").count(), 1, "{traced}");
+    let traced: Value = serde_json::from_str(&traced).unwrap();
+    assert_eq!(
+        traced["result"]["_meta"],
+        json!({
+            "io.modelcontextprotocol/serverInfo": {"name": "wire-test", "version": "1.0.0"},
+            "com.example/trace": "t-1"
+        })
     );
 }

@@ -100,7 +100,7 @@ impl SkillsEngine {
         let entries = skills
             .skills
             .iter()
-            .map(|s| serde_json::value::to_raw_value(&s.entry()))
+            .map(|s| mcp_jsonrpc::json::to_raw_value(&s.entry()))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| Error::InvalidSkill {
                 skill: String::new(),
@@ -190,8 +190,8 @@ impl SkillsEngine {
 }
 
 impl HasMeta for ReadDirectoryResult {
-    fn set_meta(&mut self, meta: ResultMetaObject) {
-        self.meta = Some(meta);
+    fn meta_mut(&mut self) -> &mut Option<ResultMetaObject> {
+        &mut self.meta
     }
 }
 
