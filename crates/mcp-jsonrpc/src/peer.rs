@@ -625,10 +625,28 @@ impl Peer {
     ///
     /// Dropping the returned future withdraws the request (and tells the peer, see
     /// [`PeerConfig::cancel_notifications`]).
-    pub async fn request<P: Serialize + ?Sized>(
+    pub fn request<P: Serialize + ?Sized>(
         &self,
         method: &str,
         params: Option<&P>,
+        options: RequestOptions,
+    ) -> impl Future<Output = Result<Box<RawValue>, Error>> {
+        self.request_encoded(
+            method,
+            move |id| encode_request(id, method, params),
+            options,
+        )
+    }
+
+    /// [`request`](Self::request) with a frame the caller writes: `encode` is given the
+    /// request's id and returns the request's JSON text, as
+    /// [`encode_request`](crate::encode_request) would write it for that id and `method`
+    /// (for a caller that keeps parts of its requests serialized, or knows their size).
+    /// A failure to encode fails the request with [`Error::Encode`], as in `request`.
+    pub async fn request_encoded<F: Into<Bytes>>(
+        &self,
+        method: &str,
+        encode: impl FnOnce(&RequestId) -> Result<F, serde_json::Error>,
         options: RequestOptions,
     ) -> Result<Box<RawValue>, Error> {
         let shared = &self.shared;
@@ -655,10 +673,12 @@ impl Peer {
             sent: false,
             reason: "the request was abandoned",
         };
-        let frame = encode_request(&id, method, params).map_err(|source| Error::Encode {
-            method: method.to_owned(),
-            source,
-        })?;
+        let frame: Bytes = encode(&id)
+            .map_err(|source| Error::Encode {
+                method: method.to_owned(),
+                source,
+            })?
+            .into();
         if shared.outbound.send(frame).await.is_err() {
             return Err(self.closed_error());
         }

@@ -7,6 +7,7 @@
 //! never held across an await.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use mcp_types::{ProgressToken, RequestId};
 
@@ -14,7 +15,8 @@ use mcp_types::{ProgressToken, RequestId};
 #[derive(Debug)]
 pub(crate) struct PendingTable<W> {
     next_id: i64,
-    waiters: HashMap<RequestId, Entry<W>>,
+    /// By the integer of the id: every id this table hands out is an integer.
+    waiters: HashMap<i64, Entry<W>, BuildHasherDefault<IdHasher>>,
     by_token: HashMap<ProgressToken, RequestId>,
     closed: bool,
 }
@@ -33,7 +35,7 @@ impl<W> Default for PendingTable<W> {
     fn default() -> Self {
         PendingTable {
             next_id: 1,
-            waiters: HashMap::new(),
+            waiters: HashMap::default(),
             by_token: HashMap::new(),
             closed: false,
         }
@@ -53,18 +55,23 @@ impl<W> PendingTable<W> {
         if self.closed {
             return Err(Closed);
         }
-        let id = RequestId::Integer(self.next_id);
+        let n = self.next_id;
         self.next_id += 1;
+        let id = RequestId::Integer(n);
         if let Some(token) = &token {
             self.by_token.insert(token.clone(), id.clone());
         }
-        self.waiters.insert(id.clone(), Entry { waiter, token });
+        self.waiters.insert(n, Entry { waiter, token });
         Ok(id)
     }
 
     /// Takes the waiter for `id` (the response arrived, or the caller gave up).
     pub(crate) fn remove(&mut self, id: &RequestId) -> Option<W> {
-        let entry = self.waiters.remove(id)?;
+        // A string id is never one of ours.
+        let RequestId::Integer(n) = id else {
+            return None;
+        };
+        let entry = self.waiters.remove(n)?;
         if let Some(token) = entry.token {
             self.by_token.remove(&token);
         }
@@ -73,8 +80,10 @@ impl<W> PendingTable<W> {
 
     /// The waiter a progress token belongs to, if its request is still pending.
     pub(crate) fn by_progress_token(&self, token: &ProgressToken) -> Option<&W> {
-        let id = self.by_token.get(token)?;
-        self.waiters.get(id).map(|e| &e.waiter)
+        let RequestId::Integer(n) = self.by_token.get(token)? else {
+            return None;
+        };
+        self.waiters.get(n).map(|e| &e.waiter)
     }
 
     /// Closes the table, handing back every parked waiter.
@@ -90,11 +99,65 @@ impl<W> PendingTable<W> {
     }
 }
 
+/// The hasher of the waiters' table. Its keys are the ids this table hands out, one after
+/// another (a peer only looks them up), so a multiplication spreads them over the table's
+/// buckets, high bits and low, at a fraction of SipHash's cost; no key a peer chooses is
+/// ever inserted, so there is no collision to provoke.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+/// An odd constant near 2^64 / φ (Fibonacci hashing).
+const SPREAD: u64 = 0x9E37_79B9_7F4A_7C15;
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(SPREAD);
+        }
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.0 = (self.0 ^ n.cast_unsigned()).wrapping_mul(SPREAD);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use mcp_types::RequestId;
 
     use super::{Closed, PendingTable};
+
+    #[test]
+    fn ids_spread_over_the_buckets() {
+        use std::hash::BuildHasher;
+        let build = std::hash::BuildHasherDefault::<super::IdHasher>::default();
+        // Consecutive ids land in distinct buckets of a small table, and their top seven
+        // bits (hashbrown's tag) are not all alike.
+        let hashes: Vec<u64> = (1..=16_i64).map(|n| build.hash_one(n)).collect();
+        let mut buckets: Vec<u64> = hashes.iter().map(|h| h & 31).collect();
+        buckets.sort_unstable();
+        buckets.dedup();
+        assert!(buckets.len() >= 12, "{buckets:?}");
+        let mut tags: Vec<u64> = hashes.iter().map(|h| h >> 57).collect();
+        tags.sort_unstable();
+        tags.dedup();
+        assert!(tags.len() >= 12, "{tags:?}");
+    }
+
+    #[test]
+    fn a_string_id_finds_no_waiter() {
+        let mut table = PendingTable::default();
+        let id = table.insert("a", None).unwrap();
+        let RequestId::Integer(n) = id else {
+            panic!("ids are integers")
+        };
+        assert_eq!(table.remove(&RequestId::String(n.to_string())), None);
+        assert_eq!(table.remove(&id), Some("a"));
+    }
 
     #[test]
     fn ids_are_fresh_and_responses_find_their_waiter_once() {

@@ -172,6 +172,54 @@ async fn requests_get_their_own_responses_in_any_order() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_frame_the_caller_writes_is_sent_with_its_id_and_answered() {
+    let (peer, _conn, mut raw_side) = connect(NoHandler, PeerConfig::default());
+    let call = tokio::spawn({
+        let peer = peer.clone();
+        async move {
+            peer.request_encoded(
+                "m",
+                |id| {
+                    let RequestId::Integer(n) = id else {
+                        panic!("the engine's ids are integers")
+                    };
+                    Ok::<_, serde_json::Error>(
+                        format!(r#"{{"jsonrpc":"2.0","id":{n},"method":"m","params":[7]}}"#)
+                            .into_bytes(),
+                    )
+                },
+                RequestOptions::default(),
+            )
+            .await
+        }
+    });
+    let sent = raw_side.recv().await;
+    assert_eq!(sent["method"], "m");
+    assert_eq!(sent["params"], json!([7]));
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": true}}))
+        .await;
+    let result: Value = serde_json::from_str(call.await.unwrap().unwrap().get()).unwrap();
+    assert_eq!(result, json!({"ok": true}));
+
+    // A frame that cannot be written fails the request as an encoding error, and nothing
+    // is sent.
+    let failed = peer
+        .request_encoded(
+            "m",
+            |_| Err::<Vec<u8>, _>(serde::ser::Error::custom("no")),
+            RequestOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&failed, mcp_jsonrpc::Error::Encode { method, .. } if method == "m"),
+        "{failed:?}"
+    );
+    raw_side.silent_for(Duration::from_secs(1)).await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn an_error_response_is_returned_as_data() {
     let (peer, _conn, mut raw_side) = connect(NoHandler, PeerConfig::default());
     let call = tokio::spawn(async move {
