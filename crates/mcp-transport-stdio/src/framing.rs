@@ -417,12 +417,20 @@ impl<W: AsyncWrite + Unpin + Send + 'static> FrameWriter for LineWriter<W> {
                 "a frame must not contain a line break",
             )));
         }
+        // A line that fits in the buffer's free room is only copied there (the buffer
+        // writes through to the pipe only when a line does not fit): it cannot wait on the
+        // peer, so it needs no timer.
+        let fits = self.writer.buffer().len() + frame.len() < WRITE_BUFFER;
         let writer = &mut self.writer;
-        let result = within(self.timeout, async move {
+        let line = async move {
             writer.write_all(&frame).await?;
             writer.write_all(b"\n").await
-        })
-        .await;
+        };
+        let result = if fits {
+            line.await.map_err(TransportError::Io)
+        } else {
+            within(self.timeout, line).await
+        };
         if result.is_err() {
             self.state = WriteState::Broken;
         }
