@@ -27,6 +27,7 @@ use serde_json::value::RawValue;
 use crate::cache::Cache;
 use crate::error::Error;
 use crate::listen::{Router, Subscription};
+use crate::wire::Plain;
 
 /// The protocol versions this client speaks, newest first.
 pub const SUPPORTED_VERSIONS: &[&str] = &["2026-07-28"];
@@ -695,7 +696,7 @@ impl Client {
 
     /// [`send`](Self::send) with the `_meta` written from the client's
     /// [`FixedMeta`](crate::wire::FixedMeta).
-    pub(crate) async fn send_wire<P: Serialize>(
+    pub(crate) async fn send_wire<P: crate::wire::WireParams>(
         &self,
         fixed: &Arc<crate::wire::FixedMeta>,
         method: &str,
@@ -744,7 +745,7 @@ impl Client {
             let (options, progress_token) = self.engine_options(call);
             meta.progress_token = progress_token;
             let params = build(meta);
-            match self.dispatch(method, &params, options, None).await {
+            match self.dispatch(method, &Plain(&params), options, None).await {
                 Err(Error::Protocol(error))
                     if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION && attempt == 0 =>
                 {
@@ -759,7 +760,7 @@ impl Client {
     /// Sends one request on the client's transport. `routing` (HTTP only) is what the
     /// request's headers are made of when the caller has it at hand; without it they are
     /// read from the params.
-    async fn dispatch<P: Serialize>(
+    async fn dispatch<P: crate::wire::WireParams>(
         &self,
         method: &str,
         params: &P,
@@ -768,16 +769,17 @@ impl Client {
             crate::wire::Routing<'_>,
         >,
     ) -> Result<Box<RawValue>, Error> {
+        let encode = |id: &_| crate::wire::encode_request(id, method, params);
         match &self.inner.transport {
             Transport::Engine(peer) => peer
-                .request(method, Some(params), options)
+                .request_encoded(method, encode, options)
                 .await
                 .map_err(Error::from),
             #[cfg(feature = "stdio")]
             Transport::Supervised(supervisor) => {
                 let (generation, peer) = supervisor.peer();
                 match peer
-                    .request(method, Some(params), options.clone())
+                    .request_encoded(method, encode, options.clone())
                     .await
                     .map_err(Error::from)
                 {
@@ -785,7 +787,7 @@ impl Client {
                         supervisor.restart(generation).await?;
                         if self.retry_safe(method, params) {
                             let (_, peer) = supervisor.peer();
-                            peer.request(method, Some(params), options)
+                            peer.request_encoded(method, encode, options)
                                 .await
                                 .map_err(Error::from)
                         } else {
@@ -1044,9 +1046,7 @@ impl Client {
             // The common case in one pass: a complete result (`resultType` absent or
             // "complete" reads as `ResultType::Complete`). Anything else is read as the
             // typed path reads it, so the outcome and errors are the same.
-            if let Ok(result) = serde_json::from_str::<CallToolResult>(raw.get())
-                && result.result_type == mcp_types::ResultType::Complete
-            {
+            if let Some(result) = crate::wire::complete_result(fixed, &raw) {
                 return Some(Ok(result));
             }
             match self.next_round(method, &raw, false).await {

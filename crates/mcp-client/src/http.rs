@@ -15,12 +15,12 @@ use mcp_transport_http::{HttpClient, RequestHeaders};
 use mcp_types::{
     JsonObject, McpParamHeader, ProgressNotificationParams, ProgressToken, RequestId, method,
 };
-use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::time::Instant;
 
 use crate::error::Error;
+use crate::wire::Plain;
 
 /// How a request waits: its timeout (reset by progress), hard maximum and progress hook.
 pub(crate) struct Wait {
@@ -143,7 +143,7 @@ impl HttpTransport {
     }
 
     /// POSTs one request and reads its reply, handing notifications to `on_notification`.
-    pub(crate) async fn request<P: Serialize>(
+    pub(crate) async fn request<P: crate::wire::WireParams>(
         &self,
         version: &str,
         method: &str,
@@ -159,13 +159,13 @@ impl HttpTransport {
         let id = RequestId::Integer(self.next_id.fetch_add(1, Ordering::Relaxed));
         let (frame, headers) = if let Some(routing) = routing {
             (
-                mcp_jsonrpc::encode_request(&id, method, Some(params)).map_err(failed)?,
+                crate::wire::encode_request(&id, method, params).map_err(failed)?,
                 self.headers_routed(version, method, routing),
             )
         } else {
             let params = serde_json::to_value(params).map_err(failed)?;
             (
-                mcp_jsonrpc::encode_request(&id, method, Some(&params)).map_err(failed)?,
+                crate::wire::encode_request(&id, method, &Plain(&params)).map_err(failed)?,
                 self.headers_for(version, method, &params),
             )
         };
@@ -173,13 +173,14 @@ impl HttpTransport {
         let started = Instant::now();
         let hard = started + wait.max;
         let mut deadline = (started + wait.timeout).min(hard);
-        let mut stream = tokio::time::timeout_at(deadline, self.client.request(frame, headers))
-            .await
-            .map_err(|_| Error::Timeout {
-                method: method.to_owned(),
-                after: started.elapsed(),
-            })?
-            .map_err(Error::from)?;
+        let mut stream =
+            tokio::time::timeout_at(deadline, self.client.request(frame.into(), headers))
+                .await
+                .map_err(|_| Error::Timeout {
+                    method: method.to_owned(),
+                    after: started.elapsed(),
+                })?
+                .map_err(Error::from)?;
         loop {
             let next = tokio::time::timeout_at(deadline, stream.next())
                 .await

@@ -10,12 +10,16 @@
 //! caller's arguments. The members come out in the order the typed path writes them, so the
 //! frames are byte for byte the same (tested below).
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use mcp_types::{
-    ClientCapabilities, Implementation, InputResponses, JsonObject, LoggingLevel, ProgressToken,
+    CallToolResult, ClientCapabilities, ContentBlock, Implementation, InputResponses, JsonObject,
+    LoggingLevel, ProgressToken, RequestId, ResultMetaObject, ResultType, TextContent,
 };
+use serde::Deserialize as _;
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
 use serde_json::value::RawValue;
 
 /// The parts of every request's `_meta` that stay the same for the client's lifetime,
@@ -28,6 +32,8 @@ pub(crate) struct FixedMeta {
     log_level: Option<LoggingLevel>,
     /// `_meta` for [`PLAIN_VERSION`](Self::PLAIN_VERSION) with nothing per call.
     plain: Option<Box<RawValue>>,
+    /// The last result `_meta` read, with its text ([`FixedMeta::result_meta`]).
+    last_result_meta: Mutex<Option<(Box<str>, ResultMetaObject)>>,
 }
 
 impl FixedMeta {
@@ -47,6 +53,7 @@ impl FixedMeta {
             client_info: serde_json::value::to_raw_value(info).ok()?,
             log_level,
             plain: None,
+            last_result_meta: Mutex::new(None),
         });
         let plain = serde_json::value::to_raw_value(&WireMeta {
             fixed: Arc::clone(&fixed),
@@ -136,6 +143,315 @@ pub(crate) struct CallToolParams<'a> {
     pub(crate) name: &'a str,
     #[serde(rename = "requestState", skip_serializing_if = "Option::is_none")]
     pub(crate) request_state: Option<&'a str>,
+}
+
+/// Request params as [`encode_request`] writes them into a frame: the JSON text their
+/// `Serialize` writes, which [`Plain`] writes with `serde_json`, and [`CallToolParams`]
+/// with its member names as they are.
+pub(crate) trait WireParams: Serialize {
+    /// Appends the params' JSON text, exactly what `serde_json::to_writer` writes.
+    fn write_params(&self, frame: &mut Vec<u8>) -> Result<(), serde_json::Error>;
+}
+
+/// Any params, written by `serde_json`.
+pub(crate) struct Plain<'a, P: ?Sized>(pub(crate) &'a P);
+
+impl<P: Serialize + ?Sized> Serialize for Plain<'_, P> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<P: Serialize + ?Sized> WireParams for Plain<'_, P> {
+    fn write_params(&self, frame: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        serde_json::to_writer(frame, self.0)
+    }
+}
+
+impl WireParams for Value {
+    fn write_params(&self, frame: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        serde_json::to_writer(frame, self)
+    }
+}
+
+impl WireParams for CallToolParams<'_> {
+    /// The derived `Serialize`'s members, in its order, each name written as it is.
+    fn write_params(&self, frame: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        frame.extend_from_slice(br#"{"_meta":"#);
+        serde_json::to_writer(&mut *frame, &self.meta)?;
+        if let Some(arguments) = self.arguments {
+            frame.extend_from_slice(br#","arguments":"#);
+            serde_json::to_writer(&mut *frame, arguments)?;
+        }
+        if let Some(responses) = self.input_responses {
+            frame.extend_from_slice(br#","inputResponses":"#);
+            serde_json::to_writer(&mut *frame, responses)?;
+        }
+        frame.extend_from_slice(br#","name":"#);
+        serde_json::to_writer(&mut *frame, self.name)?;
+        if let Some(state) = self.request_state {
+            frame.extend_from_slice(br#","requestState":"#);
+            serde_json::to_writer(&mut *frame, state)?;
+        }
+        frame.push(b'}');
+        Ok(())
+    }
+}
+
+/// The length of the last request frame [`encode_request`] wrote: the next one's starting
+/// capacity (capped at [`MAX_HINT`]), so that a frame is written into one allocation
+/// instead of growing from 128 bytes twice or more.
+static LAST_FRAME: AtomicUsize = AtomicUsize::new(0);
+
+/// The largest starting capacity: one large request does not make every later small one
+/// allocate as much.
+const MAX_HINT: usize = 8 * 1024;
+
+/// A request's frame, byte for byte what [`mcp_jsonrpc::encode_request`] writes for
+/// `Some(params)` (tested below), with the envelope's member names written as they are
+/// rather than escaped one by one, and the buffer sized from the last frame.
+pub(crate) fn encode_request<P: WireParams + ?Sized>(
+    id: &RequestId,
+    method: &str,
+    params: &P,
+) -> Result<Vec<u8>, serde_json::Error> {
+    // Room for a few more digits of the id than the last frame had.
+    let hint = LAST_FRAME.load(Ordering::Relaxed).min(MAX_HINT) + 8;
+    let mut frame = Vec::with_capacity(hint);
+    frame.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    serde_json::to_writer(&mut frame, id)?;
+    frame.extend_from_slice(br#","method":"#);
+    serde_json::to_writer(&mut frame, method)?;
+    frame.extend_from_slice(br#","params":"#);
+    params.write_params(&mut frame)?;
+    frame.push(b'}');
+    LAST_FRAME.store(frame.len(), Ordering::Relaxed);
+    Ok(frame)
+}
+
+/// `CallToolResult` as its derived `Deserialize` reads it (the same members, defaults and
+/// unknown members ignored), with its content blocks read by [`WireBlock`] and its `_meta`
+/// kept as text for [`FixedMeta::result_meta`]. Whatever it reads is what
+/// `serde_json::from_str::<CallToolResult>` reads; where it fails, the caller reads the
+/// result that way (for the same outcome and error).
+#[derive(serde::Deserialize)]
+struct WireCallToolResult<'a> {
+    #[serde(rename = "_meta", default, borrow)]
+    meta: Option<&'a RawValue>,
+    #[serde(deserialize_with = "content_blocks")]
+    content: Vec<ContentBlock>,
+    #[serde(rename = "isError", default)]
+    is_error: Option<bool>,
+    #[serde(rename = "resultType", default)]
+    result_type: ResultType,
+    #[serde(rename = "structuredContent", default)]
+    structured_content: Option<Value>,
+}
+
+/// A `tools/call` result read in one pass when it is complete (`resultType` absent or
+/// `"complete"`); `None` for any other result, or one this read fails on, which the
+/// caller then reads the typed way (for the same outcome and error).
+pub(crate) fn complete_result(fixed: &FixedMeta, raw: &RawValue) -> Option<CallToolResult> {
+    let wire: WireCallToolResult<'_> = serde_json::from_str(raw.get()).ok()?;
+    if wire.result_type != ResultType::Complete {
+        return None;
+    }
+    wire.into_result(fixed)
+}
+
+impl WireCallToolResult<'_> {
+    /// The typed result, its `_meta` read by `fixed`; `None` if the `_meta` does not read.
+    fn into_result(self, fixed: &FixedMeta) -> Option<CallToolResult> {
+        let mut result = CallToolResult::new(self.content);
+        result.meta = match self.meta {
+            Some(raw) => Some(fixed.result_meta(raw)?),
+            None => None,
+        };
+        result.is_error = self.is_error;
+        result.result_type = self.result_type;
+        result.structured_content = self.structured_content;
+        Some(result)
+    }
+}
+
+impl FixedMeta {
+    /// A result's `_meta`, as `ResultMetaObject`'s `Deserialize` reads it. A server sends
+    /// the same one with every result (its `serverInfo`), so the last one read is kept with
+    /// its text and cloned when the text is the same.
+    fn result_meta(&self, raw: &RawValue) -> Option<ResultMetaObject> {
+        let mut last = self
+            .last_result_meta
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((text, meta)) = &*last
+            && **text == *raw.get()
+        {
+            return Some(meta.clone());
+        }
+        let meta: ResultMetaObject = serde_json::from_str(raw.get()).ok()?;
+        *last = Some((raw.get().into(), meta.clone()));
+        Some(meta)
+    }
+}
+
+/// `Vec<ContentBlock>` read block by block with [`WireBlock`]. The first block gets room
+/// for itself alone: most results carry one, and a `ContentBlock` is large enough that
+/// the usual first allocation (four of them) costs several times more.
+fn content_blocks<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<ContentBlock>, D::Error> {
+    struct Blocks;
+    impl<'de> serde::de::Visitor<'de> for Blocks {
+        type Value = Vec<ContentBlock>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a sequence")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Vec<ContentBlock>, A::Error> {
+            let mut blocks = Vec::new();
+            if let Some(WireBlock(first)) = seq.next_element()? {
+                blocks.reserve_exact(1);
+                blocks.push(first);
+                while let Some(WireBlock(block)) = seq.next_element()? {
+                    blocks.push(block);
+                }
+            }
+            Ok(blocks)
+        }
+    }
+    deserializer.deserialize_seq(Blocks)
+}
+
+/// One [`ContentBlock`], read in one pass. `ContentBlock`'s own `Deserialize` reads the
+/// block into a `Value` first (its tag may come last); here a block of exactly a string
+/// `text` and `"type": "text"` (what a text result is) becomes its `TextContent` directly,
+/// and any other block is put back together as the `Value` that `ContentBlock` would have
+/// read, member by member in the same order, and handed to it. A `text` or `type` that is
+/// not a string fails here, and the caller reads the result the typed way.
+struct WireBlock(ContentBlock);
+
+/// A content block's member name: the two the fast path knows, or another.
+enum BlockKey {
+    Text,
+    Type,
+    Other(String),
+}
+
+impl<'de> serde::Deserialize<'de> for BlockKey {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl serde::de::Visitor<'_> for KeyVisitor {
+            type Value = BlockKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<BlockKey, E> {
+                Ok(match key {
+                    "text" => BlockKey::Text,
+                    "type" => BlockKey::Type,
+                    other => BlockKey::Other(other.to_owned()),
+                })
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// A block's `type`: `"text"` is compared where it lies, without a copy.
+enum BlockType {
+    Text,
+    Other(String),
+}
+
+impl<'de> serde::Deserialize<'de> for BlockType {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TypeVisitor;
+        impl serde::de::Visitor<'_> for TypeVisitor {
+            type Value = BlockType;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, kind: &str) -> Result<BlockType, E> {
+                Ok(if kind == "text" {
+                    BlockType::Text
+                } else {
+                    BlockType::Other(kind.to_owned())
+                })
+            }
+        }
+        deserializer.deserialize_str(TypeVisitor)
+    }
+}
+
+impl From<BlockType> for Value {
+    fn from(kind: BlockType) -> Value {
+        match kind {
+            BlockType::Text => Value::from("text"),
+            BlockType::Other(kind) => Value::String(kind),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for WireBlock {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct BlockVisitor;
+        impl<'de> serde::de::Visitor<'de> for BlockVisitor {
+            type Value = WireBlock;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a content block")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<WireBlock, A::Error> {
+                // Every member with its position; `text` and `type` kept apart while each
+                // appears once.
+                let mut text: Option<(usize, String)> = None;
+                let mut kind: Option<(usize, BlockType)> = None;
+                let mut others: Vec<(usize, String, Value)> = Vec::new();
+                let mut n = 0;
+                while let Some(key) = map.next_key::<BlockKey>()? {
+                    match key {
+                        BlockKey::Text => {
+                            if let Some((at, old)) = text.replace((n, map.next_value()?)) {
+                                others.push((at, "text".to_owned(), Value::String(old)));
+                            }
+                        }
+                        BlockKey::Type => {
+                            if let Some((at, old)) = kind.replace((n, map.next_value()?)) {
+                                others.push((at, "type".to_owned(), old.into()));
+                            }
+                        }
+                        BlockKey::Other(key) => others.push((n, key, map.next_value()?)),
+                    }
+                    n += 1;
+                }
+                if others.is_empty()
+                    && let Some((_, BlockType::Text)) = kind
+                    && let Some((_, text)) = text
+                {
+                    return Ok(WireBlock(ContentBlock::TextContent(TextContent::new(text))));
+                }
+                // The map `Value` would have read: every member inserted in order (a
+                // repeated name keeps its first place and its last value).
+                others.extend(text.map(|(at, v)| (at, "text".to_owned(), Value::String(v))));
+                others.extend(kind.map(|(at, v)| (at, "type".to_owned(), v.into())));
+                others.sort_unstable_by_key(|(at, _, _)| *at);
+                let mut object = serde_json::Map::new();
+                for (_, key, value) in others {
+                    object.insert(key, value);
+                }
+                ContentBlock::deserialize(Value::Object(object))
+                    .map(WireBlock)
+                    .map_err(serde::de::Error::custom)
+            }
+        }
+        // Anything but an object fails as `ContentBlock` would (the caller then reads the
+        // result the typed way, with its error).
+        deserializer.deserialize_map(BlockVisitor)
+    }
 }
 
 #[cfg(test)]
@@ -237,6 +553,10 @@ mod tests {
             };
             let typed_json = serde_json::to_string(&typed).unwrap();
             assert_eq!(serde_json::to_string(&wire).unwrap(), typed_json);
+            // And as the frame writer writes them.
+            let mut written = Vec::new();
+            wire.write_params(&mut written).unwrap();
+            assert_eq!(String::from_utf8(written).unwrap(), typed_json);
             // Through a `Value` too (what the HTTP and custom transports make of params).
             assert_eq!(
                 serde_json::to_value(&wire).unwrap(),
@@ -245,6 +565,124 @@ mod tests {
             // And the server reads it back as the typed params.
             let back: CallToolRequestParams = serde_json::from_str(&typed_json).unwrap();
             assert_eq!(back, typed);
+        }
+    }
+
+    fn fixed() -> Arc<FixedMeta> {
+        FixedMeta::new(
+            &ClientCapabilities::default(),
+            &Implementation::new("c", "1"),
+            None,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn frames_are_the_engines_byte_for_byte() {
+        let mut arguments = JsonObject::new();
+        arguments.insert("text".to_owned(), json!("a \"quoted\" line\n"));
+        let wire = CallToolParams {
+            meta: WireMeta {
+                fixed: fixed(),
+                protocol_version: FixedMeta::PLAIN_VERSION,
+                progress_token: None,
+                trace: None,
+            },
+            arguments: Some(&arguments),
+            input_responses: None,
+            name: "echo",
+            request_state: None,
+        };
+        let ids = [
+            RequestId::Integer(1),
+            RequestId::Integer(-7),
+            RequestId::Integer(i64::MAX),
+            RequestId::String("a\"b".into()),
+        ];
+        for id in &ids {
+            for method in ["tools/call", "x/\"odd\"\u{1}"] {
+                let ours = encode_request(id, method, &wire).unwrap();
+                let engine = mcp_jsonrpc::encode_request(id, method, Some(&wire)).unwrap();
+                assert_eq!(ours, engine.as_ref());
+                let value = json!({"k": [1, null]});
+                let ours = encode_request(id, method, &Plain(&value)).unwrap();
+                let engine = mcp_jsonrpc::encode_request(id, method, Some(&value)).unwrap();
+                assert_eq!(ours, engine.as_ref());
+            }
+        }
+        // A large frame after small ones, and a small one after it, come out whole.
+        let big = json!({"text": "x".repeat(20_000)});
+        let ours = encode_request(&ids[0], "m", &Plain(&big)).unwrap();
+        assert_eq!(
+            ours,
+            mcp_jsonrpc::encode_request(&ids[0], "m", Some(&big))
+                .unwrap()
+                .as_ref()
+        );
+        let small = encode_request(&ids[0], "m", &Plain(&json!({}))).unwrap();
+        assert_eq!(
+            small,
+            br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{}}"#
+        );
+    }
+
+    /// What the fast read gives (`None`: it fails, and the caller reads the typed way).
+    fn fast(fixed: &FixedMeta, text: &str) -> Option<CallToolResult> {
+        let wire: WireCallToolResult<'_> = serde_json::from_str(text).ok()?;
+        wire.into_result(fixed)
+    }
+
+    #[test]
+    fn results_read_as_the_typed_read_does() {
+        let fixed = fixed();
+        let results = [
+            // What our server sends, twice (the second `_meta` comes from the cache).
+            r#"{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"content":[{"text":"hi","type":"text"}],"resultType":"complete"}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"content":[{"text":"hi","type":"text"}],"resultType":"complete"}"#,
+            // Another `_meta`, with an extension's member; then none, then null.
+            r#"{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"t","version":"2"},"x/y":[1]},"content":[{"type":"text","text":"a\u00e9\n"}]}"#,
+            r#"{"content":[],"isError":true,"structuredContent":{"a":1}}"#,
+            r#"{"_meta":null,"content":[{"type":"text","text":"x"},{"type":"text","text":"y"},{"type":"text","text":"z"},{"type":"text","text":"w"},{"type":"text","text":"v"}]}"#,
+            // Blocks that are not a bare text: annotations, `_meta`, other types, a
+            // repeated member, an escaped name, an unknown member.
+            r#"{"content":[{"type":"text","text":"x","annotations":{"priority":0.5}}]}"#,
+            r#"{"content":[{"_meta":{"k":1},"type":"text","text":"x"}]}"#,
+            r#"{"content":[{"type":"image","data":"AAAA","mimeType":"image/png"}]}"#,
+            r#"{"content":[{"type":"resource","resource":{"uri":"file:///a","text":"t"}}]}"#,
+            r#"{"content":[{"type":"resource_link","uri":"file:///a","name":"a"}]}"#,
+            r#"{"content":[{"text":"a","type":"text","text":"b"}]}"#,
+            r#"{"content":[{"type":"image","type":"text","text":"b"}]}"#,
+            r#"{"content":[{"te\u0078t":"a","\u0074ype":"text"}]}"#,
+            r#"{"content":[{"text":"a","type":"text","extra":true}]}"#,
+            r#"{"content":[{"type":"audio","data":"AA","mimeType":"audio/wav","text":"x"}]}"#,
+            // Unknown members of the result, and other result types.
+            r#"{"content":[],"other":{"deep":[1,2]},"resultType":"input_required"}"#,
+            r#"{"content":[{"text":"x","type":"text"}],"resultType":"task"}"#,
+            // Failures: the typed read fails too.
+            r#"{"content":[{"text":"x"}]}"#,
+            r#"{"content":[{"type":"nope"}]}"#,
+            r#"{"content":[{"type":"text"}]}"#,
+            r#"{"content":["text"]}"#,
+            r#"{"content":{}}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":1}},"content":[]}"#,
+            r#"{"_meta":[],"content":[]}"#,
+            r#"{"content":[],"content":[]}"#,
+            r"{}",
+        ];
+        for text in results {
+            let typed = serde_json::from_str::<CallToolResult>(text);
+            match (fast(&fixed, text), typed) {
+                (Some(ours), Ok(typed)) => assert_eq!(ours, typed, "{text}"),
+                // Where the fast read fails, the typed read decides; it may succeed.
+                (None, _) => {}
+                (Some(ours), Err(e)) => {
+                    panic!("{text}: read {ours:?} where the typed read fails: {e}")
+                }
+            }
+        }
+        // The common shapes take the fast read.
+        for text in &results[..6] {
+            assert!(fast(&fixed, text).is_some(), "{text}");
         }
     }
 }
