@@ -53,7 +53,7 @@ pub fn write<T: Serialize + ?Sized>(out: &mut String, value: &T) -> Result<()> {
 ///
 /// # Errors
 ///
-/// As [`write`].
+/// As [`write()`].
 pub fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String> {
     let mut out = String::with_capacity(128);
     write(&mut out, value)?;
@@ -64,7 +64,7 @@ pub fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String> {
 ///
 /// # Errors
 ///
-/// As [`write`].
+/// As [`write()`].
 pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
     to_string(value).map(String::into_bytes)
 }
@@ -77,7 +77,7 @@ pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
 ///
 /// # Errors
 ///
-/// As [`write`].
+/// As [`write()`].
 pub fn to_raw_value<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>> {
     thread_local! {
         static SCRATCH: RefCell<String> = const { RefCell::new(String::new()) };
