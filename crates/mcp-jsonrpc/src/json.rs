@@ -511,44 +511,29 @@ impl ser::SerializeSeq for Compound<'_, '_> {
     }
 }
 
-impl ser::SerializeTuple for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
+/// Tuples of every kind are written as sequences.
+macro_rules! as_sequence {
+    ($($trait:ident::$method:ident),*) => {$(
+        impl ser::$trait for Compound<'_, '_> {
+            type Ok = ();
+            type Error = Error;
 
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        ser::SerializeSeq::serialize_element(self, value)
-    }
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+                ser::SerializeSeq::serialize_element(self, value)
+            }
 
-    fn end(self) -> Result<()> {
-        ser::SerializeSeq::end(self)
-    }
+            fn end(self) -> Result<()> {
+                ser::SerializeSeq::end(self)
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTupleStruct for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        ser::SerializeSeq::serialize_element(self, value)
-    }
-
-    fn end(self) -> Result<()> {
-        ser::SerializeSeq::end(self)
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
-        ser::SerializeSeq::serialize_element(self, value)
-    }
-
-    fn end(self) -> Result<()> {
-        ser::SerializeSeq::end(self)
-    }
-}
+as_sequence!(
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl ser::SerializeMap for Compound<'_, '_> {
     type Ok = ();
