@@ -4,9 +4,9 @@
 //! `serde_json` looks every byte of a string up in its escape table. A tool result is
 //! mostly strings (the text blocks a model reads), and for a 64 KiB text that lookup was a
 //! third of a `tools/call`'s instructions (`docs/PERFORMANCE.md`). The writer here checks
-//! eight bytes at a time for the bytes JSON must escape (`"`, `\` and the controls below
-//! U+0020, `docs/2026-07-28/basic/index.mdx` carries JSON text as RFC 8259 defines it)
-//! and copies the runs between them whole. Everything else — numbers, floats, the
+//! words of eight bytes, two a round, for the bytes JSON must escape (`"`, `\` and the
+//! controls below U+0020, `docs/2026-07-28/basic/index.mdx` carries JSON text as RFC 8259
+//! defines it) and copies the runs between them whole. Everything else — numbers, floats, the
 //! escapes themselves, map keys — is written exactly as `serde_json` writes it (floats
 //! and integers by `serde_json` itself), and `serde_json::value::RawValue` passes through
 //! verbatim, so frames do not change: the tests compare both writers over the spec's
@@ -124,13 +124,17 @@ const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
 /// Whether a byte of `word` (read little-endian) needs an escape, as a mask with the high
 /// bit of each such byte set. Only the lowest set bit is exact (a borrow can mark bytes
 /// above a true one), which is all [`next_escape`] reads.
+///
+/// Flipping bit 1 maps `"` (0x22) to 0x20 and keeps the controls (0x00–0x1f) below it,
+/// while every other byte lands at 0x21 or above: so one "less than 0x21" test finds both,
+/// and a second test finds `\`.
+#[inline]
 fn escapes_in(word: u64) -> u64 {
-    let control = word.wrapping_sub(ONES * 0x20) & !word;
-    let quote = word ^ (ONES * u64::from(b'"'));
-    let quote = quote.wrapping_sub(ONES) & !quote;
+    let flipped = word ^ (ONES * 0x02);
+    let below = flipped.wrapping_sub(ONES * 0x21) & !flipped;
     let backslash = word ^ (ONES * u64::from(b'\\'));
     let backslash = backslash.wrapping_sub(ONES) & !backslash;
-    (control | quote | backslash) & HIGHS
+    (below | backslash) & HIGHS
 }
 
 /// The index of the first byte at or after `from` that JSON must escape, or `bytes.len()`.
@@ -146,11 +150,24 @@ fn next_escape(bytes: &[u8], from: usize) -> usize {
             .position(|&b| ESCAPE[usize::from(b)])
             .map_or(len, |i| from + i);
     }
+    // Two words a round: one branch per sixteen bytes.
     let (words, _) = rest.as_chunks::<8>();
-    for (i, word) in words.iter().enumerate() {
+    let mut pairs = words.chunks_exact(2);
+    for (i, pair) in (&mut pairs).enumerate() {
+        let [low, high] = pair else { break };
+        let (low, high) = (
+            escapes_in(u64::from_le_bytes(*low)),
+            escapes_in(u64::from_le_bytes(*high)),
+        );
+        if low | high != 0 {
+            let (word, found) = if low == 0 { (8, high) } else { (0, low) };
+            return from + i * 16 + word + (found.trailing_zeros() / 8) as usize;
+        }
+    }
+    if let [word] = pairs.remainder() {
         let found = escapes_in(u64::from_le_bytes(*word));
         if found != 0 {
-            return from + i * 8 + (found.trailing_zeros() / 8) as usize;
+            return from + (words.len() - 1) * 8 + (found.trailing_zeros() / 8) as usize;
         }
     }
     let left = rest.len() % 8;

@@ -23,12 +23,32 @@ fn same<T: Serialize + ?Sized>(value: &T) {
 fn every_ascii_byte_at_every_offset_of_a_word_is_escaped_as_serde_json_does() {
     for byte in 0u8..0x80 {
         let c = char::from(byte);
-        for len in 0..24 {
+        for len in 0..40 {
             for at in 0..=len {
                 let mut s: String = "a".repeat(len);
                 s.insert(at, c);
                 same(&s);
             }
+        }
+    }
+}
+
+#[test]
+fn escapes_among_their_neighbour_bytes_are_found_at_every_offset() {
+    // The word scan tests "below 0x21 after flipping bit 1" and "equal to `\\`": the
+    // bytes around 0x20, 0x22 and 0x5c, DEL and the bytes of a multi-byte character are
+    // where a wrong mask or a stray borrow would show.
+    for filler in [" ", "!", "#", "[", "]", "]\u{7f}", "é", "\u{2028}", "😀"] {
+        for c in ['"', '\\', '\u{0}', '\u{1f}', '\n'] {
+            for len in 0..34 {
+                for at in 0..=len {
+                    let mut s: String = filler.repeat(len);
+                    let at = s.char_indices().nth(at).map_or(s.len(), |(i, _)| i);
+                    s.insert(at, c);
+                    same(&s);
+                }
+            }
+            same(&filler.repeat(40));
         }
     }
 }
