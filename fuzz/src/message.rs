@@ -5,15 +5,19 @@
 //! parses too) and never accepts a batch unless allowed, and within the batch limit; a
 //! decoded request or notification has a method; an error names -32700 or -32600; a
 //! typed value re-serializes to JSON that parses back to the same JSON (serialization is
-//! a fixed point after one round).
+//! a fixed point after one round); a frame the engine would hand over unread
+//! (`RawResult::from_response_frame`) reads, through its span or its whole-frame decode,
+//! exactly as the decoder reads it.
 
 use std::fmt::Debug;
 
-use mcp_jsonrpc::{DecodeOptions, Decoded, Message, decode};
+use bytes::Bytes;
+use mcp_jsonrpc::{DecodeError, DecodeOptions, Decoded, Message, RawResult, decode};
 use mcp_types::ErrorCode;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// The batch limit the second decode allows.
 const MAX_BATCH: usize = 4;
@@ -50,6 +54,8 @@ pub fn run(frame: &[u8]) {
         Err(_) => {}
     }
 
+    check_span(frame, &strict);
+
     typed::<mcp_types::JSONRPCMessage>(frame);
     typed::<mcp_types::ClientRequest>(frame);
     typed::<mcp_types::ServerResult>(frame);
@@ -58,6 +64,33 @@ pub fn run(frame: &[u8]) {
     typed::<mcp_types::legacy::ServerRequest>(frame);
     typed::<mcp_types::legacy::ClientResult>(frame);
     typed::<mcp_types::legacy::ServerResult>(frame);
+}
+
+/// A frame in the usual response layout is handed to its request unread. When the span
+/// parses as exactly one value, the frame decodes to a response to that id with that very
+/// result; and `into_raw_value` gives what decoding the frame gives (the result, or
+/// `Malformed` for a frame the decoder refuses).
+fn check_span(frame: &[u8], strict: &Result<Decoded, DecodeError>) {
+    let Some((id, result)) = RawResult::from_response_frame(&Bytes::copy_from_slice(frame)) else {
+        return;
+    };
+    let decoded = match strict {
+        Ok(Decoded::Single(Message::Response(response))) => Some(response),
+        _ => None,
+    };
+    let decoded_result = decoded
+        .and_then(|r| r.outcome.as_ref().ok())
+        .map(|r| r.get());
+    if let Ok(value) = serde_json::from_str::<&RawValue>(result.text()) {
+        let response = decoded.expect("a span that parses is a whole response");
+        assert_eq!(response.id.as_ref(), Some(&id));
+        assert_eq!(decoded_result, Some(value.get()), "the span is the result");
+    }
+    match result.into_raw_value() {
+        Ok(raw) => assert_eq!(Some(raw.get()), decoded_result),
+        Err(mcp_jsonrpc::Error::Malformed(_)) => assert!(decoded.is_none()),
+        Err(other) => panic!("a span's decode failed otherwise: {other}"),
+    }
 }
 
 /// Params, when present, are structured: an object or an array (JSON-RPC 2.0, 4.2).

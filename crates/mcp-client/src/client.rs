@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use mcp_jsonrpc::{Peer, RequestOptions};
+use mcp_jsonrpc::{Peer, RawResult, RequestOptions};
 use mcp_types::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientCapabilitiesElicitation,
     CompleteRequestParams, CompleteResult, CreateMessageRequestParams, CreateMessageResult,
@@ -703,7 +703,7 @@ impl Client {
         build: impl Fn(crate::wire::WireMeta) -> P,
         routing: crate::wire::Routing<'_>,
         call: &CallOptions,
-    ) -> Result<Box<RawValue>, Error> {
+    ) -> Result<RawResult, Error> {
         for attempt in 0..2 {
             let (options, progress_token) = self.engine_options(call);
             let params = build(crate::wire::WireMeta {
@@ -712,7 +712,10 @@ impl Client {
                 progress_token,
                 trace: call.trace.clone(),
             });
-            match self.dispatch(method, &params, options, Some(routing)).await {
+            match self
+                .dispatch_raw(method, &params, options, Some(routing))
+                .await
+            {
                 Err(Error::Protocol(error))
                     if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION && attempt == 0 =>
                 {
@@ -765,10 +768,24 @@ impl Client {
         method: &str,
         params: &P,
         options: RequestOptions,
+        routing: Option<crate::wire::Routing<'_>>,
+    ) -> Result<Box<RawValue>, Error> {
+        let answer = self.dispatch_raw(method, params, options, routing).await?;
+        answer.into_raw_value().map_err(Error::from)
+    }
+
+    /// [`dispatch`](Self::dispatch), the result as it arrived: over the engine's
+    /// transports possibly unread, for a caller whose own parse checks it
+    /// ([`RawResult`]).
+    async fn dispatch_raw<P: crate::wire::WireParams>(
+        &self,
+        method: &str,
+        params: &P,
+        options: RequestOptions,
         #[cfg_attr(not(feature = "http"), allow(unused_variables))] routing: Option<
             crate::wire::Routing<'_>,
         >,
-    ) -> Result<Box<RawValue>, Error> {
+    ) -> Result<RawResult, Error> {
         let encode = |id: &_| crate::wire::encode_request(id, method, params);
         match &self.inner.transport {
             Transport::Engine(peer) => peer
@@ -804,7 +821,10 @@ impl Client {
                     method: method.to_owned(),
                     source,
                 })?;
-                custom.request(method, params, options).await
+                custom
+                    .request(method, params, options)
+                    .await
+                    .map(RawResult::from)
             }
             #[cfg(feature = "http")]
             Transport::Http(http) => {
@@ -835,13 +855,14 @@ impl Client {
                         if self.retry_safe(method, params) {
                             http.request(&version, method, params, routing, wait(), route)
                                 .await
+                                .map(RawResult::from)
                         } else {
                             Err(Error::MayHaveRun {
                                 method: method.to_owned(),
                             })
                         }
                     }
-                    other => other,
+                    other => other.map(RawResult::from),
                 }
             }
         }
@@ -1039,16 +1060,22 @@ impl Client {
                 name,
                 arguments: Some(arguments),
             };
-            let raw = match self.send_wire(fixed, method, build, routing, call).await {
-                Ok(raw) => raw,
+            let answer = match self.send_wire(fixed, method, build, routing, call).await {
+                Ok(answer) => answer,
                 Err(e) => return Some(Err(e)),
             };
             // The common case in one pass: a complete result (`resultType` absent or
-            // "complete" reads as `ResultType::Complete`). Anything else is read as the
-            // typed path reads it, so the outcome and errors are the same.
-            if let Some(result) = crate::wire::complete_result(fixed, &raw) {
+            // "complete" reads as `ResultType::Complete`), read straight from the frame
+            // when the engine could hand it over unread (a parse that succeeds is the
+            // check, see `RawResult`). Anything else is read as the typed path reads it,
+            // from the checked result, so the outcome and errors are the same.
+            if let Some(result) = crate::wire::complete_result(fixed, answer.text()) {
                 return Some(Ok(result));
             }
+            let raw = match answer.into_raw_value() {
+                Ok(raw) => raw,
+                Err(e) => return Some(Err(Error::from(e))),
+            };
             match self.next_round(method, &raw, false).await {
                 Ok(Next::Complete | Next::Task) => return Some(Self::decode(method, &raw)),
                 Ok(Next::Again(next)) => round = next,

@@ -251,8 +251,8 @@ struct WireCallToolResult<'a> {
 /// A `tools/call` result read in one pass when it is complete (`resultType` absent or
 /// `"complete"`); `None` for any other result, or one this read fails on, which the
 /// caller then reads the typed way (for the same outcome and error).
-pub(crate) fn complete_result(fixed: &FixedMeta, raw: &RawValue) -> Option<CallToolResult> {
-    let wire: WireCallToolResult<'_> = serde_json::from_str(raw.get()).ok()?;
+pub(crate) fn complete_result(fixed: &FixedMeta, text: &str) -> Option<CallToolResult> {
+    let wire: WireCallToolResult<'_> = serde_json::from_str(text).ok()?;
     if wire.result_type != ResultType::Complete {
         return None;
     }

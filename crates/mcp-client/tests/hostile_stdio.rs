@@ -45,6 +45,13 @@ enum Expect {
     TimesOut,
 }
 
+/// A frame laid out as the answer to the request (`{"jsonrpc":"2.0","id":N,"result":`)
+/// that is malformed after that: it is taken as the answer, and the request fails at once
+/// (`mcp_jsonrpc::RawResult`). Other malformed frames are dropped, and the request waits.
+fn is_malformed(e: &Error) -> bool {
+    matches!(e, Error::Transport(mcp_jsonrpc::Error::Malformed(_)))
+}
+
 /// One hostile answer and its outcome.
 struct Case {
     name: &'static str,
@@ -228,7 +235,7 @@ fn cases() -> Vec<Case> {
                     &json!({"jsonrpc": "2.0", "id": r["id"], "result": {"tools": []}, "error": {"code": 1, "message": "x"}}),
                 )]
             },
-            Expect::TimesOut,
+            Expect::Fails("Transport(Malformed)", is_malformed),
         ),
         case(
             "a duplicate id key",

@@ -45,6 +45,10 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// The frame that answered the request began as a response but is not a well-formed
+    /// one (see [`RawResult`](crate::RawResult)); what the decoder reported.
+    #[error("the response is malformed: {0}")]
+    Malformed(String),
 }
 
 impl Error {

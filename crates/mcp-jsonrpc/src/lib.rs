@@ -53,6 +53,7 @@ pub mod memory;
 mod message;
 mod peer;
 mod pending;
+mod received;
 mod transport;
 
 pub use error::Error;
@@ -64,6 +65,7 @@ pub use peer::{
     Connection, Handler, Headers, IdCallback, NoHandler, NotificationSink, Overload, Peer,
     PeerConfig, Principal, ProgressCallback, RequestContext, RequestOptions, TransportInfo,
 };
+pub use received::RawResult;
 /// The cancellation token handlers receive (re-exported from `tokio-util`).
 pub use tokio_util::sync::CancellationToken;
 pub use transport::{FrameReader, FrameWriter, TransportError};

@@ -39,6 +39,7 @@ use crate::message::{
     encode_error, encode_notification, encode_raw_result, encode_request,
 };
 use crate::pending::{Closed, PendingTable};
+use crate::received::RawResult;
 use crate::transport::{FrameReader, FrameWriter, TransportError};
 
 const CANCELLED: &str = "notifications/cancelled";
@@ -447,7 +448,7 @@ impl RequestContext {
 
 /// A waiter parked in the pending table.
 struct Waiter {
-    tx: oneshot::Sender<Result<Box<RawValue>, ErrorObject>>,
+    tx: oneshot::Sender<Result<RawResult, Error>>,
     progress: Option<Arc<ProgressWatch>>,
 }
 
@@ -631,11 +632,12 @@ impl Peer {
         params: Option<&P>,
         options: RequestOptions,
     ) -> impl Future<Output = Result<Box<RawValue>, Error>> {
-        self.request_encoded(
+        let answer = self.request_encoded(
             method,
             move |id| encode_request(id, method, params),
             options,
-        )
+        );
+        async move { answer.await?.into_raw_value() }
     }
 
     /// [`request`](Self::request) with a frame the caller writes: `encode` is given the
@@ -643,12 +645,16 @@ impl Peer {
     /// [`encode_request`](crate::encode_request) would write it for that id and `method`
     /// (for a caller that keeps parts of its requests serialized, or knows their size).
     /// A failure to encode fails the request with [`Error::Encode`], as in `request`.
+    ///
+    /// The result comes as a [`RawResult`]: when the response is laid out
+    /// `{"jsonrpc":"2.0","id":N,"result":…}` it is the unread text of the result, which the
+    /// caller's own parse checks (one pass over it instead of two); see [`RawResult`].
     pub async fn request_encoded<F: Into<Bytes>>(
         &self,
         method: &str,
         encode: impl FnOnce(&RequestId) -> Result<F, serde_json::Error>,
         options: RequestOptions,
-    ) -> Result<Box<RawValue>, Error> {
+    ) -> Result<RawResult, Error> {
         let shared = &self.shared;
         let progress = options.progress_token.as_ref().map(|_| {
             Arc::new(ProgressWatch {
@@ -696,8 +702,7 @@ impl Peer {
                 answer = &mut rx => {
                     guard.id = None;
                     return match answer {
-                        Ok(Ok(result)) => Ok(result),
-                        Ok(Err(error)) => Err(Error::Remote(error)),
+                        Ok(answer) => answer,
                         Err(_) => Err(self.closed_error()),
                     };
                 }
@@ -936,8 +941,17 @@ struct Dispatch<'a, H> {
 struct Stop;
 
 impl<H: Handler> Dispatch<'_, H> {
-    async fn frame(&self, frame: &[u8]) -> Result<(), Stop> {
+    async fn frame(&self, frame: &Bytes) -> Result<(), Stop> {
         let shared = &self.peer.shared;
+        // A response in the usual layout to a request still waiting is handed over
+        // unread: the requester's parse of the result is the only one (`received.rs`).
+        if let Some((id, result)) = crate::received::response_span(frame) {
+            let waiter = lock(&shared.pending).remove(&RequestId::Integer(id));
+            if let Some(waiter) = waiter {
+                let _ = waiter.tx.send(Ok(result));
+                return Ok(());
+            }
+        }
         match decode(frame, shared.config.decode) {
             Ok(Decoded::Single(message)) => self.message(message).await,
             Ok(Decoded::Batch(messages)) => {
@@ -991,7 +1005,9 @@ impl<H: Handler> Dispatch<'_, H> {
         };
         let waiter = lock(&shared.pending).remove(&id);
         if let Some(waiter) = waiter {
-            let _ = waiter.tx.send(response.outcome);
+            let _ = waiter
+                .tx
+                .send(response.outcome.map(RawResult::from).map_err(Error::Remote));
         } else {
             tracing::warn!(%id, "dropped a response to no pending request");
         }

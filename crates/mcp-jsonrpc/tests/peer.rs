@@ -12,8 +12,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use mcp_jsonrpc::memory::{self, MemoryReader, MemoryWriter};
 use mcp_jsonrpc::{
-    ErrorObject, FrameReader, FrameWriter, Handler, NoHandler, Overload, Peer, PeerConfig, Request,
-    RequestContext, RequestOptions,
+    Error, ErrorObject, FrameReader, FrameWriter, Handler, NoHandler, Overload, Peer, PeerConfig,
+    Request, RequestContext, RequestOptions, encode_request,
 };
 use mcp_types::{ErrorCode, RequestId};
 use serde_json::value::RawValue;
@@ -199,7 +199,8 @@ async fn a_frame_the_caller_writes_is_sent_with_its_id_and_answered() {
     raw_side
         .send(json!({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": true}}))
         .await;
-    let result: Value = serde_json::from_str(call.await.unwrap().unwrap().get()).unwrap();
+    let answer = call.await.unwrap().unwrap();
+    let result: Value = serde_json::from_str(answer.text()).unwrap();
     assert_eq!(result, json!({"ok": true}));
 
     // A frame that cannot be written fails the request as an encoding error, and nothing
@@ -217,6 +218,81 @@ async fn a_frame_the_caller_writes_is_sent_with_its_id_and_answered() {
         "{failed:?}"
     );
     raw_side.silent_for(Duration::from_secs(1)).await;
+}
+
+/// Sends a request through `request_encoded`, answers it with `reply` (given the id as
+/// text), and returns what the caller got.
+async fn answered_with(reply: impl Fn(&str) -> String) -> Result<mcp_jsonrpc::RawResult, Error> {
+    let (peer, _conn, mut raw_side) = connect(NoHandler, PeerConfig::default());
+    let call = tokio::spawn(async move {
+        peer.request_encoded(
+            "m",
+            |id| encode_request(id, "m", None::<&Value>),
+            RequestOptions::default(),
+        )
+        .await
+    });
+    let sent = raw_side.recv().await;
+    raw_side
+        .send_bytes(reply(&sent["id"].to_string()).into_bytes())
+        .await;
+    call.await.unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_response_in_the_usual_layout_reaches_the_caller_unread_and_checks_out() {
+    let answer = answered_with(|id| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[],"n":1}}}}"#)
+    })
+    .await
+    .unwrap();
+    assert!(!answer.is_checked(), "handed over without a decode");
+    assert_eq!(answer.text(), r#"{"content":[],"n":1}"#);
+    assert_eq!(
+        answer.into_raw_value().unwrap().get(),
+        r#"{"content":[],"n":1}"#
+    );
+
+    // Any other layout is decoded as before, and comes checked.
+    let answer = answered_with(|id| format!(r#"{{"id":{id},"jsonrpc":"2.0","result":[1]}}"#))
+        .await
+        .unwrap();
+    assert!(answer.is_checked());
+    assert_eq!(answer.text(), "[1]");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_frame_that_only_looks_like_a_response_answers_as_a_whole_decode_would() {
+    // A member after the result: the span is not one value, the whole frame is a response.
+    let answer = answered_with(|id| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"a":1}},"note":"x"}}"#)
+    })
+    .await
+    .unwrap();
+    assert!(serde_json::from_str::<Value>(answer.text()).is_err());
+    assert_eq!(answer.into_raw_value().unwrap().get(), r#"{"a":1}"#);
+
+    // A result and an error both, or a frame that is not JSON: the request fails at once
+    // as malformed (it does not wait for its timeout), through `request` too.
+    for reply in [
+        r#"{"jsonrpc":"2.0","id":ID,"result":{},"error":{"code":1,"message":"m"}}"#,
+        r#"{"jsonrpc":"2.0","id":ID,"result":{"a":}"#,
+    ] {
+        let answer = answered_with(|id| reply.replace("ID", id)).await.unwrap();
+        let err = answer.into_raw_value().unwrap_err();
+        assert!(matches!(err, Error::Malformed(_)), "{reply}: {err:?}");
+    }
+    let (peer, _conn, mut raw_side) = connect(NoHandler, PeerConfig::default());
+    let call = tokio::spawn(async move {
+        peer.request("m", None::<&Value>, RequestOptions::default())
+            .await
+    });
+    let sent = raw_side.recv().await;
+    raw_side
+        .send_bytes(format!(r#"{{"jsonrpc":"2.0","id":{},"result":[}}"#, sent["id"]).into_bytes())
+        .await;
+    let err = call.await.unwrap().unwrap_err();
+    assert!(matches!(err, Error::Malformed(_)), "{err:?}");
 }
 
 #[tokio::test(start_paused = true)]

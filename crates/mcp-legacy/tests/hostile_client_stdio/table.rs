@@ -73,6 +73,13 @@ const fn asks(
     }
 }
 
+/// A frame laid out as the answer to the request (`{"jsonrpc":"2.0","id":N,"result":`)
+/// that is malformed after that: it is taken as the answer, and the request fails at once
+/// (`mcp_jsonrpc::RawResult`). Other malformed frames are dropped, and the request waits.
+fn is_malformed(e: &Error) -> bool {
+    matches!(e, Error::Transport(mcp_jsonrpc::Error::Malformed(_)))
+}
+
 fn is_decode(e: &Error) -> bool {
     matches!(e, Error::Decode { method, .. } if method == "tools/list")
 }
@@ -272,7 +279,7 @@ pub(super) fn cases() -> Vec<Case> {
                                   "error": {"code": 1, "message": "x"}}),
                 )]
             },
-            Expect::TimesOut,
+            Expect::Fails("Transport(Malformed)", is_malformed),
         ),
         case(
             "jsonrpc 1.0",

@@ -1,0 +1,229 @@
+//! A successful response's result as it arrived, read lazily when the frame's layout
+//! allows it.
+//!
+//! Decoding a response the ordinary way runs serde_json over its whole `result` to find
+//! where it ends (a `RawValue` is a scan and a copy), and then the caller parses the same
+//! text again into its own type: for a small `tools/call` that first scan is a quarter of
+//! a client's work per call (issue #8, `docs/PERFORMANCE.md`). Most responses, and every
+//! one our server writes, are laid out `{"jsonrpc":"2.0","id":N,"result":…}`: the result
+//! is then everything between `"result":` and the frame's closing brace, found without
+//! reading it. [`RawResult`] carries that span, unchecked, so the caller's own parse is the
+//! only one; a caller that cannot use it asks [`RawResult::into_raw_value`], which decodes
+//! the frame the ordinary way and so answers exactly as before.
+
+use bytes::Bytes;
+use mcp_types::RequestId;
+use serde_json::value::RawValue;
+
+use crate::error::Error;
+use crate::message::{DecodeOptions, Decoded, Message, decode};
+
+/// The `result` of a successful response, as the peer sent it
+/// ([`Peer::request_encoded`](crate::Peer::request_encoded)).
+///
+/// Either already checked (a `RawValue` the decoder read) or the span of the frame that
+/// holds the result when the frame is `{"jsonrpc":"2.0","id":N,"result":…}`. Read
+/// [`text`](Self::text) as exactly one JSON value (`serde_json::from_str`, which refuses
+/// trailing text): when that succeeds, that value is the result. When it fails, the frame
+/// was not what its first bytes promised (another member after `result`, or not JSON at
+/// all), and [`into_raw_value`](Self::into_raw_value) gives the checked result or the
+/// error, as if the frame had been decoded whole. A frame in that layout is the request's
+/// answer, so a malformed one fails the request ([`Error::Malformed`]); a malformed frame
+/// in any other layout is dropped, and the request keeps waiting.
+///
+/// ```
+/// # use mcp_jsonrpc::RawResult;
+/// let raw = serde_json::value::RawValue::from_string("{\"ok\":true}".into()).unwrap();
+/// let result = RawResult::from(raw);
+/// assert!(result.is_checked());
+/// assert_eq!(result.text(), "{\"ok\":true}");
+/// assert_eq!(result.into_raw_value().unwrap().get(), "{\"ok\":true}");
+/// ```
+#[derive(Debug, Clone)]
+pub struct RawResult(Repr);
+
+#[derive(Debug, Clone)]
+enum Repr {
+    Checked(Box<RawValue>),
+    /// `frame` is valid UTF-8 (checked when the span was taken); `start..end` is the text
+    /// between `"result":` and the closing brace.
+    Span {
+        frame: Bytes,
+        start: usize,
+        end: usize,
+    },
+}
+
+impl From<Box<RawValue>> for RawResult {
+    fn from(raw: Box<RawValue>) -> Self {
+        RawResult(Repr::Checked(raw))
+    }
+}
+
+impl RawResult {
+    /// The result's JSON text: checked if [`is_checked`](Self::is_checked), otherwise
+    /// what the frame's layout says the result is, which a parse confirms (see the type's
+    /// documentation).
+    pub fn text(&self) -> &str {
+        match &self.0 {
+            Repr::Checked(raw) => raw.get(),
+            Repr::Span { frame, start, end } => frame
+                .get(*start..*end)
+                .and_then(|span| std::str::from_utf8(span).ok())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Whether [`text`](Self::text) is known to be exactly one JSON value.
+    pub fn is_checked(&self) -> bool {
+        matches!(self.0, Repr::Checked(_))
+    }
+
+    /// The result, checked: an unchecked span is decoded with its whole frame, so this is
+    /// the result, the peer's error, or [`Error::Malformed`] for a frame that is not a
+    /// response after all.
+    pub fn into_raw_value(self) -> Result<Box<RawValue>, Error> {
+        let (frame, start) = match self.0 {
+            Repr::Checked(raw) => return Ok(raw),
+            Repr::Span { frame, start, .. } => (frame, start),
+        };
+        let malformed = |reason: String| Error::Malformed(reason);
+        match decode(&frame, DecodeOptions::default()) {
+            Ok(Decoded::Single(Message::Response(response))) => {
+                response.outcome.map_err(Error::Remote)
+            }
+            Ok(_) => Err(malformed(format!(
+                "the frame that began as a response (its result at byte {start}) is not one"
+            ))),
+            Err(e) => Err(malformed(e.to_string())),
+        }
+    }
+}
+
+impl RawResult {
+    /// The id and the unread result of a frame laid out
+    /// `{"jsonrpc":"2.0","id":N,"result":…}`, as the engine hands it to the request `N`
+    /// waits on; `None` for any other frame (which is decoded whole). See the type's
+    /// documentation for how to read it.
+    ///
+    /// ```
+    /// # use mcp_jsonrpc::RawResult;
+    /// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","id":3,"result":{"n":1}}"#);
+    /// let (id, result) = RawResult::from_response_frame(&frame).unwrap();
+    /// assert_eq!(id, mcp_types::RequestId::Integer(3));
+    /// assert_eq!(result.text(), r#"{"n":1}"#);
+    /// ```
+    pub fn from_response_frame(frame: &Bytes) -> Option<(RequestId, RawResult)> {
+        response_span(frame).map(|(id, result)| (RequestId::Integer(id), result))
+    }
+}
+
+/// The id and the result's span of a frame laid out `{"jsonrpc":"2.0","id":N,"result":…}`
+/// with `N` a non-negative integer and `}` its last character but white space; `None` for
+/// any other frame (which is then decoded whole). Nothing after `"result":` is read, so a
+/// span is only a claim until parsed; the frame is checked to be UTF-8.
+pub(crate) fn response_span(frame: &Bytes) -> Option<(i64, RawResult)> {
+    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    const RESULT: &[u8] = br#","result":"#;
+    let rest = frame.strip_prefix(HEAD)?;
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    // JSON numbers have no leading zeros; `0` alone is one.
+    if digits == 0 || digits > 18 || (digits > 1 && rest.first() == Some(&b'0')) {
+        return None;
+    }
+    let (number, rest) = rest.split_at(digits);
+    let id = std::str::from_utf8(number).ok()?.parse::<i64>().ok()?;
+    rest.strip_prefix(RESULT)?;
+    let start = HEAD.len() + digits + RESULT.len();
+    let end = frame.iter().rposition(|b| !b.is_ascii_whitespace())?;
+    if end <= start || frame.get(end) != Some(&b'}') {
+        return None;
+    }
+    std::str::from_utf8(frame).ok()?;
+    Some((
+        id,
+        RawResult(Repr::Span {
+            frame: frame.clone(),
+            start,
+            end,
+        }),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(frame: &str) -> Option<(i64, String)> {
+        response_span(&Bytes::copy_from_slice(frame.as_bytes()))
+            .map(|(id, result)| (id, result.text().to_owned()))
+    }
+
+    #[test]
+    fn the_result_of_a_frame_in_the_usual_layout_is_found_without_reading_it() {
+        assert_eq!(
+            span(r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#),
+            Some((7, r#"{"content":[]}"#.to_owned()))
+        );
+        assert_eq!(
+            span("{\"jsonrpc\":\"2.0\",\"id\":0,\"result\": 12 }\r\n"),
+            Some((0, " 12 ".to_owned()))
+        );
+    }
+
+    #[test]
+    fn any_other_layout_is_left_to_the_decoder() {
+        for frame in [
+            r#"{"id":7,"jsonrpc":"2.0","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":"7","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":-7,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":07,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":7.5,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1234567890123456789,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":"#,
+            r#" {"jsonrpc":"2.0","id":7,"result":{}}"#,
+        ] {
+            assert_eq!(span(frame), None, "{frame}");
+        }
+    }
+
+    #[test]
+    fn a_frame_that_is_not_utf8_has_no_span() {
+        let mut frame = br#"{"jsonrpc":"2.0","id":7,"result":""#.to_vec();
+        frame.extend_from_slice(&[0xff, b'"', b'}']);
+        assert!(response_span(&Bytes::from(frame)).is_none());
+    }
+
+    #[test]
+    fn a_span_that_is_not_the_whole_result_is_decoded_with_its_frame() {
+        let check = |frame: &str| {
+            let (_, result) = response_span(&Bytes::copy_from_slice(frame.as_bytes()))
+                .expect("the layout matches");
+            assert!(!result.is_checked());
+            assert!(serde_json::from_str::<&RawValue>(result.text()).is_err());
+            result.into_raw_value()
+        };
+        // Another member after `result`: the frame is still a response.
+        let raw = check(r#"{"jsonrpc":"2.0","id":7,"result":{"a":1},"extra":true}"#).unwrap();
+        assert_eq!(raw.get(), r#"{"a":1}"#);
+        // Both a result and an error, or not JSON: the decoder's error.
+        for frame in [
+            r#"{"jsonrpc":"2.0","id":7,"result":{},"error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{]}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":{}"#,
+        ] {
+            let err = check(frame).unwrap_err();
+            assert!(matches!(err, Error::Malformed(_)), "{frame}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_checked_result_is_its_own_text() {
+        let raw = RawValue::from_string("[1,2]".to_owned()).unwrap();
+        let result = RawResult::from(raw);
+        assert!(result.is_checked());
+        assert_eq!(result.text(), "[1,2]");
+    }
+}
