@@ -842,9 +842,9 @@ impl Server {
         if params.is_empty() {
             return Err(invalid("params with `_meta` are required"));
         }
-        // The hottest method parses its params once, `_meta` included.
+        // The hottest method parses its params once, `_meta` and a `null`
+        // `inputResponses` included.
         if method == method::TOOLS_CALL {
-            check_input_responses(params)?;
             return self.call_tool(params, rpc).await;
         }
         let meta = meta_only(params)?;

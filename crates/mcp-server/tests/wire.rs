@@ -770,3 +770,43 @@ async fn a_results_own_meta_is_kept_and_server_info_added_once() {
         })
     );
 }
+
+#[tokio::test]
+async fn a_null_input_responses_on_a_tool_call_is_refused_however_its_key_is_spelled() {
+    // `tools/call` reads its params in one parse that tells `null` from absent; the other
+    // methods scan for the key first. Either way `inputResponses` must be an object.
+    let server = server();
+    let (mut c, _conn) = Client::start(&server);
+    let error = c
+        .error(
+            "tools/call",
+            with_meta(json!({"name": "echo", "arguments": {"text": "hi"}, "inputResponses": null})),
+        )
+        .await;
+    assert_eq!(error["code"], -32602, "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("inputResponses must be an object")),
+        "{error}"
+    );
+
+    // The key spelled with an escape on the wire.
+    let frame = format!(
+        r#"{{"jsonrpc":"2.0","id":902,"method":"tools/call","params":{{"_meta":{},"name":"echo","arguments":{{"text":"hi"}},"input\u0052esponses":null}}}}"#,
+        meta()
+    );
+    c.writer.write_frame(frame.into()).await.unwrap();
+    let reply = c.recv().await;
+    assert_eq!(reply["id"], 902, "{reply}");
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+
+    // An empty object is a plain call.
+    let ok = c
+        .result(
+            "tools/call",
+            with_meta(json!({"name": "echo", "arguments": {"text": "hi"}, "inputResponses": {}})),
+        )
+        .await;
+    assert_eq!(ok["content"][0]["text"], "hi");
+}
