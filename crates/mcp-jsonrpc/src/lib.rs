@@ -35,6 +35,12 @@
 //! - A JSON-RPC error from the peer is data: it reaches the caller as
 //!   `Error::Remote` holding the peer's `ErrorObject` untouched, apart from
 //!   this side's own failures (timeout, closed connection, encoding).
+//! - A response laid out `{"jsonrpc":"2.0","id":N,"result":…}` reaches request
+//!   `N` unread, as a [`RawResult`] (`received.rs`): its span is read only by a
+//!   parse that accepts exactly one value, or through
+//!   [`RawResult::into_raw_value`], which decodes the whole frame. Being the
+//!   request's answer, such a frame fails the request with `Error::Malformed`
+//!   when it proves malformed; a malformed frame in any other layout is dropped.
 //!
 //! This crate must never know MCP method semantics beyond two notifications:
 //! `notifications/cancelled` and `notifications/progress`. It does not read
