@@ -567,12 +567,33 @@ fn to_raw(value: &impl Serialize) -> Result<Box<RawValue>, ErrorObject> {
 /// absent member reads as `None` as well, so it is checked apart).
 #[derive(serde::Deserialize)]
 struct NullCheck {
-    #[serde(default, rename = "inputResponses", deserialize_with = "present")]
-    input_responses: Option<Value>,
+    #[serde(default, rename = "inputResponses")]
+    input_responses: Member<serde::de::IgnoredAny>,
 }
 
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    <Value as serde::Deserialize>::deserialize(d).map(Some)
+/// An optional member as written: absent, `null`, or a value (serde reads both of the
+/// first two into `None`).
+#[derive(Default)]
+pub(super) enum Member<T> {
+    #[default]
+    Absent,
+    Null,
+    Given(T),
+}
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Member<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Option::<T>::deserialize(d).map(|value| value.map_or(Member::Null, Member::Given))
+    }
+}
+
+impl<T> Member<T> {
+    pub(super) fn into_option(self) -> Option<T> {
+        match self {
+            Member::Given(value) => Some(value),
+            Member::Absent | Member::Null => None,
+        }
+    }
 }
 
 fn check_input_responses(params: &str) -> Result<(), ErrorObject> {
@@ -587,7 +608,7 @@ fn check_input_responses(params: &str) -> Result<(), ErrorObject> {
     }
     match serde_json::from_str::<NullCheck>(params) {
         Ok(NullCheck {
-            input_responses: Some(Value::Null),
+            input_responses: Member::Null,
         }) => Err(invalid("inputResponses must be an object")),
         _ => Ok(()),
     }

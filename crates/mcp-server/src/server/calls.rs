@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{CacheKind, HasMeta, Server, invalid, parse, read};
+use super::{CacheKind, HasMeta, Member, Server, invalid, parse, read};
 use crate::context::{Context, missing_capability};
 use crate::error::ToolError;
 use crate::state::Binding;
@@ -46,30 +46,6 @@ struct CallParams {
     name: String,
     #[serde(rename = "requestState", default)]
     request_state: Option<String>,
-}
-
-/// An optional member as written: absent, `null`, or a value.
-#[derive(Default)]
-enum Member<T> {
-    #[default]
-    Absent,
-    Null,
-    Given(T),
-}
-
-impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Member<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Option::<T>::deserialize(d).map(|value| value.map_or(Member::Null, Member::Given))
-    }
-}
-
-impl<T> Member<T> {
-    fn into_option(self) -> Option<T> {
-        match self {
-            Member::Given(value) => Some(value),
-            Member::Absent | Member::Null => None,
-        }
-    }
 }
 
 impl CallParams {
