@@ -45,8 +45,8 @@ pub struct RawResult(Repr);
 #[derive(Debug, Clone)]
 enum Repr {
     Checked(Box<RawValue>),
-    /// `frame` is valid UTF-8 (checked when the span was taken); `start..end` is the text
-    /// between `"result":` and the closing brace.
+    /// `start..end` is the text between `"result":` and the closing brace, unchecked
+    /// (UTF-8 included: [`RawResult::text`] checks it, the one pass that reads it).
     Span {
         frame: Bytes,
         start: usize,
@@ -63,7 +63,8 @@ impl From<Box<RawValue>> for RawResult {
 impl RawResult {
     /// The result's JSON text: checked if [`is_checked`](Self::is_checked), otherwise
     /// what the frame's layout says the result is, which a parse confirms (see the type's
-    /// documentation).
+    /// documentation). A span that is not UTF-8 reads as the empty text, which no parse
+    /// accepts.
     pub fn text(&self) -> &str {
         match &self.0 {
             Repr::Checked(raw) => raw.get(),
@@ -121,7 +122,7 @@ impl RawResult {
 /// The id and the result's span of a frame laid out `{"jsonrpc":"2.0","id":N,"result":…}`
 /// with `N` a non-negative integer and `}` its last character but white space; `None` for
 /// any other frame (which is then decoded whole). Nothing after `"result":` is read, so a
-/// span is only a claim until parsed; the frame is checked to be UTF-8.
+/// span is only a claim until parsed (its UTF-8 included).
 pub(crate) fn response_span(frame: &Bytes) -> Option<(i64, RawResult)> {
     const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
     const RESULT: &[u8] = br#","result":"#;
@@ -139,7 +140,6 @@ pub(crate) fn response_span(frame: &Bytes) -> Option<(i64, RawResult)> {
     if end <= start || frame.get(end) != Some(&b'}') {
         return None;
     }
-    std::str::from_utf8(frame).ok()?;
     Some((
         id,
         RawResult(Repr::Span {
@@ -190,10 +190,12 @@ mod tests {
     }
 
     #[test]
-    fn a_frame_that_is_not_utf8_has_no_span() {
+    fn a_span_that_is_not_utf8_reads_as_nothing_and_decodes_as_malformed() {
         let mut frame = br#"{"jsonrpc":"2.0","id":7,"result":""#.to_vec();
         frame.extend_from_slice(&[0xff, b'"', b'}']);
-        assert!(response_span(&Bytes::from(frame)).is_none());
+        let (_, result) = response_span(&Bytes::from(frame)).expect("the layout matches");
+        assert_eq!(result.text(), "");
+        assert!(matches!(result.into_raw_value(), Err(Error::Malformed(_))));
     }
 
     #[test]
