@@ -855,14 +855,13 @@ impl Client {
                         if self.retry_safe(method, params) {
                             http.request(&version, method, params, routing, wait(), route)
                                 .await
-                                .map(RawResult::from)
                         } else {
                             Err(Error::MayHaveRun {
                                 method: method.to_owned(),
                             })
                         }
                     }
-                    other => other.map(RawResult::from),
+                    other => other,
                 }
             }
         }

@@ -10,13 +10,12 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use mcp_jsonrpc::{Message, ProgressCallback};
-use mcp_transport_http::{HttpClient, RequestHeaders};
+use mcp_jsonrpc::{Message, ProgressCallback, RawResult};
+use mcp_transport_http::{HttpClient, Reply, RequestHeaders};
 use mcp_types::{
     JsonObject, McpParamHeader, ProgressNotificationParams, ProgressToken, RequestId, method,
 };
 use serde_json::Value;
-use serde_json::value::RawValue;
 use tokio::time::Instant;
 
 use crate::error::Error;
@@ -151,7 +150,7 @@ impl HttpTransport {
         routing: Option<Routing<'_>>,
         wait: Wait,
         mut on_notification: impl FnMut(mcp_jsonrpc::Notification),
-    ) -> Result<Box<RawValue>, Error> {
+    ) -> Result<RawResult, Error> {
         let failed = |source| Error::Decode {
             method: method.to_owned(),
             source,
@@ -182,26 +181,49 @@ impl HttpTransport {
                 })?
                 .map_err(Error::from)?;
         loop {
-            let next = tokio::time::timeout_at(deadline, stream.next())
+            let next = tokio::time::timeout_at(deadline, stream.next_reply())
                 .await
                 .map_err(|_| Error::Timeout {
                     method: method.to_owned(),
                     after: started.elapsed(),
                 })?;
-            if let Some(Ok(message)) = &next {
-                trace_received(message);
+            if let Some(Ok(reply)) = &next {
+                trace_received(reply);
             }
-            match next {
-                Some(Ok(Message::Response(response))) => {
+            let message = match next {
+                // The usual answer: the result is read once, by the caller's own parse.
+                Some(Ok(Reply::Result(answered, result))) => {
+                    return if answered == id {
+                        Ok(result)
+                    } else {
+                        Err(Error::UnexpectedResponse {
+                            method: method.to_owned(),
+                            id: Some(answered),
+                        })
+                    };
+                }
+                Some(Ok(Reply::Message(message))) => message,
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => return Err(Error::from(e)),
+                None => {
+                    return Err(Error::Transport(mcp_jsonrpc::Error::Closed(Some(
+                        "the response stream ended without a response".to_owned(),
+                    ))));
+                }
+            };
+            match message {
+                Message::Response(response) => {
                     return match response.id {
-                        Some(answered) if answered == id => {
-                            response.outcome.map_err(Error::Protocol)
-                        }
+                        Some(answered) if answered == id => response
+                            .outcome
+                            .map(RawResult::from)
+                            .map_err(Error::Protocol),
                         // An error the server could not tie to an id is this request's: the
                         // stream carries nothing else (JSON-RPC gives such errors a null id).
-                        None if response.outcome.is_err() => {
-                            response.outcome.map_err(Error::Protocol)
-                        }
+                        None if response.outcome.is_err() => response
+                            .outcome
+                            .map(RawResult::from)
+                            .map_err(Error::Protocol),
                         // This stream is the request's alone, so a response to another id
                         // (or to the same number as a string) cannot be a late answer to
                         // something else, as it can on stdio: the server is broken.
@@ -211,7 +233,7 @@ impl HttpTransport {
                         }),
                     };
                 }
-                Some(Ok(Message::Notification(notification))) => {
+                Message::Notification(notification) => {
                     if notification.method == method::NOTIFICATIONS_PROGRESS
                         && let Some((token, callback)) = &wait.progress
                         && let Some(progress) = notification.params.as_deref().and_then(|p| {
@@ -225,33 +247,33 @@ impl HttpTransport {
                     }
                     on_notification(notification);
                 }
-                Some(Ok(_)) => {}
-                Some(Err(e)) => return Err(Error::from(e)),
-                None => {
-                    return Err(Error::Transport(mcp_jsonrpc::Error::Closed(Some(
-                        "the response stream ended without a response".to_owned(),
-                    ))));
-                }
+                _ => {}
             }
         }
     }
 }
 
 /// A received message as a `trace` event under `mcp_wire`, re-encoded only when that
-/// level is on (the HTTP client hands over messages already decoded).
-fn trace_received(message: &Message) {
+/// level is on (the HTTP client hands over messages already decoded, and a result unread).
+fn trace_received(reply: &Reply) {
     if !tracing::enabled!(target: "mcp_wire", tracing::Level::TRACE) {
         return;
     }
-    let frame = match message {
-        Message::Response(response) => match &response.outcome {
+    let frame = match reply {
+        Reply::Result(id, result) => {
+            let id = serde_json::to_string(id).unwrap_or_default();
+            let result = result.text();
+            tracing::trace!(target: "mcp_wire", direction = "received", frame = %format_args!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#));
+            return;
+        }
+        Reply::Message(Message::Response(response)) => match &response.outcome {
             Ok(result) => response
                 .id
                 .as_ref()
                 .and_then(|id| mcp_jsonrpc::encode_result(id, result).ok()),
             Err(error) => Some(mcp_jsonrpc::encode_error(response.id.as_ref(), error)),
         },
-        Message::Notification(n) => {
+        Reply::Message(Message::Notification(n)) => {
             mcp_jsonrpc::encode_notification(&n.method, n.params.as_deref()).ok()
         }
         _ => None,

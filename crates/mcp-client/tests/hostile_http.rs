@@ -476,6 +476,30 @@ fn cases() -> Vec<Case> {
                 unexpected(e, &json!(987_654))
             }),
         ),
+        // A body laid out as ours (`{"jsonrpc","id","result"…}`) reaches the caller's parse
+        // unread; one that then holds more than the result is refused, not half-read.
+        list(
+            "result and error together",
+            |s| {
+                json(
+                    &json!({"jsonrpc": "2.0", "id": s.body["id"], "result": {"tools": []}, "error": {"code": 1, "message": "x"}}),
+                )
+            },
+            Expect::Fails("Transport(Malformed)", |e| {
+                matches!(e, Error::Transport(mcp_jsonrpc::Error::Malformed(_)))
+            }),
+        ),
+        call(
+            "a call's result and error together",
+            |s| {
+                json(
+                    &json!({"jsonrpc": "2.0", "id": s.body["id"], "result": {"content": [], "resultType": "complete"}, "error": {"code": 1, "message": "x"}}),
+                )
+            },
+            Expect::Fails("Transport(Malformed)", |e| {
+                matches!(e, Error::Transport(mcp_jsonrpc::Error::Malformed(_)))
+            }),
+        ),
         list(
             "an error without an id",
             |_| {

@@ -78,6 +78,13 @@ pub struct Response {
     pub outcome: Result<Box<RawValue>, ErrorObject>,
 }
 
+impl Response {
+    /// A response to `id` (`None` for an error whose request's id could not be read).
+    pub fn new(id: Option<RequestId>, outcome: Result<Box<RawValue>, ErrorObject>) -> Self {
+        Response { id, outcome }
+    }
+}
+
 /// A JSON-RPC error object: `{code, message, data?}`.
 ///
 /// Protocol errors are data: a handler returns one, a caller receives one.

@@ -148,7 +148,7 @@ mod shards;
 pub use auth::{AuthenticateFuture, Authenticator};
 pub use client::{
     AuthFuture, Authorizer, AuthorizerError, Challenge, EventStream, HttpClient, HttpClientConfig,
-    MAX_CHALLENGES, RawRequest, RawResponse, RequestHeaders, ResponseStream, SseEvent,
+    MAX_CHALLENGES, RawRequest, RawResponse, Reply, RequestHeaders, ResponseStream, SseEvent,
 };
 pub use config::{
     AllowList, HttpServerConfig, MAX_CONNECTION_THREADS, NotificationHook, ParamHeader,

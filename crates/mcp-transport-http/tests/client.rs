@@ -14,8 +14,8 @@ use std::time::Duration;
 use http::HeaderValue;
 use mcp_jsonrpc::{ErrorObject, Handler, Message, Request, RequestContext};
 use mcp_transport_http::{
-    Error, HttpClient, HttpClientConfig, HttpServer, HttpServerConfig, ParamHeader, RequestHeaders,
-    ResponseStream, RunningServer,
+    Error, HttpClient, HttpClientConfig, HttpServer, HttpServerConfig, ParamHeader, Reply,
+    RequestHeaders, ResponseStream, RunningServer,
 };
 use mcp_types::RequestId;
 use serde_json::value::RawValue;
@@ -575,6 +575,119 @@ async fn canned_replies() {
         drop(client);
         server.await.unwrap();
     }
+}
+
+/// What `next_reply` makes of a reply: the result of a response laid out
+/// `{"jsonrpc":"2.0","id":N,"result":…}` comes unread (from a JSON body in one chunk or in
+/// many, or from an SSE event), anything else decoded; a body in that layout that is not
+/// one value fails the reader's parse and says why through `into_raw_value`.
+#[tokio::test]
+async fn results_come_unread_when_laid_out_as_ours() {
+    fn json_reply(body: &str) -> &'static str {
+        Box::leak(
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .into_boxed_str(),
+        )
+    }
+    /// Every reply of the stream: `("result", id, text)` or `("message", …)`, or the
+    /// error's text.
+    async fn replies(url: &str) -> Vec<(String, Value, String)> {
+        let client = connect(url);
+        let mut stream = client
+            .request(frame(1, "test/x", json!({})), headers("test/x"))
+            .await
+            .unwrap();
+        let mut got = Vec::new();
+        while let Some(reply) = stream.next_reply().await {
+            got.push(match reply.unwrap() {
+                Reply::Result(id, result) => {
+                    ("result".to_owned(), json!(id), result.text().to_owned())
+                }
+                Reply::Message(message) => ("message".to_owned(), to_json(&message), String::new()),
+                other => panic!("{other:?}"),
+            });
+        }
+        got
+    }
+
+    let (url, server) = canned(json_reply(
+        r#"{"jsonrpc":"2.0","id":7,"result":{"a":[1,2]}}"#,
+    ))
+    .await;
+    assert_eq!(
+        replies(&url).await,
+        [("result".to_owned(), json!(7), r#"{"a":[1,2]}"#.to_owned())]
+    );
+    server.await.unwrap();
+
+    // Another member order: decoded whole, as `next` would.
+    let (url, server) = canned(json_reply(r#"{"id":7,"jsonrpc":"2.0","result":{"a":1}}"#)).await;
+    assert_eq!(
+        replies(&url).await,
+        [(
+            "message".to_owned(),
+            json!({"id": 7, "result": {"a": 1}}),
+            String::new()
+        )]
+    );
+    server.await.unwrap();
+
+    // A result larger than one read of the socket: the chunks are joined.
+    let big = "x".repeat(300_000);
+    let body = format!(r#"{{"jsonrpc":"2.0","id":8,"result":{{"text":"{big}"}}}}"#);
+    let (url, server) = canned(json_reply(&body)).await;
+    let got = replies(&url).await;
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].1, json!(8));
+    assert_eq!(got[0].2, format!(r#"{{"text":"{big}"}}"#));
+    server.await.unwrap();
+
+    // Over SSE: the notification decoded, then the result unread.
+    let (url, server) = canned(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n\
+         data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"n\":1}}\n\n\
+         data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n",
+    )
+    .await;
+    assert_eq!(
+        replies(&url).await,
+        [
+            (
+                "message".to_owned(),
+                json!({"method": "notifications/message", "params": {"n": 1}}),
+                String::new()
+            ),
+            ("result".to_owned(), json!(1), "{}".to_owned()),
+        ]
+    );
+    server.await.unwrap();
+
+    // The layout, but a result and an error: the span is not one value, and the whole body
+    // says why; `next` reports the same body as a decode error.
+    let bad = r#"{"jsonrpc":"2.0","id":7,"result":{},"error":{"code":1,"message":"x"}}"#;
+    let (url, server) = canned(json_reply(bad)).await;
+    let client = connect(&url);
+    let mut stream = client
+        .request(frame(1, "test/x", json!({})), headers("test/x"))
+        .await
+        .unwrap();
+    let Some(Ok(Reply::Result(id, result))) = stream.next_reply().await else {
+        panic!("expected an unread result");
+    };
+    assert_eq!(id, RequestId::from(7));
+    assert!(serde_json::from_str::<Value>(result.text()).is_err());
+    let err = result.into_raw_value().unwrap_err();
+    assert!(matches!(err, mcp_jsonrpc::Error::Malformed(_)), "{err:?}");
+    drop(stream);
+    drop(client);
+    server.await.unwrap();
+    let (url, server) = canned(json_reply(bad)).await;
+    let err = call_error(&connect(&url), "test/x", json!({})).await;
+    assert!(matches!(err, Error::Decode(_)), "{err:?}");
+    server.await.unwrap();
 }
 
 #[tokio::test]

@@ -48,7 +48,7 @@ pub use auth::{AuthFuture, Authorizer, AuthorizerError, Challenge, MAX_CHALLENGE
 pub use config::HttpClientConfig;
 pub use raw::{EventStream, RawRequest, RawResponse};
 pub use sse::SseEvent;
-pub use stream::ResponseStream;
+pub use stream::{Reply, ResponseStream};
 
 use crate::error::Error;
 use crate::headers;

@@ -1,5 +1,6 @@
 //! The reply to one request, read as it arrives: one JSON message, or the events of an SSE
-//! stream, each decoded by `mcp-jsonrpc`.
+//! stream, each decoded by `mcp-jsonrpc`, or, for a caller that parses the result itself,
+//! a successful response handed over with its result unread ([`Reply::Result`]).
 //!
 //! Bounds: the whole body is counted against `max_response_bytes` and each SSE event against
 //! `max_event_bytes`, while reading; past either, the stream yields one error and ends, and
@@ -11,7 +12,8 @@ use http::StatusCode;
 use http_body::Body as _;
 use http_body_util::BodyExt as _;
 use hyper::body::Incoming;
-use mcp_jsonrpc::{DecodeOptions, Decoded, ErrorObject, Message};
+use mcp_jsonrpc::{DecodeOptions, Decoded, ErrorObject, Message, RawResult, Response};
+use mcp_types::RequestId;
 
 use super::Limits;
 use super::sse::SseParser;
@@ -44,6 +46,37 @@ enum State {
     Done,
 }
 
+/// One message of a reply, as [`ResponseStream::next_reply`] yields it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Reply {
+    /// A message decoded whole: a notification, a request, an error response, or a
+    /// response in another layout.
+    Message(Message),
+    /// A successful response laid out `{"jsonrpc":"2.0","id":N,"result":…}`: its id and
+    /// its result, unread. Parse [`RawResult::text`] as exactly one value; when that fails
+    /// the body was not a response after all, and [`RawResult::into_raw_value`] says why
+    /// (see [`RawResult`]).
+    Result(RequestId, RawResult),
+}
+
+impl Reply {
+    /// The message, decoding an unread result's body whole: what
+    /// [`ResponseStream::next`] yields.
+    pub fn into_message(self) -> Result<Message, Error> {
+        match self {
+            Reply::Message(message) => Ok(message),
+            Reply::Result(id, result) => match result.into_raw_value() {
+                Ok(result) => Ok(Message::Response(Response::new(Some(id), Ok(result)))),
+                Err(mcp_jsonrpc::Error::Remote(error)) => {
+                    Ok(Message::Response(Response::new(Some(id), Err(error))))
+                }
+                Err(e) => Err(Error::Body(Box::new(e))),
+            },
+        }
+    }
+}
+
 impl ResponseStream {
     pub(super) fn json(status: StatusCode, body: Incoming, limits: Limits) -> Self {
         ResponseStream {
@@ -72,21 +105,38 @@ impl ResponseStream {
     /// Cancel safety: dropping the future loses no message, except that a message whose
     /// bytes were partly read stays buffered for the next call.
     pub async fn next(&mut self) -> Option<Result<Message, Error>> {
+        self.read(false)
+            .await
+            .map(|reply| reply.and_then(Reply::into_message))
+    }
+
+    /// [`next`](Self::next), but a successful response whose body (or event) is laid out
+    /// `{"jsonrpc":"2.0","id":N,"result":…}` comes as [`Reply::Result`], its result not
+    /// read: for a caller that parses the result into its own type anyway, that parse is
+    /// then the only one. Everything else is as [`next`](Self::next) says.
+    pub async fn next_reply(&mut self) -> Option<Result<Reply, Error>> {
+        self.read(true).await
+    }
+
+    /// The next message; with `unread`, a successful response in the layout above as
+    /// [`Reply::Result`].
+    async fn read(&mut self, unread: bool) -> Option<Result<Reply, Error>> {
         loop {
             match &mut self.state {
                 State::Done => return None,
                 State::Json(status) => {
                     let status = *status;
                     self.state = State::Done;
-                    return Some(self.json_message(status).await);
+                    return Some(self.json_message(status, unread).await);
                 }
                 State::Sse(parser) => {
                     if let Some(event) = parser.next_event() {
-                        let message = decode(&event);
-                        if let Ok(Message::Response(_)) = &message {
+                        let reply = reply(&event, unread);
+                        if let Ok(Reply::Result(..) | Reply::Message(Message::Response(_))) = &reply
+                        {
                             self.state = State::Draining;
                         }
-                        return Some(message);
+                        return Some(reply);
                     }
                     match self.chunk().await {
                         Ok(Some(data)) => {
@@ -142,23 +192,34 @@ impl ResponseStream {
         }
     }
 
-    async fn json_message(&mut self, status: StatusCode) -> Result<Message, Error> {
+    async fn json_message(&mut self, status: StatusCode, unread: bool) -> Result<Reply, Error> {
         if self.body.size_hint().lower() > self.limits.body as u64 {
             return Err(Error::BodyTooLarge {
                 limit: self.limits.body,
             });
         }
-        let mut buf = BytesMut::new();
+        // A body that arrives in one chunk (most do) is used as it is, without a copy.
+        let mut body = Bytes::new();
+        let mut joined: Option<BytesMut> = None;
         while let Some(data) = self.chunk().await? {
-            buf.extend_from_slice(&data);
+            match &mut joined {
+                Some(buf) => buf.extend_from_slice(&data),
+                None if body.is_empty() => body = data,
+                None => {
+                    let mut buf = BytesMut::with_capacity(body.len() + data.len());
+                    buf.extend_from_slice(&body);
+                    buf.extend_from_slice(&data);
+                    joined = Some(buf);
+                }
+            }
         }
-        let message = decode(&buf);
+        let body = joined.map_or(body, BytesMut::freeze);
         if status.is_success() {
-            return message;
+            return reply(&body, unread);
         }
-        match message {
+        match decode(&body) {
             Ok(Message::Response(response)) if response.outcome.is_err() => {
-                Ok(Message::Response(response))
+                Ok(Reply::Message(Message::Response(response)))
             }
             _ => Err(Error::Status {
                 status,
@@ -166,6 +227,15 @@ impl ResponseStream {
             }),
         }
     }
+}
+
+/// One message of a successful reply; with `unread`, a response laid out
+/// `{"jsonrpc":"2.0","id":N,"result":…}` keeps its result unread.
+fn reply(frame: &Bytes, unread: bool) -> Result<Reply, Error> {
+    if unread && let Some((id, result)) = RawResult::from_response_frame(frame) {
+        return Ok(Reply::Result(id, result));
+    }
+    decode(frame).map(Reply::Message)
 }
 
 /// Reads a whole body of at most `limit` bytes.
