@@ -1,8 +1,9 @@
 //! The HTTP client end to end, against this crate's own server on 127.0.0.1 (and, for the
 //! replies that server never sends, against canned bytes): headers, JSON and SSE replies,
 //! error replies, size limits, cancellation by dropping, connection reuse and
-//! notifications (`docs/2026-07-28/basic/transports/streamable-http.mdx`). No test sleeps:
-//! ordering comes from a gate the handler waits on and from the handler's log.
+//! notifications (`docs/2026-07-28/basic/transports/streamable-http.mdx`). No test sleeps
+//! but the one that waits out the pool's idle timeout: ordering comes from a gate the
+//! handler waits on and from the handler's log.
 
 mod support;
 
@@ -436,6 +437,68 @@ async fn connections_are_reused() {
     let other = connect(&format!("http://{}/mcp", proxy.addr));
     assert_eq!(call(&other, "test/big", json!({"size": 1})).await.len(), 1);
     assert_eq!(proxy.accepted.load(Ordering::SeqCst), 2);
+}
+
+/// A connection idle past `pool_idle_timeout` is not reused, and a timeout of zero keeps
+/// no connection at all.
+#[tokio::test]
+async fn idle_connections_expire() {
+    let f = start().await;
+    let proxy = proxy(f.server.local_addr()).await;
+    let url = format!("http://{}/mcp", proxy.addr);
+    let config = HttpClientConfig::default().pool_idle_timeout(Duration::from_millis(100));
+    let client = HttpClient::new(&url, config).unwrap();
+    assert_eq!(call(&client, "test/big", json!({"size": 1})).await.len(), 1);
+    assert_eq!(call(&client, "test/big", json!({"size": 1})).await.len(), 1);
+    assert_eq!(proxy.accepted.load(Ordering::SeqCst), 1);
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    assert_eq!(call(&client, "test/big", json!({"size": 1})).await.len(), 1);
+    assert_eq!(proxy.accepted.load(Ordering::SeqCst), 2);
+
+    let config = HttpClientConfig::default().pool_idle_timeout(Duration::ZERO);
+    let client = HttpClient::new(&url, config).unwrap();
+    for _ in 0..3 {
+        assert_eq!(call(&client, "test/big", json!({"size": 1})).await.len(), 1);
+    }
+    assert_eq!(proxy.accepted.load(Ordering::SeqCst), 5);
+}
+
+/// A server that answers one request per connection and then closes it, without saying so
+/// (no `Connection: close`): the client's next request finds its pooled connection closed,
+/// before or while sending, and goes on a new one; nothing fails.
+#[tokio::test]
+async fn a_connection_the_server_closed_while_idle_is_replaced() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&accepted);
+    let server = tokio::spawn(async move {
+        loop {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            let mut request = Vec::new();
+            let mut buf = [0; 4096];
+            while !String::from_utf8_lossy(&request).contains("\"jsonrpc\"") {
+                let read = socket.read(&mut buf).await.unwrap();
+                assert!(read > 0);
+                request.extend_from_slice(&buf[..read]);
+            }
+            let body = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"n":{n}}}}}"#);
+            let reply = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            socket.write_all(reply.as_bytes()).await.unwrap();
+            drop(socket);
+        }
+    });
+    let client = connect(&url);
+    for n in 0..5 {
+        let got = call(&client, "test/x", json!({})).await;
+        assert_eq!(got, [json!({"id": 1, "result": {"n": n}})]);
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 5);
+    server.abort();
 }
 
 #[tokio::test]

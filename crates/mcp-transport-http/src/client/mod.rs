@@ -19,16 +19,17 @@
 //!   `Authorization` header, and a `401` (or `403` with a challenge) is handed to it and the
 //!   request re-sent if it obtained new credentials; otherwise the refusal is
 //!   [`Error::Unauthorized`]. This module knows no OAuth.
-//! - Connections are pooled by one hyper-util client: HTTP/1.1 with keep-alive, or HTTP/2
-//!   (one connection for every concurrent call) where an `https://` server offers `h2` by
-//!   ALPN. Its connection tasks are spawned by hyper-util and end with their connections;
-//!   the pool owns them.
+//! - Connections are pooled (module `pool`): HTTP/1.1 with keep-alive, or HTTP/2 (one
+//!   connection for every concurrent call) where an `https://` server offers `h2` by ALPN.
+//!   Each connection's task is spawned on the caller's runtime and ends with the
+//!   connection; hyper-util provides only the connector (TCP, and TLS with `rustls`).
 //! - Cancellation is dropping: dropping the future of a call, or its [`ResponseStream`],
 //!   closes the connection (HTTP/1.1) or resets the stream (HTTP/2) mid-reply, which the
 //!   spec defines as cancelling the request.
 
 mod auth;
 mod config;
+mod pool;
 mod raw;
 pub(crate) mod sse;
 mod stream;
@@ -40,9 +41,7 @@ use bytes::Bytes;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, LOCATION};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri};
 use http_body_util::Full;
-use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 pub use auth::{AuthFuture, Authorizer, AuthorizerError, Challenge, MAX_CHALLENGES};
 pub use config::HttpClientConfig;
@@ -156,7 +155,7 @@ impl RequestHeaders {
 /// ```
 #[derive(Clone)]
 pub struct HttpClient {
-    client: Client<Connector, Full<Bytes>>,
+    pool: pool::Pool,
     url: Uri,
     headers: HeaderMap,
     limits: Limits,
@@ -210,12 +209,8 @@ impl HttpClient {
         let connector = connector(http, config.tls.as_deref())?;
         #[cfg(not(feature = "rustls"))]
         let connector = http;
-        let client = Client::builder(TokioExecutor::new())
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(config.pool_idle_timeout)
-            .build(connector);
         Ok(HttpClient {
-            client,
+            pool: pool::Pool::new(connector, config.pool_idle_timeout),
             url: uri,
             headers: config.headers,
             limits: Limits {
@@ -300,7 +295,7 @@ impl HttpClient {
         &self,
         frame: Bytes,
         headers: &RequestHeaders,
-    ) -> Result<http::Response<hyper::body::Incoming>, Error> {
+    ) -> Result<http::Response<pool::Body>, Error> {
         let request = self.build(frame, headers)?;
         self.execute(request).await
     }
@@ -313,17 +308,35 @@ impl HttpClient {
     async fn execute(
         &self,
         request: Request<Full<Bytes>>,
-    ) -> Result<http::Response<hyper::body::Incoming>, Error> {
+    ) -> Result<http::Response<pool::Body>, Error> {
         // A token about to expire is renewed before the request rather than after a 401.
         if let Some(prepare) = self.authorizer.as_ref().and_then(|a| a.prepare()) {
             prepare.await;
         }
+        let Some(authorizer) = &self.authorizer else {
+            // Nobody to answer a challenge: a refusal is final, and the request is sent
+            // once, without a copy.
+            let uri = request.uri().clone();
+            let response = self.pool.send(request).await?;
+            return match auth::Challenge::of(response.status(), response.headers(), &uri, None, &[])
+            {
+                None => Ok(response),
+                Some(challenge) => {
+                    // Read the (small) refusal so that its connection can be reused.
+                    let _ = stream::read_body(response.into_body(), REFUSAL_BODY_LIMIT).await;
+                    Err(Error::Unauthorized {
+                        status: challenge.status,
+                        www_authenticate: challenge.www_authenticate,
+                    })
+                }
+            };
+        };
         // The `WWW-Authenticate` values of the challenges met so far.
         let mut earlier: Vec<Vec<String>> = Vec::new();
         loop {
             let mut sending = request.clone();
-            let mut sent = None;
-            if let Some(authorizer) = &self.authorizer {
+            let sent;
+            {
                 // With an authorizer, `Authorization` is its alone: a configured one is
                 // dropped, and a header it supplies replaces a configured one.
                 let credentials = authorizer
@@ -343,17 +356,8 @@ impl HttpClient {
                     }
                 }
             }
-            let response = self
-                .client
-                .request(sending)
-                .await
-                .map_err(|e| Error::Send {
-                    connect: e.is_connect(),
-                    source: Box::new(e),
-                })?;
-            if let Some(authorizer) = &self.authorizer {
-                authorizer.responded(request.uri(), response.status(), response.headers());
-            }
+            let response = self.pool.send(sending).await?;
+            authorizer.responded(request.uri(), response.status(), response.headers());
             let Some(challenge) = auth::Challenge::of(
                 response.status(),
                 response.headers(),
@@ -367,13 +371,11 @@ impl HttpClient {
             let _ = stream::read_body(response.into_body(), REFUSAL_BODY_LIMIT).await;
             let attempt = challenge.attempt;
             tracing::debug!(status = %challenge.status, challenge = ?challenge.www_authenticate, attempt, "authorization challenge");
-            let retry = match &self.authorizer {
-                Some(authorizer) if attempt + 1 < MAX_CHALLENGES => authorizer
+            let retry = attempt + 1 < MAX_CHALLENGES
+                && authorizer
                     .challenged(&challenge)
                     .await
-                    .map_err(Error::Authorization)?,
-                _ => false,
-            };
+                    .map_err(Error::Authorization)?;
             if !retry {
                 return Err(Error::Unauthorized {
                     status: challenge.status,

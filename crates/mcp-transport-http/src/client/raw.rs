@@ -10,10 +10,10 @@
 //! not bounded in total, since a long-lived stream (a GET stream) carries any number of
 //! events.
 
+use super::pool::Body;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, Uri};
 use http_body_util::{BodyExt as _, Full};
-use hyper::body::Incoming;
 
 use super::sse::{SseEvent, SseParser};
 use super::{HttpClient, Limits, redirect};
@@ -74,7 +74,7 @@ impl RawRequest {
 pub struct RawResponse {
     status: StatusCode,
     headers: HeaderMap,
-    body: Incoming,
+    body: Body,
     limits: Limits,
 }
 
@@ -120,7 +120,7 @@ impl RawResponse {
 /// event id, retry), read as they arrive.
 #[derive(Debug)]
 pub struct EventStream {
-    body: Incoming,
+    body: Body,
     parser: Box<SseParser>,
     limit: usize,
     done: bool,

@@ -7,11 +7,11 @@
 //! its connection is closed. A JSON body announcing a larger `Content-Length` is refused
 //! before it is read.
 
+use super::pool::Body;
 use bytes::{Bytes, BytesMut};
 use http::StatusCode;
 use http_body::Body as _;
 use http_body_util::BodyExt as _;
-use hyper::body::Incoming;
 use mcp_jsonrpc::{DecodeOptions, Decoded, ErrorObject, Message, RawResult, Response};
 use mcp_types::RequestId;
 
@@ -27,7 +27,7 @@ use crate::error::Error;
 /// leaves the connection in the pool for the next call.
 #[derive(Debug)]
 pub struct ResponseStream {
-    body: Incoming,
+    body: Body,
     state: State,
     limits: Limits,
     /// Body bytes read so far.
@@ -78,7 +78,7 @@ impl Reply {
 }
 
 impl ResponseStream {
-    pub(super) fn json(status: StatusCode, body: Incoming, limits: Limits) -> Self {
+    pub(super) fn json(status: StatusCode, body: Body, limits: Limits) -> Self {
         ResponseStream {
             body,
             state: State::Json(status),
@@ -87,7 +87,7 @@ impl ResponseStream {
         }
     }
 
-    pub(super) fn sse(body: Incoming, limits: Limits) -> Self {
+    pub(super) fn sse(body: Body, limits: Limits) -> Self {
         ResponseStream {
             body,
             state: State::Sse(Box::new(SseParser::new(limits.event))),
@@ -239,7 +239,7 @@ fn reply(frame: &Bytes, unread: bool) -> Result<Reply, Error> {
 }
 
 /// Reads a whole body of at most `limit` bytes.
-pub(super) async fn read_body(mut body: Incoming, limit: usize) -> Result<Bytes, Error> {
+pub(super) async fn read_body(mut body: Body, limit: usize) -> Result<Bytes, Error> {
     if body.size_hint().lower() > limit as u64 {
         return Err(Error::BodyTooLarge { limit });
     }

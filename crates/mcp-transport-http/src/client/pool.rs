@@ -1,0 +1,399 @@
+//! The connections of one [`HttpClient`](super::HttpClient) to its endpoint's origin.
+//!
+//! A client talks to one origin, so its pool needs no key: a stack of idle HTTP/1.1
+//! connections, and at most one HTTP/2 connection that every call shares (`https://` only,
+//! where the server picks `h2` by ALPN). hyper-util's general-purpose pool, which this
+//! replaces, cost about a fifth of our client's instructions per call (issue #8,
+//! `docs/PERFORMANCE.md`): a key hashed and compared per request, a race between checkout
+//! and a new connection, and a spawned task per response to notice its connection idle.
+//!
+//! Invariants:
+//!
+//! - An HTTP/1.1 connection goes back to the pool only when its response body has been
+//!   read to the end ([`Body`]); a body dropped before its end takes its connection with
+//!   it, which is how a Streamable HTTP client cancels a request.
+//! - A request that a was_idle connection refused before sending anything (the server closed
+//!   the connection while it was idle) is sent again on another connection; any other
+//!   failure is the caller's.
+//! - The lock is held only to push or pop, never across an await.
+//! - Idle connections are closed once idle longer than the configured timeout: a task
+//!   sweeps them while any are idle, and a checkout skips them.
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::HOST;
+use http::uri::{PathAndQuery, Scheme};
+use http::{HeaderValue, Request, Response, Uri};
+use http_body::{Frame, SizeHint};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::client::conn::{http1, http2};
+use hyper_util::client::legacy::connect::Connection as _;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use tokio::time::Instant;
+use tower_service::Service as _;
+
+use super::Connector;
+use crate::error::Error;
+
+type Http1 = http1::SendRequest<Full<Bytes>>;
+type Http2 = http2::SendRequest<Full<Bytes>>;
+
+/// The pool; cloning it shares the connections.
+#[derive(Clone)]
+pub(super) struct Pool {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    connector: Connector,
+    /// How long a connection may sit idle; zero keeps none.
+    idle_timeout: Duration,
+    idle: Mutex<Idle>,
+}
+
+#[derive(Default)]
+struct Idle {
+    /// HTTP/1.1 connections between requests, each with when it became idle; the most
+    /// recently used last, and taken first.
+    http1: Vec<(Http1, Instant)>,
+    /// The HTTP/2 connection every call shares, with when a call last took it.
+    http2: Option<(Http2, Instant)>,
+    /// Whether a sweeping task runs.
+    sweeping: bool,
+}
+
+/// A connection taken for one request.
+enum Taken {
+    Http1(Http1),
+    Http2(Http2),
+}
+
+impl Pool {
+    pub(super) fn new(connector: Connector, idle_timeout: Duration) -> Self {
+        Pool {
+            shared: Arc::new(Shared {
+                connector,
+                idle_timeout,
+                idle: Mutex::new(Idle::default()),
+            }),
+        }
+    }
+
+    /// Sends `request`, whose URI is absolute, on an idle connection or a new one, and
+    /// returns the response once its head has arrived.
+    pub(super) async fn send(
+        &self,
+        mut request: Request<Full<Bytes>>,
+    ) -> Result<Response<Body>, Error> {
+        let uri = request.uri().clone();
+        loop {
+            let (taken, was_idle) = match self.shared.checkout() {
+                Some(taken) => (taken, true),
+                None => (self.connect(&uri).await?, false),
+            };
+            let mut failure = match taken {
+                Taken::Http1(mut sender) => {
+                    if sender.ready().await.is_err() {
+                        if was_idle {
+                            continue;
+                        }
+                        return Err(Error::Send {
+                            connect: true,
+                            source: "the new connection closed at once".into(),
+                        });
+                    }
+                    origin_form(&mut request)?;
+                    match sender.try_send_request(request).await {
+                        Ok(response) => {
+                            let lease = Some(Lease {
+                                sender,
+                                pool: Arc::downgrade(&self.shared),
+                            });
+                            return Ok(response.map(|inner| Body { inner, lease }));
+                        }
+                        Err(failure) => failure,
+                    }
+                }
+                Taken::Http2(mut sender) => {
+                    if sender.ready().await.is_err() {
+                        if was_idle {
+                            self.shared.forget_http2(&sender);
+                            continue;
+                        }
+                        return Err(Error::Send {
+                            connect: true,
+                            source: "the new connection closed at once".into(),
+                        });
+                    }
+                    match sender.try_send_request(request).await {
+                        Ok(response) => {
+                            return Ok(response.map(|inner| Body { inner, lease: None }));
+                        }
+                        Err(failure) => {
+                            self.shared.forget_http2(&sender);
+                            failure
+                        }
+                    }
+                }
+            };
+            match failure.take_message() {
+                // Nothing was sent: a was_idle connection had closed meanwhile. Try again.
+                Some(unsent) if was_idle => {
+                    request = unsent;
+                    *request.uri_mut() = uri.clone();
+                }
+                _ => {
+                    return Err(Error::Send {
+                        connect: false,
+                        source: Box::new(failure.into_error()),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Opens a connection to `uri`'s origin: HTTP/2 when TLS negotiated it (and then it is
+    /// the one every call shares), HTTP/1.1 otherwise. Its task runs until it closes.
+    async fn connect(&self, uri: &Uri) -> Result<Taken, Error> {
+        let mut connector = self.shared.connector.clone();
+        std::future::poll_fn(|cx| connector.poll_ready(cx))
+            .await
+            .map_err(failed)?;
+        let io = connector.call(uri.clone()).await.map_err(failed)?;
+        if io.connected().is_negotiated_h2() {
+            let (sender, connection) = http2::Builder::new(TokioExecutor::new())
+                .timer(TokioTimer::new())
+                .handshake(io)
+                .await
+                .map_err(failed)?;
+            tokio::spawn(async move {
+                if let Err(e) = connection.await {
+                    tracing::debug!(error = %e, "HTTP/2 client connection ended");
+                }
+            });
+            self.shared.lock().http2 = Some((sender.clone(), Instant::now()));
+            Ok(Taken::Http2(sender))
+        } else {
+            let (sender, connection) = http1::handshake(io).await.map_err(failed)?;
+            tokio::spawn(async move {
+                if let Err(e) = connection.await {
+                    tracing::debug!(error = %e, "HTTP/1.1 client connection ended");
+                }
+            });
+            Ok(Taken::Http1(sender))
+        }
+    }
+}
+
+/// A failure to open a connection: nothing reached the server.
+fn failed(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Error {
+    Error::Send {
+        connect: true,
+        source: source.into(),
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Idle> {
+        self.idle.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The shared HTTP/2 connection, or the most recently idle HTTP/1.1 one that is still
+    /// open and within the idle timeout.
+    fn checkout(&self) -> Option<Taken> {
+        let mut idle = self.lock();
+        let now = Instant::now();
+        if let Some((sender, used)) = &mut idle.http2 {
+            if !sender.is_closed() {
+                *used = now;
+                return Some(Taken::Http2(sender.clone()));
+            }
+            idle.http2 = None;
+        }
+        while let Some((sender, since)) = idle.http1.pop() {
+            if !sender.is_closed() && now.duration_since(since) < self.idle_timeout {
+                return Some(Taken::Http1(sender));
+            }
+        }
+        None
+    }
+
+    /// Drops the shared HTTP/2 connection if it is `failed`, so that the next call opens
+    /// another.
+    fn forget_http2(&self, failed: &Http2) {
+        let mut idle = self.lock();
+        if idle
+            .http2
+            .as_ref()
+            .is_some_and(|(sender, _)| sender.is_closed())
+            || failed.is_closed()
+        {
+            idle.http2 = None;
+        }
+    }
+
+    /// Takes back an HTTP/1.1 connection whose response has been read to the end.
+    fn put(self: &Arc<Self>, sender: Http1) {
+        if self.idle_timeout.is_zero() || sender.is_closed() {
+            return;
+        }
+        let mut idle = self.lock();
+        idle.http1.push((sender, Instant::now()));
+        if !idle.sweeping
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            idle.sweeping = true;
+            runtime.spawn(sweep(Arc::downgrade(self), self.idle_timeout));
+        }
+    }
+}
+
+/// Closes connections idle past `timeout`, every `timeout`, while any connection is idle
+/// and the pool exists.
+async fn sweep(pool: Weak<Shared>, timeout: Duration) {
+    loop {
+        tokio::time::sleep(timeout).await;
+        let Some(shared) = pool.upgrade() else { return };
+        let mut idle = shared.lock();
+        let now = Instant::now();
+        idle.http1
+            .retain(|(sender, since)| !sender.is_closed() && now.duration_since(*since) < timeout);
+        if idle.http2.as_ref().is_some_and(|(sender, used)| {
+            sender.is_closed() || now.duration_since(*used) >= timeout
+        }) {
+            idle.http2 = None;
+        }
+        if idle.http1.is_empty() && idle.http2.is_none() {
+            idle.sweeping = false;
+            return;
+        }
+    }
+}
+
+/// Rewrites an absolute request URI to the origin form an HTTP/1.1 request line carries
+/// (RFC 9112, section 3.2.1), and sets `Host` from its authority unless the request has
+/// one: servers need not accept the absolute form from a client that is not a proxy.
+fn origin_form(request: &mut Request<Full<Bytes>>) -> Result<(), Error> {
+    let uri = request.uri();
+    if uri.scheme().is_none() {
+        return Ok(());
+    }
+    if !request.headers().contains_key(HOST)
+        && let Some(authority) = uri.authority()
+    {
+        let default_port = match uri.scheme() {
+            Some(scheme) if *scheme == Scheme::HTTPS => 443,
+            _ => 80,
+        };
+        let host = match authority.port_u16() {
+            Some(port) if port == default_port => HeaderValue::from_str(authority.host()),
+            _ => HeaderValue::from_str(authority.as_str()),
+        }
+        .map_err(|e| Error::Header {
+            name: "Host".to_owned(),
+            reason: e.to_string(),
+        })?;
+        request.headers_mut().insert(HOST, host);
+    }
+    let path = request
+        .uri()
+        .path_and_query()
+        .cloned()
+        .unwrap_or_else(|| PathAndQuery::from_static("/"));
+    *request.uri_mut() = Uri::from(path);
+    Ok(())
+}
+
+/// An HTTP/1.1 connection lent to one request, returned when its body ends.
+struct Lease {
+    sender: Http1,
+    pool: Weak<Shared>,
+}
+
+pin_project_lite::pin_project! {
+    /// A response body. Read to its end, it returns its HTTP/1.1 connection to the pool;
+    /// dropped before, or failed, it closes the connection.
+    #[derive(Debug)]
+    pub(super) struct Body {
+        #[pin]
+        inner: Incoming,
+        lease: Option<Lease>,
+    }
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Lease")
+    }
+}
+
+impl http_body::Body for Body {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let this = self.project();
+        let frame = ready!(this.inner.poll_frame(cx));
+        match &frame {
+            None => {
+                if let Some(lease) = this.lease.take()
+                    && let Some(pool) = lease.pool.upgrade()
+                {
+                    pool.put(lease.sender);
+                }
+            }
+            Some(Err(_)) => *this.lease = None,
+            Some(Ok(_)) => {}
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(uri: &str) -> Request<Full<Bytes>> {
+        Request::builder().uri(uri).body(Full::default()).unwrap()
+    }
+
+    #[test]
+    fn the_request_line_carries_the_origin_form_and_host_the_authority() {
+        for (uri, path, host) in [
+            ("http://127.0.0.1:8080/mcp", "/mcp", "127.0.0.1:8080"),
+            ("http://example.com:80/mcp?x=1", "/mcp?x=1", "example.com"),
+            ("http://example.com", "/", "example.com"),
+            ("https://example.com:443/a", "/a", "example.com"),
+            ("https://example.com:8443/a", "/a", "example.com:8443"),
+            ("http://[::1]:9/m", "/m", "[::1]:9"),
+        ] {
+            let mut request = request(uri);
+            origin_form(&mut request).unwrap();
+            assert_eq!(request.uri().to_string(), path, "{uri}");
+            assert_eq!(request.headers()[HOST], host, "{uri}");
+        }
+        // A Host the caller set stays.
+        let mut request = request("http://example.com/mcp");
+        request
+            .headers_mut()
+            .insert(HOST, HeaderValue::from_static("other"));
+        origin_form(&mut request).unwrap();
+        assert_eq!(request.headers()[HOST], "other");
+    }
+}
