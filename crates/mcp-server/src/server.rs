@@ -624,6 +624,35 @@ pub(crate) fn meta_only(params: &str) -> Result<RequestMetaObject, ErrorObject> 
     Ok(meta)
 }
 
+/// The longest `_meta` text [`request_meta`] remembers.
+const REMEMBERED_META: usize = 4 << 10;
+
+std::thread_local! {
+    /// The last `_meta` read on this thread, with its text.
+    static LAST_META: std::cell::RefCell<Option<(Box<str>, RequestMetaObject)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// A request's `_meta` from its text. A client sends the same `_meta` with every request,
+/// so the last one read on this thread (up to [`REMEMBERED_META`] bytes) is kept with its
+/// text and cloned when the text is the same: comparing and cloning cost a fraction of
+/// the parse (about 2.5 k instructions per call; issue #8, `docs/PERFORMANCE.md`).
+pub(crate) fn request_meta(raw: &RawValue) -> Result<RequestMetaObject, serde_json::Error> {
+    let text = raw.get();
+    LAST_META.with_borrow_mut(|last| {
+        if let Some((seen, meta)) = last
+            && **seen == *text
+        {
+            return Ok(meta.clone());
+        }
+        let meta: RequestMetaObject = serde_json::from_str(text)?;
+        if text.len() <= REMEMBERED_META {
+            *last = Some((text.into(), meta.clone()));
+        }
+        Ok(meta)
+    })
+}
+
 /// Refuses a protocol version this server does not speak (-32022 with the supported ones).
 pub(crate) fn check_version(meta: &RequestMetaObject) -> Result<(), ErrorObject> {
     if SUPPORTED_VERSIONS.contains(&meta.protocol_version.as_str()) {
@@ -960,7 +989,49 @@ impl Handler for Server {
 
 #[cfg(test)]
 mod tests {
-    use super::check_input_responses;
+    use super::{check_input_responses, check_version, request_meta};
+    use serde_json::value::RawValue;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    /// The remembered `_meta` is the one of the same text only: another text, however
+    /// alike, is read for itself, and a bad one fails as it would unremembered.
+    #[test]
+    fn a_remembered_meta_answers_only_its_own_text() {
+        let v1 = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        let v0 = r#"{"io.modelcontextprotocol/protocolVersion":"2025-06-18","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        for _ in 0..2 {
+            let first = request_meta(&raw(v1)).unwrap();
+            assert_eq!(first.protocol_version, "2026-07-28");
+            assert!(check_version(&first).is_ok());
+            let again = request_meta(&raw(v1)).unwrap();
+            assert_eq!(
+                serde_json::to_value(&again).unwrap(),
+                serde_json::to_value(&first).unwrap()
+            );
+            let old = request_meta(&raw(v0)).unwrap();
+            assert_eq!(old.protocol_version, "2025-06-18");
+            assert!(check_version(&old).is_err());
+            assert!(
+                request_meta(&raw(r#"{"io.modelcontextprotocol/protocolVersion":5}"#)).is_err()
+            );
+            // A `_meta` too long to remember is read every time, the same way.
+            let long = format!(
+                r#"{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"pad":"{}"}}"#,
+                "p".repeat(super::REMEMBERED_META)
+            );
+            assert_eq!(
+                request_meta(&raw(&long)).unwrap().protocol_version,
+                "2026-07-28"
+            );
+            assert_eq!(
+                request_meta(&raw(v0)).unwrap().protocol_version,
+                "2025-06-18"
+            );
+        }
+    }
 
     #[test]
     fn a_null_input_responses_is_refused_however_its_key_is_spelled() {

@@ -34,11 +34,14 @@ pub(super) fn principal_id(rpc: &RequestContext) -> Option<Arc<dyn Principal>> {
 /// methods scan their params for the key first, `check_input_responses`: two substring
 /// searches over the whole text, 5 % of a 64 KiB call.) The container is named as the
 /// generated type is, so a parse error reads the same.
+///
+/// `_meta` is taken as its text and read by [`super::request_meta`], which remembers the
+/// last one: a client sends the same `_meta` with every call.
 #[derive(serde::Deserialize)]
 #[serde(rename = "CallToolRequestParams")]
-struct CallParams {
-    #[serde(rename = "_meta")]
-    meta: RequestMetaObject,
+struct CallParams<'a> {
+    #[serde(rename = "_meta", borrow)]
+    meta: &'a RawValue,
     #[serde(default)]
     arguments: Option<mcp_types::JsonObject>,
     #[serde(rename = "inputResponses", default)]
@@ -48,12 +51,12 @@ struct CallParams {
     request_state: Option<String>,
 }
 
-impl CallParams {
+impl CallParams<'_> {
     /// The generated params, for the Tasks extension. (A plain call keeps this shape: built
     /// into the generated type, with its 1 KB `_meta` moved twice, the params cost more than
     /// the scans they replace.)
-    fn generated(self) -> CallToolRequestParams {
-        let mut params = CallToolRequestParams::new(self.meta, self.name);
+    fn generated(self, meta: RequestMetaObject) -> CallToolRequestParams {
+        let mut params = CallToolRequestParams::new(meta, self.name);
         params.arguments = self.arguments;
         params.input_responses = self.input_responses.into_option();
         params.request_state = self.request_state;
@@ -144,17 +147,22 @@ impl Server {
         rpc: RequestContext,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let params = raw_params;
-        let params = match serde_json::from_str::<CallParams>(params) {
+        let params = match serde_json::from_str::<CallParams<'_>>(params) {
             Ok(typed) => typed,
             Err(e) => {
                 super::meta_only(params)?;
                 return Err(invalid(format!("invalid params: {e}")));
             }
         };
+        let Ok(meta) = super::request_meta(params.meta) else {
+            // The same text read on its own fails the same way, and says where.
+            super::meta_only(raw_params)?;
+            return Err(invalid("invalid `_meta`"));
+        };
         if matches!(params.input_responses, Member::Null) {
             return Err(invalid("inputResponses must be an object"));
         }
-        super::check_version(&params.meta)?;
+        super::check_version(&meta)?;
         let tool = read(&self.inner.registry)
             .tools
             .iter()
@@ -163,15 +171,15 @@ impl Server {
             .ok_or_else(|| invalid(format!("unknown tool {:?}", params.name)))?;
         // An MCP App's tool: app-only ones do not exist for a client that does not render
         // apps (it never saw them listed), and the others answer it plainly.
-        let plain = tool.ui.is_some() && !crate::apps::renders_apps(&params.meta);
+        let plain = tool.ui.is_some() && !crate::apps::renders_apps(&meta);
         if plain && tool.app_only() {
             return Err(invalid(format!("unknown tool {:?}", params.name)));
         }
         if tool.task.0 != TaskSupport::Forbidden {
-            return self.call_task_tool(tool, params.generated(), rpc).await;
+            return self.call_task_tool(tool, params.generated(meta), rpc).await;
         }
         let CallParams {
-            meta,
+            meta: _,
             name,
             arguments,
             input_responses,
