@@ -309,10 +309,6 @@ impl HttpClient {
         &self,
         request: Request<Full<Bytes>>,
     ) -> Result<http::Response<pool::Body>, Error> {
-        // A token about to expire is renewed before the request rather than after a 401.
-        if let Some(prepare) = self.authorizer.as_ref().and_then(|a| a.prepare()) {
-            prepare.await;
-        }
         let Some(authorizer) = &self.authorizer else {
             // Nobody to answer a challenge: a refusal is final, and the request is sent
             // once, without a copy.
@@ -331,6 +327,21 @@ impl HttpClient {
                 }
             };
         };
+        // Boxed: this path's future is large, and every call's future stays small without
+        // it.
+        Box::pin(self.authorized(authorizer.as_ref(), request)).await
+    }
+
+    /// [`execute`](Self::execute) with an authorizer.
+    async fn authorized(
+        &self,
+        authorizer: &dyn Authorizer,
+        request: Request<Full<Bytes>>,
+    ) -> Result<http::Response<pool::Body>, Error> {
+        // A token about to expire is renewed before the request rather than after a 401.
+        if let Some(prepare) = authorizer.prepare() {
+            prepare.await;
+        }
         // The `WWW-Authenticate` values of the challenges met so far.
         let mut earlier: Vec<Vec<String>> = Vec::new();
         loop {

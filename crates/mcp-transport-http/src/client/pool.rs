@@ -94,7 +94,9 @@ impl Pool {
         loop {
             let (taken, was_idle) = match self.shared.checkout() {
                 Some(taken) => (taken, true),
-                None => (self.connect(&uri).await?, false),
+                // Boxed: opening a connection (TCP, TLS, the HTTP handshake) is a large
+                // future, and the rare path; every call's future stays small without it.
+                None => (Box::pin(self.connect(&uri)).await?, false),
             };
             let mut failure = match taken {
                 Taken::Http1(mut sender) => {
@@ -122,7 +124,7 @@ impl Pool {
                 Taken::Http2(mut sender) => {
                     if sender.ready().await.is_err() {
                         if was_idle {
-                            self.shared.forget_http2(&sender);
+                            self.shared.forget_http2();
                             continue;
                         }
                         return Err(Error::Send {
@@ -135,7 +137,11 @@ impl Pool {
                             return Ok(response.map(|inner| Body { inner, lease: None }));
                         }
                         Err(failure) => {
-                            self.shared.forget_http2(&sender);
+                            // A stream the server reset leaves the connection to the
+                            // others; one that could not even be opened does not.
+                            if failure.message().is_some() || sender.is_closed() {
+                                self.shared.forget_http2();
+                            }
                             failure
                         }
                     }
@@ -223,18 +229,12 @@ impl Shared {
         None
     }
 
-    /// Drops the shared HTTP/2 connection if it is `failed`, so that the next call opens
-    /// another.
-    fn forget_http2(&self, failed: &Http2) {
-        let mut idle = self.lock();
-        if idle
-            .http2
-            .as_ref()
-            .is_some_and(|(sender, _)| sender.is_closed())
-            || failed.is_closed()
-        {
-            idle.http2 = None;
-        }
+    /// Drops the shared HTTP/2 connection after a call found it unusable, so that the next
+    /// call opens another. Unconditionally: a retry must never meet the same connection
+    /// again (at worst a newer one another call just opened leaves the pool, and the calls
+    /// on it go on).
+    fn forget_http2(&self) {
+        self.lock().http2 = None;
     }
 
     /// Takes back an HTTP/1.1 connection whose response has been read to the end.
