@@ -402,7 +402,12 @@ impl HttpClient {
         *request.method_mut() = Method::POST;
         *request.uri_mut() = self.url.clone();
         let map = request.headers_mut();
-        map.clone_from(&self.headers);
+        // Room for every header up front (the configured ones, the MCP ones, and `Host`,
+        // which the pool adds), so that the map is not grown while it is filled.
+        map.reserve(self.headers.len() + mcp.params.len() + 7);
+        for (name, value) in &self.headers {
+            map.append(name, value.clone());
+        }
         map.insert(ACCEPT, ACCEPT_BOTH);
         map.insert(CONTENT_TYPE, JSON);
         map.insert(
