@@ -346,25 +346,22 @@ impl HttpClient {
         let mut earlier: Vec<Vec<String>> = Vec::new();
         loop {
             let mut sending = request.clone();
-            let sent;
-            {
-                // With an authorizer, `Authorization` is its alone: a configured one is
-                // dropped, and a header it supplies replaces a configured one.
-                let credentials = authorizer
-                    .headers(request.method(), request.uri())
-                    .map_err(Error::Authorization)?;
-                sent = credentials.get(AUTHORIZATION).cloned();
-                let headers = sending.headers_mut();
-                headers.remove(AUTHORIZATION);
-                let mut name = None;
-                for (next, value) in credentials {
-                    if let Some(next) = next {
-                        headers.remove(&next);
-                        name = Some(next);
-                    }
-                    if let Some(name) = &name {
-                        headers.append(name.clone(), value);
-                    }
+            // With an authorizer, `Authorization` is its alone: a configured one is
+            // dropped, and a header it supplies replaces a configured one.
+            let credentials = authorizer
+                .headers(request.method(), request.uri())
+                .map_err(Error::Authorization)?;
+            let sent = credentials.get(AUTHORIZATION).cloned();
+            let headers = sending.headers_mut();
+            headers.remove(AUTHORIZATION);
+            let mut name = None;
+            for (next, value) in credentials {
+                if let Some(next) = next {
+                    headers.remove(&next);
+                    name = Some(next);
+                }
+                if let Some(name) = &name {
+                    headers.append(name.clone(), value);
                 }
             }
             let response = self.pool.send(sending).await?;
