@@ -84,7 +84,7 @@ const EXTRA_TOOLS: usize = 500;
 /// The progress notifications of each call of the progress scenario.
 const PROGRESS_STEPS: usize = 10;
 /// The arguments of the `search` scenario: every part of its schema used.
-const SEARCH_ARGUMENTS: &str = r#"{"query":"streamable http transport","scope":"code","filters":{"languages":["rust","typescript"],"repository":"modelcontextprotocol/rust-sdk","since":"2025-01-01","labels":["performance","good first issue"],"min_stars":10},"sort":"relevance","limit":20}"#;
+pub(crate) const SEARCH_ARGUMENTS: &str = r#"{"query":"streamable http transport","scope":"code","filters":{"languages":["rust","typescript"],"repository":"modelcontextprotocol/rust-sdk","since":"2025-01-01","labels":["performance","good first issue"],"min_stars":10},"sort":"relevance","limit":20}"#;
 /// What every server's `search` answers to [`SEARCH_ARGUMENTS`].
 const SEARCH_REPLY: &str = "no results for streamable http transport in code";
 
@@ -799,7 +799,7 @@ fn measure(
 }
 
 /// Kills a server on every path out.
-struct Killed(Child);
+pub(crate) struct Killed(pub(crate) Child);
 
 impl Drop for Killed {
     fn drop(&mut self) {
@@ -809,7 +809,7 @@ impl Drop for Killed {
 }
 
 /// Starts an HTTP server and reads its URL from the first line of its stdout.
-fn start_http(command: &[String]) -> Result<(Killed, String), String> {
+pub(crate) fn start_http(command: &[String]) -> Result<(Killed, String), String> {
     let (program, args) = command.split_first().ok_or("empty server command")?;
     let mut child = Command::new(program)
         .args(args)

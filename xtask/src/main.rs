@@ -12,6 +12,8 @@
 //!   and Python SDKs and the floor (see `bench.rs` and `docs/PERFORMANCE.md`).
 //! - `instructions [--record]`: callgrind's instruction counts of `mcp serve-example`,
 //!   compared with `docs/instructions.tsv` (see `instructions.rs`).
+//! - `hot-symbols [--check]`: the functions `mcp serve-example` runs, listed for the
+//!   linker to lay out first (`crates/mcp-cli/hot-symbols.txt`, see `hot_symbols.rs`).
 //! - `fuzz [--time SECONDS] [--jobs N] [TARGET…]`: the cargo-fuzz targets of `fuzz/`
 //!   (see `fuzz.rs` and `docs/RELIABILITY.md`).
 //! - `soak [--size ci|full] [--minutes N]`: the load and soak run of issue #11 against
@@ -21,6 +23,7 @@ mod bench;
 mod codegen;
 mod conformance;
 mod fuzz;
+mod hot_symbols;
 mod instructions;
 mod soak;
 
@@ -42,10 +45,11 @@ fn main() -> ExitCode {
         Some("conformance") => conformance::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("instructions") => instructions::run(&args[1..]),
+        Some("hot-symbols") => hot_symbols::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("soak") => soak::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  instructions [--record]\n                     callgrind's instruction counts, compared with docs/instructions.tsv\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)\n  soak [--size ci|full] [--minutes N] [--release|--debug]\n                     load and soak mcp serve-example (docs/RELIABILITY.md)"
+            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  instructions [--record]\n                     callgrind's instruction counts, compared with docs/instructions.tsv\n  hot-symbols [--check]\n                     list the functions mcp serve-example runs, for the linker (crates/mcp-cli/hot-symbols.txt)\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)\n  soak [--size ci|full] [--minutes N] [--release|--debug]\n                     load and soak mcp serve-example (docs/RELIABILITY.md)"
                 .to_owned(),
         ),
     };
