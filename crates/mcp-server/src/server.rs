@@ -893,7 +893,9 @@ impl Server {
             return Err(invalid("params with `_meta` are required"));
         }
         // The hottest method parses its params once, `_meta` and a `null`
-        // `inputResponses` included.
+        // `inputResponses` included. The other methods that wait are boxed, so that this
+        // future (which the engine copies into a box of its own per request) is only as
+        // large as a `tools/call`'s.
         if method == method::TOOLS_CALL {
             return self.call_tool(params, rpc).await;
         }
@@ -911,32 +913,40 @@ impl Server {
             method::RESOURCES_TEMPLATES_LIST => self.list_templates(params, authenticated),
             method::PROMPTS_GET => {
                 check_input_responses(params)?;
-                self.get_prompt(params, rpc, meta).await
+                Box::pin(self.get_prompt(params, rpc, meta)).await
             }
             method::RESOURCES_READ => {
                 check_input_responses(params)?;
-                self.read_resource(params, rpc, meta).await
+                Box::pin(self.read_resource(params, rpc, meta)).await
             }
             method::COMPLETION_COMPLETE => {
                 self.complete_argument(params, Context::new(rpc, meta, None, None))
                     .await
             }
-            method::SUBSCRIPTIONS_LISTEN => self.listen(params, rpc).await,
+            method::SUBSCRIPTIONS_LISTEN => {
+                // `meta` (1 KB) ends before the wait, so that it takes no room in this
+                // future while a `tools/call` waits (likewise below).
+                let listening = Box::pin(self.listen(params, rpc));
+                drop(meta);
+                listening.await
+            }
             _ => match self.extension_for(method) {
                 Some(extension) => {
-                    let declared = !extension.requires_declaration()
-                        || meta
-                            .client_capabilities
-                            .extensions
-                            .as_ref()
-                            .is_some_and(|e| e.contains_key(extension.id()));
-                    if !declared {
-                        return Err(missing_extension(extension.id()));
-                    }
-                    let params = request.params.unwrap_or_default();
-                    extension
-                        .handle(method, params, Context::new(rpc, meta, None, None))
-                        .await
+                    let handling = {
+                        let meta = meta;
+                        let declared = !extension.requires_declaration()
+                            || meta
+                                .client_capabilities
+                                .extensions
+                                .as_ref()
+                                .is_some_and(|e| e.contains_key(extension.id()));
+                        if !declared {
+                            return Err(missing_extension(extension.id()));
+                        }
+                        let params = request.params.unwrap_or_default();
+                        extension.handle(method, params, Context::new(rpc, meta, None, None))
+                    };
+                    handling.await
                 }
                 None => Err(ErrorObject::method_not_found(method)),
             },

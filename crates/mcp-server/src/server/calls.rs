@@ -28,6 +28,25 @@ pub(super) fn principal_id(rpc: &RequestContext) -> Option<Arc<dyn Principal>> {
     rpc.transport_info()?.principal.clone()
 }
 
+/// What `tools/call` runs once its params are read ([`Server::plan_call`]).
+enum CallPlan<'a> {
+    /// A task-augmented call, the Tasks extension's to run.
+    Task(std::pin::Pin<Box<dyn Future<Output = Result<Box<RawValue>, ErrorObject>> + Send + 'a>>),
+    /// A plain call.
+    Plain(PlainCall),
+}
+
+/// A plain `tools/call`, ready to run.
+struct PlainCall {
+    tool: Arc<crate::tool::ToolDef>,
+    cx: Context,
+    name: String,
+    arguments: Value,
+    principal: Option<Arc<dyn Principal>>,
+    /// An MCP App's tool answering a client that does not render apps.
+    plain: bool,
+}
+
 /// `tools/call`'s params as [`CallToolRequestParams`] reads them, in the same one parse,
 /// except that an explicit `"inputResponses": null` is told from an absent member: the
 /// schema makes `inputResponses` an object, and serde reads `null` into `None`. (The other
@@ -146,60 +165,20 @@ impl Server {
         raw_params: &str,
         rpc: RequestContext,
     ) -> Result<Box<RawValue>, ErrorObject> {
-        let params = raw_params;
-        let params = match serde_json::from_str::<CallParams<'_>>(params) {
-            Ok(typed) => typed,
-            Err(e) => {
-                super::meta_only(params)?;
-                return Err(invalid(format!("invalid params: {e}")));
-            }
-        };
-        let Ok(meta) = super::request_meta(params.meta) else {
-            // The same text read on its own fails the same way, and says where.
-            super::meta_only(raw_params)?;
-            return Err(invalid("invalid `_meta`"));
-        };
-        if matches!(params.input_responses, Member::Null) {
-            return Err(invalid("inputResponses must be an object"));
-        }
-        super::check_version(&meta)?;
-        let tool = read(&self.inner.registry)
-            .tools
-            .iter()
-            .find(|t| t.tool.name == params.name)
-            .cloned()
-            .ok_or_else(|| invalid(format!("unknown tool {:?}", params.name)))?;
-        // An MCP App's tool: app-only ones do not exist for a client that does not render
-        // apps (it never saw them listed), and the others answer it plainly.
-        let plain = tool.ui.is_some() && !crate::apps::renders_apps(&meta);
-        if plain && tool.app_only() {
-            return Err(invalid(format!("unknown tool {:?}", params.name)));
-        }
-        if tool.task.0 != TaskSupport::Forbidden {
-            return self.call_task_tool(tool, params.generated(meta), rpc).await;
-        }
-        let CallParams {
-            meta: _,
+        // Read and checked by a plain function: the params and their `_meta` (1 KB) then
+        // take no room in this future while the tool runs, and the engine copies a
+        // request's whole future into its box.
+        let PlainCall {
+            tool,
+            cx,
             name,
             arguments,
-            input_responses,
-            request_state,
-        } = params;
-        let input_responses = input_responses.into_option();
-        let arguments = Value::Object(arguments.unwrap_or_default());
-        let principal = principal_id(&rpc);
-        let binding = Binding {
-            method: method::TOOLS_CALL,
-            name: &name,
-            arguments: Some(&arguments),
-            principal: principal.as_deref().map(Principal::id),
+            principal,
+            plain,
+        } = match self.plan_call(raw_params, rpc)? {
+            CallPlan::Task(task) => return task.await,
+            CallPlan::Plain(call) => call,
         };
-        let (state, responses) =
-            self.resume(&binding, request_state.as_deref(), input_responses)?;
-        let cx = Context::new(rpc, meta, responses, state);
-        // The tool takes the arguments themselves, not a copy: only an `input_required`
-        // outcome needs them again (its sealed state is bound to them), and then they
-        // are read once more from the request's text, which the request still holds.
         let call = tool.call(arguments, cx.clone());
         let mut outcome = match self.inner.limits.tool_timeout {
             None => call.await,
@@ -236,6 +215,80 @@ impl Server {
             principal: principal.as_deref().map(Principal::id),
         };
         self.finish(outcome, &cx, &binding)
+    }
+
+    /// The part of `tools/call` before the tool runs: its params read and checked, the
+    /// tool found, a resumed call's state unsealed, its [`Context`] made.
+    fn plan_call<'a>(
+        &'a self,
+        raw_params: &str,
+        rpc: RequestContext,
+    ) -> Result<CallPlan<'a>, ErrorObject> {
+        let params = raw_params;
+        let params = match serde_json::from_str::<CallParams<'_>>(params) {
+            Ok(typed) => typed,
+            Err(e) => {
+                super::meta_only(params)?;
+                return Err(invalid(format!("invalid params: {e}")));
+            }
+        };
+        let Ok(meta) = super::request_meta(params.meta) else {
+            // The same text read on its own fails the same way, and says where.
+            super::meta_only(raw_params)?;
+            return Err(invalid("invalid `_meta`"));
+        };
+        if matches!(params.input_responses, Member::Null) {
+            return Err(invalid("inputResponses must be an object"));
+        }
+        super::check_version(&meta)?;
+        let tool = read(&self.inner.registry)
+            .tools
+            .iter()
+            .find(|t| t.tool.name == params.name)
+            .cloned()
+            .ok_or_else(|| invalid(format!("unknown tool {:?}", params.name)))?;
+        // An MCP App's tool: app-only ones do not exist for a client that does not render
+        // apps (it never saw them listed), and the others answer it plainly.
+        let plain = tool.ui.is_some() && !crate::apps::renders_apps(&meta);
+        if plain && tool.app_only() {
+            return Err(invalid(format!("unknown tool {:?}", params.name)));
+        }
+        if tool.task.0 != TaskSupport::Forbidden {
+            // Boxed: a task-augmented call's state is 3.5 KB, and every `tools/call`
+            // future would otherwise be that large.
+            return Ok(CallPlan::Task(Box::pin(self.call_task_tool(
+                tool,
+                params.generated(meta),
+                rpc,
+            ))));
+        }
+        let CallParams {
+            meta: _,
+            name,
+            arguments,
+            input_responses,
+            request_state,
+        } = params;
+        let input_responses = input_responses.into_option();
+        let arguments = Value::Object(arguments.unwrap_or_default());
+        let principal = principal_id(&rpc);
+        let binding = Binding {
+            method: method::TOOLS_CALL,
+            name: &name,
+            arguments: Some(&arguments),
+            principal: principal.as_deref().map(Principal::id),
+        };
+        let (state, responses) =
+            self.resume(&binding, request_state.as_deref(), input_responses)?;
+        let cx = Context::new(rpc, meta, responses, state);
+        Ok(CallPlan::Plain(PlainCall {
+            tool,
+            cx,
+            name,
+            arguments,
+            principal,
+            plain,
+        }))
     }
 
     pub(super) async fn get_prompt(
