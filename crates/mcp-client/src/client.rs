@@ -1225,17 +1225,19 @@ impl Client {
         arguments: JsonObject,
         options: &CallOptions,
     ) -> Result<CallToolResult, Error> {
+        // The paths besides the plain call are boxed: their states (about 6 KB each)
+        // would otherwise size every call's future.
         if self.inner.tasks.is_some() {
             // The server may answer with a task: follow it to its end.
-            return match self.call_tool_or_task(name, arguments, options).await? {
+            return match Box::pin(self.call_tool_or_task(name, arguments, options)).await? {
                 crate::tasks::ToolCall::Complete(result) => Ok(result),
-                crate::tasks::ToolCall::Task(task) => task.wait().await,
+                crate::tasks::ToolCall::Task(task) => Box::pin(task.wait()).await,
             };
         }
         if let Some(result) = self.call_tool_wire(name, &arguments, options).await {
             return result;
         }
-        self.with_input(
+        Box::pin(self.with_input(
             method::TOOLS_CALL,
             |meta, round| {
                 let mut params = CallToolRequestParams::new(meta, name);
@@ -1246,7 +1248,7 @@ impl Client {
             },
             options,
             None,
-        )
+        ))
         .await
     }
 
