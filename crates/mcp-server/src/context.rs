@@ -23,7 +23,9 @@ pub struct Context {
 #[derive(Debug)]
 struct Inner {
     rpc: RequestContext,
-    meta: RequestMetaObject,
+    /// Shared: a client sends the same `_meta` with every request, and the server keeps
+    /// the last one read (`server::request_meta`).
+    meta: Arc<RequestMetaObject>,
     responses: Option<InputResponses>,
     state: Option<Value>,
     asked: Mutex<Asked>,
@@ -68,14 +70,14 @@ fn severity(level: LoggingLevel) -> u8 {
 impl Context {
     pub(crate) fn new(
         rpc: RequestContext,
-        meta: RequestMetaObject,
+        meta: impl Into<Arc<RequestMetaObject>>,
         responses: Option<InputResponses>,
         state: Option<Value>,
     ) -> Self {
         Context {
             inner: Arc::new(Inner {
                 rpc,
-                meta,
+                meta: meta.into(),
                 responses,
                 state,
                 asked: Mutex::new(Asked::default()),
@@ -87,7 +89,7 @@ impl Context {
     /// A context for a run tied to the Tasks extension.
     pub(crate) fn with_task(
         rpc: RequestContext,
-        meta: RequestMetaObject,
+        meta: impl Into<Arc<RequestMetaObject>>,
         responses: Option<InputResponses>,
         state: Option<Value>,
         task: TaskLink,
@@ -95,7 +97,7 @@ impl Context {
         Context {
             inner: Arc::new(Inner {
                 rpc,
-                meta,
+                meta: meta.into(),
                 responses,
                 state,
                 asked: Mutex::new(Asked::default()),

@@ -629,25 +629,26 @@ const REMEMBERED_META: usize = 4 << 10;
 
 std::thread_local! {
     /// The last `_meta` read on this thread, with its text.
-    static LAST_META: std::cell::RefCell<Option<(Box<str>, RequestMetaObject)>> =
+    static LAST_META: std::cell::RefCell<Option<(Box<str>, Arc<RequestMetaObject>)>> =
         const { std::cell::RefCell::new(None) };
 }
 
 /// A request's `_meta` from its text. A client sends the same `_meta` with every request,
 /// so the last one read on this thread (up to [`REMEMBERED_META`] bytes) is kept with its
-/// text and cloned when the text is the same: comparing and cloning cost a fraction of
-/// the parse (about 2.5 k instructions per call; issue #8, `docs/PERFORMANCE.md`).
-pub(crate) fn request_meta(raw: &RawValue) -> Result<RequestMetaObject, serde_json::Error> {
+/// text and shared when the text is the same: comparing costs a fraction of the parse
+/// (about 2.5 k instructions per call; issue #8, `docs/PERFORMANCE.md`), and sharing
+/// spares a copy of its 1 KB.
+pub(crate) fn request_meta(raw: &RawValue) -> Result<Arc<RequestMetaObject>, serde_json::Error> {
     let text = raw.get();
     LAST_META.with_borrow_mut(|last| {
         if let Some((seen, meta)) = last
             && **seen == *text
         {
-            return Ok(meta.clone());
+            return Ok(Arc::clone(meta));
         }
-        let meta: RequestMetaObject = serde_json::from_str(text)?;
+        let meta = Arc::new(serde_json::from_str::<RequestMetaObject>(text)?);
         if text.len() <= REMEMBERED_META {
-            *last = Some((text.into(), meta.clone()));
+            *last = Some((text.into(), Arc::clone(&meta)));
         }
         Ok(meta)
     })
@@ -999,7 +1000,7 @@ impl Handler for Server {
 
 #[cfg(test)]
 mod tests {
-    use super::{check_input_responses, check_version, request_meta};
+    use super::{Arc, check_input_responses, check_version, request_meta};
     use serde_json::value::RawValue;
 
     fn raw(text: &str) -> Box<RawValue> {
@@ -1018,8 +1019,12 @@ mod tests {
             assert!(check_version(&first).is_ok());
             let again = request_meta(&raw(v1)).unwrap();
             assert_eq!(
-                serde_json::to_value(&again).unwrap(),
-                serde_json::to_value(&first).unwrap()
+                serde_json::to_value(&*again).unwrap(),
+                serde_json::to_value(&*first).unwrap()
+            );
+            assert!(
+                Arc::ptr_eq(&again, &first),
+                "the same text shares one `_meta`"
             );
             let old = request_meta(&raw(v0)).unwrap();
             assert_eq!(old.protocol_version, "2025-06-18");

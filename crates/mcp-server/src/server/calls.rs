@@ -258,7 +258,7 @@ impl Server {
             // future would otherwise be that large.
             return Ok(CallPlan::Task(Box::pin(self.call_task_tool(
                 tool,
-                params.generated(meta),
+                params.generated(Arc::unwrap_or_clone(meta)),
                 rpc,
             ))));
         }
