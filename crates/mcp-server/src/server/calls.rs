@@ -168,18 +168,12 @@ impl Server {
         // Read and checked by a plain function: the params and their `_meta` (1 KB) then
         // take no room in this future while the tool runs, and the engine copies a
         // request's whole future into its box.
-        let PlainCall {
-            tool,
-            cx,
-            name,
-            arguments,
-            principal,
-            plain,
-        } = match self.plan_call(raw_params, rpc)? {
+        let plan = match self.plan_call(raw_params, rpc)? {
             CallPlan::Task(task) => return task.await,
-            CallPlan::Plain(call) => call,
+            CallPlan::Plain(plan) => plan,
         };
-        let call = tool.call(arguments, cx.clone());
+        let (cx, name, principal) = (&plan.cx, &plan.name, &plan.principal);
+        let call = plan.tool.call(plan.arguments, cx.clone());
         let mut outcome = match self.inner.limits.tool_timeout {
             None => call.await,
             Some(limit) => {
@@ -198,7 +192,7 @@ impl Server {
                 }
             }
         };
-        if plain {
+        if plan.plain {
             outcome = outcome.map(crate::apps::plain_result);
         }
         let reread;
@@ -210,11 +204,11 @@ impl Server {
         };
         let binding = Binding {
             method: method::TOOLS_CALL,
-            name: &name,
+            name,
             arguments,
             principal: principal.as_deref().map(Principal::id),
         };
-        self.finish(outcome, &cx, &binding)
+        self.finish(outcome, cx, &binding)
     }
 
     /// The part of `tools/call` before the tool runs: its params read and checked, the
