@@ -847,7 +847,7 @@ fn server_url(line: &str) -> Option<String> {
 }
 
 /// Runs a driver to completion within `limit`; gives its stdout.
-fn run_with_timeout(
+pub(crate) fn run_with_timeout(
     program: &Path,
     driver: &str,
     args: &[String],

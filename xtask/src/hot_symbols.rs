@@ -21,7 +21,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Where the list goes, from the workspace root.
@@ -234,20 +234,11 @@ fn workload_args(workload: &Workload) -> Vec<String> {
     args
 }
 
-/// Runs `mcp-load` to the end; its report is not needed, only that it succeeded.
+/// Runs `mcp-load` to the end (the benchmark's runner, with a bound: callgrind is about 50
+/// times slower than the server alone); its report is not needed, only that it succeeded.
 fn drive(load: &Path, args: &[String]) -> Result<(), String> {
     eprintln!("$ mcp-load {}", args.join(" "));
-    let output = Command::new(load)
-        .args(args)
-        .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", load.display()))?;
-    if output.status.success() {
-        Ok(())
-    } else {
-        Err(format!("mcp-load failed ({})", output.status))
-    }
+    crate::bench::run_with_timeout(load, "mcp-load", args, Duration::from_mins(10)).map(drop)
 }
 
 /// Adds each function's own instructions (its self cost) in one callgrind profile to
