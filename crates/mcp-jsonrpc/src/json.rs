@@ -89,12 +89,44 @@ pub fn to_raw_value<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>> {
             return raw_from(&to_string(value)?);
         };
         buf.clear();
-        let written = write(&mut buf, value).and_then(|()| raw_from(&buf));
-        if buf.capacity() > SCRATCH_KEEP {
-            *buf = String::new();
+        let written = write(&mut buf, value);
+        if written.is_err() || buf.len() < HAND_OVER {
+            let raw = written.and_then(|()| raw_from(&buf));
+            if buf.capacity() > SCRATCH_KEEP {
+                *buf = String::new();
+            }
+            return raw;
         }
-        written
+        // A large text is handed over rather than copied: the scratch buffer becomes the
+        // value (shrunk to its length, in place when the allocator can: glibc's does for
+        // any shrink, mimalloc's when the block stays at least half used), and a fresh
+        // buffer a quarter larger than this text takes its place, so that a next value of
+        // about this size neither grows it by doubling nor leaves it half empty.
+        let next = buf.len().saturating_add(buf.len() / 4);
+        let fresh = if next > SCRATCH_KEEP {
+            String::new()
+        } else {
+            String::with_capacity(next)
+        };
+        raw_from_owned(std::mem::replace(&mut *buf, fresh))
     })
+}
+
+/// Below this many bytes [`to_raw_value`] copies the text out of its scratch buffer; from
+/// it on, it hands the buffer itself over (a copy of a 64 KiB result was 8% of the
+/// server's instructions for a 64 KiB echo, `docs/PERFORMANCE.md`).
+const HAND_OVER: usize = 16 * 1024;
+
+/// `json`, text this writer wrote, as a `RawValue` without parsing or copying it: the
+/// `String` moves into the value (`serde_json` builds a `Box<RawValue>` from the `String`
+/// its deserializer is handed, `into_boxed_str`).
+fn raw_from_owned(json: String) -> Result<Box<RawValue>> {
+    use serde::de::value::{Error as PlainError, MapDeserializer};
+    let entry = std::iter::once((RAW_TOKEN, json));
+    <Box<RawValue> as serde::Deserialize>::deserialize(MapDeserializer::<_, PlainError>::new(entry))
+        // Not reachable with the serde_json this crate builds against (the map holds the one
+        // entry its `RawValue` asks for); a test pins that down.
+        .map_err(|e| <Error as ser::Error>::custom(format_args!("cannot hand over the text: {e}")))
 }
 
 /// What this writer wrote, as a `RawValue`, without parsing it again.

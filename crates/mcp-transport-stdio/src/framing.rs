@@ -107,6 +107,9 @@ pub struct LineReader<R> {
     /// How many bytes at the front of `buf` are known to hold no newline, so that each
     /// byte is searched once however many reads a line takes to arrive.
     scanned: usize,
+    /// The size of `buf`'s allocation, which `buf.capacity()` does not tell once lines
+    /// have been split off its front.
+    allocated: usize,
     max_line: usize,
     state: ReadState,
 }
@@ -135,6 +138,7 @@ impl<R> LineReader<R> {
             reader,
             buf: BytesMut::new(),
             scanned: 0,
+            allocated: 0,
             max_line,
             state: ReadState::Scan,
         }
@@ -154,7 +158,7 @@ impl<R> LineReader<R> {
     /// bounded however long a peer's line is. Not part of the stable interface.
     #[doc(hidden)]
     pub fn buffered_capacity(&self) -> usize {
-        self.buf.capacity()
+        self.allocated.max(self.buf.capacity())
     }
 
     /// Takes the next complete line out of the buffer without reading. Returns `None`
@@ -248,20 +252,30 @@ impl<R> LineReader<R> {
         if self.buf.capacity() - len >= MIN_SPARE {
             return;
         }
+        let limit = self.max_line.saturating_add(1).saturating_add(READ_CHUNK);
         // When every frame split off the current allocation has been dropped, the partial
-        // line moves to its front and the allocation is reused.
-        if self.buf.try_reclaim(MIN_SPARE) {
+        // line moves to its front and the allocation is reused, unless that partial line
+        // is over a quarter of the allocation: long lines (64 KiB arguments arrive in
+        // 64 KiB reads) would then move almost whole once per line, so the buffer grows
+        // to hold several of them instead (moving at most a third of what is read).
+        let cramped = len.saturating_mul(4) > self.allocated && self.allocated < limit;
+        if !cramped && self.buf.try_reclaim(MIN_SPARE) {
             return;
         }
-        // Otherwise allocate afresh. Doubling keeps the copying of a long line linear, and
-        // the cap holds because a line is discarded once it passes `max_line + 1` bytes,
-        // so `len` never exceeds that here.
-        let limit = self.max_line.saturating_add(1).saturating_add(READ_CHUNK);
+        // Otherwise allocate afresh. Growing by at least double keeps the copying of a
+        // long line linear, and the cap holds because a line is discarded once it passes
+        // `max_line + 1` bytes, so `len` never exceeds that here.
         let capacity = len
             .saturating_add(len.max(READ_CHUNK))
+            .max(if cramped {
+                len.saturating_mul(4).max(self.allocated.saturating_mul(2))
+            } else {
+                0
+            })
             .min(limit)
             .max(len.saturating_add(MIN_SPARE));
         let mut fresh = BytesMut::with_capacity(capacity);
+        self.allocated = fresh.capacity();
         fresh.extend_from_slice(&self.buf);
         self.buf = fresh;
     }
@@ -288,6 +302,7 @@ impl<R: AsyncRead + Unpin + Send + 'static> FrameReader for LineReader<R> {
                 Err(error) => {
                     self.state = ReadState::Done;
                     self.buf = BytesMut::new();
+                    self.allocated = 0;
                     return Some(Err(TransportError::Io(error)));
                 }
             }

@@ -365,6 +365,37 @@ async fn long_line_under_the_limit_in_many_chunks() {
 }
 
 #[tokio::test]
+async fn a_stream_of_long_lines_grows_the_buffer_to_hold_several() {
+    // 40 lines of 60 KiB arrive in 64 KiB reads, so nearly every read ends inside a line.
+    // Each frame is dropped before the next read, as a server that has parsed it does.
+    // The buffer grows to hold several lines (four times the partial line it had to
+    // move) rather than moving each partial line to its front (which would copy almost
+    // every byte twice), and every line comes out whole.
+    const LINE: usize = 60 * 1024;
+    let mut stream = Vec::new();
+    for i in 0..40u8 {
+        stream.extend(std::iter::repeat_n(b'a' + i % 26, LINE));
+        stream.push(b'\n');
+    }
+    let reads = stream
+        .chunks(64 * 1024)
+        .map(|chunk| Step::Data(Bytes::copy_from_slice(chunk)))
+        .collect();
+    let mut reader = LineReader::new(Script(reads));
+    for i in 0..40u8 {
+        let Some(Ok(frame)) = reader.read_frame().await else {
+            panic!("expected line {i}");
+        };
+        assert_eq!(frame.len(), LINE);
+        assert!(frame.iter().all(|&byte| byte == b'a' + i % 26));
+    }
+    assert!(reader.read_frame().await.is_none());
+    let capacity = reader.buffered_capacity();
+    assert!(capacity >= 3 * LINE, "capacity {capacity}");
+    assert!(capacity <= DEFAULT_MAX_LINE + SLACK);
+}
+
+#[tokio::test]
 async fn partial_line_at_eof_is_a_frame() {
     check(
         &[b"{\"a\":1}\n{\"b\":2}"],

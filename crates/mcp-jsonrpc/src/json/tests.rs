@@ -355,6 +355,25 @@ fn a_raw_value_is_made_without_a_second_parse_and_matches_serde_jsons() {
     assert_eq!(small.get(), "[1]");
 }
 
+#[test]
+fn a_large_raw_value_takes_the_scratch_buffer_and_the_next_one_gets_a_fresh_one() {
+    // Past the hand-over size the buffer itself becomes the value; the thread's next
+    // values (large, then small) still come out whole and right.
+    let first = json!({"text": "a\"b".repeat(super::HAND_OVER)});
+    let second = json!({"text": "c".repeat(super::HAND_OVER * 3)});
+    let a = to_raw_value(&first).expect("serializes");
+    let b = to_raw_value(&second).expect("serializes");
+    let c = to_raw_value(&json!({"n": 1})).expect("serializes");
+    assert_eq!(a.get(), serde_json::to_string(&first).expect("serializes"));
+    assert_eq!(b.get(), serde_json::to_string(&second).expect("serializes"));
+    assert_eq!(c.get(), r#"{"n":1}"#);
+    assert!(a.get().len() >= super::HAND_OVER && b.get().len() >= super::HAND_OVER);
+    // The hand-over builds serde_json's own `RawValue`: it serializes as the text.
+    let wrapped = serde_json::to_string(&json!({"r": serde_json::to_value(&b).expect("value")}))
+        .expect("serializes");
+    assert!(wrapped.starts_with(r#"{"r":{"text":"ccc"#));
+}
+
 /// A value whose `Serialize` itself makes a raw value, as a handler's type might.
 struct Nested;
 
