@@ -7,12 +7,13 @@
 //! typed value re-serializes to JSON that parses back to the same JSON (serialization is
 //! a fixed point after one round); a frame the engine would hand over unread
 //! (`RawResult::from_response_frame`) reads, through its span or its whole-frame decode,
-//! exactly as the decoder reads it.
+//! exactly as the decoder reads it; likewise a request the engine would hand over with its
+//! params unread (`Request::from_frame`).
 
 use std::fmt::Debug;
 
 use bytes::Bytes;
-use mcp_jsonrpc::{DecodeError, DecodeOptions, Decoded, Message, RawResult, decode};
+use mcp_jsonrpc::{DecodeError, DecodeOptions, Decoded, Message, RawResult, Request, decode};
 use mcp_types::ErrorCode;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -55,6 +56,7 @@ pub fn run(frame: &[u8]) {
     }
 
     check_span(frame, &strict);
+    check_request_span(frame, &strict);
 
     typed::<mcp_types::JSONRPCMessage>(frame);
     typed::<mcp_types::ClientRequest>(frame);
@@ -93,15 +95,46 @@ fn check_span(frame: &[u8], strict: &Result<Decoded, DecodeError>) {
     }
 }
 
+/// A frame in the usual request layout is handed to its handler with its params unread.
+/// When the span parses as exactly one value, the frame decodes to a request with that id,
+/// method and those very params; and `checked` gives what decoding the frame gives (the
+/// params, or the decoder's own error).
+fn check_request_span(frame: &[u8], strict: &Result<Decoded, DecodeError>) {
+    let Some(request) = Request::from_frame(&Bytes::copy_from_slice(frame)) else {
+        return;
+    };
+    let decoded = match strict {
+        Ok(Decoded::Single(Message::Request(r))) => Some(r),
+        _ => None,
+    };
+    if let Some(r) = decoded {
+        assert_eq!((&r.id, &r.method), (&request.id, &request.method));
+    }
+    let decoded_params = decoded.and_then(|r| r.params.as_ref()).map(|p| p.text());
+    let params = request.params.as_ref().expect("a request span has params");
+    assert!(!params.is_checked());
+    if let Ok(value) = serde_json::from_str::<&RawValue>(params.text()) {
+        assert!(decoded.is_some(), "a span that parses is a whole request");
+        assert_eq!(decoded_params, Some(value.get()), "the span is the params");
+    }
+    match params.checked() {
+        Ok(raw) => assert_eq!(Some(raw.get()), decoded_params),
+        Err(e) => {
+            let refused = strict.as_ref().err().map(|e| e.code);
+            assert_eq!(Some(e.code), refused, "the span's error is the decoder's");
+        }
+    }
+}
+
 /// Params, when present, are structured: an object or an array (JSON-RPC 2.0, 4.2).
 fn check_message(message: &Message) {
     let params = match message {
-        Message::Request(request) => request.params.as_deref(),
-        Message::Notification(notification) => notification.params.as_deref(),
+        Message::Request(request) => request.params.as_ref().map(|p| p.text()),
+        Message::Notification(notification) => notification.params.as_deref().map(RawValue::get),
         _ => None,
     };
     if let Some(params) = params {
-        let text = params.get().trim_start();
+        let text = params.trim_start();
         assert!(
             text.starts_with('{') || text.starts_with('['),
             "params that are not structured: {text}"

@@ -46,8 +46,8 @@ impl Handler for Spy {
         let method = request.method.clone();
         let params: Value = request
             .params
-            .as_deref()
-            .map(|p| serde_json::from_str(p.get()).unwrap())
+            .as_ref()
+            .map(|p| serde_json::from_str(p.text()).unwrap())
             .unwrap_or_default();
         let uri = params["uri"].as_str().unwrap_or_default().to_owned();
         self.seen

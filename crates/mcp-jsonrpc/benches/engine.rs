@@ -61,7 +61,9 @@ impl Handler for Echo {
     ) -> Result<Box<RawValue>, ErrorObject> {
         request
             .params
-            .ok_or_else(|| ErrorObject::invalid_params("missing params"))
+            .ok_or_else(|| ErrorObject::invalid_params("missing params"))?
+            .into_raw_value()
+            .map_err(|e| e.to_error_object())
     }
 }
 

@@ -57,6 +57,7 @@ mod error;
 pub mod json;
 pub mod memory;
 mod message;
+mod params;
 mod peer;
 mod pending;
 mod received;
@@ -67,6 +68,7 @@ pub use message::{
     DecodeError, DecodeOptions, Decoded, ErrorObject, Message, Notification, Request, Response,
     decode, encode_error, encode_notification, encode_raw_result, encode_request, encode_result,
 };
+pub use params::Params;
 pub use peer::{
     Connection, Handler, Headers, IdCallback, NoHandler, NotificationSink, Overload, Peer,
     PeerConfig, Principal, ProgressCallback, RequestContext, RequestOptions, TransportInfo,

@@ -21,6 +21,8 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use crate::params::Params;
+
 /// A decoded message.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -41,14 +43,25 @@ pub struct Request {
     pub id: RequestId,
     /// The method name.
     pub method: String,
-    /// The params, as raw JSON (an object or an array), if present.
-    pub params: Option<Box<RawValue>>,
+    /// The params (an object or an array), if present: checked JSON, or for a request the
+    /// engine read in the usual layout the frame's unchecked span, which the handler's
+    /// parse confirms ([`Params`]).
+    pub params: Option<Params>,
 }
 
 impl Request {
     /// A request built in process, for a layer that hands a handler a request of its own
     /// making (the dual-era shim re-runs a request with the answers it collected).
     pub fn new(id: RequestId, method: impl Into<String>, params: Option<Box<RawValue>>) -> Self {
+        Self::with_params(id, method, params.map(Params::from))
+    }
+
+    /// A request with params of either kind.
+    pub(crate) fn with_params(
+        id: RequestId,
+        method: impl Into<String>,
+        params: Option<Params>,
+    ) -> Self {
         Request {
             id,
             method: method.into(),
@@ -166,7 +179,7 @@ impl DecodeError {
         }
     }
 
-    fn invalid(id: Option<RequestId>, message: impl fmt::Display) -> Self {
+    pub(crate) fn invalid(id: Option<RequestId>, message: impl fmt::Display) -> Self {
         DecodeError {
             code: ErrorCode::INVALID_REQUEST,
             id,
@@ -310,7 +323,7 @@ fn decode_message(frame: &[u8]) -> Result<Message, DecodeError> {
         }
         let params = envelope.params.map(RawValue::to_owned);
         return match id {
-            Some(id) => Ok(Message::Request(Request { id, method, params })),
+            Some(id) => Ok(Message::Request(Request::new(id, method, params))),
             None if id_was_null => Err(DecodeError::invalid(None, "a request id cannot be null")),
             None => Ok(Message::Notification(Notification { method, params })),
         };

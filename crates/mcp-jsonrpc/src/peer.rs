@@ -952,6 +952,11 @@ impl<H: Handler> Dispatch<'_, H> {
                 return Ok(());
             }
         }
+        // Likewise a request in the usual layout: its handler's parse of the params is the
+        // only one (`params.rs`).
+        if let Some(request) = crate::params::request_span(frame) {
+            return self.request(request).await;
+        }
         match decode(frame, shared.config.decode) {
             Ok(Decoded::Single(message)) => self.message(message).await,
             Ok(Decoded::Batch(messages)) => {

@@ -166,7 +166,7 @@ fn not_json_is_a_parse_error_with_a_null_id() {
         panic!("the envelope reads");
     };
     let params = request.params.expect("params");
-    let parsed = serde_json::from_str::<serde_json::Value>(params.get());
+    let parsed = serde_json::from_str::<serde_json::Value>(params.text());
     assert!(parsed.is_err_and(|e| e.to_string().contains("recursion limit")));
     let top_level_deep = format!("{}1{}", "[".repeat(100_000), "]".repeat(100_000));
     assert!(decode(top_level_deep.as_bytes(), d).is_err());
@@ -286,7 +286,7 @@ fn encoded_frames_are_one_line_and_decode_back() {
         panic!()
     };
     assert_eq!(r.id, RequestId::from("id\n1"));
-    let back: serde_json::Value = serde_json::from_str(r.params.unwrap().get()).unwrap();
+    let back: serde_json::Value = serde_json::from_str(r.params.unwrap().text()).unwrap();
     assert_eq!(back, params);
 
     let error = mcp_jsonrpc::ErrorObject::invalid_params("bad")
@@ -334,7 +334,7 @@ fn params_at_the_nesting_limit_parse_and_one_level_more_does_not() {
         let Ok(Decoded::Single(Message::Request(request))) = decode(frame.as_bytes(), d) else {
             panic!("the envelope reads {levels} levels of params");
         };
-        serde_json::from_str::<serde_json::Value>(request.params.expect("params").get())
+        serde_json::from_str::<serde_json::Value>(request.params.expect("params").text())
     };
     assert!(parse(127).is_ok(), "at the limit");
     assert!(

@@ -90,7 +90,7 @@ impl Handler for Server {
         let params: Value = request
             .params
             .as_ref()
-            .map_or(Value::Null, |p| serde_json::from_str(p.get()).unwrap());
+            .map_or(Value::Null, |p| serde_json::from_str(p.text()).unwrap());
         match request.method.as_str() {
             "echo" => Ok(raw(&params)),
             "fail" => {

@@ -349,7 +349,7 @@ impl<H: Handler> Shared<H> {
                     // 2026-07-28 removed (`404` with -32601), not a legacy handshake.
                     Ok(Decoded::Single(Message::Request(r)))
                         if r.method == "initialize"
-                            && !session::has_modern_meta(r.params.as_deref()) =>
+                            && !session::has_modern_meta(r.params.as_ref()) =>
                     {
                         self.initialize(&head.headers, &caller, r).await
                     }

@@ -162,7 +162,7 @@ impl<H: Handler> Handler for DualEra<H> {
             Some(Era::Modern) => self.inner.request(request, cx).await,
             // `initialize` with modern `_meta` is a modern request (for a method
             // 2026-07-28 removed), not a handshake.
-            None if has_modern_meta(request.params.as_deref()) => {
+            None if has_modern_meta(request.params.as_ref()) => {
                 // A lost race with a concurrent `initialize` leaves that era in place.
                 let _ = self.era.set(Era::Modern);
                 match self.era.get() {

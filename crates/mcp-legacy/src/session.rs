@@ -14,8 +14,8 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use mcp_jsonrpc::{
-    CancellationToken, ErrorObject, Handler, NotificationSink, Peer, Request, RequestContext,
-    RequestOptions,
+    CancellationToken, ErrorObject, Handler, NotificationSink, Params, Peer, Request,
+    RequestContext, RequestOptions,
 };
 use mcp_types::{ErrorCode, RequestId};
 use serde_json::value::RawValue;
@@ -130,7 +130,7 @@ pub(crate) async fn initialize<H: Handler>(
     mut request: Request,
     cx: RequestContext,
 ) -> Result<(Session, Box<RawValue>), ErrorObject> {
-    let params = object(request.params.as_deref())?;
+    let params = object(request.params.as_ref())?;
     let Some(&newest) = versions.first() else {
         return Err(ErrorObject::new(
             ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
@@ -145,10 +145,10 @@ pub(crate) async fn initialize<H: Handler>(
 
     // The server's own description, asked of it the modern way.
     "server/discover".clone_into(&mut request.method);
-    request.params = Some(raw(&json!({"_meta": {
+    request.params = Some(Params::from(raw(&json!({"_meta": {
         META_VERSION: MODERN,
         META_CAPABILITIES: {},
-    }}))?);
+    }}))?));
     let discovered: Value = parse(&inner.request(request, cx).await?)?;
     let mut capabilities = params.get("capabilities").cloned().unwrap_or(json!({}));
     // What the negotiated revision does not define, the client cannot be asked for:
@@ -197,7 +197,7 @@ pub(crate) async fn serve<H: Handler>(
         }
         "ping" => return raw(&json!({})),
         "resources/subscribe" | "resources/unsubscribe" => {
-            let params = object(request.params.as_deref())?;
+            let params = object(request.params.as_ref())?;
             let uri = params
                 .get("uri")
                 .and_then(Value::as_str)
@@ -214,7 +214,7 @@ pub(crate) async fn serve<H: Handler>(
             return raw(&json!({}));
         }
         "logging/setLevel" => {
-            let params = object(request.params.as_deref())?;
+            let params = object(request.params.as_ref())?;
             let level = params
                 .get("level")
                 .filter(|l| l.is_string())
@@ -225,7 +225,7 @@ pub(crate) async fn serve<H: Handler>(
         }
         _ => {}
     }
-    let mut params = object(request.params.as_deref())?;
+    let mut params = object(request.params.as_ref())?;
     let meta = params
         .entry("_meta")
         .or_insert_with(|| Value::Object(Map::new()));
@@ -471,19 +471,21 @@ fn legacy_capabilities(modern: &Value) -> Value {
 }
 
 /// Whether `params` carries the modern per-request `_meta` (a protocol version).
-pub(crate) fn has_modern_meta(params: Option<&RawValue>) -> bool {
+pub(crate) fn has_modern_meta(params: Option<&Params>) -> bool {
     params
+        .and_then(|p| p.checked().ok())
         .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
         .is_some_and(|p| p["_meta"].get(META_VERSION).is_some())
 }
 
-fn object(params: Option<&RawValue>) -> Result<Map<String, Value>, ErrorObject> {
-    match params {
-        None => Ok(Map::new()),
-        Some(raw) => match serde_json::from_str(raw.get()) {
-            Ok(Value::Object(map)) => Ok(map),
-            _ => Err(ErrorObject::invalid_params("params must be an object")),
-        },
+fn object(params: Option<&Params>) -> Result<Map<String, Value>, ErrorObject> {
+    let Some(params) = params else {
+        return Ok(Map::new());
+    };
+    let raw = params.checked().map_err(|e| e.to_error_object())?;
+    match serde_json::from_str(raw.get()) {
+        Ok(Value::Object(map)) => Ok(map),
+        _ => Err(ErrorObject::invalid_params("params must be an object")),
     }
 }
 

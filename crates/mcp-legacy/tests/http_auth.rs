@@ -67,8 +67,8 @@ impl Authenticator for Tokens {
     ) -> Result<(), Response<Bytes>> {
         let deletes = request
             .params
-            .as_deref()
-            .is_some_and(|p| p.get().contains("\"delete\""));
+            .as_ref()
+            .is_some_and(|p| p.text().contains("\"delete\""));
         if deletes && principal.id() != "alice" {
             return Err(refusal(
                 StatusCode::FORBIDDEN,

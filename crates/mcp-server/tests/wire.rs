@@ -114,6 +114,13 @@ impl Client {
             .unwrap();
     }
 
+    async fn send_bytes(&mut self, frame: &[u8]) {
+        self.writer
+            .write_frame(bytes::Bytes::copy_from_slice(frame))
+            .await
+            .unwrap();
+    }
+
     async fn recv(&mut self) -> Value {
         let frame = tokio::time::timeout(Duration::from_secs(10), self.reader.read_frame())
             .await
@@ -809,4 +816,79 @@ async fn a_null_input_responses_on_a_tool_call_is_refused_however_its_key_is_spe
         )
         .await;
     assert_eq!(ok["content"][0]["text"], "hi");
+}
+
+/// Frames in the usual layout (`{"jsonrpc":"2.0","id":N,"method":"M","params":…}`, what our
+/// client and the Python SDK write) reach the server with their params unread; it answers
+/// them exactly as it answers the same requests laid out otherwise, malformed ones included.
+#[tokio::test]
+async fn requests_in_the_usual_layout_read_their_params_once_and_answer_as_any_other() {
+    let server = server();
+    let (mut c, _conn) = Client::start(&server);
+    let meta = meta().to_string();
+    let call = |id: u32, params: &str, after: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}{after}}}"#)
+    };
+    let echo = format!(r#"{{"name":"echo","arguments":{{"text":"hi"}},"_meta":{meta}}}"#);
+
+    // Plain, then with another member after the params (the frame is still a request).
+    for (id, after) in [(1, ""), (2, r#","extra":true"#)] {
+        c.send_bytes(call(id, &echo, after).as_bytes()).await;
+        let response = c.recv().await;
+        assert_eq!(response["id"], id, "{response}");
+        assert_eq!(
+            response["result"]["content"],
+            json!([{"type": "text", "text": "hi"}]),
+            "{response}"
+        );
+    }
+    // Another method with a member after its params.
+    c.send_bytes(
+        format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{{"_meta":{meta}}},"x":1}}"#
+        )
+        .as_bytes(),
+    )
+    .await;
+    let listed = c.recv().await;
+    assert_eq!(listed["id"], 3);
+    assert!(
+        listed["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{listed}"
+    );
+
+    // Params that are not JSON: -32700, as the decoder says of any frame that is not.
+    c.send_bytes(call(4, r#"{"name":"echo","arguments":{"text":tru}}"#, "").as_bytes())
+        .await;
+    let parse = c.recv().await;
+    assert_eq!(parse["error"]["code"], -32700, "{parse}");
+    let mut not_utf8 = call(5, r#"{"name":"echo","arguments":{"text":"#, "").into_bytes();
+    not_utf8.truncate(not_utf8.len() - 1);
+    not_utf8.extend_from_slice(b"\"\xff\"}}}");
+    c.send_bytes(&not_utf8).await;
+    assert_eq!(c.recv().await["error"]["code"], -32700);
+    // A frame that is JSON but not a request (a second id): -32600.
+    c.send_bytes(call(6, &echo, r#","id":7"#).as_bytes()).await;
+    assert_eq!(c.recv().await["error"]["code"], -32600);
+    // Well-formed params naming no tool: -32602, as for any layout.
+    c.send_bytes(
+        call(
+            8,
+            &format!(r#"{{"name":"nope","arguments":{{}},"_meta":{meta}}}"#),
+            "",
+        )
+        .as_bytes(),
+    )
+    .await;
+    let refused = c.recv().await;
+    assert_eq!(
+        (refused["id"].clone(), refused["error"]["code"].clone()),
+        (json!(8), json!(-32602)),
+        "{refused}"
+    );
+    // And the connection still serves.
+    c.send_bytes(call(9, &echo, "").as_bytes()).await;
+    assert_eq!(c.recv().await["id"], 9);
 }

@@ -29,10 +29,12 @@ impl Handler for Echo {
         request: Request,
         _cx: RequestContext,
     ) -> Result<Box<RawValue>, ErrorObject> {
-        request
-            .params
-            .map_or_else(|| RawValue::from_string("{}".into()), Ok)
-            .map_err(|e| ErrorObject::internal(e.to_string()))
+        match request.params {
+            Some(params) => params.into_raw_value().map_err(|e| e.to_error_object()),
+            None => {
+                RawValue::from_string("{}".into()).map_err(|e| ErrorObject::internal(e.to_string()))
+            }
+        }
     }
 }
 

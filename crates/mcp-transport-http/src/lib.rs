@@ -42,7 +42,10 @@
 //!
 //! impl Handler for Echo {
 //!     async fn request(&self, request: Request, _cx: RequestContext) -> Result<Box<RawValue>, ErrorObject> {
-//!         Ok(request.params.unwrap_or_else(|| RawValue::from_string("{}".into()).unwrap()))
+//!         match request.params {
+//!             Some(params) => params.into_raw_value().map_err(|e| e.to_error_object()),
+//!             None => Ok(RawValue::from_string("{}".into()).unwrap()),
+//!         }
 //!     }
 //! }
 //!

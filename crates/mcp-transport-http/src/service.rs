@@ -38,7 +38,7 @@ use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
 use mcp_jsonrpc::{
     CancellationToken, DecodeOptions, Decoded, ErrorObject, Handler, Message, NotificationSink,
-    RequestContext, decode, encode_error,
+    Params, RequestContext, decode, encode_error,
 };
 use mcp_types::{ErrorCode, RequestId};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
@@ -311,14 +311,23 @@ impl<H: Handler> Shared<H> {
         };
         match message {
             Message::Request(request) => {
-                if let Err(rejection) = mirror::check_request(
-                    &head.headers,
-                    &request.method,
-                    request.params.as_deref(),
-                    config,
-                ) {
+                // Decoded whole above, so checked already: this borrows.
+                let params = match request.params.as_ref().map(Params::checked).transpose() {
+                    Ok(params) => params,
+                    Err(e) => {
+                        return rpc_error(
+                            StatusCode::BAD_REQUEST,
+                            e.id.as_ref(),
+                            &e.to_error_object(),
+                        );
+                    }
+                };
+                if let Err(rejection) =
+                    mirror::check_request(&head.headers, &request.method, params.as_deref(), config)
+                {
                     return reject(Some(&request.id), &rejection);
                 }
+                drop(params);
                 if let (Some(auth), Some(principal)) = (&config.authenticator, &principal)
                     && let Err(refusal) = auth.authorize(&**principal, &request)
                 {

@@ -48,7 +48,7 @@ fn raw(value: &Value) -> Box<RawValue> {
 }
 
 fn size(request: &Request) -> usize {
-    let params: Value = serde_json::from_str(request.params.as_ref().unwrap().get()).unwrap();
+    let params: Value = serde_json::from_str(request.params.as_ref().unwrap().text()).unwrap();
     usize::try_from(params["size"].as_u64().unwrap()).unwrap()
 }
 

@@ -11,7 +11,8 @@ use mcp_types::ErrorCode;
 fn check_round_trip(message: &Message) {
     match message {
         Message::Request(r) => {
-            let frame = encode_request(&r.id, &r.method, r.params.as_deref()).expect("encodes");
+            let params = r.params.as_ref().map(|p| p.checked().expect("decoded params are checked"));
+            let frame = encode_request(&r.id, &r.method, params.as_deref()).expect("encodes");
             assert!(!frame.contains(&b'\n'));
             let Ok(Decoded::Single(Message::Request(back))) = decode(&frame, DecodeOptions::default()) else {
                 panic!("a re-encoded request decodes");

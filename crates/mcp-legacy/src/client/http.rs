@@ -371,7 +371,8 @@ impl HttpWire {
     async fn answer(self: Arc<Self>, request: mcp_jsonrpc::Request) {
         let params = request
             .params
-            .as_deref()
+            .as_ref()
+            .and_then(|p| p.checked().ok())
             .and_then(|p| serde_json::from_str::<Value>(p.get()).ok());
         let frame = match self.shared.answer(&request.method, params).await {
             Ok(result) => mcp_jsonrpc::encode_result(&request.id, &result).ok(),

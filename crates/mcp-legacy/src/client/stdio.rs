@@ -41,10 +41,13 @@ impl Handler for StdioHandler {
             Some(Era::Legacy) => {
                 let params = request
                     .params
-                    .as_deref()
-                    .map(|p| serde_json::from_str::<Value>(p.get()))
-                    .transpose()
-                    .map_err(|e| ErrorObject::invalid_params(e.to_string()))?;
+                    .as_ref()
+                    .map(|p| {
+                        let raw = p.checked().map_err(|e| e.to_error_object())?;
+                        serde_json::from_str::<Value>(raw.get())
+                            .map_err(|e| ErrorObject::invalid_params(e.to_string()))
+                    })
+                    .transpose()?;
                 let answer = self.shared.answer(&request.method, params).await?;
                 serde_json::value::to_raw_value(&answer)
                     .map_err(|e| ErrorObject::internal(e.to_string()))

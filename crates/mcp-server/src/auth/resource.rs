@@ -608,11 +608,11 @@ impl Authenticator for ResourceServer {
         if self.inner.scoped.map(operation).is_empty() {
             return Ok(());
         }
-        let Some(params) = request.params.as_deref() else {
+        let Some(params) = request.params.as_ref() else {
             return Ok(());
         };
         // A request whose name cannot be read is the core's to refuse (-32602).
-        let Ok(named) = serde_json::from_str::<Named<'_>>(params.get()) else {
+        let Ok(named) = serde_json::from_str::<Named<'_>>(params.text()) else {
             return Ok(());
         };
         let Some(target) = named.target(operation) else {

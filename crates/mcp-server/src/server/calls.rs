@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::task::Poll;
 
-use mcp_jsonrpc::{ErrorObject, Principal, RequestContext};
+use mcp_jsonrpc::{ErrorObject, Params, Principal, RequestContext};
 use mcp_types::{
     CallToolRequestParams, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
     InputRequiredResult, InputResponses, OrderedMap, ReadResourceRequestParams, ReadResourceResult,
@@ -34,6 +34,30 @@ enum CallPlan<'a> {
     Task(std::pin::Pin<Box<dyn Future<Output = Result<Box<RawValue>, ErrorObject>> + Send + 'a>>),
     /// A plain call.
     Plain(PlainCall),
+}
+
+/// Why [`Server::plan_call`] made no plan.
+enum Unplanned {
+    /// The call is refused with this error.
+    Refused(ErrorObject),
+    /// Params not known to be JSON did not parse: check them, then plan again.
+    Unconfirmed(RequestContext),
+}
+
+impl From<ErrorObject> for Unplanned {
+    fn from(error: ErrorObject) -> Self {
+        Unplanned::Refused(error)
+    }
+}
+
+impl Unplanned {
+    /// The error of a plan made from confirmed params (which never asks to check them).
+    fn into_error(self) -> ErrorObject {
+        match self {
+            Unplanned::Refused(error) => error,
+            Unplanned::Unconfirmed(_) => ErrorObject::internal("params were checked twice"),
+        }
+    }
 }
 
 /// A plain `tools/call`, ready to run.
@@ -162,13 +186,29 @@ impl Server {
     /// is reported as such rather than as some other field's error.
     pub(super) async fn call_tool(
         &self,
-        raw_params: &str,
+        params: &Params,
         rpc: RequestContext,
     ) -> Result<Box<RawValue>, ErrorObject> {
         // Read and checked by a plain function: the params and their `_meta` (1 KB) then
         // take no room in this future while the tool runs, and the engine copies a
         // request's whole future into its box.
-        let plan = match self.plan_call(raw_params, rpc)? {
+        let checked;
+        let (plan, raw_params) = match self.plan_call(params.text(), rpc, params.is_checked()) {
+            Ok(plan) => (plan, params.text()),
+            Err(Unplanned::Refused(e)) => return Err(e),
+            Err(Unplanned::Unconfirmed(rpc)) => {
+                // An unchecked span that did not parse: the frame decoded whole says what
+                // the params are (another member followed them) or what is wrong with it.
+                checked = params.checked().map_err(|e| e.to_error_object())?;
+                let text = checked.get();
+                (
+                    self.plan_call(text, rpc, true)
+                        .map_err(Unplanned::into_error)?,
+                    text,
+                )
+            }
+        };
+        let plan = match plan {
             CallPlan::Task(task) => return task.await,
             CallPlan::Plain(plan) => plan,
         };
@@ -213,19 +253,34 @@ impl Server {
 
     /// The part of `tools/call` before the tool runs: its params read and checked, the
     /// tool found, a resumed call's state unsealed, its [`Context`] made.
+    ///
+    /// `confirmed` says whether `raw_params` is known to be one JSON value; when it is not
+    /// and does not parse, the caller gets its `rpc` back to check the params and retry.
     fn plan_call<'a>(
         &'a self,
         raw_params: &str,
         rpc: RequestContext,
-    ) -> Result<CallPlan<'a>, ErrorObject> {
-        let params = raw_params;
-        let params = match serde_json::from_str::<CallParams<'_>>(params) {
-            Ok(typed) => typed,
+        confirmed: bool,
+    ) -> Result<CallPlan<'a>, Unplanned> {
+        match serde_json::from_str::<CallParams<'_>>(raw_params) {
+            Ok(params) => self
+                .plan_parsed(params, raw_params, rpc)
+                .map_err(Unplanned::Refused),
+            Err(_) if !confirmed => Err(Unplanned::Unconfirmed(rpc)),
             Err(e) => {
-                super::meta_only(params)?;
-                return Err(invalid(format!("invalid params: {e}")));
+                super::meta_only(raw_params)?;
+                Err(invalid(format!("invalid params: {e}")).into())
             }
-        };
+        }
+    }
+
+    /// [`plan_call`](Self::plan_call) once the params are read.
+    fn plan_parsed<'a>(
+        &'a self,
+        params: CallParams<'_>,
+        raw_params: &str,
+        rpc: RequestContext,
+    ) -> Result<CallPlan<'a>, ErrorObject> {
         let Ok(meta) = super::request_meta(params.meta) else {
             // The same text read on its own fails the same way, and says where.
             super::meta_only(raw_params)?;

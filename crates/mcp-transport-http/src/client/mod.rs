@@ -124,7 +124,7 @@ impl RequestHeaders {
 ///         cx.notify("notifications/message", Some(&json!({"level": "info", "data": "hi"})))
 ///             .await
 ///             .map_err(|e| ErrorObject::internal(e.to_string()))?;
-///         Ok(request.params.unwrap())
+///         request.params.unwrap().into_raw_value().map_err(|e| e.to_error_object())
 ///     }
 /// }
 ///

@@ -74,7 +74,10 @@ impl Handler for TestHandler {
         };
         match method.as_str() {
             "tools/list" | "tools/call" | "prompts/get" | "resources/read" | "echo" => {
-                Ok(request.params.unwrap_or_else(|| raw(&json!({}))))
+                match request.params {
+                    Some(params) => params.into_raw_value().map_err(|e| e.to_error_object()),
+                    None => Ok(raw(&json!({}))),
+                }
             }
             "test/headers" => {
                 let seen = cx
@@ -122,8 +125,8 @@ impl Handler for TestHandler {
             "test/flood" => {
                 let params: Value = request
                     .params
-                    .as_deref()
-                    .map_or(Value::Null, |p| serde_json::from_str(p.get()).unwrap());
+                    .as_ref()
+                    .map_or(Value::Null, |p| serde_json::from_str(p.text()).unwrap());
                 let count = params["count"].as_u64().unwrap_or(0);
                 for n in 0..count {
                     cx.notify("notifications/message", Some(&json!({"n": n})))

@@ -28,9 +28,10 @@ impl Handler for Echo {
         cx: RequestContext,
     ) -> Result<Box<RawValue>, ErrorObject> {
         match request.method.as_str() {
-            "echo" => Ok(request
-                .params
-                .unwrap_or_else(|| raw(&serde_json::Value::Null))),
+            "echo" => match request.params {
+                Some(params) => params.into_raw_value().map_err(|e| e.to_error_object()),
+                None => Ok(raw(&serde_json::Value::Null)),
+            },
             "log" => {
                 eprintln!("log: writing to stderr, never stdout");
                 tracing::warn!("a tracing event, which must not reach stdout either");
@@ -43,8 +44,8 @@ impl Handler for Echo {
             "sleep" => {
                 let ms = request
                     .params
-                    .as_deref()
-                    .and_then(|p| serde_json::from_str::<serde_json::Value>(p.get()).ok())
+                    .as_ref()
+                    .and_then(|p| serde_json::from_str::<serde_json::Value>(p.text()).ok())
                     .and_then(|p| p["ms"].as_u64())
                     .unwrap_or(0);
                 let cancelled = tokio::select! {
