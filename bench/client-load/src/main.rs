@@ -22,6 +22,11 @@
 //! "mcp-client"`, and the driver's own CPU per call (`driver_cpu_us_per_call`), so that
 //! `cargo xtask bench` can set it beside `mcp-load`'s figures for the same server.
 
+/// The allocator the `mcp` binary runs on (its default `mimalloc` feature), so that this
+/// driver is our client as we ship it; a program using `mcp-client` picks its own.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 // The `/proc` parsing and percentiles are mcp-load's, shared as a file.
 #[path = "../../mcp-load/src/measure.rs"]
 mod measure;
@@ -175,7 +180,7 @@ impl Load {
     async fn call(&self) -> Result<(), String> {
         let result = self
             .client
-            .call_tool("echo", self.arguments.clone())
+            .call_tool("echo", &self.arguments)
             .await
             .map_err(|e| format!("tools/call echo: {e}"))?;
         check(&result, &self.text)

@@ -2,6 +2,7 @@
 //! version negotiation (`docs/2026-07-28/basic/index.mdx`, `basic/patterns/mrtr.mdx`,
 //! `basic/versioning.mdx`).
 
+use std::borrow::Borrow;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -1209,32 +1210,48 @@ impl Client {
     }
 
     /// `tools/call`. A tool that failed is `Ok` with `is_error` set, for the model to read.
+    ///
+    /// `arguments` are the tool's, owned or borrowed (`&JsonObject`): the call only reads
+    /// them, so a caller that keeps them (to call again, or to log) lends them.
     pub async fn call_tool(
         &self,
         name: &str,
-        arguments: JsonObject,
+        arguments: impl Borrow<JsonObject>,
     ) -> Result<CallToolResult, Error> {
-        self.call_tool_with(name, arguments, &CallOptions::default())
+        self.call_tool_lent(name, arguments.borrow(), &CallOptions::default())
             .await
     }
 
-    /// `tools/call` with per-call options (timeout, progress).
+    /// `tools/call` with per-call options (timeout, progress); `arguments` as for
+    /// [`call_tool`](Self::call_tool).
     pub async fn call_tool_with(
         &self,
         name: &str,
-        arguments: JsonObject,
+        arguments: impl Borrow<JsonObject>,
+        options: &CallOptions,
+    ) -> Result<CallToolResult, Error> {
+        self.call_tool_lent(name, arguments.borrow(), options).await
+    }
+
+    /// [`call_tool_with`](Self::call_tool_with) with the arguments lent: one body for
+    /// every caller's type.
+    async fn call_tool_lent(
+        &self,
+        name: &str,
+        arguments: &JsonObject,
         options: &CallOptions,
     ) -> Result<CallToolResult, Error> {
         // The paths besides the plain call are boxed: their states (about 6 KB each)
         // would otherwise size every call's future.
         if self.inner.tasks.is_some() {
             // The server may answer with a task: follow it to its end.
-            return match Box::pin(self.call_tool_or_task(name, arguments, options)).await? {
+            let call = self.call_tool_or_task(name, arguments.clone(), options);
+            return match Box::pin(call).await? {
                 crate::tasks::ToolCall::Complete(result) => Ok(result),
                 crate::tasks::ToolCall::Task(task) => Box::pin(task.wait()).await,
             };
         }
-        if let Some(result) = self.call_tool_wire(name, &arguments, options).await {
+        if let Some(result) = self.call_tool_wire(name, arguments, options).await {
             return result;
         }
         Box::pin(self.with_input(

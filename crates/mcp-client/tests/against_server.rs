@@ -100,6 +100,13 @@ async fn typed_methods_and_cursors() {
         .await
         .unwrap();
     assert_eq!(sum.structured_content, Some(json!({"sum": 42})));
+    // Lent arguments: the same map serves two calls, and is the caller's after them.
+    let lent = json!({"a": 1, "b": 2}).as_object().unwrap().clone();
+    for _ in 0..2 {
+        let sum = client.call_tool("add", &lent).await.unwrap();
+        assert_eq!(sum.structured_content, Some(json!({"sum": 3})));
+    }
+    assert_eq!(lent.len(), 2);
     let failed = client
         .call_tool("fails", mcp_types::JsonObject::new())
         .await

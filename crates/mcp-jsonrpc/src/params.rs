@@ -163,7 +163,7 @@ pub(crate) fn request_span(frame: &Bytes) -> Option<Request> {
         return None;
     }
     let (number, rest) = rest.split_at(digits);
-    let id = std::str::from_utf8(number).ok()?.parse::<i64>().ok()?;
+    let id = crate::received::small_integer(number);
     let rest = rest.strip_prefix(METHOD)?;
     // The method ends at the first quote; one with an escape or a control character
     // goes through the decoder.

@@ -52,7 +52,7 @@
 //!     .await?;
 //! assert_eq!(connection.verdict.era, Era::Legacy);
 //! assert_eq!(connection.verdict.version, "2025-03-26");
-//! let result = connection.client.call_tool("hello", Default::default()).await?;
+//! let result = connection.client.call_tool("hello", mcp_types::JsonObject::new()).await?;
 //! let text = serde_json::to_value(&result.content)?;
 //! assert_eq!(text[0]["text"], "hello from 2025-03-26");
 //! let _ = connection.server.shutdown(std::time::Duration::from_secs(1)).await;

@@ -193,8 +193,9 @@ impl Server {
         // take no room in this future while the tool runs, and the engine copies a
         // request's whole future into its box.
         let checked;
-        let (plan, raw_params) = match self.plan_call(params.text(), rpc, params.is_checked()) {
-            Ok(plan) => (plan, params.text()),
+        let text = params.text();
+        let (plan, raw_params) = match self.plan_call(text, rpc, params.is_checked()) {
+            Ok(plan) => (plan, text),
             Err(Unplanned::Refused(e)) => return Err(e),
             Err(Unplanned::Unconfirmed(rpc)) => {
                 // An unchecked span that did not parse: the frame decoded whole says what
