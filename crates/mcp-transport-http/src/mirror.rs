@@ -72,10 +72,13 @@ impl Rejection {
 }
 
 /// Checks a request's mirrored headers against its body.
+///
+/// `params` is the params' text, which this reads whole: when it returns `Ok`, that text is
+/// exactly one JSON value (an unchecked span from `mcp_jsonrpc::Params` included).
 pub(crate) fn check_request(
     headers: &HeaderMap,
     method: &str,
-    params: Option<&RawValue>,
+    params: Option<&str>,
     config: &HttpServerConfig,
 ) -> Result<(), Rejection> {
     let version_header = headers::single(headers, &PROTOCOL_VERSION)
@@ -171,7 +174,7 @@ pub(crate) fn check_notification(
     }
     if let Some(version_header) = headers::single(headers, &PROTOCOL_VERSION)
         .map_err(|why| Rejection::malformed("MCP-Protocol-Version", why))?
-        && let Ok(peeked) = Peek::read(params, None, false)
+        && let Ok(peeked) = Peek::read(params.map(RawValue::get), None, false)
         && let Ok(meta) = peeked.meta()
         && let Some(version) = meta.protocol_version.and_then(json_str)
         && version != version_header
@@ -287,21 +290,24 @@ struct Meta<'a> {
 
 impl<'a> Peek<'a> {
     fn read(
-        params: Option<&'a RawValue>,
+        params: Option<&'a str>,
         mirrored: Option<&str>,
         tool_call: bool,
     ) -> Result<Self, Rejection> {
         // Params that are absent or an array have none of the members (the `_meta` rule
         // then refuses the request).
-        let Some(params) = params.filter(|p| p.get().starts_with('{')) else {
+        let Some(params) = params.filter(|p| p.trim_start().starts_with('{')) else {
             return Ok(Peek::default());
         };
-        let mut de = serde_json::Deserializer::from_str(params.get());
+        let mut de = serde_json::Deserializer::from_str(params);
+        // The whole text, to its end: a caller may hold params not yet known to be one
+        // value, and takes a success here as proof that they are.
         PeekSeed {
             mirrored,
             tool_call,
         }
         .deserialize(&mut de)
+        .and_then(|peek| de.end().map(|()| peek))
         .map_err(|e| Rejection::invalid_params(format!("invalid params: {e}")))
     }
 
@@ -420,7 +426,7 @@ mod tests {
             }
         }
         let raw = params(params_value);
-        let got = check_request(&headers, method, Some(&raw), &config());
+        let got = check_request(&headers, method, Some(raw.get()), &config());
         assert_eq!(
             got.as_ref().err().map(|r| r.error.code.0),
             expected,
@@ -721,7 +727,7 @@ mod tests {
         headers.insert(PROTOCOL_VERSION, HeaderValue::from_static(V));
         headers.insert(METHOD, HeaderValue::from_static("tools/call"));
         headers.insert(NAME, HeaderValue::from_static("a"));
-        let got = check_request(&headers, "tools/call", Some(&raw), &config()).unwrap_err();
+        let got = check_request(&headers, "tools/call", Some(raw.get()), &config()).unwrap_err();
         assert_eq!(got.error.code, ErrorCode::INVALID_PARAMS);
     }
 

@@ -26,6 +26,15 @@ use support::{
     ChannelBody, TestHandler, collect, next_log, request_body, sse_events, standard_headers, subset,
 };
 
+/// A `tools/list` request with id `id` laid out `{"jsonrpc":"2.0","id":N,"method":"M","params":…}`,
+/// with `space` before the params and `after` following them.
+fn usual(id: u32, space: &str, after: &str) -> String {
+    let meta = support::meta();
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{space}{{"_meta":{meta}}}{after}}}"#
+    )
+}
+
 /// What a reply's body must be.
 enum Expect {
     /// No body at all.
@@ -462,6 +471,31 @@ fn cases() -> Vec<Case> {
             "a response",
             "tools/list",
             r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        )
+        .error(400, null.clone(), -32600),
+        // The usual layout, whose params reach the handler unread: answered as any other.
+        Case::raw("usual layout", "tools/list", &usual(3, "", ""))
+            .json(200, json!({"id": 3, "result": {"_meta": support::meta()}})),
+        Case::raw(
+            "usual layout, white space",
+            "tools/list",
+            &usual(3, " ", "\n"),
+        )
+        .json(200, json!({"id": 3, "result": {"_meta": support::meta()}})),
+        Case::raw(
+            "usual layout, another member after",
+            "tools/list",
+            &usual(3, "", r#","x":1"#),
+        )
+        .json(200, json!({"id": 3, "result": {"_meta": support::meta()}})),
+        Case::raw("usual layout, params not json", "tools/list", &{
+            usual(3, "", "").replacen(r#""params":{"#, r#""params":{"a":tru,"#, 1)
+        })
+        .error(400, null.clone(), -32700),
+        Case::raw(
+            "usual layout, a second id",
+            "tools/list",
+            &usual(3, "", r#","id":4"#),
         )
         .error(400, null.clone(), -32600),
         // Notifications.
