@@ -19,6 +19,7 @@ use mcp_types::RequestId;
 use serde_json::value::RawValue;
 
 use crate::message::{DecodeError, DecodeOptions, Decoded, Message, Request, decode};
+use crate::received::{Lazy, closing_brace, integer_id};
 
 /// The `params` of a request, as the peer sent them.
 ///
@@ -42,23 +43,11 @@ use crate::message::{DecodeError, DecodeOptions, Decoded, Message, Request, deco
 /// assert_eq!(params.checked().unwrap().get(), "{\"name\":\"echo\"}");
 /// ```
 #[derive(Debug, Clone)]
-pub struct Params(Repr);
-
-#[derive(Debug, Clone)]
-enum Repr {
-    Checked(Box<RawValue>),
-    /// `start..end` is the text between `"params":` and the closing brace, unchecked
-    /// (UTF-8 included: [`Params::text`] checks it).
-    Span {
-        frame: Bytes,
-        start: usize,
-        end: usize,
-    },
-}
+pub struct Params(Lazy);
 
 impl From<Box<RawValue>> for Params {
     fn from(raw: Box<RawValue>) -> Self {
-        Params(Repr::Checked(raw))
+        Params(Lazy::Checked(raw))
     }
 }
 
@@ -68,18 +57,12 @@ impl Params {
     /// documentation). A span that is not UTF-8 reads as the empty text, which no parse
     /// accepts.
     pub fn text(&self) -> &str {
-        match &self.0 {
-            Repr::Checked(raw) => raw.get(),
-            Repr::Span { frame, start, end } => frame
-                .get(*start..*end)
-                .and_then(|span| std::str::from_utf8(span).ok())
-                .unwrap_or_default(),
-        }
+        self.0.text()
     }
 
     /// Whether [`text`](Self::text) is known to be exactly one JSON value.
     pub fn is_checked(&self) -> bool {
-        matches!(self.0, Repr::Checked(_))
+        self.0.is_checked()
     }
 
     /// The params, checked: a checked value as it is; an unchecked span borrowed from its
@@ -92,8 +75,8 @@ impl Params {
     /// The [`DecodeError`] of a frame that is not a well-formed request.
     pub fn checked(&self) -> Result<Cow<'_, RawValue>, DecodeError> {
         match &self.0 {
-            Repr::Checked(raw) => Ok(Cow::Borrowed(raw)),
-            Repr::Span { frame, .. } => match serde_json::from_str::<&RawValue>(self.text()) {
+            Lazy::Checked(raw) => Ok(Cow::Borrowed(raw)),
+            Lazy::Span { frame, .. } => match serde_json::from_str::<&RawValue>(self.text()) {
                 Ok(raw) => Ok(Cow::Borrowed(raw)),
                 Err(_) => decode_whole(frame).map(Cow::Owned),
             },
@@ -108,8 +91,8 @@ impl Params {
     /// As [`checked`](Self::checked).
     pub fn into_raw_value(self) -> Result<Box<RawValue>, DecodeError> {
         match self.0 {
-            Repr::Checked(raw) => Ok(raw),
-            Repr::Span { .. } => self.checked().map(Cow::into_owned),
+            Lazy::Checked(raw) => Ok(raw),
+            Lazy::Span { .. } => self.checked().map(Cow::into_owned),
         }
     }
 }
@@ -153,18 +136,10 @@ fn decode_whole(frame: &[u8]) -> Result<Box<RawValue>, DecodeError> {
 /// frame (which is then decoded whole). Nothing after `"params":` is read, so the params
 /// are only a claim until parsed.
 pub(crate) fn request_span(frame: &Bytes) -> Option<Request> {
-    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
     const METHOD: &[u8] = br#","method":""#;
     const PARAMS: &[u8] = br#"","params":"#;
-    let rest = frame.strip_prefix(HEAD)?;
-    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-    // JSON numbers have no leading zeros; `0` alone is one.
-    if digits == 0 || digits > 18 || (digits > 1 && rest.first() == Some(&b'0')) {
-        return None;
-    }
-    let (number, rest) = rest.split_at(digits);
-    let id = crate::received::small_integer(number);
-    let rest = rest.strip_prefix(METHOD)?;
+    let (id, after_id) = integer_id(frame)?;
+    let rest = frame[after_id..].strip_prefix(METHOD)?;
     // The method ends at the first quote; one with an escape or a control character
     // goes through the decoder.
     let length = rest.iter().position(|&b| b == b'"')?;
@@ -174,11 +149,8 @@ pub(crate) fn request_span(frame: &Bytes) -> Option<Request> {
     }
     let method = std::str::from_utf8(method).ok()?;
     rest[length..].strip_prefix(PARAMS)?;
-    let start = HEAD.len() + digits + METHOD.len() + length + PARAMS.len();
-    let end = frame.iter().rposition(|b| !b.is_ascii_whitespace())?;
-    if end <= start || frame.get(end) != Some(&b'}') {
-        return None;
-    }
+    let start = after_id + METHOD.len() + length + PARAMS.len();
+    let end = closing_brace(frame, start)?;
     let first = frame[start..end]
         .iter()
         .find(|b| !b.is_ascii_whitespace())?;
@@ -188,7 +160,7 @@ pub(crate) fn request_span(frame: &Bytes) -> Option<Request> {
     Some(Request::with_params(
         RequestId::Integer(id),
         method.to_owned(),
-        Some(Params(Repr::Span {
+        Some(Params(Lazy::Span {
             frame: frame.clone(),
             start,
             end,

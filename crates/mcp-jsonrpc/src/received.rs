@@ -40,13 +40,15 @@ use crate::message::{DecodeOptions, Decoded, Message, decode};
 /// assert_eq!(result.into_raw_value().unwrap().get(), "{\"ok\":true}");
 /// ```
 #[derive(Debug, Clone)]
-pub struct RawResult(Repr);
+pub struct RawResult(Lazy);
 
+/// JSON text that is either checked or the unchecked span of the frame it came in: the
+/// representation of [`RawResult`] and of [`Params`](crate::Params).
 #[derive(Debug, Clone)]
-enum Repr {
+pub(crate) enum Lazy {
     Checked(Box<RawValue>),
-    /// `start..end` is the text between `"result":` and the closing brace, unchecked
-    /// (UTF-8 included: [`RawResult::text`] checks it, the one pass that reads it).
+    /// `start..end` of `frame`, unchecked (UTF-8 included: [`Lazy::text`] checks it, the
+    /// one pass that reads it).
     Span {
         frame: Bytes,
         start: usize,
@@ -54,9 +56,27 @@ enum Repr {
     },
 }
 
+impl Lazy {
+    /// The text: checked, or the span's when it is UTF-8, or else the empty text, which no
+    /// parse accepts.
+    pub(crate) fn text(&self) -> &str {
+        match self {
+            Lazy::Checked(raw) => raw.get(),
+            Lazy::Span { frame, start, end } => frame
+                .get(*start..*end)
+                .and_then(|span| std::str::from_utf8(span).ok())
+                .unwrap_or_default(),
+        }
+    }
+
+    pub(crate) fn is_checked(&self) -> bool {
+        matches!(self, Lazy::Checked(_))
+    }
+}
+
 impl From<Box<RawValue>> for RawResult {
     fn from(raw: Box<RawValue>) -> Self {
-        RawResult(Repr::Checked(raw))
+        RawResult(Lazy::Checked(raw))
     }
 }
 
@@ -66,18 +86,12 @@ impl RawResult {
     /// documentation). A span that is not UTF-8 reads as the empty text, which no parse
     /// accepts.
     pub fn text(&self) -> &str {
-        match &self.0 {
-            Repr::Checked(raw) => raw.get(),
-            Repr::Span { frame, start, end } => frame
-                .get(*start..*end)
-                .and_then(|span| std::str::from_utf8(span).ok())
-                .unwrap_or_default(),
-        }
+        self.0.text()
     }
 
     /// Whether [`text`](Self::text) is known to be exactly one JSON value.
     pub fn is_checked(&self) -> bool {
-        matches!(self.0, Repr::Checked(_))
+        self.0.is_checked()
     }
 
     /// The result, checked: an unchecked span is decoded with its whole frame, so this is
@@ -85,8 +99,8 @@ impl RawResult {
     /// response after all.
     pub fn into_raw_value(self) -> Result<Box<RawValue>, Error> {
         let (frame, start) = match self.0 {
-            Repr::Checked(raw) => return Ok(raw),
-            Repr::Span { frame, start, .. } => (frame, start),
+            Lazy::Checked(raw) => return Ok(raw),
+            Lazy::Span { frame, start, .. } => (frame, start),
         };
         let malformed = |reason: String| Error::Malformed(reason);
         match decode(&frame, DecodeOptions::default()) {
@@ -124,30 +138,40 @@ impl RawResult {
 /// any other frame (which is then decoded whole). Nothing after `"result":` is read, so a
 /// span is only a claim until parsed (its UTF-8 included).
 pub(crate) fn response_span(frame: &Bytes) -> Option<(i64, RawResult)> {
-    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
     const RESULT: &[u8] = br#","result":"#;
+    let (id, after_id) = integer_id(frame)?;
+    frame[after_id..].strip_prefix(RESULT)?;
+    let start = after_id + RESULT.len();
+    let end = closing_brace(frame, start)?;
+    Some((
+        id,
+        RawResult(Lazy::Span {
+            frame: frame.clone(),
+            start,
+            end,
+        }),
+    ))
+}
+
+/// The id of a frame that begins `{"jsonrpc":"2.0","id":N` with `N` a non-negative integer
+/// of at most 18 digits (which fits an `i64`), and the offset just after it; `None` for
+/// any other frame.
+pub(crate) fn integer_id(frame: &[u8]) -> Option<(i64, usize)> {
+    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
     let rest = frame.strip_prefix(HEAD)?;
     let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
     // JSON numbers have no leading zeros; `0` alone is one.
     if digits == 0 || digits > 18 || (digits > 1 && rest.first() == Some(&b'0')) {
         return None;
     }
-    let (number, rest) = rest.split_at(digits);
-    let id = crate::received::small_integer(number);
-    rest.strip_prefix(RESULT)?;
-    let start = HEAD.len() + digits + RESULT.len();
+    Some((small_integer(&rest[..digits]), HEAD.len() + digits))
+}
+
+/// The offset of the frame's closing brace, its last character but white space, when that
+/// is `}` and comes after `start`.
+pub(crate) fn closing_brace(frame: &[u8], start: usize) -> Option<usize> {
     let end = frame.iter().rposition(|b| !b.is_ascii_whitespace())?;
-    if end <= start || frame.get(end) != Some(&b'}') {
-        return None;
-    }
-    Some((
-        id,
-        RawResult(Repr::Span {
-            frame: frame.clone(),
-            start,
-            end,
-        }),
-    ))
+    (end > start && frame[end] == b'}').then_some(end)
 }
 
 /// The value of `digits`, one to eighteen ASCII digits (which fit an `i64`), read in place
