@@ -136,9 +136,14 @@ fn decode_whole(frame: &[u8]) -> Result<Box<RawValue>, DecodeError> {
 /// frame (which is then decoded whole). Nothing after `"params":` is read, so the params
 /// are only a claim until parsed.
 pub(crate) fn request_span(frame: &Bytes) -> Option<Request> {
+    let (id, after_id) = integer_id(frame)?;
+    request_after_id(frame, id, after_id)
+}
+
+/// [`request_span`] once [`integer_id`] has read the frame's head (`id`, up to `after_id`).
+pub(crate) fn request_after_id(frame: &Bytes, id: i64, after_id: usize) -> Option<Request> {
     const METHOD: &[u8] = br#","method":""#;
     const PARAMS: &[u8] = br#"","params":"#;
-    let (id, after_id) = integer_id(frame)?;
     let rest = frame[after_id..].strip_prefix(METHOD)?;
     // The method ends at the first quote; one with an escape or a control character
     // goes through the decoder.

@@ -943,19 +943,20 @@ struct Stop;
 impl<H: Handler> Dispatch<'_, H> {
     async fn frame(&self, frame: &Bytes) -> Result<(), Stop> {
         let shared = &self.peer.shared;
-        // A response in the usual layout to a request still waiting is handed over
-        // unread: the requester's parse of the result is the only one (`received.rs`).
-        if let Some((id, result)) = crate::received::response_span(frame) {
-            let waiter = lock(&shared.pending).remove(&RequestId::Integer(id));
-            if let Some(waiter) = waiter {
-                let _ = waiter.tx.send(Ok(result));
-                return Ok(());
-            }
-        }
-        // Likewise a request in the usual layout: its handler's parse of the params is the
+        // The usual layouts, their head read once. A response to a request still waiting
+        // is handed over unread: the requester's parse of the result is the only one
+        // (`received.rs`). Likewise a request: its handler's parse of the params is the
         // only one (`params.rs`).
-        if let Some(request) = crate::params::request_span(frame) {
-            return self.request(request).await;
+        if let Some((id, after_id)) = crate::received::integer_id(frame) {
+            if let Some(result) = crate::received::result_after_id(frame, after_id) {
+                let waiter = lock(&shared.pending).remove(&RequestId::Integer(id));
+                if let Some(waiter) = waiter {
+                    let _ = waiter.tx.send(Ok(result));
+                    return Ok(());
+                }
+            } else if let Some(request) = crate::params::request_after_id(frame, id, after_id) {
+                return self.request(request).await;
+            }
         }
         match decode(frame, shared.config.decode) {
             Ok(Decoded::Single(message)) => self.message(message).await,

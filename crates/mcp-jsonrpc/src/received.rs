@@ -138,19 +138,21 @@ impl RawResult {
 /// any other frame (which is then decoded whole). Nothing after `"result":` is read, so a
 /// span is only a claim until parsed (its UTF-8 included).
 pub(crate) fn response_span(frame: &Bytes) -> Option<(i64, RawResult)> {
-    const RESULT: &[u8] = br#","result":"#;
     let (id, after_id) = integer_id(frame)?;
+    result_after_id(frame, after_id).map(|result| (id, result))
+}
+
+/// [`response_span`] once [`integer_id`] has read the frame's head, up to `after_id`.
+pub(crate) fn result_after_id(frame: &Bytes, after_id: usize) -> Option<RawResult> {
+    const RESULT: &[u8] = br#","result":"#;
     frame[after_id..].strip_prefix(RESULT)?;
     let start = after_id + RESULT.len();
     let end = closing_brace(frame, start)?;
-    Some((
-        id,
-        RawResult(Lazy::Span {
-            frame: frame.clone(),
-            start,
-            end,
-        }),
-    ))
+    Some(RawResult(Lazy::Span {
+        frame: frame.clone(),
+        start,
+        end,
+    }))
 }
 
 /// The id of a frame that begins `{"jsonrpc":"2.0","id":N` with `N` a non-negative integer

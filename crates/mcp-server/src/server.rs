@@ -6,7 +6,7 @@ use std::future::Future;
 use std::sync::{Arc, LazyLock, PoisonError, RwLock, RwLockReadGuard};
 use std::time::Duration;
 
-use mcp_jsonrpc::{CancellationToken, ErrorObject, Handler, Params, Request, RequestContext};
+use mcp_jsonrpc::{CancellationToken, ErrorObject, Handler, Request, RequestContext};
 use mcp_types::{
     CacheScope, CompleteRequestParams, CompleteResult, CompleteResultCompletion, DiscoverResult,
     ErrorCode, GetPromptResult, Implementation, InputRequiredResult, ListPromptsResult,
@@ -889,7 +889,7 @@ impl Server {
         if !allowed {
             return Err(ErrorObject::method_not_found(method));
         }
-        let Some(params) = request.params.as_ref() else {
+        let Some(params) = request.params else {
             return Err(invalid("params with `_meta` are required"));
         };
         // The hottest method parses its params once, `_meta` and a `null`
@@ -897,17 +897,12 @@ impl Server {
         // that wait are boxed, so that this future (which the engine copies into a box of
         // its own per request) is only as large as a `tools/call`'s.
         if method == method::TOOLS_CALL {
-            return self.call_tool(params, rpc).await;
+            return self.call_tool(&params, rpc).await;
         }
         // Owned for the other methods (a copy of a span, as decoding made before spans):
         // a `subscriptions/listen` lasts as long as its client wants, and a span would
         // keep the whole read buffer it points into.
-        let raw = request
-            .params
-            .map(Params::into_raw_value)
-            .transpose()
-            .map_err(|e| e.to_error_object())?
-            .unwrap_or_default();
+        let raw = params.into_raw_value().map_err(|e| e.to_error_object())?;
         let params = raw.get();
         let meta = meta_only(params)?;
         let authenticated = principal_of(&rpc).is_some();
