@@ -233,6 +233,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // `mcp serve-example` alone is how a host spawns the example server over stdio: it
+    // starts without building clap's grammar of every subcommand, which at start-up cost
+    // more instructions (0.3 M) and heap (0.3 MB) than the server itself (issue #8,
+    // docs/PERFORMANCE.md, "Cold start"). Any other command line goes through clap.
+    if plain_serve_example(std::env::args_os().skip(1)) {
+        return serve_example_stdio();
+    }
     let cli = Cli::parse();
     if cli.verbose {
         wire_log();
@@ -259,11 +266,40 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    match runtime.block_on(Box::pin(run(cli))) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Error::ToolFailed) => ExitCode::FAILURE,
         Err(e) => {
             eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Whether the arguments (after the program's name) are exactly `serve-example`.
+fn plain_serve_example(mut args: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    args.next().is_some_and(|first| first == "serve-example") && args.next().is_none()
+}
+
+/// `mcp serve-example` without options: the stdio example server on one thread, as the
+/// clap path runs it.
+fn serve_example_stdio() -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Boxed, the server's future is not copied from frame to frame down `block_on`'s
+    // stack (each copy would be stack pages touched for good).
+    match runtime.block_on(Box::pin(example::serve_stdio(example::Bench::default()))) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {}", Error::Server(e));
             ExitCode::FAILURE
         }
     }
@@ -745,6 +781,32 @@ mod tests {
         assert!(call_arguments(Some("[1]"), &[]).is_err());
         assert!(call_arguments(None, &["novalue".into()]).is_err());
         assert!(call_arguments(None, &["=x".into()]).is_err());
+    }
+
+    #[test]
+    fn only_a_bare_serve_example_skips_clap() {
+        let plain = |args: &[&str]| plain_serve_example(args.iter().map(Into::into));
+        assert!(plain(&["serve-example"]));
+        assert!(!plain(&[]));
+        assert!(!plain(&["serve-example", "--http", "127.0.0.1:0"]));
+        assert!(!plain(&["serve-example", "--help"]));
+        assert!(!plain(&["--verbose", "serve-example"]));
+        assert!(!plain(&["serve-examples"]));
+        // What the fast path serves is what clap would have chosen.
+        let cli = Cli::try_parse_from(["mcp", "serve-example"]).unwrap();
+        assert!(!cli.verbose && !cli.json && cli.config.is_none() && cli.server.is_none());
+        let Some(Command::ServeExample {
+            http: None,
+            workers: None,
+            bench_tools: false,
+            extra_tools: 0,
+            soak_tools: false,
+            max_concurrent_requests: None,
+            max_connections: None,
+        }) = cli.command
+        else {
+            panic!("`mcp serve-example` is not the plain example server");
+        };
     }
 
     #[test]
