@@ -1,23 +1,28 @@
-//! How the `mcp` binary is linked (issue #8, `docs/PERFORMANCE.md`, "Resident size").
+//! How the `mcp` binary is linked (issue #8, `docs/PERFORMANCE.md`, "Resident size" and
+//! "Cold start").
 //!
 //! - The functions a server runs are laid out first, in the order of `hot-symbols.txt`
-//!   (`cargo xtask hot-symbols` writes it): scattered over the binary's 18 MB of code they
+//!   (`cargo xtask hot-symbols` writes it): scattered over the binary's 14 MB of code they
 //!   kept about 7 MB of it resident, since the kernel maps a file in 64 KiB runs around
-//!   each page touched; together they take about 1.4 MB.
-//! - Relative relocations are packed (`DT_RELR`): the loader then reads a table of a few
-//!   kilobytes instead of 850 KB of `Elf64_Rela` entries at start-up.
+//!   each page touched; together they take about 1.3 MB.
+//! - The binary is position-dependent (`-no-pie`, as Go links its programs by default).
+//!   As a position-independent executable it carried 32,000 pointers the dynamic loader
+//!   had to relocate at every start: 0.4 M instructions (a third of the example server's
+//!   start-up) and 150 pages of `.data.rel.ro` copied and written before `main`, about
+//!   0.35 ms of each start and 0.3 MB of resident memory. The cost is that the binary's
+//!   own code and data sit at a fixed address (the libraries, the heap and the stack are
+//!   still randomized); `MCP_CLI_PLAIN_LINK=1` links it position-independent again.
 //!
-//! Both are flags of LLD, the linker rustc uses on `x86_64-unknown-linux-gnu` since 1.90
-//! (this workspace needs 1.95), so they are passed only there, and only when nothing
-//! chose another linker (a `linker` setting, `-C linker…`, `-fuse-ld`, or
-//! `-C link-self-contained` in `RUSTFLAGS`). Packed relocations need glibc 2.36 where the
-//! binary runs, so they are passed only when the build machine has it and builds for
-//! itself. `MCP_CLI_PLAIN_LINK=1` turns both off. The library crates are never affected:
-//! these are link arguments of the `mcp` binary alone.
+//! Both are options of LLD and of the C compiler driver rustc links with on
+//! `x86_64-unknown-linux-gnu` (LLD is its default linker since 1.90; this workspace needs
+//! 1.95), so they are passed only there, and only when nothing chose another linker (a
+//! `linker` setting, `-C linker…`, `-fuse-ld`, or `-C link-self-contained` in
+//! `RUSTFLAGS`). The library crates are never affected: these are link arguments of the
+//! `mcp` binary alone, and a program built on the libraries is linked as its author
+//! chooses.
 
 use std::env;
 use std::path::Path;
-use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=hot-symbols.txt");
@@ -33,9 +38,8 @@ fn main() {
         println!("cargo:rustc-link-arg-bin=mcp=-Wl,--symbol-ordering-file={order}");
         println!("cargo:rustc-link-arg-bin=mcp=-Wl,--no-warn-symbol-ordering");
     }
-    if env::var("HOST") == env::var("TARGET") && glibc_at_least(2, 36) {
-        println!("cargo:rustc-link-arg-bin=mcp=-Wl,-z,pack-relative-relocs");
-    }
+    // After rustc's own `-pie`: the driver takes the last of the two.
+    println!("cargo:rustc-link-arg-bin=mcp=-no-pie");
 }
 
 /// Whether the binary is linked by rustc's own LLD: the target where it is the default,
@@ -50,21 +54,4 @@ fn default_lld() -> bool {
     !["linker", "fuse-ld", "link-self-contained"]
         .iter()
         .any(|word| flags.contains(word))
-}
-
-/// Whether the build machine's C library is glibc `major.minor` or later
-/// (`getconf GNU_LIBC_VERSION` prints `glibc 2.36`).
-fn glibc_at_least(major: u32, minor: u32) -> bool {
-    let Ok(output) = Command::new("getconf").arg("GNU_LIBC_VERSION").output() else {
-        return false;
-    };
-    let text = String::from_utf8_lossy(&output.stdout);
-    let Some(version) = text.trim().strip_prefix("glibc ") else {
-        return false;
-    };
-    let mut parts = version.split('.').map(|p| p.parse::<u32>().ok());
-    match (parts.next().flatten(), parts.next().flatten()) {
-        (Some(have_major), Some(have_minor)) => (have_major, have_minor) >= (major, minor),
-        _ => false,
-    }
 }
