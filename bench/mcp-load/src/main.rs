@@ -8,6 +8,8 @@
 //!   --duration SECS   how long to measure [3]
 //!   --calls N         measure this many calls instead of a duration
 //!   --warmup N        calls answered before measuring starts [500]
+//!   --cold-starts N   stdio: also spawn the server N more times for its first reply
+//!                     alone; the cold start reported is the median of all [4]
 //!   --payload BYTES   length of the echoed text [16]
 //!   --era E           modern (2026-07-28 `_meta` on every request) or legacy
 //!                     (initialize + notifications/initialized first) [modern]
@@ -32,7 +34,9 @@
 //! must be complete within 60 s. The report is one JSON object on stdout: calls/s, p50 and p99 latency, the
 //! server's CPU time per call (utime + stime from `/proc/PID/stat` before and after the
 //! measured window, divided by the calls), its peak RSS (`VmHWM`), and for stdio the cold
-//! start (spawn to first reply); and the driver's own CPU time per call, the same way.
+//! start (spawn to first reply: the median of the run's own and of `--cold-starts` more
+//! spawns, each of which sends the first request alone, waits for its reply and closes
+//! the server's stdin; one spawn alone swings by milliseconds); and the driver's own CPU time per call, the same way.
 
 mod http;
 mod measure;
@@ -59,6 +63,8 @@ pub struct Options {
     pub in_flight: usize,
     pub stop: Stop,
     pub warmup: u64,
+    /// Stdio: the extra spawns measured for the cold start.
+    pub cold_starts: usize,
     pub payload: usize,
     pub era: Era,
     pub threads: usize,
@@ -146,7 +152,7 @@ impl Report {
 }
 
 const USAGE: &str = "usage: mcp-load [--in-flight N] [--duration SECS | --calls N] [--warmup N] \
-[--payload BYTES] [--era modern|legacy] [--threads N] [--method M] [--tool NAME] \
+[--cold-starts N] [--payload BYTES] [--era modern|legacy] [--threads N] [--method M] [--tool NAME] \
 [--arguments JSON | --params JSON] [--expect-text T] [--expect-tools N] [--progress N] \
 (--stdio -- CMD ARGS... | --http URL --pid PID)";
 
@@ -242,6 +248,7 @@ fn parse(args: &[String]) -> Result<(Target, Options), String> {
         in_flight: 16,
         stop: Stop::Duration(Duration::from_secs(3)),
         warmup: 500,
+        cold_starts: 4,
         payload: 16,
         era: Era::Modern,
         threads: 1,
@@ -266,6 +273,7 @@ fn parse(args: &[String]) -> Result<(Target, Options), String> {
             }
             "--calls" => options.stop = Stop::Calls(number(flag, rest.next())?),
             "--warmup" => options.warmup = number(flag, rest.next())?,
+            "--cold-starts" => options.cold_starts = number(flag, rest.next())?,
             "--payload" => options.payload = number(flag, rest.next())?,
             "--threads" => options.threads = number(flag, rest.next())?,
             "--era" => {

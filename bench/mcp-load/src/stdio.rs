@@ -62,6 +62,21 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
     let ids = Arc::new(AtomicU64::new(1));
     let (program, args) = command.split_first().ok_or("no command to spawn")?;
 
+    // The first exchange, alone: its first reply gives the cold start. A listing is
+    // followed to its end here.
+    let mut first = match options.era {
+        Era::Legacy => protocol::initialize(0),
+        Era::Modern => {
+            let mut out = Vec::new();
+            template.write(0, &mut out);
+            out
+        }
+    };
+    first.push(b'\n');
+    let mut cold_starts = (0..options.cold_starts)
+        .map(|_| cold_start(program, args, &first, expect))
+        .collect::<Result<Vec<_>, _>>()?;
+
     let spawned = Instant::now();
     let child = Command::new(program)
         .args(args)
@@ -78,18 +93,6 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
     let mut stdout =
         BufReader::with_capacity(256 * 1024, server.0.stdout.take().ok_or("no stdout pipe")?);
     let mut line = Vec::with_capacity(128 * 1024);
-
-    // The first exchange, alone: its first reply gives the cold start. A listing is
-    // followed to its end here.
-    let mut first = match options.era {
-        Era::Legacy => protocol::initialize(0),
-        Era::Modern => {
-            let mut out = Vec::new();
-            template.write(0, &mut out);
-            out
-        }
-    };
-    first.push(b'\n');
     write(&mut stdin, &first)?;
     let mut waiting = 0;
     let mut cold_start = None;
@@ -126,7 +129,9 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
             Some(Listed::Done) | None => break,
         }
     }
-    let cold_start = cold_start.ok_or("no first reply")?;
+    cold_starts.push(cold_start.ok_or("no first reply")?);
+    cold_starts.sort_unstable();
+    let cold_start = cold_starts[cold_starts.len() / 2];
     if options.era == Era::Legacy {
         let mut note = protocol::initialized();
         note.push(b'\n');
@@ -321,12 +326,62 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
     )
 }
 
+/// One more spawn of the server for the cold start: the time from the spawn to the reply
+/// to `first` (a request with id 0), after which the server's stdin is closed and it is
+/// given 2 s to exit (then killed).
+fn cold_start(
+    program: &str,
+    args: &[String],
+    first: &[u8],
+    expect: &protocol::Expect,
+) -> Result<Duration, String> {
+    let spawned = Instant::now();
+    let child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot spawn {program}: {e}"))?;
+    let mut server = Server(child);
+    let progress = Arc::new(AtomicU64::new(0));
+    watchdog(server.0.id(), Arc::clone(&progress));
+    let mut stdin = server.0.stdin.take().ok_or("no stdin pipe")?;
+    let mut stdout = BufReader::new(server.0.stdout.take().ok_or("no stdout pipe")?);
+    let mut line = Vec::new();
+    write(&mut stdin, first)?;
+    let elapsed = loop {
+        read_line(&mut stdout, &mut line, 0)?;
+        match protocol::check(&line, expect)? {
+            Received::Reply(0) | Received::Page { id: 0, .. } => break spawned.elapsed(),
+            Received::Reply(id) | Received::Page { id, .. } => {
+                return Err(format!("a reply to id {id}, which was not sent"));
+            }
+            Received::Progress { .. } | Received::Other => {}
+        }
+    };
+    progress.store(WATCHED_OUT, Ordering::Relaxed);
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = server.0.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(elapsed)
+}
+
+/// What `progress` is set to when the server no longer needs watching.
+const WATCHED_OUT: u64 = u64::MAX;
+
 /// How long the server may go without answering anything before the run fails.
 const STALL: Duration = Duration::from_secs(30);
 
 /// Fails the run (kills the server, exits with an error) when no reply arrives for
 /// [`STALL`]: a server that stops answering, or answers with something else, must not
-/// hang the driver. The reads block, so this is a thread of its own.
+/// hang the driver. The reads block, so this is a thread of its own; it ends when
+/// `progress` is set to [`WATCHED_OUT`].
 fn watchdog(pid: u32, progress: Arc<AtomicU64>) {
     std::thread::spawn(move || {
         let mut seen = u64::MAX;
@@ -334,6 +389,9 @@ fn watchdog(pid: u32, progress: Arc<AtomicU64>) {
         loop {
             std::thread::sleep(Duration::from_millis(250));
             let now = progress.load(Ordering::Relaxed);
+            if now == WATCHED_OUT {
+                return;
+            }
             if now != seen {
                 seen = now;
                 since = Instant::now();
