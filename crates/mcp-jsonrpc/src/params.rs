@@ -4,8 +4,10 @@
 //! where they end (a `RawValue` is a scan and a copy), and then the handler parses the same
 //! text again into its own type: for a small `tools/call` that first scan was a sixth of a
 //! server's instructions per call, and for a 64 KiB argument a quarter (issue #8,
-//! `docs/PERFORMANCE.md`). Most requests, and every one our client and the official SDKs
-//! write, are laid out `{"jsonrpc":"2.0","id":N,"method":"M","params":…}`: the params
+//! `docs/PERFORMANCE.md`). Most requests, and every one our client and the Python SDK
+//! write, are laid out `{"jsonrpc":"2.0","id":N,"method":"M","params":…}`, or with the
+//! keys sorted, `{"id":N,"jsonrpc":"2.0","method":"M","params":…}`, as a
+//! `serde_json::Value` writes them (the benchmark's driver among others): the params
 //! are then everything between `"params":` and the frame's closing brace, found without
 //! reading them. [`Params`] carries that span, unchecked, so the handler's own parse is
 //! the only one; a handler that cannot use it asks [`Params::checked`], which reads the
@@ -131,6 +133,7 @@ fn decode_whole(frame: &[u8]) -> Result<Box<RawValue>, DecodeError> {
 }
 
 /// A request read from a frame laid out `{"jsonrpc":"2.0","id":N,"method":"M","params":…}`
+/// (or beginning `{"id":N,"jsonrpc":"2.0"`, see [`integer_id`])
 /// with `N` a non-negative integer, `M` a string without escapes, the params starting with
 /// `{` or `[`, and `}` the frame's last character but white space; `None` for any other
 /// frame (which is then decoded whole). Nothing after `"params":` is read, so the params
@@ -203,12 +206,21 @@ mod tests {
             span("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"m\",\"params\": [1] }\r\n"),
             Some((0, "m".to_owned(), " [1] ".to_owned()))
         );
+        // The keys sorted, as a `serde_json::Value` (or any map sorted by key) writes them.
+        assert_eq!(
+            span(r#"{"id":12,"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}"#),
+            Some((12, "tools/call".to_owned(), r#"{"name":"x"}"#.to_owned()))
+        );
     }
 
     #[test]
     fn any_other_layout_is_left_to_the_decoder() {
         for frame in [
-            r#"{"id":7,"jsonrpc":"2.0","method":"m","params":{}}"#,
+            r#"{"id":7,"method":"m","params":{},"jsonrpc":"2.0"}"#,
+            r#"{"id":7,"jsonrpc":"2.0","params":{},"method":"m"}"#,
+            r#"{"id":7,"jsonrpc":"2.00","method":"m","params":{}}"#,
+            r#"{"id":-7,"jsonrpc":"2.0","method":"m","params":{}}"#,
+            r#"{"id":7 ,"jsonrpc":"2.0","method":"m","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":"7","method":"m","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":-7,"method":"m","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":07,"method":"m","params":{}}"#,

@@ -5,7 +5,8 @@
 //! where it ends (a `RawValue` is a scan and a copy), and then the caller parses the same
 //! text again into its own type: for a small `tools/call` that first scan is a quarter of
 //! a client's work per call (issue #8, `docs/PERFORMANCE.md`). Most responses, and every
-//! one our server writes, are laid out `{"jsonrpc":"2.0","id":N,"result":…}`: the result
+//! one our server writes, are laid out `{"jsonrpc":"2.0","id":N,"result":…}` (or with the
+//! keys sorted, `{"id":N,"jsonrpc":"2.0","result":…}`): the result
 //! is then everything between `"result":` and the frame's closing brace, found without
 //! reading it. [`RawResult`] carries that span, unchecked, so the caller's own parse is the
 //! only one; a caller that cannot use it asks [`RawResult::into_raw_value`], which decodes
@@ -134,6 +135,7 @@ impl RawResult {
 }
 
 /// The id and the result's span of a frame laid out `{"jsonrpc":"2.0","id":N,"result":…}`
+/// (or beginning `{"id":N,"jsonrpc":"2.0"`, see [`integer_id`])
 /// with `N` a non-negative integer and `}` its last character but white space; `None` for
 /// any other frame (which is then decoded whole). Nothing after `"result":` is read, so a
 /// span is only a claim until parsed (its UTF-8 included).
@@ -155,18 +157,30 @@ pub(crate) fn result_after_id(frame: &Bytes, after_id: usize) -> Option<RawResul
     }))
 }
 
-/// The id of a frame that begins `{"jsonrpc":"2.0","id":N` with `N` a non-negative integer
-/// of at most 18 digits (which fits an `i64`), and the offset just after it; `None` for
-/// any other frame.
+/// The id of a frame that begins `{"jsonrpc":"2.0","id":N` (the order the specification's
+/// examples, our encoder and the Python SDK write) or `{"id":N,"jsonrpc":"2.0"` (the
+/// order of keys sorted, as a `serde_json::Value` or any map sorted by key writes them),
+/// with `N` a non-negative integer of at most 18 digits (which fits an `i64`), and the
+/// offset just after that head; `None` for any other frame.
 pub(crate) fn integer_id(frame: &[u8]) -> Option<(i64, usize)> {
     const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
-    let rest = frame.strip_prefix(HEAD)?;
+    const SORTED_HEAD: &[u8] = br#"{"id":"#;
+    const SORTED_TAIL: &[u8] = br#","jsonrpc":"2.0""#;
+    let (head, rest) = match frame.strip_prefix(HEAD) {
+        Some(rest) => (HEAD.len(), rest),
+        None => (SORTED_HEAD.len(), frame.strip_prefix(SORTED_HEAD)?),
+    };
     let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
     // JSON numbers have no leading zeros; `0` alone is one.
     if digits == 0 || digits > 18 || (digits > 1 && rest.first() == Some(&b'0')) {
         return None;
     }
-    Some((small_integer(&rest[..digits]), HEAD.len() + digits))
+    let id = small_integer(&rest[..digits]);
+    if head == HEAD.len() {
+        return Some((id, head + digits));
+    }
+    rest[digits..].strip_prefix(SORTED_TAIL)?;
+    Some((id, head + digits + SORTED_TAIL.len()))
 }
 
 /// The offset of the frame's closing brace, its last character but white space, when that
@@ -203,12 +217,20 @@ mod tests {
             span("{\"jsonrpc\":\"2.0\",\"id\":0,\"result\": 12 }\r\n"),
             Some((0, " 12 ".to_owned()))
         );
+        // The keys sorted, as a `serde_json::Value` writes them.
+        assert_eq!(
+            span(r#"{"id":42,"jsonrpc":"2.0","result":{"content":[]}}"#),
+            Some((42, r#"{"content":[]}"#.to_owned()))
+        );
     }
 
     #[test]
     fn any_other_layout_is_left_to_the_decoder() {
         for frame in [
-            r#"{"id":7,"jsonrpc":"2.0","result":{}}"#,
+            r#"{"id":7,"result":{},"jsonrpc":"2.0"}"#,
+            r#"{"id":7,"jsonrpc":"2.0" ,"result":{}}"#,
+            r#"{"id":7,"jsonrpc":"1.0","result":{}}"#,
+            r#"{"id":07,"jsonrpc":"2.0","result":{}}"#,
             r#"{"jsonrpc":"2.0","id":"7","result":{}}"#,
             r#"{"jsonrpc":"2.0","id":-7,"result":{}}"#,
             r#"{"jsonrpc":"2.0","id":07,"result":{}}"#,

@@ -253,8 +253,15 @@ async fn a_response_in_the_usual_layout_reaches_the_caller_unread_and_checks_out
         r#"{"content":[],"n":1}"#
     );
 
-    // Any other layout is decoded as before, and comes checked.
+    // The keys sorted (as a `serde_json::Value` writes them): unread too.
     let answer = answered_with(|id| format!(r#"{{"id":{id},"jsonrpc":"2.0","result":[1]}}"#))
+        .await
+        .unwrap();
+    assert!(!answer.is_checked());
+    assert_eq!(answer.text(), "[1]");
+
+    // Any other layout is decoded as before, and comes checked.
+    let answer = answered_with(|id| format!(r#"{{"result":[1],"id":{id},"jsonrpc":"2.0"}}"#))
         .await
         .unwrap();
     assert!(answer.is_checked());

@@ -641,7 +641,7 @@ async fn canned_replies() {
 }
 
 /// What `next_reply` makes of a reply: the result of a response laid out
-/// `{"jsonrpc":"2.0","id":N,"result":…}` comes unread (from a JSON body in one chunk or in
+/// `{"jsonrpc":"2.0","id":N,"result":…}` (or with its keys sorted) comes unread (from a JSON body in one chunk or in
 /// many, or from an SSE event), anything else decoded; a body in that layout that is not
 /// one value fails the reader's parse and says why through `into_raw_value`.
 #[tokio::test]
@@ -686,8 +686,16 @@ async fn results_come_unread_when_laid_out_as_ours() {
     );
     server.await.unwrap();
 
-    // Another member order: decoded whole, as `next` would.
+    // The keys sorted, as a `serde_json::Value` writes them: unread too.
     let (url, server) = canned(json_reply(r#"{"id":7,"jsonrpc":"2.0","result":{"a":1}}"#)).await;
+    assert_eq!(
+        replies(&url).await,
+        [("result".to_owned(), json!(7), r#"{"a":1}"#.to_owned())]
+    );
+    server.await.unwrap();
+
+    // Another member order: decoded whole, as `next` would.
+    let (url, server) = canned(json_reply(r#"{"result":{"a":1},"id":7,"jsonrpc":"2.0"}"#)).await;
     assert_eq!(
         replies(&url).await,
         [(
