@@ -78,17 +78,8 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
         .collect::<Result<Vec<_>, _>>()?;
 
     let spawned = Instant::now();
-    let child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("cannot spawn {program}: {e}"))?;
-    let mut server = Server(child);
+    let (mut server, progress) = spawn(program, args)?;
     let pid = server.0.id();
-    let progress = Arc::new(AtomicU64::new(0));
-    watchdog(pid, Arc::clone(&progress));
     let mut stdin = server.0.stdin.take().ok_or("no stdin pipe")?;
     let mut stdout =
         BufReader::with_capacity(256 * 1024, server.0.stdout.take().ok_or("no stdout pipe")?);
@@ -326,6 +317,22 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
     )
 }
 
+/// Spawns the server with piped stdin and stdout, watched: the counter it gives is the
+/// watchdog's (see [`watchdog`]).
+fn spawn(program: &str, args: &[String]) -> Result<(Server, Arc<AtomicU64>), String> {
+    let child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot spawn {program}: {e}"))?;
+    let server = Server(child);
+    let progress = Arc::new(AtomicU64::new(0));
+    watchdog(server.0.id(), Arc::clone(&progress));
+    Ok((server, progress))
+}
+
 /// One more spawn of the server for the cold start: the time from the spawn to the reply
 /// to `first` (a request with id 0), after which the server's stdin is closed and it is
 /// given 2 s to exit (then killed).
@@ -336,16 +343,7 @@ fn cold_start(
     expect: &protocol::Expect,
 ) -> Result<Duration, String> {
     let spawned = Instant::now();
-    let child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("cannot spawn {program}: {e}"))?;
-    let mut server = Server(child);
-    let progress = Arc::new(AtomicU64::new(0));
-    watchdog(server.0.id(), Arc::clone(&progress));
+    let (mut server, progress) = spawn(program, args)?;
     let mut stdin = server.0.stdin.take().ok_or("no stdin pipe")?;
     let mut stdout = BufReader::new(server.0.stdout.take().ok_or("no stdout pipe")?);
     let mut line = Vec::new();
