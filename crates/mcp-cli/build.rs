@@ -1,5 +1,5 @@
-//! How the `mcp` binary is linked (issue #8, `docs/PERFORMANCE.md`, "Resident size" and
-//! "Cold start").
+//! How the `mcp` binary is linked (issue #8, `docs/PERFORMANCE.md`, "Resident size: the
+//! hot functions together" and "Cold start and resident size, 2026-12-01").
 //!
 //! - The functions a server runs are laid out first, in the order of `hot-symbols.txt`
 //!   (`cargo xtask hot-symbols` writes it): scattered over the binary's 14 MB of code they
