@@ -101,6 +101,28 @@ fn depth(value: &Value) -> usize {
     deepest
 }
 
+/// Whether `value` serializes to more than `limit` bytes of JSON. The bytes are counted,
+/// not kept, and the count stops at the first byte past the limit, so measuring a huge
+/// schema costs no more than measuring one at the limit.
+fn serialized_over(value: &Value, limit: usize) -> bool {
+    struct Counter {
+        left: usize,
+    }
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.left = self
+                .left
+                .checked_sub(bytes.len())
+                .ok_or_else(|| std::io::Error::other("over the limit"))?;
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    serde_json::to_writer(&mut Counter { left: limit }, value).is_err()
+}
+
 /// Compiles a schema with a bounded cost: its size and depth are capped before the
 /// validator sees it, remote `$ref`s are never fetched (no resolver is compiled in), and
 /// `pattern` regexes have size and backtracking limits, so a hostile schema cannot make
@@ -115,10 +137,9 @@ fn compile(
         which,
         reason,
     };
-    let size = serde_json::to_vec(schema).map_or(usize::MAX, |bytes| bytes.len());
-    if size > MAX_SCHEMA_BYTES {
+    if serialized_over(schema, MAX_SCHEMA_BYTES) {
         return Err(refuse(format!(
-            "{size} bytes, more than the limit of {MAX_SCHEMA_BYTES}"
+            "more than the limit of {MAX_SCHEMA_BYTES} bytes as JSON"
         )));
     }
     if depth(schema) > MAX_SCHEMA_DEPTH {
@@ -514,6 +535,11 @@ mod tests {
         };
         assert!(ToolDef::new("at", sized(MAX_SCHEMA_BYTES), ok).is_ok());
         assert!(ToolDef::new("past", sized(MAX_SCHEMA_BYTES + 1), ok).is_err());
+        // The count is exact at any limit (`{"a":"bc"}` is ten bytes).
+        let ten = json!({"a": "bc"});
+        assert!(!super::serialized_over(&ten, 10));
+        assert!(super::serialized_over(&ten, 9));
+        assert!(super::serialized_over(&ten, 0));
     }
 
     #[test]
