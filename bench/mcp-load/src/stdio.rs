@@ -24,6 +24,19 @@ use crate::{CpuUsed, Options, Report, Stop};
 /// Kills the server on every path out.
 struct Server(Child);
 
+impl Server {
+    /// Gives the server, its stdin closed, up to 2 s to exit (the guard kills it after).
+    fn wait_exit(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -295,13 +308,7 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
     read_result?;
     // Close stdin so the server can exit; the guard kills it if it does not.
     drop(stdin?);
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while Instant::now() < deadline {
-        if let Ok(Some(_)) = server.0.try_wait() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    server.wait_exit();
     let (start, cpu_start, driver_start) = window.ok_or("the warm-up never finished")?;
     Report::new(
         "stdio",
@@ -335,7 +342,7 @@ fn spawn(program: &str, args: &[String]) -> Result<(Server, Arc<AtomicU64>), Str
 
 /// One more spawn of the server for the cold start: the time from the spawn to the reply
 /// to `first` (a request with id 0), after which the server's stdin is closed and it is
-/// given 2 s to exit (then killed).
+/// given 2 s to exit ([`Server::wait_exit`]).
 fn cold_start(
     program: &str,
     args: &[String],
@@ -360,13 +367,7 @@ fn cold_start(
     };
     progress.store(WATCHED_OUT, Ordering::Relaxed);
     drop(stdin);
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while Instant::now() < deadline {
-        if let Ok(Some(_)) = server.0.try_wait() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    server.wait_exit();
     Ok(elapsed)
 }
 

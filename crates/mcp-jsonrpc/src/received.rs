@@ -166,21 +166,19 @@ pub(crate) fn integer_id(frame: &[u8]) -> Option<(i64, usize)> {
     const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
     const SORTED_HEAD: &[u8] = br#"{"id":"#;
     const SORTED_TAIL: &[u8] = br#","jsonrpc":"2.0""#;
-    let (head, rest) = match frame.strip_prefix(HEAD) {
-        Some(rest) => (HEAD.len(), rest),
-        None => (SORTED_HEAD.len(), frame.strip_prefix(SORTED_HEAD)?),
+    // What follows the id: nothing more in the first order, `"jsonrpc"` in the sorted one.
+    let (rest, tail): (&[u8], &[u8]) = match frame.strip_prefix(HEAD) {
+        Some(rest) => (rest, b""),
+        None => (frame.strip_prefix(SORTED_HEAD)?, SORTED_TAIL),
     };
     let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
     // JSON numbers have no leading zeros; `0` alone is one.
     if digits == 0 || digits > 18 || (digits > 1 && rest.first() == Some(&b'0')) {
         return None;
     }
-    let id = small_integer(&rest[..digits]);
-    if head == HEAD.len() {
-        return Some((id, head + digits));
-    }
-    rest[digits..].strip_prefix(SORTED_TAIL)?;
-    Some((id, head + digits + SORTED_TAIL.len()))
+    rest[digits..].strip_prefix(tail)?;
+    let after_id = frame.len() - rest.len() + digits + tail.len();
+    Some((small_integer(&rest[..digits]), after_id))
 }
 
 /// The offset of the frame's closing brace, its last character but white space, when that
