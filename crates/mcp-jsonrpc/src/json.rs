@@ -86,7 +86,7 @@ pub fn to_raw_value<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>> {
         // A handler's `Serialize` could itself call this function; the inner call then
         // takes a buffer of its own rather than the one in use.
         let Ok(mut buf) = scratch.try_borrow_mut() else {
-            return raw_from(&to_string(value)?);
+            return raw_from_owned(to_string(value)?);
         };
         buf.clear();
         let written = write(&mut buf, value);
@@ -129,21 +129,11 @@ fn raw_from_owned(json: String) -> Result<Box<RawValue>> {
         .map_err(|e| <Error as ser::Error>::custom(format_args!("cannot hand over the text: {e}")))
 }
 
-/// What this writer wrote, as a `RawValue`, without parsing it again.
+/// What this writer wrote, as a `RawValue`, without parsing it again: copied once into
+/// an allocation of its exact size. (`serde_json::value::to_raw_value` would write it
+/// into a 128-byte buffer, grow that by doubling, then shrink it to fit.)
 fn raw_from(json: &str) -> Result<Box<RawValue>> {
-    serde_json::value::to_raw_value(&Verbatim(json))
-}
-
-/// JSON text that `serde_json` writes as it is: serialized the way a `RawValue` is.
-struct Verbatim<'a>(&'a str);
-
-impl Serialize for Verbatim<'_> {
-    fn serialize<S: ser::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        use ser::SerializeStruct as _;
-        let mut s = serializer.serialize_struct(RAW_TOKEN, 1)?;
-        s.serialize_field(RAW_TOKEN, self.0)?;
-        s.end()
-    }
+    raw_from_owned(json.to_owned())
 }
 
 // ---- strings ----

@@ -547,6 +547,18 @@ impl Drop for Connection {
     }
 }
 
+/// Cancels every inbound request still in flight (each one's task then answers nothing
+/// and leaves the table).
+fn cancel_inbound(shared: &Shared) {
+    let tokens: Vec<CancellationToken> = lock(&shared.inbound)
+        .values()
+        .map(|in_flight| in_flight.cancel.clone())
+        .collect();
+    for token in tokens {
+        token.cancel();
+    }
+}
+
 fn abort_inbound(shared: &Shared) {
     for (_, in_flight) in lock(&shared.inbound).drain() {
         in_flight.cancel.cancel();
@@ -864,34 +876,43 @@ async fn drive<R: FrameReader, H: Handler>(
     };
     let permits = Arc::new(Semaphore::new(shared.config.max_concurrency.max(1)));
     let tracker = TaskTracker::new();
-    let connection_cancel = CancellationToken::new();
-    let reason = loop {
-        let next = tokio::select! {
-            biased;
-            () = shared.stop.cancelled() => break "shut down".to_owned(),
-            next = reader.read_frame() => next,
-        };
-        match next {
-            None => break "the peer closed the connection".to_owned(),
-            Some(Err(e)) if e.is_recoverable() => {
-                tracing::warn!(error = %e, "discarded an unreadable frame");
-                if shared.config.reply_to_malformed {
-                    let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, e.to_string());
-                    let _ = shared.outbound.send(encode_error(None, &error)).await;
-                }
+    // One wait for shutdown for the whole loop: a `cancelled()` made per frame joined and
+    // left the token's list of waiters (a lock each way, ~0.4 k instructions per
+    // request). A frame the reader has at hand is taken without polling it; shutdown is
+    // then seen at the top of the next turn.
+    let reason = {
+        let stop = shared.stop.cancelled();
+        tokio::pin!(stop);
+        loop {
+            if shared.stop.is_cancelled() {
+                break "shut down".to_owned();
             }
-            Some(Err(e)) => break closed_reason(&e),
-            Some(Ok(frame)) => {
-                wire(WIRE_IN, &frame);
-                let dispatch = Dispatch {
-                    peer: &peer,
-                    handler: &handler,
-                    permits: &permits,
-                    tracker: &tracker,
-                    cancel: &connection_cancel,
-                };
-                if dispatch.frame(&frame).await.is_err() {
-                    break "shut down".to_owned();
+            let next = tokio::select! {
+                biased;
+                next = reader.read_frame() => next,
+                () = &mut stop => break "shut down".to_owned(),
+            };
+            match next {
+                None => break "the peer closed the connection".to_owned(),
+                Some(Err(e)) if e.is_recoverable() => {
+                    tracing::warn!(error = %e, "discarded an unreadable frame");
+                    if shared.config.reply_to_malformed {
+                        let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, e.to_string());
+                        let _ = shared.outbound.send(encode_error(None, &error)).await;
+                    }
+                }
+                Some(Err(e)) => break closed_reason(&e),
+                Some(Ok(frame)) => {
+                    wire(WIRE_IN, &frame);
+                    let dispatch = Dispatch {
+                        peer: &peer,
+                        handler: &handler,
+                        permits: &permits,
+                        tracker: &tracker,
+                    };
+                    if dispatch.frame(&frame).await.is_err() {
+                        break "shut down".to_owned();
+                    }
                 }
             }
         }
@@ -907,7 +928,7 @@ async fn drive<R: FrameReader, H: Handler>(
     tracker.close();
     let grace = lock(&grace).take().unwrap_or(shared.config.eof_grace);
     if tokio::time::timeout(grace, tracker.wait()).await.is_err() {
-        connection_cancel.cancel();
+        cancel_inbound(&shared);
         if tokio::time::timeout(Duration::from_millis(100), tracker.wait())
             .await
             .is_err()
@@ -934,7 +955,6 @@ struct Dispatch<'a, H> {
     handler: &'a Arc<H>,
     permits: &'a Arc<Semaphore>,
     tracker: &'a TaskTracker,
-    cancel: &'a CancellationToken,
 }
 
 /// Reading must stop (shutdown arrived while waiting for a concurrency slot).
@@ -1069,14 +1089,22 @@ impl<H: Handler> Dispatch<'_, H> {
             return Ok(());
         }
         let permit: OwnedSemaphorePermit = match shared.config.overload {
-            Overload::Wait => tokio::select! {
-                biased;
-                () = shared.stop.cancelled() => return Err(Stop),
-                permit = Arc::clone(self.permits).acquire_owned() => match permit {
-                    Ok(permit) => permit,
-                    Err(_) => return Err(Stop),
-                },
-            },
+            // A free slot is taken without the wait below, whose `cancelled()` would join
+            // and leave the token's waiters (a lock each way) for nothing.
+            Overload::Wait => {
+                if let Ok(permit) = Arc::clone(self.permits).try_acquire_owned() {
+                    permit
+                } else {
+                    tokio::select! {
+                        biased;
+                        () = shared.stop.cancelled() => return Err(Stop),
+                        permit = Arc::clone(self.permits).acquire_owned() => match permit {
+                            Ok(permit) => permit,
+                            Err(_) => return Err(Stop),
+                        },
+                    }
+                }
+            }
             Overload::Reject => {
                 if let Ok(permit) = Arc::clone(self.permits).try_acquire_owned() {
                     permit
@@ -1095,7 +1123,12 @@ impl<H: Handler> Dispatch<'_, H> {
         };
 
         let id = request.id.clone();
-        let cancel = self.cancel.child_token();
+        // A token of its own, not a child of a connection-wide one: a child joins and
+        // leaves its parent's list under two locks (0.65 k instructions per request).
+        // Going away, the connection cancels the requests still in flight through the
+        // in-flight table (`cancel_inbound`); one answered on its first poll is never in
+        // it, and nothing could have cancelled it meanwhile.
+        let cancel = CancellationToken::new();
         let cx = RequestContext {
             id: id.clone(),
             cancel: cancel.clone(),

@@ -51,7 +51,9 @@ pub(crate) struct TaskLink {
 pub(crate) struct Asked {
     pub(crate) requests: Vec<(String, InputRequest)>,
     pub(crate) state: Option<Value>,
-    pub(crate) missing: Option<ClientCapabilities>,
+    /// Boxed: the capabilities are 720 bytes, and every call's context would carry and
+    /// copy them while almost none asks for a capability the client lacks.
+    pub(crate) missing: Option<Box<ClientCapabilities>>,
 }
 
 fn severity(level: LoggingLevel) -> u8 {
@@ -289,7 +291,7 @@ impl Context {
     ) -> InputRequired {
         let mut asked = self.asked();
         if let Some(needs) = needs {
-            asked.missing = Some(needs);
+            asked.missing = Some(Box::new(needs));
         } else if !asked.requests.iter().any(|(k, _)| k == key) {
             asked.requests.push((key.to_owned(), request));
         }
@@ -389,5 +391,22 @@ impl Context {
 
 /// Turns what a handler asked for into the protocol outcome.
 pub(crate) fn missing_capability(asked: &Asked) -> Option<ToolError> {
-    asked.missing.as_ref().map(ToolError::missing_capability)
+    asked.missing.as_deref().map(ToolError::missing_capability)
+}
+#[cfg(test)]
+mod size_probe {
+    #[test]
+    fn sizes() {
+        eprintln!(
+            "Inner {} Asked {} ClientCaps {} RequestContext {} InputResponses {} ResultMeta {} CallToolResult {} ErrorObject {}",
+            size_of::<super::Inner>(),
+            size_of::<super::Asked>(),
+            size_of::<mcp_types::ClientCapabilities>(),
+            size_of::<mcp_jsonrpc::RequestContext>(),
+            size_of::<Option<mcp_types::InputResponses>>(),
+            size_of::<mcp_types::ResultMetaObject>(),
+            size_of::<mcp_types::CallToolResult>(),
+            size_of::<mcp_jsonrpc::ErrorObject>()
+        );
+    }
 }
