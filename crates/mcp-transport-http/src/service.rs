@@ -29,6 +29,7 @@ use std::convert::Infallible;
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 
 use bytes::{Buf, Bytes};
@@ -95,8 +96,14 @@ struct Shared<H> {
     handler: H,
     config: HttpServerConfig,
     permits: Arc<Semaphore>,
-    /// The parent of every request's token.
+    /// Fired by [`McpService::cancel_all`]. A request's token is not its child (a child
+    /// joins and leaves the parent's list under its lock: two locks of one mutex, shared
+    /// by every connection thread, per request); a handler that has to wait watches this
+    /// token instead ([`until_shut_down`]), and a request that arrives after it fired gets
+    /// a cancelled token (`all_cancelled`).
     root: CancellationToken,
+    /// Whether `root` fired, read without its lock.
+    all_cancelled: AtomicBool,
     retry_after: HeaderValue,
 }
 
@@ -121,6 +128,7 @@ impl<H> McpService<H> {
     /// Fires the cancellation token of every request in flight and of every request still to
     /// come. A host that serves the service itself calls it when it shuts down.
     pub fn cancel_all(&self) {
+        self.shared.all_cancelled.store(true, Ordering::Release);
         self.shared.root.cancel();
     }
 
@@ -142,6 +150,7 @@ impl<H: Handler> McpService<H> {
                 handler,
                 permits,
                 root: CancellationToken::new(),
+                all_cancelled: AtomicBool::new(false),
                 retry_after: HeaderValue::from(seconds),
                 config,
             }),
@@ -391,16 +400,24 @@ impl<H: Handler> Shared<H> {
     ) -> Response<McpBody> {
         let id = request.id.clone();
         let (tx, mut events) = mpsc::channel(self.config.event_buffer.max(1));
-        let token = self.root.child_token();
+        let token = CancellationToken::new();
+        if self.all_cancelled.load(Ordering::Acquire) {
+            token.cancel();
+        }
         // Dropping this future or the SSE body before the response is written (the client
         // went away) fires the token.
         let cancel = token.clone().drop_guard();
+        let watched = token.clone();
         let cx = RequestContext::new(id.clone(), token, NotificationSink::channel(tx))
             .with_transport_info(info);
         let keep_alive = self.config.keep_alive_interval;
         let owner = Arc::clone(&self);
-        let mut handler: HandlerFuture =
-            Box::pin(async move { owner.handler.request(request, cx).await });
+        let mut handler: HandlerFuture = Box::pin(async move {
+            // Pinned where it is made: passed by value, the handler's future (over a
+            // kilobyte) would be copied once more.
+            let request = std::pin::pin!(owner.handler.request(request, cx));
+            until_shut_down(request, &owner.root, &watched).await
+        });
 
         let first = poll_fn(|task| {
             if let Poll::Ready(outcome) = handler.as_mut().poll(task) {
@@ -436,6 +453,31 @@ impl<H: Handler> Shared<H> {
             }
         }
     }
+}
+
+/// Runs a request's handler; if it has to wait and the service is shut down meanwhile
+/// (`root` fires, [`McpService::cancel_all`]), fires the request's `token` and lets the
+/// handler finish with it, as a child token of `root` would have been. A handler that
+/// answers on its first poll never touches `root` (whose lock every connection thread
+/// shares).
+async fn until_shut_down<F: Future>(
+    mut request: Pin<&mut F>,
+    root: &CancellationToken,
+    token: &CancellationToken,
+) -> F::Output {
+    // Made, not polled, until the handler waits: an unpolled wait takes no lock.
+    let mut shutdown = std::pin::pin!(root.cancelled());
+    poll_fn(|task| {
+        if let Poll::Ready(output) = request.as_mut().poll(task) {
+            return Poll::Ready(output);
+        }
+        if !token.is_cancelled() && shutdown.as_mut().poll(task).is_ready() {
+            // The handler's own wait on its token, if any, wakes this task again.
+            token.cancel();
+        }
+        Poll::Pending
+    })
+    .await
 }
 
 /// The status the spec pins for a handler's error reply; `200` for everything else.
