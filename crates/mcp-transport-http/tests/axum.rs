@@ -78,3 +78,48 @@ async fn the_service_mounts_beside_other_routes() {
     let _ = stop.send(());
     server.await.unwrap();
 }
+
+/// `cancel_all` fires the token of a request that waits when it is called, and of every
+/// request still to come (born cancelled), though no request token is a child of the
+/// service's.
+#[tokio::test]
+async fn cancel_all_reaches_waiting_requests_and_later_ones() {
+    let (handler, mut log, _gate) = TestHandler::new();
+    let mcp = McpService::new(handler, HttpServerConfig::default()).unwrap();
+    let post = || {
+        let mut request = Request::post("http://127.0.0.1/mcp");
+        for (k, v) in standard_headers("test/wait") {
+            request = request.header(k, v);
+        }
+        request
+            .body(Full::new(Bytes::from(request_body(
+                1,
+                "test/wait",
+                json!({}),
+            ))))
+            .unwrap()
+    };
+    let waiting = tokio::spawn(mcp.handle(post()));
+    assert_eq!(log.recv().await.unwrap(), "started test/wait");
+    mcp.cancel_all();
+    let answers = [
+        tokio::time::timeout(std::time::Duration::from_secs(5), waiting)
+            .await
+            .expect("the waiting request is cancelled")
+            .unwrap()
+            .unwrap(),
+        tokio::time::timeout(std::time::Duration::from_secs(5), mcp.handle(post()))
+            .await
+            .expect("a request after cancel_all is cancelled at once")
+            .unwrap(),
+    ];
+    for answer in answers {
+        assert_eq!(answer.status(), StatusCode::OK);
+        let bytes = http_body_util::BodyExt::collect(answer.into_body())
+            .await
+            .unwrap()
+            .to_bytes();
+        let body: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(body["result"]["cancelled"], true, "{body}");
+    }
+}
