@@ -1138,7 +1138,15 @@ impl<H: Handler> Dispatch<'_, H> {
         // The handler's state machine lives in one box: a handler future can be many
         // kilobytes, and the task's stage is moved (copied) as the task runs.
         let owner = Arc::clone(self.handler);
-        let mut handler = Box::pin(async move { owner.request(request, cx).await });
+        // The box is allocated before the future is made, so the future is written into
+        // it: `Box::pin(future)` made it on the stack and copied all of it (the size of
+        // its largest state, over a kilobyte) when only its captures were set.
+        let slot = Box::new_uninit();
+        let mut handler =
+            Box::into_pin(Box::write(
+                slot,
+                async move { owner.request(request, cx).await },
+            ));
         // Polled once here first: a handler that answers without waiting (most do) is
         // answered without a task of its own, a spawn and a hand-off fewer per request.
         // Nothing can cancel it meanwhile (cancellations arrive on this task), so it

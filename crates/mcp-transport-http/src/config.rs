@@ -14,6 +14,11 @@ use mcp_types::Request as _;
 use crate::auth::Authenticator;
 use crate::error::Error;
 
+/// hyper's own limit on a request's header fields, the default of
+/// [`HttpServerConfig::max_headers`]: [`HttpServer`](crate::HttpServer) passes only another
+/// value on to hyper, which handles its default faster.
+pub(crate) const HYPER_MAX_HEADERS: usize = 100;
+
 /// Called with each JSON-RPC notification a client POSTs. `Ok` answers `202 Accepted`;
 /// `Err` answers `400 Bad Request` with the error (and no id) as the body.
 ///
@@ -90,8 +95,11 @@ pub struct HttpServerConfig {
     /// forever. Only [`HttpServer`](crate::HttpServer) enforces it; a mounted service
     /// inherits the host server's policy.
     pub write_timeout: Duration,
-    /// The most header fields a request may carry (default 64). Past it the connection gets
-    /// `431`. Only [`HttpServer`](crate::HttpServer) enforces it.
+    /// The most header fields a request may carry (default 100, hyper's own). Past it the
+    /// connection gets `431`. Only [`HttpServer`](crate::HttpServer) enforces it. Any other
+    /// value costs about 1 k instructions per request (a fraction of a microsecond): hyper
+    /// then sets up its two header arrays element by element and copies them, where for
+    /// its default it leaves them uninitialized (`docs/PERFORMANCE.md`).
     pub max_headers: usize,
     /// The largest request head in bytes (default 64 KiB, at least 8 KiB). Past it the
     /// connection gets `431`. Only [`HttpServer`](crate::HttpServer) enforces it.
@@ -150,7 +158,7 @@ impl Default for HttpServerConfig {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             write_timeout: Duration::from_secs(30),
-            max_headers: 64,
+            max_headers: HYPER_MAX_HEADERS,
             max_head_bytes: 64 << 10,
             allowed_hosts: AllowList::loopback(),
             allowed_origins: AllowList::loopback(),

@@ -35,7 +35,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio::task::{JoinHandle, JoinSet};
 
-use crate::config::HttpServerConfig;
+use crate::config::{HYPER_MAX_HEADERS, HttpServerConfig};
 use crate::error::Error;
 use crate::io::WriteTimeout;
 use crate::service::McpService;
@@ -102,12 +102,14 @@ impl HttpServer {
             .timer(TokioTimer::new())
             .header_read_timeout(Some(config.header_read_timeout).filter(|d| !d.is_zero()))
             .keep_alive(true)
-            .max_headers(config.max_headers)
             // hyper checks its buffer only while a head is incomplete, and refuses a
             // complete head that shares a full buffer with the start of its body; the
             // exact bound is `head_bytes`, so hyper's is the backstop, with room for one
             // read past the limit.
             .max_buf_size(config.max_head_bytes.saturating_add(64 << 10).max(8192));
+        if config.max_headers != HYPER_MAX_HEADERS {
+            builder.max_headers(config.max_headers);
+        }
         let settings = Arc::new(Settings {
             service,
             builder,

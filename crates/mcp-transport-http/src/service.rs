@@ -412,12 +412,16 @@ impl<H: Handler> Shared<H> {
             .with_transport_info(info);
         let keep_alive = self.config.keep_alive_interval;
         let owner = Arc::clone(&self);
-        let mut handler: HandlerFuture = Box::pin(async move {
+        // Allocated before the future is made, so that it is written into the box rather
+        // than made on the stack and copied whole (as `mcp-jsonrpc`'s engine does).
+        let slot = Box::new_uninit();
+        let handler = Box::write(slot, async move {
             // Pinned where it is made: passed by value, the handler's future (over a
             // kilobyte) would be copied once more.
             let request = std::pin::pin!(owner.handler.request(request, cx));
             until_shut_down(request, &owner.root, &watched).await
         });
+        let mut handler: HandlerFuture = Box::into_pin(handler);
 
         let first = poll_fn(|task| {
             if let Poll::Ready(outcome) = handler.as_mut().poll(task) {

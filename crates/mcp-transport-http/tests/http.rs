@@ -549,7 +549,7 @@ fn cases() -> Vec<Case> {
         Case::post("too many header fields", "tools/list", json!({}))
             .status(431)
             .tap(|case| {
-                for i in 0..70 {
+                for i in 0..110 {
                     case.headers.push((format!("x-filler-{i}"), b"1".to_vec()));
                 }
             }),

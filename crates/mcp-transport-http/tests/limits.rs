@@ -74,12 +74,12 @@ async fn exactly_max_headers_fields_are_served_and_one_more_gets_431() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_default_header_count_is_64() {
+async fn the_default_header_count_is_100() {
     let server = start(HttpServerConfig::default()).await;
-    let (head, body) = request(&server, 64 - 6);
+    let (head, body) = request(&server, 100 - 6);
     let at = exchange(&server, &[&head, &body], Duration::ZERO).await;
     assert!(at.starts_with("HTTP/1.1 200 OK\r\n"), "{at}");
-    let (head, body) = request(&server, 64 - 5);
+    let (head, body) = request(&server, 100 - 5);
     let past = exchange(&server, &[&head, &body], Duration::ZERO).await;
     assert!(past.starts_with("HTTP/1.1 431 "), "{past}");
     server.shutdown(Duration::from_secs(5)).await;
