@@ -806,6 +806,10 @@ async fn write_loop<W: FrameWriter>(
     mut control: mpsc::UnboundedReceiver<Bytes>,
     shared: Arc<Shared>,
 ) {
+    // One wait for the stop for the whole loop, as in `drive`: made per turn, it joined and
+    // left the token's waiters each time the queue ran dry.
+    let stop = shared.writer_stop.cancelled();
+    tokio::pin!(stop);
     loop {
         let frame = tokio::select! {
             biased;
@@ -814,7 +818,7 @@ async fn write_loop<W: FrameWriter>(
                 Some(frame) => frame,
                 None => break,
             },
-            () = shared.writer_stop.cancelled() => break,
+            () = &mut stop => break,
         };
         // Everything already queued goes out behind this frame, then one flush.
         wire(WIRE_OUT, &frame);
