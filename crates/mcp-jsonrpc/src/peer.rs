@@ -1161,8 +1161,8 @@ impl<H: Handler> Dispatch<'_, H> {
         if let Poll::Ready(outcome) = first {
             drop(permit);
             if !cancel.is_cancelled() {
-                // (A cancelled token here means the connection is going away: no response,
-                // as from a task.)
+                // (Only the handler itself can have fired its token by now; a cancelled
+                // request gets no response, as from a task.)
                 let _ = shared.outbound.send(response_frame(&id, outcome)).await;
             }
             return Ok(());
