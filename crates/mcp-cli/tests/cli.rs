@@ -448,3 +448,34 @@ fn progress_is_a_bar_at_a_terminal() {
     assert!(screen.contains("100% done"), "{screen:?}");
     assert!(screen.contains("Counted down 2 s"), "{screen:?}");
 }
+
+/// `mcp` has no Rust `main` on glibc Linux (`#![no_main]`, see `src/main.rs`), so std's
+/// start-up no longer ignores SIGPIPE for it: a handler does. A server whose client has
+/// closed its end of the server's stdout gets `EPIPE` on its next write and ends on its
+/// own, rather than being killed by the signal.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_is_an_error_not_a_fatal_signal() {
+    use std::io::Write as _;
+    use std::os::unix::process::ExitStatusExt as _;
+    let mut server = Command::new(MCP)
+        .arg("serve-example")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The read end of the server's stdout goes away before the server writes anything.
+    drop(server.stdout.take());
+    let mut stdin = server.stdin.take().unwrap();
+    let request = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    for _ in 0..3 {
+        // A write can fail once the server is gone; the status below is what counts.
+        let _ = writeln!(stdin, "{request}");
+        let _ = stdin.flush();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    drop(stdin);
+    let status = server.wait().unwrap();
+    assert_eq!(status.signal(), None, "killed by a signal: {status}");
+}
