@@ -393,20 +393,19 @@ impl Context {
 pub(crate) fn missing_capability(asked: &Asked) -> Option<ToolError> {
     asked.missing.as_deref().map(ToolError::missing_capability)
 }
+
 #[cfg(test)]
-mod size_probe {
+mod tests {
+    /// Every call allocates a context and zeroes and copies it into its `Arc`: it stays
+    /// small because the rarely set parts are boxed (the missing capabilities alone are
+    /// over 700 bytes).
     #[test]
-    fn sizes() {
-        eprintln!(
-            "Inner {} Asked {} ClientCaps {} RequestContext {} InputResponses {} ResultMeta {} CallToolResult {} ErrorObject {}",
-            size_of::<super::Inner>(),
-            size_of::<super::Asked>(),
-            size_of::<mcp_types::ClientCapabilities>(),
-            size_of::<mcp_jsonrpc::RequestContext>(),
-            size_of::<Option<mcp_types::InputResponses>>(),
-            size_of::<mcp_types::ResultMetaObject>(),
-            size_of::<mcp_types::CallToolResult>(),
-            size_of::<mcp_jsonrpc::ErrorObject>()
+    fn a_context_stays_small() {
+        assert!(size_of::<mcp_types::ClientCapabilities>() > 512);
+        assert!(
+            size_of::<super::Inner>() <= 384,
+            "{} bytes",
+            size_of::<super::Inner>()
         );
     }
 }
