@@ -91,10 +91,16 @@ fn test() -> Result<(), String> {
         .concat(),
     )?;
     cargo(&[&["test"][..], &auth, &["--doc"]].concat())?;
+    // The fuzz workspace builds into the main target directory: the dependencies it
+    // shares with the main build (same versions, features and profile) are compiled and
+    // stored once, not twice, which keeps a cold CI run's disk use down.
+    let target = target_dir();
     cargo(&[
         "test",
         "--manifest-path",
         "fuzz/Cargo.toml",
+        "--target-dir",
+        &target.to_string_lossy(),
         "--test",
         "corpus",
     ])
