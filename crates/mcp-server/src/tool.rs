@@ -383,20 +383,22 @@ impl ToolDef {
         arguments: Value,
         cx: Context,
     ) -> Result<CallToolResult, ToolError> {
-        let problems: Vec<String> = self
-            .input
-            .iter_errors(&arguments)
-            .take(10)
-            .map(|e| {
-                let path = e.instance_path().to_string();
-                if path.is_empty() {
-                    e.to_string()
-                } else {
-                    format!("{path}: {e}")
-                }
-            })
-            .collect();
-        if !problems.is_empty() {
+        // `is_valid` first: it stops at the first failure and tracks no error paths (no
+        // allocation), so a valid call, the common case, pays for no more.
+        if !self.input.is_valid(&arguments) {
+            let problems: Vec<String> = self
+                .input
+                .iter_errors(&arguments)
+                .take(10)
+                .map(|e| {
+                    let path = e.instance_path().to_string();
+                    if path.is_empty() {
+                        e.to_string()
+                    } else {
+                        format!("{path}: {e}")
+                    }
+                })
+                .collect();
             return Ok(CallToolResult::error(format!(
                 "Invalid arguments for tool {}: {}",
                 self.tool.name,
@@ -421,6 +423,7 @@ impl ToolDef {
         };
         if let (Some(validator), Some(structured)) = (&self.output, &result.structured_content)
             && result.is_error != Some(true)
+            && !validator.is_valid(structured)
             && let Some(error) = validator.iter_errors(structured).next()
         {
             return Err(ToolError::Protocol(mcp_jsonrpc::ErrorObject::internal(

@@ -334,6 +334,52 @@ async fn pagination_follows_opaque_cursors() {
     assert!(second.get("nextCursor").is_none());
 }
 
+/// A tool's `structuredContent` is checked against its `outputSchema`: a result that
+/// matches goes out, one that does not is the server's fault (-32603, naming the tool),
+/// never sent as if it were valid.
+#[tokio::test]
+async fn structured_content_is_checked_against_the_output_schema() {
+    let tool = ToolDef::new(
+        "shaped",
+        json!({"type": "object"}),
+        |args, _cx| async move { Ok(CallToolResult::structured(args)) },
+    )
+    .and_then(|t| {
+        t.output_schema(json!({
+            "type": "object",
+            "properties": {"n": {"type": "integer"}},
+            "required": ["n"]
+        }))
+    });
+    let server = Server::builder("output-test", "1.0.0")
+        .tool(tool)
+        .build()
+        .expect("a valid server");
+    let (mut c, _conn) = Client::start(&server);
+
+    let good = c
+        .result(
+            "tools/call",
+            with_meta(json!({"name": "shaped", "arguments": {"n": 3}})),
+        )
+        .await;
+    assert_eq!(good["structuredContent"], json!({"n": 3}));
+    assert!(good.get("isError").is_none(), "{good}");
+
+    let bad = c
+        .error(
+            "tools/call",
+            with_meta(json!({"name": "shaped", "arguments": {"n": "three"}})),
+        )
+        .await;
+    assert_eq!(bad["code"], -32603, "{bad}");
+    let message = bad["message"].as_str().unwrap();
+    assert!(
+        message.contains("shaped") && message.contains("outputSchema"),
+        "{message}"
+    );
+}
+
 #[tokio::test]
 async fn tools_validate_arguments_and_report_failures_as_results() {
     let server = server();
