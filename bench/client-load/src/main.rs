@@ -25,7 +25,11 @@
 /// The allocator the `mcp` binary runs on (its default `mimalloc` feature), so that this
 /// driver is our client as we ship it; a program using `mcp-client` picks its own.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: alloc::MiMalloc = alloc::MiMalloc;
+
+// The `mcp` binary's `GlobalAlloc`, shared as a file.
+#[path = "../../../crates/mcp-cli/src/alloc.rs"]
+mod alloc;
 
 // The `/proc` parsing and percentiles are mcp-load's, shared as a file.
 #[path = "../../mcp-load/src/measure.rs"]

@@ -19,10 +19,13 @@
 // On glibc Linux only: there std reads the arguments from `.init_array`, without its `main`.
 #![cfg_attr(all(not(test), target_os = "linux", target_env = "gnu"), no_main)]
 
-/// See the `mimalloc` feature in Cargo.toml.
+/// See the `mimalloc` feature in Cargo.toml, and `alloc.rs`.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: alloc::MiMalloc = alloc::MiMalloc;
+
+#[cfg(feature = "mimalloc")]
+mod alloc;
 
 mod example;
 mod interact;
