@@ -10,7 +10,9 @@
 //! rejection is `400` with -32020 (HeaderMismatch) for every header rule.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::fmt;
+use std::ops::Range;
 
 use http::{HeaderMap, HeaderName, StatusCode};
 use mcp_jsonrpc::ErrorObject;
@@ -284,8 +286,9 @@ struct Peek<'a> {
 struct Meta<'a> {
     #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
     protocol_version: Option<&'a RawValue>,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
-    client_capabilities: Option<&'a RawValue>,
+    /// Only whether it is there (and not `null`) matters here; its value is skipped.
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
+    client_capabilities: Option<IgnoredAny>,
 }
 
 impl<'a> Peek<'a> {
@@ -313,11 +316,69 @@ impl<'a> Peek<'a> {
 
     fn meta(&self) -> Result<Meta<'a>, Rejection> {
         match self.meta {
-            Some(raw) if raw.get().starts_with('{') => serde_json::from_str(raw.get())
-                .map_err(|e| Rejection::invalid_params(format!("invalid `_meta`: {e}"))),
+            Some(raw) if raw.get().starts_with('{') => Meta::read(raw.get()),
             _ => Ok(Meta::default()),
         }
     }
+}
+
+/// The longest `_meta` text whose reading is remembered (see [`Meta::read`]).
+const REMEMBERED_META: usize = 4 << 10;
+
+/// A remembered `_meta` text: where its protocol version lies in it, and whether it has
+/// client capabilities.
+struct MetaSpans {
+    text: Box<str>,
+    protocol_version: Option<Range<usize>>,
+    client_capabilities: bool,
+}
+
+std::thread_local! {
+    /// The last `_meta` read on this thread (up to [`REMEMBERED_META`] bytes), with where
+    /// its members lie.
+    static LAST_META: RefCell<Option<MetaSpans>> = const { RefCell::new(None) };
+}
+
+impl<'a> Meta<'a> {
+    /// The members of a `_meta` object's text. A client sends the same `_meta` with every
+    /// request, so the last one read on this thread is remembered: the same text again is
+    /// compared, not parsed (a parse skips the whole `clientCapabilities` value; issue #8,
+    /// `docs/PERFORMANCE.md`), and the protocol version is borrowed from the new text at
+    /// the place the parse found it.
+    fn read(text: &'a str) -> Result<Self, Rejection> {
+        let remembered = LAST_META.with_borrow(|last| {
+            last.as_ref()
+                .filter(|spans| *spans.text == *text)
+                .map(|spans| (spans.protocol_version.clone(), spans.client_capabilities))
+        });
+        if let Some((version, capabilities)) = remembered {
+            return Ok(Meta {
+                protocol_version: version.and_then(|span| raw_at(text, span)),
+                client_capabilities: capabilities.then_some(IgnoredAny),
+            });
+        }
+        let meta: Meta<'a> = serde_json::from_str(text)
+            .map_err(|e| Rejection::invalid_params(format!("invalid `_meta`: {e}")))?;
+        if text.len() <= REMEMBERED_META {
+            let span = |raw: &RawValue| {
+                let start = raw.get().as_ptr() as usize - text.as_ptr() as usize;
+                start..start + raw.get().len()
+            };
+            let spans = MetaSpans {
+                text: text.into(),
+                protocol_version: meta.protocol_version.map(span),
+                client_capabilities: meta.client_capabilities.is_some(),
+            };
+            LAST_META.with_borrow_mut(|last| *last = Some(spans));
+        }
+        Ok(meta)
+    }
+}
+
+/// The JSON value at `span` of `text`, a span a parse of the same text found.
+fn raw_at(text: &str, span: Range<usize>) -> Option<&RawValue> {
+    text.get(span)
+        .and_then(|value| serde_json::from_str::<&RawValue>(value).ok())
 }
 
 struct PeekSeed<'f> {
@@ -717,6 +778,44 @@ mod tests {
             false,
             None,
         );
+    }
+
+    /// A `_meta` text read again (remembered) gives what a fresh parse gives, whatever was
+    /// read in between, and borrows from the text it was given.
+    #[test]
+    fn a_remembered_meta_reads_as_a_fresh_one() {
+        let texts = [
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"x":[1,{"y":"z"}]}}"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":null}"#,
+            r#"{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":"2025-11-25"}"#,
+            r#"{"io.modelcontextprotocol/clientCapabilities":{}}"#,
+            r#"{"a": 1,  "io.modelcontextprotocol/protocolVersion" : "2026-07-28\u0021" }"#,
+        ];
+        let summary = |meta: &Meta<'_>| {
+            (
+                meta.protocol_version.map(|v| v.get().to_owned()),
+                meta.client_capabilities.is_some(),
+            )
+        };
+        for round in 0..3 {
+            for (i, text) in texts.iter().enumerate() {
+                for _ in 0..2 {
+                    // A copy, so a remembered text is never the same allocation.
+                    let owned = (*text).to_owned();
+                    let read = Meta::read(&owned).unwrap();
+                    let fresh: Meta<'_> = serde_json::from_str(&owned).unwrap();
+                    assert_eq!(summary(&read), summary(&fresh), "round {round}, text {i}");
+                    if let Some(version) = read.protocol_version {
+                        let at = version.get().as_ptr() as usize;
+                        let start = owned.as_ptr() as usize;
+                        assert!(at >= start && at < start + owned.len(), "text {i}");
+                    }
+                }
+            }
+        }
+        assert!(Meta::read("{").is_err());
+        assert!(Meta::read(r#"{"io.modelcontextprotocol/protocolVersion":"#).is_err());
     }
 
     #[test]
