@@ -173,9 +173,13 @@ impl<H: Handler> McpService<H> {
             Err(response) => return ResponseFuture::ready(response),
         };
         let shared = Arc::clone(&self.shared);
-        ResponseFuture(State::Running(Box::pin(async move {
+        // Written into its box (allocated first), not made on the stack and copied whole:
+        // the future is the size of `serve`'s largest state.
+        let slot = Box::new_uninit();
+        let serving = Box::write(slot, async move {
             Ok(shared.serve(request, permit, expected).await)
-        })))
+        });
+        ResponseFuture(State::Running(Box::into_pin(serving)))
     }
 }
 
