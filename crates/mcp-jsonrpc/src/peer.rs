@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::{Pin, pin};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::Poll;
 use std::time::Duration;
@@ -475,6 +475,9 @@ struct Shared {
     stop: CancellationToken,
     /// Fired by the driver once nothing more will be queued: the writer drains and closes.
     writer_stop: CancellationToken,
+    /// Wakes the timeout sweeper ([`sweep`]): a deadline earlier than the one it sleeps
+    /// to, or the table closed.
+    sweeper: Notify,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -543,6 +546,12 @@ impl Drop for Connection {
             self.shared.stop.cancel();
             driver.abort();
             abort_inbound(&self.shared);
+            // The driver, which would have, no longer runs: the requests still waiting can
+            // get no answer, and the timeout sweeper ends.
+            set_close_reason(&self.shared, "the connection was dropped".to_owned());
+            let waiters = lock(&self.shared.pending).close();
+            drop(waiters);
+            self.shared.sweeper.notify_one();
         }
     }
 }
@@ -606,8 +615,10 @@ impl Peer {
             close_reason: Mutex::new(None),
             stop: CancellationToken::new(),
             writer_stop: CancellationToken::new(),
+            sweeper: Notify::new(),
         });
         let grace = Arc::new(Mutex::new(None));
+        tokio::spawn(sweep(Arc::clone(&shared)));
         let writer_task = tokio::spawn(write_loop(
             writer,
             outbound_rx,
@@ -689,7 +700,6 @@ impl Peer {
             shared,
             id: Some(id.clone()),
             sent: false,
-            reason: "the request was abandoned",
         };
         let frame: Bytes = encode(&id)
             .map_err(|source| Error::Encode {
@@ -702,30 +712,43 @@ impl Peer {
         }
         guard.sent = true;
 
+        // The timeout runs from here. The connection's sweeper keeps it (`sweep`): no
+        // timer of its own per request.
         let started = Instant::now();
         let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
-        let hard = started
-            + options
+        let hard = after(
+            started,
+            options
                 .max_timeout
-                .unwrap_or(shared.config.max_request_timeout);
-        let mut sleep = pin!(tokio::time::sleep_until((started + timeout).min(hard)));
-        loop {
-            tokio::select! {
-                answer = &mut rx => {
-                    guard.id = None;
-                    return match answer {
-                        Ok(answer) => answer,
-                        Err(_) => Err(self.closed_error()),
-                    };
-                }
-                () = &mut sleep => {
-                    guard.reason = "timeout";
-                    return Err(Error::Timeout { method: method.to_owned(), after: started.elapsed() });
-                }
-                () = progressed(progress.as_deref()) => {
-                    sleep.as_mut().reset((Instant::now() + timeout).min(hard));
-                }
+                .unwrap_or(shared.config.max_request_timeout),
+        );
+        let deadline = |now: Instant| after(now, timeout).min(hard);
+        let set_deadline = |at: Instant| {
+            if lock(&shared.pending).set_deadline(&id, at) {
+                shared.sweeper.notify_one();
             }
+        };
+        set_deadline(deadline(started));
+        let answer = match progress.as_deref() {
+            None => rx.await,
+            Some(watch) => loop {
+                tokio::select! {
+                    biased;
+                    answer = &mut rx => break answer,
+                    () = watch.notify.notified() => set_deadline(deadline(Instant::now())),
+                }
+            },
+        };
+        // Answered, timed out (the sweeper took the request from the table and told the
+        // peer) or closed: the guard has nothing left to withdraw.
+        guard.id = None;
+        match answer {
+            Ok(Err(Error::Timeout { .. })) => Err(Error::Timeout {
+                method: method.to_owned(),
+                after: started.elapsed(),
+            }),
+            Ok(answer) => answer,
+            Err(_) => Err(self.closed_error()),
         }
     }
 
@@ -769,10 +792,53 @@ impl Peer {
     }
 }
 
-async fn progressed(watch: Option<&ProgressWatch>) {
-    match watch {
-        Some(watch) => watch.notify.notified().await,
-        None => std::future::pending().await,
+/// `now + wait`, or a century on for a wait too long to add (`Duration::MAX` means "no
+/// timeout" to a caller, not a panic).
+fn after(now: Instant, wait: Duration) -> Instant {
+    now.checked_add(wait)
+        .unwrap_or_else(|| now + Duration::from_hours(100 * 365 * 24))
+}
+
+/// The connection's timeout sweeper: sleeps to the earliest deadline of the requests
+/// waiting for an answer (or until woken: an earlier deadline, the table closed), fails
+/// the ones whose time is up with [`Error::Timeout`] (their futures fill in the method
+/// and the time waited) and tells the peer each was cancelled (reason `"timeout"`), as a
+/// dropped request future does. It ends when the table closes. While requests keep their
+/// usual timeout it sleeps through them: each new deadline is later than the one it
+/// sleeps to.
+async fn sweep(shared: Arc<Shared>) {
+    loop {
+        let (expired, next) = {
+            let mut table = lock(&shared.pending);
+            if table.is_closed() {
+                return;
+            }
+            table.expire(Instant::now())
+        };
+        for (id, waiter) in expired {
+            let _ = waiter.tx.send(Err(Error::Timeout {
+                method: String::new(),
+                after: Duration::ZERO,
+            }));
+            if shared.config.cancel_notifications {
+                let mut params = CancelledNotificationParams::new(id);
+                params.reason = Some("timeout".to_owned());
+                if let Ok(frame) = encode_notification(CANCELLED, Some(&params)) {
+                    // Bounded as the guard's notices are: one per request that was pending.
+                    let _ = shared.control.send(frame);
+                }
+            }
+        }
+        match next {
+            Some(at) => {
+                tokio::select! {
+                    biased;
+                    () = shared.sweeper.notified() => {}
+                    () = tokio::time::sleep_until(at) => {}
+                }
+            }
+            None => shared.sweeper.notified().await,
+        }
     }
 }
 
@@ -781,7 +847,6 @@ struct PendingGuard<'a> {
     shared: &'a Shared,
     id: Option<RequestId>,
     sent: bool,
-    reason: &'static str,
 }
 
 impl Drop for PendingGuard<'_> {
@@ -790,7 +855,7 @@ impl Drop for PendingGuard<'_> {
         let was_pending = lock(&self.shared.pending).remove(&id).is_some();
         if was_pending && self.sent && self.shared.config.cancel_notifications {
             let mut params = CancelledNotificationParams::new(id);
-            params.reason = Some(self.reason.to_owned());
+            params.reason = Some("the request was abandoned".to_owned());
             if let Ok(frame) = encode_notification(CANCELLED, Some(&params)) {
                 // The control queue is unbounded but holds at most one notice per request
                 // that was pending, so it is bounded by the pending table.
@@ -926,6 +991,7 @@ async fn drive<R: FrameReader, H: Handler>(
     set_close_reason(&shared, reason);
     let waiters = lock(&shared.pending).close();
     drop(waiters);
+    shared.sweeper.notify_one();
 
     // In-flight inbound requests may finish within the grace; then they are cancelled, and
     // the ones that ignore cancellation are aborted.

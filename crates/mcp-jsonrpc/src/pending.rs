@@ -5,11 +5,19 @@
 //! parked waiter has been handed back for the caller to fail. Keeping it free of IO (like
 //! rust-analyzer's `req_queue.rs`) means it is tested without a runtime, and its lock is
 //! never held across an await.
+//!
+//! It also keeps each request's deadline, for the connection's one timeout sweeper
+//! (`peer.rs`, `sweep`): a timer per request (registered in tokio's wheel when the request
+//! starts waiting, removed when it is answered) cost a client about 570 instructions of a
+//! 13 k call (issue #8, `docs/PERFORMANCE.md`). [`PendingTable::set_deadline`] says when
+//! the sweeper must be woken (a deadline earlier than the one it sleeps to), and
+//! [`PendingTable::expire`] hands it the requests whose time is up.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use mcp_types::{ProgressToken, RequestId};
+use tokio::time::Instant;
 
 /// Outbound requests in flight.
 #[derive(Debug)]
@@ -19,12 +27,18 @@ pub(crate) struct PendingTable<W> {
     waiters: HashMap<i64, Entry<W>, BuildHasherDefault<IdHasher>>,
     by_token: HashMap<ProgressToken, RequestId>,
     closed: bool,
+    /// When the sweeper next looks at the deadlines (`None`: it waits to be woken). It may
+    /// be earlier than every deadline left (their requests were answered): the sweeper then
+    /// wakes for nothing once and looks again.
+    armed: Option<Instant>,
 }
 
 #[derive(Debug)]
 struct Entry<W> {
     waiter: W,
     token: Option<ProgressToken>,
+    /// When the request times out; `None` until its frame is sent.
+    deadline: Option<Instant>,
 }
 
 /// The table is closed: the connection has ended.
@@ -38,6 +52,7 @@ impl<W> Default for PendingTable<W> {
             waiters: HashMap::default(),
             by_token: HashMap::new(),
             closed: false,
+            armed: None,
         }
     }
 }
@@ -61,8 +76,66 @@ impl<W> PendingTable<W> {
         if let Some(token) = &token {
             self.by_token.insert(token.clone(), id.clone());
         }
-        self.waiters.insert(n, Entry { waiter, token });
+        self.waiters.insert(
+            n,
+            Entry {
+                waiter,
+                token,
+                deadline: None,
+            },
+        );
         Ok(id)
+    }
+
+    /// Sets (or moves) when request `id` times out. Returns whether the sweeper must be
+    /// woken to see it: the deadline is earlier than the one it sleeps to, or it sleeps to
+    /// none. The sweeper is then taken to sleep to this deadline, so that the requests
+    /// made before it wakes do not wake it again.
+    pub(crate) fn set_deadline(&mut self, id: &RequestId, deadline: Instant) -> bool {
+        let RequestId::Integer(n) = id else {
+            return false;
+        };
+        let Some(entry) = self.waiters.get_mut(n) else {
+            return false;
+        };
+        entry.deadline = Some(deadline);
+        if self.armed.is_none_or(|armed| deadline < armed) {
+            self.armed = Some(deadline);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Takes every request whose deadline is at or before `now`, and returns them with the
+    /// earliest deadline left, which the sweeper is then taken to sleep to. After
+    /// [`close`](Self::close), nothing.
+    pub(crate) fn expire(&mut self, now: Instant) -> (Vec<(RequestId, W)>, Option<Instant>) {
+        let due: Vec<i64> = self
+            .waiters
+            .iter()
+            .filter(|(_, entry)| entry.deadline.is_some_and(|at| at <= now))
+            .map(|(&n, _)| n)
+            .collect();
+        let expired = due
+            .into_iter()
+            .filter_map(|n| {
+                let id = RequestId::Integer(n);
+                self.remove(&id).map(|waiter| (id, waiter))
+            })
+            .collect();
+        let next = self
+            .waiters
+            .values()
+            .filter_map(|entry| entry.deadline)
+            .min();
+        self.armed = next;
+        (expired, next)
+    }
+
+    /// Whether [`close`](Self::close) has been called.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed
     }
 
     /// Takes the waiter for `id` (the response arrived, or the caller gave up).
@@ -193,5 +266,72 @@ mod tests {
         assert_eq!(waiters, [1, 2]);
         assert_eq!(table.insert(3, None), Err(Closed));
         assert_eq!(table.len(), 0);
+    }
+
+    /// Deadlines: the sweeper is woken only for one earlier than it sleeps to; it takes
+    /// the requests whose time is up (not those without a deadline, or answered) and
+    /// sleeps to the earliest left.
+    #[test]
+    fn deadlines_wake_the_sweeper_only_when_earlier_and_expire_in_time() {
+        use std::time::Duration;
+
+        use tokio::time::Instant;
+
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let mut table = PendingTable::default();
+        let a = table.insert("a", None).unwrap();
+        let b = table.insert("b", Some(RequestId::from("tok"))).unwrap();
+        let c = table.insert("c", None).unwrap();
+        let unsent = table.insert("unsent", None).unwrap();
+
+        assert!(
+            table.set_deadline(&a, at(10)),
+            "the sweeper slept to nothing"
+        );
+        assert!(
+            !table.set_deadline(&b, at(20)),
+            "later than the one it sleeps to"
+        );
+        assert!(table.set_deadline(&c, at(5)), "earlier");
+        assert!(
+            !table.set_deadline(&RequestId::Integer(99), at(1)),
+            "not pending"
+        );
+        assert!(
+            !table.set_deadline(&RequestId::from("x"), at(1)),
+            "not ours"
+        );
+
+        // Nothing is due yet: the earliest deadline is the next wake-up.
+        let (expired, next) = table.expire(at(4));
+        assert!(expired.is_empty());
+        assert_eq!(next, Some(at(5)));
+
+        // `c` answered meanwhile; at 10 s only `a` is due.
+        assert_eq!(table.remove(&c), Some("c"));
+        let (expired, next) = table.expire(at(10));
+        assert_eq!(expired, [(a, "a")]);
+        assert_eq!(next, Some(at(20)));
+
+        // Progress moves `b` later; an earlier deadline than the armed one wakes.
+        assert!(!table.set_deadline(&b, at(30)));
+        let (expired, next) = table.expire(at(25));
+        assert!(expired.is_empty());
+        assert_eq!(next, Some(at(30)));
+        let (expired, next) = table.expire(at(30));
+        assert_eq!(expired, [(b, "b")]);
+        assert!(table.by_progress_token(&RequestId::from("tok")).is_none());
+        assert_eq!(next, None, "`unsent` has no deadline");
+        assert_eq!(table.len(), 1);
+        assert!(
+            table.set_deadline(&unsent, at(40)),
+            "the sweeper sleeps to nothing again"
+        );
+
+        assert!(!table.is_closed());
+        table.close();
+        assert!(table.is_closed());
+        assert_eq!(table.expire(at(50)), (Vec::new(), None));
     }
 }

@@ -345,6 +345,98 @@ async fn a_timeout_withdraws_the_request_and_tells_the_peer() {
         .await;
 }
 
+/// The connection's one timeout sweeper keeps every request's own timeout: a short one
+/// made while a long one waits fires on time (it wakes the sweeper), the long one later,
+/// and an answered request never times out.
+#[tokio::test(start_paused = true)]
+async fn timeouts_of_different_lengths_each_fire_on_time() {
+    let mut config = PeerConfig::default();
+    config.request_timeout = Duration::from_secs(30);
+    let (peer, _conn, mut raw_side) = connect(NoHandler, config);
+    let started = tokio::time::Instant::now();
+    let timed = |peer: Peer, method: &'static str, options: RequestOptions| {
+        tokio::spawn(async move {
+            let outcome = peer.request(method, None::<&Value>, options).await;
+            (outcome, started.elapsed())
+        })
+    };
+    let long = timed(peer.clone(), "long", RequestOptions::default());
+    let long_request = raw_side.recv().await;
+    let answered = timed(
+        peer.clone(),
+        "answered",
+        RequestOptions::default().timeout(Duration::from_secs(2)),
+    );
+    let answered_request = raw_side.recv().await;
+    let short = timed(
+        peer.clone(),
+        "short",
+        RequestOptions::default().timeout(Duration::from_secs(5)),
+    );
+    let short_request = raw_side.recv().await;
+    let endless = timed(
+        peer.clone(),
+        "endless",
+        RequestOptions::default()
+            .timeout(Duration::MAX)
+            .max_timeout(Duration::MAX),
+    );
+    raw_side.recv().await;
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": answered_request["id"], "result": {"ok": true}}))
+        .await;
+    let (outcome, _) = within(answered).await;
+    assert_eq!(outcome.unwrap().get(), r#"{"ok":true}"#);
+
+    let (outcome, elapsed) = within(short).await;
+    let err = outcome.unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    assert!(
+        err.to_string().contains("short"),
+        "the method is named: {err}"
+    );
+    assert_eq!(elapsed, Duration::from_secs(5));
+    let cancel = raw_side.recv().await;
+    assert_eq!(cancel["params"]["requestId"], short_request["id"]);
+    assert_eq!(cancel["params"]["reason"], "timeout");
+
+    let (outcome, elapsed) = within(long).await;
+    assert!(outcome.unwrap_err().is_timeout());
+    assert_eq!(elapsed, Duration::from_secs(30));
+    let cancel = raw_side.recv().await;
+    assert_eq!(cancel["params"]["requestId"], long_request["id"]);
+    assert!(!endless.is_finished(), "no timeout is no timeout");
+}
+
+/// A spawned call's outcome, which must come within an hour of (paused) time: a sweeper
+/// that never wakes fails the test instead of hanging it.
+async fn within<T>(call: tokio::task::JoinHandle<T>) -> T {
+    tokio::time::timeout(Duration::from_hours(1), call)
+        .await
+        .expect("the call ended within the hour")
+        .unwrap()
+}
+
+/// Dropping the connection fails the requests still waiting at once (no answer can
+/// come), rather than leaving them to their timeouts.
+#[tokio::test(start_paused = true)]
+async fn dropping_the_connection_fails_waiting_requests() {
+    let (peer, conn, mut raw_side) = connect(NoHandler, PeerConfig::default());
+    let started = tokio::time::Instant::now();
+    let call = tokio::spawn(async move {
+        let outcome = peer
+            .request("x", None::<&Value>, RequestOptions::default())
+            .await;
+        (outcome, started.elapsed())
+    });
+    raw_side.recv().await;
+    drop(conn);
+    let (outcome, elapsed) = call.await.unwrap();
+    let err = outcome.unwrap_err();
+    assert!(matches!(err, mcp_jsonrpc::Error::Closed(_)), "{err}");
+    assert_eq!(elapsed, Duration::ZERO);
+}
+
 #[tokio::test(start_paused = true)]
 async fn progress_resets_the_timeout_but_not_the_hard_maximum() {
     let mut config = PeerConfig::default();
