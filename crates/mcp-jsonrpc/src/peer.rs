@@ -549,9 +549,7 @@ impl Drop for Connection {
             // The driver, which would have, no longer runs: the requests still waiting can
             // get no answer, and the timeout sweeper ends.
             set_close_reason(&self.shared, "the connection was dropped".to_owned());
-            let waiters = lock(&self.shared.pending).close();
-            drop(waiters);
-            self.shared.sweeper.notify_one();
+            close_pending(&self.shared);
         }
     }
 }
@@ -792,6 +790,28 @@ impl Peer {
     }
 }
 
+/// Tells the peer that our request `id`, which was pending, is withdrawn (unless the
+/// configuration says not to). The control queue is unbounded but holds at most one notice
+/// per request that was pending, so it is bounded by the pending table.
+fn tell_cancelled(shared: &Shared, id: RequestId, reason: &str) {
+    if !shared.config.cancel_notifications {
+        return;
+    }
+    let mut params = CancelledNotificationParams::new(id);
+    params.reason = Some(reason.to_owned());
+    if let Ok(frame) = encode_notification(CANCELLED, Some(&params)) {
+        let _ = shared.control.send(frame);
+    }
+}
+
+/// Closes the pending table: every request still waiting fails (no answer can arrive any
+/// more), and the timeout sweeper ends.
+fn close_pending(shared: &Shared) {
+    let waiters = lock(&shared.pending).close();
+    drop(waiters);
+    shared.sweeper.notify_one();
+}
+
 /// `now + wait`, or a century on for a wait too long to add (`Duration::MAX` means "no
 /// timeout" to a caller, not a panic).
 fn after(now: Instant, wait: Duration) -> Instant {
@@ -820,14 +840,7 @@ async fn sweep(shared: Arc<Shared>) {
                 method: String::new(),
                 after: Duration::ZERO,
             }));
-            if shared.config.cancel_notifications {
-                let mut params = CancelledNotificationParams::new(id);
-                params.reason = Some("timeout".to_owned());
-                if let Ok(frame) = encode_notification(CANCELLED, Some(&params)) {
-                    // Bounded as the guard's notices are: one per request that was pending.
-                    let _ = shared.control.send(frame);
-                }
-            }
+            tell_cancelled(&shared, id, "timeout");
         }
         match next {
             Some(at) => {
@@ -853,14 +866,8 @@ impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
         let was_pending = lock(&self.shared.pending).remove(&id).is_some();
-        if was_pending && self.sent && self.shared.config.cancel_notifications {
-            let mut params = CancelledNotificationParams::new(id);
-            params.reason = Some("the request was abandoned".to_owned());
-            if let Ok(frame) = encode_notification(CANCELLED, Some(&params)) {
-                // The control queue is unbounded but holds at most one notice per request
-                // that was pending, so it is bounded by the pending table.
-                let _ = self.shared.control.send(frame);
-            }
+        if was_pending && self.sent {
+            tell_cancelled(self.shared, id, "the request was abandoned");
         }
     }
 }
@@ -989,9 +996,7 @@ async fn drive<R: FrameReader, H: Handler>(
 
     // Every outbound request still waiting fails now: no answer can arrive any more.
     set_close_reason(&shared, reason);
-    let waiters = lock(&shared.pending).close();
-    drop(waiters);
-    shared.sweeper.notify_one();
+    close_pending(&shared);
 
     // In-flight inbound requests may finish within the grace; then they are cancelled, and
     // the ones that ignore cancellation are aborted.
