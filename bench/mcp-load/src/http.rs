@@ -1,41 +1,59 @@
-//! The HTTP target: `--in-flight` keep-alive HTTP/1.1 connections (hyper 1 client), one
-//! call in flight on each, JSON or SSE replies.
+//! The HTTP target: `--in-flight` keep-alive HTTP/1.1 connections, one call in flight on
+//! each, JSON or SSE replies. Each connection is owned by the task that makes its calls
+//! and spoken to with the minimal client of `wire.rs`, so the driver takes as little of
+//! the machine as a client can (issue #8).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt as _, Full};
-use hyper::client::conn::http1::SendRequest;
-use hyper::header::{ACCEPT, CONTENT_TYPE, HOST, HeaderValue};
-use hyper::{Request, StatusCode, Uri};
-
 use crate::measure;
 use crate::protocol::{
     self, Call, CallTemplate, Era, Expect, Listed, Listing, ProgressCheck, Received,
 };
+use crate::wire::{self, Conn};
 use crate::{CpuUsed, Options, Report, Stop};
+
+/// How long a reply may take to be complete before the run fails.
+const REPLY_TIMEOUT: Duration = Duration::from_mins(1);
 
 struct Target {
     /// The request target in origin form (`/mcp`): servers need not accept the absolute
     /// form on a direct connection (uvicorn answers 404).
-    path: Uri,
-    authority: HeaderValue,
+    path: String,
+    /// The `Host` header.
+    host: String,
+    /// Where to connect, `host:port`.
     address: String,
-}
-
-struct Conn {
-    sender: SendRequest<Full<Bytes>>,
 }
 
 /// What every request carries besides its body.
 struct Headers {
     protocol_version: &'static str,
-    session: Option<HeaderValue>,
+    session: Option<String>,
     era: Era,
     /// The `Mcp-Name` of the calls (2026-07-28).
-    name: Option<HeaderValue>,
+    name: Option<String>,
+}
+
+impl Headers {
+    /// The head of a request for `method` ([`wire::request_head`]).
+    fn head(&self, target: &Target, method: &str) -> Vec<u8> {
+        let mut headers = vec![("MCP-Protocol-Version", self.protocol_version)];
+        if self.era == Era::Modern {
+            headers.push(("Mcp-Method", method));
+            if let Some(name) = &self.name
+                && !method.starts_with("notifications/")
+                && method != "initialize"
+            {
+                headers.push(("Mcp-Name", name));
+            }
+        }
+        if let Some(session) = &self.session {
+            headers.push(("Mcp-Session-Id", session));
+        }
+        wire::request_head(&target.path, &target.host, &headers)
+    }
 }
 
 pub fn run(url: &str, pid: u32, options: &Options) -> Result<Report, String> {
@@ -53,49 +71,54 @@ pub fn run(url: &str, pid: u32, options: &Options) -> Result<Report, String> {
     runtime.block_on(drive(url, pid, options))
 }
 
+/// Splits `http://host:port/path` into where to connect, the `Host` header and the path.
+fn parse_url(url: &str) -> Result<Target, String> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| format!("only http:// URLs are supported, not {url:?}"))?;
+    let (authority, path) = match rest.find('/') {
+        Some(at) => (&rest[..at], &rest[at..]),
+        None => (rest, "/"),
+    };
+    if authority.is_empty() || authority.contains('@') {
+        return Err(format!("no host (or user info) in {url:?}"));
+    }
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !port.contains(']') => (
+            host,
+            port.parse::<u16>()
+                .map_err(|e| format!("bad port in {url:?}: {e}"))?,
+        ),
+        _ => (authority, 80),
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    Ok(Target {
+        path: path.to_owned(),
+        host: authority.to_owned(),
+        address: if host.contains(':') {
+            format!("[{host}]:{port}")
+        } else {
+            format!("{host}:{port}")
+        },
+    })
+}
+
 async fn drive(url: &str, pid: u32, options: &Options) -> Result<Report, String> {
     let ticks = measure::ticks_per_second();
-    let uri: Uri = url.parse().map_err(|e| format!("bad URL {url:?}: {e}"))?;
-    if uri.scheme_str() != Some("http") {
-        return Err(format!("only http:// URLs are supported, not {url:?}"));
-    }
-    let authority = uri
-        .authority()
-        .ok_or_else(|| format!("no host in {url:?}"))?
-        .clone();
-    let address = format!(
-        "{}:{}",
-        authority
-            .host()
-            .trim_start_matches('[')
-            .trim_end_matches(']'),
-        authority.port_u16().unwrap_or(80)
-    );
-    let target = Arc::new(Target {
-        authority: HeaderValue::from_str(authority.as_str())
-            .map_err(|e| format!("bad host in {url:?}: {e}"))?,
-        path: uri
-            .path_and_query()
-            .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned())
-            .parse()
-            .map_err(|e| format!("bad path in {url:?}: {e}"))?,
-        address,
-    });
+    let target = parse_url(url)?;
     let template = Arc::new(CallTemplate::new(options.era, &options.call)?);
     let check = Arc::new(Check {
         expect: options.expect.clone(),
         progress: options.progress,
     });
-    let name = options
-        .call
-        .mcp_name()
-        .map(HeaderValue::from_str)
-        .transpose()
-        .map_err(|e| format!("the name cannot be an Mcp-Name header: {e}"))?;
+    let name = options.call.mcp_name().map(str::to_owned);
+    if name.as_deref().is_some_and(|n| n.contains(['\r', '\n'])) {
+        return Err("the name cannot be an Mcp-Name header".into());
+    }
 
     let mut conns = Vec::with_capacity(options.in_flight);
     for _ in 0..options.in_flight {
-        conns.push(connect(&target).await?);
+        conns.push(Conn::connect(&target.address).await?);
     }
     let mut headers = Headers {
         protocol_version: options.era.protocol_version(),
@@ -105,38 +128,30 @@ async fn drive(url: &str, pid: u32, options: &Options) -> Result<Report, String>
     };
     if options.era == Era::Legacy {
         let conn = conns.first_mut().ok_or("no connection")?;
-        let (status, session, body, _) = post(
-            conn,
-            &target,
-            &headers,
-            "initialize",
-            protocol::initialize(0),
-        )
-        .await?;
-        if status != StatusCode::OK {
-            return Err(format!("initialize: HTTP {status}: {}", lossy(&body)));
-        }
-        headers.session = session;
-        let (status, _, body, _) = post(
-            conn,
-            &target,
-            &headers,
-            "notifications/initialized",
-            protocol::initialized(),
-        )
-        .await?;
-        if !status.is_success() {
+        let head = headers.head(&target, "initialize");
+        let reply = conn.post(&head, &protocol::initialize(0)).await?;
+        if reply.status != 200 {
             return Err(format!(
-                "notifications/initialized: HTTP {status}: {}",
-                lossy(&body)
+                "initialize: HTTP {}: {}",
+                reply.status,
+                lossy(reply.body)
+            ));
+        }
+        headers.session = reply.session;
+        let head = headers.head(&target, "notifications/initialized");
+        let reply = conn.post(&head, &protocol::initialized()).await?;
+        if !(200..300).contains(&reply.status) {
+            return Err(format!(
+                "notifications/initialized: HTTP {}: {}",
+                reply.status,
+                lossy(reply.body)
             ));
         }
     }
-    let headers = Arc::new(headers);
+    let head = Arc::new(headers.head(&target, &options.call.method));
 
     let phase = Phase {
-        target: &target,
-        headers: &headers,
+        head: &head,
         template: &template,
         check: &check,
         call: &Arc::new(options.call.clone()),
@@ -171,8 +186,8 @@ async fn drive(url: &str, pid: u32, options: &Options) -> Result<Report, String>
 }
 
 struct Phase<'a> {
-    target: &'a Arc<Target>,
-    headers: &'a Arc<Headers>,
+    /// The head of every call's request (its method, name and session).
+    head: &'a Arc<Vec<u8>>,
     template: &'a Arc<CallTemplate>,
     check: &'a Arc<Check>,
     call: &'a Arc<Call>,
@@ -188,9 +203,18 @@ struct Check {
     progress: usize,
 }
 
+/// Milliseconds since `epoch`, plus one, so that 0 can mean "no call waiting".
+fn stamp(epoch: Instant) -> u64 {
+    u64::try_from(epoch.elapsed().as_millis())
+        .unwrap_or(u64::MAX - 1)
+        .saturating_add(1)
+}
+
 impl Phase<'_> {
     /// Runs `limit` calls (or until `deadline`) over `conns`; gives the connections back
-    /// with the latencies (ns). A listing's call follows its pages to the end.
+    /// with the latencies (ns). A listing's call follows its pages to the end. A call
+    /// whose reply is not complete within a minute fails the run: one watchdog checks
+    /// every connection's waiting call each second, so no call arms a timer of its own.
     async fn run(
         &self,
         conns: Vec<Conn>,
@@ -198,15 +222,17 @@ impl Phase<'_> {
         deadline: Option<Instant>,
     ) -> Result<(Vec<Conn>, Vec<u64>), String> {
         let counter = Arc::new(AtomicU64::new(0));
+        let epoch = Instant::now();
+        let waiting: Arc<[AtomicU64]> = conns.iter().map(|_| AtomicU64::new(0)).collect();
         let mut tasks = tokio::task::JoinSet::new();
-        for mut conn in conns {
+        for (slot, mut conn) in conns.into_iter().enumerate() {
             let counter = Arc::clone(&counter);
-            let target = Arc::clone(self.target);
-            let headers = Arc::clone(self.headers);
+            let head = Arc::clone(self.head);
             let template = Arc::clone(self.template);
             let check = Arc::clone(self.check);
             let call = Arc::clone(self.call);
             let ids = Arc::clone(self.ids);
+            let waiting = Arc::clone(&waiting);
             let era = self.era;
             tasks.spawn(async move {
                 let mut latencies = Vec::with_capacity(1 << 16);
@@ -224,13 +250,18 @@ impl Phase<'_> {
                     body.clear();
                     template.write(id, &mut body);
                     let sent = Instant::now();
+                    waiting[slot].store(stamp(epoch), Ordering::Relaxed);
                     loop {
-                        let (status, _, reply, sse) =
-                            post(&mut conn, &target, &headers, &call.method, body.clone()).await?;
-                        if status != StatusCode::OK {
-                            return Err(format!("call {id}: HTTP {status}: {}", lossy(&reply)));
+                        let reply = conn.post(&head, &body).await?;
+                        if reply.status != 200 {
+                            return Err(format!(
+                                "call {id}: HTTP {}: {}",
+                                reply.status,
+                                lossy(reply.body)
+                            ));
                         }
-                        let Some((tools, next_cursor)) = check_reply(&reply, sse, id, &check)?
+                        let Some((tools, next_cursor)) =
+                            check_reply(reply.body, reply.sse, id, &check)?
                         else {
                             break;
                         };
@@ -243,101 +274,58 @@ impl Phase<'_> {
                             }
                         }
                     }
+                    waiting[slot].store(0, Ordering::Relaxed);
                     latencies.push(u64::try_from(sent.elapsed().as_nanos()).unwrap_or(u64::MAX));
                 }
                 Ok::<_, String>((conn, latencies))
             });
         }
-        let mut conns = Vec::new();
-        let mut all = Vec::new();
-        let mut failure = None;
-        while let Some(joined) = tasks.join_next().await {
-            match joined {
-                Ok(Ok((conn, latencies))) => {
-                    conns.push(conn);
-                    all.extend(latencies);
-                }
-                Ok(Err(e)) => {
-                    failure.get_or_insert(e);
-                }
-                Err(e) => {
-                    failure.get_or_insert(format!("a connection task failed: {e}"));
+        let joined = async {
+            let mut conns = Vec::new();
+            let mut all = Vec::new();
+            let mut failure = None;
+            while let Some(joined) = tasks.join_next().await {
+                match joined {
+                    Ok(Ok((conn, latencies))) => {
+                        conns.push(conn);
+                        all.extend(latencies);
+                    }
+                    Ok(Err(e)) => {
+                        failure.get_or_insert(e);
+                    }
+                    Err(e) => {
+                        failure.get_or_insert(format!("a connection task failed: {e}"));
+                    }
                 }
             }
-        }
-        match failure {
-            Some(e) => Err(e),
-            None => Ok((conns, all)),
-        }
-    }
-}
-
-async fn connect(target: &Target) -> Result<Conn, String> {
-    let stream = tokio::net::TcpStream::connect(&target.address)
-        .await
-        .map_err(|e| format!("cannot connect to {}: {e}", target.address))?;
-    let _ = stream.set_nodelay(true);
-    let (sender, connection) =
-        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-            .await
-            .map_err(|e| format!("HTTP handshake with {}: {e}", target.address))?;
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    Ok(Conn { sender })
-}
-
-/// POSTs one message; gives the status, the `Mcp-Session-Id`, the whole body and whether
-/// it was an event stream.
-async fn post(
-    conn: &mut Conn,
-    target: &Target,
-    headers: &Headers,
-    method: &str,
-    body: Vec<u8>,
-) -> Result<(StatusCode, Option<HeaderValue>, Bytes, bool), String> {
-    let mut request = Request::post(target.path.clone())
-        .header(HOST, target.authority.clone())
-        .header(CONTENT_TYPE, "application/json")
-        .header(ACCEPT, "application/json, text/event-stream")
-        .header("mcp-protocol-version", headers.protocol_version);
-    if headers.era == Era::Modern {
-        request = request.header("mcp-method", method);
-        if let Some(name) = &headers.name
-            && !method.starts_with("notifications/")
-            && method != "initialize"
-        {
-            request = request.header("mcp-name", name.clone());
+            match failure {
+                Some(e) => Err(e),
+                None => Ok((conns, all)),
+            }
+        };
+        let watchdog = async {
+            let limit = u64::try_from(REPLY_TIMEOUT.as_millis()).unwrap_or(u64::MAX);
+            loop {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                let now = stamp(epoch);
+                if waiting.iter().any(|w| {
+                    let since = w.load(Ordering::Relaxed);
+                    since != 0 && now.saturating_sub(since) > limit
+                }) {
+                    return format!(
+                        "{}: no complete reply within {} s",
+                        self.call.method,
+                        REPLY_TIMEOUT.as_secs()
+                    );
+                }
+            }
+        };
+        // Dropping the connections' tasks (the JoinSet) when the watchdog fires aborts them.
+        tokio::select! {
+            result = joined => result,
+            stalled = watchdog => Err(stalled),
         }
     }
-    if let Some(session) = &headers.session {
-        request = request.header("mcp-session-id", session.clone());
-    }
-    let request = request
-        .body(Full::new(Bytes::from(body)))
-        .map_err(|e| format!("cannot build the request: {e}"))?;
-    conn.sender
-        .ready()
-        .await
-        .map_err(|e| format!("the connection closed: {e}"))?;
-    let response = conn
-        .sender
-        .send_request(request)
-        .await
-        .map_err(|e| format!("{method}: {e}"))?;
-    let status = response.status();
-    let session = response.headers().get("mcp-session-id").cloned();
-    let sse = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    let body = tokio::time::timeout(Duration::from_mins(1), response.into_body().collect())
-        .await
-        .map_err(|_| format!("{method}: no complete reply within 60 s"))?
-        .map_err(|e| format!("{method}: reading the reply: {e}"))?
-        .to_bytes();
-    Ok((status, session, body, sse))
 }
 
 /// A page of a listing: its tools and the cursor of the next.
@@ -420,6 +408,44 @@ fn lossy(body: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls() {
+        let t = parse_url("http://127.0.0.1:8080/mcp").unwrap();
+        assert_eq!(
+            (t.address.as_str(), t.host.as_str(), t.path.as_str()),
+            ("127.0.0.1:8080", "127.0.0.1:8080", "/mcp")
+        );
+        let t = parse_url("http://localhost").unwrap();
+        assert_eq!((t.address.as_str(), t.path.as_str()), ("localhost:80", "/"));
+        let t = parse_url("http://[::1]:9/a?b=c").unwrap();
+        assert_eq!(
+            (t.address.as_str(), t.host.as_str(), t.path.as_str()),
+            ("[::1]:9", "[::1]:9", "/a?b=c")
+        );
+        assert!(parse_url("https://example.com/mcp").is_err());
+        assert!(parse_url("http://host:port/").is_err());
+        assert!(parse_url("http:///mcp").is_err());
+    }
+
+    #[test]
+    fn heads_carry_the_era_headers() {
+        let target = parse_url("http://127.0.0.1:1/mcp").unwrap();
+        let mut headers = Headers {
+            protocol_version: Era::Modern.protocol_version(),
+            session: None,
+            era: Era::Modern,
+            name: Some("echo".into()),
+        };
+        let head = String::from_utf8(headers.head(&target, "tools/call")).unwrap();
+        assert!(head.starts_with("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:1\r\n"));
+        assert!(head.contains("\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\n"));
+        assert!(head.ends_with("\r\n") && !head.ends_with("\r\n\r\n"));
+        headers.era = Era::Legacy;
+        headers.session = Some("s-1".into());
+        let head = String::from_utf8(headers.head(&target, "tools/call")).unwrap();
+        assert!(!head.contains("Mcp-Method") && head.contains("\r\nMcp-Session-Id: s-1\r\n"));
+    }
 
     #[test]
     fn event_streams() {

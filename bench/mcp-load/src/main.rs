@@ -42,6 +42,7 @@ mod http;
 mod measure;
 mod protocol;
 mod stdio;
+mod wire;
 
 use std::process::ExitCode;
 use std::time::Duration;
