@@ -224,3 +224,73 @@ async fn a_broken_stream_is_reissued_only_when_the_request_is_retry_safe() {
     assert_eq!(seen.recv().await.unwrap().body["method"], "tools/call");
     assert!(seen.try_recv().is_err(), "sent once");
 }
+
+/// Over HTTP a call's timeout runs from the request to its response, and each progress
+/// notification on the request's stream starts it again: a call that reports progress
+/// more often than its timeout outlives it, one that goes quiet for longer fails with
+/// `Error::Timeout`, whether its reply's head came (an SSE stream) or not (a JSON reply).
+#[tokio::test]
+async fn progress_moves_an_http_calls_deadline() {
+    let server = Server::builder("timing", "1")
+        .tool(ToolDef::new(
+            "ticking",
+            json!({"type": "object"}),
+            |_, cx| async move {
+                for step in 1..=6 {
+                    tokio::time::sleep(std::time::Duration::from_millis(60)).await;
+                    cx.progress(f64::from(step), Some(6.0), None).await;
+                }
+                Ok(CallToolResult::text("ticked"))
+            },
+        ))
+        .tool(ToolDef::new(
+            "stalling",
+            json!({"type": "object"}),
+            |_, cx| async move {
+                cx.progress(1.0, Some(2.0), None).await;
+                tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+                Ok(CallToolResult::text("late"))
+            },
+        ))
+        .tool(ToolDef::new(
+            "silent",
+            json!({"type": "object"}),
+            |_, _| async move {
+                tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+                Ok(CallToolResult::text("late"))
+            },
+        ))
+        .build()
+        .unwrap();
+    let running = start(server).await;
+    let client = Client::builder("client", "1")
+        .connect_http(running.url(), HttpClientConfig::default())
+        .unwrap();
+    let timeout = std::time::Duration::from_millis(200);
+    let options = CallOptions::default().timeout(timeout).progress(|_| {});
+
+    // 360 ms in all, never 200 ms without progress.
+    let ticked = client
+        .call_tool_with("ticking", mcp_types::JsonObject::new(), &options)
+        .await
+        .unwrap();
+    assert_eq!(ticked.content[0], ContentBlock::text("ticked"));
+
+    for tool in ["stalling", "silent"] {
+        let started = std::time::Instant::now();
+        let error = client
+            .call_tool_with(tool, mcp_types::JsonObject::new(), &options)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&error, mcp_client::Error::Timeout { method, .. } if method == "tools/call"),
+            "{tool}: {error:?}"
+        );
+        let took = started.elapsed();
+        assert!(
+            took >= timeout && took < std::time::Duration::from_millis(550),
+            "{tool}: {took:?}"
+        );
+    }
+    running.shutdown(std::time::Duration::from_secs(1)).await;
+}
