@@ -161,6 +161,11 @@ impl Challenge {
         sent: Option<HeaderValue>,
         earlier: &[Vec<String>],
     ) -> Option<Challenge> {
+        // Every response is asked; only a 401 or a 403 can be a challenge, so nothing else
+        // has its headers looked up.
+        if status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN {
+            return None;
+        }
         let www_authenticate: Vec<String> = headers
             .get_all(http::header::WWW_AUTHENTICATE)
             .iter()
