@@ -71,35 +71,30 @@ pub fn run(url: &str, pid: u32, options: &Options) -> Result<Report, String> {
     runtime.block_on(drive(url, pid, options))
 }
 
-/// Splits `http://host:port/path` into where to connect, the `Host` header and the path.
+/// Splits `http://host:port/path` into where to connect, the `Host` header and the path
+/// (`http`'s `Uri` parses it).
 fn parse_url(url: &str) -> Result<Target, String> {
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| format!("only http:// URLs are supported, not {url:?}"))?;
-    let (authority, path) = match rest.find('/') {
-        Some(at) => (&rest[..at], &rest[at..]),
-        None => (rest, "/"),
-    };
-    if authority.is_empty() || authority.contains('@') {
-        return Err(format!("no host (or user info) in {url:?}"));
+    let uri: http::Uri = url.parse().map_err(|e| format!("bad URL {url:?}: {e}"))?;
+    if uri.scheme_str() != Some("http") {
+        return Err(format!("only http:// URLs are supported, not {url:?}"));
     }
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((host, port)) if !port.contains(']') => (
-            host,
-            port.parse::<u16>()
-                .map_err(|e| format!("bad port in {url:?}: {e}"))?,
-        ),
-        _ => (authority, 80),
+    let authority = uri
+        .authority()
+        .filter(|a| !a.host().is_empty())
+        .ok_or_else(|| format!("no host in {url:?}"))?;
+    // `Authority` takes any text after the host's colon, and has no port unless it is one.
+    let port = match authority.port_u16() {
+        Some(port) => port,
+        None if authority.as_str() == authority.host() => 80,
+        None => return Err(format!("bad port in {url:?}")),
     };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
     Ok(Target {
-        path: path.to_owned(),
-        host: authority.to_owned(),
-        address: if host.contains(':') {
-            format!("[{host}]:{port}")
-        } else {
-            format!("{host}:{port}")
-        },
+        path: uri
+            .path_and_query()
+            .map_or_else(|| "/".to_owned(), |p| p.as_str().to_owned()),
+        host: authority.as_str().to_owned(),
+        // `host()` keeps an IPv6 address's brackets, which `connect` wants.
+        address: format!("{}:{port}", authority.host()),
     })
 }
 
@@ -112,8 +107,9 @@ async fn drive(url: &str, pid: u32, options: &Options) -> Result<Report, String>
         progress: options.progress,
     });
     let name = options.call.mcp_name().map(str::to_owned);
-    if name.as_deref().is_some_and(|n| n.contains(['\r', '\n'])) {
-        return Err("the name cannot be an Mcp-Name header".into());
+    if let Some(name) = &name {
+        http::HeaderValue::from_str(name)
+            .map_err(|e| format!("the name cannot be an Mcp-Name header: {e}"))?;
     }
 
     let mut conns = Vec::with_capacity(options.in_flight);

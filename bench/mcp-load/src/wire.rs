@@ -136,11 +136,11 @@ impl Conn {
             return Err(format!("cannot send the request: {e}"));
         }
         match self.read_reply().await {
-            Ok((head, range, chunked)) => {
+            Ok((head, range)) => {
                 if !head.keep_alive {
                     self.stream = None;
                 }
-                let body = if chunked {
+                let body = if head.framing == Framing::Chunked {
                     &self.chunked[..]
                 } else {
                     &self.input[range]
@@ -159,9 +159,9 @@ impl Conn {
         }
     }
 
-    /// Reads one reply (skipping interim 1xx ones): its head, and where its body is (the
-    /// range of `input`, or `chunked` when the flag says so).
-    async fn read_reply(&mut self) -> Result<(Head, std::ops::Range<usize>, bool), String> {
+    /// Reads one reply (skipping interim 1xx ones): its head, and where its body is in
+    /// `input` (a chunked body is decoded into `chunked` instead, and the range is empty).
+    async fn read_reply(&mut self) -> Result<(Head, std::ops::Range<usize>), String> {
         let head = loop {
             let head = loop {
                 if let Some(head) = parse_head(&self.input[self.pos..])? {
@@ -180,7 +180,7 @@ impl Conn {
             }
         };
         match head.framing {
-            Framing::Empty => Ok((head, self.pos..self.pos, false)),
+            Framing::Empty => Ok((head, self.pos..self.pos)),
             Framing::Length(len) => {
                 if len > MAX_BODY {
                     return Err(format!("a reply body of {len} bytes (at most {MAX_BODY})"));
@@ -192,7 +192,7 @@ impl Conn {
                 }
                 let range = self.pos..self.pos + len;
                 self.pos += len;
-                Ok((head, range, false))
+                Ok((head, range))
             }
             Framing::UntilClose => {
                 while self.fill().await? != 0 {
@@ -204,7 +204,7 @@ impl Conn {
                 self.pos = self.input.len();
                 let mut head = head;
                 head.keep_alive = false;
-                Ok((head, range, false))
+                Ok((head, range))
             }
             Framing::Chunked => {
                 self.chunked.clear();
@@ -212,7 +212,7 @@ impl Conn {
                     match decode_chunks(&self.input[self.pos..], &mut self.chunked)? {
                         Chunks::Done(used) => {
                             self.pos += used;
-                            return Ok((head, 0..0, true));
+                            return Ok((head, 0..0));
                         }
                         Chunks::More(used) => self.pos += used,
                     }
