@@ -36,8 +36,8 @@ pub type ParamHeader = mcp_types::McpParamHeader;
 pub struct ToolDef {
     pub(crate) tool: mcp_types::Tool,
     pub(crate) handler: ToolFn,
-    pub(crate) input: Arc<jsonschema::Validator>,
-    pub(crate) output: Option<Arc<jsonschema::Validator>>,
+    pub(crate) input: Arc<Check>,
+    pub(crate) output: Option<Arc<Check>>,
     pub(crate) headers: Vec<ParamHeader>,
     pub(crate) task: (TaskSupport, TaskStart),
     /// The definition as clients see it, serialized at its first listing: a registered
@@ -131,7 +131,7 @@ fn compile(
     tool: &str,
     which: &'static str,
     schema: &Value,
-) -> Result<Arc<jsonschema::Validator>, Error> {
+) -> Result<jsonschema::Validator, Error> {
     let refuse = |reason: String| Error::InvalidSchema {
         tool: tool.to_owned(),
         which,
@@ -154,12 +154,68 @@ fn compile(
     jsonschema::options()
         .with_pattern_options(patterns)
         .build(schema)
-        .map(Arc::new)
         .map_err(|e| Error::InvalidSchema {
             tool: tool.to_owned(),
             which,
             reason: e.to_string(),
         })
+}
+
+/// A schema's validator, compiled when the tool is registered or when it is first needed.
+///
+/// A raw schema ([`ToolDef::new`], [`ToolDef::output_schema`]) is compiled at
+/// registration, so that a bad one is an error there. A schema that `schemars` derived from
+/// a Rust type ([`ToolDef::typed`], [`ToolDef::structured`]) is compiled on the tool's
+/// first call: it is well formed by construction, and a server's start-up then pays only
+/// for what it uses (compiling one costs ~40 k instructions; issue #8's cold start,
+/// `docs/PERFORMANCE.md`). Should such a schema still not compile (a hand-written
+/// `JsonSchema` impl, a `#[schemars(regex)]` that is no regex), every call of the tool
+/// fails with an internal error (-32603) that says why, and the reason is logged.
+pub(crate) enum Check {
+    /// Compiled at registration.
+    Ready(jsonschema::Validator),
+    /// Compiled on first use.
+    Deferred(std::sync::LazyLock<Result<jsonschema::Validator, Error>, DeferredCompile>),
+}
+
+/// What compiles a deferred schema (its closure owns the schema until then).
+pub(crate) type DeferredCompile = Box<dyn FnOnce() -> Result<jsonschema::Validator, Error> + Send>;
+
+impl Check {
+    /// Compiles `schema` now.
+    fn now(tool: &str, which: &'static str, schema: &Value) -> Result<Self, Error> {
+        compile(tool, which, schema).map(Check::Ready)
+    }
+
+    /// Compiles `schema` when it is first used.
+    fn deferred(tool: &str, which: &'static str, schema: Value) -> Self {
+        let tool = tool.to_owned();
+        Check::Deferred(std::sync::LazyLock::new(Box::new(move || {
+            compile(&tool, which, &schema).inspect_err(|e| {
+                tracing::error!(error = %e, "a tool's derived schema does not compile");
+            })
+        })))
+    }
+
+    /// The validator, compiling it first if it was deferred; a schema that does not
+    /// compile is an internal error (-32603).
+    pub(crate) fn validator(&self) -> Result<&jsonschema::Validator, ToolError> {
+        match self {
+            Check::Ready(validator) => Ok(validator),
+            Check::Deferred(lazy) => lazy.as_ref().map_err(|e| {
+                ToolError::Protocol(mcp_jsonrpc::ErrorObject::internal(e.to_string()))
+            }),
+        }
+    }
+}
+
+impl std::fmt::Debug for Check {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Check::Ready(_) => "Check::Ready",
+            Check::Deferred(_) => "Check::Deferred",
+        })
+    }
 }
 
 impl ToolDef {
@@ -186,7 +242,18 @@ impl ToolDef {
         F: Fn(Value, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
     {
-        let name = name.into();
+        let handler: ToolFn = Arc::new(move |args, cx| Box::pin(handler(args, cx)));
+        ToolDef::with_schema(name.into(), input_schema, handler, false)
+    }
+
+    /// A tool from its parts; `derived` defers compiling the schema to the first call
+    /// ([`Check`]).
+    fn with_schema(
+        name: String,
+        input_schema: Value,
+        handler: ToolFn,
+        derived: bool,
+    ) -> Result<Self, Error> {
         check_name(&name)?;
         if input_schema.get("type").and_then(Value::as_str) != Some("object") {
             return Err(Error::InvalidSchema {
@@ -195,7 +262,11 @@ impl ToolDef {
                 reason: "the root must have \"type\": \"object\"".to_owned(),
             });
         }
-        let input = compile(&name, "inputSchema", &input_schema)?;
+        let input = if derived {
+            Check::deferred(&name, "inputSchema", input_schema.clone())
+        } else {
+            Check::now(&name, "inputSchema", &input_schema)?
+        };
         let Value::Object(schema_object) = input_schema else {
             unreachable!("checked to be an object above")
         };
@@ -210,11 +281,10 @@ impl ToolDef {
                 which: "inputSchema",
                 reason: e.to_string(),
             })?;
-        let handler: ToolFn = Arc::new(move |args, cx| Box::pin(handler(args, cx)));
         Ok(ToolDef {
             tool: mcp_types::Tool::new(input_schema, name),
             handler,
-            input,
+            input: Arc::new(input),
             output: None,
             headers,
             task: (TaskSupport::Forbidden, TaskStart::Immediately),
@@ -233,14 +303,15 @@ impl ToolDef {
         Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
     {
         let handler = Arc::new(handler);
-        ToolDef::new(name, schema_of::<A>(), move |args, cx| {
+        let handler: ToolFn = Arc::new(move |args, cx| {
             let handler = Arc::clone(&handler);
-            async move {
+            Box::pin(async move {
                 let args: A = serde_json::from_value(args)
                     .map_err(|e| ToolError::failed(format!("Invalid arguments: {e}")))?;
                 handler(args, cx).await
-            }
-        })
+            })
+        });
+        ToolDef::with_schema(name.into(), schema_of::<A>(), handler, true)
     }
 
     /// A tool with typed arguments and a typed, structured result: the result's JSON
@@ -274,7 +345,7 @@ impl ToolDef {
                 Ok(CallToolResult::structured(value))
             }
         })?;
-        tool.output_schema(schema_of::<O>())
+        tool.with_output_schema(schema_of::<O>(), true)
     }
 
     /// Sets the description the model reads.
@@ -325,8 +396,19 @@ impl ToolDef {
     }
 
     /// Declares an `outputSchema`; `structuredContent` is checked against it.
-    pub fn output_schema(mut self, schema: Value) -> Result<Self, Error> {
-        self.output = Some(compile(&self.tool.name, "outputSchema", &schema)?);
+    pub fn output_schema(self, schema: Value) -> Result<Self, Error> {
+        self.with_output_schema(schema, false)
+    }
+
+    /// Sets the `outputSchema`; `derived` defers compiling it to the first call
+    /// ([`Check`]).
+    fn with_output_schema(mut self, schema: Value, derived: bool) -> Result<Self, Error> {
+        let check = if derived {
+            Check::deferred(&self.tool.name, "outputSchema", schema.clone())
+        } else {
+            Check::now(&self.tool.name, "outputSchema", &schema)?
+        };
+        self.output = Some(Arc::new(check));
         let Value::Object(object) = schema else {
             return Err(Error::InvalidSchema {
                 tool: self.tool.name,
@@ -385,9 +467,9 @@ impl ToolDef {
     ) -> Result<CallToolResult, ToolError> {
         // `is_valid` first: it stops at the first failure and tracks no error paths (no
         // allocation), so a valid call, the common case, pays for no more.
-        if !self.input.is_valid(&arguments) {
-            let problems: Vec<String> = self
-                .input
+        let input = self.input.validator()?;
+        if !input.is_valid(&arguments) {
+            let problems: Vec<String> = input
                 .iter_errors(&arguments)
                 .take(10)
                 .map(|e| {
@@ -421,8 +503,9 @@ impl ToolDef {
                 )));
             }
         };
-        if let (Some(validator), Some(structured)) = (&self.output, &result.structured_content)
+        if let (Some(check), Some(structured)) = (&self.output, &result.structured_content)
             && result.is_error != Some(true)
+            && let validator = check.validator()?
             && !validator.is_valid(structured)
             && let Some(error) = validator.iter_errors(structured).next()
         {
@@ -574,7 +657,7 @@ mod tests {
         )
         .unwrap();
         let hostile = json!({"s": format!("{}!", "a".repeat(64))});
-        let _ = tool.input.is_valid(&hostile);
+        let _ = tool.input.validator().unwrap().is_valid(&hostile);
     }
 
     #[test]

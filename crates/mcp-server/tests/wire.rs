@@ -938,3 +938,88 @@ async fn requests_in_the_usual_layout_read_their_params_once_and_answer_as_any_o
     c.send_bytes(call(9, &echo, "").as_bytes()).await;
     assert_eq!(c.recv().await["id"], 9);
 }
+
+/// A schema derived from a Rust type is compiled at the tool's first call, not at
+/// registration (`Check` in `tool.rs`): its arguments are still validated by it, and one
+/// that does not compile (here a hand-written `JsonSchema` impl with a pattern that is no
+/// regex) fails each call with -32603 saying why, instead of failing registration.
+#[tokio::test]
+async fn derived_schemas_are_compiled_at_first_call() {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Add {
+        a: i64,
+        b: i64,
+    }
+    #[derive(serde::Deserialize)]
+    struct Odd {
+        #[allow(dead_code)]
+        s: String,
+    }
+    impl schemars::JsonSchema for Odd {
+        fn schema_name() -> std::borrow::Cow<'static, str> {
+            "Odd".into()
+        }
+        fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+            schemars::json_schema!({
+                "type": "object",
+                "properties": {"s": {"type": "string", "pattern": "(unclosed"}}
+            })
+        }
+    }
+    let odd = ToolDef::typed("odd", |_args: Odd, _cx| async move {
+        Ok(CallToolResult::text("ran"))
+    });
+    assert!(
+        odd.is_ok(),
+        "a derived schema is not compiled at registration"
+    );
+    let raw = ToolDef::new(
+        "raw",
+        json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "(unclosed"}}}),
+        |_args, _cx| async move { Ok(CallToolResult::text("ran")) },
+    );
+    assert!(raw.is_err(), "a raw schema is compiled at registration");
+    let server = Server::builder("deferred-test", "1.0.0")
+        .tool(odd)
+        .tool(ToolDef::typed("add", |args: Add, _cx| async move {
+            Ok(CallToolResult::text((args.a + args.b).to_string()))
+        }))
+        .build()
+        .expect("a valid server");
+    let (mut c, _conn) = Client::start(&server);
+
+    let bad = c
+        .result(
+            "tools/call",
+            with_meta(json!({"name": "add", "arguments": {"a": "two", "b": 3}})),
+        )
+        .await;
+    assert_eq!(bad["isError"], true, "{bad}");
+    let text = bad["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Invalid arguments for tool add") && text.contains("/a"),
+        "the derived schema's validator ran: {text}"
+    );
+    let sum = c
+        .result(
+            "tools/call",
+            with_meta(json!({"name": "add", "arguments": {"a": 2, "b": 3}})),
+        )
+        .await;
+    assert_eq!(sum["content"][0]["text"], "5");
+
+    for _ in 0..2 {
+        let error = c
+            .error(
+                "tools/call",
+                with_meta(json!({"name": "odd", "arguments": {"s": "x"}})),
+            )
+            .await;
+        assert_eq!(error["code"], -32603, "{error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains("odd") && message.contains("inputSchema"),
+            "{message}"
+        );
+    }
+}
