@@ -255,11 +255,127 @@ struct WireCallToolResult<'a> {
 /// `"complete"`); `None` for any other result, or one this read fails on, which the
 /// caller then reads the typed way (for the same outcome and error).
 pub(crate) fn complete_result(fixed: &FixedMeta, text: &str) -> Option<CallToolResult> {
+    if let Some(result) = text_result(fixed, text) {
+        return Some(result);
+    }
     let wire: WireCallToolResult<'_> = serde_json::from_str(text).ok()?;
     if wire.result_type != ResultType::Complete {
         return None;
     }
     wire.into_result(fixed)
+}
+
+/// The commonest complete result read without serde's machinery: an object of at most
+/// `_meta` (the same text as the last one read, [`FixedMeta::cached_meta`]), `content` (text
+/// blocks of exactly a `text` and `"type": "text"`) and `"resultType": "complete"`, each
+/// once, in any order, without whitespace. It reads what the derived `Deserialize` reads
+/// (tested below); anything else is `None`, and [`complete_result`] reads it that way.
+fn text_result(fixed: &FixedMeta, text: &str) -> Option<CallToolResult> {
+    let mut rest = text.strip_prefix('{')?;
+    let mut meta = None;
+    let mut content = None;
+    let mut result_type = None;
+    loop {
+        // Each name as it is written without escapes, with its colon.
+        rest = if let Some(value) = rest.strip_prefix(r#""_meta":"#)
+            && meta.is_none()
+        {
+            let (cached, after) = fixed.cached_meta(value)?;
+            meta = Some(cached);
+            after
+        } else if let Some(value) = rest.strip_prefix(r#""content":"#)
+            && content.is_none()
+        {
+            let (blocks, after) = text_blocks(value)?;
+            content = Some(blocks);
+            after
+        } else if let Some(value) = rest.strip_prefix(r#""resultType":"#)
+            && result_type.is_none()
+        {
+            result_type = Some(ResultType::Complete);
+            value.strip_prefix(r#""complete""#)?
+        } else {
+            return None;
+        };
+        match rest.as_bytes() {
+            [b',', ..] => rest = &rest[1..],
+            [b'}'] => break,
+            _ => return None,
+        }
+    }
+    let mut result = CallToolResult::new(content?);
+    result.meta = meta;
+    result.result_type = result_type.unwrap_or_default();
+    (result.result_type == ResultType::Complete).then_some(result)
+}
+
+/// A JSON string at the start of `text`, and what follows it. One without escapes or
+/// control characters is its text; any other is read by `serde_json` (so with its escapes
+/// and its errors).
+fn json_string(text: &str) -> Option<(String, &str)> {
+    let inner = text.strip_prefix('"')?;
+    let end = inner.find('"')?;
+    // Without a backslash before it, the first quote closes the string.
+    #[allow(
+        clippy::needless_bitwise_bool,
+        reason = "without an early exit the scan is vectorized"
+    )]
+    let odd = inner.as_bytes()[..end]
+        .iter()
+        .fold(false, |odd, &b| odd | (b == b'\\') | (b < 0x20));
+    if !odd {
+        return Some((inner[..end].to_owned(), &inner[end + 1..]));
+    }
+    let mut strings = serde_json::Deserializer::from_str(text).into_iter::<String>();
+    let value = strings.next()?.ok()?;
+    Some((value, &text[strings.byte_offset()..]))
+}
+
+/// `[` text blocks `]` at the start of `text` (see [`text_result`]), and what follows.
+fn text_blocks(text: &str) -> Option<(Vec<ContentBlock>, &str)> {
+    let mut rest = text.strip_prefix('[')?;
+    let mut blocks = Vec::new();
+    if let Some(after) = rest.strip_prefix(']') {
+        return Some((blocks, after));
+    }
+    loop {
+        rest = rest.strip_prefix('{')?;
+        let mut text = None;
+        let mut typed = false;
+        loop {
+            rest = if let Some(value) = rest.strip_prefix(r#""text":"#)
+                && text.is_none()
+            {
+                let (value, after) = json_string(value)?;
+                text = Some(value);
+                after
+            } else if let Some(value) = rest.strip_prefix(r#""type":"text""#)
+                && !typed
+            {
+                typed = true;
+                value
+            } else {
+                return None;
+            };
+            match rest.as_bytes() {
+                [b',', ..] => rest = &rest[1..],
+                [b'}', ..] => break,
+                _ => return None,
+            }
+        }
+        if !typed {
+            return None;
+        }
+        if blocks.is_empty() {
+            blocks.reserve_exact(1);
+        }
+        blocks.push(ContentBlock::TextContent(TextContent::new(text?)));
+        match rest.as_bytes() {
+            [b'}', b',', ..] => rest = &rest[2..],
+            [b'}', b']', ..] => return Some((blocks, &rest[2..])),
+            _ => return None,
+        }
+    }
 }
 
 impl WireCallToolResult<'_> {
@@ -294,6 +410,21 @@ impl FixedMeta {
         let meta: ResultMetaObject = serde_json::from_str(raw.get()).ok()?;
         *last = Some((raw.get().into(), meta.clone()));
         Some(meta)
+    }
+}
+
+impl FixedMeta {
+    /// The last result `_meta` read ([`FixedMeta::result_meta`]), if `text` starts with its
+    /// text, and what follows it. A JSON value ends where it ends, so text that starts with
+    /// a whole value's text holds that value there.
+    fn cached_meta<'t>(&self, text: &'t str) -> Option<(ResultMetaObject, &'t str)> {
+        let last = self
+            .last_result_meta
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (cached, meta) = last.as_ref()?;
+        let rest = text.strip_prefix(&**cached)?;
+        Some((meta.clone(), rest))
     }
 }
 
@@ -686,6 +817,102 @@ mod tests {
         // The common shapes take the fast read.
         for text in &results[..6] {
             assert!(fast(&fixed, text).is_some(), "{text}");
+        }
+    }
+
+    #[test]
+    fn text_results_read_as_the_typed_read_does() {
+        let fixed = fixed();
+        let meta = r#"{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}"#;
+        let results = [
+            // What our server sends: the first one fills the cache, then the text read
+            // takes it.
+            r#"{"_meta":M,"content":[{"text":"hi","type":"text"}],"resultType":"complete"}"#,
+            r#"{"_meta":M,"content":[{"text":"hi","type":"text"}],"resultType":"complete"}"#,
+            r#"{"content":[{"type":"text","text":"a\u00e9\n\"q\"\\"}],"_meta":M}"#,
+            r#"{"resultType":"complete","content":[]}"#,
+            r#"{"content":[{"type":"text","text":"x"},{"text":"y","type":"text"},{"type":"text","text":""}]}"#,
+            r#"{"content":[{"text":"é ✓","type":"text"}],"_meta":M}"#,
+            // Not for the text read: another `_meta`, a `_meta` that only starts like it,
+            // whitespace, other members and blocks, repeats, escapes in names, other
+            // result types.
+            r#"{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"t","version":"2"}},"content":[]}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"},"x":1},"content":[]}"#,
+            r#"{"_meta":null,"content":[]}"#,
+            r#"{ "content":[]}"#,
+            r#"{"content":[] }"#,
+            r#"{"content":[]} "#,
+            r#"{"content":[{"text":"x", "type":"text"}]}"#,
+            r#"{"content":[{"text":"x","type":"text"} ]}"#,
+            r#"{"content":[],"isError":true}"#,
+            r#"{"content":[],"structuredContent":{}}"#,
+            r#"{"content":[{"text":"x","type":"text","annotations":{}}]}"#,
+            r#"{"content":[{"type":"image","data":"AA","mimeType":"image/png"}]}"#,
+            r#"{"content":[{"text":"x","type":"texts"}]}"#,
+            r#"{"content":[{"text":"x","type":"text","text":"y"}]}"#,
+            r#"{"content":[{"text":"x","type":"text","type":"text"}]}"#,
+            r#"{"content":[],"content":[]}"#,
+            r#"{"_meta":M,"_meta":M,"content":[]}"#,
+            r#"{"resultType":"complete","resultType":"complete","content":[]}"#,
+            r#"{"con\u0074ent":[]}"#,
+            r#"{"content":[{"te\u0078t":"x","type":"text"}]}"#,
+            r#"{"content":[],"resultType":"input_required"}"#,
+            r#"{"content":[],"resultType":"completed"}"#,
+            r#"{"content":[],"resultType":"task"}"#,
+            // Failures, for both reads.
+            r#"{"content":[{"text":"x"}]}"#,
+            r#"{"content":[{"type":"text"}]}"#,
+            r#"{"content":[{"text":1,"type":"text"}]}"#,
+            r#"{"content":[{"text":"bad \x escape","type":"text"}]}"#,
+            "{\"content\":[{\"text\":\"a\u{1}b\",\"type\":\"text\"}]}",
+            "{\"con\u{1}tent\":[]}",
+            r#"{"content":[{"text":"x","type":"text"}"#,
+            r#"{"content":[{"text":"x","type":"text"}]"#,
+            r#"{"content":[{"text":"x","type":"text"}],}"#,
+            r#"{"content":[{"text":"x","type":"text"},]}"#,
+            r#"{"content":[{"text":"x","type":"text",}]}"#,
+            r#"{"content":[{"text":"x","type":"text"}]}}"#,
+            r#"{"content"}"#,
+            r#"{"content":}"#,
+            r#"{"_meta":M}"#,
+            r"{}",
+            r"{",
+            "",
+        ];
+        let mut texts = 0;
+        for template in results {
+            let text = template.replace('M', meta);
+            let typed = serde_json::from_str::<CallToolResult>(&text);
+            let ours = text_result(&fixed, &text);
+            if ours.is_some() {
+                texts += 1;
+            }
+            match (ours, complete_result(&fixed, &text), typed) {
+                (Some(ours), Some(full), Ok(typed)) => {
+                    assert_eq!(ours, typed, "{text}");
+                    assert_eq!(full, typed, "{text}");
+                }
+                (None, Some(full), Ok(typed)) => assert_eq!(full, typed, "{text}"),
+                (None, None, _) => {}
+                (ours, full, typed) => panic!("{text}: {ours:?} / {full:?} / {typed:?}"),
+            }
+        }
+        // Long texts, plain and with an escape or a control character at the end.
+        let long = "x".repeat(70_000);
+        for tail in ["", "\\n", "\\\"", "\u{1f}", "\\q"] {
+            let text = format!(r#"{{"content":[{{"text":"{long}{tail}","type":"text"}}]}}"#);
+            let typed = serde_json::from_str::<CallToolResult>(&text).ok();
+            assert_eq!(text_result(&fixed, &text), typed, "{tail}");
+            assert_eq!(complete_result(&fixed, &text), typed, "{tail}");
+            assert_eq!(typed.is_some(), !matches!(tail, "\u{1f}" | "\\q"), "{tail}");
+        }
+        // All but the first of the first six take the text read, and so do they again
+        // once that `_meta` is the last one read again.
+        assert_eq!(texts, 5);
+        complete_result(&fixed, &results[0].replace('M', meta)).unwrap();
+        for template in &results[..6] {
+            let text = template.replace('M', meta);
+            assert!(text_result(&fixed, &text).is_some(), "{text}");
         }
     }
 }
