@@ -123,15 +123,8 @@ fn serialized_over(value: &Value, limit: usize) -> bool {
     serde_json::to_writer(&mut Counter { left: limit }, value).is_err()
 }
 
-/// Compiles a schema with a bounded cost: its size and depth are capped before the
-/// validator sees it, remote `$ref`s are never fetched (no resolver is compiled in), and
-/// `pattern` regexes have size and backtracking limits, so a hostile schema cannot make
-/// registration or validation slow.
-fn compile(
-    tool: &str,
-    which: &'static str,
-    schema: &Value,
-) -> Result<jsonschema::Validator, Error> {
+/// Refuses a schema over the size or depth limit.
+fn check_limits(tool: &str, which: &'static str, schema: &Value) -> Result<(), Error> {
     let refuse = |reason: String| Error::InvalidSchema {
         tool: tool.to_owned(),
         which,
@@ -147,6 +140,19 @@ fn compile(
             "nested deeper than {MAX_SCHEMA_DEPTH} levels"
         )));
     }
+    Ok(())
+}
+
+/// Compiles a schema with a bounded cost: its size and depth are capped before the
+/// validator sees it, remote `$ref`s are never fetched (no resolver is compiled in), and
+/// `pattern` regexes have size and backtracking limits, so a hostile schema cannot make
+/// registration or validation slow.
+fn compile(
+    tool: &str,
+    which: &'static str,
+    schema: &Value,
+) -> Result<jsonschema::Validator, Error> {
+    check_limits(tool, which, schema)?;
     let patterns = jsonschema::PatternOptions::fancy_regex()
         .backtrack_limit(REGEX_BACKTRACK_LIMIT)
         .size_limit(1 << 20)
@@ -171,7 +177,14 @@ fn compile(
 /// `docs/PERFORMANCE.md`). Should such a schema still not compile (a hand-written
 /// `JsonSchema` impl, a `#[schemars(regex)]` that is no regex), every call of the tool
 /// fails with an internal error (-32603) that says why, and the reason is logged.
-pub(crate) enum Check {
+pub(crate) struct Check {
+    /// The schema accepts every JSON object ([`accepts_any_object`]): the arguments of a
+    /// call, always an object, need no validator.
+    pub(crate) any_object: bool,
+    compiled: Compiled,
+}
+
+enum Compiled {
     /// Compiled at registration.
     Ready(jsonschema::Validator),
     /// Compiled on first use.
@@ -179,30 +192,57 @@ pub(crate) enum Check {
 }
 
 /// What compiles a deferred schema (its closure owns the schema until then).
-pub(crate) type DeferredCompile = Box<dyn FnOnce() -> Result<jsonschema::Validator, Error> + Send>;
+type DeferredCompile = Box<dyn FnOnce() -> Result<jsonschema::Validator, Error> + Send>;
+
+/// Whether `schema` is one that every JSON object satisfies: `"type": "object"` with at
+/// most an empty `properties`, a `title` and a `description` (a tool without parameters).
+/// Such a schema is valid as it stands, so nothing is lost by compiling it only if a value
+/// that is no object ever has to be checked.
+fn accepts_any_object(schema: &Value) -> bool {
+    schema.as_object().is_some_and(|map| {
+        map.get("type").is_some_and(|t| t == "object")
+            && map.iter().all(|(key, value)| match key.as_str() {
+                "type" => true,
+                "properties" => value.as_object().is_some_and(serde_json::Map::is_empty),
+                "title" | "description" => value.is_string(),
+                _ => false,
+            })
+    })
+}
 
 impl Check {
-    /// Compiles `schema` now.
+    /// Compiles `schema` now, or on first use when every object satisfies it.
     fn now(tool: &str, which: &'static str, schema: &Value) -> Result<Self, Error> {
-        compile(tool, which, schema).map(Check::Ready)
+        if accepts_any_object(schema) {
+            check_limits(tool, which, schema)?;
+            return Ok(Check::deferred(tool, which, schema.clone()));
+        }
+        Ok(Check {
+            any_object: false,
+            compiled: Compiled::Ready(compile(tool, which, schema)?),
+        })
     }
 
     /// Compiles `schema` when it is first used.
     fn deferred(tool: &str, which: &'static str, schema: Value) -> Self {
+        let any_object = accepts_any_object(&schema);
         let tool = tool.to_owned();
-        Check::Deferred(std::sync::LazyLock::new(Box::new(move || {
-            compile(&tool, which, &schema).inspect_err(|e| {
-                tracing::error!(error = %e, "a tool's derived schema does not compile");
-            })
-        })))
+        Check {
+            any_object,
+            compiled: Compiled::Deferred(std::sync::LazyLock::new(Box::new(move || {
+                compile(&tool, which, &schema).inspect_err(|e| {
+                    tracing::error!(error = %e, "a tool's derived schema does not compile");
+                })
+            }))),
+        }
     }
 
     /// The validator, compiling it first if it was deferred; a schema that does not
     /// compile is an internal error (-32603).
     pub(crate) fn validator(&self) -> Result<&jsonschema::Validator, ToolError> {
-        match self {
-            Check::Ready(validator) => Ok(validator),
-            Check::Deferred(lazy) => lazy.as_ref().map_err(|e| {
+        match &self.compiled {
+            Compiled::Ready(validator) => Ok(validator),
+            Compiled::Deferred(lazy) => lazy.as_ref().map_err(|e| {
                 ToolError::Protocol(mcp_jsonrpc::ErrorObject::internal(e.to_string()))
             }),
         }
@@ -211,10 +251,16 @@ impl Check {
 
 impl std::fmt::Debug for Check {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Check::Ready(_) => "Check::Ready",
-            Check::Deferred(_) => "Check::Deferred",
-        })
+        f.debug_struct("Check")
+            .field("any_object", &self.any_object)
+            .field(
+                "compiled",
+                &match self.compiled {
+                    Compiled::Ready(_) => "at registration",
+                    Compiled::Deferred(_) => "on first use",
+                },
+            )
+            .finish()
     }
 }
 
@@ -467,8 +513,12 @@ impl ToolDef {
     ) -> Result<CallToolResult, ToolError> {
         // `is_valid` first: it stops at the first failure and tracks no error paths (no
         // allocation), so a valid call, the common case, pays for no more.
-        let input = self.input.validator()?;
-        if !input.is_valid(&arguments) {
+        // Arguments are an object: a schema that accepts any object needs no validator.
+        let trivially_valid = self.input.any_object && arguments.is_object();
+        if !trivially_valid
+            && let input = self.input.validator()?
+            && !input.is_valid(&arguments)
+        {
             let problems: Vec<String> = input
                 .iter_errors(&arguments)
                 .take(10)
@@ -557,7 +607,10 @@ fn param_headers(schema: &JsonObject) -> Result<Vec<ParamHeader>, String> {
 mod tests {
     use serde_json::json;
 
-    use super::{MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, ToolDef, check_name, depth, param_headers};
+    use super::{
+        MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, ToolDef, accepts_any_object, check_name, depth,
+        param_headers,
+    };
 
     #[test]
     fn names() {
@@ -658,6 +711,30 @@ mod tests {
         .unwrap();
         let hostile = json!({"s": format!("{}!", "a".repeat(64))});
         let _ = tool.input.validator().unwrap().is_valid(&hostile);
+    }
+
+    #[test]
+    fn schemas_that_accept_any_object() {
+        for yes in [
+            json!({"type": "object"}),
+            json!({"type": "object", "properties": {}}),
+            json!({"title": "None", "description": "no parameters", "type": "object", "properties": {}}),
+        ] {
+            assert!(accepts_any_object(&yes), "{yes}");
+        }
+        for no in [
+            json!({"type": "object", "additionalProperties": false}),
+            json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+            json!({"type": "object", "required": ["a"]}),
+            json!({"type": "object", "properties": {}, "minProperties": 1}),
+            json!({"type": "object", "$schema": "http://json-schema.org/draft-07/schema#"}),
+            json!({"type": "object", "title": 5}),
+            json!({"type": "array"}),
+            json!({"properties": {}}),
+            json!(true),
+        ] {
+            assert!(!accepts_any_object(&no), "{no}");
+        }
     }
 
     #[test]

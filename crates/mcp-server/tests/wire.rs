@@ -979,8 +979,20 @@ async fn derived_schemas_are_compiled_at_first_call() {
         |_args, _cx| async move { Ok(CallToolResult::text("ran")) },
     );
     assert!(raw.is_err(), "a raw schema is compiled at registration");
+    let open = ToolDef::new(
+        "open",
+        json!({"type": "object", "properties": {}}),
+        |_args, _cx| async move { Ok(CallToolResult::text("ran")) },
+    );
+    let closed = ToolDef::new(
+        "closed",
+        json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        |_args, _cx| async move { Ok(CallToolResult::text("ran")) },
+    );
     let server = Server::builder("deferred-test", "1.0.0")
         .tool(odd)
+        .tool(open)
+        .tool(closed)
         .tool(ToolDef::typed("add", |args: Add, _cx| async move {
             Ok(CallToolResult::text((args.a + args.b).to_string()))
         }))
@@ -1007,6 +1019,23 @@ async fn derived_schemas_are_compiled_at_first_call() {
         )
         .await;
     assert_eq!(sum["content"][0]["text"], "5");
+
+    // A schema without parameters accepts any object; one that forbids extra members
+    // does not.
+    let open = c
+        .result(
+            "tools/call",
+            with_meta(json!({"name": "open", "arguments": {"extra": 1}})),
+        )
+        .await;
+    assert_eq!(open["content"][0]["text"], "ran", "{open}");
+    let closed = c
+        .result(
+            "tools/call",
+            with_meta(json!({"name": "closed", "arguments": {"extra": 1}})),
+        )
+        .await;
+    assert_eq!(closed["isError"], true, "{closed}");
 
     for _ in 0..2 {
         let error = c
