@@ -117,6 +117,13 @@ pub(crate) fn content_type(headers: &HeaderMap) -> Option<&str> {
 
 /// Whether `Content-Type` is exactly one `application/json`, with any parameters.
 pub(crate) fn is_json_content(headers: &HeaderMap) -> bool {
+    // The usual value, exactly: one `application/json` alone.
+    let mut values = headers.get_all(CONTENT_TYPE).iter();
+    if let (Some(value), None) = (values.next(), values.next())
+        && value.as_bytes() == JSON.as_bytes()
+    {
+        return true;
+    }
     content_type(headers).is_some_and(|media| media.eq_ignore_ascii_case(JSON))
 }
 
