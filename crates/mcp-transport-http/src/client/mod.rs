@@ -210,7 +210,7 @@ impl HttpClient {
         #[cfg(not(feature = "rustls"))]
         let connector = http;
         Ok(HttpClient {
-            pool: pool::Pool::new(connector, config.pool_idle_timeout),
+            pool: pool::Pool::new(connector, config.pool_idle_timeout, &uri),
             url: uri,
             headers: config.headers,
             limits: Limits {

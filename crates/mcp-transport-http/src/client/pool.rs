@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::HOST;
-use http::uri::{PathAndQuery, Scheme};
+use http::uri::{Authority, PathAndQuery, Scheme};
 use http::{HeaderValue, Request, Response, Uri};
 use http_body::{Frame, SizeHint};
 use http_body_util::Full;
@@ -51,6 +51,8 @@ pub(super) struct Pool {
 
 struct Shared {
     connector: Connector,
+    /// The `Host` value of the endpoint's origin, made once ([`origin_form`]).
+    origin: Option<Origin>,
     /// How long a connection may sit idle; zero keeps none.
     idle_timeout: Duration,
     idle: Mutex<Idle>,
@@ -74,10 +76,12 @@ enum Taken {
 }
 
 impl Pool {
-    pub(super) fn new(connector: Connector, idle_timeout: Duration) -> Self {
+    /// A pool for the origin of `endpoint`.
+    pub(super) fn new(connector: Connector, idle_timeout: Duration, endpoint: &Uri) -> Self {
         Pool {
             shared: Arc::new(Shared {
                 connector,
+                origin: Origin::of(endpoint),
                 idle_timeout,
                 idle: Mutex::new(Idle::default()),
             }),
@@ -109,7 +113,7 @@ impl Pool {
                             source: "the new connection closed at once".into(),
                         });
                     }
-                    origin_form(&mut request)?;
+                    origin_form(&mut request, self.shared.origin.as_ref())?;
                     match sender.try_send_request(request).await {
                         Ok(response) => {
                             let lease = Some(Lease {
@@ -275,10 +279,48 @@ async fn sweep(pool: Weak<Shared>, timeout: Duration) {
     }
 }
 
+/// The `Host` value [`origin_form`] makes for one origin, made once for the endpoint's.
+struct Origin {
+    https: bool,
+    authority: Box<str>,
+    host: HeaderValue,
+}
+
+impl Origin {
+    /// The endpoint's origin, if its `Host` value can be made.
+    fn of(endpoint: &Uri) -> Option<Origin> {
+        let authority = endpoint.authority()?;
+        Some(Origin {
+            https: is_https(endpoint),
+            authority: authority.as_str().into(),
+            host: host(is_https(endpoint), authority).ok()?,
+        })
+    }
+}
+
+fn is_https(uri: &Uri) -> bool {
+    uri.scheme() == Some(&Scheme::HTTPS)
+}
+
+/// The `Host` value of an authority: without the scheme's default port.
+fn host(https: bool, authority: &Authority) -> Result<HeaderValue, Error> {
+    let default_port = if https { 443 } else { 80 };
+    match authority.port_u16() {
+        Some(port) if port == default_port => HeaderValue::from_str(authority.host()),
+        _ => HeaderValue::from_str(authority.as_str()),
+    }
+    .map_err(|e| Error::Header {
+        name: "Host".to_owned(),
+        reason: e.to_string(),
+    })
+}
+
 /// Rewrites an absolute request URI to the origin form an HTTP/1.1 request line carries
 /// (RFC 9112, section 3.2.1), and sets `Host` from its authority unless the request has
 /// one: servers need not accept the absolute form from a client that is not a proxy.
-fn origin_form(request: &mut Request<Full<Bytes>>) -> Result<(), Error> {
+/// `origin` is the value made once for the endpoint's origin, taken when the request's
+/// scheme and authority are exactly its own.
+fn origin_form(request: &mut Request<Full<Bytes>>, origin: Option<&Origin>) -> Result<(), Error> {
     let uri = request.uri();
     if uri.scheme().is_none() {
         return Ok(());
@@ -286,18 +328,13 @@ fn origin_form(request: &mut Request<Full<Bytes>>) -> Result<(), Error> {
     if !request.headers().contains_key(HOST)
         && let Some(authority) = uri.authority()
     {
-        let default_port = match uri.scheme() {
-            Some(scheme) if *scheme == Scheme::HTTPS => 443,
-            _ => 80,
+        let https = is_https(uri);
+        let host = match origin {
+            Some(origin) if origin.https == https && *origin.authority == *authority.as_str() => {
+                origin.host.clone()
+            }
+            _ => host(https, authority)?,
         };
-        let host = match authority.port_u16() {
-            Some(port) if port == default_port => HeaderValue::from_str(authority.host()),
-            _ => HeaderValue::from_str(authority.as_str()),
-        }
-        .map_err(|e| Error::Header {
-            name: "Host".to_owned(),
-            reason: e.to_string(),
-        })?;
         request.headers_mut().insert(HOST, host);
     }
     let path = request
@@ -384,16 +421,25 @@ mod tests {
             ("http://[::1]:9/m", "/m", "[::1]:9"),
         ] {
             let mut request = request(uri);
-            origin_form(&mut request).unwrap();
+            origin_form(&mut request, None).unwrap();
             assert_eq!(request.uri().to_string(), path, "{uri}");
             assert_eq!(request.headers()[HOST], host, "{uri}");
+            // The same with the value made once for the origin, whether it is this one or
+            // another (only the request's own is taken).
+            for endpoint in [uri, "http://other:81/x", "https://example.com:80/a"] {
+                let origin = Origin::of(&endpoint.parse().unwrap()).unwrap();
+                let mut request = self::request(uri);
+                origin_form(&mut request, Some(&origin)).unwrap();
+                assert_eq!(request.uri().to_string(), path, "{uri}");
+                assert_eq!(request.headers()[HOST], host, "{uri} ({endpoint})");
+            }
         }
         // A Host the caller set stays.
         let mut request = request("http://example.com/mcp");
         request
             .headers_mut()
             .insert(HOST, HeaderValue::from_static("other"));
-        origin_form(&mut request).unwrap();
+        origin_form(&mut request, None).unwrap();
         assert_eq!(request.headers()[HOST], "other");
     }
 }
