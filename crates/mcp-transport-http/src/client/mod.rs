@@ -407,11 +407,16 @@ impl HttpClient {
         }
         map.insert(ACCEPT, ACCEPT_BOTH);
         map.insert(CONTENT_TYPE, JSON);
-        map.insert(
-            PROTOCOL_VERSION,
-            plain("MCP-Protocol-Version", &mcp.protocol_version)?,
-        );
-        map.insert(METHOD, plain("Mcp-Method", &mcp.method)?);
+        let version = match known(&mcp.protocol_version) {
+            Some(value) => value,
+            None => plain("MCP-Protocol-Version", &mcp.protocol_version)?,
+        };
+        map.insert(PROTOCOL_VERSION, version);
+        let method = match known(&mcp.method) {
+            Some(value) => value,
+            None => plain("Mcp-Method", &mcp.method)?,
+        };
+        map.insert(METHOD, method);
         if let Some(name) = &mcp.name {
             map.insert(NAME, encoded("Mcp-Name", name)?);
         }
@@ -451,6 +456,74 @@ fn connector(http: HttpConnector, tls: Option<&rustls::ClientConfig>) -> Result<
         .enable_all_versions()
         .wrap_connector(http))
 }
+
+/// The value of a protocol version or a method a client sends, made at compile time, so
+/// that the usual `MCP-Protocol-Version` and `Mcp-Method` are neither checked nor copied
+/// per request; `None` for any other (which [`plain`] checks and copies). Each of these is
+/// a visible ASCII token, which [`plain`] accepts as it is (tested below).
+fn known(value: &str) -> Option<HeaderValue> {
+    use mcp_types::{ProtocolVersion, method, tasks};
+    macro_rules! known {
+        ($($text:path),* $(,)?) => {
+            match value {
+                $($text => Some(const { HeaderValue::from_static($text) }),)*
+                _ => None,
+            }
+        };
+    }
+    const V2026_07_28: &str = ProtocolVersion::V2026_07_28.as_str();
+    const V2025_11_25: &str = ProtocolVersion::V2025_11_25.as_str();
+    const V2025_06_18: &str = ProtocolVersion::V2025_06_18.as_str();
+    const V2025_03_26: &str = ProtocolVersion::V2025_03_26.as_str();
+    const V2024_11_05: &str = ProtocolVersion::V2024_11_05.as_str();
+    known!(
+        V2026_07_28,
+        V2025_11_25,
+        V2025_06_18,
+        V2025_03_26,
+        V2024_11_05,
+        method::TOOLS_CALL,
+        method::TOOLS_LIST,
+        method::RESOURCES_READ,
+        method::RESOURCES_LIST,
+        method::RESOURCES_TEMPLATES_LIST,
+        method::PROMPTS_GET,
+        method::PROMPTS_LIST,
+        method::COMPLETION_COMPLETE,
+        method::SERVER_DISCOVER,
+        method::SUBSCRIPTIONS_LISTEN,
+        method::NOTIFICATIONS_CANCELLED,
+        method::NOTIFICATIONS_PROGRESS,
+        tasks::method::TASKS_GET,
+        tasks::method::TASKS_UPDATE,
+        tasks::method::TASKS_CANCEL,
+    )
+}
+
+/// The values [`known`] makes, for the test that [`plain`] makes the same of each.
+#[cfg(test)]
+const KNOWN: [&str; 20] = [
+    "2026-07-28",
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+    "tools/call",
+    "tools/list",
+    "resources/read",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/get",
+    "prompts/list",
+    "completion/complete",
+    "server/discover",
+    "subscriptions/listen",
+    "notifications/cancelled",
+    "notifications/progress",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+];
 
 /// A header value that must be sent as it is (the protocol version and the method).
 fn plain(name: &str, value: &str) -> Result<HeaderValue, Error> {
@@ -562,6 +635,23 @@ mod tests {
         expected.sort();
         assert_eq!(got_sorted, expected);
         assert_eq!(request.method(), Method::POST);
+    }
+
+    #[test]
+    fn known_values_are_the_checked_values() {
+        for value in KNOWN {
+            assert_eq!(known(value), Some(plain("x", value).unwrap()), "{value}");
+        }
+        for value in [
+            "",
+            "2026-07-29",
+            "tools/cal",
+            "tools/call ",
+            "Tools/call",
+            "x",
+        ] {
+            assert_eq!(known(value), None, "{value}");
+        }
     }
 
     #[test]
