@@ -187,12 +187,9 @@ pub(crate) struct Check {
 enum Compiled {
     /// Compiled at registration.
     Ready(jsonschema::Validator),
-    /// Compiled on first use.
-    Deferred(std::sync::LazyLock<Result<jsonschema::Validator, Error>, DeferredCompile>),
+    /// Compiled on first use, from the schema as the tool's definition holds it.
+    Deferred(std::sync::OnceLock<Result<jsonschema::Validator, Error>>),
 }
-
-/// What compiles a deferred schema (its closure owns the schema until then).
-type DeferredCompile = Box<dyn FnOnce() -> Result<jsonschema::Validator, Error> + Send>;
 
 /// Whether `schema` is one that every JSON object satisfies: `"type": "object"` with at
 /// most an empty `properties`, a `title` and a `description` (a tool without parameters).
@@ -215,7 +212,7 @@ impl Check {
     fn now(tool: &str, which: &'static str, schema: &Value) -> Result<Self, Error> {
         if accepts_any_object(schema) {
             check_limits(tool, which, schema)?;
-            return Ok(Check::deferred(tool, which, schema.clone()));
+            return Ok(Check::deferred(schema));
         }
         Ok(Check {
             any_object: false,
@@ -224,28 +221,43 @@ impl Check {
     }
 
     /// Compiles `schema` when it is first used.
-    fn deferred(tool: &str, which: &'static str, schema: Value) -> Self {
-        let any_object = accepts_any_object(&schema);
-        let tool = tool.to_owned();
+    fn deferred(schema: &Value) -> Self {
         Check {
-            any_object,
-            compiled: Compiled::Deferred(std::sync::LazyLock::new(Box::new(move || {
-                compile(&tool, which, &schema).inspect_err(|e| {
-                    tracing::error!(error = %e, "a tool's derived schema does not compile");
-                })
-            }))),
+            any_object: accepts_any_object(schema),
+            compiled: Compiled::Deferred(std::sync::OnceLock::new()),
         }
     }
 
-    /// The validator, compiling it first if it was deferred; a schema that does not
-    /// compile is an internal error (-32603).
-    pub(crate) fn validator(&self) -> Result<&jsonschema::Validator, ToolError> {
-        match &self.compiled {
-            Compiled::Ready(validator) => Ok(validator),
-            Compiled::Deferred(lazy) => lazy.as_ref().map_err(|e| {
-                ToolError::Protocol(mcp_jsonrpc::ErrorObject::internal(e.to_string()))
-            }),
-        }
+    /// The validator, compiling it first if it was deferred (from `schema`: the definition's
+    /// own, so that nothing is kept twice); a schema that does not compile is an internal
+    /// error (-32603).
+    pub(crate) fn validator(
+        &self,
+        tool: &str,
+        which: &'static str,
+        schema: impl FnOnce() -> Result<Value, serde_json::Error>,
+    ) -> Result<&jsonschema::Validator, ToolError> {
+        let cell = match &self.compiled {
+            Compiled::Ready(validator) => return Ok(validator),
+            Compiled::Deferred(cell) => cell,
+        };
+        let compiled = cell.get_or_init(|| {
+            let compiled = match schema() {
+                Ok(schema) => compile(tool, which, &schema),
+                Err(e) => Err(Error::InvalidSchema {
+                    tool: tool.to_owned(),
+                    which,
+                    reason: e.to_string(),
+                }),
+            };
+            if let Err(e) = &compiled {
+                tracing::error!(error = %e, "a tool's derived schema does not compile");
+            }
+            compiled
+        });
+        compiled
+            .as_ref()
+            .map_err(|e| ToolError::Protocol(mcp_jsonrpc::ErrorObject::internal(e.to_string())))
     }
 }
 
@@ -309,7 +321,7 @@ impl ToolDef {
             });
         }
         let input = if derived {
-            Check::deferred(&name, "inputSchema", input_schema.clone())
+            Check::deferred(&input_schema)
         } else {
             Check::now(&name, "inputSchema", &input_schema)?
         };
@@ -450,7 +462,7 @@ impl ToolDef {
     /// ([`Check`]).
     fn with_output_schema(mut self, schema: Value, derived: bool) -> Result<Self, Error> {
         let check = if derived {
-            Check::deferred(&self.tool.name, "outputSchema", schema.clone())
+            Check::deferred(&schema)
         } else {
             Check::now(&self.tool.name, "outputSchema", &schema)?
         };
@@ -516,7 +528,9 @@ impl ToolDef {
         // Arguments are an object: a schema that accepts any object needs no validator.
         let trivially_valid = self.input.any_object && arguments.is_object();
         if !trivially_valid
-            && let input = self.input.validator()?
+            && let input = self.input.validator(&self.tool.name, "inputSchema", || {
+                serde_json::to_value(&self.tool.input_schema)
+            })?
             && !input.is_valid(&arguments)
         {
             let problems: Vec<String> = input
@@ -555,7 +569,9 @@ impl ToolDef {
         };
         if let (Some(check), Some(structured)) = (&self.output, &result.structured_content)
             && result.is_error != Some(true)
-            && let validator = check.validator()?
+            && let validator = check.validator(&self.tool.name, "outputSchema", || {
+                serde_json::to_value(&self.tool.output_schema)
+            })?
             && !validator.is_valid(structured)
             && let Some(error) = validator.iter_errors(structured).next()
         {
@@ -710,7 +726,11 @@ mod tests {
         )
         .unwrap();
         let hostile = json!({"s": format!("{}!", "a".repeat(64))});
-        let _ = tool.input.validator().unwrap().is_valid(&hostile);
+        let _ = tool
+            .input
+            .validator("regex", "inputSchema", || unreachable!())
+            .unwrap()
+            .is_valid(&hostile);
     }
 
     #[test]

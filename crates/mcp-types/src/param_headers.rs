@@ -30,7 +30,7 @@ pub fn mcp_param_headers(schema: &JsonObject) -> Result<Vec<McpParamHeader>, Str
     let mut found = Vec::new();
     walk_properties(schema, &mut Vec::new(), &mut found)?;
     // Annotations anywhere else (under items, anyOf, $ref, ...) make the tool invalid.
-    let total = count_annotations(&Value::Object(schema.clone()));
+    let total = count_in_object(schema);
     if total != found.len() {
         return Err(
             "an x-mcp-header annotation is not reachable through `properties` alone".to_owned(),
@@ -89,11 +89,13 @@ fn walk_properties(
 
 fn count_annotations(value: &Value) -> usize {
     match value {
-        Value::Object(map) => {
-            usize::from(map.contains_key("x-mcp-header"))
-                + map.values().map(count_annotations).sum::<usize>()
-        }
+        Value::Object(map) => count_in_object(map),
         Value::Array(items) => items.iter().map(count_annotations).sum(),
         _ => 0,
     }
+}
+
+fn count_in_object(map: &JsonObject) -> usize {
+    usize::from(map.contains_key("x-mcp-header"))
+        + map.values().map(count_annotations).sum::<usize>()
 }
