@@ -312,8 +312,7 @@ impl HttpClient {
         let Some(authorizer) = &self.authorizer else {
             // Nobody to answer a challenge: a refusal is final, and the request is sent
             // once, without a copy.
-            let uri = request.uri().clone();
-            let response = self.pool.send(request).await?;
+            let (response, uri) = self.pool.send(request).await?;
             return match auth::Challenge::of(response.status(), response.headers(), &uri, None, &[])
             {
                 None => Ok(response),
@@ -364,7 +363,7 @@ impl HttpClient {
                     headers.append(name.clone(), value);
                 }
             }
-            let response = self.pool.send(sending).await?;
+            let (response, _) = self.pool.send(sending).await?;
             authorizer.responded(request.uri(), response.status(), response.headers());
             let Some(challenge) = auth::Challenge::of(
                 response.status(),

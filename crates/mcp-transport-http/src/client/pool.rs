@@ -89,20 +89,19 @@ impl Pool {
     }
 
     /// Sends `request`, whose URI is absolute, on an idle connection or a new one, and
-    /// returns the response once its head has arrived.
+    /// returns the response once its head has arrived, with the request's URI.
     pub(super) async fn send(
         &self,
         mut request: Request<Full<Bytes>>,
-    ) -> Result<Response<Body>, Error> {
-        let uri = request.uri().clone();
+    ) -> Result<(Response<Body>, Uri), Error> {
         loop {
             let (taken, was_idle) = match self.shared.checkout() {
                 Some(taken) => (taken, true),
                 // Boxed: opening a connection (TCP, TLS, the HTTP handshake) is a large
                 // future, and the rare path; every call's future stays small without it.
-                None => (Box::pin(self.connect(&uri)).await?, false),
+                None => (Box::pin(self.connect(request.uri())).await?, false),
             };
-            let mut failure = match taken {
+            let (mut failure, uri) = match taken {
                 Taken::Http1(mut sender) => {
                     if sender.ready().await.is_err() {
                         if was_idle {
@@ -113,16 +112,16 @@ impl Pool {
                             source: "the new connection closed at once".into(),
                         });
                     }
-                    origin_form(&mut request, self.shared.origin.as_ref())?;
+                    let uri = origin_form(&mut request, self.shared.origin.as_ref())?;
                     match sender.try_send_request(request).await {
                         Ok(response) => {
                             let lease = Some(Lease {
                                 sender,
                                 pool: Arc::downgrade(&self.shared),
                             });
-                            return Ok(response.map(|inner| Body { inner, lease }));
+                            return Ok((response.map(|inner| Body { inner, lease }), uri));
                         }
-                        Err(failure) => failure,
+                        Err(failure) => (failure, uri),
                     }
                 }
                 Taken::Http2(mut sender) => {
@@ -136,9 +135,10 @@ impl Pool {
                             source: "the new connection closed at once".into(),
                         });
                     }
+                    let uri = request.uri().clone();
                     match sender.try_send_request(request).await {
                         Ok(response) => {
-                            return Ok(response.map(|inner| Body { inner, lease: None }));
+                            return Ok((response.map(|inner| Body { inner, lease: None }), uri));
                         }
                         Err(failure) => {
                             // A stream the server reset leaves the connection to the
@@ -146,7 +146,7 @@ impl Pool {
                             if failure.message().is_some() || sender.is_closed() {
                                 self.shared.forget_http2();
                             }
-                            failure
+                            (failure, uri)
                         }
                     }
                 }
@@ -155,7 +155,7 @@ impl Pool {
                 // Nothing was sent: a was_idle connection had closed meanwhile. Try again.
                 Some(unsent) if was_idle => {
                     request = unsent;
-                    *request.uri_mut() = uri.clone();
+                    *request.uri_mut() = uri;
                 }
                 _ => {
                     return Err(Error::Send {
@@ -319,11 +319,11 @@ fn host(https: bool, authority: &Authority) -> Result<HeaderValue, Error> {
 /// (RFC 9112, section 3.2.1), and sets `Host` from its authority unless the request has
 /// one: servers need not accept the absolute form from a client that is not a proxy.
 /// `origin` is the value made once for the endpoint's origin, taken when the request's
-/// scheme and authority are exactly its own.
-fn origin_form(request: &mut Request<Full<Bytes>>, origin: Option<&Origin>) -> Result<(), Error> {
+/// scheme and authority are exactly its own. Returns the request's URI as it was.
+fn origin_form(request: &mut Request<Full<Bytes>>, origin: Option<&Origin>) -> Result<Uri, Error> {
     let uri = request.uri();
     if uri.scheme().is_none() {
-        return Ok(());
+        return Ok(uri.clone());
     }
     if !request.headers().contains_key(HOST)
         && let Some(authority) = uri.authority()
@@ -342,8 +342,7 @@ fn origin_form(request: &mut Request<Full<Bytes>>, origin: Option<&Origin>) -> R
         .path_and_query()
         .cloned()
         .unwrap_or_else(|| PathAndQuery::from_static("/"));
-    *request.uri_mut() = Uri::from(path);
-    Ok(())
+    Ok(std::mem::replace(request.uri_mut(), Uri::from(path)))
 }
 
 /// An HTTP/1.1 connection lent to one request, returned when its body ends.
@@ -421,7 +420,7 @@ mod tests {
             ("http://[::1]:9/m", "/m", "[::1]:9"),
         ] {
             let mut request = request(uri);
-            origin_form(&mut request, None).unwrap();
+            assert_eq!(origin_form(&mut request, None).unwrap(), uri);
             assert_eq!(request.uri().to_string(), path, "{uri}");
             assert_eq!(request.headers()[HOST], host, "{uri}");
             // The same with the value made once for the origin, whether it is this one or
@@ -429,7 +428,7 @@ mod tests {
             for endpoint in [uri, "http://other:81/x", "https://example.com:80/a"] {
                 let origin = Origin::of(&endpoint.parse().unwrap()).unwrap();
                 let mut request = self::request(uri);
-                origin_form(&mut request, Some(&origin)).unwrap();
+                assert_eq!(origin_form(&mut request, Some(&origin)).unwrap(), uri);
                 assert_eq!(request.uri().to_string(), path, "{uri}");
                 assert_eq!(request.headers()[HOST], host, "{uri} ({endpoint})");
             }
