@@ -345,7 +345,8 @@ fn origin_form(request: &mut Request<Full<Bytes>>, origin: Option<&Origin>) -> R
     Ok(std::mem::replace(request.uri_mut(), Uri::from(path)))
 }
 
-/// An HTTP/1.1 connection lent to one request, returned when its body ends.
+/// An HTTP/1.1 connection lent to one request, returned when its body ends (its last
+/// frame, or the last bytes of a body of known length).
 struct Lease {
     sender: Http1,
     pool: Weak<Shared>,
@@ -376,18 +377,23 @@ impl http_body::Body for Body {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
-        let this = self.project();
-        let frame = ready!(this.inner.poll_frame(cx));
-        match &frame {
-            None => {
-                if let Some(lease) = this.lease.take()
-                    && let Some(pool) = lease.pool.upgrade()
-                {
-                    pool.put(lease.sender);
-                }
+        let mut this = self.project();
+        let frame = ready!(this.inner.as_mut().poll_frame(cx));
+        let ended = match &frame {
+            None => true,
+            Some(Err(_)) => {
+                *this.lease = None;
+                false
             }
-            Some(Err(_)) => *this.lease = None,
-            Some(Ok(_)) => {}
+            // The last bytes of a body of known length: the body has been read to its end
+            // (the connection read them all), whether or not it is polled again.
+            Some(Ok(_)) => this.inner.is_end_stream(),
+        };
+        if ended
+            && let Some(lease) = this.lease.take()
+            && let Some(pool) = lease.pool.upgrade()
+        {
+            pool.put(lease.sender);
         }
         Poll::Ready(frame)
     }

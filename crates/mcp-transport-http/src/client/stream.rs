@@ -212,6 +212,11 @@ impl ResponseStream {
                     joined = Some(buf);
                 }
             }
+            // A body of known length ends with its last bytes: nothing is left to wait for
+            // (and its connection is back in the pool, see `pool::Body`).
+            if self.body.is_end_stream() {
+                break;
+            }
         }
         let body = joined.map_or(body, BytesMut::freeze);
         if status.is_success() {
