@@ -35,7 +35,7 @@ pub(crate) mod sse;
 mod stream;
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, LOCATION};
@@ -160,6 +160,27 @@ pub struct HttpClient {
     headers: HeaderMap,
     limits: Limits,
     authorizer: Option<Arc<dyn Authorizer>>,
+    /// The headers [`build`](Self::build) made last for a request without `Mcp-Param-*`
+    /// headers, shared by the clones.
+    last: Arc<Mutex<Option<LastHeaders>>>,
+}
+
+/// A request's header map with the values it mirrors: the next request with the same
+/// values gets a copy of the map instead of having it built (and its values checked)
+/// again. The configured headers are the client's, the same for every request.
+struct LastHeaders {
+    protocol_version: String,
+    method: String,
+    name: Option<String>,
+    map: HeaderMap,
+}
+
+impl LastHeaders {
+    fn mirrors(&self, mcp: &RequestHeaders) -> bool {
+        self.protocol_version == mcp.protocol_version
+            && self.method == mcp.method
+            && self.name == mcp.name
+    }
 }
 
 /// The bounds on what a reply may hold.
@@ -218,6 +239,7 @@ impl HttpClient {
                 event: config.max_event_bytes,
             },
             authorizer: config.authorizer,
+            last: Arc::default(),
         })
     }
 
@@ -397,7 +419,29 @@ impl HttpClient {
         let mut request = Request::new(Full::new(frame));
         *request.method_mut() = Method::POST;
         *request.uri_mut() = self.url.clone();
-        let map = request.headers_mut();
+        // The common case: the same headers as the last request (a tool called again).
+        let reusable = mcp.params.is_empty();
+        if reusable {
+            let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(last) = last.as_ref().filter(|last| last.mirrors(mcp)) {
+                *request.headers_mut() = last.map.clone();
+                return Ok(request);
+            }
+        }
+        self.build_headers(request.headers_mut(), mcp)?;
+        if reusable {
+            *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(LastHeaders {
+                protocol_version: mcp.protocol_version.clone(),
+                method: mcp.method.clone(),
+                name: mcp.name.clone(),
+                map: request.headers().clone(),
+            });
+        }
+        Ok(request)
+    }
+
+    /// Fills the empty `map` with the configured headers and those of `mcp`.
+    fn build_headers(&self, map: &mut HeaderMap, mcp: &RequestHeaders) -> Result<(), Error> {
         // Room for every header up front (the configured ones, the MCP ones, and `Host`,
         // which the pool adds), so that the map is not grown while it is filled.
         map.reserve(self.headers.len() + mcp.params.len() + 7);
@@ -429,7 +473,7 @@ impl HttpClient {
                 map.insert(header, value);
             }
         }
-        Ok(request)
+        Ok(())
     }
 }
 
@@ -599,7 +643,7 @@ mod tests {
                 HeaderValue::from_static("Bearer x"),
             )
             .header(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
-        let client = HttpClient::new("http://127.0.0.1:1/mcp", config).unwrap();
+        let client = HttpClient::new("http://127.0.0.1:1/mcp", config.clone()).unwrap();
         let mcp = RequestHeaders::new("2026-07-28", "tools/call")
             .name("sql")
             .param("Region", "us-west1")
@@ -608,6 +652,50 @@ mod tests {
             .param("Flag", false)
             .param("Absent", serde_json::Value::Null);
         let request = client.build(Bytes::new(), &mcp).unwrap();
+        // Built again, or after other headers, the same (in the same order); without
+        // `Mcp-Param-*` headers the second is the first's copy.
+        for mcp in [
+            &mcp,
+            &RequestHeaders::new("2026-07-28", "tools/call").name("sql"),
+        ] {
+            let other = RequestHeaders::new("2025-11-25", "tools/call").name("sql");
+            let first = client.build(Bytes::new(), mcp).unwrap();
+            for between in [None, Some(&other), Some(mcp)] {
+                if let Some(between) = between {
+                    client.build(Bytes::new(), between).unwrap();
+                }
+                let again = client.build(Bytes::new(), mcp).unwrap();
+                assert!(first.headers().iter().eq(again.headers().iter()), "{mcp:?}");
+            }
+        }
+        for (a, b) in [
+            (
+                RequestHeaders::new("2026-07-28", "tools/call").name("sql"),
+                RequestHeaders::new("2026-07-28", "tools/call").name("sqm"),
+            ),
+            (
+                RequestHeaders::new("2026-07-28", "tools/call").name("sql"),
+                RequestHeaders::new("2026-07-28", "tools/call"),
+            ),
+            (
+                RequestHeaders::new("2026-07-28", "tools/call"),
+                RequestHeaders::new("2026-07-28", "tools/list"),
+            ),
+            (
+                RequestHeaders::new("2026-07-28", "tools/call"),
+                RequestHeaders::new("2025-06-18", "tools/call"),
+            ),
+        ] {
+            // After `a`, `b` is made as a new client makes it.
+            let first = client.build(Bytes::new(), &a).unwrap();
+            let second = client.build(Bytes::new(), &b).unwrap();
+            assert!(!first.headers().iter().eq(second.headers().iter()), "{b:?}");
+            let fresh = HttpClient::new("http://127.0.0.1:1/mcp", config.clone())
+                .unwrap()
+                .build(Bytes::new(), &b)
+                .unwrap();
+            assert!(fresh.headers().iter().eq(second.headers().iter()), "{b:?}");
+        }
         let got: Vec<(String, String)> = request
             .headers()
             .iter()
