@@ -34,7 +34,9 @@
 //! - A tool failure, including invalid arguments, is a `CallToolResult` with
 //!   `isError` set, never a JSON-RPC error; a handler panic is caught and never
 //!   takes the server down. Arguments are validated against the tool's
-//!   `inputSchema`, compiled once at registration with a bounded cost.
+//!   `inputSchema`, compiled once with a bounded cost: a raw schema at
+//!   registration (a bad one is refused there), one derived from a Rust type at
+//!   the tool's first call.
 //! - The server never initiates a JSON-RPC request. What it needs from the
 //!   client it asks for with an `input_required` result, and `requestState` is
 //!   sealed and treated as attacker-controlled on the way back.
