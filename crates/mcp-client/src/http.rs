@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mcp_jsonrpc::{Message, ProgressCallback, RawResult};
@@ -34,6 +34,24 @@ pub(crate) struct HttpTransport {
     next_id: AtomicI64,
     /// The `x-mcp-header` annotations of the tools listed so far, by tool name.
     headers: Mutex<HashMap<String, Vec<McpParamHeader>>>,
+    /// The headers of the last `tools/call` of a tool without annotations, sent again by
+    /// the next call of that tool under the same version (see `headers_routed`).
+    last_routed: Mutex<Option<Arc<RequestHeaders>>>,
+}
+
+/// A request's headers: made for it, or the same as an earlier request's.
+enum Headers {
+    Owned(RequestHeaders),
+    Shared(Arc<RequestHeaders>),
+}
+
+impl std::borrow::Borrow<RequestHeaders> for Headers {
+    fn borrow(&self) -> &RequestHeaders {
+        match self {
+            Headers::Owned(headers) => headers,
+            Headers::Shared(headers) => headers,
+        }
+    }
 }
 
 impl std::fmt::Debug for HttpTransport {
@@ -70,6 +88,7 @@ impl HttpTransport {
             client,
             next_id: AtomicI64::new(1),
             headers: Mutex::new(HashMap::new()),
+            last_routed: Mutex::new(None),
         }
     }
 
@@ -97,20 +116,41 @@ impl HttpTransport {
     }
 
     /// The headers of a `tools/call` from its name and arguments (see [`Routing`]); the
-    /// same as [`headers_for`](Self::headers_for) makes of the params.
-    fn headers_routed(&self, version: &str, method: &str, routing: Routing<'_>) -> RequestHeaders {
-        let mut headers = RequestHeaders::new(version, method).name(routing.name);
+    /// same as [`headers_for`](Self::headers_for) makes of the params. Without
+    /// annotations for the tool they are `Mcp-Name` and the method's and version's alone,
+    /// and the last such headers are sent again when they are the same.
+    fn headers_routed(&self, version: &str, method: &str, routing: Routing<'_>) -> Headers {
         if method == method::TOOLS_CALL
             && let Some(arguments) = routing.arguments
         {
             let known = self.headers.lock().unwrap_or_else(PoisonError::into_inner);
-            for header in known.get(routing.name).into_iter().flatten() {
-                if let Some(value) = at_path_in(arguments, &header.path).filter(|v| !v.is_null()) {
-                    headers = headers.param(header.header.clone(), value.clone());
+            if let Some(annotated) = known.get(routing.name).filter(|found| !found.is_empty()) {
+                let mut headers = RequestHeaders::new(version, method).name(routing.name);
+                for header in annotated {
+                    if let Some(value) =
+                        at_path_in(arguments, &header.path).filter(|v| !v.is_null())
+                    {
+                        headers = headers.param(header.header.clone(), value.clone());
+                    }
                 }
+                return Headers::Owned(headers);
             }
         }
-        headers
+        let mut last = self
+            .last_routed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(headers) = last.as_ref().filter(|headers| {
+            headers.protocol_version == version
+                && headers.method == method
+                && headers.name.as_deref() == Some(routing.name)
+                && headers.params.is_empty()
+        }) {
+            return Headers::Shared(Arc::clone(headers));
+        }
+        let headers = Arc::new(RequestHeaders::new(version, method).name(routing.name));
+        *last = Some(Arc::clone(&headers));
+        Headers::Shared(headers)
     }
 
     fn headers_for(&self, version: &str, method: &str, params: &Value) -> RequestHeaders {
@@ -165,7 +205,7 @@ impl HttpTransport {
             let params = serde_json::to_value(params).map_err(failed)?;
             (
                 crate::wire::encode_request(&id, method, &Plain(&params)).map_err(failed)?,
-                self.headers_for(version, method, &params),
+                Headers::Owned(self.headers_for(version, method, &params)),
             )
         };
         tracing::trace!(target: "mcp_wire", direction = "sent", frame = %String::from_utf8_lossy(&frame));
@@ -285,7 +325,74 @@ fn trace_received(reply: &Reply) {
 
 #[cfg(test)]
 mod tests {
-    use super::{at_path, at_path_in};
+    use std::borrow::Borrow as _;
+
+    use super::*;
+
+    #[test]
+    fn routed_headers_are_made_or_sent_again_as_they_would_be_made() {
+        let client = HttpClient::new(
+            "http://127.0.0.1:1/mcp",
+            mcp_transport_http::HttpClientConfig::default(),
+        )
+        .unwrap();
+        let http = HttpTransport::new(client);
+        http.headers.lock().unwrap().insert(
+            "sql".to_owned(),
+            vec![McpParamHeader {
+                header: "Region".to_owned(),
+                path: vec!["region".to_owned()],
+            }],
+        );
+        http.headers
+            .lock()
+            .unwrap()
+            .insert("plain".to_owned(), Vec::new());
+        let mut arguments = JsonObject::new();
+        arguments.insert("region".to_owned(), Value::from("eu"));
+        let empty = JsonObject::new();
+        let calls = [
+            ("2026-07-28", method::TOOLS_CALL, "echo", Some(&arguments)),
+            ("2026-07-28", method::TOOLS_CALL, "echo", Some(&arguments)),
+            ("2026-07-28", method::TOOLS_CALL, "echo", None),
+            ("2025-11-25", method::TOOLS_CALL, "echo", Some(&arguments)),
+            ("2026-07-28", method::TOOLS_CALL, "sql", Some(&arguments)),
+            ("2026-07-28", method::TOOLS_CALL, "sql", Some(&empty)),
+            ("2026-07-28", method::TOOLS_CALL, "sql", Some(&arguments)),
+            ("2026-07-28", method::TOOLS_CALL, "plain", Some(&arguments)),
+            ("2026-07-28", method::TOOLS_CALL, "echo", Some(&arguments)),
+            ("2026-07-28", method::PROMPTS_GET, "echo", None),
+            ("2026-07-28", method::TOOLS_CALL, "echo", Some(&arguments)),
+        ];
+        for (version, method, name, arguments) in calls {
+            let routing = Routing { name, arguments };
+            let got = http.headers_routed(version, method, routing);
+            // What the params' own headers are.
+            let mut params = serde_json::json!({ "name": name });
+            if let Some(arguments) = arguments {
+                params["arguments"] = Value::Object(arguments.clone());
+            }
+            let expected = http.headers_for(version, method, &params);
+            let got: &RequestHeaders = got.borrow();
+            if method == method::TOOLS_CALL {
+                assert_eq!(*got, expected, "{version} {name} {arguments:?}");
+            } else {
+                // `headers_for` names only the methods it knows; the routed name stays.
+                assert_eq!(got.name.as_deref(), Some(name));
+            }
+        }
+        // The region's header, from the annotation.
+        let sql = http.headers_routed(
+            "2026-07-28",
+            method::TOOLS_CALL,
+            Routing {
+                name: "sql",
+                arguments: Some(&arguments),
+            },
+        );
+        let sql: &RequestHeaders = sql.borrow();
+        assert_eq!(sql.params, [("Region".to_owned(), Value::from("eu"))]);
+    }
 
     #[test]
     fn arguments_are_found_by_their_property_path() {

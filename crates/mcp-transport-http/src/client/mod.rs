@@ -34,6 +34,7 @@ mod raw;
 pub(crate) mod sse;
 mod stream;
 
+use std::borrow::Borrow;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -254,14 +255,18 @@ impl HttpClient {
     /// answered with an error status (`404` with -32601, `400` with -32020) is a response
     /// message like any other.
     ///
+    /// `headers` is a [`RequestHeaders`] or anything that lends one (`&RequestHeaders`,
+    /// `Arc<RequestHeaders>`), so that a caller may send the same headers again without
+    /// copying them.
+    ///
     /// Cancel safety: dropping the future, or the stream, closes the connection (HTTP/1.1)
     /// or resets the stream (HTTP/2), which cancels the request on the server.
     pub async fn request(
         &self,
         frame: Bytes,
-        headers: RequestHeaders,
+        headers: impl Borrow<RequestHeaders>,
     ) -> Result<ResponseStream, Error> {
-        let response = self.post(frame, &headers).await?;
+        let response = self.post(frame, headers.borrow()).await?;
         let status = response.status();
         if status.is_redirection() {
             return Err(redirect(status, response.headers()));
