@@ -152,6 +152,16 @@ pub(crate) fn is_sse_content(headers: &HeaderMap) -> bool {
 /// Whether `Accept` lists both `application/json` and `text/event-stream`, neither with
 /// `q=0`. Wildcards do not count: the client MUST list both (Sending Messages, 2).
 pub(crate) fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
+    let mut values = headers.get_all(ACCEPT).into_iter();
+    // What clients send, compared as bytes before anything is split and trimmed.
+    if let (Some(value), None) = (values.next(), values.next())
+        && matches!(
+            value.as_bytes(),
+            b"application/json, text/event-stream" | b"text/event-stream, application/json"
+        )
+    {
+        return true;
+    }
     let (mut json, mut sse) = (false, false);
     for value in headers.get_all(ACCEPT) {
         let Ok(value) = value.to_str() else { continue };
@@ -313,6 +323,11 @@ mod tests {
     fn accept_lists() {
         let yes: &[&[&[u8]]] = &[
             &[b"application/json, text/event-stream"],
+            &[b"text/event-stream, application/json"],
+            &[
+                b"application/json, text/event-stream",
+                b"application/json, text/event-stream",
+            ],
             &[b"text/event-stream;q=0.5 , application/json;q=1"],
             &[b"application/json", b"text/event-stream"],
             &[b"TEXT/EVENT-STREAM, APPLICATION/JSON, */*"],
@@ -329,6 +344,9 @@ mod tests {
             &[b"application/*, text/*"],
             &[b"application/json, text/event-stream;q=0"],
             &[b"application/json;q=0.000, text/event-stream"],
+            &[b"application/json, text/event-stream;q=0"],
+            &[b"application/json,text/event-stream;q=0"],
+            &[b"application/json, text/event-streams"],
         ];
         for values in no {
             let pairs: Vec<_> = values.iter().map(|v| ("accept", *v)).collect();
