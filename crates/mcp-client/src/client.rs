@@ -1069,7 +1069,7 @@ impl Client {
             // when the engine could hand it over unread (a parse that succeeds is the
             // check, see `RawResult`). Anything else is read as the typed path reads it,
             // from the checked result, so the outcome and errors are the same.
-            if let Some(result) = crate::wire::complete_result(fixed, answer.text()) {
+            if let Some(result) = crate::wire::complete_result(fixed, &answer) {
                 return Some(Ok(result));
             }
             let raw = match answer.into_raw_value() {

@@ -13,7 +13,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mcp_jsonrpc::json;
+use mcp_jsonrpc::{RawResult, json};
 use mcp_types::{
     CallToolResult, ClientCapabilities, ContentBlock, Implementation, InputResponses, JsonObject,
     LoggingLevel, ProgressToken, RequestId, ResultMetaObject, ResultType, TextContent,
@@ -254,11 +254,11 @@ struct WireCallToolResult<'a> {
 /// A `tools/call` result read in one pass when it is complete (`resultType` absent or
 /// `"complete"`); `None` for any other result, or one this read fails on, which the
 /// caller then reads the typed way (for the same outcome and error).
-pub(crate) fn complete_result(fixed: &FixedMeta, text: &str) -> Option<CallToolResult> {
-    if let Some(result) = text_result(fixed, text) {
-        return Some(result);
+pub(crate) fn complete_result(fixed: &FixedMeta, result: &RawResult) -> Option<CallToolResult> {
+    if let Some(read) = text_result(fixed, result.bytes()) {
+        return Some(read);
     }
-    let wire: WireCallToolResult<'_> = serde_json::from_str(text).ok()?;
+    let wire: WireCallToolResult<'_> = serde_json::from_str(result.text()).ok()?;
     if wire.result_type != ResultType::Complete {
         return None;
     }
@@ -270,35 +270,37 @@ pub(crate) fn complete_result(fixed: &FixedMeta, text: &str) -> Option<CallToolR
 /// blocks of exactly a `text` and `"type": "text"`) and `"resultType": "complete"`, each
 /// once, in any order, without whitespace. It reads what the derived `Deserialize` reads
 /// (tested below); anything else is `None`, and [`complete_result`] reads it that way.
-fn text_result(fixed: &FixedMeta, text: &str) -> Option<CallToolResult> {
-    let mut rest = text.strip_prefix('{')?;
+/// The text is read as bytes: what is not a literal here is the cached `_meta`'s text
+/// (UTF-8) or a string that [`json_string`] checks, so the whole is not checked first.
+fn text_result(fixed: &FixedMeta, text: &[u8]) -> Option<CallToolResult> {
+    let mut rest = text.strip_prefix(b"{")?;
     let mut meta = None;
     let mut content = None;
     let mut result_type = None;
     loop {
         // Each name as it is written without escapes, with its colon.
-        rest = if let Some(value) = rest.strip_prefix(r#""_meta":"#)
+        rest = if let Some(value) = rest.strip_prefix(br#""_meta":"#)
             && meta.is_none()
         {
             let (cached, after) = fixed.cached_meta(value)?;
             meta = Some(cached);
             after
-        } else if let Some(value) = rest.strip_prefix(r#""content":"#)
+        } else if let Some(value) = rest.strip_prefix(br#""content":"#)
             && content.is_none()
         {
             let (blocks, after) = text_blocks(value)?;
             content = Some(blocks);
             after
-        } else if let Some(value) = rest.strip_prefix(r#""resultType":"#)
+        } else if let Some(value) = rest.strip_prefix(br#""resultType":"#)
             && result_type.is_none()
         {
             result_type = Some(ResultType::Complete);
-            value.strip_prefix(r#""complete""#)?
+            value.strip_prefix(br#""complete""#)?
         } else {
             return None;
         };
-        match rest.as_bytes() {
-            [b',', ..] => rest = &rest[1..],
+        match rest {
+            [b',', after @ ..] => rest = after,
             [b'}'] => break,
             _ => return None,
         }
@@ -309,47 +311,47 @@ fn text_result(fixed: &FixedMeta, text: &str) -> Option<CallToolResult> {
     (result.result_type == ResultType::Complete).then_some(result)
 }
 
-/// A JSON string at the start of `text`, and what follows it. One without escapes or
-/// control characters is its text; any other is read by `serde_json` (so with its escapes
-/// and its errors).
-fn json_string(text: &str) -> Option<(String, &str)> {
-    let inner = text.strip_prefix('"')?;
-    let end = inner.find('"')?;
-    // Without a backslash before it, the first quote closes the string.
-    #[allow(
-        clippy::needless_bitwise_bool,
-        reason = "without an early exit the scan is vectorized"
-    )]
-    let odd = inner.as_bytes()[..end]
+/// How far [`json_string`] looks for the end of a string without escapes byte by byte.
+const SHORT_STRING: usize = 64;
+
+/// A JSON string at the start of `text`, and what follows it. A short one without escapes
+/// or control characters is its bytes, checked as UTF-8; any other is read by
+/// `serde_json` (so with its checks, escapes and errors).
+fn json_string(text: &[u8]) -> Option<(String, &[u8])> {
+    let inner = text.strip_prefix(b"\"")?;
+    let head = &inner[..inner.len().min(SHORT_STRING)];
+    if let Some(end) = head
         .iter()
-        .fold(false, |odd, &b| odd | (b == b'\\') | (b < 0x20));
-    if !odd {
-        return Some((inner[..end].to_owned(), &inner[end + 1..]));
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        && inner[end] == b'"'
+    {
+        let value = String::from_utf8(inner[..end].to_vec()).ok()?;
+        return Some((value, &inner[end + 1..]));
     }
-    let mut strings = serde_json::Deserializer::from_str(text).into_iter::<String>();
+    let mut strings = serde_json::Deserializer::from_slice(text).into_iter::<String>();
     let value = strings.next()?.ok()?;
     Some((value, &text[strings.byte_offset()..]))
 }
 
 /// `[` text blocks `]` at the start of `text` (see [`text_result`]), and what follows.
-fn text_blocks(text: &str) -> Option<(Vec<ContentBlock>, &str)> {
-    let mut rest = text.strip_prefix('[')?;
+fn text_blocks(text: &[u8]) -> Option<(Vec<ContentBlock>, &[u8])> {
+    let mut rest = text.strip_prefix(b"[")?;
     let mut blocks = Vec::new();
-    if let Some(after) = rest.strip_prefix(']') {
+    if let Some(after) = rest.strip_prefix(b"]") {
         return Some((blocks, after));
     }
     loop {
-        rest = rest.strip_prefix('{')?;
+        rest = rest.strip_prefix(b"{")?;
         let mut text = None;
         let mut typed = false;
         loop {
-            rest = if let Some(value) = rest.strip_prefix(r#""text":"#)
+            rest = if let Some(value) = rest.strip_prefix(br#""text":"#)
                 && text.is_none()
             {
                 let (value, after) = json_string(value)?;
                 text = Some(value);
                 after
-            } else if let Some(value) = rest.strip_prefix(r#""type":"text""#)
+            } else if let Some(value) = rest.strip_prefix(br#""type":"text""#)
                 && !typed
             {
                 typed = true;
@@ -357,8 +359,8 @@ fn text_blocks(text: &str) -> Option<(Vec<ContentBlock>, &str)> {
             } else {
                 return None;
             };
-            match rest.as_bytes() {
-                [b',', ..] => rest = &rest[1..],
+            match rest {
+                [b',', after @ ..] => rest = after,
                 [b'}', ..] => break,
                 _ => return None,
             }
@@ -370,9 +372,9 @@ fn text_blocks(text: &str) -> Option<(Vec<ContentBlock>, &str)> {
             blocks.reserve_exact(1);
         }
         blocks.push(ContentBlock::TextContent(TextContent::new(text?)));
-        match rest.as_bytes() {
-            [b'}', b',', ..] => rest = &rest[2..],
-            [b'}', b']', ..] => return Some((blocks, &rest[2..])),
+        match rest {
+            [b'}', b',', after @ ..] => rest = after,
+            [b'}', b']', after @ ..] => return Some((blocks, after)),
             _ => return None,
         }
     }
@@ -417,13 +419,13 @@ impl FixedMeta {
     /// The last result `_meta` read ([`FixedMeta::result_meta`]), if `text` starts with its
     /// text, and what follows it. A JSON value ends where it ends, so text that starts with
     /// a whole value's text holds that value there.
-    fn cached_meta<'t>(&self, text: &'t str) -> Option<(ResultMetaObject, &'t str)> {
+    fn cached_meta<'t>(&self, text: &'t [u8]) -> Option<(ResultMetaObject, &'t [u8])> {
         let last = self
             .last_result_meta
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let (cached, meta) = last.as_ref()?;
-        let rest = text.strip_prefix(&**cached)?;
+        let rest = text.strip_prefix(cached.as_bytes())?;
         Some((meta.clone(), rest))
     }
 }
@@ -760,6 +762,44 @@ mod tests {
         );
     }
 
+    /// A result as the HTTP transport hands it over: the unread span of its frame.
+    fn raw(text: &str) -> RawResult {
+        raw_bytes(text.as_bytes())
+    }
+
+    fn raw_bytes(text: &[u8]) -> RawResult {
+        // An empty span is no response: white space stands for it (neither reads).
+        let text = if text.is_empty() { b" " } else { text };
+        let frame = [br#"{"jsonrpc":"2.0","id":1,"result":"#, text, b"}"].concat();
+        let (_, result) = RawResult::from_response_frame(&frame.into()).unwrap();
+        assert_eq!(result.bytes(), text);
+        result
+    }
+
+    #[test]
+    fn results_that_are_not_utf8_are_not_read() {
+        let fixed = fixed();
+        let meta = r#"{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}"#;
+        let good = format!(r#"{{"_meta":{meta},"content":[{{"text":"ok","type":"text"}}]}}"#);
+        assert!(complete_result(&fixed, &raw(&good)).is_some());
+        for bad in [&b"\xff"[..], b"\xc3", b"a\xe2\x9c", b"\xed\xa0\x80"] {
+            for long in [0, 100] {
+                let text = [
+                    format!(
+                        r#"{{"_meta":{meta},"content":[{{"text":"{}"#,
+                        "x".repeat(long)
+                    )
+                    .as_bytes(),
+                    bad,
+                    br#"","type":"text"}]}"#,
+                ]
+                .concat();
+                assert_eq!(text_result(&fixed, &text), None, "{bad:?}");
+                assert_eq!(complete_result(&fixed, &raw_bytes(&text)), None, "{bad:?}");
+            }
+        }
+    }
+
     /// What the fast read gives (`None`: it fails, and the caller reads the typed way).
     fn fast(fixed: &FixedMeta, text: &str) -> Option<CallToolResult> {
         let wire: WireCallToolResult<'_> = serde_json::from_str(text).ok()?;
@@ -883,11 +923,11 @@ mod tests {
         for template in results {
             let text = template.replace('M', meta);
             let typed = serde_json::from_str::<CallToolResult>(&text);
-            let ours = text_result(&fixed, &text);
+            let ours = text_result(&fixed, text.as_bytes());
             if ours.is_some() {
                 texts += 1;
             }
-            match (ours, complete_result(&fixed, &text), typed) {
+            match (ours, complete_result(&fixed, &raw(&text)), typed) {
                 (Some(ours), Some(full), Ok(typed)) => {
                     assert_eq!(ours, typed, "{text}");
                     assert_eq!(full, typed, "{text}");
@@ -902,17 +942,17 @@ mod tests {
         for tail in ["", "\\n", "\\\"", "\u{1f}", "\\q"] {
             let text = format!(r#"{{"content":[{{"text":"{long}{tail}","type":"text"}}]}}"#);
             let typed = serde_json::from_str::<CallToolResult>(&text).ok();
-            assert_eq!(text_result(&fixed, &text), typed, "{tail}");
-            assert_eq!(complete_result(&fixed, &text), typed, "{tail}");
+            assert_eq!(text_result(&fixed, text.as_bytes()), typed, "{tail}");
+            assert_eq!(complete_result(&fixed, &raw(&text)), typed, "{tail}");
             assert_eq!(typed.is_some(), !matches!(tail, "\u{1f}" | "\\q"), "{tail}");
         }
         // All but the first of the first six take the text read, and so do they again
         // once that `_meta` is the last one read again.
         assert_eq!(texts, 5);
-        complete_result(&fixed, &results[0].replace('M', meta)).unwrap();
+        complete_result(&fixed, &raw(&results[0].replace('M', meta))).unwrap();
         for template in &results[..6] {
             let text = template.replace('M', meta);
-            assert!(text_result(&fixed, &text).is_some(), "{text}");
+            assert!(text_result(&fixed, text.as_bytes()).is_some(), "{text}");
         }
     }
 }

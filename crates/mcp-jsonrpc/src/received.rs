@@ -70,6 +70,14 @@ impl Lazy {
         }
     }
 
+    /// The text's bytes, without the UTF-8 check of [`text`](Self::text).
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Lazy::Checked(raw) => raw.get().as_bytes(),
+            Lazy::Span { frame, start, end } => frame.get(*start..*end).unwrap_or_default(),
+        }
+    }
+
     pub(crate) fn is_checked(&self) -> bool {
         matches!(self, Lazy::Checked(_))
     }
@@ -88,6 +96,14 @@ impl RawResult {
     /// accepts.
     pub fn text(&self) -> &str {
         self.0.text()
+    }
+
+    /// [`text`](Self::text) as bytes, without checking that they are UTF-8: for a parser
+    /// that checks what it reads itself (as `serde_json::from_slice` does). The span of a
+    /// frame's bytes that is not UTF-8 is given as it is, where [`text`](Self::text) is
+    /// empty.
+    pub fn bytes(&self) -> &[u8] {
+        self.0.bytes()
     }
 
     /// Whether [`text`](Self::text) is known to be exactly one JSON value.
