@@ -314,9 +314,9 @@ fn text_result(fixed: &FixedMeta, text: &[u8]) -> Option<CallToolResult> {
 /// How far [`json_string`] looks for the end of a string without escapes byte by byte.
 const SHORT_STRING: usize = 64;
 
-/// A JSON string at the start of `text`, and what follows it. A short one without escapes
-/// or control characters is its bytes, checked as UTF-8; any other is read by
-/// `serde_json` (so with its checks, escapes and errors).
+/// A JSON string at the start of `text`, and what follows it. One without escapes or
+/// control characters is its bytes, checked as UTF-8; any other is read by `serde_json`
+/// (so with its checks, escapes and errors).
 fn json_string(text: &[u8]) -> Option<(String, &[u8])> {
     let inner = text.strip_prefix(b"\"")?;
     let head = &inner[..inner.len().min(SHORT_STRING)];
@@ -327,6 +327,21 @@ fn json_string(text: &[u8]) -> Option<(String, &[u8])> {
     {
         let value = String::from_utf8(inner[..end].to_vec()).ok()?;
         return Some((value, &inner[end + 1..]));
+    }
+    // A long one: what follows the opening quote checked as UTF-8 at once (bytes that are
+    // not fail the result's typed read too), its end found with `memchr`, and a
+    // vectorized check for escapes and control characters before it.
+    let rest = std::str::from_utf8(inner).ok()?;
+    let end = rest.find('"')?;
+    #[allow(
+        clippy::needless_bitwise_bool,
+        reason = "without an early exit the scan is vectorized"
+    )]
+    let odd = rest.as_bytes()[..end]
+        .iter()
+        .fold(false, |odd, &b| odd | (b == b'\\') | (b < 0x20));
+    if !odd {
+        return Some((rest[..end].to_owned(), &inner[end + 1..]));
     }
     let mut strings = serde_json::Deserializer::from_slice(text).into_iter::<String>();
     let value = strings.next()?.ok()?;
