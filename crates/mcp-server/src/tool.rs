@@ -278,6 +278,9 @@ impl std::fmt::Debug for Check {
 
 impl ToolDef {
     /// A tool with a raw JSON Schema for its arguments and a handler taking them as JSON.
+    /// The schema is compiled here, so a bad one is an error now (one without parameters,
+    /// which every object satisfies, is compiled only if a value that is not an object
+    /// ever has to be checked).
     ///
     /// ```
     /// use mcp_server::ToolDef;
@@ -354,6 +357,11 @@ impl ToolDef {
 
     /// A tool whose arguments are a Rust type: its JSON Schema (2020-12) comes from
     /// `schemars`, and the handler receives the arguments already deserialized.
+    ///
+    /// The schema's validator is compiled at the tool's first call rather than here: a
+    /// schema derived from a type is well formed, and a server's start-up then pays only
+    /// for the tools it is asked to run. Should it not compile (a hand-written
+    /// `JsonSchema` impl), each call fails with an internal error (-32603) that says why.
     pub fn typed<A, F, Fut>(name: impl Into<String>, handler: F) -> Result<Self, Error>
     where
         A: DeserializeOwned + JsonSchema + Send + 'static,
@@ -453,7 +461,8 @@ impl ToolDef {
         self
     }
 
-    /// Declares an `outputSchema`; `structuredContent` is checked against it.
+    /// Declares an `outputSchema`; `structuredContent` is checked against it. The schema
+    /// is compiled here, so a bad one is an error now.
     pub fn output_schema(self, schema: Value) -> Result<Self, Error> {
         self.with_output_schema(schema, false)
     }
