@@ -415,10 +415,7 @@ impl FixedMeta {
     /// the same one with every result (its `serverInfo`), so the last one read is kept with
     /// its text and cloned when the text is the same.
     fn result_meta(&self, raw: &RawValue) -> Option<ResultMetaObject> {
-        let mut last = self
-            .last_result_meta
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut last = self.last_result_meta();
         if let Some((text, meta)) = &*last
             && **text == *raw.get()
         {
@@ -428,20 +425,23 @@ impl FixedMeta {
         *last = Some((raw.get().into(), meta.clone()));
         Some(meta)
     }
-}
 
-impl FixedMeta {
     /// The last result `_meta` read ([`FixedMeta::result_meta`]), if `text` starts with its
     /// text, and what follows it. A JSON value ends where it ends, so text that starts with
     /// a whole value's text holds that value there.
     fn cached_meta<'t>(&self, text: &'t [u8]) -> Option<(ResultMetaObject, &'t [u8])> {
-        let last = self
-            .last_result_meta
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let last = self.last_result_meta();
         let (cached, meta) = last.as_ref()?;
         let rest = text.strip_prefix(cached.as_bytes())?;
         Some((meta.clone(), rest))
+    }
+
+    /// The last result `_meta` read, with its text (a poisoned lock is taken as it is:
+    /// the cache holds whole values only).
+    fn last_result_meta(&self) -> std::sync::MutexGuard<'_, Option<(Box<str>, ResultMetaObject)>> {
+        self.last_result_meta
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 

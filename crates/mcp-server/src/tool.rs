@@ -212,7 +212,10 @@ impl Check {
     fn now(tool: &str, which: &'static str, schema: &Value) -> Result<Self, Error> {
         if accepts_any_object(schema) {
             check_limits(tool, which, schema)?;
-            return Ok(Check::deferred(schema));
+            return Ok(Check {
+                any_object: true,
+                compiled: Compiled::Deferred(std::sync::OnceLock::new()),
+            });
         }
         Ok(Check {
             any_object: false,
