@@ -147,6 +147,7 @@ mod response;
 mod server;
 mod service;
 mod shards;
+mod timer;
 
 pub use auth::{AuthenticateFuture, Authenticator};
 pub use client::{

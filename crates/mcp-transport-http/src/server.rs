@@ -29,7 +29,7 @@ use http::{Request, Response};
 use http_body_util::{Either, Empty};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use mcp_jsonrpc::{CancellationToken, Handler};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
@@ -40,6 +40,7 @@ use crate::error::Error;
 use crate::io::WriteTimeout;
 use crate::service::McpService;
 use crate::shards::Shards;
+use crate::timer::ConnectionTimer;
 
 /// Starts MCP servers on their own listeners. See [`McpService`] to mount the endpoint in
 /// another server instead.
@@ -98,8 +99,8 @@ impl HttpServer {
         let local_addr = listener.local_addr().map_err(Error::LocalAddr)?;
         let path = config.path.clone().unwrap_or_default();
         let mut builder = http1::Builder::new();
+        // The timer is each connection's own (`serve_connection`, `timer.rs`).
         builder
-            .timer(TokioTimer::new())
             .header_read_timeout(Some(config.header_read_timeout).filter(|d| !d.is_zero()))
             .keep_alive(true)
             // hyper checks its buffer only while a head is incomplete, and refuses a
@@ -383,7 +384,11 @@ pub(crate) fn serve_connection<E: Endpoint>(
             }
         }
     });
-    let connection = this.builder.serve_connection(io, service);
+    // One timer per connection: its header read sleeps share one tokio `Sleep`
+    // (`timer.rs`), where `TokioTimer` made a new one for every request.
+    let mut builder = this.builder.clone();
+    builder.timer(ConnectionTimer::default());
+    let connection = builder.serve_connection(io, service);
     async move {
         let mut connection = pin!(connection);
         let result = tokio::select! {
