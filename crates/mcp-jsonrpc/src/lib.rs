@@ -66,7 +66,8 @@ mod transport;
 pub use error::Error;
 pub use message::{
     DecodeError, DecodeOptions, Decoded, ErrorObject, Message, Notification, Request, Response,
-    decode, encode_error, encode_notification, encode_raw_result, encode_request, encode_result,
+    decode, encode_error, encode_notification, encode_raw_result, encode_raw_result_parts,
+    encode_request, encode_result,
 };
 pub use params::Params;
 pub use peer::{

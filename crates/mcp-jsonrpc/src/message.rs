@@ -508,21 +508,59 @@ pub fn encode_result<R: Serialize + ?Sized>(
 /// [`Handler`](crate::Handler) returns). The frame is sized exactly and the result copied
 /// once, where [`encode_result`] would serialize it again into a growing buffer.
 pub fn encode_raw_result(id: &RequestId, result: &RawValue) -> Bytes {
+    let result = result.get().as_bytes();
+    let mut buf = result_head(id, result.len() + 1);
+    buf.extend_from_slice(result);
+    buf.push(b'}');
+    Bytes::from(buf)
+}
+
+/// A successful response whose result is already JSON text, as three pieces to be sent
+/// one after the other: the envelope up to the result, the result itself (its own
+/// allocation, not copied), and the closing brace. Their concatenation is exactly
+/// [`encode_raw_result`]'s frame.
+///
+/// For a transport that writes a message from several buffers (an HTTP body of several
+/// frames, written with one `writev`): a large result then never passes through
+/// `memcpy`, which [`encode_raw_result`] must do to make one frame (a 64 KiB `tools/call`
+/// result over HTTP, issue #8, `docs/PERFORMANCE.md`).
+///
+/// ```
+/// use mcp_jsonrpc::{encode_raw_result, encode_raw_result_parts};
+/// use mcp_types::RequestId;
+/// use serde_json::value::RawValue;
+///
+/// let result = RawValue::from_string(r#"{"content":[]}"#.to_owned()).unwrap();
+/// let id = RequestId::Integer(7);
+/// let one = encode_raw_result(&id, &result);
+/// let [head, body, tail] = encode_raw_result_parts(&id, result);
+/// assert_eq!([&head[..], &body[..], &tail[..]].concat(), one.to_vec());
+/// assert_eq!(&body[..], br#"{"content":[]}"#);
+/// ```
+pub fn encode_raw_result_parts(id: &RequestId, result: Box<RawValue>) -> [Bytes; 3] {
+    let head = Bytes::from(result_head(id, 0));
+    let result: Box<str> = result.into();
+    [
+        head,
+        Bytes::from(result.into_string()),
+        Bytes::from_static(b"}"),
+    ]
+}
+
+/// `{"jsonrpc":"2.0","id":ID,"result":` in a buffer with room for `more` bytes after it.
+fn result_head(id: &RequestId, more: usize) -> Vec<u8> {
     const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
     const MIDDLE: &[u8] = br#","result":"#;
-    let result = result.get().as_bytes();
     // An id is an integer (at most 20 digits and a sign) or a string; a string's escaped
     // length is found by serializing it, so only the common case is sized up front.
-    let mut buf = Vec::with_capacity(HEAD.len() + 24 + MIDDLE.len() + result.len() + 1);
+    let mut buf = Vec::with_capacity(HEAD.len() + 24 + MIDDLE.len() + more);
     buf.extend_from_slice(HEAD);
     // A request id always serializes (an integer or a string).
     if serde_json::to_writer(&mut buf, id).is_err() {
         buf.extend_from_slice(b"null");
     }
     buf.extend_from_slice(MIDDLE);
-    buf.extend_from_slice(result);
-    buf.push(b'}');
-    Bytes::from(buf)
+    buf
 }
 
 /// Encodes an error response; `id` is `None` (serialized as `null`) when the request's id

@@ -342,3 +342,28 @@ fn params_at_the_nesting_limit_parse_and_one_level_more_does_not() {
         "one level past it"
     );
 }
+
+#[test]
+fn a_raw_result_in_three_parts_is_the_one_frame_and_its_result_is_not_copied() {
+    use mcp_jsonrpc::{encode_raw_result, encode_raw_result_parts};
+    use serde_json::value::RawValue;
+    for id in [
+        RequestId::Integer(0),
+        RequestId::Integer(-9_007_199_254_740_991),
+        RequestId::String("a \"quoted\" id\n".into()),
+    ] {
+        for text in ["{}", r#"{"content":[{"type":"text","text":"\u00e9"}]}"#] {
+            let result = RawValue::from_string(text.to_owned()).unwrap();
+            let one = encode_raw_result(&id, &result);
+            let address = result.get().as_ptr();
+            let [head, body, tail] = encode_raw_result_parts(&id, result);
+            assert_eq!([&head[..], &body[..], &tail[..]].concat(), one.to_vec());
+            assert_eq!(body.as_ptr(), address, "the result's own allocation");
+            let decoded = decode(&one, DecodeOptions::default());
+            assert!(
+                matches!(decoded, Ok(Decoded::Single(Message::Response(_)))),
+                "{decoded:?}"
+            );
+        }
+    }
+}

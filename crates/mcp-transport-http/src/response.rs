@@ -17,7 +17,7 @@ use std::task::{Context, Poll};
 
 use bytes::{BufMut as _, Bytes, BytesMut};
 use http_body::{Body, Frame, SizeHint};
-use mcp_jsonrpc::{ErrorObject, encode_error, encode_raw_result};
+use mcp_jsonrpc::{ErrorObject, encode_error, encode_raw_result, encode_raw_result_parts};
 use mcp_types::RequestId;
 use serde_json::value::RawValue;
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
@@ -44,6 +44,9 @@ pub struct McpBody {
 enum Kind {
     Empty,
     Full(Option<Bytes>),
+    /// A large result's frame in [`encode_raw_result_parts`]'s pieces, in reverse order:
+    /// the next to send is popped from the end.
+    Parts(Vec<Bytes>),
     Sse(Box<SseStream>),
 }
 
@@ -51,7 +54,7 @@ impl std::fmt::Debug for McpBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let kind = match &self.kind {
             Kind::Empty => "empty",
-            Kind::Full(_) => "json",
+            Kind::Full(_) | Kind::Parts(_) => "json",
             Kind::Sse(_) => "sse",
         };
         f.debug_struct("McpBody")
@@ -75,6 +78,26 @@ impl McpBody {
         }
     }
 
+    /// One JSON message: a handler's outcome for request `id` (see [`SPLIT_RESULT_AT`]).
+    pub(crate) fn outcome(
+        id: &RequestId,
+        outcome: Outcome,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Self {
+        let kind = match outcome {
+            Ok(result) if result.get().len() >= SPLIT_RESULT_AT => {
+                let mut parts = Vec::from(encode_raw_result_parts(id, result));
+                parts.reverse();
+                Kind::Parts(parts)
+            }
+            outcome => Kind::Full(Some(encode_outcome(id, outcome))),
+        };
+        McpBody {
+            kind,
+            _permit: permit,
+        }
+    }
+
     pub(crate) fn sse(stream: SseStream, permit: OwnedSemaphorePermit) -> Self {
         McpBody {
             kind: Kind::Sse(Box::new(stream)),
@@ -94,6 +117,7 @@ impl Body for McpBody {
         match &mut self.get_mut().kind {
             Kind::Empty => Poll::Ready(None),
             Kind::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Kind::Parts(parts) => Poll::Ready(parts.pop().map(|b| Ok(Frame::data(b)))),
             Kind::Sse(stream) => stream
                 .poll_event(cx)
                 .map(|event| event.map(|b| Ok(Frame::data(b)))),
@@ -101,13 +125,18 @@ impl Body for McpBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        matches!(self.kind, Kind::Empty | Kind::Full(None))
+        match &self.kind {
+            Kind::Empty | Kind::Full(None) => true,
+            Kind::Parts(parts) => parts.is_empty(),
+            Kind::Full(Some(_)) | Kind::Sse(_) => false,
+        }
     }
 
     fn size_hint(&self) -> SizeHint {
         match &self.kind {
             Kind::Empty | Kind::Full(None) => SizeHint::with_exact(0),
             Kind::Full(Some(bytes)) => SizeHint::with_exact(bytes.len() as u64),
+            Kind::Parts(parts) => SizeHint::with_exact(parts.iter().map(|b| b.len() as u64).sum()),
             Kind::Sse(_) => SizeHint::default(),
         }
     }
@@ -219,6 +248,12 @@ impl SseStream {
         sse_event(json)
     }
 }
+
+/// From this size on, a result goes out as the frame's three pieces
+/// ([`encode_raw_result_parts`]), which hyper writes with one `writev`, instead of being
+/// copied into one frame: the copy of a 64 KiB result costs more than two more body
+/// frames. Below it, one frame is cheaper.
+pub(crate) const SPLIT_RESULT_AT: usize = 16 << 10;
 
 /// The JSON-RPC response for a handler's outcome.
 pub(crate) fn encode_outcome(id: &RequestId, outcome: Outcome) -> Bytes {

@@ -51,7 +51,7 @@ use crate::config::HttpServerConfig;
 use crate::error::Error;
 use crate::headers;
 use crate::mirror::{self, Rejection};
-use crate::response::{HandlerFuture, McpBody, SseStream, encode_outcome};
+use crate::response::{HandlerFuture, McpBody, SseStream};
 
 const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
 const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
@@ -443,8 +443,7 @@ impl<H: Handler> Shared<H> {
             Err(outcome) if events.is_empty() => {
                 cancel.disarm();
                 let status = status_of(&outcome);
-                let body = encode_outcome(&id, outcome);
-                json(status, body, Some(permit))
+                json_body(status, McpBody::outcome(&id, outcome, Some(permit)))
             }
             Err(outcome) => sse(SseStream::finished(events, id, outcome, cancel), permit),
             Ok(first) => {
@@ -514,7 +513,12 @@ fn json(
     body: Bytes,
     permit: Option<OwnedSemaphorePermit>,
 ) -> Response<McpBody> {
-    let mut response = Response::new(McpBody::full(body, permit));
+    json_body(status, McpBody::full(body, permit))
+}
+
+/// A JSON response of `body`.
+fn json_body(status: StatusCode, body: McpBody) -> Response<McpBody> {
+    let mut response = Response::new(body);
     *response.status_mut() = status;
     response
         .headers_mut()

@@ -911,3 +911,38 @@ async fn a_head_at_the_size_limit_is_served_and_one_byte_more_gets_431() {
     assert!(reply.contains("connection: close\r\n"), "{reply}");
     server.shutdown(Duration::from_secs(5)).await;
 }
+
+/// A result of any size is one exact JSON body with its `Content-Length`: small results
+/// go out as one frame, large ones (16 KiB on) as the frame's pieces, on the same
+/// keep-alive connection one after the other.
+#[tokio::test]
+async fn results_on_both_sides_of_the_split_size_arrive_whole() {
+    let (server, _log, _gate) = start(HttpServerConfig::default()).await;
+    let client = client();
+    for (id, len) in [(1, 10), (2, 16_300), (3, 16_384), (4, 16_500), (5, 200_000), (6, 5)] {
+        // The params come back as the result; their size is about the text's.
+        let params = json!({ "text": "é\"x".repeat(len / 4) });
+        let body = request_body(id, "echo", params);
+        let mut request = Request::post(format!("http://{}/mcp", server.local_addr()));
+        for (k, v) in standard_headers("echo") {
+            request = request.header(k, v);
+        }
+        let response = client
+            .request(request.body(Full::new(Bytes::from(body.clone()))).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let length: usize = response.headers()["content-length"]
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let reply = collect(response.into_body()).await;
+        assert_eq!(reply.len(), length, "id {id}");
+        let sent: Value = serde_json::from_slice(&body).unwrap();
+        let expected = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{}}}"#, sent["params"]);
+        let reply: Value = serde_json::from_slice(&reply).unwrap();
+        assert_eq!(reply, serde_json::from_str::<Value>(&expected).unwrap(), "id {id}");
+    }
+    server.shutdown(Duration::from_secs(5)).await;
+}
