@@ -919,7 +919,14 @@ async fn a_head_at_the_size_limit_is_served_and_one_byte_more_gets_431() {
 async fn results_on_both_sides_of_the_split_size_arrive_whole() {
     let (server, _log, _gate) = start(HttpServerConfig::default()).await;
     let client = client();
-    for (id, len) in [(1, 10), (2, 16_300), (3, 16_384), (4, 16_500), (5, 200_000), (6, 5)] {
+    for (id, len) in [
+        (1, 10),
+        (2, 16_300),
+        (3, 16_384),
+        (4, 16_500),
+        (5, 200_000),
+        (6, 5),
+    ] {
         // The params come back as the result; their size is about the text's.
         let params = json!({ "text": "é\"x".repeat(len / 4) });
         let body = request_body(id, "echo", params);
@@ -940,9 +947,16 @@ async fn results_on_both_sides_of_the_split_size_arrive_whole() {
         let reply = collect(response.into_body()).await;
         assert_eq!(reply.len(), length, "id {id}");
         let sent: Value = serde_json::from_slice(&body).unwrap();
-        let expected = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{}}}"#, sent["params"]);
+        let expected = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{}}}"#,
+            sent["params"]
+        );
         let reply: Value = serde_json::from_slice(&reply).unwrap();
-        assert_eq!(reply, serde_json::from_str::<Value>(&expected).unwrap(), "id {id}");
+        assert_eq!(
+            reply,
+            serde_json::from_str::<Value>(&expected).unwrap(),
+            "id {id}"
+        );
     }
     server.shutdown(Duration::from_secs(5)).await;
 }
