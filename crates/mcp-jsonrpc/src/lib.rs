@@ -61,6 +61,7 @@ mod params;
 mod peer;
 mod pending;
 mod received;
+pub mod scan;
 mod transport;
 
 pub use error::Error;

@@ -106,7 +106,7 @@ pub(crate) fn check_request(
             missing.join(" and ")
         )));
     };
-    match json_str(version) {
+    match json_str(version.get()) {
         Some(body) if body == version_header => {}
         Some(body) => {
             return Err(Rejection::differs(
@@ -178,7 +178,7 @@ pub(crate) fn check_notification(
         .map_err(|why| Rejection::malformed("MCP-Protocol-Version", why))?
         && let Ok(peeked) = Peek::read(params.map(RawValue::get), None, false)
         && let Ok(meta) = peeked.meta()
-        && let Some(version) = meta.protocol_version.and_then(json_str)
+        && let Some(version) = meta.protocol_version.and_then(|v| json_str(v.get()))
         && version != version_header
     {
         return Err(Rejection::differs(
@@ -195,10 +195,10 @@ pub(crate) fn check_notification(
 fn check_params(
     headers: &HeaderMap,
     declared: &[ParamHeader],
-    arguments: Option<&RawValue>,
+    arguments: Option<&str>,
 ) -> Result<(), Rejection> {
     let arguments: serde_json::Value = match arguments {
-        Some(raw) => serde_json::from_str(raw.get()).unwrap_or(serde_json::Value::Null),
+        Some(raw) => serde_json::from_str(raw).unwrap_or(serde_json::Value::Null),
         None => serde_json::Value::Null,
     };
     for param in declared {
@@ -250,13 +250,11 @@ fn value_matches(header: &str, body: &serde_json::Value) -> bool {
 }
 
 /// A JSON string's text, borrowed when it has no escapes; `None` for any other JSON value.
-fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    if let Ok(s) = serde_json::from_str::<&str>(raw.get()) {
+fn json_str(raw: &str) -> Option<Cow<'_, str>> {
+    if let Ok(s) = serde_json::from_str::<&str>(raw) {
         return Some(Cow::Borrowed(s));
     }
-    serde_json::from_str::<String>(raw.get())
-        .ok()
-        .map(Cow::Owned)
+    serde_json::from_str::<String>(raw).ok().map(Cow::Owned)
 }
 
 /// Quotes at most [`QUOTE_LIMIT`] characters of a value in an error message.
@@ -274,12 +272,13 @@ impl fmt::Display for Clip<'_> {
 /// The params members the header rules read, borrowed from the body.
 #[derive(Default)]
 struct Peek<'a> {
-    meta: Option<&'a RawValue>,
+    /// Each member's JSON text, known to be one value.
+    meta: Option<&'a str>,
     /// The member mirrored into `Mcp-Name` for this method.
-    mirrored: Option<&'a RawValue>,
+    mirrored: Option<&'a str>,
     /// `name` and `arguments` of a `tools/call`, for the `Mcp-Param-*` rules.
-    tool: Option<&'a RawValue>,
-    arguments: Option<&'a RawValue>,
+    tool: Option<&'a str>,
+    arguments: Option<&'a str>,
 }
 
 #[derive(Default, Deserialize)]
@@ -302,6 +301,10 @@ impl<'a> Peek<'a> {
         let Some(params) = params.filter(|p| p.trim_start().starts_with('{')) else {
             return Ok(Peek::default());
         };
+        if let Some(peek) = Peek::scan(params, mirrored, tool_call) {
+            return Ok(peek);
+        }
+        // What the scan does not accept, serde_json reads again, to say what is wrong.
         let mut de = serde_json::Deserializer::from_str(params);
         // The whole text, to its end: a caller may hold params not yet known to be one
         // value, and takes a success here as proof that they are.
@@ -314,9 +317,77 @@ impl<'a> Peek<'a> {
         .map_err(|e| Rejection::invalid_params(format!("invalid params: {e}")))
     }
 
+    /// [`read`](Self::read) by `mcp_jsonrpc::scan`, which finds where each value ends
+    /// sixteen bytes a round (a large `arguments` value is mostly a long string) and
+    /// accepts exactly what `serde_json` accepts (its tests hold it to that). `None` for
+    /// anything [`read`](Self::read) could refuse, which then reads the text again: a
+    /// malformed text, or a member these rules read given twice. As there, a `null` value
+    /// counts as absent.
+    fn scan(params: &'a str, mirrored: Option<&str>, tool_call: bool) -> Option<Self> {
+        use mcp_jsonrpc::scan::{skip_whitespace, string_end, value_end};
+        let text = params.as_bytes();
+        let mut at = skip_whitespace(text, 0);
+        if text.get(at) != Some(&b'{') {
+            return None;
+        }
+        at = skip_whitespace(text, at + 1);
+        let mut peek = Peek::default();
+        if text.get(at) == Some(&b'}') {
+            at += 1;
+        } else {
+            loop {
+                let key_end = string_end(text, at)?;
+                let quoted = params.get(at..key_end)?;
+                let key: Cow<'_, str> = match quoted.get(1..quoted.len() - 1)? {
+                    inner if !inner.contains('\\') => Cow::Borrowed(inner),
+                    _ => Cow::Owned(serde_json::from_str::<String>(quoted).ok()?),
+                };
+                at = skip_whitespace(text, key_end);
+                if text.get(at) != Some(&b':') {
+                    return None;
+                }
+                let start = skip_whitespace(text, at + 1);
+                let end = value_end(text, start)?;
+                let slot = if key == "_meta" {
+                    Some(&mut peek.meta)
+                } else if mirrored == Some(&*key) {
+                    Some(&mut peek.mirrored)
+                } else if tool_call && key == "name" {
+                    Some(&mut peek.tool)
+                } else if tool_call && key == "arguments" {
+                    Some(&mut peek.arguments)
+                } else {
+                    None
+                };
+                if let Some(slot) = slot {
+                    if slot.is_some() {
+                        return None;
+                    }
+                    let value = params.get(start..end)?;
+                    if value != "null" {
+                        *slot = Some(value);
+                    }
+                }
+                at = skip_whitespace(text, end);
+                match text.get(at) {
+                    Some(b',') => at = skip_whitespace(text, at + 1),
+                    Some(b'}') => {
+                        at += 1;
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        if peek.tool.is_none() && tool_call && mirrored == Some("name") {
+            peek.tool = peek.mirrored;
+        }
+        (skip_whitespace(text, at) == text.len()).then_some(peek)
+    }
+
     fn meta(&self) -> Result<Meta<'a>, Rejection> {
         match self.meta {
-            Some(raw) if raw.get().starts_with('{') => Meta::read(raw.get()),
+            Some(raw) if raw.starts_with('{') => Meta::read(raw),
             _ => Ok(Meta::default()),
         }
     }
@@ -421,7 +492,7 @@ impl<'de> Visitor<'de> for PeekSeed<'_> {
             if slot.is_some() {
                 return Err(de::Error::custom(format_args!("duplicate member `{key}`")));
             }
-            *slot = Some(map.next_value()?);
+            *slot = map.next_value::<Option<&RawValue>>()?.map(RawValue::get);
         }
         // `name` is both the mirrored member and the tool of a `tools/call`.
         if peek.tool.is_none() && self.tool_call && self.mirrored == Some("name") {
@@ -849,5 +920,70 @@ mod tests {
         let long = "x".repeat(500);
         assert_eq!(Clip(&long).to_string().chars().count(), QUOTE_LIMIT + 1);
         assert_eq!(Clip("short").to_string(), "short");
+    }
+
+    /// The serde read of [`Peek::read`], without the scan in front of it.
+    fn serde_peek<'a>(
+        params: &'a str,
+        mirrored: Option<&str>,
+        tool_call: bool,
+    ) -> Result<Peek<'a>, serde_json::Error> {
+        let mut de = serde_json::Deserializer::from_str(params);
+        PeekSeed {
+            mirrored,
+            tool_call,
+        }
+        .deserialize(&mut de)
+        .and_then(|peek| de.end().map(|()| peek))
+    }
+
+    #[test]
+    fn the_scan_finds_what_the_serde_read_finds_and_refuses_nothing_it_accepts() {
+        let long = "y".repeat(40_000);
+        let cases = [
+            "{}".to_owned(),
+            " { } ".to_owned(),
+            r#"{"_meta":{"a":1},"name":"echo","arguments":{"text":"hi"}}"#.to_owned(),
+            format!(r#"{{"name":"echo","arguments":{{"text":"{long}"}},"_meta":{{}}}}"#),
+            r#"{"name":null,"name":"echo"}"#.to_owned(),
+            r#"{"name":"a","name":"b"}"#.to_owned(),
+            r#"{"\u006eame":"x","arguments":[1,2]}"#.to_owned(),
+            r#"{"\u006eame":"x","name":"y"}"#.to_owned(),
+            r#"{"uri":"file:///a","other":[{"x":null}]}"#.to_owned(),
+            r#"{"name":"\ud800"}"#.to_owned(),
+            r#"{"\ud800":1}"#.to_owned(),
+            r#"{"name":"x"} x"#.to_owned(),
+            r#"{"name":"x",}"#.to_owned(),
+            r#"{"name" "x"}"#.to_owned(),
+            r#"{"arguments":{"a":01}}"#.to_owned(),
+            "{\"arguments\":\"a\u{1}\"}".to_owned(),
+            r#"{"_meta":null,"_meta":{}}"#.to_owned(),
+            r#"{"arguments":{"deep":[[[[[[]]]]]]}}"#.to_owned(),
+        ];
+        for params in &cases {
+            for (mirrored, tool_call) in [(Some("name"), true), (Some("uri"), false), (None, false)]
+            {
+                let scanned = Peek::scan(params, mirrored, tool_call);
+                let read = serde_peek(params, mirrored, tool_call);
+                match (&scanned, &read) {
+                    (Some(a), Ok(b)) => {
+                        assert_eq!(
+                            (a.meta, a.mirrored, a.tool, a.arguments),
+                            (b.meta, b.mirrored, b.tool, b.arguments),
+                            "{params}"
+                        );
+                    }
+                    // The scan leaves to the serde read what it refuses.
+                    (None, _) => {}
+                    (Some(_), Err(e)) => {
+                        panic!("{params}: the scan accepts what serde refuses: {e}")
+                    }
+                }
+            }
+        }
+        // Those of the usual shapes are the scan's own.
+        assert!(Peek::scan(&cases[2], Some("name"), true).is_some());
+        assert!(Peek::scan(&cases[3], Some("name"), true).is_some());
+        assert!(Peek::scan(&cases[6], Some("name"), true).is_some());
     }
 }
