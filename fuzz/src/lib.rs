@@ -8,6 +8,7 @@
 
 pub mod fixture;
 pub mod http_request;
+pub mod json_scan;
 pub mod json_writer;
 pub mod legacy_session;
 pub mod line_codec;
@@ -20,7 +21,7 @@ pub mod uri_template;
 pub type Target = (&'static str, fn(&[u8]));
 
 /// Every target, by name, for the corpus replay.
-pub const TARGETS: [Target; 8] = [
+pub const TARGETS: [Target; 9] = [
     ("line_codec", line_codec::run),
     ("message", message::run),
     ("sse", sse::run),
@@ -29,4 +30,5 @@ pub const TARGETS: [Target; 8] = [
     ("request_state", request_state::run),
     ("legacy_session", legacy_session::run),
     ("json_writer", json_writer::run),
+    ("json_scan", json_scan::run),
 ];

@@ -16,7 +16,7 @@
 use std::process::Command;
 use std::time::Instant;
 
-const TARGETS: [&str; 8] = [
+const TARGETS: [&str; 9] = [
     "line_codec",
     "message",
     "sse",
@@ -25,6 +25,7 @@ const TARGETS: [&str; 8] = [
     "request_state",
     "legacy_session",
     "json_writer",
+    "json_scan",
 ];
 
 pub(crate) const USAGE: &str = "fuzz [--time SECONDS] [--jobs N] [TARGET...]";
