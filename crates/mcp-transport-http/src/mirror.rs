@@ -305,16 +305,25 @@ impl<'a> Peek<'a> {
             return Ok(peek);
         }
         // What the scan does not accept, serde_json reads again, to say what is wrong.
+        Peek::serde_read(params, mirrored, tool_call)
+            .map_err(|e| Rejection::invalid_params(format!("invalid params: {e}")))
+    }
+
+    /// [`read`](Self::read) by `serde_json`: the whole text, to its end (a caller may hold
+    /// params not yet known to be one value, and takes a success here as proof that they
+    /// are).
+    fn serde_read(
+        params: &'a str,
+        mirrored: Option<&str>,
+        tool_call: bool,
+    ) -> Result<Self, serde_json::Error> {
         let mut de = serde_json::Deserializer::from_str(params);
-        // The whole text, to its end: a caller may hold params not yet known to be one
-        // value, and takes a success here as proof that they are.
         PeekSeed {
             mirrored,
             tool_call,
         }
         .deserialize(&mut de)
         .and_then(|peek| de.end().map(|()| peek))
-        .map_err(|e| Rejection::invalid_params(format!("invalid params: {e}")))
     }
 
     /// [`read`](Self::read) by `mcp_jsonrpc::scan`, which finds where each value ends
@@ -922,21 +931,6 @@ mod tests {
         assert_eq!(Clip("short").to_string(), "short");
     }
 
-    /// The serde read of [`Peek::read`], without the scan in front of it.
-    fn serde_peek<'a>(
-        params: &'a str,
-        mirrored: Option<&str>,
-        tool_call: bool,
-    ) -> Result<Peek<'a>, serde_json::Error> {
-        let mut de = serde_json::Deserializer::from_str(params);
-        PeekSeed {
-            mirrored,
-            tool_call,
-        }
-        .deserialize(&mut de)
-        .and_then(|peek| de.end().map(|()| peek))
-    }
-
     #[test]
     fn the_scan_finds_what_the_serde_read_finds_and_refuses_nothing_it_accepts() {
         let long = "y".repeat(40_000);
@@ -964,7 +958,7 @@ mod tests {
             for (mirrored, tool_call) in [(Some("name"), true), (Some("uri"), false), (None, false)]
             {
                 let scanned = Peek::scan(params, mirrored, tool_call);
-                let read = serde_peek(params, mirrored, tool_call);
+                let read = Peek::serde_read(params, mirrored, tool_call);
                 match (&scanned, &read) {
                     (Some(a), Ok(b)) => {
                         assert_eq!(
