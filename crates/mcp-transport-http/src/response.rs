@@ -44,9 +44,9 @@ pub struct McpBody {
 enum Kind {
     Empty,
     Full(Option<Bytes>),
-    /// A large result's frame in [`encode_raw_result_parts`]'s pieces, in reverse order:
-    /// the next to send is popped from the end.
-    Parts(Vec<Bytes>),
+    /// A large result's frame in [`encode_raw_result_parts`]'s pieces, the next first
+    /// (boxed: every response's body would otherwise be three `Bytes` larger).
+    Parts(Box<std::array::IntoIter<Bytes, 3>>),
     Sse(Box<SseStream>),
 }
 
@@ -86,9 +86,7 @@ impl McpBody {
     ) -> Self {
         let kind = match outcome {
             Ok(result) if result.get().len() >= SPLIT_RESULT_AT => {
-                let mut parts = Vec::from(encode_raw_result_parts(id, result));
-                parts.reverse();
-                Kind::Parts(parts)
+                Kind::Parts(Box::new(encode_raw_result_parts(id, result).into_iter()))
             }
             outcome => Kind::Full(Some(encode_outcome(id, outcome))),
         };
@@ -117,7 +115,7 @@ impl Body for McpBody {
         match &mut self.get_mut().kind {
             Kind::Empty => Poll::Ready(None),
             Kind::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
-            Kind::Parts(parts) => Poll::Ready(parts.pop().map(|b| Ok(Frame::data(b)))),
+            Kind::Parts(parts) => Poll::Ready(parts.next().map(|b| Ok(Frame::data(b)))),
             Kind::Sse(stream) => stream
                 .poll_event(cx)
                 .map(|event| event.map(|b| Ok(Frame::data(b)))),
@@ -127,7 +125,7 @@ impl Body for McpBody {
     fn is_end_stream(&self) -> bool {
         match &self.kind {
             Kind::Empty | Kind::Full(None) => true,
-            Kind::Parts(parts) => parts.is_empty(),
+            Kind::Parts(parts) => parts.as_slice().is_empty(),
             Kind::Full(Some(_)) | Kind::Sse(_) => false,
         }
     }
@@ -136,7 +134,9 @@ impl Body for McpBody {
         match &self.kind {
             Kind::Empty | Kind::Full(None) => SizeHint::with_exact(0),
             Kind::Full(Some(bytes)) => SizeHint::with_exact(bytes.len() as u64),
-            Kind::Parts(parts) => SizeHint::with_exact(parts.iter().map(|b| b.len() as u64).sum()),
+            Kind::Parts(parts) => {
+                SizeHint::with_exact(parts.as_slice().iter().map(|b| b.len() as u64).sum())
+            }
             Kind::Sse(_) => SizeHint::default(),
         }
     }
