@@ -72,8 +72,8 @@ pub use message::{
 };
 pub use params::Params;
 pub use peer::{
-    Connection, Handler, Headers, IdCallback, NoHandler, NotificationSink, Overload, Peer,
-    PeerConfig, Principal, ProgressCallback, RequestContext, RequestOptions, TransportInfo,
+    Connection, Handler, Headers, IdCallback, LazyChannel, NoHandler, NotificationSink, Overload,
+    Peer, PeerConfig, Principal, ProgressCallback, RequestContext, RequestOptions, TransportInfo,
 };
 pub use received::RawResult;
 /// The cancellation token handlers receive (re-exported from `tokio-util`).

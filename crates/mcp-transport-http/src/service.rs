@@ -39,11 +39,11 @@ use http::header::{
 use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
 use mcp_jsonrpc::{
-    CancellationToken, DecodeOptions, Decoded, ErrorObject, Handler, Message, NotificationSink,
-    Params, RequestContext, decode, encode_error,
+    CancellationToken, DecodeOptions, Decoded, ErrorObject, Handler, LazyChannel, Message,
+    NotificationSink, Params, RequestContext, decode, encode_error,
 };
 use mcp_types::{ErrorCode, RequestId};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::MissedTickBehavior;
 
 use crate::body::{self, BodyError};
@@ -403,7 +403,10 @@ impl<H: Handler> Shared<H> {
         info: Arc<mcp_jsonrpc::TransportInfo>,
     ) -> Response<McpBody> {
         let id = request.id.clone();
-        let (tx, mut events) = mpsc::channel(self.config.event_buffer.max(1));
+        // The notification channel is made only if the handler sends one; closed when this
+        // future ends or is dropped, so that a notification sent after the response fails.
+        let lazy = ClosedOnDrop(Arc::new(LazyChannel::new(self.config.event_buffer)));
+        let mut events = None;
         let token = CancellationToken::new();
         if self.all_cancelled.load(Ordering::Acquire) {
             token.cancel();
@@ -412,8 +415,8 @@ impl<H: Handler> Shared<H> {
         // went away) fires the token.
         let cancel = token.clone().drop_guard();
         let watched = token.clone();
-        let cx = RequestContext::new(id.clone(), token, NotificationSink::channel(tx))
-            .with_transport_info(info);
+        let sink = NotificationSink::lazy(Arc::clone(&lazy.0));
+        let cx = RequestContext::new(id.clone(), token, sink).with_transport_info(info);
         let keep_alive = self.config.keep_alive_interval;
         let owner = Arc::clone(&self);
         // Allocated before the future is made, so that it is written into the box rather
@@ -431,22 +434,37 @@ impl<H: Handler> Shared<H> {
             if let Poll::Ready(outcome) = handler.as_mut().poll(task) {
                 return Poll::Ready(Err(outcome));
             }
-            match events.poll_recv(task) {
-                Poll::Ready(Some(event)) => Poll::Ready(Ok(event)),
+            if events.is_none() {
+                events = lazy.0.poll_receiver(task);
+            }
+            let Some(mut receiver) = events.take() else {
+                return Poll::Pending;
+            };
+            match receiver.poll_recv(task) {
+                Poll::Ready(Some(event)) => Poll::Ready(Ok((event, receiver))),
                 // No sender left: only the handler can still make progress.
-                Poll::Ready(None) | Poll::Pending => Poll::Pending,
+                Poll::Ready(None) | Poll::Pending => {
+                    events = Some(receiver);
+                    Poll::Pending
+                }
             }
         })
         .await;
 
         match first {
-            Err(outcome) if events.is_empty() => {
-                cancel.disarm();
-                let status = status_of(&outcome);
-                json_body(status, McpBody::outcome(&id, outcome, Some(permit)))
-            }
-            Err(outcome) => sse(SseStream::finished(events, id, outcome, cancel), permit),
-            Ok(first) => {
+            Err(outcome) => match events.or_else(|| lazy.0.close()) {
+                // Notifications before the result (the channel made in the handler's last
+                // poll is taken from the slot): an SSE stream of them and the result.
+                Some(events) if !events.is_empty() => {
+                    sse(SseStream::finished(events, id, outcome, cancel), permit)
+                }
+                _ => {
+                    cancel.disarm();
+                    let status = status_of(&outcome);
+                    json_body(status, McpBody::outcome(&id, outcome, Some(permit)))
+                }
+            },
+            Ok((first, events)) => {
                 let timer = keep_alive.filter(|d| !d.is_zero()).map(|period| {
                     let mut timer =
                         tokio::time::interval_at(tokio::time::Instant::now() + period, period);
@@ -459,6 +477,17 @@ impl<H: Handler> Shared<H> {
                 )
             }
         }
+    }
+}
+
+/// Closes a request's [`LazyChannel`] when the request's future ends or is dropped: a
+/// notification sent after that (by a task the handler left behind) fails instead of
+/// filling a channel that nobody reads.
+struct ClosedOnDrop(Arc<LazyChannel>);
+
+impl Drop for ClosedOnDrop {
+    fn drop(&mut self) {
+        drop(self.0.close());
     }
 }
 

@@ -655,6 +655,53 @@ async fn a_client_that_closes_its_stream_cancels_the_handler() {
     server.shutdown(Duration::from_secs(5)).await;
 }
 
+/// A notification another task sends while the handler waits (nothing in the handler's own
+/// polls, and nothing else to wake the request) opens the request's SSE stream.
+#[tokio::test]
+async fn a_notification_from_a_task_of_the_handler_opens_the_stream() {
+    let (server, _log, _gate) = start(HttpServerConfig::default()).await;
+    let (mut sender, connection, request) = open(
+        &server,
+        "test/relay",
+        ChannelBody::full(request_body(1, "test/relay", json!({}))),
+    )
+    .await;
+    let response = tokio::time::timeout(Duration::from_secs(5), sender.send_request(request))
+        .await
+        .expect("the notification woke the request")
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut body = response.into_body();
+    let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+    let events = sse_events(&first);
+    assert_eq!(events[0]["params"]["relayed"], 1, "{events:?}");
+    drop(body);
+    connection.abort();
+    server.shutdown(Duration::from_secs(5)).await;
+}
+
+/// Once a JSON reply went out, a notification a task of the handler sends later fails at
+/// once: it neither waits on a channel nobody reads nor reaches anyone.
+#[tokio::test]
+async fn a_notification_after_a_json_reply_is_refused() {
+    let (server, mut log, _gate) = start(HttpServerConfig::default()).await;
+    let (mut sender, _connection, request) = open(
+        &server,
+        "test/late",
+        ChannelBody::full(request_body(1, "test/late", json!({}))),
+    )
+    .await;
+    let response = sender.send_request(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let reply: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(reply["result"]["late"], true);
+    assert_eq!(next_log(&mut log).await, "late refused");
+    server.shutdown(Duration::from_secs(5)).await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn quiet_streams_get_keep_alive_comments() {
     let config = HttpServerConfig::default().keep_alive_interval(Some(Duration::from_secs(15)));

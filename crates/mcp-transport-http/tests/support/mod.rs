@@ -33,6 +33,10 @@ pub type Log = mpsc::UnboundedReceiver<String>;
 /// - `test/listen`: one notification, then the same as `test/wait` (a quiet stream);
 /// - `test/block`: logs `started`, waits for a permit of the gate, returns
 ///   `{"released": true}`;
+/// - `test/relay`: a task of its own sends one `notifications/message` a little later,
+///   while the handler waits for its token; then `{"relayed": true}`;
+/// - `test/late`: answers `{"late": true}` at once, leaving a task that notifies a little
+///   later and logs `late refused` or `late sent`;
 /// - `test/flood`: sends `params.count` notifications, logging `sent <n>` after each,
 ///   then returns `{"sent": count}`;
 /// - `test/caps`, `test/version`, `test/params`: errors -32021, -32022 and -32602;
@@ -121,6 +125,29 @@ impl Handler for TestHandler {
                 log("started");
                 cx.cancellation().cancelled().await;
                 Ok(raw(&json!({"cancelled": true})))
+            }
+            "test/relay" => {
+                // Only the relay's notification can wake the request: the handler then
+                // waits for its token (the client going away).
+                let token = cx.cancellation().clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    let _ = cx
+                        .notify("notifications/message", Some(&json!({"relayed": 1})))
+                        .await;
+                });
+                token.cancelled().await;
+                Ok(raw(&json!({"relayed": true})))
+            }
+            "test/late" => {
+                let late_log = self.log.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    let sent = cx.notify::<()>("notifications/message", None).await;
+                    let what = if sent.is_ok() { "sent" } else { "refused" };
+                    let _ = late_log.send(format!("late {what}"));
+                });
+                Ok(raw(&json!({"late": true})))
             }
             "test/flood" => {
                 let params: Value = request
