@@ -62,6 +62,7 @@ mod peer;
 mod pending;
 mod received;
 pub mod scan;
+mod sink;
 mod transport;
 
 pub use error::Error;
@@ -72,10 +73,11 @@ pub use message::{
 };
 pub use params::Params;
 pub use peer::{
-    Connection, Handler, Headers, IdCallback, LazyChannel, NoHandler, NotificationSink, Overload,
-    Peer, PeerConfig, Principal, ProgressCallback, RequestContext, RequestOptions, TransportInfo,
+    Connection, Handler, Headers, IdCallback, NoHandler, Overload, Peer, PeerConfig, Principal,
+    ProgressCallback, RequestContext, RequestOptions, TransportInfo,
 };
 pub use received::RawResult;
+pub use sink::{LazyChannel, NotificationSink};
 /// The cancellation token handlers receive (re-exported from `tokio-util`).
 pub use tokio_util::sync::CancellationToken;
 pub use transport::{FrameReader, FrameWriter, TransportError};

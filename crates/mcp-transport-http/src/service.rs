@@ -405,7 +405,7 @@ impl<H: Handler> Shared<H> {
         let id = request.id.clone();
         // The notification channel is made only if the handler sends one; closed when this
         // future ends or is dropped, so that a notification sent after the response fails.
-        let lazy = ClosedOnDrop(Arc::new(LazyChannel::new(self.config.event_buffer)));
+        let mut lazy = ClosedOnDrop::new(LazyChannel::new(self.config.event_buffer));
         let mut events = None;
         let token = CancellationToken::new();
         if self.all_cancelled.load(Ordering::Acquire) {
@@ -415,7 +415,7 @@ impl<H: Handler> Shared<H> {
         // went away) fires the token.
         let cancel = token.clone().drop_guard();
         let watched = token.clone();
-        let sink = NotificationSink::lazy(Arc::clone(&lazy.0));
+        let sink = NotificationSink::lazy(Arc::clone(&lazy.slot));
         let cx = RequestContext::new(id.clone(), token, sink).with_transport_info(info);
         let keep_alive = self.config.keep_alive_interval;
         let owner = Arc::clone(&self);
@@ -435,14 +435,15 @@ impl<H: Handler> Shared<H> {
                 return Poll::Ready(Err(outcome));
             }
             if events.is_none() {
-                events = lazy.0.poll_receiver(task);
+                events = lazy.slot.poll_receiver(task);
             }
             let Some(mut receiver) = events.take() else {
                 return Poll::Pending;
             };
             match receiver.poll_recv(task) {
                 Poll::Ready(Some(event)) => Poll::Ready(Ok((event, receiver))),
-                // No sender left: only the handler can still make progress.
+                // `Ready(None)` cannot come while `lazy` keeps the sending half; either
+                // way the handler or its next notification wakes this task.
                 Poll::Ready(None) | Poll::Pending => {
                     events = Some(receiver);
                     Poll::Pending
@@ -452,7 +453,7 @@ impl<H: Handler> Shared<H> {
         .await;
 
         match first {
-            Err(outcome) => match events.or_else(|| lazy.0.close()) {
+            Err(outcome) => match events.or_else(|| lazy.close()) {
                 // Notifications before the result (the channel made in the handler's last
                 // poll is taken from the slot): an SSE stream of them and the result.
                 Some(events) if !events.is_empty() => {
@@ -483,11 +484,33 @@ impl<H: Handler> Shared<H> {
 /// Closes a request's [`LazyChannel`] when the request's future ends or is dropped: a
 /// notification sent after that (by a task the handler left behind) fails instead of
 /// filling a channel that nobody reads.
-struct ClosedOnDrop(Arc<LazyChannel>);
+struct ClosedOnDrop {
+    slot: Arc<LazyChannel>,
+    /// Not closed yet ([`close`](Self::close) was not called).
+    open: bool,
+}
+
+impl ClosedOnDrop {
+    fn new(slot: LazyChannel) -> Self {
+        ClosedOnDrop {
+            slot: Arc::new(slot),
+            open: true,
+        }
+    }
+
+    /// Closes the slot now, returning the receiving half if the channel was made and not
+    /// taken ([`LazyChannel::close`]); dropping the guard then does nothing more.
+    fn close(&mut self) -> Option<tokio::sync::mpsc::Receiver<Bytes>> {
+        self.open = false;
+        self.slot.close()
+    }
+}
 
 impl Drop for ClosedOnDrop {
     fn drop(&mut self) {
-        drop(self.0.close());
+        if self.open {
+            drop(self.slot.close());
+        }
     }
 }
 
