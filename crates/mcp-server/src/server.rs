@@ -894,11 +894,23 @@ impl Server {
         };
         // The hottest method parses its params once, `_meta` and a `null`
         // `inputResponses` included, unchecked span or not (`Params`). The other methods
-        // that wait are boxed, so that this future (which the engine copies into a box of
-        // its own per request) is only as large as a `tools/call`'s.
+        // are boxed: this future (which the engine copies into a box of its own per
+        // request) is then only as large as a `tools/call`'s, and its code only a
+        // `tools/call`'s, a few cache lines rather than 32 KB of every method's
+        // (issue #8, `docs/PERFORMANCE.md`).
         if method == method::TOOLS_CALL {
             return self.call_tool(&params, rpc).await;
         }
+        Box::pin(self.handle_other(method, params, rpc)).await
+    }
+
+    /// [`handle`](Self::handle) for every method but `tools/call`.
+    async fn handle_other(
+        &self,
+        method: &str,
+        params: mcp_jsonrpc::Params,
+        rpc: RequestContext,
+    ) -> Result<Box<RawValue>, ErrorObject> {
         // Owned for the other methods (a copy of a span, as decoding made before spans):
         // a `subscriptions/listen` lasts as long as its client wants, and a span would
         // keep the whole read buffer it points into.
@@ -918,11 +930,11 @@ impl Server {
             method::RESOURCES_TEMPLATES_LIST => self.list_templates(params, authenticated),
             method::PROMPTS_GET => {
                 check_input_responses(params)?;
-                Box::pin(self.get_prompt(params, rpc, meta)).await
+                self.get_prompt(params, rpc, meta).await
             }
             method::RESOURCES_READ => {
                 check_input_responses(params)?;
-                Box::pin(self.read_resource(params, rpc, meta)).await
+                self.read_resource(params, rpc, meta).await
             }
             method::COMPLETION_COMPLETE => {
                 self.complete_argument(params, Context::new(rpc, meta, None, None))
@@ -930,8 +942,8 @@ impl Server {
             }
             method::SUBSCRIPTIONS_LISTEN => {
                 // `meta` (1 KB) ends before the wait, so that it takes no room in this
-                // future while a `tools/call` waits (likewise below).
-                let listening = Box::pin(self.listen(params, rpc));
+                // future while the stream lasts (likewise below).
+                let listening = self.listen(params, rpc);
                 drop(meta);
                 listening.await
             }
