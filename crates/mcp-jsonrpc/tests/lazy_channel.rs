@@ -8,12 +8,18 @@ use std::time::Duration;
 
 use mcp_jsonrpc::{Error, LazyChannel, NotificationSink};
 
+/// A slot for a channel of `capacity` frames and a sink made from it.
+fn lazy(capacity: usize) -> (Arc<LazyChannel>, NotificationSink) {
+    let slot = Arc::new(LazyChannel::new(capacity));
+    let sink = NotificationSink::lazy(Arc::clone(&slot));
+    (slot, sink)
+}
+
 /// Until a notification is sent there is no receiver; the first one makes it, with the
 /// frame in it, and hands it over once.
 #[tokio::test]
 async fn the_first_notification_makes_the_channel_and_the_receiver_is_handed_over_once() {
-    let slot = Arc::new(LazyChannel::new(4));
-    let sink = NotificationSink::lazy(Arc::clone(&slot));
+    let (slot, sink) = lazy(4);
     let none = poll_fn(|cx| Poll::Ready(slot.poll_receiver(cx))).await;
     assert!(none.is_none(), "no notification, no channel");
 
@@ -45,8 +51,7 @@ async fn the_first_notification_makes_the_channel_and_the_receiver_is_handed_ove
 /// nobody reads, no wait on it).
 #[tokio::test]
 async fn a_notification_after_close_fails_without_waiting() {
-    let slot = Arc::new(LazyChannel::new(1));
-    let sink = NotificationSink::lazy(Arc::clone(&slot));
+    let (slot, sink) = lazy(1);
     assert!(slot.close().is_none());
     for _ in 0..3 {
         let sent = tokio::time::timeout(
@@ -62,8 +67,7 @@ async fn a_notification_after_close_fails_without_waiting() {
 /// Closing takes the receiver a notification made and nobody took yet, with its frames.
 #[tokio::test]
 async fn close_returns_a_receiver_not_taken_yet() {
-    let slot = Arc::new(LazyChannel::new(2));
-    let sink = NotificationSink::lazy(Arc::clone(&slot));
+    let (slot, sink) = lazy(2);
     sink.notify::<()>("notifications/message", None)
         .await
         .unwrap();
@@ -75,8 +79,7 @@ async fn close_returns_a_receiver_not_taken_yet() {
 /// the frame is then in the receiver it takes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_notification_from_another_task_wakes_the_waiting_transport() {
-    let slot = Arc::new(LazyChannel::new(8));
-    let sink = NotificationSink::lazy(Arc::clone(&slot));
+    let (slot, sink) = lazy(8);
     let sender = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(50)).await;
         sink.notify(
@@ -116,8 +119,7 @@ async fn a_notification_from_another_task_wakes_the_waiting_transport() {
 /// the first is read.
 #[tokio::test]
 async fn a_full_channel_makes_the_sender_wait() {
-    let slot = Arc::new(LazyChannel::new(0));
-    let sink = NotificationSink::lazy(Arc::clone(&slot));
+    let (slot, sink) = lazy(0);
     sink.notify::<()>("notifications/message", None)
         .await
         .unwrap();

@@ -23,7 +23,8 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
 use support::{
-    ChannelBody, TestHandler, collect, next_log, request_body, sse_events, standard_headers, subset,
+    ChannelBody, TestHandler, collect, first_sse_events, next_log, request_body, sse_events,
+    standard_headers, subset,
 };
 
 /// A `tools/list` request with id `id` laid out `{"jsonrpc":"2.0","id":N,"method":"M","params":…}`,
@@ -639,11 +640,7 @@ async fn a_client_that_closes_its_stream_cancels_the_handler() {
     )
     .await;
     let response = sender.send_request(request).await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(response.headers()["content-type"], "text/event-stream");
-    let mut body = response.into_body();
-    let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
-    let events = sse_events(&first);
+    let (events, body) = first_sse_events(response).await;
     assert_eq!(
         events[0]["method"],
         "notifications/subscriptions/acknowledged"
@@ -670,11 +667,7 @@ async fn a_notification_from_a_task_of_the_handler_opens_the_stream() {
         .await
         .expect("the notification woke the request")
         .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(response.headers()["content-type"], "text/event-stream");
-    let mut body = response.into_body();
-    let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
-    let events = sse_events(&first);
+    let (events, body) = first_sse_events(response).await;
     assert_eq!(events[0]["params"]["relayed"], 1, "{events:?}");
     drop(body);
     connection.abort();

@@ -221,6 +221,19 @@ pub fn standard_headers(method: &str) -> Vec<(String, Vec<u8>)> {
     .collect()
 }
 
+/// The events of the first frame of a response that must be a 200 SSE stream, and the
+/// rest of its body.
+pub async fn first_sse_events(
+    response: http::Response<hyper::body::Incoming>,
+) -> (Vec<Value>, hyper::body::Incoming) {
+    assert_eq!(response.status(), http::StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut body = response.into_body();
+    let first = body.frame().await.expect("a first frame").unwrap();
+    let first = first.into_data().expect("a data frame");
+    (sse_events(&first), body)
+}
+
 /// The events of an SSE body, as JSON, checking the framing on the way: every event is
 /// `event: message` with `data:` lines and no `id:`; comments are skipped.
 pub fn sse_events(body: &[u8]) -> Vec<Value> {
