@@ -14,7 +14,7 @@ use http::StatusCode;
 use mcp_jsonrpc::{DecodeError, ErrorObject};
 
 /// A boxed error from the HTTP stack, kept opaque so hyper's types stay out of the API.
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Why the server could not start, a configuration value was refused, or a client call
 /// failed.

@@ -21,8 +21,9 @@
 //!   [`Error::Unauthorized`]. This module knows no OAuth.
 //! - Connections are pooled (module `pool`): HTTP/1.1 with keep-alive, or HTTP/2 (one
 //!   connection for every concurrent call) where an `https://` server offers `h2` by ALPN.
-//!   Each connection's task is spawned on the caller's runtime and ends with the
-//!   connection; hyper-util provides only the connector (TCP, and TLS with `rustls`).
+//!   HTTP/1.1 is module `wire`'s, spoken by the call that holds the connection; an HTTP/2
+//!   connection's task (hyper's) is spawned on the caller's runtime and ends with the
+//!   connection. hyper-util provides only the connector (TCP, and TLS with `rustls`).
 //! - Cancellation is dropping: dropping the future of a call, or its [`ResponseStream`],
 //!   closes the connection (HTTP/1.1) or resets the stream (HTTP/2) mid-reply, which the
 //!   spec defines as cancelling the request.
@@ -33,6 +34,7 @@ mod pool;
 mod raw;
 pub(crate) mod sse;
 mod stream;
+mod wire;
 
 use std::borrow::Borrow;
 use std::fmt;

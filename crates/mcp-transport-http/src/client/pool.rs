@@ -6,41 +6,48 @@
 //! replaces, cost about a fifth of our client's instructions per call (issue #8,
 //! `docs/PERFORMANCE.md`): a key hashed and compared per request, a race between checkout
 //! and a new connection, and a spawned task per response to notice its connection idle.
+//! HTTP/1.1 is the `wire` module's, driven by the call that holds the connection; HTTP/2 is
+//! hyper's, a task per connection.
 //!
 //! Invariants:
 //!
 //! - An HTTP/1.1 connection goes back to the pool only when its response body has been
-//!   read to the end ([`Body`]); a body dropped before its end takes its connection with
-//!   it, which is how a Streamable HTTP client cancels a request.
-//! - A request that a was_idle connection refused before sending anything (the server closed
-//!   the connection while it was idle) is sent again on another connection; any other
-//!   failure is the caller's.
+//!   read to the end ([`Body`]) and the reply let it stay open; a body dropped before its
+//!   end takes its connection with it, which is how a Streamable HTTP client cancels a
+//!   request.
+//! - An idle connection is checked before it is used: one the server closed (or sent
+//!   anything on) is dropped and another taken. A request that a reused connection refused
+//!   before its first byte was sent (the server closed it meanwhile) is sent again on
+//!   another connection; any other failure is the caller's.
 //! - The lock is held only to push or pop, never across an await.
 //! - Idle connections are closed once idle longer than the configured timeout: a task
 //!   sweeps them while any are idle, and a checkout skips them.
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::HOST;
 use http::uri::{Authority, PathAndQuery, Scheme};
-use http::{HeaderValue, Request, Response, Uri};
+use http::{HeaderValue, Request, Response, Uri, request};
 use http_body::{Frame, SizeHint};
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::client::conn::{http1, http2};
+use hyper::client::conn::http2;
 use hyper_util::client::legacy::connect::Connection as _;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use tokio::time::Instant;
 use tower_service::Service as _;
 
 use super::Connector;
-use crate::error::Error;
+use super::wire::{self, Failure, Framing};
+use crate::error::{BoxError, Error};
 
-type Http1 = http1::SendRequest<Full<Bytes>>;
+/// What the connector opens: TCP, or TLS over it.
+type Stream = <Connector as tower_service::Service<Uri>>::Response;
+type Http1 = Box<wire::Conn<Stream>>;
 type Http2 = http2::SendRequest<Full<Bytes>>;
 
 /// The pool; cloning it shares the connections.
@@ -92,36 +99,45 @@ impl Pool {
     /// returns the response once its head has arrived, with the request's URI.
     pub(super) async fn send(
         &self,
-        mut request: Request<Full<Bytes>>,
+        request: Request<Full<Bytes>>,
     ) -> Result<(Response<Body>, Uri), Error> {
+        let (mut parts, body) = request.into_parts();
+        let body = bytes_of(body);
         loop {
             let (taken, was_idle) = match self.shared.checkout() {
                 Some(taken) => (taken, true),
                 // Boxed: opening a connection (TCP, TLS, the HTTP handshake) is a large
                 // future, and the rare path; every call's future stays small without it.
-                None => (Box::pin(self.connect(request.uri())).await?, false),
+                None => (Box::pin(self.connect(&parts.uri)).await?, false),
             };
-            let (mut failure, uri) = match taken {
-                Taken::Http1(mut sender) => {
-                    if sender.ready().await.is_err() {
-                        if was_idle {
-                            continue;
+            match taken {
+                Taken::Http1(mut conn) => {
+                    let uri = origin_form(&mut parts, self.shared.origin.as_ref())?;
+                    match conn.send(&parts, &body).await {
+                        Ok(head) => {
+                            let (head_parts, ()) = head.response.into_parts();
+                            let body = Body::http1(
+                                conn,
+                                head.framing,
+                                head.keep_alive,
+                                Arc::downgrade(&self.shared),
+                            );
+                            return Ok((Response::from_parts(head_parts, body), uri));
                         }
-                        return Err(Error::Send {
-                            connect: true,
-                            source: "the new connection closed at once".into(),
-                        });
-                    }
-                    let uri = origin_form(&mut request, self.shared.origin.as_ref())?;
-                    match sender.try_send_request(request).await {
-                        Ok(response) => {
-                            let lease = Some(Lease {
-                                sender,
-                                pool: Arc::downgrade(&self.shared),
+                        // Nothing was sent: a reused connection had closed meanwhile.
+                        Err(Failure::Unsent(_)) if was_idle => parts.uri = uri,
+                        Err(Failure::Unsent(e)) => {
+                            return Err(Error::Send {
+                                connect: false,
+                                source: Box::new(e),
                             });
-                            return Ok((response.map(|inner| Body { inner, lease }), uri));
                         }
-                        Err(failure) => (failure, uri),
+                        Err(Failure::Failed(source)) => {
+                            return Err(Error::Send {
+                                connect: false,
+                                source,
+                            });
+                        }
                     }
                 }
                 Taken::Http2(mut sender) => {
@@ -135,40 +151,40 @@ impl Pool {
                             source: "the new connection closed at once".into(),
                         });
                     }
-                    let uri = request.uri().clone();
+                    let uri = parts.uri.clone();
+                    let request = Request::from_parts(parts, Full::new(body.clone()));
                     match sender.try_send_request(request).await {
                         Ok(response) => {
-                            return Ok((response.map(|inner| Body { inner, lease: None }), uri));
+                            return Ok((response.map(Body::http2), uri));
                         }
-                        Err(failure) => {
+                        Err(mut failure) => {
                             // A stream the server reset leaves the connection to the
                             // others; one that could not even be opened does not.
                             if failure.message().is_some() || sender.is_closed() {
                                 self.shared.forget_http2();
                             }
-                            (failure, uri)
+                            match failure.take_message() {
+                                // Nothing was sent: the connection had closed meanwhile.
+                                Some(unsent) if was_idle => {
+                                    parts = unsent.into_parts().0;
+                                    parts.uri = uri;
+                                }
+                                _ => {
+                                    return Err(Error::Send {
+                                        connect: false,
+                                        source: Box::new(failure.into_error()),
+                                    });
+                                }
+                            }
                         }
                     }
-                }
-            };
-            match failure.take_message() {
-                // Nothing was sent: a was_idle connection had closed meanwhile. Try again.
-                Some(unsent) if was_idle => {
-                    request = unsent;
-                    *request.uri_mut() = uri;
-                }
-                _ => {
-                    return Err(Error::Send {
-                        connect: false,
-                        source: Box::new(failure.into_error()),
-                    });
                 }
             }
         }
     }
 
     /// Opens a connection to `uri`'s origin: HTTP/2 when TLS negotiated it (and then it is
-    /// the one every call shares), HTTP/1.1 otherwise. Its task runs until it closes.
+    /// the one every call shares, its task running until it closes), HTTP/1.1 otherwise.
     async fn connect(&self, uri: &Uri) -> Result<Taken, Error> {
         let mut connector = self.shared.connector.clone();
         std::future::poll_fn(|cx| connector.poll_ready(cx))
@@ -189,14 +205,17 @@ impl Pool {
             self.shared.lock().http2 = Some((sender.clone(), Instant::now()));
             Ok(Taken::Http2(sender))
         } else {
-            let (sender, connection) = http1::handshake(io).await.map_err(failed)?;
-            tokio::spawn(async move {
-                if let Err(e) = connection.await {
-                    tracing::debug!(error = %e, "HTTP/1.1 client connection ended");
-                }
-            });
-            Ok(Taken::Http1(sender))
+            Ok(Taken::Http1(Box::new(wire::Conn::new(io))))
         }
+    }
+}
+
+/// The bytes of a request body (a `Full` body has at most one frame, ready at once).
+fn bytes_of(mut body: Full<Bytes>) -> Bytes {
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    match http_body::Body::poll_frame(Pin::new(&mut body), &mut cx) {
+        Poll::Ready(Some(Ok(frame))) => frame.into_data().unwrap_or_default(),
+        _ => Bytes::new(),
     }
 }
 
@@ -216,8 +235,8 @@ impl Shared {
     /// The shared HTTP/2 connection, or the most recently idle HTTP/1.1 one that is still
     /// open and within the idle timeout.
     fn checkout(&self) -> Option<Taken> {
-        let mut idle = self.lock();
         let now = Instant::now();
+        let mut idle = self.lock();
         if let Some((sender, used)) = &mut idle.http2 {
             if !sender.is_closed() {
                 *used = now;
@@ -225,12 +244,15 @@ impl Shared {
             }
             idle.http2 = None;
         }
-        while let Some((sender, since)) = idle.http1.pop() {
-            if !sender.is_closed() && now.duration_since(since) < self.idle_timeout {
-                return Some(Taken::Http1(sender));
+        loop {
+            let (mut conn, since) = idle.http1.pop()?;
+            drop(idle);
+            // Checked outside the lock: it may take a system call.
+            if now.duration_since(since) < self.idle_timeout && conn.is_open() {
+                return Some(Taken::Http1(conn));
             }
+            idle = self.lock();
         }
-        None
     }
 
     /// Drops the shared HTTP/2 connection after a call found it unusable, so that the next
@@ -242,12 +264,12 @@ impl Shared {
     }
 
     /// Takes back an HTTP/1.1 connection whose response has been read to the end.
-    fn put(self: &Arc<Self>, sender: Http1) {
-        if self.idle_timeout.is_zero() || sender.is_closed() {
+    fn put(self: &Arc<Self>, conn: Http1) {
+        if self.idle_timeout.is_zero() {
             return;
         }
         let mut idle = self.lock();
-        idle.http1.push((sender, Instant::now()));
+        idle.http1.push((conn, Instant::now()));
         if !idle.sweeping
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
@@ -266,7 +288,7 @@ async fn sweep(pool: Weak<Shared>, timeout: Duration) {
         let mut idle = shared.lock();
         let now = Instant::now();
         idle.http1
-            .retain(|(sender, since)| !sender.is_closed() && now.duration_since(*since) < timeout);
+            .retain(|(_, since)| now.duration_since(*since) < timeout);
         if idle.http2.as_ref().is_some_and(|(sender, used)| {
             sender.is_closed() || now.duration_since(*used) >= timeout
         }) {
@@ -320,12 +342,12 @@ fn host(https: bool, authority: &Authority) -> Result<HeaderValue, Error> {
 /// one: servers need not accept the absolute form from a client that is not a proxy.
 /// `origin` is the value made once for the endpoint's origin, taken when the request's
 /// scheme and authority are exactly its own. Returns the request's URI as it was.
-fn origin_form(request: &mut Request<Full<Bytes>>, origin: Option<&Origin>) -> Result<Uri, Error> {
-    let uri = request.uri();
+fn origin_form(request: &mut request::Parts, origin: Option<&Origin>) -> Result<Uri, Error> {
+    let uri = &request.uri;
     if uri.scheme().is_none() {
         return Ok(uri.clone());
     }
-    if !request.headers().contains_key(HOST)
+    if !request.headers.contains_key(HOST)
         && let Some(authority) = uri.authority()
     {
         let https = is_https(uri);
@@ -335,75 +357,136 @@ fn origin_form(request: &mut Request<Full<Bytes>>, origin: Option<&Origin>) -> R
             }
             _ => host(https, authority)?,
         };
-        request.headers_mut().insert(HOST, host);
+        request.headers.insert(HOST, host);
     }
     let path = request
-        .uri()
+        .uri
         .path_and_query()
         .cloned()
         .unwrap_or_else(|| PathAndQuery::from_static("/"));
-    Ok(std::mem::replace(request.uri_mut(), Uri::from(path)))
+    Ok(std::mem::replace(&mut request.uri, Uri::from(path)))
 }
 
-/// An HTTP/1.1 connection lent to one request, returned when its body ends (its last
-/// frame, or the last bytes of a body of known length).
-struct Lease {
-    sender: Http1,
-    pool: Weak<Shared>,
+/// A response body. An HTTP/1.1 one read to its end returns its connection to the pool
+/// (if the reply let it stay open); dropped before, or failed, it closes the connection.
+pub(super) struct Body {
+    inner: Inner,
 }
 
-pin_project_lite::pin_project! {
-    /// A response body. Read to its end, it returns its HTTP/1.1 connection to the pool;
-    /// dropped before, or failed, it closes the connection.
-    #[derive(Debug)]
-    pub(super) struct Body {
-        #[pin]
-        inner: Incoming,
-        lease: Option<Lease>,
+enum Inner {
+    Http1 {
+        /// `None` once the body ended or failed.
+        conn: Option<Http1>,
+        framing: Framing,
+        keep_alive: bool,
+        pool: Weak<Shared>,
+    },
+    Http2(Incoming),
+}
+
+impl std::fmt::Debug for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.inner {
+            Inner::Http1 { framing, .. } => f.debug_tuple("Body").field(framing).finish(),
+            Inner::Http2(inner) => f.debug_tuple("Body").field(inner).finish(),
+        }
     }
 }
 
-impl std::fmt::Debug for Lease {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Lease")
+impl Body {
+    fn http1(conn: Http1, framing: Framing, keep_alive: bool, pool: Weak<Shared>) -> Self {
+        let mut body = Body {
+            inner: Inner::Http1 {
+                conn: Some(conn),
+                framing,
+                keep_alive,
+                pool,
+            },
+        };
+        // An empty body (`202 Accepted`) has ended already: its connection is free now,
+        // whether or not the body is ever read.
+        body.release();
+        body
+    }
+
+    fn http2(inner: Incoming) -> Self {
+        Body {
+            inner: Inner::Http2(inner),
+        }
+    }
+
+    /// Returns an HTTP/1.1 connection whose body has ended to the pool, if it may stay.
+    fn release(&mut self) {
+        if let Inner::Http1 {
+            conn,
+            framing: Framing::Done,
+            keep_alive,
+            pool,
+        } = &mut self.inner
+            && let Some(conn) = conn.take()
+            && *keep_alive
+            && conn.is_clean()
+            && let Some(pool) = pool.upgrade()
+        {
+            pool.put(conn);
+        }
     }
 }
 
 impl http_body::Body for Body {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = BoxError;
 
     fn poll_frame(
-        self: Pin<&mut Self>,
+        mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
-        let mut this = self.project();
-        let frame = ready!(this.inner.as_mut().poll_frame(cx));
-        let ended = match &frame {
-            None => true,
-            Some(Err(_)) => {
-                *this.lease = None;
-                false
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let (conn, framing) = match &mut self.inner {
+            Inner::Http2(inner) => {
+                return Pin::new(inner)
+                    .poll_frame(cx)
+                    .map_err(|e| Box::new(e) as BoxError);
             }
-            // The last bytes of a body of known length: the body has been read to its end
-            // (the connection read them all), whether or not it is polled again.
-            Some(Ok(_)) => this.inner.is_end_stream(),
+            Inner::Http1 { conn, framing, .. } => (conn, framing),
         };
-        if ended
-            && let Some(lease) = this.lease.take()
-            && let Some(pool) = lease.pool.upgrade()
-        {
-            pool.put(lease.sender);
+        let Some(open) = conn else {
+            return Poll::Ready(None);
+        };
+        match open.poll_data(framing, cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Some(Ok(data))) => {
+                // The last bytes of a body of known length: it has ended, whether or not
+                // it is polled again.
+                self.release();
+                Poll::Ready(Some(Ok(Frame::data(data))))
+            }
+            Poll::Ready(None) => {
+                self.release();
+                Poll::Ready(None)
+            }
+            Poll::Ready(Some(Err(e))) => {
+                *conn = None;
+                Poll::Ready(Some(Err(Box::new(e))))
+            }
         }
-        Poll::Ready(frame)
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        match &self.inner {
+            Inner::Http1 { framing, .. } => matches!(framing, Framing::Done),
+            Inner::Http2(inner) => inner.is_end_stream(),
+        }
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+        match &self.inner {
+            Inner::Http1 { framing, .. } => match framing {
+                Framing::Done => SizeHint::with_exact(0),
+                Framing::Length(left) => SizeHint::with_exact(*left),
+                _ => SizeHint::default(),
+            },
+            Inner::Http2(inner) => inner.size_hint(),
+        }
     }
 }
 
@@ -411,8 +494,8 @@ impl http_body::Body for Body {
 mod tests {
     use super::*;
 
-    fn request(uri: &str) -> Request<Full<Bytes>> {
-        Request::builder().uri(uri).body(Full::default()).unwrap()
+    fn request(uri: &str) -> request::Parts {
+        Request::builder().uri(uri).body(()).unwrap().into_parts().0
     }
 
     #[test]
@@ -427,24 +510,24 @@ mod tests {
         ] {
             let mut request = request(uri);
             assert_eq!(origin_form(&mut request, None).unwrap(), uri);
-            assert_eq!(request.uri().to_string(), path, "{uri}");
-            assert_eq!(request.headers()[HOST], host, "{uri}");
+            assert_eq!(request.uri.to_string(), path, "{uri}");
+            assert_eq!(request.headers[HOST], host, "{uri}");
             // The same with the value made once for the origin, whether it is this one or
             // another (only the request's own is taken).
             for endpoint in [uri, "http://other:81/x", "https://example.com:80/a"] {
                 let origin = Origin::of(&endpoint.parse().unwrap()).unwrap();
                 let mut request = self::request(uri);
                 assert_eq!(origin_form(&mut request, Some(&origin)).unwrap(), uri);
-                assert_eq!(request.uri().to_string(), path, "{uri}");
-                assert_eq!(request.headers()[HOST], host, "{uri} ({endpoint})");
+                assert_eq!(request.uri.to_string(), path, "{uri}");
+                assert_eq!(request.headers[HOST], host, "{uri} ({endpoint})");
             }
         }
         // A Host the caller set stays.
         let mut request = request("http://example.com/mcp");
         request
-            .headers_mut()
+            .headers
             .insert(HOST, HeaderValue::from_static("other"));
         origin_form(&mut request, None).unwrap();
-        assert_eq!(request.headers()[HOST], "other");
+        assert_eq!(request.headers[HOST], "other");
     }
 }

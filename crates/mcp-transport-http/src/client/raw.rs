@@ -152,7 +152,7 @@ impl EventStream {
                 },
                 Err(e) => {
                     self.done = true;
-                    return Some(Err(Error::Body(Box::new(e))));
+                    return Some(Err(Error::Body(e)));
                 }
             };
             if self.parser.feed(&data).is_err() {

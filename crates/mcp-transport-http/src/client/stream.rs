@@ -178,7 +178,7 @@ impl ResponseStream {
             let Some(frame) = self.body.frame().await else {
                 return Ok(None);
             };
-            let frame = frame.map_err(|e| Error::Body(Box::new(e)))?;
+            let frame = frame.map_err(Error::Body)?;
             let Ok(data) = frame.into_data() else {
                 continue; // Trailers.
             };
@@ -250,7 +250,7 @@ pub(super) async fn read_body(mut body: Body, limit: usize) -> Result<Bytes, Err
     }
     let mut buf = BytesMut::new();
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| Error::Body(Box::new(e)))?;
+        let frame = frame.map_err(Error::Body)?;
         if let Ok(data) = frame.into_data() {
             if buf.len() + data.len() > limit {
                 return Err(Error::BodyTooLarge { limit });

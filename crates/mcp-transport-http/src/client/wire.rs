@@ -1,0 +1,665 @@
+//! The client's HTTP/1.1 (RFC 9112), spoken by the call that holds the connection.
+//!
+//! A Streamable HTTP client has one request in flight per HTTP/1.1 connection, so the
+//! connection needs no task of its own: the call that takes it from the pool writes its
+//! request, reads the reply's head, and its [`Body`](super::pool::Body) reads the rest from
+//! the socket, after which the connection goes back to the pool. hyper's client connection
+//! (which this replaces for HTTP/1.1; hyper still speaks HTTP/2) runs as a task that each
+//! request and each body chunk is handed to and back from through channels: about half
+//! of our client's instructions per small call (issue #8, `docs/PERFORMANCE.md`, "Our
+//! client's HTTP/1.1 without a connection task"). Heads are parsed by `httparse`, hyper's
+//! own parser.
+//!
+//! Invariants:
+//!
+//! - A request is written whole before its reply is read: an MCP server reads a request
+//!   before it answers it. A server that answers early and closes fails the write, and the
+//!   answer is read if it arrived.
+//! - Every read is bounded: a head by [`MAX_HEAD`] bytes and [`MAX_HEADERS`] fields, a chunk
+//!   size line and the trailers by [`MAX_LINE`] and [`MAX_TRAILERS`]; a body's own size is
+//!   the caller's limit (it reads frames).
+//! - A connection is reusable only after a body framed by length or by chunks was read to
+//!   its end, from a reply that keeps the connection alive, with nothing read past it.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker, ready};
+
+use bytes::{Buf, Bytes, BytesMut};
+use http::header::{CONTENT_LENGTH, HeaderName};
+use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, Version, request};
+use hyper_util::rt::TokioIo;
+use tokio::io::AsyncWrite;
+use tokio_util::io::poll_read_buf;
+
+/// The largest reply head read, in bytes (hyper's client reads up to about 400 KiB; an MCP
+/// server's heads are a few hundred bytes).
+pub(super) const MAX_HEAD: usize = 64 * 1024;
+/// The most header fields a reply head may have.
+pub(super) const MAX_HEADERS: usize = 100;
+/// The longest chunk size line, extensions included.
+const MAX_LINE: usize = 4096;
+/// The most bytes of trailer fields after the last chunk.
+const MAX_TRAILERS: usize = 64 * 1024;
+/// A body at most this large is copied after the head, so the request is one write.
+const COPY_BODY: usize = 16 * 1024;
+/// What a read asks the socket for at least.
+const READ_SIZE: usize = 8 * 1024;
+
+/// An HTTP/1.1 connection: its stream and what was read from it and not yet used.
+pub(super) struct Conn<S> {
+    io: TokioIo<S>,
+    read: BytesMut,
+    /// The request head being written, kept for its capacity.
+    head: Vec<u8>,
+    /// The names and value spans of the head being parsed, kept for their capacity.
+    fields: Vec<(HeaderName, usize, usize)>,
+}
+
+/// Why a request failed.
+#[derive(Debug)]
+pub(super) enum Failure {
+    /// Nothing of the request reached the server (the connection was closed or reset
+    /// before its first byte went): it may be sent again on another connection.
+    Unsent(io::Error),
+    /// Any other failure, after the request (or part of it) was written.
+    Failed(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// How a reply's body is framed (RFC 9112, section 6.3), and how far it has been read.
+#[derive(Debug)]
+pub(super) enum Framing {
+    /// This many bytes are left.
+    Length(u64),
+    /// Chunked, at this step of the chunk syntax.
+    Chunked(Chunk),
+    /// Until the server closes the connection.
+    UntilClose,
+    /// Read to its end.
+    Done,
+}
+
+/// A step of chunked decoding.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Chunk {
+    /// Before a chunk size line.
+    Size,
+    /// Inside a chunk's data, this many bytes left.
+    Data(u64),
+    /// After a chunk's data, before its CRLF.
+    DataEnd,
+    /// After the last chunk: trailer fields, this many bytes of them so far.
+    Trailers(usize),
+}
+
+/// A reply's head as the pool needs it.
+pub(super) struct Head {
+    pub(super) response: Response<()>,
+    pub(super) framing: Framing,
+    /// Whether the connection may carry another request after this reply.
+    pub(super) keep_alive: bool,
+}
+
+fn invalid(reason: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, reason)
+}
+
+impl<S> Conn<S>
+where
+    S: hyper::rt::Read + hyper::rt::Write + Unpin,
+{
+    /// A connection over an open stream.
+    pub(super) fn new(io: S) -> Self {
+        Conn {
+            io: TokioIo::new(io),
+            read: BytesMut::new(),
+            head: Vec::new(),
+            fields: Vec::new(),
+        }
+    }
+
+    /// Whether the connection, idle in the pool, is still open: the server has neither
+    /// closed it nor sent anything (an idle connection that received bytes is unusable).
+    pub(super) fn is_open(&mut self) -> bool {
+        if !self.read.is_empty() {
+            return false;
+        }
+        self.read.reserve(READ_SIZE);
+        // A poll with a waker that does nothing: only its outcome is used, and the next
+        // read registers the caller's waker. A readiness left over from the last reply is
+        // cleared here, so the reply's read waits for the socket without a system call.
+        let mut cx = Context::from_waker(Waker::noop());
+        matches!(
+            poll_read_buf(Pin::new(&mut self.io), &mut cx, &mut self.read),
+            Poll::Pending
+        )
+    }
+
+    /// Writes a request (its head from `parts`, whose URI is in origin form, and `body`)
+    /// and reads its reply's head; 1xx replies are skipped.
+    pub(super) async fn send(
+        &mut self,
+        parts: &request::Parts,
+        body: &Bytes,
+    ) -> Result<Head, Failure> {
+        encode_head(&mut self.head, parts, body.len());
+        let copied = body.len() <= COPY_BODY;
+        if copied {
+            self.head.extend_from_slice(body);
+        }
+        let rest: &[u8] = if copied { &[] } else { body };
+        let mut written = 0;
+        if let Err(e) = std::future::poll_fn(|cx| self.poll_write(cx, rest, &mut written)).await {
+            if written == 0 && is_reset(&e) {
+                return Err(Failure::Unsent(e));
+            }
+            // The server may have answered before it closed (a refusal of the request).
+            return match self.read_head(parts.method == Method::HEAD).await {
+                Ok(head) => Ok(Head {
+                    keep_alive: false,
+                    ..head
+                }),
+                Err(_) => Err(Failure::Failed(e.into())),
+            };
+        }
+        self.read_head(parts.method == Method::HEAD)
+            .await
+            .map_err(|e| Failure::Failed(e.into()))
+    }
+
+    /// Writes the head buffer then `rest`, from `written` bytes on.
+    fn poll_write(
+        &mut self,
+        cx: &mut Context<'_>,
+        rest: &[u8],
+        written: &mut usize,
+    ) -> Poll<io::Result<()>> {
+        let total = self.head.len() + rest.len();
+        while *written < total {
+            let io = Pin::new(&mut self.io);
+            let n = if *written < self.head.len() {
+                let head = &self.head[*written..];
+                if rest.is_empty() {
+                    ready!(io.poll_write(cx, head))?
+                } else {
+                    let slices = [io::IoSlice::new(head), io::IoSlice::new(rest)];
+                    ready!(io.poll_write_vectored(cx, &slices))?
+                }
+            } else {
+                ready!(io.poll_write(cx, &rest[*written - self.head.len()..]))?
+            };
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            *written += n;
+        }
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    /// Reads a reply head, skipping 1xx ones.
+    async fn read_head(&mut self, head_request: bool) -> io::Result<Head> {
+        loop {
+            match self.parse_head(head_request)? {
+                Parsed::Head(head) => return Ok(head),
+                Parsed::Skipped => continue,
+                Parsed::Partial => {}
+            }
+            if self.read.len() >= MAX_HEAD {
+                return Err(invalid(format!(
+                    "the reply's head is larger than {MAX_HEAD} bytes"
+                )));
+            }
+            if std::future::poll_fn(|cx| self.poll_fill(cx)).await? == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    if self.read.is_empty() {
+                        "the server closed the connection without replying"
+                    } else {
+                        "the server closed the connection within the reply's head"
+                    },
+                ));
+            }
+        }
+    }
+
+    /// Reads more from the socket onto the buffer; `Ok(0)` at the end of the stream.
+    fn poll_fill(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        if self.read.capacity() - self.read.len() < READ_SIZE / 4 {
+            self.read.reserve(READ_SIZE);
+        }
+        poll_read_buf(Pin::new(&mut self.io), cx, &mut self.read)
+    }
+
+    /// Parses and takes a whole reply head from the buffer.
+    fn parse_head(&mut self, head_request: bool) -> io::Result<Parsed> {
+        if self.read.is_empty() {
+            return Ok(Parsed::Partial);
+        }
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut parsed = httparse::Response::new(&mut headers);
+        let base = self.read.as_ptr() as usize;
+        let len = match parsed.parse(&self.read) {
+            Ok(httparse::Status::Complete(len)) => len,
+            Ok(httparse::Status::Partial) => return Ok(Parsed::Partial),
+            Err(e) => return Err(invalid(format!("a malformed reply head: {e}"))),
+        };
+        let code = parsed.code.unwrap_or_default();
+        let status = StatusCode::from_u16(code)
+            .map_err(|_| invalid(format!("a reply with status {code}")))?;
+        let version = if parsed.version == Some(0) {
+            Version::HTTP_10
+        } else {
+            Version::HTTP_11
+        };
+        // `Connection: close`, and `keep-alive` (which an HTTP/1.0 reply needs to stay).
+        let (mut close, mut asked) = (false, false);
+        let mut length: Option<u64> = None;
+        let mut chunked = false;
+        let mut encoded = false;
+        self.fields.clear();
+        for field in parsed.headers.iter() {
+            let name = HeaderName::from_bytes(field.name.as_bytes())
+                .map_err(|_| invalid(format!("a bad header name {:?}", field.name)))?;
+            let value = field.value;
+            if name == CONTENT_LENGTH {
+                let n = std::str::from_utf8(value)
+                    .ok()
+                    .map(str::trim)
+                    .filter(|text| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
+                    .and_then(|text| text.parse::<u64>().ok())
+                    .ok_or_else(|| invalid("a bad Content-Length"))?;
+                if length.is_some_and(|m| m != n) {
+                    return Err(invalid("two different Content-Length values"));
+                }
+                length = Some(n);
+            } else if name == http::header::TRANSFER_ENCODING {
+                encoded = true;
+                // The last coding decides (RFC 9112, section 6.3, rule 4).
+                chunked = value
+                    .rsplit(|&b| b == b',')
+                    .next()
+                    .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+            } else if name == http::header::CONNECTION {
+                for token in value.split(|&b| b == b',') {
+                    let token = token.trim_ascii();
+                    close |= token.eq_ignore_ascii_case(b"close");
+                    asked |= token.eq_ignore_ascii_case(b"keep-alive");
+                }
+            }
+            let start = value.as_ptr() as usize - base;
+            self.fields.push((name, start, start + value.len()));
+        }
+        let head = self.read.split_to(len).freeze();
+        if status.is_informational() {
+            if status == StatusCode::SWITCHING_PROTOCOLS {
+                return Err(invalid("an unrequested protocol switch (101)"));
+            }
+            return Ok(Parsed::Skipped);
+        }
+        let mut map = HeaderMap::with_capacity(self.fields.len());
+        for (name, start, end) in self.fields.drain(..) {
+            let value = HeaderValue::from_maybe_shared(head.slice(start..end))
+                .map_err(|_| invalid("a bad header value"))?;
+            map.append(name, value);
+        }
+        // RFC 9112, section 6.3: no body after HEAD, 204 and 304; chunked coding wins over
+        // a length; another coding, or neither, runs to the connection's close.
+        let framing = if head_request
+            || status == StatusCode::NO_CONTENT
+            || status == StatusCode::NOT_MODIFIED
+        {
+            Framing::Done
+        } else if chunked {
+            Framing::Chunked(Chunk::Size)
+        } else if encoded {
+            Framing::UntilClose
+        } else {
+            match length {
+                Some(0) => Framing::Done,
+                Some(n) => Framing::Length(n),
+                None => Framing::UntilClose,
+            }
+        };
+        let keep_alive = !close
+            && (version == Version::HTTP_11 || asked)
+            && !matches!(framing, Framing::UntilClose);
+        let mut response = Response::new(());
+        *response.status_mut() = status;
+        *response.version_mut() = version;
+        *response.headers_mut() = map;
+        Ok(Parsed::Head(Head {
+            response,
+            framing,
+            keep_alive,
+        }))
+    }
+
+    /// The body's next data, `None` at its end: bytes already read first, then reads from
+    /// the socket.
+    pub(super) fn poll_data(
+        &mut self,
+        framing: &mut Framing,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<io::Result<Bytes>>> {
+        loop {
+            match self.take_data(framing) {
+                Err(e) => return Poll::Ready(Some(Err(e))),
+                Ok(Some(data)) => return Poll::Ready(Some(Ok(data))),
+                Ok(None) if matches!(framing, Framing::Done) => return Poll::Ready(None),
+                Ok(None) => {}
+            }
+            let n = match ready!(self.poll_fill(cx)) {
+                Ok(n) => n,
+                Err(e) => return Poll::Ready(Some(Err(e))),
+            };
+            if n == 0 {
+                if matches!(framing, Framing::UntilClose) {
+                    *framing = Framing::Done;
+                    return Poll::Ready(None);
+                }
+                return Poll::Ready(Some(Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection before the reply's end",
+                ))));
+            }
+        }
+    }
+
+    /// The body's data already in the buffer, if any; `None` when more must be read, or at
+    /// the end (`framing` is then [`Framing::Done`]).
+    fn take_data(&mut self, framing: &mut Framing) -> io::Result<Option<Bytes>> {
+        loop {
+            match framing {
+                Framing::Done => return Ok(None),
+                Framing::UntilClose => {
+                    if self.read.is_empty() {
+                        return Ok(None);
+                    }
+                    return Ok(Some(self.read.split().freeze()));
+                }
+                Framing::Length(left) => {
+                    if self.read.is_empty() {
+                        return Ok(None);
+                    }
+                    let n = usize::try_from(*left)
+                        .map_or(self.read.len(), |left| left.min(self.read.len()));
+                    *left -= n as u64;
+                    if *left == 0 {
+                        *framing = Framing::Done;
+                    }
+                    return Ok(Some(self.read.split_to(n).freeze()));
+                }
+                Framing::Chunked(chunk) => match decode_chunk(chunk, &mut self.read)? {
+                    Step::Data(data) => return Ok(Some(data)),
+                    Step::More => return Ok(None),
+                    Step::Next => {}
+                    Step::End => *framing = Framing::Done,
+                },
+            }
+        }
+    }
+
+    /// Whether nothing was read past the reply: a connection is reused only then.
+    pub(super) fn is_clean(&self) -> bool {
+        self.read.is_empty()
+    }
+}
+
+/// What [`Conn::parse_head`] found.
+enum Parsed {
+    /// A whole head, taken from the buffer.
+    Head(Head),
+    /// A 1xx reply's head, taken and skipped.
+    Skipped,
+    /// Not all of a head yet.
+    Partial,
+}
+
+/// What one step of chunked decoding did.
+enum Step {
+    /// Chunk data.
+    Data(Bytes),
+    /// Moved on in the syntax.
+    Next,
+    /// More input is needed.
+    More,
+    /// The last chunk and the trailers were read.
+    End,
+}
+
+/// Decodes one step of the chunked coding (RFC 9112, section 7.1) from `input`.
+fn decode_chunk(chunk: &mut Chunk, input: &mut BytesMut) -> io::Result<Step> {
+    match *chunk {
+        Chunk::Size => {
+            let Some(end) = memchr::memchr(b'\n', input) else {
+                if input.len() > MAX_LINE {
+                    return Err(invalid("a chunk size line too long"));
+                }
+                return Ok(Step::More);
+            };
+            let line = input[..end].strip_suffix(b"\r").unwrap_or(&input[..end]);
+            let digits = line
+                .split(|&b| b == b';')
+                .next()
+                .unwrap_or_default()
+                .trim_ascii();
+            let size = std::str::from_utf8(digits)
+                .ok()
+                .filter(|d| {
+                    !d.is_empty() && d.len() <= 15 && d.bytes().all(|b| b.is_ascii_hexdigit())
+                })
+                .and_then(|d| u64::from_str_radix(d, 16).ok())
+                .ok_or_else(|| invalid("a bad chunk size"))?;
+            input.advance(end + 1);
+            *chunk = if size == 0 {
+                Chunk::Trailers(0)
+            } else {
+                Chunk::Data(size)
+            };
+            Ok(Step::Next)
+        }
+        Chunk::Data(left) => {
+            if input.is_empty() {
+                return Ok(Step::More);
+            }
+            let n = usize::try_from(left).map_or(input.len(), |left| left.min(input.len()));
+            let left = left - n as u64;
+            *chunk = if left == 0 {
+                Chunk::DataEnd
+            } else {
+                Chunk::Data(left)
+            };
+            Ok(Step::Data(input.split_to(n).freeze()))
+        }
+        Chunk::DataEnd => {
+            if input.len() < 2 {
+                if input.first().is_some_and(|&b| b != b'\r' && b != b'\n') {
+                    return Err(invalid("a chunk not followed by CRLF"));
+                }
+                if input.first() == Some(&b'\n') {
+                    input.advance(1);
+                    *chunk = Chunk::Size;
+                    return Ok(Step::Next);
+                }
+                return Ok(Step::More);
+            }
+            if input.starts_with(b"\r\n") {
+                input.advance(2);
+            } else if input.starts_with(b"\n") {
+                input.advance(1);
+            } else {
+                return Err(invalid("a chunk not followed by CRLF"));
+            }
+            *chunk = Chunk::Size;
+            Ok(Step::Next)
+        }
+        Chunk::Trailers(seen) => {
+            let Some(end) = memchr::memchr(b'\n', input) else {
+                if seen + input.len() > MAX_TRAILERS {
+                    return Err(invalid("trailer fields too long"));
+                }
+                return Ok(Step::More);
+            };
+            let blank = end == 0 || (end == 1 && input[0] == b'\r');
+            input.advance(end + 1);
+            if blank {
+                return Ok(Step::End);
+            }
+            if seen + end + 1 > MAX_TRAILERS {
+                return Err(invalid("trailer fields too long"));
+            }
+            *chunk = Chunk::Trailers(seen + end + 1);
+            Ok(Step::Next)
+        }
+    }
+}
+
+/// Whether a write failed because the server had closed or reset the connection.
+fn is_reset(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::NotConnected
+    )
+}
+
+/// Writes a request head onto `out`: the request line with the URI's origin form, the
+/// fields, and `Content-Length` unless given (for a body, or a method that carries one).
+fn encode_head(out: &mut Vec<u8>, parts: &request::Parts, body_len: usize) {
+    out.clear();
+    out.extend_from_slice(parts.method.as_str().as_bytes());
+    out.push(b' ');
+    let target = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    out.extend_from_slice(if target.is_empty() {
+        b"/"
+    } else {
+        target.as_bytes()
+    });
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    for (name, value) in &parts.headers {
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    let carries_body = body_len > 0
+        || parts.method == Method::POST
+        || parts.method == Method::PUT
+        || parts.method == Method::PATCH;
+    if carries_body && !parts.headers.contains_key(CONTENT_LENGTH) {
+        out.extend_from_slice(b"content-length: ");
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut n = body_len;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + u8::try_from(n % 10).unwrap_or_default();
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        out.extend_from_slice(&digits[at..]);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_all(mut input: BytesMut) -> io::Result<(Vec<u8>, bool)> {
+        let mut chunk = Chunk::Size;
+        let mut out = Vec::new();
+        loop {
+            match decode_chunk(&mut chunk, &mut input)? {
+                Step::Data(data) => out.extend_from_slice(&data),
+                Step::Next => {}
+                Step::More => return Ok((out, false)),
+                Step::End => return Ok((out, input.is_empty())),
+            }
+        }
+    }
+
+    #[test]
+    fn chunked_bodies_decode_whole_and_cut_at_every_byte() {
+        let body: &[u8] = b"5;ext=1\r\nhello\r\n1\r\n \r\n6\r\nworld!\r\n0\r\nx-trailer: 1\r\n\r\n";
+        assert_eq!(
+            decode_all(BytesMut::from(body)).unwrap(),
+            (b"hello world!".to_vec(), true)
+        );
+        // Fed in two parts cut anywhere, the decoder waits for more and then goes on.
+        for cut in 0..body.len() {
+            let mut chunk = Chunk::Size;
+            let mut input = BytesMut::from(&body[..cut]);
+            let mut out = Vec::new();
+            let mut ended = false;
+            for part in [&body[cut..], &[][..]] {
+                loop {
+                    match decode_chunk(&mut chunk, &mut input).unwrap() {
+                        Step::Data(data) => out.extend_from_slice(&data),
+                        Step::Next => {}
+                        Step::More => break,
+                        Step::End => {
+                            ended = true;
+                            break;
+                        }
+                    }
+                }
+                input.extend_from_slice(part);
+            }
+            assert!(ended, "cut at {cut}");
+            assert_eq!(out, b"hello world!", "cut at {cut}");
+        }
+        // Bare LF line ends are taken too.
+        assert_eq!(
+            decode_all(BytesMut::from(&b"2\nab\n0\n\n"[..])).unwrap(),
+            (b"ab".to_vec(), true)
+        );
+    }
+
+    #[test]
+    fn bad_chunks_are_errors_and_lines_are_bounded() {
+        for bad in [
+            &b"zz\r\n"[..],
+            b"\r\n",
+            b"-1\r\n",
+            b"1000000000000000\r\n",
+            b"2\r\nabX\r\n",
+        ] {
+            assert!(decode_all(BytesMut::from(bad)).is_err(), "{bad:?}");
+        }
+        let long = vec![b'1'; MAX_LINE + 1];
+        assert!(decode_all(BytesMut::from(&long[..])).is_err());
+        let mut trailers = b"0\r\n".to_vec();
+        trailers.extend(std::iter::repeat_n(b'x', MAX_TRAILERS + 1));
+        assert!(decode_all(BytesMut::from(&trailers[..])).is_err());
+    }
+
+    #[test]
+    fn request_heads_carry_the_origin_form_and_a_length() {
+        let mut out = Vec::new();
+        let (parts, ()) = http::Request::post("/mcp?x=1")
+            .header("host", "example.com")
+            .header("mcp-method", "tools/call")
+            .body(())
+            .unwrap()
+            .into_parts();
+        encode_head(&mut out, &parts, 1234);
+        assert_eq!(
+            out,
+            b"POST /mcp?x=1 HTTP/1.1\r\nhost: example.com\r\nmcp-method: tools/call\r\ncontent-length: 1234\r\n\r\n"
+        );
+        for (len, text) in [(0, "0"), (7, "7"), (10, "10"), (65536, "65536")] {
+            encode_head(&mut out, &parts, len);
+            let expected = format!("content-length: {text}\r\n\r\n");
+            assert!(out.ends_with(expected.as_bytes()), "{len}");
+        }
+        let (parts, ()) = http::Request::get("/mcp").body(()).unwrap().into_parts();
+        encode_head(&mut out, &parts, 0);
+        assert_eq!(out, b"GET /mcp HTTP/1.1\r\n\r\n");
+    }
+}
