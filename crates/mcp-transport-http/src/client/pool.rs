@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::HOST;
-use http::uri::{Authority, PathAndQuery, Scheme};
+use http::uri::{Authority, Scheme};
 use http::{HeaderValue, Request, Response, Uri, request};
 use http_body::{Frame, SizeHint};
 use http_body_util::Full;
@@ -58,7 +58,7 @@ pub(super) struct Pool {
 
 struct Shared {
     connector: Connector,
-    /// The `Host` value of the endpoint's origin, made once ([`origin_form`]).
+    /// The `Host` value of the endpoint's origin, made once ([`host_of`]).
     origin: Option<Origin>,
     /// How long a connection may sit idle; zero keeps none.
     idle_timeout: Duration,
@@ -112,8 +112,8 @@ impl Pool {
             };
             match taken {
                 Taken::Http1(mut conn) => {
-                    let uri = origin_form(&mut parts, self.shared.origin.as_ref())?;
-                    match conn.send(&parts, &body).await {
+                    let host = host_of(&parts, self.shared.origin.as_ref())?;
+                    match conn.send(&parts, host.as_ref(), &body).await {
                         Ok(head) => {
                             let (head_parts, ()) = head.response.into_parts();
                             let body = Body::http1(
@@ -122,10 +122,10 @@ impl Pool {
                                 head.keep_alive,
                                 Arc::downgrade(&self.shared),
                             );
-                            return Ok((Response::from_parts(head_parts, body), uri));
+                            return Ok((Response::from_parts(head_parts, body), parts.uri));
                         }
                         // Nothing was sent: a reused connection had closed meanwhile.
-                        Err(Failure::Unsent(_)) if was_idle => parts.uri = uri,
+                        Err(Failure::Unsent(_)) if was_idle => {}
                         Err(Failure::Unsent(e)) => {
                             return Err(Error::Send {
                                 connect: false,
@@ -301,7 +301,7 @@ async fn sweep(pool: Weak<Shared>, timeout: Duration) {
     }
 }
 
-/// The `Host` value [`origin_form`] makes for one origin, made once for the endpoint's.
+/// The `Host` value [`host_of`] makes for one origin, made once for the endpoint's.
 struct Origin {
     https: bool,
     authority: Box<str>,
@@ -337,34 +337,28 @@ fn host(https: bool, authority: &Authority) -> Result<HeaderValue, Error> {
     })
 }
 
-/// Rewrites an absolute request URI to the origin form an HTTP/1.1 request line carries
-/// (RFC 9112, section 3.2.1), and sets `Host` from its authority unless the request has
-/// one: servers need not accept the absolute form from a client that is not a proxy.
-/// `origin` is the value made once for the endpoint's origin, taken when the request's
-/// scheme and authority are exactly its own. Returns the request's URI as it was.
-fn origin_form(request: &mut request::Parts, origin: Option<&Origin>) -> Result<Uri, Error> {
-    let uri = &request.uri;
-    if uri.scheme().is_none() {
-        return Ok(uri.clone());
+/// The `Host` field an HTTP/1.1 request carries beside the origin form of its URI (RFC
+/// 9112, sections 3.2 and 3.2.1: servers need not accept the absolute form from a client
+/// that is not a proxy): made from the URI's authority, or `None` when the request has a
+/// `Host` already or its URI no authority. `origin` is the value made once for the
+/// endpoint's origin, taken when the request's scheme and authority are exactly its own.
+fn host_of(
+    request: &request::Parts,
+    origin: Option<&Origin>,
+) -> Result<Option<HeaderValue>, Error> {
+    let Some(authority) = request.uri.authority() else {
+        return Ok(None);
+    };
+    if request.headers.contains_key(HOST) {
+        return Ok(None);
     }
-    if !request.headers.contains_key(HOST)
-        && let Some(authority) = uri.authority()
-    {
-        let https = is_https(uri);
-        let host = match origin {
-            Some(origin) if origin.https == https && *origin.authority == *authority.as_str() => {
-                origin.host.clone()
-            }
-            _ => host(https, authority)?,
-        };
-        request.headers.insert(HOST, host);
+    let https = is_https(&request.uri);
+    match origin {
+        Some(origin) if origin.https == https && *origin.authority == *authority.as_str() => {
+            Ok(Some(origin.host.clone()))
+        }
+        _ => host(https, authority).map(Some),
     }
-    let path = request
-        .uri
-        .path_and_query()
-        .cloned()
-        .unwrap_or_else(|| PathAndQuery::from_static("/"));
-    Ok(std::mem::replace(&mut request.uri, Uri::from(path)))
 }
 
 /// A response body. An HTTP/1.1 one read to its end returns its connection to the pool
@@ -500,6 +494,11 @@ mod tests {
 
     #[test]
     fn the_request_line_carries_the_origin_form_and_host_the_authority() {
+        let head = |request: &request::Parts, host: Option<HeaderValue>| {
+            let mut out = Vec::new();
+            super::wire::encode_head(&mut out, request, host.as_ref(), 0);
+            String::from_utf8(out).unwrap()
+        };
         for (uri, path, host) in [
             ("http://127.0.0.1:8080/mcp", "/mcp", "127.0.0.1:8080"),
             ("http://example.com:80/mcp?x=1", "/mcp?x=1", "example.com"),
@@ -508,26 +507,26 @@ mod tests {
             ("https://example.com:8443/a", "/a", "example.com:8443"),
             ("http://[::1]:9/m", "/m", "[::1]:9"),
         ] {
-            let mut request = request(uri);
-            assert_eq!(origin_form(&mut request, None).unwrap(), uri);
-            assert_eq!(request.uri.to_string(), path, "{uri}");
-            assert_eq!(request.headers[HOST], host, "{uri}");
+            let request = request(uri);
+            let expected = format!("GET {path} HTTP/1.1\r\nhost: {host}\r\n\r\n");
+            assert_eq!(head(&request, host_of(&request, None).unwrap()), expected);
             // The same with the value made once for the origin, whether it is this one or
             // another (only the request's own is taken).
             for endpoint in [uri, "http://other:81/x", "https://example.com:80/a"] {
                 let origin = Origin::of(&endpoint.parse().unwrap()).unwrap();
-                let mut request = self::request(uri);
-                assert_eq!(origin_form(&mut request, Some(&origin)).unwrap(), uri);
-                assert_eq!(request.uri.to_string(), path, "{uri}");
-                assert_eq!(request.headers[HOST], host, "{uri} ({endpoint})");
+                let made = host_of(&request, Some(&origin)).unwrap();
+                assert_eq!(head(&request, made), expected, "{endpoint}");
             }
         }
-        // A Host the caller set stays.
+        // A Host the caller set stays, and is the only one.
         let mut request = request("http://example.com/mcp");
         request
             .headers
             .insert(HOST, HeaderValue::from_static("other"));
-        origin_form(&mut request, None).unwrap();
-        assert_eq!(request.headers[HOST], "other");
+        assert_eq!(host_of(&request, None).unwrap(), None);
+        assert_eq!(
+            head(&request, None),
+            "GET /mcp HTTP/1.1\r\nhost: other\r\n\r\n"
+        );
     }
 }

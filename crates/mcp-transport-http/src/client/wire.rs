@@ -22,6 +22,7 @@
 //!   its end, from a reply that keeps the connection alive, with nothing read past it.
 
 use std::io;
+use std::mem::MaybeUninit;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker, ready};
 
@@ -135,14 +136,15 @@ where
         )
     }
 
-    /// Writes a request (its head from `parts`, whose URI is in origin form, and `body`)
-    /// and reads its reply's head; 1xx replies are skipped.
+    /// Writes a request (its head from `parts` and `host`, see [`encode_head`], then
+    /// `body`) and reads its reply's head; 1xx replies are skipped.
     pub(super) async fn send(
         &mut self,
         parts: &request::Parts,
+        host: Option<&HeaderValue>,
         body: &Bytes,
     ) -> Result<Head, Failure> {
-        encode_head(&mut self.head, parts, body.len());
+        encode_head(&mut self.head, parts, host, body.len());
         let copied = body.len() <= COPY_BODY;
         if copied {
             self.head.extend_from_slice(body);
@@ -235,10 +237,16 @@ where
         if self.read.is_empty() {
             return Ok(Parsed::Partial);
         }
-        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-        let mut parsed = httparse::Response::new(&mut headers);
+        // Left uninitialised (3.2 KB that a small head would otherwise zero): httparse
+        // fills what it parses.
+        let mut headers = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+        let mut parsed = httparse::Response::new(&mut []);
         let base = self.read.as_ptr() as usize;
-        let len = match parsed.parse(&self.read) {
+        let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+            &mut parsed,
+            &self.read,
+            &mut headers,
+        ) {
             Ok(httparse::Status::Complete(len)) => len,
             Ok(httparse::Status::Partial) => return Ok(Parsed::Partial),
             Err(e) => return Err(invalid(format!("a malformed reply head: {e}"))),
@@ -525,9 +533,16 @@ fn is_reset(e: &io::Error) -> bool {
     )
 }
 
-/// Writes a request head onto `out`: the request line with the URI's origin form, the
-/// fields, and `Content-Length` unless given (for a body, or a method that carries one).
-fn encode_head(out: &mut Vec<u8>, parts: &request::Parts, body_len: usize) {
+/// Writes a request head onto `out`: the request line with the origin form of the URI
+/// (absolute or not; RFC 9112, section 3.2.1), `host` first if given (section 3.2: a client
+/// sends `Host` first), the fields, and `Content-Length` unless given (for a body, or a
+/// method that carries one).
+pub(super) fn encode_head(
+    out: &mut Vec<u8>,
+    parts: &request::Parts,
+    host: Option<&HeaderValue>,
+    body_len: usize,
+) {
     out.clear();
     out.extend_from_slice(parts.method.as_str().as_bytes());
     out.push(b' ');
@@ -538,6 +553,11 @@ fn encode_head(out: &mut Vec<u8>, parts: &request::Parts, body_len: usize) {
         target.as_bytes()
     });
     out.extend_from_slice(b" HTTP/1.1\r\n");
+    if let Some(host) = host {
+        out.extend_from_slice(b"host: ");
+        out.extend_from_slice(host.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
     for (name, value) in &parts.headers {
         out.extend_from_slice(name.as_str().as_bytes());
         out.extend_from_slice(b": ");
@@ -648,18 +668,18 @@ mod tests {
             .body(())
             .unwrap()
             .into_parts();
-        encode_head(&mut out, &parts, 1234);
+        encode_head(&mut out, &parts, None, 1234);
         assert_eq!(
             out,
             b"POST /mcp?x=1 HTTP/1.1\r\nhost: example.com\r\nmcp-method: tools/call\r\ncontent-length: 1234\r\n\r\n"
         );
         for (len, text) in [(0, "0"), (7, "7"), (10, "10"), (65536, "65536")] {
-            encode_head(&mut out, &parts, len);
+            encode_head(&mut out, &parts, None, len);
             let expected = format!("content-length: {text}\r\n\r\n");
             assert!(out.ends_with(expected.as_bytes()), "{len}");
         }
         let (parts, ()) = http::Request::get("/mcp").body(()).unwrap().into_parts();
-        encode_head(&mut out, &parts, 0);
+        encode_head(&mut out, &parts, None, 0);
         assert_eq!(out, b"GET /mcp HTTP/1.1\r\n\r\n");
     }
 }
