@@ -480,24 +480,14 @@ fn decode_chunk(chunk: &mut Chunk, input: &mut BytesMut) -> io::Result<Step> {
             Ok(Step::Data(input.split_to(n).freeze()))
         }
         Chunk::DataEnd => {
-            if input.len() < 2 {
-                if input.first().is_some_and(|&b| b != b'\r' && b != b'\n') {
-                    return Err(invalid("a chunk not followed by CRLF"));
-                }
-                if input.first() == Some(&b'\n') {
-                    input.advance(1);
-                    *chunk = Chunk::Size;
-                    return Ok(Step::Next);
-                }
-                return Ok(Step::More);
-            }
-            if input.starts_with(b"\r\n") {
-                input.advance(2);
-            } else if input.starts_with(b"\n") {
-                input.advance(1);
-            } else {
-                return Err(invalid("a chunk not followed by CRLF"));
-            }
+            // CRLF, or a bare LF; a lone CR waits for its LF.
+            let end = match &input[..] {
+                [b'\r', b'\n', ..] => 2,
+                [b'\n', ..] => 1,
+                [] | [b'\r'] => return Ok(Step::More),
+                _ => return Err(invalid("a chunk not followed by CRLF")),
+            };
+            input.advance(end);
             *chunk = Chunk::Size;
             Ok(Step::Next)
         }
