@@ -168,14 +168,45 @@ pub struct HttpClient {
     last: Arc<Mutex<Option<LastHeaders>>>,
 }
 
-/// A request's header map with the values it mirrors: the next request with the same
-/// values gets a copy of the map instead of having it built (and its values checked)
-/// again. The configured headers are the client's, the same for every request.
+/// A request's header fields with the values they mirror: the next request with the same
+/// values shares them instead of having them built (and their values checked) again, and
+/// over HTTP/1.1 writes their encoding as it is. The configured headers are the client's,
+/// the same for every request.
 struct LastHeaders {
     protocol_version: String,
     method: String,
     name: Option<String>,
-    map: HeaderMap,
+    fields: Arc<wire::Fields>,
+}
+
+/// A request ready to send: its header fields are the shared `fields` (when the request
+/// has none of its own) or its own.
+#[derive(Debug)]
+struct Built {
+    request: Request<Full<Bytes>>,
+    fields: Option<Arc<wire::Fields>>,
+}
+
+impl Built {
+    /// Every header field of the request, as [`into_request`](Self::into_request) puts
+    /// them.
+    #[cfg(test)]
+    fn headers(&self) -> HeaderMap {
+        let mut map = self.request.headers().clone();
+        if let Some(fields) = &self.fields {
+            pool::merge_fields(&mut map, fields);
+        }
+        map
+    }
+
+    /// The request with every header field in its own map (for whoever must change them).
+    fn into_request(self) -> Request<Full<Bytes>> {
+        let mut request = self.request;
+        if let Some(fields) = &self.fields {
+            pool::merge_fields(request.headers_mut(), fields);
+        }
+        request
+    }
 }
 
 impl LastHeaders {
@@ -325,8 +356,8 @@ impl HttpClient {
         frame: Bytes,
         headers: &RequestHeaders,
     ) -> Result<http::Response<pool::Body>, Error> {
-        let request = self.build(frame, headers)?;
-        self.execute(request).await
+        let built = self.build(frame, headers)?;
+        self.execute(built).await
     }
 
     /// Sends `request` with the authorizer's credential headers, answering the server's
@@ -334,14 +365,11 @@ impl HttpClient {
     /// sent again, unchanged but for new credential headers, while the authorizer says to
     /// retry and at most [`MAX_CHALLENGES`] times. A refusal that is not retried is
     /// [`Error::Unauthorized`].
-    async fn execute(
-        &self,
-        request: Request<Full<Bytes>>,
-    ) -> Result<http::Response<pool::Body>, Error> {
+    async fn execute(&self, built: Built) -> Result<http::Response<pool::Body>, Error> {
         let Some(authorizer) = &self.authorizer else {
             // Nobody to answer a challenge: a refusal is final, and the request is sent
             // once, without a copy.
-            let (response, uri) = self.pool.send(request).await?;
+            let (response, uri) = self.pool.send(built.request, built.fields).await?;
             return match auth::Challenge::of(response.status(), response.headers(), &uri, None, &[])
             {
                 None => Ok(response),
@@ -357,7 +385,7 @@ impl HttpClient {
         };
         // Boxed: this path's future is large, and every call's future stays small without
         // it.
-        Box::pin(self.authorized(authorizer.as_ref(), request)).await
+        Box::pin(self.authorized(authorizer.as_ref(), built.into_request())).await
     }
 
     /// [`execute`](Self::execute) with an authorizer.
@@ -392,7 +420,7 @@ impl HttpClient {
                     headers.append(name.clone(), value);
                 }
             }
-            let (response, _) = self.pool.send(sending).await?;
+            let (response, _) = self.pool.send(sending, None).await?;
             authorizer.responded(request.uri(), response.status(), response.headers());
             let Some(challenge) = auth::Challenge::of(
                 response.status(),
@@ -422,7 +450,7 @@ impl HttpClient {
         }
     }
 
-    fn build(&self, frame: Bytes, mcp: &RequestHeaders) -> Result<Request<Full<Bytes>>, Error> {
+    fn build(&self, frame: Bytes, mcp: &RequestHeaders) -> Result<Built, Error> {
         let mut request = Request::new(Full::new(frame));
         *request.method_mut() = Method::POST;
         *request.uri_mut() = self.url.clone();
@@ -431,20 +459,32 @@ impl HttpClient {
         if reusable {
             let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
             if let Some(last) = last.as_ref().filter(|last| last.mirrors(mcp)) {
-                *request.headers_mut() = last.map.clone();
-                return Ok(request);
+                return Ok(Built {
+                    request,
+                    fields: Some(Arc::clone(&last.fields)),
+                });
             }
         }
-        self.build_headers(request.headers_mut(), mcp)?;
-        if reusable {
-            *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(LastHeaders {
-                protocol_version: mcp.protocol_version.clone(),
-                method: mcp.method.clone(),
-                name: mcp.name.clone(),
-                map: request.headers().clone(),
+        let mut map = HeaderMap::new();
+        self.build_headers(&mut map, mcp)?;
+        if !reusable {
+            *request.headers_mut() = map;
+            return Ok(Built {
+                request,
+                fields: None,
             });
         }
-        Ok(request)
+        let fields = Arc::new(wire::Fields::new(map));
+        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(LastHeaders {
+            protocol_version: mcp.protocol_version.clone(),
+            method: mcp.method.clone(),
+            name: mcp.name.clone(),
+            fields: Arc::clone(&fields),
+        });
+        Ok(Built {
+            request,
+            fields: Some(fields),
+        })
     }
 
     /// Fills the empty `map` with the configured headers and those of `mcp`.
@@ -728,7 +768,21 @@ mod tests {
             .collect();
         expected.sort();
         assert_eq!(got_sorted, expected);
-        assert_eq!(request.method(), Method::POST);
+        assert_eq!(request.request.method(), Method::POST);
+        // Without `Mcp-Param-*` headers the fields are made once and shared: the request
+        // carries none of its own.
+        let plain = RequestHeaders::new("2026-07-28", "tools/call").name("sql");
+        let (a, b) = (
+            client.build(Bytes::new(), &plain).unwrap(),
+            client.build(Bytes::new(), &plain).unwrap(),
+        );
+        assert!(Arc::ptr_eq(
+            a.fields.as_ref().unwrap(),
+            b.fields.as_ref().unwrap()
+        ));
+        assert!(a.request.headers().is_empty());
+        assert!(a.headers().iter().eq(a.into_request().headers().iter()));
+        assert!(request.fields.is_none());
     }
 
     #[test]

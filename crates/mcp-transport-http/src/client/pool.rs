@@ -42,7 +42,7 @@ use tokio::time::Instant;
 use tower_service::Service as _;
 
 use super::Connector;
-use super::wire::{self, Failure, Framing};
+use super::wire::{self, Failure, Fields, Framing};
 use crate::error::{BoxError, Error};
 
 /// What the connector opens: TCP, or TLS over it.
@@ -95,11 +95,13 @@ impl Pool {
         }
     }
 
-    /// Sends `request`, whose URI is absolute, on an idle connection or a new one, and
-    /// returns the response once its head has arrived, with the request's URI.
+    /// Sends `request`, whose URI is absolute, with the header `fields` before its own, on
+    /// an idle connection or a new one, and returns the response once its head has
+    /// arrived, with the request's URI.
     pub(super) async fn send(
         &self,
         request: Request<Full<Bytes>>,
+        mut fields: Option<Arc<Fields>>,
     ) -> Result<(Response<Body>, Uri), Error> {
         let (mut parts, body) = request.into_parts();
         let body = bytes_of(body);
@@ -113,7 +115,10 @@ impl Pool {
             match taken {
                 Taken::Http1(mut conn) => {
                     let host = host_of(&parts, self.shared.origin.as_ref())?;
-                    match conn.send(&parts, host.as_ref(), &body).await {
+                    match conn
+                        .send(&parts, host.as_ref(), fields.as_deref(), &body)
+                        .await
+                    {
                         Ok(head) => {
                             let (head_parts, ()) = head.response.into_parts();
                             let body = Body::http1(
@@ -150,6 +155,9 @@ impl Pool {
                             connect: true,
                             source: "the new connection closed at once".into(),
                         });
+                    }
+                    if let Some(fields) = fields.take() {
+                        merge_fields(&mut parts.headers, &fields);
                     }
                     let uri = parts.uri.clone();
                     let request = Request::from_parts(parts, Full::new(body.clone()));
@@ -206,6 +214,21 @@ impl Pool {
             Ok(Taken::Http2(sender))
         } else {
             Ok(Taken::Http1(Box::new(wire::Conn::new(io))))
+        }
+    }
+}
+
+/// Puts the shared `fields` before the fields of `headers` (each kept, as HTTP/1.1 sends
+/// them).
+pub(super) fn merge_fields(headers: &mut http::HeaderMap, fields: &Fields) {
+    let own = std::mem::replace(headers, fields.map().clone());
+    let mut name = None;
+    for (next, value) in own {
+        if next.is_some() {
+            name = next;
+        }
+        if let Some(name) = &name {
+            headers.append(name.clone(), value);
         }
     }
 }
@@ -496,7 +519,7 @@ mod tests {
     fn the_request_line_carries_the_origin_form_and_host_the_authority() {
         let head = |request: &request::Parts, host: Option<HeaderValue>| {
             let mut out = Vec::new();
-            super::wire::encode_head(&mut out, request, host.as_ref(), 0);
+            super::wire::encode_head(&mut out, request, host.as_ref(), None, 0);
             String::from_utf8(out).unwrap()
         };
         for (uri, path, host) in [

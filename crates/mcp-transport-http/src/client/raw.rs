@@ -16,7 +16,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, Uri}
 use http_body_util::{BodyExt as _, Full};
 
 use super::sse::{SseEvent, SseParser};
-use super::{HttpClient, Limits, redirect};
+use super::{Built, HttpClient, Limits, redirect};
 use crate::error::Error;
 use crate::headers;
 
@@ -192,7 +192,12 @@ impl HttpClient {
         for (name, value) in &request.headers {
             map.insert(name.clone(), value.clone());
         }
-        let response = self.execute(http).await?;
+        let response = self
+            .execute(Built {
+                request: http,
+                fields: None,
+            })
+            .await?;
         let status = response.status();
         if status.is_redirection() {
             return Err(redirect(status, response.headers()));

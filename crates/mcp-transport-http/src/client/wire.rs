@@ -136,15 +136,16 @@ where
         )
     }
 
-    /// Writes a request (its head from `parts` and `host`, see [`encode_head`], then
-    /// `body`) and reads its reply's head; 1xx replies are skipped.
+    /// Writes a request (its head from `parts`, `host` and `fields`, see [`encode_head`],
+    /// then `body`) and reads its reply's head; 1xx replies are skipped.
     pub(super) async fn send(
         &mut self,
         parts: &request::Parts,
         host: Option<&HeaderValue>,
+        fields: Option<&Fields>,
         body: &Bytes,
     ) -> Result<Head, Failure> {
-        encode_head(&mut self.head, parts, host, body.len());
+        encode_head(&mut self.head, parts, host, fields, body.len());
         let copied = body.len() <= COPY_BODY;
         if copied {
             self.head.extend_from_slice(body);
@@ -523,14 +524,52 @@ fn is_reset(e: &io::Error) -> bool {
     )
 }
 
+/// Header fields made once and sent with many requests (the same client headers call
+/// after call): the map, for HTTP/2 and for whoever must change them, and its HTTP/1.1
+/// encoding, so that a request sent with them copies one run of bytes instead of walking
+/// (and first cloning) a map.
+#[derive(Debug)]
+pub(super) struct Fields {
+    map: HeaderMap,
+    /// `name: value\r\n` for each field of `map`, in its order.
+    encoded: Box<[u8]>,
+}
+
+impl Fields {
+    pub(super) fn new(map: HeaderMap) -> Self {
+        let mut encoded = Vec::new();
+        encode_fields(&mut encoded, &map);
+        Fields {
+            map,
+            encoded: encoded.into_boxed_slice(),
+        }
+    }
+
+    /// The fields as a map.
+    pub(super) fn map(&self) -> &HeaderMap {
+        &self.map
+    }
+}
+
+/// Appends `name: value\r\n` for each field of `map`.
+fn encode_fields(out: &mut Vec<u8>, map: &HeaderMap) {
+    for (name, value) in map {
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
 /// Writes a request head onto `out`: the request line with the origin form of the URI
 /// (absolute or not; RFC 9112, section 3.2.1), `host` first if given (section 3.2: a client
-/// sends `Host` first), the fields, and `Content-Length` unless given (for a body, or a
-/// method that carries one).
+/// sends `Host` first), the shared `fields` then those of `parts`, and `Content-Length`
+/// unless one of them gives it (for a body, or a method that carries one).
 pub(super) fn encode_head(
     out: &mut Vec<u8>,
     parts: &request::Parts,
     host: Option<&HeaderValue>,
+    fields: Option<&Fields>,
     body_len: usize,
 ) {
     out.clear();
@@ -548,17 +587,16 @@ pub(super) fn encode_head(
         out.extend_from_slice(host.as_bytes());
         out.extend_from_slice(b"\r\n");
     }
-    for (name, value) in &parts.headers {
-        out.extend_from_slice(name.as_str().as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(value.as_bytes());
-        out.extend_from_slice(b"\r\n");
+    if let Some(fields) = fields {
+        out.extend_from_slice(&fields.encoded);
     }
+    encode_fields(out, &parts.headers);
     let carries_body = body_len > 0
         || parts.method == Method::POST
         || parts.method == Method::PUT
         || parts.method == Method::PATCH;
-    if carries_body && !parts.headers.contains_key(CONTENT_LENGTH) {
+    let has_length = |map: &HeaderMap| map.contains_key(CONTENT_LENGTH);
+    if carries_body && !has_length(&parts.headers) && !fields.is_some_and(|f| has_length(&f.map)) {
         out.extend_from_slice(b"content-length: ");
         let mut digits = [0u8; 20];
         let mut at = digits.len();
@@ -658,18 +696,46 @@ mod tests {
             .body(())
             .unwrap()
             .into_parts();
-        encode_head(&mut out, &parts, None, 1234);
+        encode_head(&mut out, &parts, None, None, 1234);
         assert_eq!(
             out,
             b"POST /mcp?x=1 HTTP/1.1\r\nhost: example.com\r\nmcp-method: tools/call\r\ncontent-length: 1234\r\n\r\n"
         );
         for (len, text) in [(0, "0"), (7, "7"), (10, "10"), (65536, "65536")] {
-            encode_head(&mut out, &parts, None, len);
+            encode_head(&mut out, &parts, None, None, len);
             let expected = format!("content-length: {text}\r\n\r\n");
             assert!(out.ends_with(expected.as_bytes()), "{len}");
         }
         let (parts, ()) = http::Request::get("/mcp").body(()).unwrap().into_parts();
-        encode_head(&mut out, &parts, None, 0);
+        encode_head(&mut out, &parts, None, None, 0);
         assert_eq!(out, b"GET /mcp HTTP/1.1\r\n\r\n");
+    }
+
+    #[test]
+    fn shared_fields_come_after_the_host_and_before_the_request_s_own() {
+        let mut map = HeaderMap::new();
+        map.insert("accept", HeaderValue::from_static("application/json"));
+        map.append("x-two", HeaderValue::from_static("a"));
+        map.append("x-two", HeaderValue::from_static("b"));
+        let fields = Fields::new(map);
+        let (parts, ()) = http::Request::post("http://example.com/mcp")
+            .header("x-own", "1")
+            .body(())
+            .unwrap()
+            .into_parts();
+        let host = HeaderValue::from_static("example.com");
+        let mut out = Vec::new();
+        encode_head(&mut out, &parts, Some(&host), Some(&fields), 5);
+        assert_eq!(
+            out,
+            b"POST /mcp HTTP/1.1\r\nhost: example.com\r\naccept: application/json\r\nx-two: a\r\nx-two: b\r\nx-own: 1\r\ncontent-length: 5\r\n\r\n"
+        );
+        // A length among the shared fields is not given twice.
+        let mut map = HeaderMap::new();
+        map.insert(CONTENT_LENGTH, HeaderValue::from_static("5"));
+        let fields = Fields::new(map);
+        let (parts, ()) = http::Request::post("/mcp").body(()).unwrap().into_parts();
+        encode_head(&mut out, &parts, None, Some(&fields), 5);
+        assert_eq!(out, b"POST /mcp HTTP/1.1\r\ncontent-length: 5\r\n\r\n");
     }
 }
