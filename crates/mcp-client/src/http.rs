@@ -211,22 +211,24 @@ impl HttpTransport {
         tracing::trace!(target: "mcp_wire", direction = "sent", frame = %String::from_utf8_lossy(&frame));
         let started = Instant::now();
         let hard = started + wait.max;
-        let mut deadline = (started + wait.timeout).min(hard);
-        let mut stream =
-            tokio::time::timeout_at(deadline, self.client.request(frame.into(), headers))
-                .await
-                .map_err(|_| Error::Timeout {
-                    method: method.to_owned(),
-                    after: started.elapsed(),
-                })?
-                .map_err(Error::from)?;
+        // One timer for the whole call, moved on by progress: the reply's head and each
+        // message after it are awaited against it (a timer per wait had two made, and
+        // registered, per call).
+        let mut timer =
+            std::pin::pin!(tokio::time::sleep_until((started + wait.timeout).min(hard)));
+        let timed_out = || Error::Timeout {
+            method: method.to_owned(),
+            after: started.elapsed(),
+        };
+        let sending = std::pin::pin!(self.client.request(frame.into(), headers));
+        let mut stream = before(timer.as_mut(), sending)
+            .await
+            .ok_or_else(timed_out)?
+            .map_err(Error::from)?;
         loop {
-            let next = tokio::time::timeout_at(deadline, stream.next_reply())
+            let next = before(timer.as_mut(), std::pin::pin!(stream.next_reply()))
                 .await
-                .map_err(|_| Error::Timeout {
-                    method: method.to_owned(),
-                    after: started.elapsed(),
-                })?;
+                .ok_or_else(timed_out)?;
             if let Some(Ok(reply)) = &next {
                 trace_received(reply);
             }
@@ -282,7 +284,9 @@ impl HttpTransport {
                         && progress.progress_token == *token
                     {
                         callback(&progress);
-                        deadline = (Instant::now() + wait.timeout).min(hard);
+                        timer
+                            .as_mut()
+                            .reset((Instant::now() + wait.timeout).min(hard));
                         continue;
                     }
                     on_notification(notification);
@@ -291,6 +295,21 @@ impl HttpTransport {
             }
         }
     }
+}
+
+/// `future`'s output, or `None` if `timer` fires first (`future` is polled first, so one
+/// ready at once is never late). Both are pinned by the caller, so that the future is
+/// kept in one place (an `async fn` taking it by value held it twice).
+fn before<'a, F: std::future::Future>(
+    mut timer: std::pin::Pin<&'a mut tokio::time::Sleep>,
+    mut future: std::pin::Pin<&'a mut F>,
+) -> impl std::future::Future<Output = Option<F::Output>> + 'a {
+    std::future::poll_fn(move |cx| {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(cx) {
+            return std::task::Poll::Ready(Some(output));
+        }
+        timer.as_mut().poll(cx).map(|()| None)
+    })
 }
 
 /// A received message as a `trace` event under `mcp_wire`, re-encoded only when that

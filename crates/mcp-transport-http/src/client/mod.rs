@@ -180,11 +180,13 @@ struct LastHeaders {
 }
 
 /// A request ready to send: its header fields are the shared `fields` (when the request
-/// has none of its own) or its own.
+/// has none of its own) or its own; `kept` says which of the reply's fields its caller
+/// reads (an authorizer is shown them all).
 #[derive(Debug)]
 struct Built {
     request: Request<Full<Bytes>>,
     fields: Option<Arc<wire::Fields>>,
+    kept: wire::Kept,
 }
 
 impl Built {
@@ -369,7 +371,10 @@ impl HttpClient {
         let Some(authorizer) = &self.authorizer else {
             // Nobody to answer a challenge: a refusal is final, and the request is sent
             // once, without a copy.
-            let (response, uri) = self.pool.send(built.request, built.fields).await?;
+            let (response, uri) = self
+                .pool
+                .send(built.request, built.fields, built.kept)
+                .await?;
             return match auth::Challenge::of(response.status(), response.headers(), &uri, None, &[])
             {
                 None => Ok(response),
@@ -420,7 +425,7 @@ impl HttpClient {
                     headers.append(name.clone(), value);
                 }
             }
-            let (response, _) = self.pool.send(sending, None).await?;
+            let (response, _) = self.pool.send(sending, None, wire::Kept::All).await?;
             authorizer.responded(request.uri(), response.status(), response.headers());
             let Some(challenge) = auth::Challenge::of(
                 response.status(),
@@ -462,6 +467,7 @@ impl HttpClient {
                 return Ok(Built {
                     request,
                     fields: Some(Arc::clone(&last.fields)),
+                    kept: wire::Kept::Content,
                 });
             }
         }
@@ -472,6 +478,7 @@ impl HttpClient {
             return Ok(Built {
                 request,
                 fields: None,
+                kept: wire::Kept::Content,
             });
         }
         let fields = Arc::new(wire::Fields::new(map));
@@ -484,6 +491,7 @@ impl HttpClient {
         Ok(Built {
             request,
             fields: Some(fields),
+            kept: wire::Kept::Content,
         })
     }
 

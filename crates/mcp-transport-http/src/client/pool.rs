@@ -42,7 +42,7 @@ use tokio::time::Instant;
 use tower_service::Service as _;
 
 use super::Connector;
-use super::wire::{self, Failure, Fields, Framing};
+use super::wire::{self, Failure, Fields, Framing, Kept};
 use crate::error::{BoxError, Error};
 
 /// What the connector opens: TCP, or TLS over it.
@@ -97,16 +97,19 @@ impl Pool {
 
     /// Sends `request`, whose URI is absolute, with the header `fields` before its own, on
     /// an idle connection or a new one, and returns the response once its head has
-    /// arrived, with the request's URI.
+    /// arrived, with the request's URI. An HTTP/1.1 response's header map holds the fields
+    /// `kept` says (an HTTP/2 one, hyper's, holds them all).
     pub(super) async fn send(
         &self,
         request: Request<Full<Bytes>>,
         mut fields: Option<Arc<Fields>>,
+        kept: Kept,
     ) -> Result<(Response<Body>, Uri), Error> {
         let (mut parts, body) = request.into_parts();
         let body = bytes_of(body);
         loop {
-            let (taken, was_idle) = match self.shared.checkout() {
+            let idle = std::future::poll_fn(|cx| Poll::Ready(self.shared.checkout(cx)));
+            let (taken, was_idle) = match idle.await {
                 Some(taken) => (taken, true),
                 // Boxed: opening a connection (TCP, TLS, the HTTP handshake) is a large
                 // future, and the rare path; every call's future stays small without it.
@@ -116,7 +119,7 @@ impl Pool {
                 Taken::Http1(mut conn) => {
                     let host = host_of(&parts, self.shared.origin.as_ref())?;
                     match conn
-                        .send(&parts, host.as_ref(), fields.as_deref(), &body)
+                        .send(&parts, host.as_ref(), fields.as_deref(), &body, kept)
                         .await
                     {
                         Ok(head) => {
@@ -256,8 +259,9 @@ impl Shared {
     }
 
     /// The shared HTTP/2 connection, or the most recently idle HTTP/1.1 one that is still
-    /// open and within the idle timeout.
-    fn checkout(&self) -> Option<Taken> {
+    /// open and within the idle timeout; `cx` is the calling task's (see
+    /// [`wire::Conn::is_open`]).
+    fn checkout(&self, cx: &mut Context<'_>) -> Option<Taken> {
         let now = Instant::now();
         let mut idle = self.lock();
         if let Some((sender, used)) = &mut idle.http2 {
@@ -271,7 +275,7 @@ impl Shared {
             let (mut conn, since) = idle.http1.pop()?;
             drop(idle);
             // Checked outside the lock: it may take a system call.
-            if now.duration_since(since) < self.idle_timeout && conn.is_open() {
+            if now.duration_since(since) < self.idle_timeout && conn.is_open(cx) {
                 return Some(Taken::Http1(conn));
             }
             idle = self.lock();

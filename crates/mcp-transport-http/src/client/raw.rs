@@ -196,6 +196,7 @@ impl HttpClient {
             .execute(Built {
                 request: http,
                 fields: None,
+                kept: super::wire::Kept::All,
             })
             .await?;
         let status = response.status();

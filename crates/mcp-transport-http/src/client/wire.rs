@@ -24,10 +24,13 @@
 use std::io;
 use std::mem::MaybeUninit;
 use std::pin::Pin;
-use std::task::{Context, Poll, Waker, ready};
+use std::task::{Context, Poll, ready};
 
 use bytes::{Buf, Bytes, BytesMut};
-use http::header::{CONTENT_LENGTH, HeaderName};
+use http::header::{
+    CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HeaderName, LOCATION, TRANSFER_ENCODING,
+    WWW_AUTHENTICATE,
+};
 use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, Version, request};
 use hyper_util::rt::TokioIo;
 use tokio::io::AsyncWrite;
@@ -121,29 +124,34 @@ where
 
     /// Whether the connection, idle in the pool, is still open: the server has neither
     /// closed it nor sent anything (an idle connection that received bytes is unusable).
-    pub(super) fn is_open(&mut self) -> bool {
+    ///
+    /// `cx` is the context of the call about to use the connection: a pending poll leaves
+    /// its waker registered for the socket's reads, where the reply's read finds it again
+    /// (a waker that does nothing, registered here, had the reply's read clone the call's
+    /// waker in and the next check drop it again, every call). A readiness left over from
+    /// the last reply is cleared here, so the reply's read waits for the socket without a
+    /// system call.
+    pub(super) fn is_open(&mut self, cx: &mut Context<'_>) -> bool {
         if !self.read.is_empty() {
             return false;
         }
         self.read.reserve(READ_SIZE);
-        // A poll with a waker that does nothing: only its outcome is used, and the next
-        // read registers the caller's waker. A readiness left over from the last reply is
-        // cleared here, so the reply's read waits for the socket without a system call.
-        let mut cx = Context::from_waker(Waker::noop());
         matches!(
-            poll_read_buf(Pin::new(&mut self.io), &mut cx, &mut self.read),
+            poll_read_buf(Pin::new(&mut self.io), cx, &mut self.read),
             Poll::Pending
         )
     }
 
     /// Writes a request (its head from `parts`, `host` and `fields`, see [`encode_head`],
-    /// then `body`) and reads its reply's head; 1xx replies are skipped.
+    /// then `body`) and reads its reply's head; 1xx replies are skipped. The reply's
+    /// header map holds the fields `kept` says.
     pub(super) async fn send(
         &mut self,
         parts: &request::Parts,
         host: Option<&HeaderValue>,
         fields: Option<&Fields>,
         body: &Bytes,
+        kept: Kept,
     ) -> Result<Head, Failure> {
         encode_head(&mut self.head, parts, host, fields, body.len());
         let copied = body.len() <= COPY_BODY;
@@ -157,7 +165,7 @@ where
                 return Err(Failure::Unsent(e));
             }
             // The server may have answered before it closed (a refusal of the request).
-            return match self.read_head(parts.method == Method::HEAD).await {
+            return match self.read_head(parts.method == Method::HEAD, kept).await {
                 Ok(head) => Ok(Head {
                     keep_alive: false,
                     ..head
@@ -165,7 +173,7 @@ where
                 Err(_) => Err(Failure::Failed(e.into())),
             };
         }
-        self.read_head(parts.method == Method::HEAD)
+        self.read_head(parts.method == Method::HEAD, kept)
             .await
             .map_err(|e| Failure::Failed(e.into()))
     }
@@ -200,9 +208,9 @@ where
     }
 
     /// Reads a reply head, skipping 1xx ones.
-    async fn read_head(&mut self, head_request: bool) -> io::Result<Head> {
+    async fn read_head(&mut self, head_request: bool, kept: Kept) -> io::Result<Head> {
         loop {
-            match self.parse_head(head_request)? {
+            match self.parse_head(head_request, kept)? {
                 Parsed::Head(head) => return Ok(head),
                 Parsed::Skipped => continue,
                 Parsed::Partial => {}
@@ -234,7 +242,7 @@ where
     }
 
     /// Parses and takes a whole reply head from the buffer.
-    fn parse_head(&mut self, head_request: bool) -> io::Result<Parsed> {
+    fn parse_head(&mut self, head_request: bool, kept: Kept) -> io::Result<Parsed> {
         if self.read.is_empty() {
             return Ok(Parsed::Partial);
         }
@@ -267,8 +275,12 @@ where
         let mut encoded = false;
         self.fields.clear();
         for field in parsed.headers.iter() {
-            let name = HeaderName::from_bytes(field.name.as_bytes())
-                .map_err(|_| invalid(format!("a bad header name {:?}", field.name)))?;
+            let name = match framing_name(field.name.as_bytes()) {
+                Some(name) => name,
+                None if kept == Kept::Content => continue,
+                None => HeaderName::from_bytes(field.name.as_bytes())
+                    .map_err(|_| invalid(format!("a bad header name {:?}", field.name)))?,
+            };
             let value = field.value;
             if name == CONTENT_LENGTH {
                 let n = std::str::from_utf8(value)
@@ -281,19 +293,26 @@ where
                     return Err(invalid("two different Content-Length values"));
                 }
                 length = Some(n);
-            } else if name == http::header::TRANSFER_ENCODING {
+            } else if name == TRANSFER_ENCODING {
                 encoded = true;
                 // The last coding decides (RFC 9112, section 6.3, rule 4).
                 chunked = value
                     .rsplit(|&b| b == b',')
                     .next()
                     .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
-            } else if name == http::header::CONNECTION {
+            } else if name == CONNECTION {
                 for token in value.split(|&b| b == b',') {
                     let token = token.trim_ascii();
                     close |= token.eq_ignore_ascii_case(b"close");
                     asked |= token.eq_ignore_ascii_case(b"keep-alive");
                 }
+            }
+            if kept == Kept::Content
+                && name != CONTENT_TYPE
+                && name != LOCATION
+                && name != WWW_AUTHENTICATE
+            {
+                continue;
             }
             let start = value.as_ptr() as usize - base;
             self.fields.push((name, start, start + value.len()));
@@ -412,6 +431,34 @@ where
     pub(super) fn is_clean(&self) -> bool {
         self.read.is_empty()
     }
+}
+
+/// Which of a reply's header fields its header map holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kept {
+    /// Every field.
+    All,
+    /// `Content-Type`, `Location` and `WWW-Authenticate`: all that an MCP request's
+    /// caller reads of a reply, without an authorizer (which is shown every field). The
+    /// others are read for the framing (`Content-Length`, `Transfer-Encoding`,
+    /// `Connection`) or not at all (`Date`, `Server`): no name or value is made of them.
+    Content,
+}
+
+/// The name of a field that frames the reply or that [`Kept::Content`] keeps, matched
+/// without making a [`HeaderName`] of it (case-insensitively: RFC 9110, section 5.1).
+fn framing_name(name: &[u8]) -> Option<HeaderName> {
+    let known = match name.len() {
+        8 => LOCATION,
+        10 => CONNECTION,
+        12 => CONTENT_TYPE,
+        14 => CONTENT_LENGTH,
+        16 => WWW_AUTHENTICATE,
+        17 => TRANSFER_ENCODING,
+        _ => return None,
+    };
+    name.eq_ignore_ascii_case(known.as_str().as_bytes())
+        .then_some(known)
 }
 
 /// What [`Conn::parse_head`] found.
@@ -630,6 +677,67 @@ mod tests {
                 Step::End => return Ok((out, input.is_empty())),
             }
         }
+    }
+
+    #[test]
+    fn a_content_head_keeps_what_callers_read_and_frames_as_a_full_one() {
+        let (ours, _theirs) = tokio::io::duplex(64);
+        let mut conn = Conn::new(TokioIo::new(ours));
+        let head: &[u8] = b"HTTP/1.1 200 OK\r\nDate: Fri, 04 Dec 2026 02:38:28 GMT\r\n\
+            CONTENT-type: application/json\r\nX-Other: 1\r\nContent-Length: 5\r\n\
+            location: /a\r\nWWW-Authenticate: Bearer\r\nconnection: keep-alive\r\n\r\nhello";
+        for kept in [Kept::All, Kept::Content] {
+            conn.read = BytesMut::from(head);
+            let Parsed::Head(parsed) = conn.parse_head(false, kept).unwrap() else {
+                panic!("a whole head");
+            };
+            assert!(matches!(parsed.framing, Framing::Length(5)), "{kept:?}");
+            assert!(parsed.keep_alive, "{kept:?}");
+            assert_eq!(conn.read, &b"hello"[..], "{kept:?}");
+            let names: Vec<&str> = parsed
+                .response
+                .headers()
+                .keys()
+                .map(HeaderName::as_str)
+                .collect();
+            match kept {
+                Kept::All => assert_eq!(
+                    names,
+                    [
+                        "date",
+                        "content-type",
+                        "x-other",
+                        "content-length",
+                        "location",
+                        "www-authenticate",
+                        "connection"
+                    ]
+                ),
+                Kept::Content => {
+                    assert_eq!(names, ["content-type", "location", "www-authenticate"]);
+                }
+            }
+            assert_eq!(parsed.response.headers()[CONTENT_TYPE], "application/json");
+        }
+        // The framing fields are read in either case: a close, and chunks over a length.
+        let head: &[u8] = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 3\r\n\
+            Transfer-Encoding: chunked\r\n\r\n";
+        for kept in [Kept::All, Kept::Content] {
+            conn.read = BytesMut::from(head);
+            let Parsed::Head(parsed) = conn.parse_head(false, kept).unwrap() else {
+                panic!("a whole head");
+            };
+            assert!(
+                matches!(parsed.framing, Framing::Chunked(Chunk::Size)),
+                "{kept:?}"
+            );
+            assert!(!parsed.keep_alive, "{kept:?}");
+        }
+        // Names of the lengths looked up that are other names.
+        for name in ["locatiox", "connectiox", "content-typf", "content-lengtx"] {
+            assert_eq!(framing_name(name.as_bytes()), None, "{name}");
+        }
+        assert_eq!(framing_name(b"TRANSFER-ENCODING"), Some(TRANSFER_ENCODING));
     }
 
     #[test]
