@@ -379,8 +379,10 @@ impl HttpClient {
             {
                 None => Ok(response),
                 Some(challenge) => {
-                    // Read the (small) refusal so that its connection can be reused.
-                    let _ = stream::read_body(response.into_body(), REFUSAL_BODY_LIMIT).await;
+                    // Read the (small) refusal so that its connection can be reused; boxed,
+                    // so that the read takes no room in every call's future.
+                    let _ =
+                        Box::pin(stream::read_body(response.into_body(), REFUSAL_BODY_LIMIT)).await;
                     Err(Error::Unauthorized {
                         status: challenge.status,
                         www_authenticate: challenge.www_authenticate,
@@ -825,3 +827,4 @@ mod tests {
         }
     }
 }
+

@@ -76,6 +76,14 @@ struct Idle {
     sweeping: bool,
 }
 
+/// What [`Pool::send_http2`] did.
+enum Sent {
+    /// The response, or the failure.
+    Done(Result<(Response<Body>, Uri), Error>),
+    /// Nothing was sent: the request's parts, to be sent again.
+    Unsent(request::Parts),
+}
+
 /// A connection taken for one request.
 enum Taken {
     Http1(Http1),
@@ -148,47 +156,65 @@ impl Pool {
                         }
                     }
                 }
-                Taken::Http2(mut sender) => {
-                    if sender.ready().await.is_err() {
-                        if was_idle {
-                            self.shared.forget_http2();
-                            continue;
-                        }
-                        return Err(Error::Send {
-                            connect: true,
-                            source: "the new connection closed at once".into(),
-                        });
+                Taken::Http2(sender) => {
+                    // Boxed: hyper's request future is large, and every HTTP/1.1 call's
+                    // future would be as large without it.
+                    let sent =
+                        Box::pin(self.send_http2(sender, was_idle, parts, &body, &mut fields));
+                    match sent.await {
+                        Sent::Done(outcome) => return outcome,
+                        Sent::Unsent(unsent) => parts = unsent,
                     }
-                    if let Some(fields) = fields.take() {
-                        merge_fields(&mut parts.headers, &fields);
+                }
+            }
+        }
+    }
+
+    /// [`send`](Self::send) on the shared HTTP/2 connection: the response, or the request
+    /// back when nothing of it was sent on a connection that had been idle (it had closed
+    /// meanwhile), to be sent again on another. `fields` are taken once they are merged.
+    async fn send_http2(
+        &self,
+        mut sender: Http2,
+        was_idle: bool,
+        mut parts: request::Parts,
+        body: &Bytes,
+        fields: &mut Option<Arc<Fields>>,
+    ) -> Sent {
+        if sender.ready().await.is_err() {
+            if was_idle {
+                self.shared.forget_http2();
+                return Sent::Unsent(parts);
+            }
+            return Sent::Done(Err(Error::Send {
+                connect: true,
+                source: "the new connection closed at once".into(),
+            }));
+        }
+        if let Some(fields) = fields.take() {
+            merge_fields(&mut parts.headers, &fields);
+        }
+        let uri = parts.uri.clone();
+        let request = Request::from_parts(parts, Full::new(body.clone()));
+        match sender.try_send_request(request).await {
+            Ok(response) => Sent::Done(Ok((response.map(Body::http2), uri))),
+            Err(mut failure) => {
+                // A stream the server reset leaves the connection to the others; one that
+                // could not even be opened does not.
+                if failure.message().is_some() || sender.is_closed() {
+                    self.shared.forget_http2();
+                }
+                match failure.take_message() {
+                    // Nothing was sent: the connection had closed meanwhile.
+                    Some(unsent) if was_idle => {
+                        let mut parts = unsent.into_parts().0;
+                        parts.uri = uri;
+                        Sent::Unsent(parts)
                     }
-                    let uri = parts.uri.clone();
-                    let request = Request::from_parts(parts, Full::new(body.clone()));
-                    match sender.try_send_request(request).await {
-                        Ok(response) => {
-                            return Ok((response.map(Body::http2), uri));
-                        }
-                        Err(mut failure) => {
-                            // A stream the server reset leaves the connection to the
-                            // others; one that could not even be opened does not.
-                            if failure.message().is_some() || sender.is_closed() {
-                                self.shared.forget_http2();
-                            }
-                            match failure.take_message() {
-                                // Nothing was sent: the connection had closed meanwhile.
-                                Some(unsent) if was_idle => {
-                                    parts = unsent.into_parts().0;
-                                    parts.uri = uri;
-                                }
-                                _ => {
-                                    return Err(Error::Send {
-                                        connect: false,
-                                        source: Box::new(failure.into_error()),
-                                    });
-                                }
-                            }
-                        }
-                    }
+                    _ => Sent::Done(Err(Error::Send {
+                        connect: false,
+                        source: Box::new(failure.into_error()),
+                    })),
                 }
             }
         }
