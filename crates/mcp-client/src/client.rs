@@ -843,9 +843,9 @@ impl Client {
                         router.route(&notification);
                     }
                 };
-                let version = self.protocol_version();
+                let version = self.version();
                 match http
-                    .request(&version, method, params, routing, wait(), route)
+                    .request(version, method, params, routing, wait(), route)
                     .await
                 {
                     // The stream broke before the response: the request is lost. Re-issue
@@ -854,7 +854,7 @@ impl Client {
                         mcp_transport_http::Error::Incomplete | mcp_transport_http::Error::Body(_),
                     )) => {
                         if self.retry_safe(method, params) {
-                            http.request(&version, method, params, routing, wait(), route)
+                            http.request(version, method, params, routing, wait(), route)
                                 .await
                         } else {
                             Err(Error::MayHaveRun {

@@ -220,6 +220,10 @@ impl HttpTransport {
             method: method.to_owned(),
             after: started.elapsed(),
         };
+        // Its length as its capacity (in place: the allocator shrinks the block it is in),
+        // so that `Bytes` takes the buffer over without allocating a count for it.
+        let mut frame = frame;
+        frame.shrink_to_fit();
         let sending = std::pin::pin!(self.client.request(frame.into(), headers));
         let mut stream = before(timer.as_mut(), sending)
             .await
