@@ -317,18 +317,30 @@ where
             let start = value.as_ptr() as usize - base;
             self.fields.push((name, start, start + value.len()));
         }
-        let head = self.read.split_to(len).freeze();
         if status.is_informational() {
+            self.read.advance(len);
             if status == StatusCode::SWITCHING_PROTOCOLS {
                 return Err(invalid("an unrequested protocol switch (101)"));
             }
             return Ok(Parsed::Skipped);
         }
         let mut map = HeaderMap::with_capacity(self.fields.len());
-        for (name, start, end) in self.fields.drain(..) {
-            let value = HeaderValue::from_maybe_shared(head.slice(start..end))
-                .map_err(|_| invalid("a bad header value"))?;
-            map.append(name, value);
+        if kept == Kept::All {
+            // Every value shares the head's bytes.
+            let head = self.read.split_to(len).freeze();
+            for (name, start, end) in self.fields.drain(..) {
+                let value = HeaderValue::from_maybe_shared(head.slice(start..end))
+                    .map_err(|_| invalid("a bad header value"))?;
+                map.append(name, value);
+            }
+        } else {
+            // A few values, the usual ones static: the head is dropped from the buffer
+            // rather than split off it (which counts a reference to the buffer, and
+            // uncounts it when the head goes).
+            for (name, start, end) in self.fields.drain(..) {
+                map.append(name, content_value(&self.read[start..end])?);
+            }
+            self.read.advance(len);
         }
         // RFC 9112, section 6.3: no body after HEAD, 204 and 304; chunked coding wins over
         // a length; another coding, or neither, runs to the connection's close.
@@ -459,6 +471,20 @@ fn framing_name(name: &[u8]) -> Option<HeaderName> {
     };
     name.eq_ignore_ascii_case(known.as_str().as_bytes())
         .then_some(known)
+}
+
+/// A value [`Kept::Content`] keeps: the media types of MCP replies without a copy, any
+/// other value copied.
+fn content_value(value: &[u8]) -> io::Result<HeaderValue> {
+    const JSON: &str = "application/json";
+    const SSE: &str = "text/event-stream";
+    if value == JSON.as_bytes() {
+        return Ok(HeaderValue::from_static(JSON));
+    }
+    if value == SSE.as_bytes() {
+        return Ok(HeaderValue::from_static(SSE));
+    }
+    HeaderValue::from_bytes(value).map_err(|_| invalid("a bad header value"))
 }
 
 /// What [`Conn::parse_head`] found.
@@ -717,7 +743,27 @@ mod tests {
                     assert_eq!(names, ["content-type", "location", "www-authenticate"]);
                 }
             }
-            assert_eq!(parsed.response.headers()[CONTENT_TYPE], "application/json");
+            let headers = parsed.response.headers();
+            assert_eq!(headers[CONTENT_TYPE], "application/json");
+            assert_eq!(headers[LOCATION], "/a");
+            assert_eq!(headers[WWW_AUTHENTICATE], "Bearer");
+        }
+        // An interim reply is skipped, and any media type is kept as it came.
+        for kept in [Kept::All, Kept::Content] {
+            conn.read = BytesMut::from(
+                &b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n\
+                   Content-Type: text/event-stream; charset=utf-8\r\n\
+                   Transfer-Encoding: chunked\r\n\r\n0\r\n"[..],
+            );
+            assert!(matches!(conn.parse_head(false, kept), Ok(Parsed::Skipped)));
+            let Parsed::Head(parsed) = conn.parse_head(false, kept).unwrap() else {
+                panic!("a whole head");
+            };
+            assert_eq!(
+                parsed.response.headers()[CONTENT_TYPE],
+                "text/event-stream; charset=utf-8"
+            );
+            assert_eq!(conn.read, &b"0\r\n"[..], "{kept:?}");
         }
         // The framing fields are read in either case: a close, and chunks over a length.
         let head: &[u8] = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 3\r\n\
