@@ -469,8 +469,10 @@ fn framing_name(name: &[u8]) -> Option<HeaderName> {
         17 => TRANSFER_ENCODING,
         _ => return None,
     };
-    name.eq_ignore_ascii_case(known.as_str().as_bytes())
-        .then_some(known)
+    let lower = known.as_str().as_bytes();
+    // Servers mostly send names in lower case (HTTP/2 and hyper always): compared whole
+    // first, byte by byte without case only if that fails.
+    (name == lower || name.eq_ignore_ascii_case(lower)).then_some(known)
 }
 
 /// A value [`Kept::Content`] keeps: the media types of MCP replies without a copy, any
