@@ -608,6 +608,8 @@ pub(super) struct Fields {
     map: HeaderMap,
     /// `name: value\r\n` for each field of `map`, in its order.
     encoded: Box<[u8]>,
+    /// Whether `map` has a `Content-Length` (looked up once, not per request).
+    has_length: bool,
 }
 
 impl Fields {
@@ -615,6 +617,7 @@ impl Fields {
         let mut encoded = Vec::new();
         encode_fields(&mut encoded, &map);
         Fields {
+            has_length: map.contains_key(CONTENT_LENGTH),
             map,
             encoded: encoded.into_boxed_slice(),
         }
@@ -670,8 +673,10 @@ pub(super) fn encode_head(
         || parts.method == Method::POST
         || parts.method == Method::PUT
         || parts.method == Method::PATCH;
-    let has_length = |map: &HeaderMap| map.contains_key(CONTENT_LENGTH);
-    if carries_body && !has_length(&parts.headers) && !fields.is_some_and(|f| has_length(&f.map)) {
+    if carries_body
+        && !parts.headers.contains_key(CONTENT_LENGTH)
+        && !fields.is_some_and(|f| f.has_length)
+    {
         out.extend_from_slice(b"content-length: ");
         let mut digits = [0u8; 20];
         let mut at = digits.len();
