@@ -306,13 +306,15 @@ impl HttpClient {
         if status.is_redirection() {
             return Err(redirect(status, response.headers()));
         }
-        let (parts, body) = response.into_parts();
+        let (parts, mut body) = response.into_parts();
         let json = headers::is_json_content(&parts.headers);
         if status.is_success() {
             if json {
+                body.recycle(parts.headers);
                 return Ok(ResponseStream::json(status, body, self.limits));
             }
             if headers::is_sse_content(&parts.headers) {
+                body.recycle(parts.headers);
                 return Ok(ResponseStream::sse(body, self.limits));
             }
             return Err(Error::ContentType {

@@ -462,6 +462,18 @@ impl Body {
         }
     }
 
+    /// Gives a reply's header map, which its caller has read, back to the HTTP/1.1
+    /// connection it came from, whose next reply fills it again. A body that has ended
+    /// (its connection back in the pool) or an HTTP/2 one drops it.
+    pub(super) fn recycle(&mut self, map: http::HeaderMap) {
+        if let Inner::Http1 {
+            conn: Some(conn), ..
+        } = &mut self.inner
+        {
+            conn.recycle(map);
+        }
+    }
+
     /// Returns an HTTP/1.1 connection whose body has ended to the pool, if it may stay.
     fn release(&mut self) {
         if let Inner::Http1 {

@@ -58,6 +58,9 @@ pub(super) struct Conn<S> {
     head: Vec<u8>,
     /// The names and value spans of the head being parsed, kept for their capacity.
     fields: Vec<(HeaderName, usize, usize)>,
+    /// A reply's header map given back by its caller ([`Conn::recycle`]), cleared and
+    /// filled again by the next reply's head rather than another allocated.
+    spare: Option<HeaderMap>,
 }
 
 /// Why a request failed.
@@ -119,7 +122,14 @@ where
             read: BytesMut::new(),
             head: Vec::new(),
             fields: Vec::new(),
+            spare: None,
         }
+    }
+
+    /// Takes back a reply's header map once its caller has read it, for the next reply.
+    pub(super) fn recycle(&mut self, mut map: HeaderMap) {
+        map.clear();
+        self.spare = Some(map);
     }
 
     /// Whether the connection, idle in the pool, is still open: the server has neither
@@ -324,7 +334,13 @@ where
             }
             return Ok(Parsed::Skipped);
         }
-        let mut map = HeaderMap::with_capacity(self.fields.len());
+        let mut map = match self.spare.take() {
+            Some(mut map) => {
+                map.reserve(self.fields.len());
+                map
+            }
+            None => HeaderMap::with_capacity(self.fields.len()),
+        };
         if kept == Kept::All {
             // Every value shares the head's bytes.
             let head = self.read.split_to(len).freeze();
@@ -791,6 +807,46 @@ mod tests {
             assert_eq!(framing_name(name.as_bytes()), None, "{name}");
         }
         assert_eq!(framing_name(b"TRANSFER-ENCODING"), Some(TRANSFER_ENCODING));
+    }
+
+    #[test]
+    fn a_recycled_header_map_holds_only_the_next_reply_s_fields() {
+        let (ours, _theirs) = tokio::io::duplex(64);
+        let mut conn = Conn::new(TokioIo::new(ours));
+        let parse = |conn: &mut Conn<_>, head: &[u8], kept| {
+            conn.read = BytesMut::from(head);
+            match conn.parse_head(false, kept).unwrap() {
+                Parsed::Head(parsed) => parsed.response.into_parts().0.headers,
+                _ => panic!("a whole head"),
+            }
+        };
+        let first = parse(
+            &mut conn,
+            b"HTTP/1.1 200 OK\r\nx-a: 1\r\nx-b: 2\r\ncontent-type: text/plain\r\n\
+              content-length: 0\r\n\r\n",
+            Kept::All,
+        );
+        assert_eq!(first.len(), 4);
+        conn.recycle(first);
+        let second = parse(
+            &mut conn,
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 0\r\n\r\n",
+            Kept::Content,
+        );
+        assert_eq!(second.len(), 1);
+        assert_eq!(second[CONTENT_TYPE], "application/json");
+        assert!(
+            second.capacity() >= 4,
+            "the map given back is the one filled"
+        );
+        conn.recycle(second);
+        let third = parse(
+            &mut conn,
+            b"HTTP/1.1 204 No Content\r\nx-c: 3\r\n\r\n",
+            Kept::All,
+        );
+        assert_eq!(third.len(), 1);
+        assert_eq!(third["x-c"], "3");
     }
 
     #[test]
