@@ -111,9 +111,46 @@ fn invalid(reason: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> io::E
     io::Error::new(io::ErrorKind::InvalidData, reason)
 }
 
+/// A stream whose idle check can be answered from the socket, without a read through the
+/// stream.
+pub(super) trait Probe {
+    /// Whether the idle stream is still open, when the socket says so at once; `None` has
+    /// the check poll a read through the stream (TLS, whose records only a read can tell
+    /// apart: a session ticket the server sends late is not a closed connection).
+    fn probe(&self) -> Option<bool> {
+        None
+    }
+}
+
+impl Probe for TokioIo<tokio::net::TcpStream> {
+    fn probe(&self) -> Option<bool> {
+        // From tokio's readiness, without a system call or a waker, while nothing has
+        // arrived; a readiness left over from the last reply costs one `recv` that finds
+        // nothing (and clears it). Bytes, or the end of the stream, make it unusable.
+        let mut byte = [0u8; 1];
+        Some(matches!(
+            self.inner().try_read(&mut byte),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock
+        ))
+    }
+}
+
+#[cfg(feature = "rustls")]
+impl Probe for hyper_rustls::MaybeHttpsStream<TokioIo<tokio::net::TcpStream>> {
+    fn probe(&self) -> Option<bool> {
+        match self {
+            hyper_rustls::MaybeHttpsStream::Http(io) => io.probe(),
+            hyper_rustls::MaybeHttpsStream::Https(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+impl Probe for TokioIo<tokio::io::DuplexStream> {}
+
 impl<S> Conn<S>
 where
-    S: hyper::rt::Read + hyper::rt::Write + Unpin,
+    S: hyper::rt::Read + hyper::rt::Write + Probe + Unpin,
 {
     /// A connection over an open stream.
     pub(super) fn new(io: S) -> Self {
@@ -135,15 +172,19 @@ where
     /// Whether the connection, idle in the pool, is still open: the server has neither
     /// closed it nor sent anything (an idle connection that received bytes is unusable).
     ///
-    /// `cx` is the context of the call about to use the connection: a pending poll leaves
+    /// Plain TCP is answered by the socket ([`Probe`]). Otherwise a read is polled with
+    /// `cx`, the context of the call about to use the connection: a pending poll leaves
     /// its waker registered for the socket's reads, where the reply's read finds it again
     /// (a waker that does nothing, registered here, had the reply's read clone the call's
     /// waker in and the next check drop it again, every call). A readiness left over from
-    /// the last reply is cleared here, so the reply's read waits for the socket without a
-    /// system call.
+    /// the last reply is cleared either way, so the reply's read waits for the socket
+    /// without a system call.
     pub(super) fn is_open(&mut self, cx: &mut Context<'_>) -> bool {
         if !self.read.is_empty() {
             return false;
+        }
+        if let Some(open) = self.io.inner().probe() {
+            return open;
         }
         self.read.reserve(READ_SIZE);
         matches!(
