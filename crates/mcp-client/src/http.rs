@@ -196,7 +196,7 @@ impl HttpTransport {
             source,
         };
         let id = RequestId::Integer(self.next_id.fetch_add(1, Ordering::Relaxed));
-        let (frame, headers) = if let Some(routing) = routing {
+        let (mut frame, headers) = if let Some(routing) = routing {
             (
                 crate::wire::encode_request(&id, method, params).map_err(failed)?,
                 self.headers_routed(version, method, routing),
@@ -222,7 +222,6 @@ impl HttpTransport {
         };
         // Its length as its capacity (in place: the allocator shrinks the block it is in),
         // so that `Bytes` takes the buffer over without allocating a count for it.
-        let mut frame = frame;
         frame.shrink_to_fit();
         let sending = std::pin::pin!(self.client.request(frame.into(), headers));
         let mut stream = before(timer.as_mut(), sending)
