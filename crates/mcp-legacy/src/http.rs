@@ -253,7 +253,7 @@ impl<H: Handler> Endpoint for DualEraHttp<H> {
     type Body = DualEraBody;
     type Future = DualEraFuture;
 
-    fn call(&self, request: Request<hyper::body::Incoming>) -> Self::Future {
+    fn call(&self, request: Request<mcp_transport_http::RequestBody>) -> Self::Future {
         self.handle(request)
     }
 

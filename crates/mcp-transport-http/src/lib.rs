@@ -140,6 +140,7 @@ mod error;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod h1;
 mod headers;
 mod io;
 mod mirror;
@@ -159,6 +160,7 @@ pub use config::{
     ParamHeaders,
 };
 pub use error::Error;
+pub use h1::RequestBody;
 pub use response::McpBody;
 pub use server::{Endpoint, HttpServer, RunningServer};
 pub use service::{McpService, ResponseFuture, transport_info};

@@ -1,4 +1,5 @@
-//! A standalone server: a TCP listener, one hyper HTTP/1.1 connection task per client, and
+//! A standalone server: a TCP listener, one HTTP/1.1 connection task per client (the
+//! server's own HTTP/1.1 for MCP's requests, `h1.rs`, and hyper for anything else), and
 //! graceful shutdown.
 //!
 //! The accept loop owns every connection task in a `JoinSet`; [`RunningServer`] owns the
@@ -37,7 +38,7 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use crate::config::{HYPER_MAX_HEADERS, HttpServerConfig};
 use crate::error::Error;
-use crate::io::WriteTimeout;
+use crate::h1::RequestBody;
 use crate::service::McpService;
 use crate::shards::Shards;
 use crate::timer::ConnectionTimer;
@@ -116,6 +117,10 @@ impl HttpServer {
             builder,
             write_timeout: config.write_timeout,
             max_head_bytes: config.max_head_bytes,
+            header_read_timeout: config.header_read_timeout,
+            body_read_timeout: config.body_read_timeout,
+            max_body_bytes: config.max_body_bytes,
+            max_headers: config.max_headers,
         });
         let shards = match config.connection_threads {
             0 => None,
@@ -206,7 +211,7 @@ pub trait Endpoint: Clone + Send + Sync + 'static {
     type Future: Future<Output = Result<Response<Self::Body>, Infallible>> + Send + 'static;
 
     /// Answers one request.
-    fn call(&self, request: Request<Incoming>) -> Self::Future;
+    fn call(&self, request: Request<RequestBody>) -> Self::Future;
 
     /// Fires the cancellation token of every request in flight and still to come.
     fn cancel_all(&self);
@@ -216,7 +221,7 @@ impl<H: Handler> Endpoint for McpService<H> {
     type Body = crate::McpBody;
     type Future = crate::ResponseFuture;
 
-    fn call(&self, request: Request<Incoming>) -> Self::Future {
+    fn call(&self, request: Request<RequestBody>) -> Self::Future {
         self.handle(request)
     }
 
@@ -228,10 +233,17 @@ impl<H: Handler> Endpoint for McpService<H> {
 /// What every connection of a server is served with: shared by the accept loop and the
 /// connection threads.
 pub(crate) struct Settings<E> {
-    service: E,
+    pub(crate) service: E,
     builder: http1::Builder,
-    write_timeout: Duration,
-    max_head_bytes: usize,
+    pub(crate) write_timeout: Duration,
+    pub(crate) max_head_bytes: usize,
+    pub(crate) header_read_timeout: Duration,
+    pub(crate) body_read_timeout: Duration,
+    /// The longest body the server's own HTTP/1.1 reads; a longer `Content-Length` goes to
+    /// hyper and the endpoint, which refuse it without reading it.
+    pub(crate) max_body_bytes: usize,
+    /// [`HttpServerConfig::max_headers`].
+    pub(crate) max_headers: usize,
 }
 
 struct Listener<E> {
@@ -331,7 +343,7 @@ async fn accept_loop<E: Endpoint>(mut this: Listener<E>) {
 /// request line and every header line. hyper's own bound (`max_buf_size`) is only checked
 /// while a head is incomplete, so a head that arrives in one large read can pass it by up
 /// to one read; this makes [`HttpServerConfig::max_head_bytes`] exact.
-fn head_bytes<B>(request: &Request<B>) -> usize {
+pub(crate) fn head_bytes<B>(request: &Request<B>) -> usize {
     // The target's length as written, without formatting it into a string.
     let uri = request.uri();
     let target = uri.scheme_str().map_or(0, |scheme| scheme.len() + 3)
@@ -362,7 +374,7 @@ pub(crate) async fn drain(connections: &mut JoinSet<()>) {
 }
 
 pub(crate) fn serve_connection<E: Endpoint>(
-    this: &Settings<E>,
+    this: &Arc<Settings<E>>,
     stream: TcpStream,
     closing: CancellationToken,
     peer: SocketAddr,
@@ -371,12 +383,25 @@ pub(crate) fn serve_connection<E: Endpoint>(
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!(error = %e, "cannot set TCP_NODELAY");
     }
-    let io = TokioIo::new(WriteTimeout::new(stream, this.write_timeout));
+    crate::h1::serve(Arc::clone(this), stream, closing, peer)
+}
+
+/// Serves a connection with hyper from where `h1.rs` left it.
+pub(crate) async fn serve_with_hyper<E, I>(
+    this: &Settings<E>,
+    io: I,
+    closing: CancellationToken,
+    peer: SocketAddr,
+) where
+    E: Endpoint,
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let io = TokioIo::new(io);
     let service = this.service.clone();
     let max_head_bytes = this.max_head_bytes;
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let refused = head_bytes(&request) > max_head_bytes;
-        let call = (!refused).then(|| service.call(request));
+        let call = (!refused).then(|| service.call(request.map(RequestBody::from)));
         async move {
             match call {
                 Some(call) => call.await.map(|response| response.map(Either::Left)),
@@ -389,17 +414,15 @@ pub(crate) fn serve_connection<E: Endpoint>(
     let mut builder = this.builder.clone();
     builder.timer(ConnectionTimer::default());
     let connection = builder.serve_connection(io, service);
-    async move {
-        let mut connection = pin!(connection);
-        let result = tokio::select! {
-            result = connection.as_mut() => result,
-            () = closing.cancelled() => {
-                connection.as_mut().graceful_shutdown();
-                connection.await
-            }
-        };
-        if let Err(e) = result {
-            tracing::debug!(%peer, error = %e, "connection ended with an error");
+    let mut connection = pin!(connection);
+    let result = tokio::select! {
+        result = connection.as_mut() => result,
+        () = closing.cancelled() => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
         }
+    };
+    if let Err(e) = result {
+        tracing::debug!(%peer, error = %e, "connection ended with an error");
     }
 }

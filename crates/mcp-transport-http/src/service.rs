@@ -307,12 +307,7 @@ impl<H: Handler> Shared<H> {
                     "the request body could not be read",
                 );
             }
-            Err(_) => {
-                return refusal(
-                    StatusCode::REQUEST_TIMEOUT,
-                    "the request body did not arrive in time",
-                );
-            }
+            Err(_) => return body_timed_out(),
         };
 
         // A request in the usual layout keeps its params unread: the header check below
@@ -598,6 +593,14 @@ fn reject(id: Option<&RequestId>, rejection: &Rejection) -> Response<McpBody> {
 
 /// A transport-level refusal: the status, and a JSON-RPC error with no id that says why
 /// (-32600: the request, not its params, is at fault).
+/// `408`: the body did not arrive within [`HttpServerConfig::body_read_timeout`].
+pub(crate) fn body_timed_out() -> Response<McpBody> {
+    refusal(
+        StatusCode::REQUEST_TIMEOUT,
+        "the request body did not arrive in time",
+    )
+}
+
 fn refusal(status: StatusCode, message: &str) -> Response<McpBody> {
     refusal_with(status, ErrorCode::INVALID_REQUEST, message)
 }

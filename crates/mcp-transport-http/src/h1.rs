@@ -1,0 +1,751 @@
+//! The server's own HTTP/1.1 for the requests MCP clients send, with hyper for the rest.
+//!
+//! An MCP client's request is a `POST` with a `Content-Length` body, over HTTP/1.1 and a
+//! keep-alive connection (`docs/2026-07-28/basic/transports/streamable-http.mdx`). This
+//! module serves exactly those: it reads the head into the connection's buffer, parses it
+//! with `httparse`, takes the body from the same buffer (both shared, not copied, with
+//! the request), calls the [`Endpoint`], and writes the response's head and body in one
+//! write (a JSON reply) or as chunks flushed one by one (an SSE stream). hyper's
+//! dispatcher, its body channel and its write queue are not on that path.
+//!
+//! Any other head (another method or version, `Transfer-Encoding`, `Expect`, `Upgrade`,
+//! a `Content-Length` over the body limit, a malformed or oversized head) hands the
+//! connection, with every byte read so far, to hyper for the rest of its life
+//! ([`Rewind`]): hyper answers it as before, so what the two share is only the common
+//! request.
+//!
+//! The rules hyper applied hold on this path too: the header read timeout runs from the
+//! moment a head is awaited (an idle keep-alive connection is closed when it fires), a
+//! body that stops arriving is refused with `408` after the body read timeout, a head
+//! longer than [`HttpServerConfig::max_head_bytes`](crate::HttpServerConfig) is refused
+//! with `431`, a client that closes its connection while its request runs drops the
+//! request (which cancels it), a write that makes no progress ends the connection
+//! (`io.rs`), and a graceful shutdown closes an idle connection at once and a busy one
+//! after its response. Every response carries `Date` (RFC 9110 §6.6.1).
+
+use std::convert::Infallible;
+use std::io;
+use std::mem::MaybeUninit;
+use std::net::SocketAddr;
+use std::pin::{Pin, pin};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::{Buf, Bytes, BytesMut};
+use http::header::{CONTENT_LENGTH, HeaderName, HeaderValue};
+use http::{HeaderMap, Method, Request, Response, StatusCode, Uri, Version};
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt as _;
+use mcp_jsonrpc::CancellationToken;
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::time::{Instant, Sleep};
+
+use crate::io::WriteTimeout;
+use crate::server::{Endpoint, Settings, head_bytes, serve_with_hyper};
+
+/// A request's body as the server hands it to an [`Endpoint`]: read whole already (the
+/// server's own HTTP/1.1), or still arriving through hyper.
+pub struct RequestBody(Kind);
+
+enum Kind {
+    Full(Option<Bytes>),
+    Streaming(hyper::body::Incoming),
+}
+
+impl std::fmt::Debug for RequestBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Kind::Full(bytes) => f
+                .debug_struct("RequestBody")
+                .field("len", &bytes.as_ref().map_or(0, Bytes::len))
+                .finish(),
+            Kind::Streaming(_) => f.debug_struct("RequestBody").finish_non_exhaustive(),
+        }
+    }
+}
+
+impl From<Bytes> for RequestBody {
+    /// A body read whole.
+    fn from(bytes: Bytes) -> Self {
+        RequestBody(Kind::Full((!bytes.is_empty()).then_some(bytes)))
+    }
+}
+
+impl From<hyper::body::Incoming> for RequestBody {
+    /// A body still arriving through hyper.
+    fn from(body: hyper::body::Incoming) -> Self {
+        RequestBody(Kind::Streaming(body))
+    }
+}
+
+impl Body for RequestBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        match &mut self.get_mut().0 {
+            Kind::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Kind::Streaming(body) => Pin::new(body).poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match &self.0 {
+            Kind::Full(bytes) => bytes.is_none(),
+            Kind::Streaming(body) => body.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match &self.0 {
+            Kind::Full(bytes) => SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64)),
+            Kind::Streaming(body) => body.size_hint(),
+        }
+    }
+}
+
+/// The fields a head of this path may have (or `max_headers`, if fewer); one with more
+/// goes to hyper, which applies [`HttpServerConfig::max_headers`](crate::HttpServerConfig).
+const MAX_FIELDS: usize = 32;
+/// The least free room in the read buffer before a read.
+const READ_ROOM: usize = 8 << 10;
+/// How much a client may send ahead (pipelined requests) while its request runs; past it
+/// the connection stops reading until the response is written.
+const READ_AHEAD: usize = 64 << 10;
+/// What a frame is copied into the write buffer up to; a larger one is written from its
+/// own bytes.
+const COPY_LIMIT: usize = 4 << 10;
+
+/// Where a field's name and value sit in the head.
+#[derive(Clone, Copy)]
+struct Span {
+    name: (u32, u32),
+    value: (u32, u32),
+}
+
+/// What a buffered head is.
+enum Parsed {
+    /// Not complete yet.
+    Partial,
+    /// One this path serves.
+    Served(Head),
+    /// One for hyper.
+    Hyper,
+}
+
+/// A head this path serves, by its place in the read buffer.
+struct Head {
+    len: usize,
+    target: (usize, usize),
+    body: usize,
+    close: bool,
+}
+
+/// What became of one exchange.
+enum Step {
+    /// The connection waits for the next request.
+    Next,
+    /// The connection is done.
+    Close,
+    /// hyper takes the connection over.
+    Hyper,
+}
+
+/// One connection.
+struct Conn {
+    io: WriteTimeout<TcpStream>,
+    read: BytesMut,
+    out: Vec<u8>,
+    /// Large frames written after `out`, from their own bytes.
+    frames: Vec<Bytes>,
+    spans: Vec<Span>,
+    date: Date,
+}
+
+/// Serves one accepted connection.
+pub(crate) async fn serve<E: Endpoint>(
+    settings: Arc<Settings<E>>,
+    stream: TcpStream,
+    closing: CancellationToken,
+    peer: SocketAddr,
+) {
+    let mut conn = Conn {
+        io: WriteTimeout::new(stream, settings.write_timeout),
+        read: BytesMut::new(),
+        out: Vec::new(),
+        frames: Vec::new(),
+        spans: Vec::new(),
+        date: Date::default(),
+    };
+    let step = {
+        let mut timer = pin!(tokio::time::sleep(Duration::ZERO));
+        let mut closed = pin!(closing.cancelled());
+        loop {
+            match conn
+                .exchange(&settings, timer.as_mut(), closed.as_mut())
+                .await
+            {
+                Step::Next if !closing.is_cancelled() => {}
+                Step::Next | Step::Close => break Step::Close,
+                Step::Hyper => break Step::Hyper,
+            }
+        }
+    };
+    match step {
+        Step::Hyper => {
+            let io = Rewind {
+                prefix: conn.read.freeze(),
+                inner: conn.io,
+            };
+            serve_with_hyper(&settings, io, closing, peer).await;
+        }
+        Step::Next | Step::Close => {
+            let _ = conn.io.shutdown().await;
+        }
+    }
+}
+
+impl Conn {
+    /// Reads one request, answers it, and says what comes next.
+    async fn exchange<E: Endpoint>(
+        &mut self,
+        settings: &Settings<E>,
+        mut timer: Pin<&mut Sleep>,
+        mut closed: Pin<&mut tokio_util::sync::WaitForCancellationFuture<'_>>,
+    ) -> Step {
+        // A buffer grown for a large body is not kept by an idle connection.
+        if self.read.is_empty() && self.read.capacity() > READ_AHEAD {
+            self.read = BytesMut::new();
+        }
+        // The head, under the header read timeout from the moment it is awaited.
+        let mut armed = false;
+        let head = loop {
+            match self.parse(settings.max_headers.min(MAX_FIELDS)) {
+                Parsed::Served(head) if head.body > settings.max_body_bytes => {
+                    return Step::Hyper;
+                }
+                Parsed::Served(head) => break head,
+                Parsed::Hyper => return Step::Hyper,
+                Parsed::Partial if self.read.len() > settings.max_head_bytes => {
+                    return Step::Hyper;
+                }
+                Parsed::Partial => {}
+            }
+            if !armed && !settings.header_read_timeout.is_zero() {
+                timer
+                    .as_mut()
+                    .reset(Instant::now() + settings.header_read_timeout);
+                armed = true;
+            }
+            if self.read.capacity() - self.read.len() < READ_ROOM {
+                self.read.reserve(READ_ROOM);
+            }
+            let idle = self.read.is_empty();
+            tokio::select! {
+                biased;
+                () = closed.as_mut(), if idle => return Step::Close,
+                () = timer.as_mut(), if armed => return Step::Close,
+                read = self.io.read_buf(&mut self.read) => match read {
+                    Ok(0) | Err(_) => return Step::Close,
+                    Ok(_) => {}
+                },
+            }
+        };
+
+        // The body, under the body read timeout.
+        let total = head.len + head.body;
+        if self.read.len() < total {
+            self.read.reserve(total - self.read.len());
+            let armed = !settings.body_read_timeout.is_zero();
+            if armed {
+                timer
+                    .as_mut()
+                    .reset(Instant::now() + settings.body_read_timeout);
+            }
+            while self.read.len() < total {
+                tokio::select! {
+                    biased;
+                    () = timer.as_mut(), if armed => {
+                        let _ = self.respond(crate::service::body_timed_out(), true).await;
+                        return Step::Close;
+                    }
+                    read = self.io.read_buf(&mut self.read) => match read {
+                        Ok(0) | Err(_) => return Step::Close,
+                        Ok(_) => {}
+                    },
+                }
+            }
+        }
+        let bytes = self.read.split_to(head.len).freeze();
+        let body = self.read.split_to(head.body).freeze();
+        let Some(request) = self.request(&bytes, &head, body) else {
+            let _ = self.respond(plain(StatusCode::BAD_REQUEST), true).await;
+            return Step::Close;
+        };
+        drop(bytes);
+        if head_bytes(&request) > settings.max_head_bytes {
+            let _ = self
+                .respond(plain(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE), true)
+                .await;
+            return Step::Close;
+        }
+
+        // The endpoint's answer; the client closing its connection meanwhile drops it.
+        let response = {
+            let mut call = pin!(settings.service.call(request));
+            loop {
+                let watch = self.read.len() < READ_AHEAD;
+                tokio::select! {
+                    biased;
+                    response = call.as_mut() => match response {
+                        Ok(response) => break response,
+                        Err(never) => match never {},
+                    },
+                    read = self.io.read_buf(&mut self.read), if watch => match read {
+                        Ok(0) | Err(_) => return Step::Close,
+                        Ok(_) => {}
+                    },
+                }
+            }
+        };
+        match self.respond(response, head.close).await {
+            Ok(true) => Step::Next,
+            Ok(false) | Err(_) => Step::Close,
+        }
+    }
+
+    /// Parses the head at the start of the read buffer.
+    fn parse(&mut self, max_fields: usize) -> Parsed {
+        if self.read.is_empty() {
+            return Parsed::Partial;
+        }
+        // Left uninitialised: httparse fills what it parses.
+        let mut fields = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_FIELDS];
+        let mut parsed = httparse::Request::new(&mut []);
+        let len = match httparse::ParserConfig::default().parse_request_with_uninit_headers(
+            &mut parsed,
+            &self.read,
+            &mut fields[..max_fields],
+        ) {
+            Ok(httparse::Status::Complete(len)) => len,
+            Ok(httparse::Status::Partial) => return Parsed::Partial,
+            // Too many fields, or a malformed head: hyper says which.
+            Err(_) => return Parsed::Hyper,
+        };
+        if parsed.method != Some("POST") || parsed.version != Some(1) {
+            return Parsed::Hyper;
+        }
+        let base = self.read.as_ptr() as usize;
+        let at = |s: &[u8]| s.as_ptr() as usize - base;
+        let Some(target) = parsed.path.map(|p| (at(p.as_bytes()), p.len())) else {
+            return Parsed::Hyper;
+        };
+        let mut body: Option<usize> = None;
+        let mut close = false;
+        self.spans.clear();
+        for field in parsed.headers.iter() {
+            let name = field.name.as_bytes();
+            let value = field.value;
+            if name.eq_ignore_ascii_case(b"content-length") {
+                match (body, content_length(value)) {
+                    (None, Some(n)) => body = Some(n),
+                    // Repeated, or not a length: hyper refuses it.
+                    _ => return Parsed::Hyper,
+                }
+            } else if name.eq_ignore_ascii_case(b"connection") {
+                if value.eq_ignore_ascii_case(b"close") {
+                    close = true;
+                } else if !value.eq_ignore_ascii_case(b"keep-alive") {
+                    return Parsed::Hyper;
+                }
+            } else if name.eq_ignore_ascii_case(b"transfer-encoding")
+                || name.eq_ignore_ascii_case(b"expect")
+                || name.eq_ignore_ascii_case(b"upgrade")
+            {
+                return Parsed::Hyper;
+            }
+            let (Ok(name_at), Ok(name_len), Ok(value_at), Ok(value_len)) = (
+                u32::try_from(at(name)),
+                u32::try_from(name.len()),
+                u32::try_from(at(value)),
+                u32::try_from(value.len()),
+            ) else {
+                return Parsed::Hyper;
+            };
+            self.spans.push(Span {
+                name: (name_at, name_len),
+                value: (value_at, value_len),
+            });
+        }
+        Parsed::Served(Head {
+            len,
+            target,
+            body: body.unwrap_or(0),
+            close,
+        })
+    }
+
+    /// The request of a parsed head, sharing the head's and the body's bytes.
+    fn request(&self, head: &Bytes, parsed: &Head, body: Bytes) -> Option<Request<RequestBody>> {
+        let slice = |(at, len): (u32, u32)| head.slice(at as usize..(at + len) as usize);
+        let mut headers = HeaderMap::with_capacity(self.spans.len());
+        for span in &self.spans {
+            let name = field_name(&slice(span.name))?;
+            let value = HeaderValue::from_maybe_shared(slice(span.value)).ok()?;
+            headers.append(name, value);
+        }
+        let (at, len) = parsed.target;
+        let uri = Uri::from_maybe_shared(head.slice(at..at + len)).ok()?;
+        let mut request = Request::new(RequestBody::from(body));
+        *request.method_mut() = Method::POST;
+        *request.uri_mut() = uri;
+        *request.version_mut() = Version::HTTP_11;
+        *request.headers_mut() = headers;
+        Some(request)
+    }
+
+    /// Writes a response; `Ok(true)` when the connection stays open for the next request.
+    async fn respond<B>(&mut self, response: Response<B>, close: bool) -> io::Result<bool>
+    where
+        B: Body<Data = Bytes, Error = Infallible>,
+    {
+        let (parts, body) = response.into_parts();
+        let close = close
+            || parts
+                .headers
+                .get(http::header::CONNECTION)
+                .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"close"));
+        let status = parts.status;
+        let bodiless = status == StatusCode::NO_CONTENT
+            || status == StatusCode::NOT_MODIFIED
+            || status.is_informational();
+        let length = body.size_hint().exact();
+
+        self.out.clear();
+        self.frames.clear();
+        let out = &mut self.out;
+        out.extend_from_slice(b"HTTP/1.1 ");
+        out.extend_from_slice(status.as_str().as_bytes());
+        out.push(b' ');
+        out.extend_from_slice(status.canonical_reason().unwrap_or("").as_bytes());
+        out.extend_from_slice(b"\r\n");
+        for (name, value) in &parts.headers {
+            if name == http::header::CONNECTION
+                || name == http::header::TRANSFER_ENCODING
+                || name == CONTENT_LENGTH
+            {
+                continue;
+            }
+            out.extend_from_slice(name.as_str().as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(value.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"date: ");
+        out.extend_from_slice(self.date.now());
+        out.extend_from_slice(b"\r\n");
+        if close {
+            out.extend_from_slice(b"connection: close\r\n");
+        }
+        if !bodiless {
+            match length {
+                Some(n) => {
+                    out.extend_from_slice(b"content-length: ");
+                    push_decimal(out, n);
+                    out.extend_from_slice(b"\r\n");
+                }
+                None => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
+            }
+        }
+        out.extend_from_slice(b"\r\n");
+
+        let mut body = pin!(body);
+        if bodiless {
+            self.write_out().await?;
+            return Ok(!close);
+        }
+        let chunked = length.is_none();
+        loop {
+            let frame = {
+                let watch = self.read.len() < READ_AHEAD;
+                tokio::select! {
+                    biased;
+                    frame = body.frame() => frame,
+                    read = self.io.read_buf(&mut self.read), if watch => match read {
+                        Ok(0) => return Ok(false),
+                        Err(e) => return Err(e),
+                        Ok(_) => continue,
+                    },
+                }
+            };
+            let Some(frame) = frame else { break };
+            let Ok(frame) = frame;
+            let Ok(data) = frame.into_data() else {
+                continue; // No trailers on this path.
+            };
+            if data.is_empty() {
+                continue;
+            }
+            if chunked {
+                self.out
+                    .extend_from_slice(format_args_hex(data.len()).as_bytes());
+                self.out.extend_from_slice(b"\r\n");
+                self.push(data);
+                self.out.extend_from_slice(b"\r\n");
+                // Each event goes out as it comes.
+                self.write_out().await?;
+            } else {
+                self.push(data);
+            }
+        }
+        if chunked {
+            self.out.extend_from_slice(b"0\r\n\r\n");
+        }
+        self.write_out().await?;
+        Ok(!close)
+    }
+
+    /// Adds a frame's data to what is to be written: copied when small, shared when not.
+    fn push(&mut self, data: Bytes) {
+        if data.len() <= COPY_LIMIT && self.frames.is_empty() {
+            self.out.extend_from_slice(&data);
+        } else {
+            if !self.out.is_empty() || !self.frames.is_empty() {
+                let pending = Bytes::from(std::mem::take(&mut self.out));
+                self.frames.push(pending);
+            }
+            self.frames.push(data);
+        }
+    }
+
+    /// Writes `out` and the frames after it, vectored.
+    async fn write_out(&mut self) -> io::Result<()> {
+        if self.frames.is_empty() {
+            self.io.write_all(&self.out).await?;
+        } else {
+            if !self.out.is_empty() {
+                let pending = Bytes::from(std::mem::take(&mut self.out));
+                self.frames.push(pending);
+            }
+            let mut queue = Queue {
+                frames: &mut self.frames,
+                at: 0,
+            };
+            self.io.write_all_buf(&mut queue).await?;
+            self.frames.clear();
+        }
+        self.out.clear();
+        Ok(())
+    }
+}
+
+/// Frames to write, as one [`Buf`] (written vectored).
+struct Queue<'a> {
+    frames: &'a mut Vec<Bytes>,
+    at: usize,
+}
+
+impl Buf for Queue<'_> {
+    fn remaining(&self) -> usize {
+        self.frames[self.at..].iter().map(Bytes::len).sum()
+    }
+
+    fn chunk(&self) -> &[u8] {
+        self.frames.get(self.at).map_or(&[], |b| &b[..])
+    }
+
+    fn chunks_vectored<'b>(&'b self, dst: &mut [io::IoSlice<'b>]) -> usize {
+        let mut n = 0;
+        for (slot, frame) in dst.iter_mut().zip(&self.frames[self.at..]) {
+            *slot = io::IoSlice::new(frame);
+            n += 1;
+        }
+        n
+    }
+
+    fn advance(&mut self, mut cnt: usize) {
+        while cnt > 0 {
+            let Some(frame) = self.frames.get_mut(self.at) else {
+                return;
+            };
+            if cnt < frame.len() {
+                frame.advance(cnt);
+                return;
+            }
+            cnt -= frame.len();
+            self.at += 1;
+        }
+        while self.frames.get(self.at).is_some_and(Bytes::is_empty) {
+            self.at += 1;
+        }
+    }
+}
+
+/// A response with no body but its status's reason.
+fn plain(status: StatusCode) -> Response<http_body_util::Empty<Bytes>> {
+    let mut response = Response::new(http_body_util::Empty::new());
+    *response.status_mut() = status;
+    response
+}
+
+/// A `Content-Length` value: digits only (RFC 9110 §8.6).
+fn content_length(value: &[u8]) -> Option<usize> {
+    if value.is_empty() || value.len() > 19 || !value.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    value.iter().try_fold(0usize, |n, &d| {
+        n.checked_mul(10)?.checked_add(usize::from(d - b'0'))
+    })
+}
+
+/// A field's name: the MCP fields without an allocation, the standard ones as `http`
+/// knows them, any other copied.
+fn field_name(name: &[u8]) -> Option<HeaderName> {
+    const MCP: [&str; 5] = [
+        "mcp-method",
+        "mcp-name",
+        "mcp-protocol-version",
+        "mcp-session-id",
+        "last-event-id",
+    ];
+    for known in MCP {
+        if name.eq_ignore_ascii_case(known.as_bytes()) {
+            return Some(HeaderName::from_static(known));
+        }
+    }
+    HeaderName::from_bytes(name).ok()
+}
+
+/// Appends `n` in decimal.
+fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut buf = [0u8; 20];
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[at..]);
+}
+
+/// A chunk size in hexadecimal.
+fn format_args_hex(n: usize) -> HexSize {
+    let mut buf = [0u8; 16];
+    let mut at = buf.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        buf[at] = b"0123456789ABCDEF"[n & 15];
+        n >>= 4;
+        if n == 0 {
+            break;
+        }
+    }
+    HexSize { buf, at }
+}
+
+/// The digits of [`format_args_hex`].
+struct HexSize {
+    buf: [u8; 16],
+    at: usize,
+}
+
+impl HexSize {
+    fn as_bytes(&self) -> &[u8] {
+        &self.buf[self.at..]
+    }
+}
+
+/// The `Date` value, made again when the second changes.
+struct Date {
+    second: u64,
+    text: [u8; 29],
+}
+
+impl Default for Date {
+    fn default() -> Self {
+        Date {
+            second: u64::MAX,
+            text: [b' '; 29],
+        }
+    }
+}
+
+impl Date {
+    fn now(&mut self) -> &[u8] {
+        let now = SystemTime::now();
+        let second = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        if second != self.second {
+            let text = httpdate::fmt_http_date(now);
+            if text.len() == self.text.len() {
+                self.text.copy_from_slice(text.as_bytes());
+                self.second = second;
+            }
+        }
+        &self.text
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A connection handed to hyper with the bytes already read from it in front.
+    pub(crate) struct Rewind<I> {
+        prefix: Bytes,
+        #[pin]
+        inner: I,
+    }
+}
+
+impl<I: AsyncRead> AsyncRead for Rewind<I> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.project();
+        if !this.prefix.is_empty() {
+            let n = this.prefix.len().min(buf.remaining());
+            buf.put_slice(&this.prefix[..n]);
+            this.prefix.advance(n);
+            return Poll::Ready(Ok(()));
+        }
+        this.inner.poll_read(cx, buf)
+    }
+}
+
+impl<I: AsyncWrite> AsyncWrite for Rewind<I> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.project().inner.poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.project().inner.poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.project().inner.poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.project().inner.poll_shutdown(cx)
+    }
+}
