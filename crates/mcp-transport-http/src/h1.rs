@@ -606,16 +606,22 @@ fn content_length(value: &[u8]) -> Option<usize> {
 /// A field's name: the MCP fields without an allocation, the standard ones as `http`
 /// knows them, any other copied.
 fn field_name(name: &[u8]) -> Option<HeaderName> {
-    const MCP: [&str; 5] = [
-        "mcp-method",
-        "mcp-name",
-        "mcp-protocol-version",
-        "mcp-session-id",
-        "last-event-id",
+    // Made at compile time: `from_static` at run time checks its text each call.
+    const MCP: [(&[u8], HeaderName); 5] = [
+        (b"mcp-method", HeaderName::from_static("mcp-method")),
+        (b"mcp-name", HeaderName::from_static("mcp-name")),
+        (
+            b"mcp-protocol-version",
+            HeaderName::from_static("mcp-protocol-version"),
+        ),
+        (b"mcp-session-id", HeaderName::from_static("mcp-session-id")),
+        (b"last-event-id", HeaderName::from_static("last-event-id")),
     ];
-    for known in MCP {
-        if name.eq_ignore_ascii_case(known.as_bytes()) {
-            return Some(HeaderName::from_static(known));
+    if (name.len() >= 8 && name[..4].eq_ignore_ascii_case(b"mcp-")) || name.len() == 13 {
+        for (text, known) in MCP {
+            if name.eq_ignore_ascii_case(text) {
+                return Some(known);
+            }
         }
     }
     HeaderName::from_bytes(name).ok()
