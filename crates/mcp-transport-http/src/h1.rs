@@ -492,8 +492,7 @@ impl Conn {
                 continue;
             }
             if chunked {
-                self.out
-                    .extend_from_slice(format_args_hex(data.len()).as_bytes());
+                self.out.extend_from_slice(hex_size(data.len()).as_bytes());
                 self.out.extend_from_slice(b"\r\n");
                 self.push(data);
                 self.out.extend_from_slice(b"\r\n");
@@ -595,12 +594,10 @@ fn plain(status: StatusCode) -> Response<http_body_util::Empty<Bytes>> {
 
 /// A `Content-Length` value: digits only (RFC 9110 §8.6).
 fn content_length(value: &[u8]) -> Option<usize> {
-    if value.is_empty() || value.len() > 19 || !value.iter().all(u8::is_ascii_digit) {
+    if !value.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    value.iter().try_fold(0usize, |n, &d| {
-        n.checked_mul(10)?.checked_add(usize::from(d - b'0'))
-    })
+    std::str::from_utf8(value).ok()?.parse().ok()
 }
 
 /// A field's name: the MCP fields without an allocation, the standard ones as `http`
@@ -643,7 +640,7 @@ fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
 }
 
 /// A chunk size in hexadecimal.
-fn format_args_hex(n: usize) -> HexSize {
+fn hex_size(n: usize) -> HexSize {
     let mut buf = [0u8; 16];
     let mut at = buf.len();
     let mut n = n;
@@ -658,7 +655,7 @@ fn format_args_hex(n: usize) -> HexSize {
     HexSize { buf, at }
 }
 
-/// The digits of [`format_args_hex`].
+/// The digits of [`hex_size`].
 struct HexSize {
     buf: [u8; 16],
     at: usize,

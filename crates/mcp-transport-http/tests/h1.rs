@@ -81,6 +81,19 @@ async fn read_one(stream: &mut TcpStream) -> (String, Vec<u8>) {
     (head, body)
 }
 
+/// A connection on which one `tools/list` (id 1) has been answered `200`, open for more.
+async fn served(server: &RunningServer) -> TcpStream {
+    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
+    stream
+        .write_all(&request(server, 1, "tools/list", json!({}), ""))
+        .await
+        .unwrap();
+    let (head, body) = read_one(&mut stream).await;
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    assert_eq!(serde_json::from_slice::<Value>(&body).unwrap()["id"], 1);
+    stream
+}
+
 /// The JSON bodies of a run of `Content-Length` responses, in order.
 fn json_bodies(replies: &str) -> Vec<Value> {
     let mut bodies = Vec::new();
@@ -205,14 +218,8 @@ async fn notifications_stream_as_chunks_and_the_connection_is_reused() {
 #[tokio::test]
 async fn a_chunked_body_is_served_by_hyper_on_the_same_connection() {
     let (server, _log) = start(HttpServerConfig::default()).await;
-    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
     // First a request of the fast path, then one with a chunked body.
-    stream
-        .write_all(&request(&server, 1, "tools/list", json!({}), ""))
-        .await
-        .unwrap();
-    let (head_one, _) = read_one(&mut stream).await;
-    assert!(head_one.starts_with("HTTP/1.1 200 OK\r\n"), "{head_one}");
+    let mut stream = served(&server).await;
     let body = request_body(2, "tools/list", json!({"chunked": true}));
     let (a, b) = body.split_at(10);
     let mut bytes = head(
@@ -330,13 +337,7 @@ async fn a_length_that_is_not_a_number_is_refused() {
 async fn an_idle_connection_is_closed_after_the_header_read_timeout() {
     let config = HttpServerConfig::default().header_read_timeout(Duration::from_secs(3));
     let (server, _log) = start(config).await;
-    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
-    stream
-        .write_all(&request(&server, 1, "tools/list", json!({}), ""))
-        .await
-        .unwrap();
-    let (head, _) = read_one(&mut stream).await;
-    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    let mut stream = served(&server).await;
     let idle = tokio::time::Instant::now();
     let mut rest = Vec::new();
     stream.read_to_end(&mut rest).await.unwrap();
@@ -348,13 +349,7 @@ async fn an_idle_connection_is_closed_after_the_header_read_timeout() {
 #[tokio::test]
 async fn a_graceful_shutdown_closes_an_idle_connection() {
     let (server, _log) = start(HttpServerConfig::default()).await;
-    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
-    stream
-        .write_all(&request(&server, 1, "tools/list", json!({}), ""))
-        .await
-        .unwrap();
-    let (head, _) = read_one(&mut stream).await;
-    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    let mut stream = served(&server).await;
     let shutdown = tokio::spawn(server.shutdown(Duration::from_secs(30)));
     let rest = read_all(&mut stream).await;
     assert!(rest.is_empty(), "{rest}");
