@@ -752,3 +752,37 @@ impl<I: AsyncWrite> AsyncWrite for Rewind<I> {
         self.project().inner.poll_shutdown(cx)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{content_length, hex_size, push_decimal};
+
+    #[test]
+    fn a_content_length_is_digits_that_fit() {
+        assert_eq!(content_length(b"0"), Some(0));
+        assert_eq!(content_length(b"00042"), Some(42));
+        assert_eq!(
+            content_length(usize::MAX.to_string().as_bytes()),
+            Some(usize::MAX)
+        );
+        // Empty, signed, spaced, hexadecimal, or past usize: the head goes to hyper.
+        for bad in [&b""[..], b"+1", b"-1", b" 1", b"1 ", b"0x10", b"1,1"] {
+            assert_eq!(content_length(bad), None, "{bad:?}");
+        }
+        let past = format!("{}0", usize::MAX);
+        assert_eq!(content_length(past.as_bytes()), None);
+    }
+
+    #[test]
+    fn sizes_are_written_in_decimal_and_hexadecimal() {
+        for n in [0u64, 7, 10, 65_536, u64::MAX] {
+            let mut out = Vec::new();
+            push_decimal(&mut out, n);
+            assert_eq!(out, n.to_string().as_bytes());
+        }
+        // Upper-case digits: HEXDIG allows either case (RFC 9112 §7.1).
+        for n in [0usize, 9, 10, 255, 4096, usize::MAX] {
+            assert_eq!(hex_size(n).as_bytes(), format!("{n:X}").as_bytes());
+        }
+    }
+}
