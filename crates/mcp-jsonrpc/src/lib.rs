@@ -54,6 +54,7 @@
 #![forbid(unsafe_code)]
 
 mod error;
+pub mod find;
 pub mod json;
 pub mod memory;
 mod message;

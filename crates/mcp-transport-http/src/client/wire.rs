@@ -572,7 +572,7 @@ enum Step {
 fn decode_chunk(chunk: &mut Chunk, input: &mut BytesMut) -> io::Result<Step> {
     match *chunk {
         Chunk::Size => {
-            let Some(end) = memchr::memchr(b'\n', input) else {
+            let Some(end) = mcp_jsonrpc::find::byte(b'\n', input) else {
                 if input.len() > MAX_LINE {
                     return Err(invalid("a chunk size line too long"));
                 }
@@ -625,7 +625,7 @@ fn decode_chunk(chunk: &mut Chunk, input: &mut BytesMut) -> io::Result<Step> {
             Ok(Step::Next)
         }
         Chunk::Trailers(seen) => {
-            let Some(end) = memchr::memchr(b'\n', input) else {
+            let Some(end) = mcp_jsonrpc::find::byte(b'\n', input) else {
                 if seen + input.len() > MAX_TRAILERS {
                     return Err(invalid("trailer fields too long"));
                 }

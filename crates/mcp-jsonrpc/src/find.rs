@@ -1,0 +1,124 @@
+//! Byte and substring searches that run no CPU feature detection.
+//!
+//! `memchr::memchr` and `memchr::memmem::Finder` pick AVX2 when the CPU has it, which they
+//! learn from `std::is_x86_feature_detected!`: the first search of the process runs std's
+//! whole detection, a handful of `cpuid` instructions. Under a hypervisor each `cpuid`
+//! traps to it; on the 2-core VMs of issue #8 one costs 10–14 µs, and the detection about
+//! 65 µs of a stdio server's cold start, which its first request (a line to find, a frame
+//! to check) always paid (`docs/PERFORMANCE.md`, "The run of 2026-12-05").
+//!
+//! On x86-64 these use memchr's SSE2 searchers, which SSE2 being part of the architecture
+//! needs no detection; elsewhere they are memchr's own. For the lines and frames MCP
+//! sends (a few hundred bytes, up to megabytes) SSE2 is close to AVX2: both are far from
+//! the JSON parse that follows.
+
+/// The index of the first `needle` in `haystack`.
+///
+/// ```
+/// assert_eq!(mcp_jsonrpc::find::byte(b'\n', b"{}\n{}\n"), Some(2));
+/// assert_eq!(mcp_jsonrpc::find::byte(b'\n', b"{}"), None);
+/// ```
+#[inline]
+pub fn byte(needle: u8, haystack: &[u8]) -> Option<usize> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if let Some(one) = memchr::arch::x86_64::sse2::memchr::One::new(needle) {
+        return one.find(haystack);
+    }
+    memchr::memchr(needle, haystack)
+}
+
+/// The index of the first `a` or `b` in `haystack`.
+///
+/// ```
+/// assert_eq!(mcp_jsonrpc::find::either(b'\n', b'\r', b"ab\rc\n"), Some(2));
+/// ```
+#[inline]
+pub fn either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if let Some(two) = memchr::arch::x86_64::sse2::memchr::Two::new(a, b) {
+        return two.find(haystack);
+    }
+    memchr::memchr2(a, b, haystack)
+}
+
+/// A substring to look for, prepared once (for a `static`, in a `LazyLock`).
+///
+/// ```
+/// let finder = mcp_jsonrpc::find::Substring::new(b"inputResponses");
+/// assert_eq!(finder.find(br#"{"inputResponses":{}}"#), Some(2));
+/// assert_eq!(finder.find(b"input"), None);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Substring {
+    needle: Box<[u8]>,
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    packed: Option<memchr::arch::x86_64::sse2::packedpair::Finder>,
+    /// Rabin-Karp: for haystacks too short for the packed search, and needles it cannot
+    /// take (a single byte).
+    short: memchr::arch::all::rabinkarp::Finder,
+}
+
+impl Substring {
+    /// Prepares a search for `needle`.
+    pub fn new(needle: &[u8]) -> Substring {
+        Substring {
+            needle: needle.into(),
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            packed: memchr::arch::x86_64::sse2::packedpair::Finder::new(needle),
+            short: memchr::arch::all::rabinkarp::Finder::new(needle),
+        }
+    }
+
+    /// The index of the first occurrence of the needle in `haystack`.
+    pub fn find(&self, haystack: &[u8]) -> Option<usize> {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if let Some(packed) = &self.packed
+            && haystack.len() >= packed.min_haystack_len()
+        {
+            return packed.find(haystack, &self.needle);
+        }
+        self.short.find(haystack, &self.needle)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every position and length up to past two SSE2 blocks, against a plain scan.
+    #[test]
+    fn the_searches_agree_with_a_plain_scan() {
+        for len in 0..80 {
+            for at in 0..=len {
+                let mut hay = vec![b'x'; len];
+                if at < len {
+                    hay[at] = b'\n';
+                }
+                let plain = hay.iter().position(|&b| b == b'\n');
+                assert_eq!(byte(b'\n', &hay), plain, "{len} {at}");
+                if at < len {
+                    hay[at] = b'\r';
+                }
+                let plain = hay.iter().position(|&b| b == b'\r' || b == b'\n');
+                assert_eq!(either(b'\n', b'\r', &hay), plain, "{len} {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn substrings_are_found_in_haystacks_of_every_length() {
+        for needle in [&b"\\u"[..], b"inputResponses", b"q"] {
+            let finder = Substring::new(needle);
+            for len in 0..100 {
+                for at in 0..=len {
+                    let mut hay = vec![b'i'; len];
+                    if at + needle.len() <= len {
+                        hay[at..at + needle.len()].copy_from_slice(needle);
+                    }
+                    let plain = hay.windows(needle.len()).position(|w| w == needle);
+                    assert_eq!(finder.find(&hay), plain, "{needle:?} {len} {at}");
+                }
+            }
+        }
+    }
+}
