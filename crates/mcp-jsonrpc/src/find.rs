@@ -1,4 +1,4 @@
-//! Byte and substring searches that run no CPU feature detection.
+//! Byte and substring searches that run no CPU feature detection for small inputs.
 //!
 //! `memchr::memchr` and `memchr::memmem::Finder` pick AVX2 when the CPU has it, which they
 //! learn from `std::is_x86_feature_detected!`: the first search of the process runs std's
@@ -7,10 +7,14 @@
 //! 65 µs of a stdio server's cold start, which its first request (a line to find, a frame
 //! to check) always paid (`docs/PERFORMANCE.md`, "The run of 2026-12-05").
 //!
-//! On x86-64 these use memchr's SSE2 searchers, which SSE2 being part of the architecture
-//! needs no detection; elsewhere they are memchr's own. For the lines and frames MCP
-//! sends (a few hundred bytes, up to megabytes) SSE2 is close to AVX2: both are far from
-//! the JSON parse that follows.
+//! On x86-64 an input under [`LARGE`] bytes is searched with memchr's SSE2 searchers, which
+//! need no detection (SSE2 is part of the architecture); a larger one with memchr's usual
+//! searchers, AVX2 where the CPU has it, so the detection is paid once, by the first large
+//! input, where the wider search repays it. Elsewhere these are memchr's own searchers.
+
+/// From this many bytes on, a search takes memchr's usual (detected) path on x86-64.
+/// Below it, SSE2 and AVX2 differ by a few dozen cycles.
+pub const LARGE: usize = 4 << 10;
 
 /// The index of the first `needle` in `haystack`.
 ///
@@ -21,7 +25,9 @@
 #[inline]
 pub fn byte(needle: u8, haystack: &[u8]) -> Option<usize> {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    if let Some(one) = memchr::arch::x86_64::sse2::memchr::One::new(needle) {
+    if haystack.len() < LARGE
+        && let Some(one) = memchr::arch::x86_64::sse2::memchr::One::new(needle)
+    {
         return one.find(haystack);
     }
     memchr::memchr(needle, haystack)
@@ -35,7 +41,9 @@ pub fn byte(needle: u8, haystack: &[u8]) -> Option<usize> {
 #[inline]
 pub fn either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    if let Some(two) = memchr::arch::x86_64::sse2::memchr::Two::new(a, b) {
+    if haystack.len() < LARGE
+        && let Some(two) = memchr::arch::x86_64::sse2::memchr::Two::new(a, b)
+    {
         return two.find(haystack);
     }
     memchr::memchr2(a, b, haystack)
@@ -48,7 +56,7 @@ pub fn either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
 /// assert_eq!(finder.find(br#"{"inputResponses":{}}"#), Some(2));
 /// assert_eq!(finder.find(b"input"), None);
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Substring {
     needle: Box<[u8]>,
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
@@ -56,6 +64,9 @@ pub struct Substring {
     /// Rabin-Karp: for haystacks too short for the packed search, and needles it cannot
     /// take (a single byte).
     short: memchr::arch::all::rabinkarp::Finder,
+    /// memchr's own finder, made (and the CPU's features detected) at the first large
+    /// haystack.
+    large: std::sync::OnceLock<memchr::memmem::Finder<'static>>,
 }
 
 impl Substring {
@@ -66,11 +77,18 @@ impl Substring {
             #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
             packed: memchr::arch::x86_64::sse2::packedpair::Finder::new(needle),
             short: memchr::arch::all::rabinkarp::Finder::new(needle),
+            large: std::sync::OnceLock::new(),
         }
     }
 
     /// The index of the first occurrence of the needle in `haystack`.
     pub fn find(&self, haystack: &[u8]) -> Option<usize> {
+        if haystack.len() >= LARGE || !cfg!(all(target_arch = "x86_64", target_feature = "sse2")) {
+            return self
+                .large
+                .get_or_init(|| memchr::memmem::Finder::new(&self.needle).into_owned())
+                .find(haystack);
+        }
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         if let Some(packed) = &self.packed
             && haystack.len() >= packed.min_haystack_len()
@@ -85,11 +103,12 @@ impl Substring {
 mod tests {
     use super::*;
 
-    /// Every position and length up to past two SSE2 blocks, against a plain scan.
+    /// Every position and length up to past two SSE2 blocks, and lengths on both sides of
+    /// [`LARGE`], against a plain scan.
     #[test]
     fn the_searches_agree_with_a_plain_scan() {
-        for len in 0..80 {
-            for at in 0..=len {
+        for len in (0..80).chain(LARGE - 3..LARGE + 3) {
+            for at in (0..=len).filter(|at| len < 80 || at % 61 == 0 || *at + 20 > len) {
                 let mut hay = vec![b'x'; len];
                 if at < len {
                     hay[at] = b'\n';
@@ -109,8 +128,8 @@ mod tests {
     fn substrings_are_found_in_haystacks_of_every_length() {
         for needle in [&b"\\u"[..], b"inputResponses", b"q"] {
             let finder = Substring::new(needle);
-            for len in 0..100 {
-                for at in 0..=len {
+            for len in (0..100).chain(LARGE - 3..LARGE + 3) {
+                for at in (0..=len).filter(|at| len < 100 || at % 61 == 0 || *at + 20 > len) {
                     let mut hay = vec![b'i'; len];
                     if at + needle.len() <= len {
                         hay[at..at + needle.len()].copy_from_slice(needle);
