@@ -15,6 +15,16 @@
 //!   own code and data sit at a fixed address (the libraries, the heap and the stack are
 //!   still randomized); `MCP_CLI_PLAIN_LINK=1` links it position-independent again.
 //!
+//! - The unwinder is linked in statically (`libgcc_eh.a`, what `-static-libgcc` links for
+//!   a C program), not loaded from `libgcc_s.so.1`: that library's constructor
+//!   (`__cpu_indicator_init`) runs a dozen `cpuid` instructions at every start, and under
+//!   a hypervisor each one traps to it (10–14 µs on the benchmark's VMs; with the loading
+//!   of one library less, about 0.15–0.25 ms of each start). rustc asks for `-lgcc_s`
+//!   itself, so a directory holding `libgcc_eh.a` under the name `libgcc_s.a` is put on
+//!   the binary's library path: the linker takes the first `libgcc_s` it finds, and
+//!   the binary imports only `_Unwind_*` functions from it, all of which `libgcc_eh.a`
+//!   has. Without a C compiler that knows `libgcc_eh.a`, the binary links as before.
+//!
 //! All are options of LLD and of the C compiler driver rustc links with on
 //! `x86_64-unknown-linux-gnu` (LLD is its default linker since 1.90; this workspace needs
 //! 1.95), so they are passed only there, and only when nothing chose another linker (a
@@ -24,7 +34,8 @@
 //! chooses.
 
 use std::env;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=hot-symbols.txt");
@@ -49,6 +60,29 @@ fn main() {
         println!("cargo:rerun-if-changed=link.ld");
         println!("cargo:rustc-link-arg-bin=mcp=-Wl,-T,{script}");
     }
+    if let Some(dir) = static_unwinder() {
+        println!("cargo:rustc-link-arg-bin=mcp=-L{}", dir.display());
+    }
+}
+
+/// A directory in `OUT_DIR` holding the C compiler's `libgcc_eh.a` as `libgcc_s.a`, or
+/// `None` when the compiler does not have one.
+fn static_unwinder() -> Option<PathBuf> {
+    let out = PathBuf::from(env::var_os("OUT_DIR")?);
+    let printed = Command::new("cc")
+        .arg("-print-file-name=libgcc_eh.a")
+        .output()
+        .ok()
+        .filter(|output| output.status.success())?;
+    // The driver prints the bare name back when it has no such file.
+    let archive = PathBuf::from(String::from_utf8(printed.stdout).ok()?.trim());
+    if !archive.is_absolute() || !archive.is_file() {
+        return None;
+    }
+    let dir = out.join("static-unwinder");
+    std::fs::create_dir_all(&dir).ok()?;
+    std::fs::copy(&archive, dir.join("libgcc_s.a")).ok()?;
+    Some(dir)
 }
 
 /// Whether the binary is linked by rustc's own LLD: the target where it is the default,
