@@ -59,14 +59,21 @@ pub fn either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
 #[derive(Debug)]
 pub struct Substring {
     needle: Box<[u8]>,
+    /// The searches of inputs under [`LARGE`] bytes.
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    packed: Option<memchr::arch::x86_64::sse2::packedpair::Finder>,
-    /// Rabin-Karp: for haystacks too short for the packed search, and needles it cannot
-    /// take (a single byte).
-    short: memchr::arch::all::rabinkarp::Finder,
+    small: Small,
     /// memchr's own finder, made (and the CPU's features detected) at the first large
     /// haystack.
     large: std::sync::OnceLock<memchr::memmem::Finder<'static>>,
+}
+
+/// SSE2's packed-pair search, and Rabin-Karp for haystacks too short for it and needles it
+/// cannot take (a single byte).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[derive(Debug)]
+struct Small {
+    packed: Option<memchr::arch::x86_64::sse2::packedpair::Finder>,
+    short: memchr::arch::all::rabinkarp::Finder,
 }
 
 impl Substring {
@@ -75,27 +82,28 @@ impl Substring {
         Substring {
             needle: needle.into(),
             #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            packed: memchr::arch::x86_64::sse2::packedpair::Finder::new(needle),
-            short: memchr::arch::all::rabinkarp::Finder::new(needle),
+            small: Small {
+                packed: memchr::arch::x86_64::sse2::packedpair::Finder::new(needle),
+                short: memchr::arch::all::rabinkarp::Finder::new(needle),
+            },
             large: std::sync::OnceLock::new(),
         }
     }
 
     /// The index of the first occurrence of the needle in `haystack`.
     pub fn find(&self, haystack: &[u8]) -> Option<usize> {
-        if haystack.len() >= LARGE || !cfg!(all(target_arch = "x86_64", target_feature = "sse2")) {
-            return self
-                .large
-                .get_or_init(|| memchr::memmem::Finder::new(&self.needle).into_owned())
-                .find(haystack);
-        }
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        if let Some(packed) = &self.packed
-            && haystack.len() >= packed.min_haystack_len()
-        {
-            return packed.find(haystack, &self.needle);
+        if haystack.len() < LARGE {
+            return match &self.small.packed {
+                Some(packed) if haystack.len() >= packed.min_haystack_len() => {
+                    packed.find(haystack, &self.needle)
+                }
+                _ => self.small.short.find(haystack, &self.needle),
+            };
         }
-        self.short.find(haystack, &self.needle)
+        self.large
+            .get_or_init(|| memchr::memmem::Finder::new(&self.needle).into_owned())
+            .find(haystack)
     }
 }
 

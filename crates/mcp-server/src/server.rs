@@ -599,7 +599,8 @@ impl<T> Member<T> {
 fn check_input_responses(params: &str) -> Result<(), ErrorObject> {
     // Most requests carry no `inputResponses`: a scan for the key (and for a `\u` escape,
     // which could spell it otherwise) spares them a second parse of their params. The
-    // scans are SIMD substring searches (SSE2: no CPU detection at the first request), cheap next to a parse even for large arguments.
+    // scans are SIMD substring searches (`mcp_jsonrpc::find`: no CPU feature detection for
+    // small params), cheap next to a parse even for large arguments.
     static KEY: LazyLock<Substring> = LazyLock::new(|| Substring::new(b"inputResponses"));
     static ESCAPE: LazyLock<Substring> = LazyLock::new(|| Substring::new(b"\\u"));
     let bytes = params.as_bytes();
