@@ -200,6 +200,9 @@ pub(crate) struct Bench {
     /// `--max-connections N` (HTTP): the server's limit of open connections, instead of
     /// its default.
     pub(crate) max_connections: Option<usize>,
+    /// `--idle-poll MICROS` (HTTP): the connection threads' idle poll, instead of its
+    /// default.
+    pub(crate) idle_poll: Option<std::time::Duration>,
 }
 
 /// The example server, with the benchmark's additions that `bench` asks for.
@@ -445,6 +448,9 @@ pub(crate) async fn serve_http(
     }
     if let Some(limit) = bench.max_connections {
         config.max_connections = limit;
+    }
+    if let Some(window) = bench.idle_poll {
+        config.idle_poll = window;
     }
     let endpoint = mcp_legacy::http::DualEraHttp::new(
         server(bench, &probes)?,

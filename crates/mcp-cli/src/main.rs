@@ -237,6 +237,11 @@ enum Command {
         /// new clients wait to be accepted until one closes.
         #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
         max_connections: Option<u32>,
+        /// With --http: how many microseconds a connection thread that serves one
+        /// connection looks for its next request before it sleeps (default 50; 0 turns it
+        /// off; `HttpServerConfig::idle_poll`).
+        #[arg(long, value_name = "MICROS", requires = "http", value_parser = clap::value_parser!(u16).range(0..=1000))]
+        idle_poll: Option<u16>,
     },
 }
 
@@ -343,6 +348,7 @@ async fn run(cli: Cli) -> Result<(), Error> {
         soak_tools,
         max_concurrent_requests,
         max_connections,
+        idle_poll,
         workers,
     } = command
     {
@@ -352,6 +358,7 @@ async fn run(cli: Cli) -> Result<(), Error> {
             soak: soak_tools,
             max_concurrent_requests: max_concurrent_requests.and_then(|n| usize::try_from(n).ok()),
             max_connections: max_connections.and_then(|n| usize::try_from(n).ok()),
+            idle_poll: idle_poll.map(|micros| std::time::Duration::from_micros(u64::from(micros))),
         };
         return match http {
             None => Ok(example::serve_stdio(bench).await?),
@@ -811,6 +818,7 @@ mod tests {
             soak_tools: false,
             max_concurrent_requests: None,
             max_connections: None,
+            idle_poll: None,
         }) = cli.command
         else {
             panic!("`mcp serve-example` is not the plain example server");

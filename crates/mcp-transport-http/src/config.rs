@@ -140,7 +140,31 @@ pub struct HttpServerConfig {
     /// thread-per-core model). Tasks a handler spawns run on its connection's thread.
     /// Ignored by [`McpService`](crate::McpService) mounted in another server.
     pub connection_threads: usize,
+    /// How long a connection thread that serves exactly one connection keeps looking for
+    /// that connection's next request before its runtime sleeps (default 50 µs;
+    /// [`Duration::ZERO`] turns it off; at most [`MAX_IDLE_POLL`]). Only with
+    /// [`connection_threads`](Self::connection_threads) ≥ 1.
+    ///
+    /// On a request/response connection the next request usually comes a few tens of
+    /// microseconds after the reply. A thread that sleeps in that gap leaves its CPU idle,
+    /// and on a virtual machine whose host does not let idle guest CPUs poll (Linux's
+    /// `haltpoll.guest_halt_poll_ns=0`, as on the benchmark's host) waking an idle CPU is
+    /// a trip through the hypervisor: tens of microseconds on every request. Polling the
+    /// socket (`MSG_PEEK`, yielding the CPU between looks) for a short while keeps the CPU
+    /// awake for the likely next request; with one call at a time it took the benchmark's
+    /// median round trip from 81 to 49 µs, for up to this much CPU per idle period.
+    ///
+    /// The poll stops at once when the thread's CPU is wanted by another thread (a look
+    /// that took more than a few microseconds means the thread was preempted), and a thread
+    /// that serves several connections never polls: its connections' requests batch, and
+    /// polling there measured worse (the peers' turns on the CPU come later: a 3× higher
+    /// p99 with eight connections a thread). A wake-up from elsewhere (a task another
+    /// thread finishes, a timer, a new connection) can wait up to this long.
+    pub idle_poll: Duration,
 }
+
+/// The longest [`HttpServerConfig::idle_poll`] accepted (1 ms).
+pub const MAX_IDLE_POLL: Duration = Duration::from_millis(1);
 
 /// The most [`HttpServerConfig::connection_threads`] accepted.
 pub const MAX_CONNECTION_THREADS: usize = 1024;
@@ -181,6 +205,7 @@ impl Default for HttpServerConfig {
             on_notification: None,
             authenticator: None,
             connection_threads: 0,
+            idle_poll: Duration::from_micros(50),
         }
     }
 }
@@ -208,6 +233,7 @@ impl fmt::Debug for HttpServerConfig {
             .field("on_notification", &self.on_notification.is_some())
             .field("authenticator", &self.authenticator.is_some())
             .field("connection_threads", &self.connection_threads)
+            .field("idle_poll", &self.idle_poll)
             .finish()
     }
 }
@@ -333,6 +359,13 @@ impl HttpServerConfig {
         self
     }
 
+    /// Sets [`idle_poll`](Self::idle_poll).
+    #[must_use]
+    pub fn idle_poll(mut self, window: Duration) -> Self {
+        self.idle_poll = window;
+        self
+    }
+
     /// Mirrors `params.<field>` of `method` into `Mcp-Name` (replacing an earlier entry for
     /// the same method).
     #[must_use]
@@ -383,6 +416,11 @@ impl HttpServerConfig {
         if self.connection_threads > MAX_CONNECTION_THREADS {
             return Err(Error::Config(format!(
                 "connection_threads must be at most {MAX_CONNECTION_THREADS}"
+            )));
+        }
+        if self.idle_poll > MAX_IDLE_POLL {
+            return Err(Error::Config(format!(
+                "idle_poll must be at most {MAX_IDLE_POLL:?}"
             )));
         }
         if self.max_connections == 0 || self.max_connections > tokio::sync::Semaphore::MAX_PERMITS {

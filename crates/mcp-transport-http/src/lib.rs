@@ -142,6 +142,7 @@ mod error;
 pub mod fuzzing;
 mod h1;
 mod headers;
+mod idle;
 mod io;
 mod mirror;
 mod response;
@@ -156,8 +157,8 @@ pub use client::{
     MAX_CHALLENGES, RawRequest, RawResponse, Reply, RequestHeaders, ResponseStream, SseEvent,
 };
 pub use config::{
-    AllowList, HttpServerConfig, MAX_CONNECTION_THREADS, NotificationHook, ParamHeader,
-    ParamHeaders,
+    AllowList, HttpServerConfig, MAX_CONNECTION_THREADS, MAX_IDLE_POLL, NotificationHook,
+    ParamHeader, ParamHeaders,
 };
 pub use error::Error;
 pub use h1::RequestBody;

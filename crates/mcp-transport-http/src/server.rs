@@ -124,7 +124,7 @@ impl HttpServer {
         });
         let shards = match config.connection_threads {
             0 => None,
-            threads => Some(Shards::start(threads, &settings)?),
+            threads => Some(Shards::start(threads, &settings, config.idle_poll)?),
         };
         let runtimes = shards.as_ref().map(Shards::runtimes).unwrap_or_default();
         let (stop, stopped) = oneshot::channel();

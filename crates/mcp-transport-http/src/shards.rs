@@ -27,6 +27,7 @@ use tokio::sync::{OwnedSemaphorePermit, mpsc};
 use tokio::task::JoinSet;
 
 use crate::error::Error;
+use crate::idle;
 use crate::server::{Endpoint, Settings, drain, serve_connection};
 
 /// A connection handed to a thread, with its place among the server's open connections
@@ -61,10 +62,13 @@ impl Drop for AbortOnDrop {
 }
 
 impl Shards {
-    /// Starts `count` threads serving connections with `settings`.
+    /// Starts `count` threads serving connections with `settings`; each looks for its one
+    /// connection's next request for up to `idle_poll` before it sleeps
+    /// ([`HttpServerConfig::idle_poll`](crate::HttpServerConfig::idle_poll)).
     pub(crate) fn start<E: Endpoint>(
         count: usize,
         settings: &Arc<Settings<E>>,
+        idle_poll: Duration,
     ) -> Result<Shards, Error> {
         let closing = CancellationToken::new();
         // Built first: if a later thread cannot start, the ones already running stop.
@@ -73,15 +77,18 @@ impl Shards {
         let mut threads = Vec::with_capacity(count);
         let mut runtimes = Vec::with_capacity(count);
         for index in 0..count {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(Error::Thread)?;
+            let mut builder = tokio::runtime::Builder::new_current_thread();
+            builder.enable_all();
+            if !idle_poll.is_zero() {
+                builder.on_thread_park(move || idle::before_park(idle_poll));
+            }
+            let runtime = builder.build().map_err(Error::Thread)?;
             runtimes.push(runtime.handle().clone());
             let (queue, incoming) = mpsc::unbounded_channel();
             let open = Arc::new(AtomicUsize::new(0));
             let thread = Thread {
                 incoming,
+                idle_poll: !idle_poll.is_zero(),
                 settings: Arc::clone(settings),
                 closing: closing.clone(),
                 abort: abort.0.clone(),
@@ -177,6 +184,8 @@ impl Shards {
 /// One connection thread's loop.
 struct Thread<E> {
     incoming: mpsc::UnboundedReceiver<Handoff>,
+    /// Whether the thread's connections go on its idle poll's list.
+    idle_poll: bool,
     settings: Arc<Settings<E>>,
     closing: CancellationToken,
     abort: CancellationToken,
@@ -217,11 +226,18 @@ impl<E: Endpoint> Thread<E> {
         permit: OwnedSemaphorePermit,
     ) {
         let open = Arc::clone(&self.open);
+        // The idle poll peeks at a duplicate of the socket; without one (out of
+        // descriptors) the connection is served all the same, unpolled.
+        let watched = match self.idle_poll.then(|| stream.try_clone()) {
+            Some(Ok(duplicate)) => idle::Watched::new(duplicate),
+            _ => idle::Watched::none(),
+        };
         match TcpStream::from_std(stream) {
             Ok(stream) => {
                 let connection =
                     serve_connection(&self.settings, stream, self.closing.clone(), peer);
                 connections.spawn(async move {
+                    let _watched = watched;
                     connection.await;
                     open.fetch_sub(1, Ordering::Relaxed);
                     drop(permit);
