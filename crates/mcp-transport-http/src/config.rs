@@ -152,7 +152,7 @@ pub struct HttpServerConfig {
     /// a trip through the hypervisor: tens of microseconds on every request. Polling the
     /// socket (`MSG_PEEK`, yielding the CPU between looks) for a short while keeps the CPU
     /// awake for the likely next request; with one call at a time it took the benchmark's
-    /// median round trip from 81 to 49 µs, for up to this much CPU per idle period.
+    /// median round trip from 78–85 to 47–48 µs, for up to this much CPU per idle period.
     ///
     /// The poll stops at once when the thread's CPU is wanted by another thread (a look
     /// that took more than a few microseconds means the thread was preempted), and a thread
