@@ -9,9 +9,15 @@
 //! look that comes back late means another thread had the CPU, and the poll gives up so
 //! as not to compete with it for its share.
 //!
-//! Each connection thread keeps its connections' duplicates in a thread-local list; a
-//! [`Watched`] guard, held by the connection's task, takes its duplicate out when the task
-//! ends or is dropped, so the socket closes when the connection does.
+//! Each connection thread counts its connections in a thread-local, and keeps a duplicate
+//! of one socket only: that of a connection that arrived when the thread served none. So
+//! the poll costs one descriptor per thread at most, not one per connection (which would
+//! halve how many connections fit under the process's descriptor limit). A second
+//! connection on the thread stops the polls; if the first then ends, the one left is not
+//! polled (its socket was never duplicated) until the thread is empty again. A [`Watched`]
+//! guard, held by the connection's task, counts the connection out and drops the
+//! duplicate when the task ends or is dropped, so the socket closes when the connection
+//! does.
 //!
 //! [`HttpServerConfig::idle_poll`]: crate::HttpServerConfig::idle_poll
 
@@ -24,62 +30,85 @@ use std::time::{Duration, Instant};
 const PREEMPTED: Duration = Duration::from_micros(5);
 
 thread_local! {
-    /// The sockets of the connections this thread serves, by id.
-    static WATCHED: RefCell<Watch> = const {
-        RefCell::new(Watch { next: 0, sockets: Vec::new() })
+    /// This thread's connections.
+    static WATCH: RefCell<Watch> = const {
+        RefCell::new(Watch { connections: 0, socket: None })
     };
 }
 
 struct Watch {
-    next: u64,
-    sockets: Vec<(u64, TcpStream)>,
+    /// How many connections the thread serves.
+    connections: usize,
+    /// A duplicate of the socket of the connection that arrived when the thread served
+    /// none, while that connection lasts.
+    socket: Option<TcpStream>,
 }
 
-/// A connection's place in its thread's list; dropping it takes the connection out.
-pub(crate) struct Watched(Option<u64>);
+/// A connection counted on its thread; dropping it counts the connection out.
+pub(crate) struct Watched {
+    /// Whether the thread counted this connection (its storage was there).
+    counted: bool,
+    /// Whether the thread's duplicate is of this connection's socket.
+    polled: bool,
+}
 
 impl Watched {
-    /// Adds `socket` (a duplicate of a connection's socket) to this thread's list.
-    pub(crate) fn new(socket: TcpStream) -> Watched {
-        let id = WATCHED
+    /// Counts a connection arriving on this thread. If the thread served none,
+    /// `duplicate` is called for a duplicate of its socket, which the poll watches while
+    /// the connection is alone (`None`, out of descriptors: it is served unpolled).
+    pub(crate) fn arrive(duplicate: impl FnOnce() -> Option<TcpStream>) -> Watched {
+        WATCH
             .try_with(|watch| {
                 let mut watch = watch.borrow_mut();
-                let id = watch.next;
-                watch.next += 1;
-                watch.sockets.push((id, socket));
-                id
+                watch.connections += 1;
+                let polled = watch.connections == 1 && {
+                    watch.socket = duplicate();
+                    watch.socket.is_some()
+                };
+                Watched {
+                    counted: true,
+                    polled,
+                }
             })
-            .ok();
-        Watched(id)
+            .unwrap_or_else(|_| Watched::none())
     }
 
-    /// A guard that watches nothing (the poll is off, or the socket could not be
-    /// duplicated).
+    /// A connection the poll does not know of (the poll is off).
     pub(crate) fn none() -> Watched {
-        Watched(None)
+        Watched {
+            counted: false,
+            polled: false,
+        }
     }
 }
 
 impl Drop for Watched {
     fn drop(&mut self) {
-        if let Some(id) = self.0 {
-            // The thread's storage may already be gone when the runtime drops what is left
-            // at the thread's end; its sockets are closed with it then.
-            let _ = WATCHED.try_with(|watch| {
-                watch.borrow_mut().sockets.retain(|(other, _)| *other != id);
-            });
+        if !self.counted {
+            return;
         }
+        // The thread's storage may already be gone when the runtime drops what is left
+        // at the thread's end; the duplicate is closed with it then.
+        let _ = WATCH.try_with(|watch| {
+            let mut watch = watch.borrow_mut();
+            watch.connections -= 1;
+            if self.polled {
+                watch.socket = None;
+            }
+        });
     }
 }
 
 /// What the connection threads' runtimes run before they sleep: with exactly one
 /// connection on this thread, looks for its next request for up to `window`.
 pub(crate) fn before_park(window: Duration) {
-    let _ = WATCHED.try_with(|watch| {
+    let _ = WATCH.try_with(|watch| {
         let Ok(watch) = watch.try_borrow() else {
             return;
         };
-        if let [(_, socket)] = watch.sockets.as_slice() {
+        if watch.connections == 1
+            && let Some(socket) = &watch.socket
+        {
             poll(socket, window);
         }
     });
@@ -152,16 +181,35 @@ mod tests {
     }
 
     #[test]
-    fn the_list_holds_a_connection_until_its_guard_drops() {
+    fn only_a_connection_alone_on_its_thread_is_duplicated_and_polled() {
+        let state = || {
+            WATCH.with(|w| {
+                let w = w.borrow();
+                (w.connections, w.socket.is_some())
+            })
+        };
         let (_client, server) = pair();
-        let count = || WATCHED.with(|w| w.borrow().sockets.len());
-        let before = count();
-        let guard = Watched::new(server.try_clone().unwrap());
-        assert_eq!(count(), before + 1);
-        drop(guard);
-        assert_eq!(count(), before);
+        let (_client2, server2) = pair();
+        assert_eq!(state(), (0, false));
+        let first = Watched::arrive(|| server.try_clone().ok());
+        assert_eq!(state(), (1, true));
+        // A second connection is counted, not duplicated: the poll stops.
+        let second = Watched::arrive(|| panic!("only the first is duplicated"));
+        assert_eq!(state(), (2, true));
+        drop(first);
+        assert_eq!(state(), (1, false));
+        drop(second);
+        assert_eq!(state(), (0, false));
+        // An empty thread duplicates the next one again; one that cannot be duplicated
+        // is counted all the same.
+        let third = Watched::arrive(|| None);
+        assert_eq!(state(), (1, false));
+        drop(third);
+        let fourth = Watched::arrive(|| server2.try_clone().ok());
+        assert_eq!(state(), (1, true));
+        drop(fourth);
         drop(Watched::none());
-        assert_eq!(count(), before);
+        assert_eq!(state(), (0, false));
     }
 
     #[test]

@@ -226,11 +226,12 @@ impl<E: Endpoint> Thread<E> {
         permit: OwnedSemaphorePermit,
     ) {
         let open = Arc::clone(&self.open);
-        // The idle poll peeks at a duplicate of the socket; without one (out of
-        // descriptors) the connection is served all the same, unpolled.
-        let watched = match self.idle_poll.then(|| stream.try_clone()) {
-            Some(Ok(duplicate)) => idle::Watched::new(duplicate),
-            _ => idle::Watched::none(),
+        // The idle poll peeks at a duplicate of the socket of a connection alone on its
+        // thread; without one (out of descriptors) the connection is served unpolled.
+        let watched = if self.idle_poll {
+            idle::Watched::arrive(|| stream.try_clone().ok())
+        } else {
+            idle::Watched::none()
         };
         match TcpStream::from_std(stream) {
             Ok(stream) => {
