@@ -1146,13 +1146,7 @@ impl<H: Handler> Dispatch<'_, H> {
                 ErrorCode::INVALID_REQUEST,
                 format!("request id {} is already in flight", request.id),
             );
-            // (The rare paths' waits are boxed, to keep this future small: see `frame`.)
-            let _ = Box::pin(
-                shared
-                    .outbound
-                    .send(encode_error(Some(&request.id), &error)),
-            )
-            .await;
+            send_soon(&shared.outbound, encode_error(Some(&request.id), &error)).await;
             return Ok(());
         }
         let permit: OwnedSemaphorePermit = match shared.config.overload {
@@ -1162,6 +1156,7 @@ impl<H: Handler> Dispatch<'_, H> {
                 if let Ok(permit) = Arc::clone(self.permits).try_acquire_owned() {
                     permit
                 } else {
+                    // Boxed, to keep this future small (see `frame`).
                     Box::pin(self.wait_for_slot()).await?
                 }
             }
@@ -1173,12 +1168,7 @@ impl<H: Handler> Dispatch<'_, H> {
                         "too many concurrent requests (limit {}); retry later",
                         shared.config.max_concurrency
                     ));
-                    let _ = Box::pin(
-                        shared
-                            .outbound
-                            .send(encode_error(Some(&request.id), &error)),
-                    )
-                    .await;
+                    send_soon(&shared.outbound, encode_error(Some(&request.id), &error)).await;
                     return Ok(());
                 }
             }

@@ -184,7 +184,7 @@ impl Shards {
 /// One connection thread's loop.
 struct Thread<E> {
     incoming: mpsc::UnboundedReceiver<Handoff>,
-    /// Whether the thread's connections go on its idle poll's list.
+    /// Whether the thread counts its connections for the idle poll (`idle.rs`).
     idle_poll: bool,
     settings: Arc<Settings<E>>,
     closing: CancellationToken,
