@@ -509,7 +509,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
 /// Builds what the run needs and finds the binaries.
 fn build() -> Result<Bins, String> {
     let root = crate::project_root();
-    crate::cargo(&["build", "--release", "-p", "mcp-cli"])?;
+    let mcp = crate::build_mcp_release()?;
     let bench = ["build", "--release", "--manifest-path", "bench/Cargo.toml"];
     crate::cargo(
         &[
@@ -521,14 +521,13 @@ fn build() -> Result<Bins, String> {
     // On its own: built with the others, the main workspace's serde_json features
     // (preserve_order) would reach the floor and mcp-load.
     crate::cargo(&[&bench[..], &["-p", "client-load"]].concat())?;
-    let main = crate::target_dir().join("release");
     let bench = match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) => root.join(dir),
         None => root.join("bench").join("target"),
     }
     .join("release");
     let bins = Bins {
-        mcp: main.join("mcp"),
+        mcp,
         load: bench.join("mcp-load"),
         client: bench.join("client-load"),
         floor: bench.join("floor"),

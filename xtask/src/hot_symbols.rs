@@ -34,8 +34,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         [flag] if flag == "--check" => true,
         _ => return Err("usage: cargo xtask hot-symbols [--check]".to_owned()),
     };
-    crate::cargo(&["build", "--release", "-p", "mcp-cli"])?;
-    let mcp = crate::target_dir().join("release/mcp");
+    let mcp = crate::build_mcp_release()?;
     let list_path = crate::project_root().join(LIST);
     if check {
         let list = std::fs::read_to_string(&list_path)

@@ -59,13 +59,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     if Command::new("valgrind").arg("--version").output().is_err() {
         return Err("valgrind is not installed (Debian's package `valgrind`)".to_owned());
     }
-    crate::cargo(&["build", "--release", "-p", "mcp-cli"])?;
+    let mcp = crate::build_mcp_release()?;
     let root = crate::project_root();
-    let mcp = match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) => root.join(dir),
-        None => root.join("target"),
-    }
-    .join("release/mcp");
     let work = root.join("target/instructions");
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
 
