@@ -325,11 +325,43 @@ impl TransportInfo {
     }
 }
 
+/// A request's cancellation token, made when first needed: by a handler that asks for it
+/// ([`RequestContext::cancellation`]), or by whatever cancels the request. Most requests
+/// are answered without either, and a `CancellationToken` costs an allocation and a lock
+/// at each clone, drop and check (about 7 % of the stdio server's time per small call,
+/// issue #8, `docs/PERFORMANCE.md`); this slot costs one small allocation and atomics.
+/// Clones share the slot, so every clone sees the same token.
+#[derive(Debug, Clone, Default)]
+struct CancelSlot(Arc<std::sync::OnceLock<CancellationToken>>);
+
+impl CancelSlot {
+    /// A slot holding `token` already (a transport that made its own).
+    fn with(token: CancellationToken) -> Self {
+        CancelSlot(Arc::new(std::sync::OnceLock::from(token)))
+    }
+
+    /// The token, made now if nothing asked for it before.
+    fn token(&self) -> &CancellationToken {
+        self.0.get_or_init(CancellationToken::new)
+    }
+
+    /// Cancels the request (making its token, so that a handler asking later sees it
+    /// cancelled).
+    fn cancel(&self) {
+        self.token().cancel();
+    }
+
+    /// Whether the request was cancelled; a token never made was never cancelled.
+    fn is_cancelled(&self) -> bool {
+        self.0.get().is_some_and(CancellationToken::is_cancelled)
+    }
+}
+
 /// What a handler knows about the request it serves.
 #[derive(Debug, Clone)]
 pub struct RequestContext {
     id: RequestId,
-    cancel: CancellationToken,
+    cancel: CancelSlot,
     sink: NotificationSink,
     transport: Option<Arc<TransportInfo>>,
 }
@@ -340,7 +372,7 @@ impl RequestContext {
     pub fn new(id: RequestId, cancel: CancellationToken, sink: NotificationSink) -> Self {
         RequestContext {
             id,
-            cancel,
+            cancel: CancelSlot::with(cancel),
             sink,
             transport: None,
         }
@@ -365,7 +397,7 @@ impl RequestContext {
 
     /// Fired when the peer cancels the request or the connection shuts down.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancel
+        self.cancel.token()
     }
 
     /// Whether the request was cancelled.
@@ -419,7 +451,7 @@ struct ProgressWatch {
 
 /// An inbound request in flight.
 struct InFlight {
-    cancel: CancellationToken,
+    cancel: CancelSlot,
     abort: Option<AbortHandle>,
 }
 
@@ -517,7 +549,7 @@ impl Drop for Connection {
 /// Cancels every inbound request still in flight (each one's task then answers nothing
 /// and leaves the table).
 fn cancel_inbound(shared: &Shared) {
-    let tokens: Vec<CancellationToken> = lock(&shared.inbound)
+    let tokens: Vec<CancelSlot> = lock(&shared.inbound)
         .values()
         .map(|in_flight| in_flight.cancel.clone())
         .collect();
@@ -1149,21 +1181,18 @@ impl<H: Handler> Dispatch<'_, H> {
             send_soon(&shared.outbound, encode_error(Some(&request.id), &error)).await;
             return Ok(());
         }
-        let permit: OwnedSemaphorePermit = match shared.config.overload {
-            // A free slot is taken without the wait below, whose `cancelled()` would join
-            // and leave the token's waiters (a lock each way) for nothing.
-            Overload::Wait => {
-                if let Ok(permit) = Arc::clone(self.permits).try_acquire_owned() {
-                    permit
-                } else {
-                    // Boxed, to keep this future small (see `frame`).
-                    Box::pin(self.wait_for_slot()).await?
-                }
-            }
-            Overload::Reject => {
-                if let Ok(permit) = Arc::clone(self.permits).try_acquire_owned() {
-                    permit
-                } else {
+        // A free slot is only looked at here, and taken if the handler has to wait (below):
+        // this reader is the only one that takes slots (tasks only give them back), so a
+        // slot free now is still free then, and a request answered on its first poll (most
+        // are) never takes and gives back a permit, whose return locks the semaphore's
+        // waiter list (1.7 % of the stdio server's time per small call). With no slot
+        // free, one is waited for, or the request refused, before the handler runs.
+        let mut permit: Option<OwnedSemaphorePermit> = None;
+        if self.permits.available_permits() == 0 {
+            permit = Some(match shared.config.overload {
+                // Boxed, to keep this future small (see `frame`).
+                Overload::Wait => Box::pin(self.wait_for_slot()).await?,
+                Overload::Reject => {
                     let error = ErrorObject::internal(format!(
                         "too many concurrent requests (limit {}); retry later",
                         shared.config.max_concurrency
@@ -1171,16 +1200,17 @@ impl<H: Handler> Dispatch<'_, H> {
                     send_soon(&shared.outbound, encode_error(Some(&request.id), &error)).await;
                     return Ok(());
                 }
-            }
-        };
+            });
+        }
 
         let id = request.id.clone();
         // A token of its own, not a child of a connection-wide one: a child joins and
         // leaves its parent's list under two locks (0.65 k instructions per request).
         // Going away, the connection cancels the requests still in flight through the
         // in-flight table (`cancel_inbound`); one answered on its first poll is never in
-        // it, and nothing could have cancelled it meanwhile.
-        let cancel = CancellationToken::new();
+        // it, and nothing could have cancelled it meanwhile. The token itself is made
+        // only if the handler asks for it or the request is cancelled (`CancelSlot`).
+        let cancel = CancelSlot::default();
         let cx = RequestContext {
             id: id.clone(),
             cancel: cancel.clone(),
@@ -1215,6 +1245,15 @@ impl<H: Handler> Dispatch<'_, H> {
             }
             return Ok(());
         }
+        let permit = match permit {
+            Some(permit) => permit,
+            None => match Arc::clone(self.permits).try_acquire_owned() {
+                Ok(permit) => permit,
+                // Not reached (the slot seen free above is still free), but waited for
+                // rather than assumed.
+                Err(_) => Box::pin(self.wait_for_slot()).await?,
+            },
+        };
         lock(&shared.inbound).insert(
             id.clone(),
             InFlight {

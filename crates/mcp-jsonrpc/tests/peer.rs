@@ -110,6 +110,17 @@ impl Handler for Server {
                 self.0.running.fetch_sub(1, Ordering::SeqCst);
                 outcome
             }
+            // Waits without looking at its cancellation, then asks whether it was
+            // cancelled (its token is made only then).
+            "late" => {
+                self.0.running.fetch_add(1, Ordering::SeqCst);
+                self.0.release.notified().await;
+                self.0.running.fetch_sub(1, Ordering::SeqCst);
+                if cx.is_cancelled() && cx.cancellation().is_cancelled() {
+                    self.0.cancelled.fetch_add(1, Ordering::SeqCst);
+                }
+                Ok(raw(&json!("late")))
+            }
             // Ignores cancellation entirely.
             "stubborn" => {
                 std::future::pending::<()>().await;
@@ -596,6 +607,44 @@ async fn the_peer_cancelling_fires_the_token_and_suppresses_the_response() {
         .send(json!({"jsonrpc": "2.0", "id": 7, "method": "echo", "params": {}}))
         .await;
     assert_eq!(raw_side.recv().await["id"], 7);
+}
+
+/// A request's token is made when first needed: one cancelled before its handler ever
+/// asked for the token is seen cancelled when it asks, and is not answered.
+#[tokio::test(start_paused = true)]
+async fn a_request_cancelled_before_it_asks_for_its_token_sees_it_cancelled() {
+    let behaviours = Arc::new(Behaviours::default());
+    let (_peer, _conn, mut raw_side) =
+        connect(Server(Arc::clone(&behaviours)), PeerConfig::default());
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": 9, "method": "late"}))
+        .await;
+    while behaviours.running.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}))
+        .await;
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    behaviours.release.notify_one();
+    while behaviours.running.load(Ordering::SeqCst) != 0 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(behaviours.cancelled.load(Ordering::SeqCst), 1);
+    raw_side.silent_for(Duration::from_secs(5)).await;
+    // Not cancelled, the same handler answers.
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": 10, "method": "late"}))
+        .await;
+    while behaviours.running.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    behaviours.release.notify_one();
+    assert_eq!(
+        raw_side.recv().await,
+        json!({"jsonrpc": "2.0", "id": 10, "result": "late"})
+    );
+    assert_eq!(behaviours.cancelled.load(Ordering::SeqCst), 1);
 }
 
 #[tokio::test(start_paused = true)]
