@@ -802,7 +802,8 @@ impl Client {
                     .map_err(Error::from)
                 {
                     Err(Error::Transport(e)) if e.is_closed() => {
-                        supervisor.restart(generation).await?;
+                        // Boxed: a restart's state (1 KB) would size every call's future.
+                        Box::pin(supervisor.restart(generation)).await?;
                         if self.retry_safe(method, params) {
                             let (_, peer) = supervisor.peer();
                             peer.request_encoded(method, encode, options)
@@ -829,42 +830,64 @@ impl Client {
             }
             #[cfg(feature = "http")]
             Transport::Http(http) => {
-                let wait = || crate::http::Wait {
-                    timeout: options.timeout.unwrap_or(Duration::from_mins(1)),
-                    max: options.max_timeout.unwrap_or(Duration::from_mins(10)),
-                    progress: options
-                        .progress_token
-                        .clone()
-                        .zip(options.on_progress.clone()),
-                };
-                let router = self.inner.router.clone();
-                let route = |notification: mcp_jsonrpc::Notification| {
-                    if let Some(router) = &router {
-                        router.route(&notification);
-                    }
-                };
-                let version = self.version();
-                match http
-                    .request(version, method, params, routing, wait(), route)
-                    .await
-                {
-                    // The stream broke before the response: the request is lost. Re-issue
-                    // it, with a new id, only if running it twice is harmless.
-                    Err(Error::Http(
-                        mcp_transport_http::Error::Incomplete | mcp_transport_http::Error::Body(_),
-                    )) => {
-                        if self.retry_safe(method, params) {
-                            http.request(version, method, params, routing, wait(), route)
-                                .await
-                        } else {
-                            Err(Error::MayHaveRun {
-                                method: method.to_owned(),
-                            })
-                        }
-                    }
-                    other => other,
+                // In a box of its own, written in place: the HTTP request's state (2.4 KB)
+                // would otherwise size every call's future, which each caller's `.await`
+                // moves (copies) whole; a box costs less than the copies (issue #8,
+                // `docs/PERFORMANCE.md`).
+                let slot = Box::new_uninit();
+                Box::into_pin(Box::write(
+                    slot,
+                    self.dispatch_http(http, method, params, options, routing),
+                ))
+                .await
+            }
+        }
+    }
+
+    /// [`dispatch_raw`](Self::dispatch_raw) over HTTP.
+    #[cfg(feature = "http")]
+    async fn dispatch_http<P: crate::wire::WireParams>(
+        &self,
+        http: &crate::http::HttpTransport,
+        method: &str,
+        params: &P,
+        options: RequestOptions,
+        routing: Option<crate::wire::Routing<'_>>,
+    ) -> Result<RawResult, Error> {
+        let wait = || crate::http::Wait {
+            timeout: options.timeout.unwrap_or(Duration::from_mins(1)),
+            max: options.max_timeout.unwrap_or(Duration::from_mins(10)),
+            progress: options
+                .progress_token
+                .clone()
+                .zip(options.on_progress.clone()),
+        };
+        let router = self.inner.router.clone();
+        let route = |notification: mcp_jsonrpc::Notification| {
+            if let Some(router) = &router {
+                router.route(&notification);
+            }
+        };
+        let version = self.version();
+        match http
+            .request(version, method, params, routing, wait(), route)
+            .await
+        {
+            // The stream broke before the response: the request is lost. Re-issue it,
+            // with a new id, only if running it twice is harmless.
+            Err(Error::Http(
+                mcp_transport_http::Error::Incomplete | mcp_transport_http::Error::Body(_),
+            )) => {
+                if self.retry_safe(method, params) {
+                    http.request(version, method, params, routing, wait(), route)
+                        .await
+                } else {
+                    Err(Error::MayHaveRun {
+                        method: method.to_owned(),
+                    })
                 }
             }
+            other => other,
         }
     }
 
@@ -1076,7 +1099,9 @@ impl Client {
                 Ok(raw) => raw,
                 Err(e) => return Some(Err(Error::from(e))),
             };
-            match self.next_round(method, &raw, false).await {
+            // Boxed: answering the server's input requests (2.4 KB of state) is the rare
+            // path, and would otherwise size every call's future.
+            match Box::pin(self.next_round(method, &raw, false)).await {
                 Ok(Next::Complete | Next::Task) => return Some(Self::decode(method, &raw)),
                 Ok(Next::Again(next)) => round = next,
                 Err(e) => return Some(Err(e)),
