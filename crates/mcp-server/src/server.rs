@@ -506,6 +506,12 @@ trait HasMeta {
     fn meta_mut(&mut self) -> &mut Option<ResultMetaObject>;
 }
 
+impl<T: HasMeta> HasMeta for Box<T> {
+    fn meta_mut(&mut self) -> &mut Option<ResultMetaObject> {
+        (**self).meta_mut()
+    }
+}
+
 macro_rules! has_meta {
     ($($t:ty),*) => {$(
         impl HasMeta for $t {

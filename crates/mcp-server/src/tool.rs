@@ -25,8 +25,12 @@ use crate::tasks::{TaskStart, TaskSupport};
 
 /// A boxed handler future.
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+/// A tool's handler. Its result comes boxed: a `CallToolResult` is 344 bytes, and on its
+/// way to the frame (the panic guard, the checks, the engine's layers) it was moved about
+/// seven times, 4 % of the stdio server's time per small call (issue #8,
+/// `docs/PERFORMANCE.md`); boxed where the handler returns it, it moves as a pointer.
 type ToolFn =
-    Arc<dyn Fn(Value, Context) -> BoxFuture<Result<CallToolResult, ToolError>> + Send + Sync>;
+    Arc<dyn Fn(Value, Context) -> BoxFuture<Result<Box<CallToolResult>, ToolError>> + Send + Sync>;
 
 /// A mirrored argument: `Mcp-Param-{header}` carries the argument at `path`.
 pub type ParamHeader = mcp_types::McpParamHeader;
@@ -306,7 +310,10 @@ impl ToolDef {
         F: Fn(Value, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
     {
-        let handler: ToolFn = Arc::new(move |args, cx| Box::pin(handler(args, cx)));
+        let handler: ToolFn = Arc::new(move |args, cx| {
+            let call = handler(args, cx);
+            Box::pin(async move { call.await.map(Box::new) })
+        });
         ToolDef::with_schema(name.into(), input_schema, handler, false)
     }
 
@@ -377,7 +384,7 @@ impl ToolDef {
             Box::pin(async move {
                 let args: A = serde_json::from_value(args)
                     .map_err(|e| ToolError::failed(format!("Invalid arguments: {e}")))?;
-                handler(args, cx).await
+                handler(args, cx).await.map(Box::new)
             })
         });
         ToolDef::with_schema(name.into(), schema_of::<A>(), handler, true)
@@ -535,6 +542,15 @@ impl ToolDef {
         arguments: Value,
         cx: Context,
     ) -> Result<CallToolResult, ToolError> {
+        self.call_boxed(arguments, cx).await.map(|result| *result)
+    }
+
+    /// [`call`](Self::call) with the result as the handler boxed it (see [`ToolFn`]).
+    pub(crate) async fn call_boxed(
+        &self,
+        arguments: Value,
+        cx: Context,
+    ) -> Result<Box<CallToolResult>, ToolError> {
         // `is_valid` first: it stops at the first failure and tracks no error paths (no
         // allocation), so a valid call, the common case, pays for no more.
         // Arguments are an object: a schema that accepts any object needs no validator.
@@ -557,11 +573,11 @@ impl ToolDef {
                     }
                 })
                 .collect();
-            return Ok(CallToolResult::error(format!(
+            return Ok(Box::new(CallToolResult::error(format!(
                 "Invalid arguments for tool {}: {}",
                 self.tool.name,
                 problems.join("; ")
-            )));
+            ))));
         }
         let outcome = CatchUnwind {
             inner: (self.handler)(arguments, cx),
@@ -569,14 +585,16 @@ impl ToolDef {
         .await;
         let result = match outcome {
             Ok(Ok(result)) => result,
-            Ok(Err(ToolError::Failed(message))) => return Ok(CallToolResult::error(message)),
+            Ok(Err(ToolError::Failed(message))) => {
+                return Ok(Box::new(CallToolResult::error(message)));
+            }
             Ok(Err(other)) => return Err(other),
             Err(()) => {
                 tracing::error!(tool = %self.tool.name, "tool handler panicked");
-                return Ok(CallToolResult::error(format!(
+                return Ok(Box::new(CallToolResult::error(format!(
                     "tool {} failed unexpectedly",
                     self.tool.name
-                )));
+                ))));
             }
         };
         if let (Some(check), Some(structured)) = (&self.output, &result.structured_content)

@@ -214,7 +214,7 @@ impl Server {
             CallPlan::Plain(plan) => plan,
         };
         let (cx, name, principal) = (&plan.cx, &plan.name, &plan.principal);
-        let call = plan.tool.call(plan.arguments, cx.clone());
+        let call = plan.tool.call_boxed(plan.arguments, cx.clone());
         let mut outcome = match self.inner.limits.tool_timeout {
             None => call.await,
             Some(limit) => {
@@ -225,16 +225,16 @@ impl Server {
                     Poll::Ready(outcome) => outcome,
                     Poll::Pending => tokio::time::timeout(limit, call).await.unwrap_or_else(|_| {
                         tracing::warn!(tool = %name, ?limit, "a tool call ran out of time");
-                        Ok(mcp_types::CallToolResult::error(format!(
+                        Ok(Box::new(mcp_types::CallToolResult::error(format!(
                             "tool {name} did not finish within {} s",
                             limit.as_secs_f64()
-                        )))
+                        ))))
                     }),
                 }
             }
         };
         if plan.plain {
-            outcome = outcome.map(crate::apps::plain_result);
+            outcome = outcome.map(|result| Box::new(crate::apps::plain_result(*result)));
         }
         let reread;
         let arguments = if matches!(outcome, Err(ToolError::InputRequired)) {
