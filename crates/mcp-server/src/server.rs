@@ -661,6 +661,17 @@ pub(crate) fn request_meta(raw: &RawValue) -> Result<Arc<RequestMetaObject>, ser
     })
 }
 
+/// The `_meta` last read on this thread ([`request_meta`]) if `text` begins with its text,
+/// and the text after it. A JSON object's (or array's) text ends where the value ends, so
+/// text that begins with the whole text of one holds that value there.
+pub(crate) fn remembered_meta_prefix(text: &str) -> Option<(Arc<RequestMetaObject>, &str)> {
+    LAST_META.with_borrow(|last| {
+        let (seen, meta) = last.as_ref()?;
+        let rest = text.strip_prefix(&**seen)?;
+        Some((Arc::clone(meta), rest))
+    })
+}
+
 /// Refuses a protocol version this server does not speak (-32022 with the supported ones).
 pub(crate) fn check_version(meta: &RequestMetaObject) -> Result<(), ErrorObject> {
     if SUPPORTED_VERSIONS.contains(&meta.protocol_version.as_str()) {

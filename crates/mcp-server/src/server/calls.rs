@@ -95,6 +95,36 @@ struct CallParams<'a> {
 }
 
 impl CallParams<'_> {
+    /// The members besides `_meta`.
+    fn rest(self) -> CallRest {
+        CallRest {
+            again: Member::Absent,
+            arguments: self.arguments,
+            input_responses: self.input_responses,
+            name: self.name,
+            request_state: self.request_state,
+        }
+    }
+}
+
+/// [`CallParams`] without `_meta`: what follows a `_meta` whose text is the one last read
+/// ([`remembered_call`]).
+#[derive(serde::Deserialize)]
+#[serde(rename = "CallToolRequestParams")]
+struct CallRest {
+    /// A second `_meta`, which the whole parse refuses as a duplicate member.
+    #[serde(rename = "_meta", default)]
+    again: Member<serde::de::IgnoredAny>,
+    #[serde(default)]
+    arguments: Option<mcp_types::JsonObject>,
+    #[serde(rename = "inputResponses", default)]
+    input_responses: Member<InputResponses>,
+    name: String,
+    #[serde(rename = "requestState", default)]
+    request_state: Option<String>,
+}
+
+impl CallRest {
     /// The generated params, for the Tasks extension. (A plain call keeps this shape: built
     /// into the generated type, with its 1 KB `_meta` moved twice, the params cost more than
     /// the scans they replace.)
@@ -105,6 +135,32 @@ impl CallParams<'_> {
         params.request_state = self.request_state;
         params
     }
+}
+
+/// The longest text of members after a remembered `_meta` that [`remembered_call`] reads:
+/// it copies them to read them, and past this a copy costs about what it saves.
+const REST_COPIED: usize = 4 << 10;
+
+/// `tools/call`'s params read without reading their `_meta`, when they start with the
+/// `_meta` last read on this thread, as a client writes them (`{"_meta":…,` then the other
+/// members, without whitespace): a JSON object's text ends where the object ends, so the
+/// text that begins with a whole object's text holds that object there, and the rest is
+/// read alone. Reading `_meta` only to find its end was 7 % of the stdio server's
+/// instructions per small call (issue #8, `docs/PERFORMANCE.md`). `None` when the params
+/// are anything else, or do not read this way: they are then read whole, which gives the
+/// same result or the same error (a duplicate `_meta` included).
+fn remembered_call(raw_params: &str) -> Option<(Arc<RequestMetaObject>, CallRest)> {
+    let after = raw_params.strip_prefix(r#"{"_meta":"#)?;
+    let (meta, rest) = super::remembered_meta_prefix(after)?;
+    let rest = rest.strip_prefix(',')?;
+    if rest.len() > REST_COPIED {
+        return None;
+    }
+    let mut object = String::with_capacity(rest.len() + 1);
+    object.push('{');
+    object.push_str(rest);
+    let read: CallRest = serde_json::from_str(&object).ok()?;
+    matches!(read.again, Member::Absent).then_some((meta, read))
 }
 
 impl Server {
@@ -263,6 +319,9 @@ impl Server {
         rpc: RequestContext,
         confirmed: bool,
     ) -> Result<CallPlan<'a>, Unplanned> {
+        if let Some((meta, rest)) = remembered_call(raw_params) {
+            return self.plan_read(meta, rest, rpc).map_err(Unplanned::Refused);
+        }
         match serde_json::from_str::<CallParams<'_>>(raw_params) {
             Ok(params) => self
                 .plan_parsed(params, raw_params, rpc)
@@ -287,6 +346,16 @@ impl Server {
             super::meta_only(raw_params)?;
             return Err(invalid("invalid `_meta`"));
         };
+        self.plan_read(meta, params.rest(), rpc)
+    }
+
+    /// [`plan_parsed`](Self::plan_parsed) once `_meta` is read.
+    fn plan_read(
+        &self,
+        meta: Arc<RequestMetaObject>,
+        params: CallRest,
+        rpc: RequestContext,
+    ) -> Result<CallPlan<'_>, ErrorObject> {
         if matches!(params.input_responses, Member::Null) {
             return Err(invalid("inputResponses must be an object"));
         }
@@ -312,8 +381,8 @@ impl Server {
                 rpc,
             ))));
         }
-        let CallParams {
-            meta: _,
+        let CallRest {
+            again: _,
             name,
             arguments,
             input_responses,
@@ -463,4 +532,78 @@ fn arguments_of(params: &str) -> Value {
         .ok()
         .and_then(|a| a.arguments);
     Value::Object(arguments.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CallParams, CallRest, Member, REST_COPIED, remembered_call};
+
+    const META: &str = r#"{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
+
+    /// What a whole read makes of the params, as the fast read's members, to compare.
+    fn whole(text: &str) -> Option<CallRest> {
+        serde_json::from_str::<CallParams<'_>>(text)
+            .ok()
+            .map(CallParams::rest)
+    }
+
+    fn same(a: &CallRest, b: &CallRest) -> bool {
+        let state = |m: &Member<_>| match m {
+            Member::Absent => 0,
+            Member::Null => 1,
+            Member::Given(v) => 2 + serde_json::to_string(v).unwrap().len(),
+        };
+        a.name == b.name
+            && a.arguments == b.arguments
+            && a.request_state == b.request_state
+            && state(&a.input_responses) == state(&b.input_responses)
+    }
+
+    /// The fast read answers only params that start with the remembered `_meta`'s text,
+    /// and then reads what a whole read reads; anything else is left to the whole read.
+    #[test]
+    fn params_after_the_remembered_meta_read_as_the_whole_params_do() {
+        let raw = serde_json::value::RawValue::from_string(META.to_owned()).unwrap();
+        super::super::request_meta(&raw).unwrap();
+        let read = |rest: &str| remembered_call(&format!(r#"{{"_meta":{META}{rest}"#));
+
+        let plain = format!(r#"{{"_meta":{META},"arguments":{{"text":"x"}},"name":"echo"}}"#);
+        let (meta, fast) = remembered_call(&plain).expect("the usual layout is read fast");
+        assert_eq!(meta.protocol_version, "2026-07-28");
+        assert!(same(&fast, &whole(&plain).unwrap()));
+        assert_eq!(fast.name, "echo");
+
+        for rest in [
+            r#","name":"e","requestState":"s","inputResponses":{"q":{"action":"decline"}}}"#,
+            r#","name":"e","inputResponses":null}"#,
+            r#","name":"e","unknown":[1,{"_meta":2}]} "#,
+        ] {
+            let text = format!(r#"{{"_meta":{META}{rest}"#);
+            let (_, fast) = read(rest).unwrap_or_else(|| panic!("{rest}"));
+            assert!(same(&fast, &whole(&text).unwrap()), "{rest}");
+        }
+        // Left to the whole read: no other member, a second `_meta` (a duplicate, which
+        // the whole read refuses), bad JSON after the `_meta`, a missing name.
+        for rest in [
+            "}",
+            r#","_meta":{},"name":"e"}"#,
+            r#","name":"e",}"#,
+            r#","name":"e"}x"#,
+            r#","arguments":{}}"#,
+        ] {
+            assert!(read(rest).is_none(), "{rest}");
+        }
+        // Another `_meta`, or this one written otherwise, is not the remembered one.
+        let other =
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"e"}"#;
+        assert!(remembered_call(other).is_none());
+        let spaced = format!(r#"{{ "_meta":{META},"name":"e"}}"#);
+        assert!(remembered_call(&spaced).is_none());
+        // A long rest (a large argument) is read whole rather than copied.
+        let long = format!(
+            r#","arguments":{{"text":"{}"}},"name":"e"}}"#,
+            "x".repeat(REST_COPIED)
+        );
+        assert!(read(&long).is_none());
+    }
 }
