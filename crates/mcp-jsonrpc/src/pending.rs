@@ -7,7 +7,7 @@
 //! never held across an await.
 //!
 //! It also keeps each request's deadline, for the connection's one timeout sweeper
-//! (`peer.rs`, `sweep`): a timer per request (registered in tokio's wheel when the request
+//! (`peer/mod.rs`, `sweep`): a timer per request (registered in tokio's wheel when the request
 //! starts waiting, removed when it is answered) cost a client about 570 instructions of a
 //! 13 k call (issue #8, `docs/PERFORMANCE.md`). [`PendingTable::set_deadline`] says when
 //! the sweeper must be woken (a deadline earlier than the one it sleeps to), and
