@@ -5,7 +5,7 @@
 use std::borrow::Borrow;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -295,7 +295,7 @@ impl ClientBuilder {
                 auth_context: String::new(),
                 router,
                 transport,
-                version: Mutex::new(SUPPORTED_VERSIONS[0]),
+                version: AtomicUsize::new(0),
                 handlers,
                 fixed_meta,
                 log_level: self.log_level,
@@ -399,7 +399,8 @@ struct Inner {
     router: Option<Router>,
     transport: Transport,
     /// One of [`SUPPORTED_VERSIONS`]: the newest until a server asks for another.
-    version: Mutex<&'static str>,
+    /// (Its index there: read on every request, so an atomic rather than a lock.)
+    version: AtomicUsize,
     handlers: InputHandlers,
     /// The capabilities and `clientInfo` of every request's `_meta`, serialized once
     /// (`None` if they could not be: then every request is written the typed way).
@@ -628,11 +629,10 @@ impl Client {
     }
 
     fn version(&self) -> &'static str {
-        *self
-            .inner
-            .version
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        SUPPORTED_VERSIONS
+            .get(self.inner.version.load(Ordering::Relaxed))
+            .copied()
+            .unwrap_or(SUPPORTED_VERSIONS[0])
     }
 
     fn meta(&self) -> RequestMetaObject {
@@ -676,16 +676,12 @@ impl Client {
             .unwrap_or_default();
         match SUPPORTED_VERSIONS
             .iter()
-            .find(|v| theirs.iter().any(|t| t == *v))
+            .position(|v| theirs.iter().any(|t| t == *v))
         {
             // Retry once with the newest common version (the same one, if the server
             // lists it: it may have refused for a passing reason).
-            Some(v) => {
-                *self
-                    .inner
-                    .version
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner) = v;
+            Some(index) => {
+                self.inner.version.store(index, Ordering::Relaxed);
                 Ok(())
             }
             None => Err(Error::VersionMismatch {

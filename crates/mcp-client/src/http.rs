@@ -96,6 +96,11 @@ impl HttpTransport {
     /// are valid (the spec requires a client to drop the others).
     pub(crate) fn admit_tools(&self, tools: Vec<mcp_types::Tool>) -> Vec<mcp_types::Tool> {
         let mut headers = self.headers.lock().unwrap_or_else(PoisonError::into_inner);
+        // A tool sent again with its last headers may now have annotations.
+        *self
+            .last_routed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
         tools
             .into_iter()
             .filter(|tool| {
@@ -120,6 +125,23 @@ impl HttpTransport {
     /// annotations for the tool they are `Mcp-Name` and the method's and version's alone,
     /// and the last such headers are sent again when they are the same.
     fn headers_routed(&self, version: &str, method: &str, routing: Routing<'_>) -> Headers {
+        // The last headers first: they are a tool's without annotations (and forgotten when
+        // tools are listed again), so the same call again needs no look-up by name.
+        let same = |headers: &RequestHeaders| {
+            headers.protocol_version == version
+                && headers.method == method
+                && headers.name.as_deref() == Some(routing.name)
+                && headers.params.is_empty()
+        };
+        if let Some(headers) = self
+            .last_routed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .filter(|headers| same(headers))
+        {
+            return Headers::Shared(Arc::clone(headers));
+        }
         if method == method::TOOLS_CALL
             && let Some(arguments) = routing.arguments
         {
@@ -136,20 +158,11 @@ impl HttpTransport {
                 return Headers::Owned(headers);
             }
         }
-        let mut last = self
+        let headers = Arc::new(RequestHeaders::new(version, method).name(routing.name));
+        *self
             .last_routed
             .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(headers) = last.as_ref().filter(|headers| {
-            headers.protocol_version == version
-                && headers.method == method
-                && headers.name.as_deref() == Some(routing.name)
-                && headers.params.is_empty()
-        }) {
-            return Headers::Shared(Arc::clone(headers));
-        }
-        let headers = Arc::new(RequestHeaders::new(version, method).name(routing.name));
-        *last = Some(Arc::clone(&headers));
+            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&headers));
         Headers::Shared(headers)
     }
 
@@ -414,6 +427,45 @@ mod tests {
         );
         let sql: &RequestHeaders = sql.borrow();
         assert_eq!(sql.params, [("Region".to_owned(), Value::from("eu"))]);
+    }
+
+    /// Headers sent again for a tool without annotations are forgotten when the tools are
+    /// listed again: the tool may have annotations now.
+    #[test]
+    fn a_listing_forgets_the_headers_sent_again() {
+        let client = HttpClient::new(
+            "http://127.0.0.1:1/mcp",
+            mcp_transport_http::HttpClientConfig::default(),
+        )
+        .unwrap();
+        let http = HttpTransport::new(client);
+        let mut arguments = JsonObject::new();
+        arguments.insert("region".to_owned(), Value::from("eu"));
+        let call = |http: &HttpTransport| {
+            let headers = http.headers_routed(
+                "2026-07-28",
+                method::TOOLS_CALL,
+                Routing {
+                    name: "late",
+                    arguments: Some(&arguments),
+                },
+            );
+            let headers: &RequestHeaders = headers.borrow();
+            headers.params.clone()
+        };
+        assert!(call(&http).is_empty());
+        assert!(
+            call(&http).is_empty(),
+            "sent again, still without annotations"
+        );
+        let schema: mcp_types::ToolInputSchema = serde_json::from_value(serde_json::json!({
+            "type": "object",
+            "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}
+        }))
+        .unwrap();
+        let admitted = http.admit_tools(vec![mcp_types::Tool::new(schema, "late")]);
+        assert_eq!(admitted.len(), 1);
+        assert_eq!(call(&http), [("Region".to_owned(), Value::from("eu"))]);
     }
 
     #[test]
