@@ -364,14 +364,19 @@ mod tests {
 
     use super::*;
 
-    #[test]
-    fn routed_headers_are_made_or_sent_again_as_they_would_be_made() {
+    /// A transport to an address nothing is asked of.
+    fn transport() -> HttpTransport {
         let client = HttpClient::new(
             "http://127.0.0.1:1/mcp",
             mcp_transport_http::HttpClientConfig::default(),
         )
         .unwrap();
-        let http = HttpTransport::new(client);
+        HttpTransport::new(client)
+    }
+
+    #[test]
+    fn routed_headers_are_made_or_sent_again_as_they_would_be_made() {
+        let http = transport();
         http.headers.lock().unwrap().insert(
             "sql".to_owned(),
             vec![McpParamHeader {
@@ -433,12 +438,7 @@ mod tests {
     /// listed again: the tool may have annotations now.
     #[test]
     fn a_listing_forgets_the_headers_sent_again() {
-        let client = HttpClient::new(
-            "http://127.0.0.1:1/mcp",
-            mcp_transport_http::HttpClientConfig::default(),
-        )
-        .unwrap();
-        let http = HttpTransport::new(client);
+        let http = transport();
         let mut arguments = JsonObject::new();
         arguments.insert("region".to_owned(), Value::from("eu"));
         let call = |http: &HttpTransport| {

@@ -190,6 +190,27 @@ async fn every_request_is_judged_on_its_own_meta() {
             "{params}"
         );
     }
+    // `tools/call` reads its params in one pass (`_meta` included): a missing or null
+    // `_meta` is refused there too, before the tool is looked at, and a good one before
+    // it is accepted (the second call reads it remembered).
+    let call = |meta: Value| json!({"_meta": meta, "name": "echo", "arguments": {"text": "x"}});
+    for params in [
+        json!({"name": "echo", "arguments": {"text": "x"}}),
+        call(json!(null)),
+        call(json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"})),
+    ] {
+        assert_eq!(
+            c.error("tools/call", params.clone()).await["code"],
+            -32602,
+            "{params}"
+        );
+    }
+    for _ in 0..2 {
+        let echoed = c.result("tools/call", call(meta())).await;
+        assert_eq!(echoed["content"][0]["text"], "x");
+    }
+    let old = json!({"io.modelcontextprotocol/protocolVersion": "2025-06-18", "io.modelcontextprotocol/clientCapabilities": {}});
+    assert_eq!(c.error("tools/call", call(old)).await["code"], -32022);
     let error = c
         .error("tools/list", json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2025-06-18", "io.modelcontextprotocol/clientCapabilities": {}}}))
         .await;

@@ -78,13 +78,16 @@ struct PlainCall {
 /// searches over the whole text, 5 % of a 64 KiB call.) The container is named as the
 /// generated type is, so a parse error reads the same.
 ///
-/// `_meta` is taken as its text and read by [`super::request_meta`], which remembers the
-/// last one: a client sends the same `_meta` with every call.
+/// `_meta` is `M`: taken as its text (`Option<&RawValue>`, [`WholeParams`]) and read by
+/// [`super::request_meta`], which remembers the last one (a client sends the same `_meta`
+/// with every call), or only noticed when the members after a remembered `_meta` are read
+/// ([`CallRest`]). A missing `_meta` reads as `None`, and is then reported as
+/// [`super::meta_only`] reports it.
 #[derive(serde::Deserialize)]
 #[serde(rename = "CallToolRequestParams")]
-struct CallParams<'a> {
-    #[serde(rename = "_meta", borrow)]
-    meta: &'a RawValue,
+struct CallParams<M> {
+    #[serde(rename = "_meta", default)]
+    meta: M,
     #[serde(default)]
     arguments: Option<mcp_types::JsonObject>,
     #[serde(rename = "inputResponses", default)]
@@ -94,11 +97,18 @@ struct CallParams<'a> {
     request_state: Option<String>,
 }
 
-impl CallParams<'_> {
-    /// The members besides `_meta`.
-    fn rest(self) -> CallRest {
-        CallRest {
-            again: Member::Absent,
+/// The params read whole, `_meta` as its text.
+type WholeParams<'a> = CallParams<Option<&'a RawValue>>;
+
+/// The params after a `_meta` whose text is the one last read ([`remembered_call`]): a
+/// second `_meta` among them is a duplicate member, which the whole read refuses.
+type CallRest = CallParams<Member<serde::de::IgnoredAny>>;
+
+impl<M> CallParams<M> {
+    /// The same members, with `meta` for `_meta`.
+    fn with_meta<N>(self, meta: N) -> CallParams<N> {
+        CallParams {
+            meta,
             arguments: self.arguments,
             input_responses: self.input_responses,
             name: self.name,
@@ -107,24 +117,7 @@ impl CallParams<'_> {
     }
 }
 
-/// [`CallParams`] without `_meta`: what follows a `_meta` whose text is the one last read
-/// ([`remembered_call`]).
-#[derive(serde::Deserialize)]
-#[serde(rename = "CallToolRequestParams")]
-struct CallRest {
-    /// A second `_meta`, which the whole parse refuses as a duplicate member.
-    #[serde(rename = "_meta", default)]
-    again: Member<serde::de::IgnoredAny>,
-    #[serde(default)]
-    arguments: Option<mcp_types::JsonObject>,
-    #[serde(rename = "inputResponses", default)]
-    input_responses: Member<InputResponses>,
-    name: String,
-    #[serde(rename = "requestState", default)]
-    request_state: Option<String>,
-}
-
-impl CallRest {
+impl CallParams<()> {
     /// The generated params, for the Tasks extension. (A plain call keeps this shape: built
     /// into the generated type, with its 1 KB `_meta` moved twice, the params cost more than
     /// the scans they replace.)
@@ -149,7 +142,7 @@ const REST_COPIED: usize = 4 << 10;
 /// instructions per small call (issue #8, `docs/PERFORMANCE.md`). `None` when the params
 /// are anything else, or do not read this way: they are then read whole, which gives the
 /// same result or the same error (a duplicate `_meta` included).
-fn remembered_call(raw_params: &str) -> Option<(Arc<RequestMetaObject>, CallRest)> {
+fn remembered_call(raw_params: &str) -> Option<(Arc<RequestMetaObject>, CallParams<()>)> {
     let after = raw_params.strip_prefix(r#"{"_meta":"#)?;
     let (meta, rest) = super::remembered_meta_prefix(after)?;
     let rest = rest.strip_prefix(',')?;
@@ -160,7 +153,7 @@ fn remembered_call(raw_params: &str) -> Option<(Arc<RequestMetaObject>, CallRest
     object.push('{');
     object.push_str(rest);
     let read: CallRest = serde_json::from_str(&object).ok()?;
-    matches!(read.again, Member::Absent).then_some((meta, read))
+    matches!(read.meta, Member::Absent).then_some((meta, read.with_meta(())))
 }
 
 impl Server {
@@ -322,7 +315,7 @@ impl Server {
         if let Some((meta, rest)) = remembered_call(raw_params) {
             return self.plan_read(meta, rest, rpc).map_err(Unplanned::Refused);
         }
-        match serde_json::from_str::<CallParams<'_>>(raw_params) {
+        match serde_json::from_str::<WholeParams<'_>>(raw_params) {
             Ok(params) => self
                 .plan_parsed(params, raw_params, rpc)
                 .map_err(Unplanned::Refused),
@@ -337,23 +330,23 @@ impl Server {
     /// [`plan_call`](Self::plan_call) once the params are read.
     fn plan_parsed<'a>(
         &'a self,
-        params: CallParams<'_>,
+        params: WholeParams<'_>,
         raw_params: &str,
         rpc: RequestContext,
     ) -> Result<CallPlan<'a>, ErrorObject> {
-        let Ok(meta) = super::request_meta(params.meta) else {
+        let Some(Ok(meta)) = params.meta.map(super::request_meta) else {
             // The same text read on its own fails the same way, and says where.
             super::meta_only(raw_params)?;
             return Err(invalid("invalid `_meta`"));
         };
-        self.plan_read(meta, params.rest(), rpc)
+        self.plan_read(meta, params.with_meta(()), rpc)
     }
 
     /// [`plan_parsed`](Self::plan_parsed) once `_meta` is read.
     fn plan_read(
         &self,
         meta: Arc<RequestMetaObject>,
-        params: CallRest,
+        params: CallParams<()>,
         rpc: RequestContext,
     ) -> Result<CallPlan<'_>, ErrorObject> {
         if matches!(params.input_responses, Member::Null) {
@@ -381,8 +374,8 @@ impl Server {
                 rpc,
             ))));
         }
-        let CallRest {
-            again: _,
+        let CallParams {
+            meta: (),
             name,
             arguments,
             input_responses,
@@ -536,18 +529,18 @@ fn arguments_of(params: &str) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::{CallParams, CallRest, Member, REST_COPIED, remembered_call};
+    use super::{CallParams, Member, REST_COPIED, WholeParams, remembered_call};
 
     const META: &str = r#"{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
 
     /// What a whole read makes of the params, as the fast read's members, to compare.
-    fn whole(text: &str) -> Option<CallRest> {
-        serde_json::from_str::<CallParams<'_>>(text)
+    fn whole(text: &str) -> Option<CallParams<()>> {
+        serde_json::from_str::<WholeParams<'_>>(text)
             .ok()
-            .map(CallParams::rest)
+            .map(|params| params.with_meta(()))
     }
 
-    fn same(a: &CallRest, b: &CallRest) -> bool {
+    fn same(a: &CallParams<()>, b: &CallParams<()>) -> bool {
         let state = |m: &Member<_>| match m {
             Member::Absent => 0,
             Member::Null => 1,
