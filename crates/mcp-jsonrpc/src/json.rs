@@ -79,6 +79,61 @@ pub fn to_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
 ///
 /// As [`write()`].
 pub fn to_raw_value<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>> {
+    raw_written(|out| write(out, value))
+}
+
+/// Serializes `value`, which must serialize as a JSON object, as a `RawValue` with
+/// `"key": first` written as its first member: what a struct with `first` beside
+/// `#[serde(flatten)] value` writes, without serde's flattening (which sends every member
+/// of `value` through the map-key path, its name checked for escapes each time). `value`
+/// must not write `key` itself.
+///
+/// ```
+/// # use serde_json::value::RawValue;
+/// let meta = RawValue::from_string(r#"{"v":1}"#.to_owned())?;
+/// let value = serde_json::json!({"a": true});
+/// let raw = mcp_jsonrpc::json::to_raw_object_led_by("_meta", &meta, &value)?;
+/// assert_eq!(raw.get(), r#"{"_meta":{"v":1},"a":true}"#);
+/// let empty = mcp_jsonrpc::json::to_raw_object_led_by("_meta", &meta, &serde_json::json!({}))?;
+/// assert_eq!(empty.get(), r#"{"_meta":{"v":1}}"#);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`write()`], and an error when `value` does not serialize as an object.
+pub fn to_raw_object_led_by<T: Serialize + ?Sized>(
+    key: &str,
+    first: &RawValue,
+    value: &T,
+) -> Result<Box<RawValue>> {
+    raw_written(|out| {
+        out.push('{');
+        write(out, key)?;
+        out.push(':');
+        out.push_str(first.get());
+        let at = out.len();
+        write(out, value)?;
+        match out.as_bytes().get(at..) {
+            Some(b"{}") => {
+                out.truncate(at);
+                out.push('}');
+            }
+            // The value's opening brace becomes the separator after the first member.
+            Some([b'{', ..]) => out.replace_range(at..=at, ","),
+            _ => {
+                return Err(<Error as ser::Error>::custom(
+                    "the value is not a JSON object",
+                ));
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The text `write_into` writes into an empty buffer, as a `RawValue` (the text must be
+/// this writer's, valid JSON).
+fn raw_written(write_into: impl FnOnce(&mut String) -> Result<()>) -> Result<Box<RawValue>> {
     thread_local! {
         static SCRATCH: RefCell<String> = const { RefCell::new(String::new()) };
     }
@@ -86,10 +141,12 @@ pub fn to_raw_value<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>> {
         // A handler's `Serialize` could itself call this function; the inner call then
         // takes a buffer of its own rather than the one in use.
         let Ok(mut buf) = scratch.try_borrow_mut() else {
-            return raw_from_owned(to_string(value)?);
+            let mut out = String::with_capacity(128);
+            write_into(&mut out)?;
+            return raw_from_owned(out);
         };
         buf.clear();
-        let written = write(&mut buf, value);
+        let written = write_into(&mut buf);
         if written.is_err() || buf.len() < HAND_OVER {
             let raw = written.and_then(|()| raw_from(&buf));
             if buf.capacity() > SCRATCH_KEEP {

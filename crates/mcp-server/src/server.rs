@@ -555,15 +555,6 @@ fn parse<T: serde::de::DeserializeOwned>(params: &str) -> Result<T, ErrorObject>
     serde_json::from_str(params).map_err(|e| invalid(format!("invalid params: {e}")))
 }
 
-/// A result without `_meta` of its own, written with the server's.
-#[derive(Serialize)]
-struct WithMeta<'a, T> {
-    #[serde(rename = "_meta")]
-    meta: &'a RawValue,
-    #[serde(flatten)]
-    result: &'a T,
-}
-
 fn to_raw(value: &impl Serialize) -> Result<Box<RawValue>, ErrorObject> {
     mcp_jsonrpc::json::to_raw_value(value)
         .map_err(|e| ErrorObject::internal(format!("cannot encode the result: {e}")))
@@ -869,10 +860,8 @@ impl Server {
         mut result: T,
     ) -> Result<Box<RawValue>, ErrorObject> {
         match (result.meta_mut(), &self.inner.meta_json) {
-            (None, Some(meta)) => to_raw(&WithMeta {
-                meta,
-                result: &result,
-            }),
+            (None, Some(meta)) => mcp_jsonrpc::json::to_raw_object_led_by("_meta", meta, &result)
+                .map_err(|e| ErrorObject::internal(format!("cannot encode the result: {e}"))),
             (meta, _) => {
                 let meta = meta.get_or_insert_with(ResultMetaObject::new);
                 if meta.server_info.is_none() {

@@ -398,3 +398,53 @@ fn write_appends_to_what_is_there() -> Result<(), serde_json::Error> {
     assert_eq!(to_vec(&json!([1.5]))?, b"[1.5]");
     Ok(())
 }
+
+/// What serde's flattening writes for `first` under `key` followed by `value`'s members.
+#[derive(Serialize)]
+struct Flattened<'a, T> {
+    #[serde(rename = "_meta")]
+    first: &'a serde_json::value::RawValue,
+    #[serde(flatten)]
+    value: &'a T,
+}
+
+#[test]
+fn an_object_led_by_a_member_is_what_flattening_writes() {
+    let first = to_raw_value(&json!({"io.modelcontextprotocol/serverInfo": {"name": "s"}}))
+        .expect("serializes");
+    let values = [
+        json!({}),
+        json!({"content": [{"type": "text", "text": "a\"b\n"}], "isError": false}),
+        json!({"nested": {"{": "}"}, "n": 1.5}),
+    ];
+    for value in &values {
+        let ours = super::to_raw_object_led_by("_meta", &first, value).expect("serializes");
+        let theirs = serde_json::to_string(&Flattened {
+            first: &first,
+            value,
+        })
+        .expect("serializes");
+        assert_eq!(ours.get(), theirs);
+    }
+    // A large value goes through the hand-over path and comes out the same.
+    let large = json!({"text": "x".repeat(super::HAND_OVER * 2)});
+    let ours = super::to_raw_object_led_by("_meta", &first, &large).expect("serializes");
+    assert!(
+        ours.get()
+            .starts_with(r#"{"_meta":{"io.modelcontextprotocol/serverInfo""#)
+    );
+    assert!(ours.get().ends_with(r#"xx"}"#));
+    assert_eq!(
+        ours.get().len(),
+        first.get().len() + super::HAND_OVER * 2 + 20
+    );
+}
+
+#[test]
+fn an_object_led_by_a_member_refuses_a_value_that_is_not_an_object() {
+    let first = to_raw_value(&json!(1)).expect("serializes");
+    for value in [json!([1]), json!("text"), json!(null), json!(2)] {
+        let error = super::to_raw_object_led_by("k", &first, &value).expect_err("not an object");
+        assert!(error.to_string().contains("not a JSON object"), "{error}");
+    }
+}
