@@ -16,7 +16,9 @@
 //!    schema-validated `search`, `tools/list` of 500 tools (`--extra-tools 500`, every page
 //!    followed), and `steps` with 10 progress notifications per call over SSE (HTTP only).
 //!    Each SDK is driven in the era it speaks. Our client (`client-load`) drives ours with
-//!    the small echo, for the "our client ÷ mcp-load" figure. Over stdio the driver spawns
+//!    the small echo, for the "our client ÷ mcp-load" figure (over HTTP with the server on
+//!    its default worker threads and on one, against `mcp-load` driving the same server).
+//!    Over stdio the driver spawns
 //!    the server itself; over HTTP the server is started here with `127.0.0.1:0`, its URL
 //!    read from the first line of its stdout, and killed after the run.
 //! 3. Takes the median of the rounds for each figure and prints the tables of
@@ -187,6 +189,10 @@ enum Role {
     Ours,
     /// Ours, driven by our client instead of `mcp-load`.
     OursByClient,
+    /// Ours over HTTP on one worker thread (`--workers 1`).
+    OursOneWorker,
+    /// The same, driven by our client.
+    OursOneWorkerByClient,
     Rmcp,
     Floor,
     Other,
@@ -280,7 +286,7 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         ),
         ours(
             "ours, HTTP on 1 worker thread (`--workers 1`)",
-            Role::Other,
+            Role::OursOneWorker,
             Driver::McpLoad,
             false,
             false,
@@ -328,6 +334,16 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         false,
         true,
         &["serve-example", "--http", "127.0.0.1:0"],
+    ));
+    // On this 2-core machine the driver shares the cores with the server's two worker
+    // threads; with one, each has a core, and the driver's own CPU weighs less.
+    servers.push(ours(
+        "ours, HTTP on 1 worker thread, driven by our client",
+        Role::OursOneWorkerByClient,
+        Driver::Client,
+        false,
+        false,
+        &["serve-example", "--http", "127.0.0.1:0", "--workers", "1"],
     ));
     servers
 }
@@ -796,7 +812,7 @@ mod tests {
     fn who_takes_part_in_what() {
         let servers = servers(&bins(), vec![peer()]);
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names.len(), 7, "{names:?}");
+        assert_eq!(names.len(), 8, "{names:?}");
         let by_role = |role| servers.iter().find(|s| s.role == role).unwrap();
         let ours = by_role(Role::Ours);
         assert_eq!(
@@ -849,6 +865,24 @@ mod tests {
         assert!(client.command(Load::Small, Transport::Http).is_some());
         assert!(client.command(Load::Large, Transport::Stdio).is_none());
         assert!(client.command(Load::Search, Transport::Stdio).is_none());
+        let one = by_role(Role::OursOneWorkerByClient);
+        assert_eq!(one.driver, Driver::Client);
+        assert!(one.command(Load::Small, Transport::Stdio).is_none());
+        assert_eq!(
+            one.command(Load::Small, Transport::Http).unwrap(),
+            [
+                "mcp",
+                "serve-example",
+                "--http",
+                "127.0.0.1:0",
+                "--workers",
+                "1"
+            ]
+        );
+        assert_eq!(
+            by_role(Role::OursOneWorker).command(Load::Small, Transport::Http),
+            one.command(Load::Small, Transport::Http)
+        );
     }
 
     #[test]

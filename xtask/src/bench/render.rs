@@ -377,7 +377,11 @@ pub(super) fn render(
         );
     }
 
-    let by_client = find(Role::OursByClient);
+    let (by_client, one_worker, one_worker_by_client) = (
+        find(Role::OursByClient),
+        find(Role::OursOneWorker),
+        find(Role::OursOneWorkerByClient),
+    );
     let _ = writeln!(
         out,
         "\nOur client as the driver: `client-load` (mcp_client::Client, 16 tasks sharing one \
@@ -389,9 +393,19 @@ pub(super) fn render(
         "| transport | mcp-load calls/s | our client calls/s | our client ÷ mcp-load | driver CPU per call (mcp-load / our client) | p99 (mcp-load / our client) | goal (issue #8) |"
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---|");
-    for transport in [Transport::Stdio, Transport::Http] {
+    let rows = [
+        ("stdio", Transport::Stdio, ours, by_client),
+        ("HTTP", Transport::Http, ours, by_client),
+        (
+            "HTTP, server on 1 worker thread (`--workers 1`)",
+            Transport::Http,
+            one_worker,
+            one_worker_by_client,
+        ),
+    ];
+    for (label, transport, load, client) in rows {
         let of = |index: Option<usize>| index.and_then(|i| get(i, Load::Small, transport));
-        let (load, client) = (of(ours), of(by_client));
+        let (load, client) = (of(load), of(client));
         let cell = |f: Option<&Figures>, value: fn(&Figures) -> Option<f64>, unit: &str| {
             f.and_then(value).map_or_else(
                 || "—".to_owned(),
@@ -409,8 +423,7 @@ pub(super) fn render(
         let p99 = |f: &Figures| Some(f.p99_us);
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} / {} | {} / {} | ≥ 0.9× |",
-            transport.name(),
+            "| {label} | {} | {} | {} | {} / {} | {} / {} | ≥ 0.9× |",
             cell(load, calls, ""),
             cell(client, calls, ""),
             ratio(client.map(|f| f.calls_per_s), load.map(|f| f.calls_per_s)),
@@ -487,6 +500,26 @@ mod tests {
             },
         );
         medians.insert((5, Load::Progress, Transport::Http), f);
+        let position = |role| servers.iter().position(|s| s.role == role).unwrap();
+        medians.insert(
+            (position(Role::OursOneWorker), Load::Small, Transport::Http),
+            Figures {
+                calls_per_s: 20_000.0,
+                ..f
+            },
+        );
+        medians.insert(
+            (
+                position(Role::OursOneWorkerByClient),
+                Load::Small,
+                Transport::Http,
+            ),
+            Figures {
+                calls_per_s: 19_000.0,
+                driver_cpu_us_per_call: Some(7.0),
+                ..f
+            },
+        );
         let text = render(
             &servers,
             &medians,
@@ -504,6 +537,12 @@ mod tests {
         );
         assert!(
             text.contains("| stdio | — | — | — | — / — | — / — | ≥ 0.9× |"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "| HTTP, server on 1 worker thread (`--workers 1`) | 20,000 | 19,000 | 0.95× | 6.00 µs / 7.00 µs | 80.0 µs / 80.0 µs | ≥ 0.9× |"
+            ),
             "{text}"
         );
         assert!(
