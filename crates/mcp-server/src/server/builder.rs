@@ -1,0 +1,381 @@
+//! [`ServerBuilder`]: the registrations, capabilities, cache policies and limits a
+//! [`Server`] starts with.
+
+use std::future::Future;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use mcp_jsonrpc::CancellationToken;
+use mcp_types::{
+    CompleteRequestParams, CompleteResultCompletion, Implementation, ResultMetaObject,
+    ServerCapabilities,
+};
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+#[cfg(feature = "skills")]
+use super::skills;
+use super::{CacheKind, CachePolicy, CompletionFn, Inner, Registry, Server, apps, tasks, to_raw};
+use crate::context::Context;
+use crate::error::{Error, ToolError};
+use crate::extension::Extension;
+use crate::limits::{Limits, ListenStreams};
+use crate::prompt::PromptDef;
+use crate::resource::{ResourceDef, ResourceTemplateDef};
+use crate::state::StateKey;
+use crate::tool::ToolDef;
+
+/// Builds a [`Server`].
+pub struct ServerBuilder {
+    extensions: Vec<Arc<dyn Extension>>,
+    tasks: Option<Arc<tasks::TaskEngine>>,
+    #[cfg(feature = "skills")]
+    skills: Option<Arc<skills::SkillsEngine>>,
+    info: Implementation,
+    instructions: Option<String>,
+    registry: Registry,
+    completion: Option<CompletionFn>,
+    cache: [Option<CachePolicy>; 6],
+    page_size: usize,
+    state_key: Option<[u8; 32]>,
+    state_ttl: Duration,
+    enable: (bool, bool, bool),
+    error: Option<Error>,
+    limits: Limits,
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// Starts building a server that introduces itself as `name` `version`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder {
+            extensions: Vec::new(),
+            tasks: None,
+            #[cfg(feature = "skills")]
+            skills: None,
+            info: Implementation::new(name, version),
+            instructions: None,
+            registry: Registry::default(),
+            completion: None,
+            cache: [None; 6],
+            page_size: 100,
+            state_key: None,
+            state_ttl: Duration::from_mins(10),
+            enable: (false, false, false),
+            error: None,
+            limits: Limits::default(),
+        }
+    }
+}
+
+impl ServerBuilder {
+    /// Records the first registration error; `build` reports it.
+    fn fail(&mut self, error: Error) {
+        if self.error.is_none() {
+            self.error = Some(error);
+        }
+    }
+
+    /// Sets the instructions clients may show the model (`server/discover`).
+    #[must_use]
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Adds a tool. A duplicate name or an invalid definition is an error at `build`; a tool
+    /// whose `x-mcp-header` annotations are invalid is dropped with a warning, as clients
+    /// would drop it.
+    #[must_use]
+    pub fn tool(mut self, tool: Result<ToolDef, Error>) -> Self {
+        match tool {
+            Ok(tool)
+                if self
+                    .registry
+                    .tools
+                    .iter()
+                    .any(|t| t.tool.name == tool.tool.name) =>
+            {
+                let name = tool.tool.name.clone();
+                self.fail(Error::Duplicate { kind: "tool", name });
+            }
+            Ok(tool) => self.registry.tools.push(Arc::new(tool)),
+            Err(e @ Error::InvalidHeaderAnnotation { .. }) => {
+                tracing::warn!(error = %e, "dropping the tool");
+            }
+            Err(e) => self.fail(e),
+        }
+        self
+    }
+
+    /// Adds a prompt.
+    #[must_use]
+    pub fn prompt(mut self, prompt: Result<PromptDef, Error>) -> Self {
+        match prompt {
+            Ok(p)
+                if self
+                    .registry
+                    .prompts
+                    .iter()
+                    .any(|q| q.prompt.name == p.prompt.name) =>
+            {
+                let name = p.prompt.name.clone();
+                self.fail(Error::Duplicate {
+                    kind: "prompt",
+                    name,
+                });
+            }
+            Ok(p) => self.registry.prompts.push(Arc::new(p)),
+            Err(e) => self.fail(e),
+        }
+        self
+    }
+
+    /// Adds a resource at a fixed URI.
+    #[must_use]
+    pub fn resource(mut self, resource: ResourceDef) -> Self {
+        if self
+            .registry
+            .resources
+            .iter()
+            .any(|r| r.resource.uri == resource.resource.uri)
+        {
+            let name = resource.resource.uri.clone();
+            self.fail(Error::Duplicate {
+                kind: "resource",
+                name,
+            });
+        } else {
+            self.registry.resources.push(Arc::new(resource));
+        }
+        self
+    }
+
+    /// Adds an MCP App's UI resource (see [`crate::apps`]) and declares the extension
+    /// (`io.modelcontextprotocol/ui`) in `server/discover`. It is listed only to clients
+    /// that render apps.
+    #[must_use]
+    pub fn ui_resource(self, resource: crate::apps::UiResource) -> Self {
+        self.resource(resource.into_def())
+    }
+
+    /// Adds a resource template.
+    #[must_use]
+    pub fn resource_template(mut self, template: Result<ResourceTemplateDef, Error>) -> Self {
+        match template {
+            Ok(t) => self.registry.templates.push(Arc::new(t)),
+            Err(e) => self.fail(e),
+        }
+        self
+    }
+
+    /// Sets the handler of `completion/complete` (and declares the `completions`
+    /// capability).
+    #[must_use]
+    pub fn completion<F, Fut>(mut self, complete: F) -> Self
+    where
+        F: Fn(CompleteRequestParams, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CompleteResultCompletion, ToolError>> + Send + 'static,
+    {
+        self.completion = Some(Arc::new(move |params, cx| Box::pin(complete(params, cx))));
+        self
+    }
+
+    /// Adds an extension: advertised in `capabilities.extensions`, its methods served to
+    /// requests that declare it.
+    #[must_use]
+    pub fn extension(mut self, extension: impl Extension) -> Self {
+        self.extensions.push(Arc::new(extension));
+        self
+    }
+
+    /// Serves the Tasks extension (`io.modelcontextprotocol/tasks`): tools registered with
+    /// [`ToolDef::task_support`] may run as tasks, and `tasks/get`, `tasks/update` and
+    /// `tasks/cancel` are served to requests that declare the extension. See
+    /// [`crate::tasks`].
+    #[must_use]
+    pub fn tasks(mut self, tasks: crate::tasks::Tasks) -> Self {
+        let engine = Arc::new(tasks::TaskEngine::new(tasks));
+        self.extensions
+            .retain(|e| e.id() != mcp_types::tasks::EXTENSION_ID);
+        self.extensions
+            .push(Arc::clone(&engine) as Arc<dyn Extension>);
+        self.tasks = Some(engine);
+        self
+    }
+
+    /// Serves the Skills extension (`io.modelcontextprotocol/skills`, feature `skills`):
+    /// every file of every skill becomes a resource (listed and read like any other), the
+    /// `resources` capability is declared, and `skills/list`, `skills/get` and, when
+    /// enabled, `resources/directory/read` are served. An invalid skill, or a skill file
+    /// whose URI another resource already has, is an error at `build`. See
+    /// [`crate::skills`].
+    #[cfg(feature = "skills")]
+    #[must_use]
+    pub fn skills(mut self, skills: crate::skills::Skills) -> Self {
+        match skills::SkillsEngine::new(skills) {
+            Ok((engine, resources)) => {
+                for resource in resources {
+                    self = self.resource(resource);
+                }
+                self.extensions
+                    .retain(|e| e.id() != mcp_types::skills::EXTENSION_ID);
+                let engine = Arc::new(engine);
+                self.extensions
+                    .push(Arc::clone(&engine) as Arc<dyn Extension>);
+                self.skills = Some(engine);
+            }
+            Err(e) => self.fail(e),
+        }
+        self
+    }
+
+    /// Declares the tools, prompts and resources capabilities even with nothing registered
+    /// yet (for servers that add them at run time).
+    #[must_use]
+    pub fn enable(mut self, tools: bool, prompts: bool, resources: bool) -> Self {
+        self.enable = (tools, prompts, resources);
+        self
+    }
+
+    /// Sets the cache policy of every list, discover and read result.
+    ///
+    /// Without one, a result is stale at once and `public`, except that the lists and
+    /// reads of an authenticated request (one whose transport established a
+    /// [`Principal`](mcp_jsonrpc::Principal)) are `private`: they may depend on who asked,
+    /// so a client may reuse them only within the same authorization context. A policy
+    /// set here is used as it is, authenticated or not.
+    #[must_use]
+    pub fn cache(mut self, policy: CachePolicy) -> Self {
+        self.cache = [Some(policy); 6];
+        self
+    }
+
+    /// Sets the cache policy of one kind of result (for example a short TTL for
+    /// `resources/read` and a long one for `tools/list`); see [`cache`](Self::cache) for
+    /// the default.
+    #[must_use]
+    pub fn cache_for(mut self, kind: CacheKind, policy: CachePolicy) -> Self {
+        self.cache[kind as usize] = Some(policy);
+        self
+    }
+
+    /// Sets how many items a list page holds (default 100).
+    #[must_use]
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = size.max(1);
+        self
+    }
+
+    /// Sets the key that seals `requestState` (default: random per process). A fleet of
+    /// servers behind a load balancer shares one key so any of them can take a retry.
+    #[must_use]
+    pub fn state_key(mut self, key: [u8; 32]) -> Self {
+        self.state_key = Some(key);
+        self
+    }
+
+    /// Sets the server's [`Limits`] (listen streams per principal, tool call time).
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Builds the server, or reports the first invalid or duplicate definition.
+    pub fn build(mut self) -> Result<Server, Error> {
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        apps::check_links(&self.registry)?;
+        if apps::in_use(&self.registry)
+            && !self
+                .extensions
+                .iter()
+                .any(|e| e.id() == mcp_types::apps::EXTENSION_ID)
+        {
+            self.extensions.push(Arc::new(apps::AppsExtension));
+        }
+        let state_key = match self.state_key {
+            Some(key) => StateKey::from_bytes(key),
+            None => StateKey::random()?,
+        };
+        let mut capabilities = ServerCapabilities::new();
+        let r = &self.registry;
+        if !r.tools.is_empty() || self.enable.0 {
+            let mut tools = mcp_types::ServerCapabilitiesTools::new();
+            tools.list_changed = Some(true);
+            capabilities.tools = Some(tools);
+        }
+        if !r.prompts.is_empty() || self.enable.1 {
+            let mut prompts = mcp_types::ServerCapabilitiesPrompts::new();
+            prompts.list_changed = Some(true);
+            capabilities.prompts = Some(prompts);
+        }
+        #[cfg(feature = "skills")]
+        let serves_skills = self.skills.is_some();
+        #[cfg(not(feature = "skills"))]
+        let serves_skills = false;
+        if !r.resources.is_empty() || !r.templates.is_empty() || self.enable.2 || serves_skills {
+            let mut resources = mcp_types::ServerCapabilitiesResources::new();
+            resources.list_changed = Some(true);
+            resources.subscribe = Some(true);
+            capabilities.resources = Some(resources);
+        }
+        if self.completion.is_some() {
+            capabilities.completions = Some(mcp_types::JsonObject::new());
+        }
+        capabilities.logging = Some(mcp_types::JsonObject::new());
+        if !self.extensions.is_empty() {
+            let mut extensions = mcp_types::JsonObject::new();
+            for extension in &self.extensions {
+                extensions.insert(
+                    extension.id().to_owned(),
+                    Value::Object(extension.settings()),
+                );
+            }
+            capabilities.extensions = Some(extensions);
+        }
+        let (changes, _) = broadcast::channel(64);
+        let mut meta = ResultMetaObject::new();
+        meta.server_info = Some(self.info.clone());
+        let meta_json = to_raw(&meta).ok();
+        let server = Server {
+            inner: Arc::new(Inner {
+                extensions: self.extensions,
+                tasks: self.tasks,
+                #[cfg(feature = "skills")]
+                skills: self.skills,
+                info: self.info,
+                meta_json,
+                instructions: self.instructions,
+                capabilities,
+                registry: RwLock::new(self.registry),
+                completion: self.completion,
+                cache: self.cache,
+                page_size: self.page_size,
+                state_key,
+                state_ttl: self.state_ttl,
+                changes,
+                shutdown: CancellationToken::new(),
+                limits: self.limits,
+                listen_streams: ListenStreams::default(),
+            }),
+        };
+        if let Some(engine) = &server.inner.tasks {
+            engine.attach(&server.inner);
+        }
+        #[cfg(feature = "skills")]
+        if let Some(engine) = &server.inner.skills {
+            engine.attach(&server.inner);
+        }
+        Ok(server)
+    }
+}
