@@ -24,7 +24,7 @@ use mcp_types::tasks::{
     CreateTaskResult, DetailedTask, GetTaskResult, Task, TaskAck, TaskIdParams, TaskStatus,
     UpdateTaskRequestParams, method as task_method,
 };
-use mcp_types::{CallToolRequestParams, CallToolResult, InputResponses, JsonObject, method};
+use mcp_types::{CallToolResult, InputResponses, JsonObject, method};
 
 use crate::client::{CallOptions, Client, Reply};
 use crate::error::Error;
@@ -268,13 +268,7 @@ impl Client {
         let (raw, reply) = self
             .rounds(
                 method::TOOLS_CALL,
-                |meta, round| {
-                    let mut params = CallToolRequestParams::new(meta, name);
-                    params.arguments = Some(arguments.clone());
-                    params.input_responses.clone_from(&round.responses);
-                    params.request_state.clone_from(&round.state);
-                    params
-                },
+                crate::client::tool_call_params(name, &arguments),
                 options,
                 self.task_options().is_some(),
             )

@@ -187,6 +187,21 @@ pub(crate) struct Round {
     pub(crate) state: Option<String>,
 }
 
+/// The typed `tools/call` params of each round: the tool's name and arguments, with the
+/// round's input responses and request state.
+pub(crate) fn tool_call_params<'a>(
+    name: &'a str,
+    arguments: &'a JsonObject,
+) -> impl Fn(RequestMetaObject, &Round) -> CallToolRequestParams + 'a {
+    move |meta, round| {
+        let mut params = CallToolRequestParams::new(meta, name);
+        params.arguments = Some(arguments.clone());
+        params.input_responses.clone_from(&round.responses);
+        params.request_state.clone_from(&round.state);
+        params
+    }
+}
+
 /// The most pages one `list_*_all` call fetches (`docs/2026-07-28/server/utilities/
 /// pagination.mdx`: cursors are the server's, so a client bounds how far it follows them).
 /// Past it the call fails with [`Error::ListTooLong`]; the paged methods (`list_tools` …)
@@ -639,13 +654,7 @@ impl Client {
         }
         Box::pin(self.with_input(
             method::TOOLS_CALL,
-            |meta, round| {
-                let mut params = CallToolRequestParams::new(meta, name);
-                params.arguments = Some(arguments.clone());
-                params.input_responses.clone_from(&round.responses);
-                params.request_state.clone_from(&round.state);
-                params
-            },
+            tool_call_params(name, arguments),
             options,
             None,
         ))
