@@ -21,6 +21,8 @@ use tokio::time::Instant;
 use crate::error::Error;
 use crate::wire::Plain;
 
+mod deadlines;
+
 /// How a request waits: its timeout (reset by progress), hard maximum and progress hook.
 pub(crate) struct Wait {
     pub(crate) timeout: Duration,
@@ -37,6 +39,8 @@ pub(crate) struct HttpTransport {
     /// The headers of the last `tools/call` of a tool without annotations, sent again by
     /// the next call of that tool under the same version (see `headers_routed`).
     last_routed: Mutex<Option<Arc<RequestHeaders>>>,
+    /// The timeouts of the calls in flight.
+    deadlines: deadlines::Deadlines,
 }
 
 /// A request's headers: made for it, or the same as an earlier request's.
@@ -89,6 +93,7 @@ impl HttpTransport {
             next_id: AtomicI64::new(1),
             headers: Mutex::new(HashMap::new()),
             last_routed: Mutex::new(None),
+            deadlines: deadlines::Deadlines::default(),
         }
     }
 
@@ -224,11 +229,10 @@ impl HttpTransport {
         tracing::trace!(target: "mcp_wire", direction = "sent", frame = %String::from_utf8_lossy(&frame));
         let started = Instant::now();
         let hard = started + wait.max;
-        // One timer for the whole call, moved on by progress: the reply's head and each
-        // message after it are awaited against it (a timer per wait had two made, and
-        // registered, per call).
-        let mut timer =
-            std::pin::pin!(tokio::time::sleep_until((started + wait.timeout).min(hard)));
+        // One deadline for the whole call, moved on by progress: the reply's head and each
+        // message after it are awaited against it. It is kept by the transport's sweeper
+        // (`deadlines`), not a timer of its own.
+        let mut deadline = self.deadlines.deadline((started + wait.timeout).min(hard));
         let timed_out = || Error::Timeout {
             method: method.to_owned(),
             after: started.elapsed(),
@@ -237,12 +241,12 @@ impl HttpTransport {
         // so that `Bytes` takes the buffer over without allocating a count for it.
         frame.shrink_to_fit();
         let sending = std::pin::pin!(self.client.request(frame.into(), headers));
-        let mut stream = before(timer.as_mut(), sending)
+        let mut stream = before(&mut deadline, sending)
             .await
             .ok_or_else(timed_out)?
             .map_err(Error::from)?;
         loop {
-            let next = before(timer.as_mut(), std::pin::pin!(stream.next_reply()))
+            let next = before(&mut deadline, std::pin::pin!(stream.next_reply()))
                 .await
                 .ok_or_else(timed_out)?;
             if let Some(Ok(reply)) = &next {
@@ -300,9 +304,7 @@ impl HttpTransport {
                         && progress.progress_token == *token
                     {
                         callback(&progress);
-                        timer
-                            .as_mut()
-                            .reset((Instant::now() + wait.timeout).min(hard));
+                        deadline.reset((Instant::now() + wait.timeout).min(hard));
                         continue;
                     }
                     on_notification(notification);
@@ -313,18 +315,18 @@ impl HttpTransport {
     }
 }
 
-/// `future`'s output, or `None` if `timer` fires first (`future` is polled first, so one
-/// ready at once is never late). Both are pinned by the caller, so that the future is
+/// `future`'s output, or `None` if `deadline` passes first (`future` is polled first, so
+/// one ready at once is never late). The future is pinned by the caller, so that it is
 /// kept in one place (an `async fn` taking it by value held it twice).
 fn before<'a, F: std::future::Future>(
-    mut timer: std::pin::Pin<&'a mut tokio::time::Sleep>,
+    deadline: &'a mut deadlines::Deadline<'_>,
     mut future: std::pin::Pin<&'a mut F>,
 ) -> impl std::future::Future<Output = Option<F::Output>> + 'a {
     std::future::poll_fn(move |cx| {
         if let std::task::Poll::Ready(output) = future.as_mut().poll(cx) {
             return std::task::Poll::Ready(Some(output));
         }
-        timer.as_mut().poll(cx).map(|()| None)
+        deadline.poll_expired(cx).map(|()| None)
     })
 }
 
