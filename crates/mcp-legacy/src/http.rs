@@ -269,6 +269,7 @@ impl<H: Handler> Endpoint for DualEraHttp<H> {
 impl<H: Handler> Shared<H> {
     /// A POST without a session that names a method other than `initialize` in
     /// `Mcp-Method`, outside the HTTP+SSE paths: a modern request.
+    #[cfg_attr(not(feature = "http-sse"), allow(clippy::unused_self))]
     fn is_modern<B>(&self, request: &Request<B>) -> bool {
         let headers = request.headers();
         let modern = request.method() == Method::POST
