@@ -268,6 +268,13 @@ mod tests {
         poll_fn(|cx| deadline.poll_expired(cx)).await;
     }
 
+    /// Polls `deadline` once (registering it at its first poll); whether it is pending.
+    async fn pending(deadline: &mut Deadline<'_>) -> bool {
+        poll_fn(|cx| Poll::Ready(deadline.poll_expired(cx)))
+            .await
+            .is_pending()
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_deadline_expires_at_its_time_and_not_before() {
         let deadlines = Deadlines::default();
@@ -289,11 +296,7 @@ mod tests {
         let start = Instant::now();
         let mut long = deadlines.deadline(start + Duration::from_mins(1));
         // The sweeper is spawned, and sleeps to the long deadline.
-        assert!(
-            poll_fn(|cx| Poll::Ready(long.poll_expired(cx)))
-                .await
-                .is_pending()
-        );
+        assert!(pending(&mut long).await);
         tokio::task::yield_now().await;
         let mut short = deadlines.deadline(start + Duration::from_secs(1));
         wait(&mut short).await;
@@ -302,11 +305,7 @@ mod tests {
             waited < Duration::from_secs(2),
             "the short one took {waited:?}"
         );
-        assert!(
-            poll_fn(|cx| Poll::Ready(long.poll_expired(cx)))
-                .await
-                .is_pending()
-        );
+        assert!(pending(&mut long).await);
         wait(&mut long).await;
         assert!(start.elapsed() >= Duration::from_mins(1));
     }
@@ -316,11 +315,7 @@ mod tests {
         let deadlines = Deadlines::default();
         let start = Instant::now();
         let mut deadline = deadlines.deadline(start + Duration::from_secs(2));
-        assert!(
-            poll_fn(|cx| Poll::Ready(deadline.poll_expired(cx)))
-                .await
-                .is_pending()
-        );
+        assert!(pending(&mut deadline).await);
         tokio::time::sleep(Duration::from_secs(1)).await;
         deadline.reset(start + Duration::from_secs(10));
         wait(&mut deadline).await;
@@ -328,11 +323,7 @@ mod tests {
 
         let start = Instant::now();
         let mut deadline = deadlines.deadline(start + Duration::from_secs(30));
-        assert!(
-            poll_fn(|cx| Poll::Ready(deadline.poll_expired(cx)))
-                .await
-                .is_pending()
-        );
+        assert!(pending(&mut deadline).await);
         deadline.reset(start + Duration::from_secs(3));
         wait(&mut deadline).await;
         let waited = start.elapsed();
@@ -348,11 +339,7 @@ mod tests {
                 .map(|i| deadlines.deadline(start + Duration::from_secs(100 + i)))
                 .collect();
             for call in &mut calls {
-                assert!(
-                    poll_fn(|cx| Poll::Ready(call.poll_expired(cx)))
-                        .await
-                        .is_pending()
-                );
+                assert!(pending(call).await);
             }
             drop(calls);
             let table = lock(&deadlines.shared.table);
@@ -410,11 +397,7 @@ mod tests {
         let deadlines = Deadlines::default();
         let shared = Arc::clone(&deadlines.shared);
         let mut deadline = deadlines.deadline(Instant::now() + Duration::from_mins(1));
-        assert!(
-            poll_fn(|cx| Poll::Ready(deadline.poll_expired(cx)))
-                .await
-                .is_pending()
-        );
+        assert!(pending(&mut deadline).await);
         drop(deadline);
         drop(deadlines);
         for _ in 0..100 {
