@@ -55,6 +55,7 @@ pub use stream::{Reply, ResponseStream};
 use crate::error::Error;
 use crate::headers;
 use crate::mirror::{METHOD, NAME, PROTOCOL_VERSION};
+use wire::Media;
 
 #[cfg(feature = "rustls")]
 type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
@@ -307,13 +308,17 @@ impl HttpClient {
             return Err(redirect(status, response.headers()));
         }
         let (parts, mut body) = response.into_parts();
-        let json = headers::is_json_content(&parts.headers);
+        let media = body.media();
+        let json = media == Media::Json
+            || (media == Media::InHeaders && headers::is_json_content(&parts.headers));
         if status.is_success() {
             if json {
                 body.recycle(parts.headers);
                 return Ok(ResponseStream::json(status, body, self.limits));
             }
-            if headers::is_sse_content(&parts.headers) {
+            if media == Media::Sse
+                || (media == Media::InHeaders && headers::is_sse_content(&parts.headers))
+            {
                 body.recycle(parts.headers);
                 return Ok(ResponseStream::sse(body, self.limits));
             }
@@ -343,7 +348,11 @@ impl HttpClient {
         if status.is_redirection() {
             return Err(redirect(status, response.headers()));
         }
-        let json = headers::is_json_content(response.headers());
+        let json = match response.body().media() {
+            Media::Json => true,
+            Media::Sse => false,
+            Media::InHeaders => headers::is_json_content(response.headers()),
+        };
         let body = stream::read_body(response.into_body(), self.limits.body).await;
         if status == StatusCode::ACCEPTED {
             return Ok(());

@@ -42,7 +42,7 @@ use tokio::time::Instant;
 use tower_service::Service as _;
 
 use super::Connector;
-use super::wire::{self, Failure, Fields, Framing, Kept};
+use super::wire::{self, Failure, Fields, Framing, Kept, Media};
 use crate::error::{BoxError, Error};
 
 /// What the connector opens: TCP, or TLS over it.
@@ -132,12 +132,12 @@ impl Pool {
                     {
                         Ok(head) => {
                             let (head_parts, ()) = head.response.into_parts();
-                            let body = Body::http1(
-                                conn,
-                                head.framing,
-                                head.keep_alive,
-                                Arc::downgrade(&self.shared),
-                            );
+                            let info = HeadInfo {
+                                framing: head.framing,
+                                keep_alive: head.keep_alive,
+                                media: head.media,
+                            };
+                            let body = Body::http1(info, conn, Arc::downgrade(&self.shared));
                             return Ok((Response::from_parts(head_parts, body), parts.uri));
                         }
                         // Nothing was sent: a reused connection had closed meanwhile.
@@ -414,6 +414,13 @@ fn host_of(
     }
 }
 
+/// What a body keeps of its reply's head.
+struct HeadInfo {
+    framing: Framing,
+    keep_alive: bool,
+    media: Media,
+}
+
 /// A response body. An HTTP/1.1 one read to its end returns its connection to the pool
 /// (if the reply let it stay open); dropped before, or failed, it closes the connection.
 pub(super) struct Body {
@@ -427,6 +434,8 @@ enum Inner {
         framing: Framing,
         keep_alive: bool,
         pool: Weak<Shared>,
+        /// The reply's media type, when its head told it ([`Media`]).
+        media: Media,
     },
     Http2(Incoming),
 }
@@ -441,13 +450,14 @@ impl std::fmt::Debug for Body {
 }
 
 impl Body {
-    fn http1(conn: Http1, framing: Framing, keep_alive: bool, pool: Weak<Shared>) -> Self {
+    fn http1(head: HeadInfo, conn: Http1, pool: Weak<Shared>) -> Self {
         let mut body = Body {
             inner: Inner::Http1 {
                 conn: Some(conn),
-                framing,
-                keep_alive,
+                framing: head.framing,
+                keep_alive: head.keep_alive,
                 pool,
+                media: head.media,
             },
         };
         // An empty body (`202 Accepted`) has ended already: its connection is free now,
@@ -459,6 +469,15 @@ impl Body {
     fn http2(inner: Incoming) -> Self {
         Body {
             inner: Inner::Http2(inner),
+        }
+    }
+
+    /// The reply's media type when its head told it rather than its header map
+    /// ([`Media`]); [`Media::InHeaders`] otherwise, and over HTTP/2.
+    pub(super) fn media(&self) -> Media {
+        match &self.inner {
+            Inner::Http1 { media, .. } => *media,
+            Inner::Http2(_) => Media::InHeaders,
         }
     }
 
@@ -481,6 +500,7 @@ impl Body {
             framing: Framing::Done,
             keep_alive,
             pool,
+            ..
         } = &mut self.inner
             && let Some(conn) = conn.take()
             && *keep_alive
