@@ -12,8 +12,10 @@ use base64::Engine as _;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderMap, HeaderName, HeaderValue};
 
-const JSON: &str = "application/json";
-const SSE: &str = "text/event-stream";
+/// The media type of a JSON body.
+pub(crate) const JSON: &str = "application/json";
+/// The media type of an SSE stream.
+pub(crate) const SSE: &str = "text/event-stream";
 const SENTINEL_PREFIX: &str = "=?base64?";
 const SENTINEL_SUFFIX: &str = "?=";
 

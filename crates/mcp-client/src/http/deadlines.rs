@@ -54,7 +54,8 @@ struct Slot {
     /// The waiting call's waker; `None` once it has been woken for its deadline (or while
     /// the slot is free).
     waker: Option<Waker>,
-    /// The deadline has passed.
+    /// The deadline has passed (the call was woken for it), or the slot is free: either
+    /// way the sweeper passes it by.
     expired: bool,
 }
 
@@ -155,7 +156,8 @@ impl Deadline<'_> {
             let index = table.insert(self.at, cx.waker().clone());
             self.slot = Some(index);
             let wake = table.arm(self.at);
-            let spawn = !table.sweeping && !table.closed;
+            // (Not closed: the table outlives this deadline, which borrows it.)
+            let spawn = !table.sweeping;
             if spawn {
                 table.sweeping = true;
             }

@@ -55,7 +55,6 @@ pub use stream::{Reply, ResponseStream};
 use crate::error::Error;
 use crate::headers;
 use crate::mirror::{METHOD, NAME, PROTOCOL_VERSION};
-use wire::Media;
 
 #[cfg(feature = "rustls")]
 type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
@@ -309,16 +308,13 @@ impl HttpClient {
         }
         let (parts, mut body) = response.into_parts();
         let media = body.media();
-        let json = media == Media::Json
-            || (media == Media::InHeaders && headers::is_json_content(&parts.headers));
+        let json = media.is_json(&parts.headers);
         if status.is_success() {
             if json {
                 body.recycle(parts.headers);
                 return Ok(ResponseStream::json(status, body, self.limits));
             }
-            if media == Media::Sse
-                || (media == Media::InHeaders && headers::is_sse_content(&parts.headers))
-            {
+            if media.is_sse(&parts.headers) {
                 body.recycle(parts.headers);
                 return Ok(ResponseStream::sse(body, self.limits));
             }
@@ -348,11 +344,7 @@ impl HttpClient {
         if status.is_redirection() {
             return Err(redirect(status, response.headers()));
         }
-        let json = match response.body().media() {
-            Media::Json => true,
-            Media::Sse => false,
-            Media::InHeaders => headers::is_json_content(response.headers()),
-        };
+        let json = response.body().media().is_json(response.headers());
         let body = stream::read_body(response.into_body(), self.limits.body).await;
         if status == StatusCode::ACCEPTED {
             return Ok(());

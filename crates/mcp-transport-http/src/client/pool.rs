@@ -132,12 +132,13 @@ impl Pool {
                     {
                         Ok(head) => {
                             let (head_parts, ()) = head.response.into_parts();
-                            let info = HeadInfo {
-                                framing: head.framing,
-                                keep_alive: head.keep_alive,
-                                media: head.media,
-                            };
-                            let body = Body::http1(info, conn, Arc::downgrade(&self.shared));
+                            let body = Body::http1(
+                                conn,
+                                head.framing,
+                                head.keep_alive,
+                                head.media,
+                                Arc::downgrade(&self.shared),
+                            );
                             return Ok((Response::from_parts(head_parts, body), parts.uri));
                         }
                         // Nothing was sent: a reused connection had closed meanwhile.
@@ -414,13 +415,6 @@ fn host_of(
     }
 }
 
-/// What a body keeps of its reply's head.
-struct HeadInfo {
-    framing: Framing,
-    keep_alive: bool,
-    media: Media,
-}
-
 /// A response body. An HTTP/1.1 one read to its end returns its connection to the pool
 /// (if the reply let it stay open); dropped before, or failed, it closes the connection.
 pub(super) struct Body {
@@ -450,14 +444,20 @@ impl std::fmt::Debug for Body {
 }
 
 impl Body {
-    fn http1(head: HeadInfo, conn: Http1, pool: Weak<Shared>) -> Self {
+    fn http1(
+        conn: Http1,
+        framing: Framing,
+        keep_alive: bool,
+        media: Media,
+        pool: Weak<Shared>,
+    ) -> Self {
         let mut body = Body {
             inner: Inner::Http1 {
                 conn: Some(conn),
-                framing: head.framing,
-                keep_alive: head.keep_alive,
+                framing,
+                keep_alive,
                 pool,
-                media: head.media,
+                media,
             },
         };
         // An empty body (`202 Accepted`) has ended already: its connection is free now,

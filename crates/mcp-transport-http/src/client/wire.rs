@@ -36,6 +36,8 @@ use hyper_util::rt::TokioIo;
 use tokio::io::AsyncWrite;
 use tokio_util::io::poll_read_buf;
 
+use crate::headers::{JSON, SSE};
+
 /// The largest reply head read, in bytes (hyper's client reads up to about 400 KiB; an MCP
 /// server's heads are a few hundred bytes).
 pub(super) const MAX_HEAD: usize = 64 * 1024;
@@ -122,6 +124,28 @@ pub(super) enum Media {
     Sse,
     /// Whatever the header map says.
     InHeaders,
+}
+
+impl Media {
+    /// Whether the reply is JSON: told, or exactly one `application/json` (with any
+    /// parameters) in `headers`.
+    pub(super) fn is_json(self, headers: &HeaderMap) -> bool {
+        match self {
+            Media::Json => true,
+            Media::Sse => false,
+            Media::InHeaders => crate::headers::is_json_content(headers),
+        }
+    }
+
+    /// Whether the reply is an SSE stream: told, or exactly one `text/event-stream` (with
+    /// any parameters) in `headers`.
+    pub(super) fn is_sse(self, headers: &HeaderMap) -> bool {
+        match self {
+            Media::Sse => true,
+            Media::Json => false,
+            Media::InHeaders => crate::headers::is_sse_content(headers),
+        }
+    }
 }
 
 fn invalid(reason: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> io::Error {
@@ -401,10 +425,13 @@ where
             [(name, start, end)]
                 if kept == Kept::Content && status.is_success() && *name == CONTENT_TYPE =>
             {
-                match &self.read[*start..*end] {
-                    b"application/json" => Media::Json,
-                    b"text/event-stream" => Media::Sse,
-                    _ => Media::InHeaders,
+                let value = &self.read[*start..*end];
+                if value == JSON.as_bytes() {
+                    Media::Json
+                } else if value == SSE.as_bytes() {
+                    Media::Sse
+                } else {
+                    Media::InHeaders
                 }
             }
             _ => Media::InHeaders,
@@ -572,8 +599,6 @@ fn framing_name(name: &[u8]) -> Option<HeaderName> {
 /// A value [`Kept::Content`] keeps: the media types of MCP replies without a copy, any
 /// other value copied.
 fn content_value(value: &[u8]) -> io::Result<HeaderValue> {
-    const JSON: &str = "application/json";
-    const SSE: &str = "text/event-stream";
     if value == JSON.as_bytes() {
         return Ok(HeaderValue::from_static(JSON));
     }
