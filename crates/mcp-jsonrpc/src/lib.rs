@@ -81,4 +81,4 @@ pub use received::RawResult;
 pub use sink::{LazyChannel, NotificationSink};
 /// The cancellation token handlers receive (re-exported from `tokio-util`).
 pub use tokio_util::sync::CancellationToken;
-pub use transport::{FrameReader, FrameWriter, TransportError};
+pub use transport::{FrameReader, FrameWriter, TransportError, WriteNow};

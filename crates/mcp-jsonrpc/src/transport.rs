@@ -65,6 +65,23 @@ pub trait FrameWriter: Send + 'static {
         frame: Bytes,
     ) -> impl Future<Output = Result<(), TransportError>> + Send;
 
+    /// Writes one frame now, without waiting, if the transport can: the engine's
+    /// write-through ([`PeerConfig::write_through`](crate::PeerConfig::write_through)).
+    /// The engine calls it only while the writer is idle (its last
+    /// [`flush`](Self::flush) finished and nothing is queued), from the sending task and
+    /// under a lock: it must not block.
+    ///
+    /// [`WriteNow::Sent`] says the frame and its delimiter went to the operating system;
+    /// [`WriteNow::Buffered`] that the transport took it whole but some of it waits in its
+    /// buffer, which the engine's write loop then flushes (also the way to report a
+    /// failed write: the flush fails); [`WriteNow::Later`] that nothing was taken, and the
+    /// engine queues the frame for [`write_frame`](Self::write_frame). The default takes
+    /// nothing.
+    fn write_now(&mut self, frame: &[u8]) -> WriteNow {
+        let _ = frame;
+        WriteNow::Later
+    }
+
     /// Pushes buffered frames to the peer. The default has nothing to push.
     fn flush(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send {
         async { Ok(()) }
@@ -73,4 +90,17 @@ pub trait FrameWriter: Send + 'static {
     /// Flushes and closes the sending direction (for stdio: closes the pipe, which the
     /// peer sees as EOF).
     fn close(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send;
+}
+
+/// What [`FrameWriter::write_now`] did with a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WriteNow {
+    /// The whole frame, with its delimiter, went to the operating system.
+    Sent,
+    /// The transport took the whole frame, but some of it is still in its buffer: a
+    /// [`FrameWriter::flush`] must follow.
+    Buffered,
+    /// Nothing was taken: the frame goes through [`FrameWriter::write_frame`].
+    Later,
 }

@@ -13,10 +13,12 @@
 
 use std::fmt;
 use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
-use mcp_jsonrpc::{FrameReader, FrameWriter, TransportError};
+use mcp_jsonrpc::{FrameReader, FrameWriter, TransportError, WriteNow};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
 
 use crate::stdio::{StdinStream, StdoutStream};
@@ -454,6 +456,41 @@ impl<W: AsyncWrite + Unpin + Send + 'static> FrameWriter for LineWriter<W> {
             self.state = WriteState::Broken;
         }
         result
+    }
+
+    /// Writes the line at once when the buffer is empty and the line fits in it: copied
+    /// there, then one write to the pipe. What the pipe does not take stays buffered for
+    /// the engine's flush ([`WriteNow::Buffered`]); a failed write breaks the writer, and
+    /// that flush reports it. A line that contains a line break, or is too long for the
+    /// buffer, is left to [`write_frame`](FrameWriter::write_frame) (and its error or
+    /// timeout).
+    fn write_now(&mut self, frame: &[u8]) -> WriteNow {
+        let idle = matches!(self.state, WriteState::Open) && self.writer.buffer().is_empty();
+        if !idle
+            || frame.len() >= WRITE_BUFFER
+            || mcp_jsonrpc::find::either(b'\n', b'\r', frame).is_some()
+        {
+            return WriteNow::Later;
+        }
+        // Nobody waits on this context: the engine's flush registers its own.
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut writer = Pin::new(&mut self.writer);
+        // Copies into the empty buffer, which has room for both: they cannot wait.
+        let copied = matches!(
+            writer.as_mut().poll_write(&mut cx, frame),
+            Poll::Ready(Ok(n)) if n == frame.len()
+        ) && matches!(
+            writer.as_mut().poll_write(&mut cx, b"\n"),
+            Poll::Ready(Ok(1))
+        );
+        match copied.then(|| writer.poll_flush(&mut cx)) {
+            Some(Poll::Ready(Ok(()))) => WriteNow::Sent,
+            Some(Poll::Pending) => WriteNow::Buffered,
+            Some(Poll::Ready(Err(_))) | None => {
+                self.state = WriteState::Broken;
+                WriteNow::Buffered
+            }
+        }
     }
 
     /// Pushes the buffered lines to the peer, within the write timeout.

@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use mcp_jsonrpc::{FrameReader, FrameWriter, TransportError};
+use mcp_jsonrpc::{FrameReader, FrameWriter, TransportError, WriteNow};
 use mcp_transport_stdio::{DEFAULT_MAX_LINE, DEFAULT_WRITE_TIMEOUT, LineReader, LineWriter, stdio};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, DuplexStream, ReadBuf};
 
@@ -662,6 +662,84 @@ async fn writer_output_reads_back_and_close_is_eof() {
     }
     writer.close().await.expect("close succeeds");
     assert!(reader.read_frame().await.is_none());
+}
+
+/// Reads what `far` holds right now, without waiting.
+fn available(far: &mut DuplexStream) -> Vec<u8> {
+    let mut buf = vec![0; 8192];
+    let mut read = ReadBuf::new(&mut buf);
+    let waker = std::task::Waker::noop();
+    match Pin::new(far).poll_read(&mut Context::from_waker(waker), &mut read) {
+        Poll::Ready(result) => result.expect("the duplex does not fail"),
+        Poll::Pending => {}
+    }
+    read.filled().to_vec()
+}
+
+#[tokio::test]
+async fn write_now_sends_a_line_at_once_when_idle() {
+    let (near, mut far) = tokio::io::duplex(4096);
+    let mut writer = LineWriter::new(near);
+    assert_eq!(writer.write_now(b"{\"a\":1}"), WriteNow::Sent);
+    assert_eq!(writer.write_now(b"{\"b\":2}"), WriteNow::Sent);
+    // On the wire without a flush, each with its newline.
+    assert_eq!(available(&mut far), b"{\"a\":1}\n{\"b\":2}\n");
+}
+
+#[tokio::test]
+async fn write_now_leaves_what_the_pipe_refuses_for_the_flush() {
+    // A 64-byte pipe takes 64 of the 101 bytes; the rest wait in the buffer.
+    let (near, mut far) = tokio::io::duplex(64);
+    let mut writer = LineWriter::new(near);
+    assert_eq!(writer.write_now(&FILLER[..100]), WriteNow::Buffered);
+    // With bytes waiting in the buffer, nothing more is taken now.
+    assert_eq!(writer.write_now(b"{}"), WriteNow::Later);
+    let mut read = available(&mut far);
+    assert_eq!(read.len(), 64);
+    let drain = tokio::spawn(async move {
+        far.read_to_end(&mut read).await.expect("read the pipe");
+        read
+    });
+    writer.flush().await.expect("the rest is flushed");
+    writer.write_frame(Bytes::from_static(b"{}")).await.unwrap();
+    writer.close().await.expect("close succeeds");
+    let mut expected = FILLER[..100].to_vec();
+    expected.extend_from_slice(b"\n{}\n");
+    assert_eq!(drain.await.expect("the drain task"), expected);
+}
+
+#[tokio::test]
+async fn write_now_declines_what_write_frame_must_judge() {
+    let (near, mut far) = tokio::io::duplex(1 << 20);
+    let mut writer = LineWriter::new(near);
+    // A line break: `write_frame` refuses it with its error.
+    assert_eq!(writer.write_now(b"{}\n{}"), WriteNow::Later);
+    assert_eq!(writer.write_now(b"{}\r"), WriteNow::Later);
+    // A line the buffer cannot hold: `write_frame` writes it, within the timeout.
+    let long = vec![b'x'; 64 * 1024];
+    assert_eq!(writer.write_now(&long), WriteNow::Later);
+    // Something buffered and not flushed: it must go first.
+    writer.write_frame(Bytes::from_static(b"{}")).await.unwrap();
+    assert_eq!(writer.write_now(b"{}"), WriteNow::Later);
+    writer.flush().await.unwrap();
+    assert_eq!(available(&mut far), b"{}\n");
+    // Closed: nothing more is taken.
+    writer.close().await.unwrap();
+    assert_eq!(writer.write_now(b"{}"), WriteNow::Later);
+}
+
+#[tokio::test]
+async fn a_failed_write_now_is_reported_by_the_flush() {
+    let (near, far) = tokio::io::duplex(4096);
+    drop(far);
+    let mut writer = LineWriter::new(near);
+    assert_eq!(writer.write_now(b"{}"), WriteNow::Buffered);
+    let flushed = writer.flush().await;
+    assert!(
+        matches!(flushed, Err(TransportError::Closed(Some(_)))),
+        "{flushed:?}"
+    );
+    assert_eq!(writer.write_now(b"{}"), WriteNow::Later);
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use mcp_types::{CancelledNotificationParams, ErrorCode, ProgressNotificationParams, RequestId};
 use serde_json::value::RawValue;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio_util::task::TaskTracker;
 
@@ -62,7 +62,7 @@ pub(super) async fn drive<R: FrameReader, H: Handler>(
                     tracing::warn!(error = %e, "discarded an unreadable frame");
                     if shared.config.reply_to_malformed {
                         let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, e.to_string());
-                        let _ = shared.outbound.send(encode_error(None, &error)).await;
+                        let _ = super::write::send(&shared, encode_error(None, &error)).await;
                     }
                 }
                 Some(Err(e)) => break closed_reason(&e),
@@ -183,10 +183,8 @@ impl<H: Handler> Dispatch<'_, H> {
         let shared = &self.peer.shared;
         tracing::warn!(error = %e, "received a malformed message");
         if shared.config.reply_to_malformed {
-            let _ = shared
-                .outbound
-                .send(encode_error(e.id.as_ref(), &e.to_error_object()))
-                .await;
+            let _ =
+                super::write::send(shared, encode_error(e.id.as_ref(), &e.to_error_object())).await;
         }
     }
 
@@ -274,7 +272,7 @@ impl<H: Handler> Dispatch<'_, H> {
                 ErrorCode::INVALID_REQUEST,
                 format!("request id {} is already in flight", request.id),
             );
-            send_soon(&shared.outbound, encode_error(Some(&request.id), &error)).await;
+            let _ = super::write::send(shared, encode_error(Some(&request.id), &error)).await;
             return Ok(());
         }
         // A free slot is only looked at here, and taken if the handler has to wait (below):
@@ -293,7 +291,8 @@ impl<H: Handler> Dispatch<'_, H> {
                         "too many concurrent requests (limit {}); retry later",
                         shared.config.max_concurrency
                     ));
-                    send_soon(&shared.outbound, encode_error(Some(&request.id), &error)).await;
+                    let _ =
+                        super::write::send(shared, encode_error(Some(&request.id), &error)).await;
                     return Ok(());
                 }
             });
@@ -337,7 +336,7 @@ impl<H: Handler> Dispatch<'_, H> {
             if !cancel.is_cancelled() {
                 // (Only the handler itself can have fired its token by now; a cancelled
                 // request gets no response, as from a task.)
-                send_soon(&shared.outbound, response_frame(&id, outcome)).await;
+                let _ = super::write::send(shared, response_frame(&id, outcome)).await;
             }
             return Ok(());
         }
@@ -367,28 +366,12 @@ impl<H: Handler> Dispatch<'_, H> {
                 // The peer cancelled it (or the connection is going away): no response.
                 return;
             }
-            let _ = task_shared
-                .outbound
-                .send(response_frame(&task_id, outcome))
-                .await;
+            let _ = super::write::send(&task_shared, response_frame(&task_id, outcome)).await;
         });
         if let Some(in_flight) = lock(&shared.inbound).get_mut(&id) {
             in_flight.abort = Some(task.abort_handle());
         }
         Ok(())
-    }
-}
-
-/// Queues `frame` for the writer: at once when the queue has room (the usual case), else
-/// waiting for room in a box of its own, so that a caller's future holds a pointer where
-/// it held the whole wait (see `Dispatch::frame`). A closed queue drops the frame, as a
-/// failed `send` does.
-async fn send_soon(outbound: &mpsc::Sender<Bytes>, frame: Bytes) {
-    match outbound.try_send(frame) {
-        Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => {}
-        Err(mpsc::error::TrySendError::Full(frame)) => {
-            let _ = Box::pin(outbound.send(frame)).await;
-        }
     }
 }
 

@@ -3,8 +3,9 @@
 //! [`Peer::connect`] starts two tasks owned by the returned [`Connection`]: the driver,
 //! which reads frames, routes responses to waiting callers and dispatches requests to the
 //! [`Handler`], and the writer, which owns the transport's sending half and writes frames
-//! from a bounded queue. A [`Peer`] is the cheap, cloneable handle for sending requests and
-//! notifications.
+//! from a bounded queue (or lets a sender write its frame itself while it is idle,
+//! [`PeerConfig::write_through`], in `write.rs`). A [`Peer`] is the cheap, cloneable handle
+//! for sending requests and notifications.
 //!
 //! Cancellation and timeouts follow `docs/2026-07-28/basic/patterns/cancellation.mdx` and
 //! `docs/2026-07-28/basic/patterns/progress.mdx`: a request that times out or whose future is
@@ -17,6 +18,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -41,10 +43,12 @@ use crate::transport::{FrameReader, FrameWriter};
 
 mod context;
 mod inbound;
+mod write;
 
 use context::CancelSlot;
 pub use context::{Headers, Principal, RequestContext, TransportInfo};
 use inbound::drive;
+use write::{WriteThrough, WriterSlot, write_loop};
 
 const CANCELLED: &str = "notifications/cancelled";
 const PROGRESS: &str = "notifications/progress";
@@ -88,6 +92,17 @@ pub struct PeerConfig {
     /// cancels its handlers and exits on its own, as `docs/2026-07-28/basic/transports/stdio.mdx`
     /// (Shutdown) asks, instead of being killed with its handlers mid-way.
     pub eof_grace: Duration,
+    /// Let a sender write its frame itself when the writer is idle and nothing is
+    /// queued, rather than queue it for the write loop (on by default). Each frame then
+    /// leaves as it is made, and the peer works on it while the next ones are made: a
+    /// burst of answers that wakes many callers, each with its next request, or a batch
+    /// of requests whose handlers answer one after another, no longer waits for the last
+    /// of them before anything is written, and the two ends work at once instead of by
+    /// turns. Frames queue for the loop (and go out together, with one flush) only while
+    /// a write waits on the peer; they keep their order either way. The cost is a write
+    /// per frame rather than per burst. Only transports whose
+    /// [`FrameWriter::write_now`] takes frames (stdio's) are affected.
+    pub write_through: bool,
 }
 
 impl Default for PeerConfig {
@@ -102,6 +117,7 @@ impl Default for PeerConfig {
             reply_to_malformed: true,
             decode: DecodeOptions::default(),
             eof_grace: Duration::from_secs(1),
+            write_through: true,
         }
     }
 }
@@ -227,6 +243,10 @@ struct Shared {
     outbound: mpsc::Sender<Bytes>,
     /// Cancellation notices: at most one per pending request, so bounded by the table.
     control: mpsc::UnboundedSender<Bytes>,
+    /// Frames on `control` the write loop has not taken yet (`write.rs`).
+    control_queued: AtomicUsize,
+    /// The writer's slot, for senders to write through ([`PeerConfig::write_through`]).
+    through: Option<Arc<dyn WriteThrough>>,
     close_reason: Mutex<Option<String>>,
     /// Fired to stop reading (shutdown, or the writer failed).
     stop: CancellationToken,
@@ -361,12 +381,18 @@ impl Peer {
     ) -> (Peer, Connection) {
         let (outbound, outbound_rx) = mpsc::channel(config.outbound_queue.max(1));
         let (control, control_rx) = mpsc::unbounded_channel();
+        let slot = Arc::new(WriterSlot::new(writer));
+        let through = config
+            .write_through
+            .then(|| Arc::clone(&slot) as Arc<dyn WriteThrough>);
         let shared = Arc::new(Shared {
             config,
             pending: Mutex::new(PendingTable::default()),
             inbound: Mutex::new(HashMap::new()),
             outbound,
             control,
+            control_queued: AtomicUsize::new(0),
+            through,
             close_reason: Mutex::new(None),
             stop: CancellationToken::new(),
             writer_stop: CancellationToken::new(),
@@ -375,7 +401,7 @@ impl Peer {
         let grace = Arc::new(Mutex::new(None));
         tokio::spawn(sweep(Arc::clone(&shared)));
         let writer_task = tokio::spawn(write_loop(
-            writer,
+            slot,
             outbound_rx,
             control_rx,
             Arc::clone(&shared),
@@ -462,7 +488,7 @@ impl Peer {
                 source,
             })?
             .into();
-        if shared.outbound.send(frame).await.is_err() {
+        if write::send(shared, frame).await.is_err() {
             return Err(self.closed_error());
         }
         guard.sent = true;
@@ -530,11 +556,9 @@ impl Peer {
             method: method.to_owned(),
             source,
         })?;
-        self.shared
-            .outbound
-            .send(frame)
+        write::send(&self.shared, frame)
             .await
-            .map_err(|_| self.closed_error())
+            .map_err(|()| self.closed_error())
     }
 
     /// Whether the connection has ended.
@@ -557,7 +581,11 @@ fn tell_cancelled(shared: &Shared, id: RequestId, reason: &str) {
     let mut params = CancelledNotificationParams::new(id);
     params.reason = Some(reason.to_owned());
     if let Ok(frame) = encode_notification(CANCELLED, Some(&params)) {
-        let _ = shared.control.send(frame);
+        // Counted before it is queued, so no frame written through overtakes it.
+        shared.control_queued.fetch_add(1, Ordering::AcqRel);
+        if shared.control.send(frame).is_err() {
+            shared.control_queued.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 }
 
@@ -627,56 +655,6 @@ impl Drop for PendingGuard<'_> {
             tell_cancelled(self.shared, id, "the request was abandoned");
         }
     }
-}
-
-async fn write_loop<W: FrameWriter>(
-    mut writer: W,
-    mut frames: mpsc::Receiver<Bytes>,
-    mut control: mpsc::UnboundedReceiver<Bytes>,
-    shared: Arc<Shared>,
-) {
-    // One wait for the stop for the whole loop, as in `drive`: made per turn, it joined and
-    // left the token's waiters each time the queue ran dry.
-    let stop = shared.writer_stop.cancelled();
-    tokio::pin!(stop);
-    loop {
-        let frame = tokio::select! {
-            biased;
-            Some(frame) = control.recv() => frame,
-            frame = frames.recv() => match frame {
-                Some(frame) => frame,
-                None => break,
-            },
-            () = &mut stop => break,
-        };
-        // Everything already queued goes out behind this frame, then one flush.
-        wire(WIRE_OUT, &frame);
-        let mut result = writer.write_frame(frame).await;
-        while result.is_ok()
-            && let Ok(next) = control.try_recv().or_else(|_| frames.try_recv())
-        {
-            wire(WIRE_OUT, &next);
-            result = writer.write_frame(next).await;
-        }
-        if let Err(e) = match result {
-            Ok(()) => writer.flush().await,
-            Err(e) => Err(e),
-        } {
-            tracing::warn!(error = %e, "write failed; closing the connection");
-            set_close_reason(&shared, format!("write failed: {e}"));
-            shared.stop.cancel();
-            return;
-        }
-    }
-    // Whatever was queued before the close goes out, then the pipe closes.
-    while let Ok(frame) = control.try_recv().or_else(|_| frames.try_recv()) {
-        wire(WIRE_OUT, &frame);
-        if writer.write_frame(frame).await.is_err() {
-            return;
-        }
-    }
-    let _ = writer.flush().await;
-    let _ = writer.close().await;
 }
 
 const WIRE_OUT: &str = "sent";

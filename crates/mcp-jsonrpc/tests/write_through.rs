@@ -1,0 +1,330 @@
+//! Write-through (`PeerConfig::write_through`): a sender writes its frame itself while the
+//! writer is idle and nothing is queued; otherwise the frame waits for the write loop, and
+//! frames keep their order either way.
+//!
+//! The writer here records every call the engine makes on it, and answers `write_now` as
+//! the test scripts it, so each path is seen exactly.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use mcp_jsonrpc::memory::{self, MemoryReader, MemoryWriter};
+use mcp_jsonrpc::{
+    FrameReader, FrameWriter, NoHandler, Peer, PeerConfig, RequestOptions, TransportError, WriteNow,
+};
+use serde_json::{Value, json};
+
+/// One call the engine made on the writer, with the frame's method or id.
+#[derive(Debug, Clone, PartialEq)]
+enum Call {
+    /// `write_now` that took the frame (`Sent` or `Buffered`).
+    Now(String),
+    /// `write_now` that declined it (`Later`).
+    Declined(String),
+    /// `write_frame`.
+    Frame(String),
+    Flush,
+}
+
+#[derive(Default)]
+struct Script {
+    calls: Vec<Call>,
+    /// What the next `write_now` calls answer; `Sent` when empty.
+    answers: VecDeque<WriteNow>,
+}
+
+/// Records calls; frames that reach it (by either path) go on to the other side.
+#[derive(Clone)]
+struct Recorder {
+    script: Arc<Mutex<Script>>,
+    out: Arc<Mutex<Option<MemoryWriter>>>,
+}
+
+fn label(frame: &[u8]) -> String {
+    let value: Value = serde_json::from_slice(frame).unwrap();
+    match (&value["method"], &value["id"]) {
+        (Value::String(method), Value::Null) => method.clone(),
+        (Value::String(method), id) => format!("{method}#{id}"),
+        (_, id) => format!("response#{id}"),
+    }
+}
+
+impl Recorder {
+    fn calls(&self) -> Vec<Call> {
+        self.script.lock().unwrap().calls.clone()
+    }
+
+    fn answer(&self, answers: &[WriteNow]) {
+        self.script.lock().unwrap().answers.extend(answers);
+    }
+
+    fn record(&self, call: Call) {
+        self.script.lock().unwrap().calls.push(call);
+    }
+
+    /// Hands a frame to the other side without waiting (the memory pair has room).
+    fn deliver(&self, frame: &[u8]) {
+        let mut out = self.out.lock().unwrap();
+        let writer = out.as_mut().unwrap();
+        let mut send = std::pin::pin!(writer.write_frame(Bytes::copy_from_slice(frame)));
+        let waker = std::task::Waker::noop();
+        let polled = send
+            .as_mut()
+            .poll(&mut std::task::Context::from_waker(waker));
+        assert!(polled.is_ready(), "the memory pair has room");
+    }
+}
+
+use std::future::Future;
+
+impl FrameWriter for Recorder {
+    fn write_now(&mut self, frame: &[u8]) -> WriteNow {
+        let answer = self
+            .script
+            .lock()
+            .unwrap()
+            .answers
+            .pop_front()
+            .unwrap_or(WriteNow::Sent);
+        if answer == WriteNow::Later {
+            self.record(Call::Declined(label(frame)));
+        } else {
+            self.record(Call::Now(label(frame)));
+            self.deliver(frame);
+        }
+        answer
+    }
+
+    async fn write_frame(&mut self, frame: Bytes) -> Result<(), TransportError> {
+        self.record(Call::Frame(label(&frame)));
+        self.deliver(&frame);
+        Ok(())
+    }
+
+    async fn flush(&mut self) -> Result<(), TransportError> {
+        self.record(Call::Flush);
+        Ok(())
+    }
+
+    async fn close(&mut self) -> Result<(), TransportError> {
+        self.out.lock().unwrap().take();
+        Ok(())
+    }
+}
+
+/// A client peer whose writer is a recorder, and the other side's reader and writer.
+fn connect(
+    write_through: bool,
+) -> (
+    Peer,
+    mcp_jsonrpc::Connection,
+    Recorder,
+    MemoryReader,
+    MemoryWriter,
+) {
+    let ((a_read, a_write), (b_read, b_write)) = memory::pair(64);
+    let recorder = Recorder {
+        script: Arc::default(),
+        out: Arc::new(Mutex::new(Some(a_write))),
+    };
+    let mut config = PeerConfig::default();
+    config.write_through = write_through;
+    let (peer, conn) = Peer::connect(a_read, recorder.clone(), NoHandler, config);
+    (peer, conn, recorder, b_read, b_write)
+}
+
+async fn recv(reader: &mut MemoryReader) -> Value {
+    let frame = tokio::time::timeout(Duration::from_secs(5), reader.read_frame())
+        .await
+        .expect("a frame within 5 s")
+        .expect("open")
+        .unwrap();
+    serde_json::from_slice(&frame).unwrap()
+}
+
+async fn answer(writer: &mut MemoryWriter, id: &Value) {
+    let reply = json!({"jsonrpc": "2.0", "id": id, "result": {"ok": true}});
+    writer
+        .write_frame(Bytes::from(reply.to_string()))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn an_idle_writer_takes_the_frame_from_its_sender() {
+    let (peer, conn, recorder, mut theirs, mut to_us) = connect(true);
+    let call = tokio::spawn({
+        let peer = peer.clone();
+        async move {
+            peer.request("ping", None::<&Value>, RequestOptions::default())
+                .await
+        }
+    });
+    let request = recv(&mut theirs).await;
+    answer(&mut to_us, &request["id"]).await;
+    call.await.unwrap().unwrap();
+    // Written by the sender: the write loop neither wrote nor flushed anything.
+    assert_eq!(
+        recorder.calls(),
+        [Call::Now(format!("ping#{}", request["id"]))]
+    );
+    conn.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn off_the_writer_is_never_asked() {
+    let (peer, conn, recorder, mut theirs, _to_us) = connect(false);
+    peer.notify("notifications/one", None::<&Value>)
+        .await
+        .unwrap();
+    assert_eq!(recv(&mut theirs).await["method"], "notifications/one");
+    assert_eq!(
+        recorder.calls(),
+        [Call::Frame("notifications/one".into()), Call::Flush]
+    );
+    conn.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn a_declined_frame_goes_through_the_write_loop() {
+    let (peer, conn, recorder, mut theirs, _to_us) = connect(true);
+    recorder.answer(&[WriteNow::Later]);
+    peer.notify("notifications/one", None::<&Value>)
+        .await
+        .unwrap();
+    assert_eq!(recv(&mut theirs).await["method"], "notifications/one");
+    assert_eq!(
+        recorder.calls(),
+        [
+            Call::Declined("notifications/one".into()),
+            Call::Frame("notifications/one".into()),
+            Call::Flush
+        ]
+    );
+    conn.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn a_frame_left_in_the_buffer_is_flushed_by_the_loop() {
+    let (peer, conn, recorder, mut theirs, _to_us) = connect(true);
+    recorder.answer(&[WriteNow::Buffered]);
+    peer.notify("notifications/one", None::<&Value>)
+        .await
+        .unwrap();
+    assert_eq!(recv(&mut theirs).await["method"], "notifications/one");
+    // The loop flushes without writing anything of its own (the empty marker frame
+    // is never handed to the transport).
+    tokio::time::timeout(Duration::from_secs(5), async {
+        while !recorder.calls().contains(&Call::Flush) {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("a flush");
+    assert_eq!(
+        recorder.calls(),
+        [Call::Now("notifications/one".into()), Call::Flush]
+    );
+    conn.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn nothing_overtakes_a_frame_left_buffered() {
+    // On one thread: the second notification is sent before the loop has flushed the
+    // first, so it must be queued, not written through.
+    let (peer, conn, recorder, mut theirs, _to_us) = connect(true);
+    recorder.answer(&[WriteNow::Buffered]);
+    peer.notify("notifications/one", None::<&Value>)
+        .await
+        .unwrap();
+    peer.notify("notifications/two", None::<&Value>)
+        .await
+        .unwrap();
+    assert_eq!(recv(&mut theirs).await["method"], "notifications/one");
+    assert_eq!(recv(&mut theirs).await["method"], "notifications/two");
+    assert_eq!(
+        recorder.calls(),
+        [
+            Call::Now("notifications/one".into()),
+            Call::Frame("notifications/two".into()),
+            Call::Flush
+        ]
+    );
+    conn.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn a_burst_is_written_by_its_senders_until_a_write_waits() {
+    let (peer, conn, recorder, mut theirs, _to_us) = connect(true);
+    // The third write leaves bytes buffered: from then on, until the write loop has
+    // flushed them, frames are queued and go out behind them with one flush.
+    recorder.answer(&[WriteNow::Sent, WriteNow::Sent, WriteNow::Buffered]);
+    // Spawned tasks on this thread run one after another, before the write loop.
+    let tasks: Vec<_> = (0..5)
+        .map(|i| {
+            let peer = peer.clone();
+            tokio::spawn(async move {
+                peer.notify(&format!("notifications/n{i}"), None::<&Value>)
+                    .await
+                    .unwrap();
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    for i in 0..5 {
+        assert_eq!(
+            recv(&mut theirs).await["method"],
+            format!("notifications/n{i}")
+        );
+    }
+    let mut expected: Vec<_> = (0..3)
+        .map(|i| Call::Now(format!("notifications/n{i}")))
+        .collect();
+    expected.extend((3..5).map(|i| Call::Frame(format!("notifications/n{i}"))));
+    expected.push(Call::Flush);
+    assert_eq!(recorder.calls(), expected);
+    conn.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn a_queued_cancellation_notice_is_not_overtaken() {
+    let (peer, conn, recorder, mut theirs, mut to_us) = connect(true);
+    // A request in flight, then abandoned: its notice goes to the control queue, and the
+    // request sent right after it, before the write loop runs, must follow the notice.
+    let mut first = Box::pin(peer.request("slow", None::<&Value>, RequestOptions::default()));
+    assert!(poll_once(&mut first).is_none());
+    drop(first);
+    let mut second = Box::pin(peer.request("ping", None::<&Value>, RequestOptions::default()));
+    assert!(poll_once(&mut second).is_none());
+    let slow = recv(&mut theirs).await;
+    let notice = recv(&mut theirs).await;
+    assert_eq!(notice["method"], "notifications/cancelled");
+    assert_eq!(notice["params"]["requestId"], slow["id"]);
+    let ping = recv(&mut theirs).await;
+    assert_eq!(ping["method"], "ping");
+    answer(&mut to_us, &ping["id"]).await;
+    second.await.unwrap();
+    assert_eq!(
+        recorder.calls(),
+        [
+            Call::Now(format!("slow#{}", slow["id"])),
+            Call::Frame("notifications/cancelled".into()),
+            Call::Frame(format!("ping#{}", ping["id"])),
+            Call::Flush
+        ]
+    );
+    conn.shutdown(Duration::from_secs(1)).await;
+}
+
+/// Polls a future once with a waker that does nothing: `Some` when it finished.
+fn poll_once<F: Future + Unpin>(future: &mut F) -> Option<F::Output> {
+    let waker = std::task::Waker::noop();
+    match std::pin::Pin::new(future).poll(&mut std::task::Context::from_waker(waker)) {
+        std::task::Poll::Ready(output) => Some(output),
+        std::task::Poll::Pending => None,
+    }
+}
