@@ -320,6 +320,51 @@ async fn a_queued_cancellation_notice_is_not_overtaken() {
     conn.shutdown(Duration::from_secs(1)).await;
 }
 
+/// A writer that says when it is dropped.
+struct Dropped(Arc<std::sync::atomic::AtomicBool>);
+
+impl FrameWriter for Dropped {
+    async fn write_frame(&mut self, _frame: Bytes) -> Result<(), TransportError> {
+        Ok(())
+    }
+
+    async fn close(&mut self) -> Result<(), TransportError> {
+        Ok(())
+    }
+}
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn the_writer_goes_with_its_loop_though_a_peer_remains() {
+    // The slot is shared with the senders; the writer in it must still be dropped (for
+    // stdio: the pipe closed) when the write loop's task is, here with its runtime.
+    let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (peer, conn) = runtime.block_on(async {
+        let ((a_read, _a_write), _other) = memory::pair(8);
+        let (peer, conn) = Peer::connect(
+            a_read,
+            Dropped(Arc::clone(&dropped)),
+            NoHandler,
+            PeerConfig::default(),
+        );
+        tokio::task::yield_now().await;
+        (peer, conn)
+    });
+    assert!(!dropped.load(std::sync::atomic::Ordering::SeqCst));
+    drop(runtime);
+    assert!(dropped.load(std::sync::atomic::Ordering::SeqCst));
+    drop((peer, conn));
+}
+
 /// Polls a future once with a waker that does nothing: `Some` when it finished.
 fn poll_once<F: Future + Unpin>(future: &mut F) -> Option<F::Output> {
     let waker = std::task::Waker::noop();

@@ -39,6 +39,17 @@ impl<W> WriterSlot<W> {
     }
 }
 
+/// Empties the slot when the write loop ends, however it ends (a task dropped with its
+/// runtime too): the writer lives no longer than the loop, as when the loop owned it,
+/// though senders still hold the slot.
+struct EmptyOnDrop<'a, W>(&'a WriterSlot<W>);
+
+impl<W> Drop for EmptyOnDrop<'_, W> {
+    fn drop(&mut self) {
+        drop(lock(&self.0.0).take());
+    }
+}
+
 /// A writer slot as the senders see it, whatever the transport.
 pub(super) trait WriteThrough: Send + Sync {
     /// Writes `frame` now if the write loop is idle, nothing is queued, and the
@@ -130,6 +141,7 @@ pub(super) async fn write_loop<W: FrameWriter>(
     mut control: mpsc::UnboundedReceiver<Bytes>,
     shared: Arc<Shared>,
 ) {
+    let _empty = EmptyOnDrop(&slot);
     // One wait for the stop for the whole loop, as in `drive`: made per turn, it joined and
     // left the token's waiters each time the queue ran dry.
     let mut stop = pin!(shared.writer_stop.cancelled());
