@@ -373,3 +373,77 @@ fn poll_once<F: Future + Unpin>(future: &mut F) -> Option<F::Output> {
         std::task::Poll::Pending => None,
     }
 }
+
+/// A writer that keeps every frame it is given, by either path, in the order taken, and
+/// takes, buffers or declines `write_now` frames in turn.
+#[derive(Clone, Default)]
+struct Sink {
+    taken: Arc<Mutex<Vec<Bytes>>>,
+    turn: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl FrameWriter for Sink {
+    fn write_now(&mut self, frame: &[u8]) -> WriteNow {
+        match self.turn.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 3 {
+            0 => WriteNow::Later,
+            turn => {
+                self.taken
+                    .lock()
+                    .unwrap()
+                    .push(Bytes::copy_from_slice(frame));
+                if turn == 1 {
+                    WriteNow::Sent
+                } else {
+                    WriteNow::Buffered
+                }
+            }
+        }
+    }
+
+    async fn write_frame(&mut self, frame: Bytes) -> Result<(), TransportError> {
+        // A write that waits now and then, so that senders find the writer busy.
+        tokio::task::yield_now().await;
+        self.taken.lock().unwrap().push(frame);
+        Ok(())
+    }
+
+    async fn close(&mut self) -> Result<(), TransportError> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn senders_on_many_threads_lose_nothing_and_keep_their_order() {
+    let ((a_read, _a_write), _other) = memory::pair(8);
+    let sink = Sink::default();
+    let (peer, conn) = Peer::connect(a_read, sink.clone(), NoHandler, PeerConfig::default());
+    const TASKS: usize = 8;
+    const EACH: usize = 300;
+    let tasks: Vec<_> = (0..TASKS)
+        .map(|task| {
+            let peer = peer.clone();
+            tokio::spawn(async move {
+                for n in 0..EACH {
+                    let params = json!({"task": task, "n": n});
+                    peer.notify("notifications/seq", Some(&params))
+                        .await
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    conn.shutdown(Duration::from_secs(5)).await;
+    let taken = sink.taken.lock().unwrap();
+    assert_eq!(taken.len(), TASKS * EACH, "every frame written once");
+    let mut next = [0; TASKS];
+    for frame in taken.iter() {
+        let value: Value = serde_json::from_slice(frame).unwrap();
+        let task = usize::try_from(value["params"]["task"].as_u64().unwrap()).unwrap();
+        let n = usize::try_from(value["params"]["n"].as_u64().unwrap()).unwrap();
+        assert_eq!(n, next[task], "task {task}'s frames out of order");
+        next[task] += 1;
+    }
+}
