@@ -373,6 +373,9 @@ pub struct LineWriter<W> {
     writer: BufWriter<W>,
     timeout: Option<Duration>,
     state: WriteState,
+    /// Why a [`write_now`](FrameWriter::write_now) failed, for the next write or flush
+    /// to report.
+    failure: Option<io::Error>,
 }
 
 /// Whether the writer may still write.
@@ -398,11 +401,16 @@ impl<W: AsyncWrite> LineWriter<W> {
             writer: BufWriter::with_capacity(WRITE_BUFFER, writer),
             timeout: timeout.into(),
             state: WriteState::Open,
+            failure: None,
         }
     }
 
-    /// Refuses to write after a failure (part of a line may be on the wire) or a close.
-    fn check_open(&self) -> Result<(), TransportError> {
+    /// Refuses to write after a failure (part of a line may be on the wire; a failed
+    /// `write_now`'s own error is reported the first time) or a close.
+    fn check_open(&mut self) -> Result<(), TransportError> {
+        if let Some(failure) = self.failure.take() {
+            return Err(TransportError::Io(failure));
+        }
         match self.state {
             WriteState::Open => Ok(()),
             WriteState::Broken => Err(TransportError::Closed(Some(
@@ -483,14 +491,15 @@ impl<W: AsyncWrite + Unpin + Send + 'static> FrameWriter for LineWriter<W> {
             writer.as_mut().poll_write(&mut cx, b"\n"),
             Poll::Ready(Ok(1))
         );
-        match copied.then(|| writer.poll_flush(&mut cx)) {
-            Some(Poll::Ready(Ok(()))) => WriteNow::Sent,
-            Some(Poll::Pending) => WriteNow::Buffered,
-            Some(Poll::Ready(Err(_))) | None => {
-                self.state = WriteState::Broken;
-                WriteNow::Buffered
-            }
-        }
+        let failure = match copied.then(|| writer.poll_flush(&mut cx)) {
+            Some(Poll::Ready(Ok(()))) => return WriteNow::Sent,
+            Some(Poll::Pending) => return WriteNow::Buffered,
+            Some(Poll::Ready(Err(e))) => e,
+            None => io::Error::other("a line did not fit in the empty buffer"),
+        };
+        self.state = WriteState::Broken;
+        self.failure = Some(failure);
+        WriteNow::Buffered
     }
 
     /// Pushes the buffered lines to the peer, within the write timeout.
