@@ -173,86 +173,71 @@ async fn an_idle_writer_takes_the_frame_from_its_sender() {
     conn.shutdown(Duration::from_secs(1)).await;
 }
 
+/// Sends `methods` as notifications one after another from this task, with the
+/// writer's `write_now` answering `answers`; checks that they arrive in order, and gives
+/// the writer's calls once the write loop has had its turns.
+async fn notify_in_turn(write_through: bool, answers: &[WriteNow], methods: &[&str]) -> Vec<Call> {
+    let (peer, conn, recorder, mut theirs, _to_us) = connect(write_through);
+    recorder.answer(answers);
+    for method in methods {
+        peer.notify(method, None::<&Value>).await.unwrap();
+    }
+    for method in methods {
+        assert_eq!(recv(&mut theirs).await["method"], *method);
+    }
+    // On this one thread the write loop runs within a turn or two.
+    for _ in 0..8 {
+        tokio::task::yield_now().await;
+    }
+    let calls = recorder.calls();
+    conn.shutdown(Duration::from_secs(1)).await;
+    calls
+}
+
 #[tokio::test]
 async fn off_the_writer_is_never_asked() {
-    let (peer, conn, recorder, mut theirs, _to_us) = connect(false);
-    peer.notify("notifications/one", None::<&Value>)
-        .await
-        .unwrap();
-    assert_eq!(recv(&mut theirs).await["method"], "notifications/one");
+    let calls = notify_in_turn(false, &[], &["notifications/one"]).await;
     assert_eq!(
-        recorder.calls(),
+        calls,
         [Call::Frame("notifications/one".into()), Call::Flush]
     );
-    conn.shutdown(Duration::from_secs(1)).await;
 }
 
 #[tokio::test]
 async fn a_declined_frame_goes_through_the_write_loop() {
-    let (peer, conn, recorder, mut theirs, _to_us) = connect(true);
-    recorder.answer(&[WriteNow::Later]);
-    peer.notify("notifications/one", None::<&Value>)
-        .await
-        .unwrap();
-    assert_eq!(recv(&mut theirs).await["method"], "notifications/one");
+    let calls = notify_in_turn(true, &[WriteNow::Later], &["notifications/one"]).await;
     assert_eq!(
-        recorder.calls(),
+        calls,
         [
             Call::Declined("notifications/one".into()),
             Call::Frame("notifications/one".into()),
             Call::Flush
         ]
     );
-    conn.shutdown(Duration::from_secs(1)).await;
 }
 
 #[tokio::test]
 async fn a_frame_left_in_the_buffer_is_flushed_by_the_loop() {
-    let (peer, conn, recorder, mut theirs, _to_us) = connect(true);
-    recorder.answer(&[WriteNow::Buffered]);
-    peer.notify("notifications/one", None::<&Value>)
-        .await
-        .unwrap();
-    assert_eq!(recv(&mut theirs).await["method"], "notifications/one");
-    // The loop flushes without writing anything of its own (the empty marker frame
-    // is never handed to the transport).
-    tokio::time::timeout(Duration::from_secs(5), async {
-        while !recorder.calls().contains(&Call::Flush) {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await
-    .expect("a flush");
-    assert_eq!(
-        recorder.calls(),
-        [Call::Now("notifications/one".into()), Call::Flush]
-    );
-    conn.shutdown(Duration::from_secs(1)).await;
+    // The loop flushes without writing anything of its own (the empty marker frame is
+    // never handed to the transport).
+    let calls = notify_in_turn(true, &[WriteNow::Buffered], &["notifications/one"]).await;
+    assert_eq!(calls, [Call::Now("notifications/one".into()), Call::Flush]);
 }
 
 #[tokio::test]
 async fn nothing_overtakes_a_frame_left_buffered() {
     // On one thread: the second notification is sent before the loop has flushed the
     // first, so it must be queued, not written through.
-    let (peer, conn, recorder, mut theirs, _to_us) = connect(true);
-    recorder.answer(&[WriteNow::Buffered]);
-    peer.notify("notifications/one", None::<&Value>)
-        .await
-        .unwrap();
-    peer.notify("notifications/two", None::<&Value>)
-        .await
-        .unwrap();
-    assert_eq!(recv(&mut theirs).await["method"], "notifications/one");
-    assert_eq!(recv(&mut theirs).await["method"], "notifications/two");
+    let methods = ["notifications/one", "notifications/two"];
+    let calls = notify_in_turn(true, &[WriteNow::Buffered], &methods).await;
     assert_eq!(
-        recorder.calls(),
+        calls,
         [
             Call::Now("notifications/one".into()),
             Call::Frame("notifications/two".into()),
             Call::Flush
         ]
     );
-    conn.shutdown(Duration::from_secs(1)).await;
 }
 
 #[tokio::test]
