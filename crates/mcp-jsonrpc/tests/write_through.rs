@@ -399,11 +399,11 @@ impl FrameWriter for Sink {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn senders_on_many_threads_lose_nothing_and_keep_their_order() {
+    const TASKS: usize = 8;
+    const EACH: usize = 300;
     let ((a_read, _a_write), _other) = memory::pair(8);
     let sink = Sink::default();
     let (peer, conn) = Peer::connect(a_read, sink.clone(), NoHandler, PeerConfig::default());
-    const TASKS: usize = 8;
-    const EACH: usize = 300;
     let tasks: Vec<_> = (0..TASKS)
         .map(|task| {
             let peer = peer.clone();
