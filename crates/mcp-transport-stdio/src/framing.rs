@@ -345,7 +345,9 @@ impl<R: fmt::Debug> fmt::Debug for LineReader<R> {
 /// the write fails with [`TransportError::WriteTimeout`], so a peer that never reads makes
 /// this side fail instead of hang. A timeout or an I/O error may leave part of a line on
 /// the wire, so after one every later write fails with [`TransportError::Closed`] rather
-/// than splice a message onto the broken line.
+/// than splice a message onto the broken line. A line taken by
+/// [`write_now`](FrameWriter::write_now) never waits; if its write fails, the next write
+/// or flush reports that error, and the ones after it [`TransportError::Closed`].
 ///
 /// The timeout uses tokio's timer, so a writer with a timeout must run on a runtime with
 /// the time driver enabled (as `#[tokio::main]` and `#[tokio::test]` runtimes are).
