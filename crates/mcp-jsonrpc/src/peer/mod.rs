@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -581,11 +581,7 @@ fn tell_cancelled(shared: &Shared, id: RequestId, reason: &str) {
     let mut params = CancelledNotificationParams::new(id);
     params.reason = Some(reason.to_owned());
     if let Ok(frame) = encode_notification(CANCELLED, Some(&params)) {
-        // Counted before it is queued, so no frame written through overtakes it.
-        shared.control_queued.fetch_add(1, Ordering::AcqRel);
-        if shared.control.send(frame).is_err() {
-            shared.control_queued.fetch_sub(1, Ordering::AcqRel);
-        }
+        write::queue_control(shared, frame);
     }
 }
 

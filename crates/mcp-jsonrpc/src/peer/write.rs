@@ -70,19 +70,23 @@ impl<W: FrameWriter> WriteThrough for WriterSlot<W> {
         }
         match writer.write_now(&frame) {
             WriteNow::Sent => {}
-            WriteNow::Buffered => {
-                // An empty frame on the control queue has the loop flush the rest. It is
-                // counted before the slot's lock is let go, so no later frame overtakes it.
-                shared.control_queued.fetch_add(1, Ordering::AcqRel);
-                if shared.control.send(Bytes::new()).is_err() {
-                    shared.control_queued.fetch_sub(1, Ordering::AcqRel);
-                }
-            }
+            // An empty frame on the control queue has the loop flush the rest; queued
+            // before the slot's lock is let go, so no later frame overtakes it.
+            WriteNow::Buffered => queue_control(shared, Bytes::new()),
             // A transport may grow ways to decline without changing this one.
             _ => return Err(frame),
         }
         wire(WIRE_OUT, &frame);
         Ok(())
+    }
+}
+
+/// Queues `frame` on the control queue (ahead of the frames queue), counted before it is
+/// queued so that no frame written through overtakes it.
+pub(super) fn queue_control(shared: &Shared, frame: Bytes) {
+    shared.control_queued.fetch_add(1, Ordering::AcqRel);
+    if shared.control.send(frame).is_err() {
+        shared.control_queued.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
