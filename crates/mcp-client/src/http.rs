@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mcp_jsonrpc::{Message, ProgressCallback, RawResult};
-use mcp_transport_http::{HttpClient, Reply, RequestHeaders};
+use mcp_transport_http::{HttpClient, PreparedHeaders, Reply, RequestHeaders};
 use mcp_types::{
     JsonObject, McpParamHeader, ProgressNotificationParams, ProgressToken, RequestId, method,
 };
@@ -38,22 +38,39 @@ pub(crate) struct HttpTransport {
     headers: Mutex<HashMap<String, Vec<McpParamHeader>>>,
     /// The headers of the last `tools/call` of a tool without annotations, sent again by
     /// the next call of that tool under the same version (see `headers_routed`).
-    last_routed: Mutex<Option<Arc<RequestHeaders>>>,
+    last_routed: Mutex<Option<Arc<Routed>>>,
     /// The timeouts of the calls in flight.
     deadlines: deadlines::Deadlines,
 }
 
-/// A request's headers: made for it, or the same as an earlier request's.
+/// Headers sent again, with their fields made once.
+struct Routed {
+    headers: RequestHeaders,
+    prepared: PreparedHeaders,
+}
+
+/// A request's headers: made for it, or the same as an earlier request's (their fields
+/// made already).
 enum Headers {
     Owned(RequestHeaders),
-    Shared(Arc<RequestHeaders>),
+    Again(Arc<Routed>),
 }
 
 impl std::borrow::Borrow<RequestHeaders> for Headers {
     fn borrow(&self) -> &RequestHeaders {
         match self {
             Headers::Owned(headers) => headers,
-            Headers::Shared(headers) => headers,
+            Headers::Again(routed) => &routed.headers,
+        }
+    }
+}
+
+impl Headers {
+    /// The header fields, made by `client` unless they were made already.
+    fn prepare(&self, client: &HttpClient) -> Result<PreparedHeaders, Error> {
+        match self {
+            Headers::Owned(headers) => client.prepare(headers).map_err(Error::from),
+            Headers::Again(routed) => Ok(routed.prepared.clone()),
         }
     }
 }
@@ -132,20 +149,21 @@ impl HttpTransport {
     fn headers_routed(&self, version: &str, method: &str, routing: Routing<'_>) -> Headers {
         // The last headers first: they are a tool's without annotations (and forgotten when
         // tools are listed again), so the same call again needs no look-up by name.
-        let same = |headers: &RequestHeaders| {
+        let same = |routed: &Routed| {
+            let headers = &routed.headers;
             headers.protocol_version == version
                 && headers.method == method
                 && headers.name.as_deref() == Some(routing.name)
                 && headers.params.is_empty()
         };
-        if let Some(headers) = self
+        if let Some(routed) = self
             .last_routed
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .as_ref()
-            .filter(|headers| same(headers))
+            .filter(|routed| same(routed))
         {
-            return Headers::Shared(Arc::clone(headers));
+            return Headers::Again(Arc::clone(routed));
         }
         if method == method::TOOLS_CALL
             && let Some(arguments) = routing.arguments
@@ -163,12 +181,17 @@ impl HttpTransport {
                 return Headers::Owned(headers);
             }
         }
-        let headers = Arc::new(RequestHeaders::new(version, method).name(routing.name));
+        let headers = RequestHeaders::new(version, method).name(routing.name);
+        // Headers that cannot be sent are not kept: the request fails on them.
+        let Ok(prepared) = self.client.prepare(&headers) else {
+            return Headers::Owned(headers);
+        };
+        let routed = Arc::new(Routed { headers, prepared });
         *self
             .last_routed
             .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&headers));
-        Headers::Shared(headers)
+            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&routed));
+        Headers::Again(routed)
     }
 
     fn headers_for(&self, version: &str, method: &str, params: &Value) -> RequestHeaders {
@@ -214,16 +237,17 @@ impl HttpTransport {
             source,
         };
         let id = RequestId::Integer(self.next_id.fetch_add(1, Ordering::Relaxed));
-        let (mut frame, headers) = if let Some(routing) = routing {
+        let (mut frame, prepared) = if let Some(routing) = routing {
             (
                 crate::wire::encode_request(&id, method, params).map_err(failed)?,
-                self.headers_routed(version, method, routing),
+                self.headers_routed(version, method, routing)
+                    .prepare(&self.client)?,
             )
         } else {
             let params = serde_json::to_value(params).map_err(failed)?;
             (
                 crate::wire::encode_request(&id, method, &Plain(&params)).map_err(failed)?,
-                Headers::Owned(self.headers_for(version, method, &params)),
+                Headers::Owned(self.headers_for(version, method, &params)).prepare(&self.client)?,
             )
         };
         tracing::trace!(target: "mcp_wire", direction = "sent", frame = %String::from_utf8_lossy(&frame));
@@ -240,7 +264,7 @@ impl HttpTransport {
         // Its length as its capacity (in place: the allocator shrinks the block it is in),
         // so that `Bytes` takes the buffer over without allocating a count for it.
         frame.shrink_to_fit();
-        let sending = std::pin::pin!(self.client.request(frame.into(), headers));
+        let sending = std::pin::pin!(self.client.request_prepared(frame.into(), &prepared));
         let mut stream = before(&mut deadline, sending)
             .await
             .ok_or_else(timed_out)?

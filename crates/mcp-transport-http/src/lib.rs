@@ -154,7 +154,8 @@ mod timer;
 pub use auth::{AuthenticateFuture, Authenticator};
 pub use client::{
     AuthFuture, Authorizer, AuthorizerError, Challenge, EventStream, HttpClient, HttpClientConfig,
-    MAX_CHALLENGES, RawRequest, RawResponse, Reply, RequestHeaders, ResponseStream, SseEvent,
+    MAX_CHALLENGES, PreparedHeaders, RawRequest, RawResponse, Reply, RequestHeaders,
+    ResponseStream, SseEvent,
 };
 pub use config::{
     AllowList, HttpServerConfig, MAX_CONNECTION_THREADS, MAX_IDLE_POLL, NotificationHook,

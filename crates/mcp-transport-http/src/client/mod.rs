@@ -42,8 +42,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, LOCATION};
-use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri};
-use http_body_util::Full;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 
 pub use auth::{AuthFuture, Authorizer, AuthorizerError, Challenge, MAX_CHALLENGES};
@@ -55,6 +54,7 @@ pub use stream::{Reply, ResponseStream};
 use crate::error::Error;
 use crate::headers;
 use crate::mirror::{METHOD, NAME, PROTOCOL_VERSION};
+use wire::Media;
 
 #[cfg(feature = "rustls")]
 type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
@@ -179,35 +179,49 @@ struct LastHeaders {
     fields: Arc<wire::Fields>,
 }
 
-/// A request ready to send: its header fields are the shared `fields` (when the request
-/// has none of its own) or its own; `kept` says which of the reply's fields its caller
-/// reads (an authorizer is shown them all).
+/// The header fields of an MCP request made once ([`HttpClient::prepare`]): the
+/// configured headers and those mirroring the message, checked, encoded and shared by
+/// every request sent with them ([`HttpClient::request_prepared`]). Cloning is cheap.
+#[derive(Debug, Clone)]
+pub struct PreparedHeaders {
+    fields: Arc<wire::Fields>,
+}
+
+/// A request ready to send, borrowed by the pool while it is sent. Its header fields are
+/// the shared `fields` (an MCP request's, [`PreparedHeaders`]) followed by its own
+/// `headers` (empty for an MCP request); its URI is the endpoint's when `uri` is `None`
+/// (not copied per request); `kept` says which of the reply's fields its caller reads (an
+/// authorizer is shown them all).
 #[derive(Debug)]
-struct Built {
-    request: Request<Full<Bytes>>,
+struct Outgoing {
+    method: Method,
+    uri: Option<Uri>,
+    headers: HeaderMap,
     fields: Option<Arc<wire::Fields>>,
+    body: Bytes,
     kept: wire::Kept,
 }
 
-impl Built {
-    /// Every header field of the request, as [`into_request`](Self::into_request) puts
-    /// them.
-    #[cfg(test)]
-    fn headers(&self) -> HeaderMap {
-        let mut map = self.request.headers().clone();
+impl Outgoing {
+    /// An MCP POST to the endpoint with the shared `fields`.
+    fn post(body: Bytes, fields: Arc<wire::Fields>) -> Self {
+        Outgoing {
+            method: Method::POST,
+            uri: None,
+            headers: HeaderMap::new(),
+            fields: Some(fields),
+            body,
+            kept: wire::Kept::Content,
+        }
+    }
+
+    /// Every header field of the request, the shared ones first (as HTTP/1.1 sends them).
+    fn all_headers(&self) -> HeaderMap {
+        let mut map = self.headers.clone();
         if let Some(fields) = &self.fields {
             pool::merge_fields(&mut map, fields);
         }
         map
-    }
-
-    /// The request with every header field in its own map (for whoever must change them).
-    fn into_request(self) -> Request<Full<Bytes>> {
-        let mut request = self.request;
-        if let Some(fields) = &self.fields {
-            pool::merge_fields(request.headers_mut(), fields);
-        }
-        request
     }
 }
 
@@ -291,35 +305,92 @@ impl HttpClient {
     /// message like any other.
     ///
     /// `headers` is a [`RequestHeaders`] or anything that lends one (`&RequestHeaders`,
-    /// `Arc<RequestHeaders>`), so that a caller may send the same headers again without
-    /// copying them.
+    /// `Arc<RequestHeaders>`); they are made into header fields (and checked) before the
+    /// future is returned, so the future does not hold them. A caller that sends the same
+    /// headers again and again can make them once with [`prepare`](Self::prepare).
     ///
     /// Cancel safety: dropping the future, or the stream, closes the connection (HTTP/1.1)
     /// or resets the stream (HTTP/2), which cancels the request on the server.
-    pub async fn request(
+    pub fn request<H: Borrow<RequestHeaders>>(
         &self,
         frame: Bytes,
-        headers: impl Borrow<RequestHeaders>,
-    ) -> Result<ResponseStream, Error> {
-        let response = self.post(frame, headers.borrow()).await?;
-        let status = response.status();
-        if status.is_redirection() {
-            return Err(redirect(status, response.headers()));
+        headers: H,
+    ) -> impl Future<Output = Result<ResponseStream, Error>> + Send + use<'_, H> {
+        let prepared = self.prepare(headers.borrow());
+        self.respond(prepared.map(|prepared| Outgoing::post(frame, prepared.fields)))
+    }
+
+    /// [`request`](Self::request) with header fields made once by
+    /// [`prepare`](Self::prepare): nothing about the headers is looked up, checked or
+    /// encoded per request.
+    pub fn request_prepared(
+        &self,
+        frame: Bytes,
+        headers: &PreparedHeaders,
+    ) -> impl Future<Output = Result<ResponseStream, Error>> + Send + use<'_> {
+        self.respond(Ok(Outgoing::post(frame, Arc::clone(&headers.fields))))
+    }
+
+    /// Makes the header fields of requests with `headers`: the configured headers, then
+    /// `Accept`, `Content-Type`, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and
+    /// `Mcp-Param-*`, each value checked (and encoded with the Base64 sentinel where the
+    /// spec says). A value that cannot be sent is [`Error::Header`].
+    pub fn prepare(&self, headers: &RequestHeaders) -> Result<PreparedHeaders, Error> {
+        // The common case: the same headers as the last request (a tool called again).
+        let reusable = headers.params.is_empty();
+        if reusable {
+            let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(last) = last.as_ref().filter(|last| last.mirrors(headers)) {
+                return Ok(PreparedHeaders {
+                    fields: Arc::clone(&last.fields),
+                });
+            }
         }
-        let (parts, mut body) = response.into_parts();
+        let mut map = HeaderMap::new();
+        self.build_headers(&mut map, headers)?;
+        let fields = Arc::new(wire::Fields::new(map));
+        if reusable {
+            *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(LastHeaders {
+                protocol_version: headers.protocol_version.clone(),
+                method: headers.method.clone(),
+                name: headers.name.clone(),
+                fields: Arc::clone(&fields),
+            });
+        }
+        Ok(PreparedHeaders { fields })
+    }
+
+    /// Sends a request made by [`request`](Self::request) and turns its reply into a
+    /// stream.
+    async fn respond(&self, outgoing: Result<Outgoing, Error>) -> Result<ResponseStream, Error> {
+        let pool::Answer {
+            status,
+            headers: fields,
+            mut body,
+        } = self.execute(&outgoing?).await?;
         let media = body.media();
-        let json = media.is_json(&parts.headers);
+        let Some(fields) = fields else {
+            // The head told the media type of a success: the usual MCP reply.
+            return Ok(match media {
+                Media::Sse => ResponseStream::sse(body, self.limits),
+                _ => ResponseStream::json(status, body, self.limits),
+            });
+        };
+        if status.is_redirection() {
+            return Err(redirect(status, &fields));
+        }
+        let json = media.is_json(&fields);
         if status.is_success() {
             if json {
-                body.recycle(parts.headers);
+                body.recycle(fields);
                 return Ok(ResponseStream::json(status, body, self.limits));
             }
-            if media.is_sse(&parts.headers) {
-                body.recycle(parts.headers);
+            if media.is_sse(&fields) {
+                body.recycle(fields);
                 return Ok(ResponseStream::sse(body, self.limits));
             }
             return Err(Error::ContentType {
-                content_type: headers::single(&parts.headers, CONTENT_TYPE)
+                content_type: headers::single(&fields, CONTENT_TYPE)
                     .ok()
                     .flatten()
                     .map(str::to_owned),
@@ -339,13 +410,18 @@ impl HttpClient {
     /// POSTs one encoded JSON-RPC notification; the server must answer `202 Accepted`.
     /// Another status is [`Error::Status`], with the JSON-RPC error of the body if any.
     pub async fn notify(&self, frame: Bytes, headers: RequestHeaders) -> Result<(), Error> {
-        let response = self.post(frame, &headers).await?;
-        let status = response.status();
+        let prepared = self.prepare(&headers)?;
+        let answer = self
+            .execute(&Outgoing::post(frame, prepared.fields))
+            .await?;
+        let status = answer.status;
+        let media = answer.body.media();
+        let (fields, body) = answer.into_headers();
         if status.is_redirection() {
-            return Err(redirect(status, response.headers()));
+            return Err(redirect(status, &fields));
         }
-        let json = response.body().media().is_json(response.headers());
-        let body = stream::read_body(response.into_body(), self.limits.body).await;
+        let json = media.is_json(&fields);
+        let body = stream::read_body(body, self.limits.body).await;
         if status == StatusCode::ACCEPTED {
             return Ok(());
         }
@@ -356,36 +432,24 @@ impl HttpClient {
         Err(Error::Status { status, error })
     }
 
-    async fn post(
-        &self,
-        frame: Bytes,
-        headers: &RequestHeaders,
-    ) -> Result<http::Response<pool::Body>, Error> {
-        let built = self.build(frame, headers)?;
-        self.execute(built).await
-    }
-
-    /// Sends `request` with the authorizer's credential headers, answering the server's
+    /// Sends `outgoing` with the authorizer's credential headers, answering the server's
     /// challenges through the authorizer (see the `auth` module): a refused request is
     /// sent again, unchanged but for new credential headers, while the authorizer says to
     /// retry and at most [`MAX_CHALLENGES`] times. A refusal that is not retried is
     /// [`Error::Unauthorized`].
-    async fn execute(&self, built: Built) -> Result<http::Response<pool::Body>, Error> {
+    async fn execute(&self, outgoing: &Outgoing) -> Result<pool::Answer, Error> {
+        let uri = outgoing.uri.as_ref().unwrap_or(&self.url);
         let Some(authorizer) = &self.authorizer else {
             // Nobody to answer a challenge: a refusal is final, and the request is sent
-            // once, without a copy.
-            let (response, uri) = self
-                .pool
-                .send(built.request, built.fields, built.kept)
-                .await?;
-            return match auth::Challenge::of(response.status(), response.headers(), &uri, None, &[])
+            // once, as it is.
+            let answer = self.pool.send(outgoing, uri).await?;
+            return match auth::Challenge::of(answer.status, answer.headers.as_ref(), uri, None, &[])
             {
-                None => Ok(response),
+                None => Ok(answer),
                 Some(challenge) => {
                     // Read the (small) refusal so that its connection can be reused; boxed,
                     // so that the read takes no room in every call's future.
-                    let _ =
-                        Box::pin(stream::read_body(response.into_body(), REFUSAL_BODY_LIMIT)).await;
+                    let _ = Box::pin(stream::read_body(answer.body, REFUSAL_BODY_LIMIT)).await;
                     Err(Error::Unauthorized {
                         status: challenge.status,
                         www_authenticate: challenge.www_authenticate,
@@ -395,30 +459,31 @@ impl HttpClient {
         };
         // Boxed: this path's future is large, and every call's future stays small without
         // it.
-        Box::pin(self.authorized(authorizer.as_ref(), built.into_request())).await
+        Box::pin(self.authorized(authorizer.as_ref(), outgoing, uri)).await
     }
 
     /// [`execute`](Self::execute) with an authorizer.
     async fn authorized(
         &self,
         authorizer: &dyn Authorizer,
-        request: Request<Full<Bytes>>,
-    ) -> Result<http::Response<pool::Body>, Error> {
+        outgoing: &Outgoing,
+        uri: &Uri,
+    ) -> Result<pool::Answer, Error> {
         // A token about to expire is renewed before the request rather than after a 401.
         if let Some(prepare) = authorizer.prepare() {
             prepare.await;
         }
+        let own = outgoing.all_headers();
         // The `WWW-Authenticate` values of the challenges met so far.
         let mut earlier: Vec<Vec<String>> = Vec::new();
         loop {
-            let mut sending = request.clone();
+            let mut headers = own.clone();
             // With an authorizer, `Authorization` is its alone: a configured one is
             // dropped, and a header it supplies replaces a configured one.
             let credentials = authorizer
-                .headers(request.method(), request.uri())
+                .headers(&outgoing.method, uri)
                 .map_err(Error::Authorization)?;
             let sent = credentials.get(AUTHORIZATION).cloned();
-            let headers = sending.headers_mut();
             headers.remove(AUTHORIZATION);
             let mut name = None;
             for (next, value) in credentials {
@@ -430,19 +495,25 @@ impl HttpClient {
                     headers.append(name.clone(), value);
                 }
             }
-            let (response, _) = self.pool.send(sending, None, wire::Kept::All).await?;
-            authorizer.responded(request.uri(), response.status(), response.headers());
-            let Some(challenge) = auth::Challenge::of(
-                response.status(),
-                response.headers(),
-                request.uri(),
-                sent,
-                &earlier,
-            ) else {
-                return Ok(response);
+            let sending = Outgoing {
+                method: outgoing.method.clone(),
+                uri: None,
+                headers,
+                fields: None,
+                body: outgoing.body.clone(),
+                kept: wire::Kept::All,
+            };
+            let mut answer = self.pool.send(&sending, uri).await?;
+            // The authorizer is shown every field (`Kept::All` makes the map).
+            let fields = answer.headers.get_or_insert_default();
+            authorizer.responded(uri, answer.status, fields);
+            let Some(challenge) =
+                auth::Challenge::of(answer.status, Some(fields), uri, sent, &earlier)
+            else {
+                return Ok(answer);
             };
             // Read the (small) refusal so that its connection can be reused.
-            let _ = stream::read_body(response.into_body(), REFUSAL_BODY_LIMIT).await;
+            let _ = stream::read_body(answer.body, REFUSAL_BODY_LIMIT).await;
             let attempt = challenge.attempt;
             tracing::debug!(status = %challenge.status, challenge = ?challenge.www_authenticate, attempt, "authorization challenge");
             let retry = attempt + 1 < MAX_CHALLENGES
@@ -458,46 +529,6 @@ impl HttpClient {
             }
             earlier.push(challenge.www_authenticate);
         }
-    }
-
-    fn build(&self, frame: Bytes, mcp: &RequestHeaders) -> Result<Built, Error> {
-        let mut request = Request::new(Full::new(frame));
-        *request.method_mut() = Method::POST;
-        *request.uri_mut() = self.url.clone();
-        // The common case: the same headers as the last request (a tool called again).
-        let reusable = mcp.params.is_empty();
-        if reusable {
-            let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(last) = last.as_ref().filter(|last| last.mirrors(mcp)) {
-                return Ok(Built {
-                    request,
-                    fields: Some(Arc::clone(&last.fields)),
-                    kept: wire::Kept::Content,
-                });
-            }
-        }
-        let mut map = HeaderMap::new();
-        self.build_headers(&mut map, mcp)?;
-        if !reusable {
-            *request.headers_mut() = map;
-            return Ok(Built {
-                request,
-                fields: None,
-                kept: wire::Kept::Content,
-            });
-        }
-        let fields = Arc::new(wire::Fields::new(map));
-        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(LastHeaders {
-            protocol_version: mcp.protocol_version.clone(),
-            method: mcp.method.clone(),
-            name: mcp.name.clone(),
-            fields: Arc::clone(&fields),
-        });
-        Ok(Built {
-            request,
-            fields: Some(fields),
-            kept: wire::Kept::Content,
-        })
     }
 
     /// Fills the empty `map` with the configured headers and those of `mcp`.
@@ -711,21 +742,21 @@ mod tests {
             .param("Count", 42)
             .param("Flag", false)
             .param("Absent", serde_json::Value::Null);
-        let request = client.build(Bytes::new(), &mcp).unwrap();
-        // Built again, or after other headers, the same (in the same order); without
-        // `Mcp-Param-*` headers the second is the first's copy.
+        let fields = |mcp: &RequestHeaders| client.prepare(mcp).unwrap().fields.map().clone();
+        let request = fields(&mcp);
+        // Made again, or after other headers, the same (in the same order).
         for mcp in [
             &mcp,
             &RequestHeaders::new("2026-07-28", "tools/call").name("sql"),
         ] {
             let other = RequestHeaders::new("2025-11-25", "tools/call").name("sql");
-            let first = client.build(Bytes::new(), mcp).unwrap();
+            let first = fields(mcp);
             for between in [None, Some(&other), Some(mcp)] {
                 if let Some(between) = between {
-                    client.build(Bytes::new(), between).unwrap();
+                    client.prepare(between).unwrap();
                 }
-                let again = client.build(Bytes::new(), mcp).unwrap();
-                assert!(first.headers().iter().eq(again.headers().iter()), "{mcp:?}");
+                let again = fields(mcp);
+                assert!(first.iter().eq(again.iter()), "{mcp:?}");
             }
         }
         for (a, b) in [
@@ -747,17 +778,16 @@ mod tests {
             ),
         ] {
             // After `a`, `b` is made as a new client makes it.
-            let first = client.build(Bytes::new(), &a).unwrap();
-            let second = client.build(Bytes::new(), &b).unwrap();
-            assert!(!first.headers().iter().eq(second.headers().iter()), "{b:?}");
+            let first = fields(&a);
+            let second = fields(&b);
+            assert!(!first.iter().eq(second.iter()), "{b:?}");
             let fresh = HttpClient::new("http://127.0.0.1:1/mcp", config.clone())
                 .unwrap()
-                .build(Bytes::new(), &b)
+                .prepare(&b)
                 .unwrap();
-            assert!(fresh.headers().iter().eq(second.headers().iter()), "{b:?}");
+            assert!(fresh.fields.map().iter().eq(second.iter()), "{b:?}");
         }
         let got: Vec<(String, String)> = request
-            .headers()
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_owned()))
             .collect();
@@ -781,21 +811,21 @@ mod tests {
             .collect();
         expected.sort();
         assert_eq!(got_sorted, expected);
-        assert_eq!(request.request.method(), Method::POST);
-        // Without `Mcp-Param-*` headers the fields are made once and shared: the request
-        // carries none of its own.
+        // Without `Mcp-Param-*` headers the fields are made once and shared; with them,
+        // each request's are its own.
         let plain = RequestHeaders::new("2026-07-28", "tools/call").name("sql");
         let (a, b) = (
-            client.build(Bytes::new(), &plain).unwrap(),
-            client.build(Bytes::new(), &plain).unwrap(),
+            client.prepare(&plain).unwrap(),
+            client.prepare(&plain).unwrap(),
         );
-        assert!(Arc::ptr_eq(
-            a.fields.as_ref().unwrap(),
-            b.fields.as_ref().unwrap()
-        ));
-        assert!(a.request.headers().is_empty());
-        assert!(a.headers().iter().eq(a.into_request().headers().iter()));
-        assert!(request.fields.is_none());
+        assert!(Arc::ptr_eq(&a.fields, &b.fields));
+        let (c, d) = (client.prepare(&mcp).unwrap(), client.prepare(&mcp).unwrap());
+        assert!(!Arc::ptr_eq(&c.fields, &d.fields));
+        // A request is POSTed to the endpoint with the fields, and none of its own.
+        let outgoing = Outgoing::post(Bytes::from_static(b"{}"), Arc::clone(&a.fields));
+        assert_eq!(outgoing.method, Method::POST);
+        assert!(outgoing.uri.is_none() && outgoing.headers.is_empty());
+        assert!(outgoing.all_headers().iter().eq(a.fields.map().iter()));
     }
 
     #[test]
@@ -825,7 +855,7 @@ mod tests {
             RequestHeaders::new("2026-07-28", "tools/call").param("X", json!({"a": 1})),
         ];
         for mcp in cases {
-            let err = client().build(Bytes::new(), &mcp).unwrap_err();
+            let err = client().prepare(&mcp).unwrap_err();
             assert!(matches!(err, Error::Header { .. }), "{mcp:?}: {err}");
         }
     }

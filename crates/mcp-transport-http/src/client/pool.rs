@@ -31,7 +31,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::header::HOST;
 use http::uri::{Authority, Scheme};
-use http::{HeaderValue, Request, Response, Uri, request};
+use http::{HeaderValue, Request, StatusCode, Uri};
 use http_body::{Frame, SizeHint};
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -41,8 +41,8 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 use tokio::time::Instant;
 use tower_service::Service as _;
 
-use super::Connector;
-use super::wire::{self, Failure, Fields, Framing, Kept, Media};
+use super::wire::{self, Failure, Fields, Framing, Media};
+use super::{Connector, Outgoing};
 use crate::error::{BoxError, Error};
 
 /// What the connector opens: TCP, or TLS over it.
@@ -79,9 +79,9 @@ struct Idle {
 /// What [`Pool::send_http2`] did.
 enum Sent {
     /// The response, or the failure.
-    Done(Result<(Response<Body>, Uri), Error>),
-    /// Nothing was sent: the request's parts, to be sent again.
-    Unsent(request::Parts),
+    Done(Result<Answer, Error>),
+    /// Nothing was sent: the request is to be sent again.
+    Unsent,
 }
 
 /// A connection taken for one request.
@@ -103,35 +103,38 @@ impl Pool {
         }
     }
 
-    /// Sends `request`, whose URI is absolute, with the header `fields` before its own, on
-    /// an idle connection or a new one, and returns the response once its head has
-    /// arrived, with the request's URI. An HTTP/1.1 response's header map holds the fields
-    /// `kept` says (an HTTP/2 one, hyper's, holds them all).
-    pub(super) async fn send(
-        &self,
-        request: Request<Full<Bytes>>,
-        mut fields: Option<Arc<Fields>>,
-        kept: Kept,
-    ) -> Result<(Response<Body>, Uri), Error> {
-        let (mut parts, body) = request.into_parts();
-        let body = bytes_of(body);
+    /// Sends `outgoing` to `uri` (absolute: the request's own or the endpoint's), with its
+    /// shared fields before its own, on an idle connection or a new one, and returns the
+    /// response once its head has arrived. An HTTP/1.1 response's header map holds the
+    /// fields `outgoing.kept` says (an HTTP/2 one, hyper's, holds them all).
+    pub(super) async fn send(&self, outgoing: &Outgoing, uri: &Uri) -> Result<Answer, Error> {
         loop {
             let idle = std::future::poll_fn(|cx| Poll::Ready(self.shared.checkout(cx)));
             let (taken, was_idle) = match idle.await {
                 Some(taken) => (taken, true),
                 // Boxed: opening a connection (TCP, TLS, the HTTP handshake) is a large
                 // future, and the rare path; every call's future stays small without it.
-                None => (Box::pin(self.connect(&parts.uri)).await?, false),
+                None => (Box::pin(self.connect(uri)).await?, false),
             };
             match taken {
                 Taken::Http1(mut conn) => {
-                    let host = host_of(&parts, self.shared.origin.as_ref())?;
+                    let host = host_of(uri, &outgoing.headers, self.shared.origin.as_ref())?;
+                    let line = wire::RequestLine {
+                        method: &outgoing.method,
+                        uri,
+                        headers: &outgoing.headers,
+                    };
                     match conn
-                        .send(&parts, host.as_ref(), fields.as_deref(), &body, kept)
+                        .send(
+                            line,
+                            host.as_ref(),
+                            outgoing.fields.as_deref(),
+                            &outgoing.body,
+                            outgoing.kept,
+                        )
                         .await
                     {
                         Ok(head) => {
-                            let (head_parts, ()) = head.response.into_parts();
                             let body = Body::http1(
                                 conn,
                                 head.framing,
@@ -139,7 +142,11 @@ impl Pool {
                                 head.media,
                                 Arc::downgrade(&self.shared),
                             );
-                            return Ok((Response::from_parts(head_parts, body), parts.uri));
+                            return Ok(Answer {
+                                status: head.status,
+                                headers: head.headers,
+                                body,
+                            });
                         }
                         // Nothing was sent: a reused connection had closed meanwhile.
                         Err(Failure::Unsent(_)) if was_idle => {}
@@ -160,45 +167,49 @@ impl Pool {
                 Taken::Http2(sender) => {
                     // Boxed: hyper's request future is large, and every HTTP/1.1 call's
                     // future would be as large without it.
-                    let sent =
-                        Box::pin(self.send_http2(sender, was_idle, parts, &body, &mut fields));
+                    let sent = Box::pin(self.send_http2(sender, was_idle, outgoing, uri));
                     match sent.await {
                         Sent::Done(outcome) => return outcome,
-                        Sent::Unsent(unsent) => parts = unsent,
+                        Sent::Unsent => {}
                     }
                 }
             }
         }
     }
 
-    /// [`send`](Self::send) on the shared HTTP/2 connection: the response, or the request
-    /// back when nothing of it was sent on a connection that had been idle (it had closed
-    /// meanwhile), to be sent again on another. `fields` are taken once they are merged.
+    /// [`send`](Self::send) on the shared HTTP/2 connection: the response, or
+    /// [`Sent::Unsent`] when nothing of the request was sent on a connection that had been
+    /// idle (it had closed meanwhile), to be sent again on another.
     async fn send_http2(
         &self,
         mut sender: Http2,
         was_idle: bool,
-        mut parts: request::Parts,
-        body: &Bytes,
-        fields: &mut Option<Arc<Fields>>,
+        outgoing: &Outgoing,
+        uri: &Uri,
     ) -> Sent {
         if sender.ready().await.is_err() {
             if was_idle {
                 self.shared.forget_http2();
-                return Sent::Unsent(parts);
+                return Sent::Unsent;
             }
             return Sent::Done(Err(Error::Send {
                 connect: true,
                 source: "the new connection closed at once".into(),
             }));
         }
-        if let Some(fields) = fields.take() {
-            merge_fields(&mut parts.headers, &fields);
-        }
-        let uri = parts.uri.clone();
-        let request = Request::from_parts(parts, Full::new(body.clone()));
+        let mut request = Request::new(Full::new(outgoing.body.clone()));
+        *request.method_mut() = outgoing.method.clone();
+        *request.uri_mut() = uri.clone();
+        *request.headers_mut() = outgoing.all_headers();
         match sender.try_send_request(request).await {
-            Ok(response) => Sent::Done(Ok((response.map(Body::http2), uri))),
+            Ok(response) => {
+                let (parts, body) = response.into_parts();
+                Sent::Done(Ok(Answer {
+                    status: parts.status,
+                    headers: Some(parts.headers),
+                    body: Body::http2(body),
+                }))
+            }
             Err(mut failure) => {
                 // A stream the server reset leaves the connection to the others; one that
                 // could not even be opened does not.
@@ -207,11 +218,7 @@ impl Pool {
                 }
                 match failure.take_message() {
                     // Nothing was sent: the connection had closed meanwhile.
-                    Some(unsent) if was_idle => {
-                        let mut parts = unsent.into_parts().0;
-                        parts.uri = uri;
-                        Sent::Unsent(parts)
-                    }
+                    Some(_) if was_idle => Sent::Unsent,
                     _ => Sent::Done(Err(Error::Send {
                         connect: false,
                         source: Box::new(failure.into_error()),
@@ -260,15 +267,6 @@ pub(super) fn merge_fields(headers: &mut http::HeaderMap, fields: &Fields) {
         if let Some(name) = &name {
             headers.append(name.clone(), value);
         }
-    }
-}
-
-/// The bytes of a request body (a `Full` body has at most one frame, ready at once).
-fn bytes_of(mut body: Full<Bytes>) -> Bytes {
-    let mut cx = Context::from_waker(std::task::Waker::noop());
-    match http_body::Body::poll_frame(Pin::new(&mut body), &mut cx) {
-        Poll::Ready(Some(Ok(frame))) => frame.into_data().unwrap_or_default(),
-        _ => Bytes::new(),
     }
 }
 
@@ -397,21 +395,39 @@ fn host(https: bool, authority: &Authority) -> Result<HeaderValue, Error> {
 /// `Host` already or its URI no authority. `origin` is the value made once for the
 /// endpoint's origin, taken when the request's scheme and authority are exactly its own.
 fn host_of(
-    request: &request::Parts,
+    uri: &Uri,
+    headers: &http::HeaderMap,
     origin: Option<&Origin>,
 ) -> Result<Option<HeaderValue>, Error> {
-    let Some(authority) = request.uri.authority() else {
+    let Some(authority) = uri.authority() else {
         return Ok(None);
     };
-    if request.headers.contains_key(HOST) {
+    if headers.contains_key(HOST) {
         return Ok(None);
     }
-    let https = is_https(&request.uri);
+    let https = is_https(uri);
     match origin {
         Some(origin) if origin.https == https && *origin.authority == *authority.as_str() => {
             Ok(Some(origin.host.clone()))
         }
         _ => host(https, authority).map(Some),
+    }
+}
+
+/// A reply as the pool returns it once its head has arrived.
+pub(super) struct Answer {
+    pub(super) status: StatusCode,
+    /// Its header fields: the request's `kept` ones over HTTP/1.1, all over HTTP/2; `None`
+    /// when the head told the body's [`Media`] instead (the map would be empty), which
+    /// saves making and dropping a map per call.
+    pub(super) headers: Option<http::HeaderMap>,
+    pub(super) body: Body,
+}
+
+impl Answer {
+    /// The header fields, empty when the head told the media type instead.
+    pub(super) fn into_headers(self) -> (http::HeaderMap, Body) {
+        (self.headers.unwrap_or_default(), self.body)
     }
 }
 
@@ -573,15 +589,15 @@ impl http_body::Body for Body {
 mod tests {
     use super::*;
 
-    fn request(uri: &str) -> request::Parts {
+    fn request(uri: &str) -> http::request::Parts {
         Request::builder().uri(uri).body(()).unwrap().into_parts().0
     }
 
     #[test]
     fn the_request_line_carries_the_origin_form_and_host_the_authority() {
-        let head = |request: &request::Parts, host: Option<HeaderValue>| {
+        let head = |request: &http::request::Parts, host: Option<HeaderValue>| {
             let mut out = Vec::new();
-            super::wire::encode_head(&mut out, request, host.as_ref(), None, 0);
+            super::wire::encode_head(&mut out, request.into(), host.as_ref(), None, 0);
             String::from_utf8(out).unwrap()
         };
         for (uri, path, host) in [
@@ -594,12 +610,18 @@ mod tests {
         ] {
             let request = request(uri);
             let expected = format!("GET {path} HTTP/1.1\r\nhost: {host}\r\n\r\n");
-            assert_eq!(head(&request, host_of(&request, None).unwrap()), expected);
+            assert_eq!(
+                head(
+                    &request,
+                    host_of(&request.uri, &request.headers, None).unwrap()
+                ),
+                expected
+            );
             // The same with the value made once for the origin, whether it is this one or
             // another (only the request's own is taken).
             for endpoint in [uri, "http://other:81/x", "https://example.com:80/a"] {
                 let origin = Origin::of(&endpoint.parse().unwrap()).unwrap();
-                let made = host_of(&request, Some(&origin)).unwrap();
+                let made = host_of(&request.uri, &request.headers, Some(&origin)).unwrap();
                 assert_eq!(head(&request, made), expected, "{endpoint}");
             }
         }
@@ -608,7 +630,7 @@ mod tests {
         request
             .headers
             .insert(HOST, HeaderValue::from_static("other"));
-        assert_eq!(host_of(&request, None).unwrap(), None);
+        assert_eq!(host_of(&request.uri, &request.headers, None).unwrap(), None);
         assert_eq!(
             head(&request, None),
             "GET /mcp HTTP/1.1\r\nhost: other\r\n\r\n"

@@ -12,11 +12,11 @@
 
 use super::pool::Body;
 use bytes::Bytes;
-use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, Uri};
-use http_body_util::{BodyExt as _, Full};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
+use http_body_util::BodyExt as _;
 
 use super::sse::{SseEvent, SseParser};
-use super::{Built, HttpClient, Limits, redirect};
+use super::{HttpClient, Limits, Outgoing, redirect};
 use crate::error::Error;
 use crate::headers;
 
@@ -172,7 +172,7 @@ impl HttpClient {
     /// Cancel safety: dropping the future, or the [`RawResponse`] before its body is read,
     /// closes the connection.
     pub async fn send(&self, request: RawRequest) -> Result<RawResponse, Error> {
-        let url = match request.url {
+        let uri = match request.url {
             Some(url) => {
                 if url.scheme() != self.url.scheme() || url.authority() != self.url.authority() {
                     return Err(Error::Url {
@@ -180,33 +180,32 @@ impl HttpClient {
                         reason: "not the endpoint's origin",
                     });
                 }
-                url
+                Some(url)
             }
-            None => self.url.clone(),
+            None => None,
         };
-        let mut http = Request::new(Full::new(request.body.unwrap_or_default()));
-        *http.method_mut() = request.method;
-        *http.uri_mut() = url;
-        let map = http.headers_mut();
-        map.clone_from(&self.headers);
+        let mut map = self.headers.clone();
         for (name, value) in &request.headers {
             map.insert(name.clone(), value.clone());
         }
         let response = self
-            .execute(Built {
-                request: http,
+            .execute(&Outgoing {
+                method: request.method,
+                uri,
+                headers: map,
                 fields: None,
+                body: request.body.unwrap_or_default(),
                 kept: super::wire::Kept::All,
             })
             .await?;
-        let status = response.status();
+        let status = response.status;
+        let (headers, body) = response.into_headers();
         if status.is_redirection() {
-            return Err(redirect(status, response.headers()));
+            return Err(redirect(status, &headers));
         }
-        let (parts, body) = response.into_parts();
         Ok(RawResponse {
             status,
-            headers: parts.headers,
+            headers,
             body,
             limits: self.limits,
         })

@@ -31,7 +31,7 @@ use http::header::{
     CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HeaderName, LOCATION, TRANSFER_ENCODING,
     WWW_AUTHENTICATE,
 };
-use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, Version, request};
+use http::{HeaderMap, HeaderValue, Method, StatusCode, Version};
 use hyper_util::rt::TokioIo;
 use tokio::io::AsyncWrite;
 use tokio_util::io::poll_read_buf;
@@ -103,7 +103,10 @@ pub(super) enum Chunk {
 
 /// A reply's head as the pool needs it.
 pub(super) struct Head {
-    pub(super) response: Response<()>,
+    pub(super) status: StatusCode,
+    /// The fields `kept` says; `None` when the head told its [`Media`] instead (the map
+    /// would be empty).
+    pub(super) headers: Option<HeaderMap>,
     pub(super) framing: Framing,
     /// Whether the connection may carry another request after this reply.
     pub(super) keep_alive: bool,
@@ -239,18 +242,19 @@ where
         )
     }
 
-    /// Writes a request (its head from `parts`, `host` and `fields`, see [`encode_head`],
+    /// Writes a request (its head from `line`, `host` and `fields`, see [`encode_head`],
     /// then `body`) and reads its reply's head; 1xx replies are skipped. The reply's
     /// header map holds the fields `kept` says.
     pub(super) async fn send(
         &mut self,
-        parts: &request::Parts,
+        line: RequestLine<'_>,
         host: Option<&HeaderValue>,
         fields: Option<&Fields>,
         body: &Bytes,
         kept: Kept,
     ) -> Result<Head, Failure> {
-        encode_head(&mut self.head, parts, host, fields, body.len());
+        let head_request = *line.method == Method::HEAD;
+        encode_head(&mut self.head, line, host, fields, body.len());
         let copied = body.len() <= COPY_BODY;
         if copied {
             self.head.extend_from_slice(body);
@@ -262,7 +266,7 @@ where
                 return Err(Failure::Unsent(e));
             }
             // The server may have answered before it closed (a refusal of the request).
-            return match self.read_head(parts.method == Method::HEAD, kept).await {
+            return match self.read_head(head_request, kept).await {
                 Ok(head) => Ok(Head {
                     keep_alive: false,
                     ..head
@@ -270,7 +274,7 @@ where
                 Err(_) => Err(Failure::Failed(e.into())),
             };
         }
-        self.read_head(parts.method == Method::HEAD, kept)
+        self.read_head(head_request, kept)
             .await
             .map_err(|e| Failure::Failed(e.into()))
     }
@@ -436,32 +440,37 @@ where
             }
             _ => Media::InHeaders,
         };
-        let mut map = if media != Media::InHeaders {
+        let headers = if media == Media::InHeaders {
+            let mut map = match self.spare.take() {
+                Some(mut map) => {
+                    map.reserve(self.fields.len());
+                    map
+                }
+                None => HeaderMap::with_capacity(self.fields.len()),
+            };
+            if kept == Kept::All {
+                // Every value shares the head's bytes.
+                let head = self.read.split_to(len).freeze();
+                for (name, start, end) in self.fields.drain(..) {
+                    let value = HeaderValue::from_maybe_shared(head.slice(start..end))
+                        .map_err(|_| invalid("a bad header value"))?;
+                    map.append(name, value);
+                }
+            } else {
+                // A few values, the usual ones static: the head is dropped from the buffer
+                // rather than split off it (which counts a reference to the buffer, and
+                // uncounts it when the head goes).
+                for (name, start, end) in self.fields.drain(..) {
+                    map.append(name, content_value(&self.read[start..end])?);
+                }
+                self.read.advance(len);
+            }
+            Some(map)
+        } else {
             self.fields.clear();
-            HeaderMap::new()
-        } else if let Some(mut map) = self.spare.take() {
-            map.reserve(self.fields.len());
-            map
-        } else {
-            HeaderMap::with_capacity(self.fields.len())
-        };
-        if kept == Kept::All {
-            // Every value shares the head's bytes.
-            let head = self.read.split_to(len).freeze();
-            for (name, start, end) in self.fields.drain(..) {
-                let value = HeaderValue::from_maybe_shared(head.slice(start..end))
-                    .map_err(|_| invalid("a bad header value"))?;
-                map.append(name, value);
-            }
-        } else {
-            // A few values, the usual ones static: the head is dropped from the buffer
-            // rather than split off it (which counts a reference to the buffer, and
-            // uncounts it when the head goes).
-            for (name, start, end) in self.fields.drain(..) {
-                map.append(name, content_value(&self.read[start..end])?);
-            }
             self.read.advance(len);
-        }
+            None
+        };
         // RFC 9112, section 6.3: no body after HEAD, 204 and 304; chunked coding wins over
         // a length; another coding, or neither, runs to the connection's close.
         let framing = if head_request
@@ -483,12 +492,9 @@ where
         let keep_alive = !close
             && (version == Version::HTTP_11 || asked)
             && !matches!(framing, Framing::UntilClose);
-        let mut response = Response::new(());
-        *response.status_mut() = status;
-        *response.version_mut() = version;
-        *response.headers_mut() = map;
         Ok(Parsed::Head(Head {
-            response,
+            status,
+            headers,
             framing,
             keep_alive,
             media,
@@ -758,13 +764,33 @@ fn encode_fields(out: &mut Vec<u8>, map: &HeaderMap) {
     }
 }
 
+/// What a request's head is written from ([`encode_head`]): its method, its URI and its
+/// own header fields, borrowed from wherever the caller keeps them.
+#[derive(Clone, Copy)]
+pub(super) struct RequestLine<'a> {
+    pub(super) method: &'a Method,
+    pub(super) uri: &'a http::Uri,
+    pub(super) headers: &'a HeaderMap,
+}
+
+#[cfg(test)]
+impl<'a> From<&'a http::request::Parts> for RequestLine<'a> {
+    fn from(parts: &'a http::request::Parts) -> Self {
+        RequestLine {
+            method: &parts.method,
+            uri: &parts.uri,
+            headers: &parts.headers,
+        }
+    }
+}
+
 /// Writes a request head onto `out`: the request line with the origin form of the URI
 /// (absolute or not; RFC 9112, section 3.2.1), `host` first if given (section 3.2: a client
-/// sends `Host` first), the shared `fields` then those of `parts`, and `Content-Length`
+/// sends `Host` first), the shared `fields` then the request's own, and `Content-Length`
 /// unless one of them gives it (for a body, or a method that carries one).
 pub(super) fn encode_head(
     out: &mut Vec<u8>,
-    parts: &request::Parts,
+    parts: RequestLine<'_>,
     host: Option<&HeaderValue>,
     fields: Option<&Fields>,
     body_len: usize,
@@ -787,11 +813,11 @@ pub(super) fn encode_head(
     if let Some(fields) = fields {
         out.extend_from_slice(&fields.encoded);
     }
-    encode_fields(out, &parts.headers);
+    encode_fields(out, parts.headers);
     let carries_body = body_len > 0
-        || parts.method == Method::POST
-        || parts.method == Method::PUT
-        || parts.method == Method::PATCH;
+        || *parts.method == Method::POST
+        || *parts.method == Method::PUT
+        || *parts.method == Method::PATCH;
     if carries_body
         && !parts.headers.contains_key(CONTENT_LENGTH)
         && !fields.is_some_and(|f| f.has_length)

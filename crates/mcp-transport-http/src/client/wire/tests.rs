@@ -31,8 +31,9 @@ fn a_content_head_keeps_what_callers_read_and_frames_as_a_full_one() {
         assert!(parsed.keep_alive, "{kept:?}");
         assert_eq!(conn.read, &b"hello"[..], "{kept:?}");
         let names: Vec<&str> = parsed
-            .response
-            .headers()
+            .headers
+            .as_ref()
+            .unwrap()
             .keys()
             .map(HeaderName::as_str)
             .collect();
@@ -53,7 +54,7 @@ fn a_content_head_keeps_what_callers_read_and_frames_as_a_full_one() {
                 assert_eq!(names, ["content-type", "location", "www-authenticate"]);
             }
         }
-        let headers = parsed.response.headers();
+        let headers = parsed.headers.as_ref().unwrap();
         assert_eq!(headers[CONTENT_TYPE], "application/json");
         assert_eq!(headers[LOCATION], "/a");
         assert_eq!(headers[WWW_AUTHENTICATE], "Bearer");
@@ -70,7 +71,7 @@ fn a_content_head_keeps_what_callers_read_and_frames_as_a_full_one() {
             panic!("a whole head");
         };
         assert_eq!(
-            parsed.response.headers()[CONTENT_TYPE],
+            parsed.headers.unwrap()[CONTENT_TYPE],
             "text/event-stream; charset=utf-8"
         );
         assert_eq!(conn.read, &b"0\r\n"[..], "{kept:?}");
@@ -106,7 +107,7 @@ fn a_usual_reply_tells_its_media_type_without_a_header_map() {
     let mut parse = |head: &[u8], kept| {
         conn.read = BytesMut::from(head);
         match conn.parse_head(false, kept).unwrap() {
-            Parsed::Head(parsed) => (parsed.media, parsed.response.into_parts().0.headers),
+            Parsed::Head(parsed) => (parsed.media, parsed.headers.unwrap_or_default()),
             _ => panic!("a whole head"),
         }
     };
@@ -150,7 +151,7 @@ fn a_usual_reply_tells_its_media_type_without_a_header_map() {
     let Parsed::Head(parsed) = conn.parse_head(false, Kept::All).unwrap() else {
         panic!("a whole head");
     };
-    conn.recycle(parsed.response.into_parts().0.headers);
+    conn.recycle(parsed.headers.unwrap_or_default());
     conn.recycle(HeaderMap::new());
     assert!(conn.spare.as_ref().is_some_and(|map| map.capacity() >= 3));
 }
@@ -162,7 +163,7 @@ fn a_recycled_header_map_holds_only_the_next_reply_s_fields() {
     let parse = |conn: &mut Conn<_>, head: &[u8], kept| {
         conn.read = BytesMut::from(head);
         match conn.parse_head(false, kept).unwrap() {
-            Parsed::Head(parsed) => parsed.response.into_parts().0.headers,
+            Parsed::Head(parsed) => parsed.headers.unwrap_or_default(),
             _ => panic!("a whole head"),
         }
     };
@@ -260,18 +261,18 @@ fn request_heads_carry_the_origin_form_and_a_length() {
         .body(())
         .unwrap()
         .into_parts();
-    encode_head(&mut out, &parts, None, None, 1234);
+    encode_head(&mut out, (&parts).into(), None, None, 1234);
     assert_eq!(
         out,
         b"POST /mcp?x=1 HTTP/1.1\r\nhost: example.com\r\nmcp-method: tools/call\r\ncontent-length: 1234\r\n\r\n"
     );
     for (len, text) in [(0, "0"), (7, "7"), (10, "10"), (65536, "65536")] {
-        encode_head(&mut out, &parts, None, None, len);
+        encode_head(&mut out, (&parts).into(), None, None, len);
         let expected = format!("content-length: {text}\r\n\r\n");
         assert!(out.ends_with(expected.as_bytes()), "{len}");
     }
     let (parts, ()) = http::Request::get("/mcp").body(()).unwrap().into_parts();
-    encode_head(&mut out, &parts, None, None, 0);
+    encode_head(&mut out, (&parts).into(), None, None, 0);
     assert_eq!(out, b"GET /mcp HTTP/1.1\r\n\r\n");
 }
 
@@ -289,7 +290,7 @@ fn shared_fields_come_after_the_host_and_before_the_request_s_own() {
         .into_parts();
     let host = HeaderValue::from_static("example.com");
     let mut out = Vec::new();
-    encode_head(&mut out, &parts, Some(&host), Some(&fields), 5);
+    encode_head(&mut out, (&parts).into(), Some(&host), Some(&fields), 5);
     assert_eq!(
         out,
         b"POST /mcp HTTP/1.1\r\nhost: example.com\r\naccept: application/json\r\nx-two: a\r\nx-two: b\r\nx-own: 1\r\ncontent-length: 5\r\n\r\n"
@@ -299,6 +300,6 @@ fn shared_fields_come_after_the_host_and_before_the_request_s_own() {
     map.insert(CONTENT_LENGTH, HeaderValue::from_static("5"));
     let fields = Fields::new(map);
     let (parts, ()) = http::Request::post("/mcp").body(()).unwrap().into_parts();
-    encode_head(&mut out, &parts, None, Some(&fields), 5);
+    encode_head(&mut out, (&parts).into(), None, Some(&fields), 5);
     assert_eq!(out, b"POST /mcp HTTP/1.1\r\ncontent-length: 5\r\n\r\n");
 }
