@@ -334,6 +334,13 @@ impl Writer<'_> {
     fn number<N: Serialize>(&mut self, n: N) -> Result<()> {
         write_number(self.out, n)
     }
+
+    /// An integer, formatted by `itoa` as `serde_json` formats it, straight onto the
+    /// output (a request id, every call: through `serde_json`'s writer it cost five times
+    /// as much).
+    fn integer<I: itoa::Integer>(&mut self, n: I) {
+        self.out.push_str(itoa::Buffer::new().format(n));
+    }
 }
 
 /// A number as `serde_json` writes it, through a buffer on the stack: the longest
@@ -396,43 +403,53 @@ impl<'w, 'a> ser::Serializer for &'w mut Writer<'a> {
     }
 
     fn serialize_i8(self, v: i8) -> Result<()> {
-        self.number(v)
+        self.integer(v);
+        Ok(())
     }
 
     fn serialize_i16(self, v: i16) -> Result<()> {
-        self.number(v)
+        self.integer(v);
+        Ok(())
     }
 
     fn serialize_i32(self, v: i32) -> Result<()> {
-        self.number(v)
+        self.integer(v);
+        Ok(())
     }
 
     fn serialize_i64(self, v: i64) -> Result<()> {
-        self.number(v)
+        self.integer(v);
+        Ok(())
     }
 
     fn serialize_i128(self, v: i128) -> Result<()> {
-        self.number(v)
+        self.integer(v);
+        Ok(())
     }
 
     fn serialize_u8(self, v: u8) -> Result<()> {
-        self.number(v)
+        self.integer(v);
+        Ok(())
     }
 
     fn serialize_u16(self, v: u16) -> Result<()> {
-        self.number(v)
+        self.integer(v);
+        Ok(())
     }
 
     fn serialize_u32(self, v: u32) -> Result<()> {
-        self.number(v)
+        self.integer(v);
+        Ok(())
     }
 
     fn serialize_u64(self, v: u64) -> Result<()> {
-        self.number(v)
+        self.integer(v);
+        Ok(())
     }
 
     fn serialize_u128(self, v: u128) -> Result<()> {
-        self.number(v)
+        self.integer(v);
+        Ok(())
     }
 
     fn serialize_f32(self, v: f32) -> Result<()> {
