@@ -203,64 +203,48 @@ impl Client {
             }
             #[cfg(feature = "http")]
             Transport::Http(http) => {
-                // In a box of its own, written in place: the HTTP request's state (2.4 KB)
-                // would otherwise size every call's future, which each caller's `.await`
-                // moves (copies) whole; a box costs less than the copies (issue #8,
-                // `docs/PERFORMANCE.md`).
-                let slot = Box::new_uninit();
-                Box::into_pin(Box::write(
-                    slot,
-                    self.dispatch_http(http, method, params, options, routing),
-                ))
-                .await
-            }
-        }
-    }
-
-    /// [`dispatch_raw`](Self::dispatch_raw) over HTTP.
-    #[cfg(feature = "http")]
-    async fn dispatch_http<P: crate::wire::WireParams>(
-        &self,
-        http: &crate::http::HttpTransport,
-        method: &str,
-        params: &P,
-        options: RequestOptions,
-        routing: Option<crate::wire::Routing<'_>>,
-    ) -> Result<RawResult, Error> {
-        let wait = || crate::http::Wait {
-            timeout: options.timeout.unwrap_or(Duration::from_mins(1)),
-            max: options.max_timeout.unwrap_or(Duration::from_mins(10)),
-            progress: options
-                .progress_token
-                .clone()
-                .zip(options.on_progress.clone()),
-        };
-        let router = self.inner.router.clone();
-        let route = |notification: mcp_jsonrpc::Notification| {
-            if let Some(router) = &router {
-                router.route(&notification);
-            }
-        };
-        let version = self.version();
-        match http
-            .request(version, method, params, routing, wait(), route)
-            .await
-        {
-            // The stream broke before the response: the request is lost. Re-issue it,
-            // with a new id, only if running it twice is harmless.
-            Err(Error::Http(
-                mcp_transport_http::Error::Incomplete | mcp_transport_http::Error::Body(_),
-            )) => {
-                if self.retry_safe(method, params) {
-                    http.request(version, method, params, routing, wait(), route)
-                        .await
-                } else {
-                    Err(Error::MayHaveRun {
-                        method: method.to_owned(),
-                    })
+                let wait = || crate::http::Wait {
+                    timeout: options.timeout.unwrap_or(Duration::from_mins(1)),
+                    max: options.max_timeout.unwrap_or(Duration::from_mins(10)),
+                    progress: options
+                        .progress_token
+                        .clone()
+                        .zip(options.on_progress.clone()),
+                };
+                let router = &self.inner.router;
+                let route = |notification: mcp_jsonrpc::Notification| {
+                    if let Some(router) = router {
+                        router.route(&notification);
+                    }
+                };
+                let version = self.version();
+                // Each attempt in a box of its own, written in place: the HTTP request's
+                // state (2.3 KB) would otherwise size every call's future, which each
+                // caller's `.await` moves (copies) whole; a box costs less than the copies
+                // (issue #8, `docs/PERFORMANCE.md`).
+                let send = || {
+                    Box::into_pin(Box::write(
+                        Box::new_uninit(),
+                        http.request(version, method, params, routing, wait(), route),
+                    ))
+                };
+                match send().await {
+                    // The stream broke before the response: the request is lost. Re-issue
+                    // it, with a new id, only if running it twice is harmless.
+                    Err(Error::Http(
+                        mcp_transport_http::Error::Incomplete | mcp_transport_http::Error::Body(_),
+                    )) => {
+                        if self.retry_safe(method, params) {
+                            send().await
+                        } else {
+                            Err(Error::MayHaveRun {
+                                method: method.to_owned(),
+                            })
+                        }
+                    }
+                    other => other,
                 }
             }
-            other => other,
         }
     }
 

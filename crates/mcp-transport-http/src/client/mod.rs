@@ -363,11 +363,26 @@ impl HttpClient {
     /// Sends a request made by [`request`](Self::request) and turns its reply into a
     /// stream.
     async fn respond(&self, outgoing: Result<Outgoing, Error>) -> Result<ResponseStream, Error> {
+        let outgoing = outgoing?;
+        let answer = if self.authorizer.is_none() {
+            // `execute`'s path without an authorizer, written here: a state of this future
+            // rather than a future within it (the usual call).
+            let uri = outgoing.uri.as_ref().unwrap_or(&self.url);
+            let answer = self.pool.send(&outgoing, uri).await?;
+            if let Some(challenge) =
+                auth::Challenge::of(answer.status, answer.headers.as_ref(), uri, None, &[])
+            {
+                return Err(Box::pin(refused(answer.body, challenge)).await);
+            }
+            answer
+        } else {
+            self.execute(&outgoing).await?
+        };
         let pool::Answer {
             status,
             headers: fields,
             mut body,
-        } = self.execute(&outgoing?).await?;
+        } = answer;
         let media = body.media();
         let Some(fields) = fields else {
             // The head told the media type of a success: the usual MCP reply.
@@ -446,15 +461,7 @@ impl HttpClient {
             return match auth::Challenge::of(answer.status, answer.headers.as_ref(), uri, None, &[])
             {
                 None => Ok(answer),
-                Some(challenge) => {
-                    // Read the (small) refusal so that its connection can be reused; boxed,
-                    // so that the read takes no room in every call's future.
-                    let _ = Box::pin(stream::read_body(answer.body, REFUSAL_BODY_LIMIT)).await;
-                    Err(Error::Unauthorized {
-                        status: challenge.status,
-                        www_authenticate: challenge.www_authenticate,
-                    })
-                }
+                Some(challenge) => Err(Box::pin(refused(answer.body, challenge)).await),
             };
         };
         // Boxed: this path's future is large, and every call's future stays small without
@@ -565,6 +572,17 @@ impl HttpClient {
             }
         }
         Ok(())
+    }
+}
+
+/// The error of a refusal nobody answers: [`Error::Unauthorized`], once the (small) body is
+/// read so that its connection can be reused. Boxed by its callers, so that the read takes
+/// no room in every call's future.
+async fn refused(body: pool::Body, challenge: auth::Challenge) -> Error {
+    let _ = stream::read_body(body, REFUSAL_BODY_LIMIT).await;
+    Error::Unauthorized {
+        status: challenge.status,
+        www_authenticate: challenge.www_authenticate,
     }
 }
 

@@ -23,6 +23,7 @@
 //! - Idle connections are closed once idle longer than the configured timeout: a task
 //!   sweeps them while any are idle, and a checkout skips them.
 
+use std::borrow::Cow;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::{Context, Poll};
@@ -127,7 +128,7 @@ impl Pool {
                     match conn
                         .send(
                             line,
-                            host.as_ref(),
+                            host.as_deref(),
                             outgoing.fields.as_deref(),
                             &outgoing.body,
                             outgoing.kept,
@@ -393,24 +394,24 @@ fn host(https: bool, authority: &Authority) -> Result<HeaderValue, Error> {
 /// 9112, sections 3.2 and 3.2.1: servers need not accept the absolute form from a client
 /// that is not a proxy): made from the URI's authority, or `None` when the request has a
 /// `Host` already or its URI no authority. `origin` is the value made once for the
-/// endpoint's origin, taken when the request's scheme and authority are exactly its own.
-fn host_of(
+/// endpoint's origin, lent when the request's scheme and authority are exactly its own.
+fn host_of<'o>(
     uri: &Uri,
     headers: &http::HeaderMap,
-    origin: Option<&Origin>,
-) -> Result<Option<HeaderValue>, Error> {
+    origin: Option<&'o Origin>,
+) -> Result<Option<Cow<'o, HeaderValue>>, Error> {
     let Some(authority) = uri.authority() else {
         return Ok(None);
     };
-    if headers.contains_key(HOST) {
+    if !headers.is_empty() && headers.contains_key(HOST) {
         return Ok(None);
     }
     let https = is_https(uri);
     match origin {
         Some(origin) if origin.https == https && *origin.authority == *authority.as_str() => {
-            Ok(Some(origin.host.clone()))
+            Ok(Some(Cow::Borrowed(&origin.host)))
         }
-        _ => host(https, authority).map(Some),
+        _ => host(https, authority).map(|host| Some(Cow::Owned(host))),
     }
 }
 
@@ -595,9 +596,9 @@ mod tests {
 
     #[test]
     fn the_request_line_carries_the_origin_form_and_host_the_authority() {
-        let head = |request: &http::request::Parts, host: Option<HeaderValue>| {
+        let head = |request: &http::request::Parts, host: Option<Cow<'_, HeaderValue>>| {
             let mut out = Vec::new();
-            super::wire::encode_head(&mut out, request.into(), host.as_ref(), None, 0);
+            super::wire::encode_head(&mut out, request.into(), host.as_deref(), None, 0);
             String::from_utf8(out).unwrap()
         };
         for (uri, path, host) in [

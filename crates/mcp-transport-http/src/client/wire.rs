@@ -310,26 +310,37 @@ where
 
     /// Reads a reply head, skipping 1xx ones.
     async fn read_head(&mut self, head_request: bool, kept: Kept) -> io::Result<Head> {
+        std::future::poll_fn(|cx| self.poll_head(cx, head_request, kept)).await
+    }
+
+    /// [`read_head`](Self::read_head) as a poll: a function rather than a future of its
+    /// own, so that waiting for a reply is one state of the caller's future.
+    fn poll_head(
+        &mut self,
+        cx: &mut Context<'_>,
+        head_request: bool,
+        kept: Kept,
+    ) -> Poll<io::Result<Head>> {
         loop {
             match self.parse_head(head_request, kept)? {
-                Parsed::Head(head) => return Ok(head),
+                Parsed::Head(head) => return Poll::Ready(Ok(head)),
                 Parsed::Skipped => continue,
                 Parsed::Partial => {}
             }
             if self.read.len() >= MAX_HEAD {
-                return Err(invalid(format!(
+                return Poll::Ready(Err(invalid(format!(
                     "the reply's head is larger than {MAX_HEAD} bytes"
-                )));
+                ))));
             }
-            if std::future::poll_fn(|cx| self.poll_fill(cx)).await? == 0 {
-                return Err(io::Error::new(
+            if ready!(self.poll_fill(cx))? == 0 {
+                return Poll::Ready(Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
                     if self.read.is_empty() {
                         "the server closed the connection without replying"
                     } else {
                         "the server closed the connection within the reply's head"
                     },
-                ));
+                )));
             }
         }
     }
