@@ -49,6 +49,50 @@ pub fn write<T: Serialize + ?Sized>(out: &mut String, value: &T) -> Result<()> {
     value.serialize(&mut Writer { out })
 }
 
+/// A JSON value as [`write`] writes it, byte for byte, without serde's machinery for its
+/// strings, arrays and objects (a tool's arguments, written with every call); numbers are
+/// written by [`write`].
+pub fn write_value(out: &mut String, value: &serde_json::Value) -> Result<()> {
+    use serde_json::Value;
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Number(_) => write(out, value)?,
+        Value::String(text) => write_str(out, text),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(out, item)?;
+            }
+            out.push(']');
+        }
+        Value::Object(members) => write_object(out, members)?,
+    }
+    Ok(())
+}
+
+/// A JSON object as [`write`] writes it, byte for byte: [`write_value`] for a map.
+pub fn write_object(
+    out: &mut String,
+    members: &serde_json::Map<String, serde_json::Value>,
+) -> Result<()> {
+    out.push('{');
+    for (i, (name, value)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_str(out, name);
+        out.push(':');
+        write_value(out, value)?;
+    }
+    out.push('}');
+    Ok(())
+}
+
 /// Serializes `value` as compact JSON into a new string.
 ///
 /// # Errors

@@ -162,7 +162,20 @@ impl Gen {
 fn generated_values_are_written_byte_for_byte_as_serde_json_writes_them() {
     let mut g = Gen(0x9e37_79b9_7f4a_7c15);
     for _ in 0..3000 {
-        same(&g.value(0));
+        let value = g.value(0);
+        same(&value);
+        // And without serde's machinery, the same.
+        let mut direct = String::new();
+        super::write_value(&mut direct, &value).expect("a value writes");
+        assert_eq!(
+            Ok(direct),
+            serde_json::to_string(&value).map_err(|e| e.to_string())
+        );
+        if let Value::Object(members) = &value {
+            let mut object = String::new();
+            super::write_object(&mut object, members).expect("an object writes");
+            assert_eq!(object, serde_json::to_string(members).unwrap());
+        }
     }
 }
 
