@@ -78,13 +78,20 @@ pub(crate) struct WireMeta {
     pub(crate) trace: Option<(String, Option<String>)>,
 }
 
+impl WireMeta {
+    /// The `_meta` written once ([`FixedMeta`]), when this call adds nothing to it.
+    fn plain(&self) -> Option<&RawValue> {
+        self.fixed.plain.as_deref().filter(|_| {
+            self.progress_token.is_none()
+                && self.trace.is_none()
+                && self.protocol_version == FixedMeta::PLAIN_VERSION
+        })
+    }
+}
+
 impl Serialize for WireMeta {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if let Some(plain) = &self.fixed.plain
-            && self.progress_token.is_none()
-            && self.trace.is_none()
-            && self.protocol_version == FixedMeta::PLAIN_VERSION
-        {
+        if let Some(plain) = self.plain() {
             return plain.serialize(serializer);
         }
         // The order of `RequestMetaObject`'s members, then its `extra` (trace context).
@@ -181,10 +188,14 @@ impl WireParams for CallToolParams<'_> {
     /// The derived `Serialize`'s members, in its order, each name written as it is.
     fn write_params(&self, frame: &mut String) -> Result<(), serde_json::Error> {
         frame.push_str(r#"{"_meta":"#);
-        json::write(frame, &self.meta)?;
+        match self.meta.plain() {
+            // Its text as it is (what the `RawValue` writes, without the serializer).
+            Some(plain) => frame.push_str(plain.get()),
+            None => json::write(frame, &self.meta)?,
+        }
         if let Some(arguments) = self.arguments {
             frame.push_str(r#","arguments":"#);
-            json::write(frame, arguments)?;
+            json::write_object(frame, arguments)?;
         }
         if let Some(responses) = self.input_responses {
             frame.push_str(r#","inputResponses":"#);

@@ -432,57 +432,6 @@ impl Client {
         }
     }
 
-    /// `tools/call` without the Tasks extension, written by [`send_wire`](Self::send_wire)
-    /// from the borrowed name and arguments, its result read in one pass when complete.
-    /// `None` when the client has no [`FixedMeta`](crate::wire::FixedMeta).
-    async fn call_tool_wire(
-        &self,
-        name: &str,
-        arguments: &JsonObject,
-        call: &CallOptions,
-    ) -> Option<Result<CallToolResult, Error>> {
-        let fixed = self.inner.fixed_meta.as_ref()?;
-        let method = method::TOOLS_CALL;
-        let mut round = Round::default();
-        for _ in 0..self.inner.max_rounds {
-            let build = |meta| crate::wire::CallToolParams {
-                meta,
-                arguments: Some(arguments),
-                input_responses: round.responses.as_ref(),
-                name,
-                request_state: round.state.as_deref(),
-            };
-            let routing = crate::wire::Routing {
-                name,
-                arguments: Some(arguments),
-            };
-            let answer = match self.send_wire(fixed, method, build, routing, call).await {
-                Ok(answer) => answer,
-                Err(e) => return Some(Err(e)),
-            };
-            // The common case in one pass: a complete result (`resultType` absent or
-            // "complete" reads as `ResultType::Complete`), read straight from the frame
-            // when the engine could hand it over unread (a parse that succeeds is the
-            // check, see `RawResult`). Anything else is read as the typed path reads it,
-            // from the checked result, so the outcome and errors are the same.
-            if let Some(result) = crate::wire::complete_result(fixed, &answer) {
-                return Some(Ok(result));
-            }
-            let raw = match answer.into_raw_value() {
-                Ok(raw) => raw,
-                Err(e) => return Some(Err(Error::from(e))),
-            };
-            // Boxed: answering the server's input requests (2.4 KB of state) is the rare
-            // path, and would otherwise size every call's future.
-            match Box::pin(self.next_round(method, &raw, false)).await {
-                Ok(Next::Complete | Next::Task) => return Some(Self::decode(method, &raw)),
-                Ok(Next::Again(next)) => round = next,
-                Err(e) => return Some(Err(e)),
-            }
-        }
-        Some(Err(Error::TooManyRounds(self.inner.max_rounds)))
-    }
-
     pub(crate) async fn answer(&self, request: InputRequest) -> Result<InputResponse, Error> {
         self.inner.handlers.answer(request).await
     }
@@ -649,8 +598,44 @@ impl Client {
                 crate::tasks::ToolCall::Task(task) => Box::pin(task.wait()).await,
             };
         }
-        if let Some(result) = self.call_tool_wire(name, arguments, options).await {
-            return result;
+        if let Some(fixed) = self.inner.fixed_meta.as_ref() {
+            // Without the Tasks extension: written by `send_wire` from the borrowed name and
+            // arguments, the result read in one pass when complete. Here rather than in a
+            // function of its own, so that the call is one future fewer.
+            let method = method::TOOLS_CALL;
+            let mut round = Round::default();
+            for _ in 0..self.inner.max_rounds {
+                let build = |meta| crate::wire::CallToolParams {
+                    meta,
+                    arguments: Some(arguments),
+                    input_responses: round.responses.as_ref(),
+                    name,
+                    request_state: round.state.as_deref(),
+                };
+                let routing = crate::wire::Routing {
+                    name,
+                    arguments: Some(arguments),
+                };
+                let answer = self
+                    .send_wire(fixed, method, build, routing, options)
+                    .await?;
+                // The common case in one pass: a complete result (`resultType` absent or
+                // "complete" reads as `ResultType::Complete`), read straight from the frame
+                // when the engine could hand it over unread (a parse that succeeds is the
+                // check, see `RawResult`). Anything else is read as the typed path reads
+                // it, from the checked result, so the outcome and errors are the same.
+                if let Some(result) = crate::wire::complete_result(fixed, &answer) {
+                    return Ok(result);
+                }
+                let raw = answer.into_raw_value()?;
+                // Boxed: answering the server's input requests (2.4 KB of state) is the
+                // rare path, and would otherwise size every call's future.
+                match Box::pin(self.next_round(method, &raw, false)).await? {
+                    Next::Complete | Next::Task => return Self::decode(method, &raw),
+                    Next::Again(next) => round = next,
+                }
+            }
+            return Err(Error::TooManyRounds(self.inner.max_rounds));
         }
         Box::pin(self.with_input(
             method::TOOLS_CALL,

@@ -510,6 +510,27 @@ impl Body {
         }
     }
 
+    /// The whole rest of an HTTP/1.1 body of known length when its connection has read it
+    /// already (a small reply arrives with its head), taken without a poll and the
+    /// connection released; `None` otherwise, and the body is read by polling.
+    pub(super) fn take_whole(&mut self) -> Option<Bytes> {
+        let Inner::Http1 {
+            conn: Some(conn),
+            framing,
+            ..
+        } = &mut self.inner
+        else {
+            return None;
+        };
+        let Framing::Length(left) = *framing else {
+            return None;
+        };
+        let data = conn.take_buffered(usize::try_from(left).ok()?)?;
+        *framing = Framing::Done;
+        self.release();
+        Some(data)
+    }
+
     /// Returns an HTTP/1.1 connection whose body has ended to the pool, if it may stay.
     fn release(&mut self) {
         if let Inner::Http1 {

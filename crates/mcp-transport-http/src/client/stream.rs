@@ -198,6 +198,12 @@ impl ResponseStream {
                 limit: self.limits.body,
             });
         }
+        // A body of known length that came with the head (most small replies) is taken at
+        // once, without polling the body for it.
+        if let Some(body) = self.body.take_whole() {
+            self.received += body.len();
+            return json_reply(status, &body, unread);
+        }
         // A body that arrives in one chunk (most do) is used as it is, without a copy.
         let mut body = Bytes::new();
         let mut joined: Option<BytesMut> = None;
@@ -219,18 +225,24 @@ impl ResponseStream {
             }
         }
         let body = joined.map_or(body, BytesMut::freeze);
-        if status.is_success() {
-            return reply(&body, unread);
+        json_reply(status, &body, unread)
+    }
+}
+
+/// The message of a whole JSON reply: a success's, or the JSON-RPC error response an
+/// error status should carry (else [`Error::Status`]).
+fn json_reply(status: StatusCode, body: &Bytes, unread: bool) -> Result<Reply, Error> {
+    if status.is_success() {
+        return reply(body, unread);
+    }
+    match decode(body) {
+        Ok(Message::Response(response)) if response.outcome.is_err() => {
+            Ok(Reply::Message(Message::Response(response)))
         }
-        match decode(&body) {
-            Ok(Message::Response(response)) if response.outcome.is_err() => {
-                Ok(Reply::Message(Message::Response(response)))
-            }
-            _ => Err(Error::Status {
-                status,
-                error: None,
-            }),
-        }
+        _ => Err(Error::Status {
+            status,
+            error: None,
+        }),
     }
 }
 

@@ -543,6 +543,11 @@ where
         }
     }
 
+    /// The next `n` bytes when the buffer holds them already, taken without a poll.
+    pub(super) fn take_buffered(&mut self, n: usize) -> Option<Bytes> {
+        (self.read.len() >= n).then(|| self.read.split_to(n).freeze())
+    }
+
     /// The body's data already in the buffer, if any; `None` when more must be read, or at
     /// the end (`framing` is then [`Framing::Done`]).
     fn take_data(&mut self, framing: &mut Framing) -> io::Result<Option<Bytes>> {
