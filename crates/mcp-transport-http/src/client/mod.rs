@@ -323,6 +323,46 @@ impl HttpClient {
     /// [`request`](Self::request) with header fields made once by
     /// [`prepare`](Self::prepare): nothing about the headers is looked up, checked or
     /// encoded per request.
+    ///
+    /// ```
+    /// use mcp_jsonrpc::{ErrorObject, Handler, Message, Request, RequestContext};
+    /// use mcp_transport_http::{HttpClient, HttpClientConfig, HttpServer, HttpServerConfig, RequestHeaders};
+    /// use serde_json::{json, value::RawValue};
+    ///
+    /// /// Answers with the request's params.
+    /// struct Echo;
+    ///
+    /// impl Handler for Echo {
+    ///     async fn request(&self, request: Request, _: RequestContext) -> Result<Box<RawValue>, ErrorObject> {
+    ///         request.params.unwrap().into_raw_value().map_err(|e| e.to_error_object())
+    ///     }
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let server = HttpServer::bind(HttpServer::DEFAULT_ADDR, Echo, HttpServerConfig::default())
+    ///     .await
+    ///     .unwrap();
+    /// let client = HttpClient::new(server.url(), HttpClientConfig::default()).unwrap();
+    ///
+    /// // The same tool called again and again: its headers are made once.
+    /// let headers = client
+    ///     .prepare(&RequestHeaders::new("2026-07-28", "tools/call").name("echo"))
+    ///     .unwrap();
+    /// for id in 1..=3 {
+    ///     let params = json!({"name": "echo", "arguments": {"n": id}, "_meta": {
+    ///         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    ///         "io.modelcontextprotocol/clientCapabilities": {}}});
+    ///     let frame = mcp_jsonrpc::encode_request(&id.into(), "tools/call", Some(&params)).unwrap();
+    ///     let mut stream = client.request_prepared(frame, &headers).await.unwrap();
+    ///     let Some(Ok(Message::Response(response))) = stream.next().await else { panic!() };
+    ///     assert_eq!(response.outcome.unwrap().get(), params.to_string());
+    /// }
+    ///
+    /// // A header value that cannot be sent is refused when the headers are made.
+    /// assert!(client.prepare(&RequestHeaders::new("2026-07-28", "tools call")).is_err());
+    /// server.shutdown(std::time::Duration::from_secs(1)).await;
+    /// # });
+    /// ```
     pub fn request_prepared(
         &self,
         frame: Bytes,
