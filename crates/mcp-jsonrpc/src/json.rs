@@ -49,9 +49,9 @@ pub fn write<T: Serialize + ?Sized>(out: &mut String, value: &T) -> Result<()> {
     value.serialize(&mut Writer { out })
 }
 
-/// A JSON value as [`write`] writes it, byte for byte, without serde's machinery for its
+/// A JSON value as [`write()`] writes it, byte for byte, without serde's machinery for its
 /// strings, arrays and objects (a tool's arguments, written with every call); numbers are
-/// written by [`write`].
+/// written by [`write()`].
 pub fn write_value(out: &mut String, value: &serde_json::Value) -> Result<()> {
     use serde_json::Value;
     match value {
@@ -75,7 +75,7 @@ pub fn write_value(out: &mut String, value: &serde_json::Value) -> Result<()> {
     Ok(())
 }
 
-/// A JSON object as [`write`] writes it, byte for byte: [`write_value`] for a map.
+/// A JSON object as [`write()`] writes it, byte for byte: [`write_value`] for a map.
 pub fn write_object(
     out: &mut String,
     members: &serde_json::Map<String, serde_json::Value>,
