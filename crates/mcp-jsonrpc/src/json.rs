@@ -402,6 +402,9 @@ fn write_number<N: Serialize>(out: &mut String, n: N) -> Result<()> {
     Ok(())
 }
 
+/// The longest member name [`Compound::key`] checks byte by byte.
+const SHORT_KEY: usize = 32;
+
 /// A sequence or map being written; `first` is whether no element has been yet.
 struct Compound<'w, 'a> {
     writer: &'w mut Writer<'a>,
@@ -425,8 +428,19 @@ impl Compound<'_, '_> {
     #[inline]
     fn key(&mut self, key: &str) {
         self.comma();
-        write_str(self.writer.out, key);
-        self.writer.out.push(':');
+        let out = &mut *self.writer.out;
+        // A member name is nearly always a short one without escapes (a struct's field,
+        // every time it is written): looked at byte by byte and copied with its quotes and
+        // colon, rather than through the string scan.
+        if key.len() <= SHORT_KEY && !key.bytes().any(|b| ESCAPE[usize::from(b)]) {
+            out.reserve(key.len() + 3);
+            out.push('"');
+            out.push_str(key);
+            out.push_str("\":");
+        } else {
+            write_str(out, key);
+            out.push(':');
+        }
     }
 }
 

@@ -461,3 +461,35 @@ fn an_object_led_by_a_member_refuses_a_value_that_is_not_an_object() {
         assert!(error.to_string().contains("not a JSON object"), "{error}");
     }
 }
+
+/// Member names with what must be escaped, short and past the byte-by-byte check's length,
+/// and names that need nothing.
+#[derive(Serialize)]
+struct Names {
+    #[serde(rename = "quote\"d")]
+    quote: u8,
+    #[serde(rename = "back\\slash")]
+    backslash: u8,
+    #[serde(rename = "tab\there\u{1}")]
+    control: u8,
+    #[serde(rename = "a member name longer than thirty-two bytes, with \"escapes\" past them")]
+    long_escaped: u8,
+    #[serde(rename = "a member name longer than thirty-two bytes and plain")]
+    long_plain: u8,
+    #[serde(rename = "é🦀\u{7f}")]
+    unicode: u8,
+    plain: u8,
+}
+
+#[test]
+fn member_names_are_written_as_serde_json_writes_them() {
+    same(&Names {
+        quote: 1,
+        backslash: 2,
+        control: 3,
+        long_escaped: 4,
+        long_plain: 5,
+        unicode: 6,
+        plain: 7,
+    });
+}
