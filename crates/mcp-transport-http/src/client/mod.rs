@@ -187,15 +187,14 @@ pub struct PreparedHeaders {
     fields: Arc<wire::Fields>,
 }
 
-/// A request ready to send, borrowed by the pool while it is sent. Its header fields are
-/// the shared `fields` (an MCP request's, [`PreparedHeaders`]) followed by its own
-/// `headers` (empty for an MCP request); its URI is the endpoint's when `uri` is `None`
-/// (not copied per request); `kept` says which of the reply's fields its caller reads (an
-/// authorizer is shown them all).
+/// A request ready to send, borrowed by the pool while it is sent (to a URI given beside
+/// it: the endpoint's, not copied per request, or another of its origin's). Its header
+/// fields are the shared `fields` (an MCP request's, [`PreparedHeaders`]) followed by its
+/// own `headers` (empty for an MCP request); `kept` says which of the reply's fields its
+/// caller reads (an authorizer is shown them all).
 #[derive(Debug)]
 struct Outgoing {
     method: Method,
-    uri: Option<Uri>,
     headers: HeaderMap,
     fields: Option<Arc<wire::Fields>>,
     body: Bytes,
@@ -207,7 +206,6 @@ impl Outgoing {
     fn post(body: Bytes, fields: Arc<wire::Fields>) -> Self {
         Outgoing {
             method: Method::POST,
-            uri: None,
             headers: HeaderMap::new(),
             fields: Some(fields),
             body,
@@ -407,7 +405,7 @@ impl HttpClient {
         let answer = if self.authorizer.is_none() {
             // `execute`'s path without an authorizer, written here: a state of this future
             // rather than a future within it (the usual call).
-            let uri = outgoing.uri.as_ref().unwrap_or(&self.url);
+            let uri = &self.url;
             let answer = self.pool.send(&outgoing, uri).await?;
             if let Some(challenge) =
                 auth::Challenge::of(answer.status, answer.headers.as_ref(), uri, None, &[])
@@ -416,7 +414,7 @@ impl HttpClient {
             }
             answer
         } else {
-            self.execute(&outgoing).await?
+            self.execute(&outgoing, &self.url).await?
         };
         let pool::Answer {
             status,
@@ -467,7 +465,7 @@ impl HttpClient {
     pub async fn notify(&self, frame: Bytes, headers: RequestHeaders) -> Result<(), Error> {
         let prepared = self.prepare(&headers)?;
         let answer = self
-            .execute(&Outgoing::post(frame, prepared.fields))
+            .execute(&Outgoing::post(frame, prepared.fields), &self.url)
             .await?;
         let status = answer.status;
         let media = answer.body.media();
@@ -487,13 +485,12 @@ impl HttpClient {
         Err(Error::Status { status, error })
     }
 
-    /// Sends `outgoing` with the authorizer's credential headers, answering the server's
-    /// challenges through the authorizer (see the `auth` module): a refused request is
-    /// sent again, unchanged but for new credential headers, while the authorizer says to
-    /// retry and at most [`MAX_CHALLENGES`] times. A refusal that is not retried is
-    /// [`Error::Unauthorized`].
-    async fn execute(&self, outgoing: &Outgoing) -> Result<pool::Answer, Error> {
-        let uri = outgoing.uri.as_ref().unwrap_or(&self.url);
+    /// Sends `outgoing` to `uri` with the authorizer's credential headers, answering the
+    /// server's challenges through the authorizer (see the `auth` module): a refused
+    /// request is sent again, unchanged but for new credential headers, while the
+    /// authorizer says to retry and at most [`MAX_CHALLENGES`] times. A refusal that is not
+    /// retried is [`Error::Unauthorized`].
+    async fn execute(&self, outgoing: &Outgoing, uri: &Uri) -> Result<pool::Answer, Error> {
         let Some(authorizer) = &self.authorizer else {
             // Nobody to answer a challenge: a refusal is final, and the request is sent
             // once, as it is.
@@ -544,7 +541,6 @@ impl HttpClient {
             }
             let sending = Outgoing {
                 method: outgoing.method.clone(),
-                uri: None,
                 headers,
                 fields: None,
                 body: outgoing.body.clone(),
@@ -882,7 +878,7 @@ mod tests {
         // A request is POSTed to the endpoint with the fields, and none of its own.
         let outgoing = Outgoing::post(Bytes::from_static(b"{}"), Arc::clone(&a.fields));
         assert_eq!(outgoing.method, Method::POST);
-        assert!(outgoing.uri.is_none() && outgoing.headers.is_empty());
+        assert!(outgoing.headers.is_empty());
         assert!(outgoing.all_headers().iter().eq(a.fields.map().iter()));
     }
 

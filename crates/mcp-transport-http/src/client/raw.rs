@@ -184,19 +184,22 @@ impl HttpClient {
             }
             None => None,
         };
+        let uri = uri.as_ref().unwrap_or(&self.url);
         let mut map = self.headers.clone();
         for (name, value) in &request.headers {
             map.insert(name.clone(), value.clone());
         }
         let response = self
-            .execute(&Outgoing {
-                method: request.method,
+            .execute(
+                &Outgoing {
+                    method: request.method,
+                    headers: map,
+                    fields: None,
+                    body: request.body.unwrap_or_default(),
+                    kept: super::wire::Kept::All,
+                },
                 uri,
-                headers: map,
-                fields: None,
-                body: request.body.unwrap_or_default(),
-                kept: super::wire::Kept::All,
-            })
+            )
             .await?;
         let status = response.status;
         let (headers, body) = response.into_headers();
