@@ -100,6 +100,31 @@ pub trait Authenticator: Send + Sync + 'static {
         let _ = (principal, request);
         Ok(())
     }
+
+    /// Authorizes the requests of one message at once (a JSON-RPC batch of revision
+    /// 2025-03-26 holds several): `Err` refuses them all, so a batch with one request the
+    /// principal may not make runs none. The default asks [`authorize`](Self::authorize)
+    /// for each and answers the first refusal; an authenticator that can name everything
+    /// the batch needs in one challenge overrides it.
+    #[allow(clippy::result_large_err)]
+    fn authorize_all(
+        &self,
+        principal: &dyn Principal,
+        requests: &[Request],
+    ) -> Result<(), Response<Bytes>> {
+        requests
+            .iter()
+            .try_for_each(|request| self.authorize(principal, request))
+    }
+}
+
+/// The text of an MCP header as its sender meant it: a `=?base64?…?=` value (how a client
+/// sends a name that is not plain visible ASCII) decoded, any other value as it is; `None`
+/// when it is neither visible text nor a well-formed encoding. The endpoint reads
+/// `Mcp-Name` this way when it compares the header with the body, and an authenticator
+/// that looks at the header before the body must read it the same way.
+pub fn header_text(value: &http::HeaderValue) -> Option<std::borrow::Cow<'_, str>> {
+    crate::headers::decode_sentinel(crate::headers::visible(value).ok()?).ok()
 }
 
 /// Removes the headers that carry credentials, which the handler of an authenticated

@@ -151,7 +151,7 @@ mod service;
 mod shards;
 mod timer;
 
-pub use auth::{AuthenticateFuture, Authenticator};
+pub use auth::{AuthenticateFuture, Authenticator, header_text};
 pub use client::{
     AuthFuture, Authorizer, AuthorizerError, Challenge, EventStream, HttpClient, HttpClientConfig,
     MAX_CHALLENGES, PreparedHeaders, RawRequest, RawResponse, Reply, RequestHeaders,

@@ -71,6 +71,21 @@ pub trait Principal: std::any::Any + Send + Sync + fmt::Debug {
     /// A stable identifier: the same for every request of one principal, never shared by
     /// two principals (an authenticator that knows several issuers includes the issuer).
     fn id(&self) -> &str;
+
+    /// Whether this principal may make the request `method` on `target`: for an MCP server,
+    /// the name of the tool a `tools/call` runs or of the prompt a `prompts/get` gets, or
+    /// the URI a `resources/read` reads (and the template that serves it). The default
+    /// permits everything: a principal whose authenticator has no rules per operation.
+    ///
+    /// The server core asks this after it has read the target out of the very params it
+    /// dispatches, so the decision is made on the value that runs, not on a second reading
+    /// of the request that a crafted message could make disagree with the first. A transport
+    /// may refuse earlier (an HTTP `403` from its authenticator); this is the check that
+    /// holds whatever came before it.
+    fn permits(&self, method: &str, target: &str) -> bool {
+        let _ = (method, target);
+        true
+    }
 }
 
 impl dyn Principal {

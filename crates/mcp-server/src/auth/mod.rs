@@ -94,6 +94,7 @@ mod introspect;
 mod jwt;
 mod principal;
 mod resource;
+mod scopes;
 
 use std::future::Future;
 use std::pin::Pin;

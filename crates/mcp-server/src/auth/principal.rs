@@ -1,8 +1,11 @@
 //! The principal a verified access token stands for: what handlers see of it.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use super::TokenError;
+use super::scopes::Rules;
 
 /// Who a verified access token stands for: its issuer, subject, client and scopes, and all
 /// its claims (a JWT's payload or an introspection response). It never holds the token.
@@ -32,6 +35,10 @@ pub struct TokenPrincipal {
     id: String,
     scopes: Vec<String>,
     claims: Map<String, Value>,
+    /// The rules of the resource server that authenticated it, which the server core
+    /// applies to the target it dispatches ([`mcp_jsonrpc::Principal::permits`]); none for a
+    /// principal made otherwise, which no rule limits.
+    rules: Option<Arc<Rules>>,
 }
 
 impl std::fmt::Debug for TokenPrincipal {
@@ -80,7 +87,18 @@ impl TokenPrincipal {
         }
         scopes.sort();
         scopes.dedup();
-        Ok(TokenPrincipal { id, scopes, claims })
+        Ok(TokenPrincipal {
+            id,
+            scopes,
+            claims,
+            rules: None,
+        })
+    }
+
+    /// The same principal, held to a resource server's rules.
+    pub(super) fn bound_to(mut self, rules: Arc<Rules>) -> Self {
+        self.rules = Some(rules);
+        self
     }
 
     fn text(&self, name: &str) -> Option<&str> {
@@ -129,6 +147,15 @@ impl TokenPrincipal {
 impl mcp_jsonrpc::Principal for TokenPrincipal {
     fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The resource server's scope rules for the target the core is about to run: the
+    /// endpoint's scopes and those of the tool, prompt or resource (or of a template that
+    /// matches the resource's URI).
+    fn permits(&self, method: &str, target: &str) -> bool {
+        self.rules
+            .as_ref()
+            .is_none_or(|rules| rules.permits(self, method, target))
     }
 }
 

@@ -1,6 +1,7 @@
 //! The resource server: its configuration, its metadata document, and the
 //! [`Authenticator`] the HTTP endpoint calls for every request.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -9,11 +10,12 @@ use http::header::AUTHORIZATION;
 use http::{HeaderMap, Method, Response, StatusCode, Uri};
 use mcp_jsonrpc::{Principal, Request};
 use mcp_transport_http::{AuthenticateFuture, Authenticator};
-use mcp_types::method;
 use serde_json::Value;
 
 use super::challenge::{self, Challenge, WELL_KNOWN};
+use super::scopes::{Operation, Rules, Scoped, Target, normal_uri, read_target};
 use super::{TokenError, TokenPrincipal, TokenVerifier, config_error};
+use crate::resource::UriTemplate;
 
 /// `offline_access` asks for refresh tokens, not for access to a resource: servers should
 /// not name it (`docs/2026-07-28/basic/authorization/index.mdx`, Refresh Tokens).
@@ -32,11 +34,9 @@ struct Inner {
     /// The well-known paths the document is served at: path-based and root.
     metadata_paths: Vec<String>,
     document: Bytes,
-    required: Vec<String>,
-    /// The scopes of single operations, besides the endpoint's.
-    scoped: Scoped,
-    /// For each broad scope, every scope it implies (transitively).
-    implied: HashMap<String, BTreeSet<String>>,
+    /// What requests need; every principal this server authenticates carries them, for the
+    /// server core's own check.
+    rules: Arc<Rules>,
     verifier: Arc<dyn TokenVerifier>,
 }
 
@@ -44,7 +44,7 @@ impl std::fmt::Debug for ResourceServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResourceServer")
             .field("resource", &self.inner.resource)
-            .field("required", &self.inner.required)
+            .field("required", &self.inner.rules.required)
             .finish_non_exhaustive()
     }
 }
@@ -106,69 +106,20 @@ impl ResourceServer {
 
     /// The scopes `tools/call` of `tool` needs, besides the endpoint's own.
     pub fn tool_scopes(&self, tool: &str) -> &[String] {
-        self.inner.scoped.get(Operation::Tool, tool)
+        self.inner.rules.scoped.get(Operation::Tool, tool)
     }
 
     /// The scopes `prompts/get` of `prompt` needs, besides the endpoint's own.
     pub fn prompt_scopes(&self, prompt: &str) -> &[String] {
-        self.inner.scoped.get(Operation::Prompt, prompt)
+        self.inner.rules.scoped.get(Operation::Prompt, prompt)
     }
 
-    /// The scopes `resources/read` of `uri` needs, besides the endpoint's own.
-    pub fn resource_scopes(&self, uri: &str) -> &[String] {
-        self.inner.scoped.get(Operation::Resource, uri)
-    }
-}
-
-/// The requests whose scopes can be set for one target, besides the endpoint's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Operation {
-    /// `tools/call` of a tool, by name.
-    Tool,
-    /// `prompts/get` of a prompt, by name.
-    Prompt,
-    /// `resources/read` of a resource, by URI.
-    Resource,
-}
-
-impl Operation {
-    fn of(method: &str) -> Option<Operation> {
-        match method {
-            method::TOOLS_CALL => Some(Operation::Tool),
-            method::PROMPTS_GET => Some(Operation::Prompt),
-            method::RESOURCES_READ => Some(Operation::Resource),
-            _ => None,
-        }
-    }
-}
-
-/// The scopes of single tools, prompts and resources.
-#[derive(Debug, Default)]
-struct Scoped {
-    tools: HashMap<String, Vec<String>>,
-    prompts: HashMap<String, Vec<String>>,
-    resources: HashMap<String, Vec<String>>,
-}
-
-impl Scoped {
-    fn map(&self, operation: Operation) -> &HashMap<String, Vec<String>> {
-        match operation {
-            Operation::Tool => &self.tools,
-            Operation::Prompt => &self.prompts,
-            Operation::Resource => &self.resources,
-        }
-    }
-
-    fn get(&self, operation: Operation, target: &str) -> &[String] {
-        self.map(operation).get(target).map_or(&[], Vec::as_slice)
-    }
-
-    fn all(&self) -> impl Iterator<Item = &String> {
-        self.tools
-            .values()
-            .chain(self.prompts.values())
-            .chain(self.resources.values())
-            .flatten()
+    /// The scopes `resources/read` of `uri` needs, besides the endpoint's own: those set for
+    /// the URI itself (compared in its normal form) and for every template that matches it.
+    pub fn resource_scopes(&self, uri: &str) -> Vec<String> {
+        let mut scoped = self.inner.rules.needed(Some((Operation::Resource, uri)));
+        scoped.retain(|scope| !self.inner.rules.required.contains(scope));
+        scoped
     }
 }
 
@@ -236,8 +187,10 @@ impl ResourceServerBuilder {
     }
 
     /// The scopes reading the resource `uri` (`resources/read`) needs besides the
-    /// endpoint's, as [`tool_scopes`](Self::tool_scopes) for a tool. The URI is compared as
-    /// the request sends it, exactly (a resource of a template is named by its own URI).
+    /// endpoint's, as [`tool_scopes`](Self::tool_scopes) for a tool. URIs are compared in
+    /// their normal form (RFC 3986 §6.2.2: `FILE:///a%2Etxt` is `file:///a.txt`). A URI
+    /// template (`file:///private/{name}`, as a template is registered) scopes every URI it
+    /// matches, so the resources a template serves cannot be reached around its scopes.
     #[must_use]
     pub fn resource_scopes<S: Into<String>>(
         mut self,
@@ -291,11 +244,23 @@ impl ResourceServerBuilder {
         let verifier = self
             .verifier
             .ok_or_else(|| config_error("no token verifier is set"))?;
+        let mut scoped = self.scoped;
+        let mut resources = HashMap::new();
+        for (uri, needed) in std::mem::take(&mut scoped.resources) {
+            if uri.contains('{') {
+                let template = UriTemplate::parse(&uri).map_err(|e| {
+                    config_error(format!("the scoped resource template {uri:?}: {e}"))
+                })?;
+                scoped.templates.push((template, needed.clone()));
+            }
+            resources.insert(normal_uri(&uri).into_owned(), needed);
+        }
+        scoped.resources = resources;
         let every_scope = self
             .scopes_supported
             .iter()
             .chain(&self.required)
-            .chain(self.scoped.all());
+            .chain(scoped.all());
         for scope in every_scope {
             // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ).
             let valid = !scope.is_empty()
@@ -357,9 +322,11 @@ impl ResourceServerBuilder {
                 metadata_url,
                 metadata_paths,
                 document: Bytes::from(Value::Object(document).to_string()),
-                required: self.required,
-                scoped: self.scoped,
-                implied,
+                rules: Arc::new(Rules {
+                    required: self.required,
+                    scoped,
+                    implied,
+                }),
                 verifier,
             }),
         })
@@ -394,25 +361,6 @@ fn canonical(resource: &str) -> Result<(String, String, String), crate::Error> {
     let origin = format!("{scheme}://{authority}");
     let path = uri.path().trim_end_matches('/').to_owned();
     Ok((format!("{origin}{path}"), origin, path))
-}
-
-/// What a `tools/call` or `prompts/get` (`name`) or a `resources/read` (`uri`) names,
-/// read on its own.
-#[derive(serde::Deserialize)]
-struct Named<'a> {
-    #[serde(borrow, default)]
-    name: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow, default)]
-    uri: Option<std::borrow::Cow<'a, str>>,
-}
-
-impl Named<'_> {
-    fn target(&self, operation: Operation) -> Option<&str> {
-        match operation {
-            Operation::Tool | Operation::Prompt => self.name.as_deref(),
-            Operation::Resource => self.uri.as_deref(),
-        }
-    }
 }
 
 /// What the `Authorization` header holds.
@@ -457,38 +405,19 @@ fn is_b64token(token: &str) -> bool {
 }
 
 impl Inner {
-    /// Whether `principal` holds `scope`, itself or through a broader scope.
-    fn grants(&self, principal: &TokenPrincipal, scope: &str) -> bool {
-        principal.has_scope(scope)
-            || principal
-                .scopes()
-                .iter()
-                .any(|granted| self.implied.get(granted).is_some_and(|s| s.contains(scope)))
-    }
-
-    /// The scopes an operation needs: the endpoint's, and those of the tool, prompt or
-    /// resource it names.
-    fn needed(&self, target: Option<(Operation, &str)>) -> Vec<String> {
-        let mut needed = self.required.clone();
-        if let Some((operation, target)) = target {
-            for scope in self.scoped.get(operation, target) {
-                if !needed.contains(scope) {
-                    needed.push(scope.clone());
-                }
-            }
-        }
-        needed
-    }
-
     /// The tool, prompt or resource a request's head says it names (`Mcp-Method` and
     /// `Mcp-Name`), for the scopes a challenge names before the body is read. Only a hint:
     /// the body decides.
-    fn hinted<'h>(&self, headers: &'h HeaderMap) -> Option<(Operation, &'h str)> {
+    /// The name is read as the endpoint reads it, a `=?base64?…?=` value decoded.
+    fn hinted<'h>(&self, headers: &'h HeaderMap) -> Option<(Operation, Cow<'h, str>)> {
         let operation = Operation::of(headers.get("mcp-method")?.to_str().ok()?)?;
-        if self.scoped.map(operation).is_empty() {
+        if self.rules.scoped.is_empty(operation) {
             return None;
         }
-        Some((operation, headers.get("mcp-name")?.to_str().ok()?))
+        Some((
+            operation,
+            mcp_transport_http::header_text(headers.get("mcp-name")?)?,
+        ))
     }
 
     fn refuse(&self, status: StatusCode, challenge: &Challenge<'_>) -> Response<Bytes> {
@@ -508,8 +437,8 @@ impl Inner {
         principal: &TokenPrincipal,
         target: Option<(Operation, &str)>,
     ) -> Result<(), Response<Bytes>> {
-        let needed = self.needed(target);
-        if needed.iter().all(|scope| self.grants(principal, scope)) {
+        let needed = self.rules.needed(target);
+        if !self.rules.lacks_any(principal, &needed) {
             return Ok(());
         }
         Err(self.refuse(
@@ -527,10 +456,13 @@ impl Inner {
         headers: &HeaderMap,
     ) -> Result<Arc<dyn Principal>, Response<Bytes>> {
         let hinted = self.hinted(headers);
+        let hinted = hinted
+            .as_ref()
+            .map(|(operation, name)| (*operation, name.as_ref()));
         let token = match credentials(headers) {
             Credentials::Bearer(token) if is_b64token(token) => token,
             Credentials::Bearer(_) => {
-                let needed = self.needed(hinted);
+                let needed = self.rules.needed(hinted);
                 return Err(self.refuse(
                     StatusCode::UNAUTHORIZED,
                     &Challenge {
@@ -541,7 +473,7 @@ impl Inner {
                 ));
             }
             Credentials::None => {
-                let needed = self.needed(hinted);
+                let needed = self.rules.needed(hinted);
                 return Err(self.refuse(
                     StatusCode::UNAUTHORIZED,
                     &Challenge {
@@ -564,7 +496,7 @@ impl Inner {
         let principal = match self.verifier.verify(token, &self.resource).await {
             Ok(principal) => principal,
             Err(TokenError::Invalid(reason)) => {
-                let needed = self.needed(hinted);
+                let needed = self.rules.needed(hinted);
                 return Err(self.refuse(
                     StatusCode::UNAUTHORIZED,
                     &Challenge {
@@ -580,7 +512,7 @@ impl Inner {
             }
         };
         self.check_scopes(&principal, hinted)?;
-        Ok(Arc::new(principal))
+        Ok(Arc::new(principal.bound_to(Arc::clone(&self.rules))))
     }
 }
 
@@ -602,36 +534,73 @@ impl Authenticator for ResourceServer {
         principal: &dyn Principal,
         request: &Request,
     ) -> Result<(), Response<Bytes>> {
-        let Some(operation) = Operation::of(&request.method) else {
-            return Ok(());
-        };
-        if self.inner.scoped.map(operation).is_empty() {
+        self.authorize_all(principal, std::slice::from_ref(request))
+    }
+
+    /// Every request of a batch at once: one the principal may not make refuses the batch
+    /// whole, with a challenge naming every scope the batch needs; one whose target cannot
+    /// be read (a `name` given twice or not as a string) refuses it with `400`.
+    fn authorize_all(
+        &self,
+        principal: &dyn Principal,
+        requests: &[Request],
+    ) -> Result<(), Response<Bytes>> {
+        let rules = &self.inner.rules;
+        let token = principal.downcast_ref::<TokenPrincipal>();
+        let mut needed: Vec<String> = Vec::new();
+        let mut refused = false;
+        for request in requests {
+            let params = request.params.as_ref();
+            let checked;
+            let mut text = params.map(mcp_jsonrpc::Params::text);
+            let mut target = read_target(&request.method, text);
+            // An unchecked span (the frame's own bytes) that did not read is read again as
+            // the frame says the params are, exactly as the core does before it answers.
+            if target == Target::Unreadable
+                && let Some(params) = params.filter(|p| !p.is_checked())
+                && let Ok(whole) = params.checked()
+            {
+                checked = whole;
+                text = Some(checked.get());
+                target = read_target(&request.method, text);
+            }
+            let target = match target {
+                Target::None => continue,
+                Target::Named(operation, _) if rules.scoped.is_empty(operation) => continue,
+                Target::Named(operation, target) => (operation, target),
+                Target::Unreadable => {
+                    return Err(self.inner.refuse(
+                        StatusCode::BAD_REQUEST,
+                        &Challenge {
+                            error: Some("invalid_request"),
+                            description: Some(
+                                "the tool, prompt or resource the request names cannot be read",
+                            ),
+                            scopes: &[],
+                        },
+                    ));
+                }
+            };
+            let wanted = rules.needed(Some((target.0, &target.1)));
+            // Not a principal this resource server made: it grants nothing here.
+            refused |= token.is_none_or(|token| rules.lacks_any(token, &wanted));
+            for scope in wanted {
+                if !needed.contains(&scope) {
+                    needed.push(scope);
+                }
+            }
+        }
+        if !refused {
             return Ok(());
         }
-        let Some(params) = request.params.as_ref() else {
-            return Ok(());
-        };
-        // A request whose name cannot be read is the core's to refuse (-32602).
-        let Ok(named) = serde_json::from_str::<Named<'_>>(params.text()) else {
-            return Ok(());
-        };
-        let Some(target) = named.target(operation) else {
-            return Ok(());
-        };
-        let target = Some((operation, target));
-        let Some(principal) = principal.downcast_ref::<TokenPrincipal>() else {
-            // Not a principal this resource server made: it grants nothing here.
-            let needed = self.inner.needed(target);
-            return Err(self.inner.refuse(
-                StatusCode::FORBIDDEN,
-                &Challenge {
-                    error: Some("insufficient_scope"),
-                    description: None,
-                    scopes: &needed,
-                },
-            ));
-        };
-        self.inner.check_scopes(principal, target)
+        Err(self.inner.refuse(
+            StatusCode::FORBIDDEN,
+            &Challenge {
+                error: Some("insufficient_scope"),
+                description: Some("the token lacks a scope this operation needs"),
+                scopes: &needed,
+            },
+        ))
     }
 }
 

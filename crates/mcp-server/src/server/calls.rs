@@ -28,6 +28,25 @@ pub(super) fn principal_id(rpc: &RequestContext) -> Option<Arc<dyn Principal>> {
     rpc.transport_info()?.principal.clone()
 }
 
+/// The core's authorization of a request's target: the principal's verdict
+/// ([`Principal::permits`]) on the tool, prompt or resource read from the very params that
+/// run, so that nothing a transport's earlier check read differently can reach a handler
+/// its principal may not use. Without a principal (stdio, an unauthenticated endpoint)
+/// there is nothing to ask.
+fn permitted(
+    principal: Option<&dyn Principal>,
+    method: &str,
+    target: &str,
+) -> Result<(), ErrorObject> {
+    match principal {
+        Some(principal) if !principal.permits(method, target) => Err(ErrorObject::new(
+            mcp_types::ErrorCode::INVALID_REQUEST,
+            format!("forbidden: the caller may not use {target:?} ({method})"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// What `tools/call` runs once its params are read ([`Server::plan_call`]).
 enum CallPlan<'a> {
     /// A task-augmented call, the Tasks extension's to run.
@@ -353,6 +372,11 @@ impl Server {
             return Err(invalid("inputResponses must be an object"));
         }
         super::check_version(&meta)?;
+        permitted(
+            rpc.transport_info().and_then(|info| info.principal()),
+            method::TOOLS_CALL,
+            &params.name,
+        )?;
         let tool = read(&self.inner.registry)
             .tools
             .iter()
@@ -410,6 +434,8 @@ impl Server {
         meta: RequestMetaObject,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let params: GetPromptRequestParams = parse(params)?;
+        let principal = principal_id(&rpc);
+        permitted(principal.as_deref(), method::PROMPTS_GET, &params.name)?;
         let prompt = read(&self.inner.registry)
             .prompts
             .iter()
@@ -426,7 +452,6 @@ impl Server {
             }
         }
         let args_value = serde_json::to_value(&arguments).unwrap_or_default();
-        let principal = principal_id(&rpc);
         let binding = Binding {
             method: method::PROMPTS_GET,
             name: &params.name,
@@ -450,6 +475,8 @@ impl Server {
         meta: RequestMetaObject,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let params: ReadResourceRequestParams = parse(params)?;
+        let principal = principal_id(&rpc);
+        permitted(principal.as_deref(), method::RESOURCES_READ, &params.uri)?;
         let (read_fn, vars) = {
             let registry = read(&self.inner.registry);
             if let Some(resource) = registry
@@ -463,13 +490,19 @@ impl Server {
                 .iter()
                 .find_map(|t| t.pattern.matches(&params.uri).map(|v| (t, v)))
             {
+                // A resource a template serves is also named by its template, which may
+                // carry scopes of its own.
+                permitted(
+                    principal.as_deref(),
+                    method::RESOURCES_READ,
+                    &template.template.uri_template,
+                )?;
                 (Arc::clone(&template.read), vars)
             } else {
                 return Err(invalid(format!("unknown resource {:?}", params.uri))
                     .with_data(serde_json::json!({ "uri": params.uri })));
             }
         };
-        let principal = principal_id(&rpc);
         let binding = Binding {
             method: method::RESOURCES_READ,
             name: &params.uri,
@@ -500,6 +533,17 @@ impl Server {
         cx: Context,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let params: CompleteRequestParams = parse(params)?;
+        // Completing a prompt's or a template's arguments uses that prompt or template.
+        let (target_method, target) = match &params.r#ref {
+            mcp_types::CompleteRequestParamsRef::PromptReference(prompt) => {
+                (method::PROMPTS_GET, prompt.name.as_str())
+            }
+            mcp_types::CompleteRequestParamsRef::ResourceTemplateReference(template) => {
+                (method::RESOURCES_READ, template.uri.as_str())
+            }
+            _ => return Err(invalid("unknown completion reference")),
+        };
+        permitted(cx.principal(), target_method, target)?;
         let Some(complete) = &self.inner.completion else {
             return Err(ErrorObject::method_not_found(method::COMPLETION_COMPLETE));
         };

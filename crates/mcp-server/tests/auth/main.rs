@@ -5,6 +5,7 @@
 //! document, JWKS refresh with its rate limit, and introspection.
 
 mod support;
+mod vectors;
 
 use std::time::Duration;
 
@@ -45,6 +46,7 @@ fn resource_server(
         .tool_scopes("delete", ["files:write"])
         .prompt_scopes("draft", ["files:write"])
         .resource_scopes("file:///payroll", ["files:write"])
+        .resource_scopes("file:///private/{name}", ["files:write"])
         .scope_implies("files:admin", ["files:write"])
         .scope_implies("files:write", ["files:read"])
         .metadata_field("resource_name", "Protected files")

@@ -17,7 +17,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use mcp_server::auth::ResourceServer;
-use mcp_server::{PromptDef, ResourceDef, Server, ToolDef};
+use mcp_server::{PromptDef, ResourceDef, ResourceTemplateDef, Server, ToolDef};
 use mcp_transport_http::{HttpServer, HttpServerConfig, RunningServer};
 use mcp_types::{
     CallToolResult, ContentBlock, ElicitRequestFormParams, ElicitRequestParams,
@@ -266,6 +266,9 @@ pub(crate) fn mcp_server() -> Server {
         .resource(ResourceDef::new("file:///payroll", "payroll", |uri, _cx| async move {
             Ok(vec![EmbeddedResourceResource::TextResourceContents(TextResourceContents::new("salaries", uri))])
         }))
+        .resource_template(ResourceTemplateDef::new("file:///private/{name}", "private", |uri, _vars, _cx| async move {
+            Ok(vec![EmbeddedResourceResource::TextResourceContents(TextResourceContents::new("private", uri))])
+        }))
         .prompt(PromptDef::new("draft", |_args, _cx| async move {
             Ok(GetPromptResult::new(vec![PromptMessage::new(ContentBlock::text("a draft"), Role::User)]))
         }))
@@ -320,6 +323,9 @@ pub(crate) struct Call {
     pub(crate) path: String,
     pub(crate) headers: Vec<(&'static str, String)>,
     pub(crate) body: Option<Value>,
+    /// The body as text, sent instead of `body` (for what a JSON value cannot hold: a
+    /// member given twice).
+    pub(crate) raw: Option<String>,
 }
 
 impl Call {
@@ -346,6 +352,7 @@ impl Call {
             path: "/mcp".to_owned(),
             headers,
             body: Some(json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})),
+            raw: None,
         }
     }
 
@@ -360,6 +367,7 @@ impl Call {
             path: path.to_owned(),
             headers: Vec::new(),
             body: None,
+            raw: None,
         }
     }
 
@@ -370,6 +378,26 @@ impl Call {
     pub(crate) fn header(mut self, name: &'static str, value: impl Into<String>) -> Call {
         self.headers.push((name, value.into()));
         self
+    }
+
+    /// The request `method` with its params written as `params` says, `_meta` first (the
+    /// headers as [`rpc`](Self::rpc) makes them for `header_name`).
+    pub(crate) fn raw(method: &str, params: &str, header_name: Option<&str>) -> Call {
+        let mut call = Call::rpc(method, json!({}));
+        if let Some(name) = header_name {
+            call.headers.push(("mcp-name", name.to_owned()));
+        }
+        let params = params.strip_prefix('{').expect("params are an object");
+        let comma = if params.trim_start().starts_with('}') {
+            ""
+        } else {
+            ","
+        };
+        call.raw = Some(format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{"_meta":{}{comma}{params}}}"#,
+            meta()
+        ));
+        call
     }
 
     pub(crate) fn path(mut self, path: &str) -> Call {
@@ -388,10 +416,10 @@ impl Call {
         for (name, value) in &self.headers {
             request = request.header(*name, value);
         }
-        let body = self
-            .body
-            .map(|b| Bytes::from(b.to_string()))
-            .unwrap_or_default();
+        let body = match (self.raw, self.body) {
+            (Some(raw), _) => Bytes::from(raw),
+            (None, body) => body.map(|b| Bytes::from(b.to_string())).unwrap_or_default(),
+        };
         let response = client
             .request(request.body(Full::new(body)).unwrap())
             .await
