@@ -278,7 +278,10 @@ fn decode_message(frame: &[u8]) -> Result<Message, DecodeError> {
         return Err(DecodeError::parse(format_args!("invalid UTF-8: {e}")));
     }
 
-    // The id first, so that every later complaint can carry it.
+    // The id first, so that every later complaint can carry it; an id given twice is no id.
+    if envelope.duplicate == Some("id") {
+        return Err(DecodeError::invalid(None, "duplicate key `id`"));
+    }
     let id = match envelope.id {
         None => None,
         Some(raw) if raw.get() == "null" => None,
@@ -289,6 +292,12 @@ fn decode_message(frame: &[u8]) -> Result<Message, DecodeError> {
         }),
     };
     let id_was_null = envelope.id.is_some_and(|raw| raw.get() == "null");
+    if let Some(key) = envelope.duplicate {
+        return Err(DecodeError::invalid(
+            id,
+            format_args!("duplicate key `{key}`"),
+        ));
+    }
 
     match envelope.jsonrpc.map(|raw| match raw.get() {
         "\"2.0\"" => Ok(Cow::Borrowed("2.0")),
@@ -389,6 +398,9 @@ struct Envelope<'a> {
     /// checking that its strings are UTF-8 (the six members are checked: keys and raw
     /// values are `str`), so such a frame is checked whole before it is accepted.
     skipped: bool,
+    /// The first of the six members given twice: the message is refused, but read to the
+    /// end first, so that the refusal can name its id (unless the id is what was repeated).
+    duplicate: Option<&'static str>,
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Envelope<'a> {
@@ -409,13 +421,13 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope<'de>, A::Error> {
         let mut envelope = Envelope::default();
         while let Some(mcp_types::ObjectKey(key)) = map.next_key()? {
-            let slot = match &*key {
-                "jsonrpc" => &mut envelope.jsonrpc,
-                "id" => &mut envelope.id,
-                "method" => &mut envelope.method,
-                "params" => &mut envelope.params,
-                "result" => &mut envelope.result,
-                "error" => &mut envelope.error,
+            let (name, slot) = match &*key {
+                "jsonrpc" => ("jsonrpc", &mut envelope.jsonrpc),
+                "id" => ("id", &mut envelope.id),
+                "method" => ("method", &mut envelope.method),
+                "params" => ("params", &mut envelope.params),
+                "result" => ("result", &mut envelope.result),
+                "error" => ("error", &mut envelope.error),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                     envelope.skipped = true;
@@ -423,7 +435,10 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
                 }
             };
             if slot.is_some() {
-                return Err(de::Error::custom(format_args!("duplicate key `{key}`")));
+                map.next_value::<IgnoredAny>()?;
+                envelope.skipped = true;
+                envelope.duplicate.get_or_insert(name);
+                continue;
             }
             *slot = Some(map.next_value()?);
         }

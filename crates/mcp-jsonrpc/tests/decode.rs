@@ -228,19 +228,33 @@ fn wrong_shapes_are_invalid_requests_and_keep_the_id_when_it_is_readable() {
             br#"{"jsonrpc":"2.0","id":1,"error":{"message":"m"}}"#,
             int(1),
         ),
-        // Duplicate keys are ambiguous: refused, whichever member repeats.
+        // Duplicate keys are ambiguous: refused, whichever member repeats, and the refusal
+        // names the id whenever the id itself was given once (before or after the repeat).
         (br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#, None),
+        (br#"{"jsonrpc":"2.0","id":1,"method":"x","id":1}"#, None),
         (
             br#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"x"}"#,
-            None,
+            int(1),
         ),
         (
             br#"{"jsonrpc":"2.0","id":1,"method":"x","method":"y"}"#,
-            None,
+            int(1),
+        ),
+        (
+            br#"{"jsonrpc":"2.0","method":"tools/list","method":"tools/call","id":32}"#,
+            int(32),
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":32,"method":"tools/list","method":"tools/call","params":{}}"#,
+            int(32),
         ),
         (
             br#"{"jsonrpc":"2.0","id":1,"method":"x","params":{},"params":{}}"#,
-            None,
+            int(1),
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":"a","result":{},"result":{}}"#,
+            Some(RequestId::String("a".into())),
         ),
     ];
     for (input, id) in cases {
