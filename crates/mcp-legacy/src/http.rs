@@ -634,10 +634,8 @@ impl<H: Handler> Shared<H> {
             return empty(StatusCode::ACCEPTED);
         }
         // All or nothing: a batch with one request the principal may not make runs none.
-        for request in &requests {
-            if let Err(refused) = self.authorize(caller, request) {
-                return refused;
-            }
+        if let Err(refused) = self.authorize_all(caller, &requests) {
+            return refused;
         }
         let Some(log) = self.open_stream(&session) else {
             return refusal(

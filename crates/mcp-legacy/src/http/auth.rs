@@ -52,10 +52,21 @@ impl<H: Handler> Shared<H> {
         caller: &Caller,
         request: &Request,
     ) -> Result<(), Response<DualEraBody>> {
+        self.authorize_all(caller, std::slice::from_ref(request))
+    }
+
+    /// The authenticator's verdict on the requests of one message (a 2025-03-26 batch):
+    /// one request the principal may not make refuses them all.
+    #[allow(clippy::result_large_err)]
+    pub(super) fn authorize_all(
+        &self,
+        caller: &Caller,
+        requests: &[Request],
+    ) -> Result<(), Response<DualEraBody>> {
         match (&self.authenticator, caller) {
-            (Some(auth), Some(principal)) => {
-                auth.authorize(&**principal, request).map_err(legacy_body)
-            }
+            (Some(auth), Some(principal)) => auth
+                .authorize_all(&**principal, requests)
+                .map_err(legacy_body),
             _ => Ok(()),
         }
     }
