@@ -17,7 +17,7 @@ use std::fmt;
 
 use bytes::Bytes;
 use mcp_types::{ErrorCode, RequestId};
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
