@@ -102,7 +102,7 @@ impl Dpop {
             AuthError::Dpop(format!("`{url}` is not an absolute URL to bind a proof to"))
         })?;
         let mut claims = serde_json::json!({
-            "jti": random_token(),
+            "jti": random_token()?,
             "htm": method.as_str(),
             "htu": htu,
             "iat": now(),

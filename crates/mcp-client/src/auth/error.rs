@@ -179,6 +179,11 @@ pub enum AuthError {
     /// request's URL cannot be bound into a proof.
     #[error("cannot make a DPoP proof: {0}")]
     Dpop(String),
+    /// The operating system's random source failed, so no unguessable value (a PKCE
+    /// verifier, a `state`, a proof's `jti`) could be made: the flow stops rather than use
+    /// a predictable one.
+    #[error("the operating system's random source failed")]
+    Random,
     /// DPoP is [`Required`](super::DpopPolicy::Required) but the authorization server does
     /// not advertise ES256 in `dpop_signing_alg_values_supported` (RFC 9449 §5.1), or
     /// answered a request carrying a proof with a bearer token.

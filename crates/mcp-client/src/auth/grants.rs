@@ -121,8 +121,8 @@ impl OAuthClient {
         self.fetcher.policy().check_url(endpoint)?;
         let redirect_uri = interaction.redirect_uri();
         let client = client_for(&self.config, &self.fetcher, metadata, Some(&redirect_uri)).await?;
-        let pkce = Pkce::generate();
-        let state = random_token();
+        let pkce = Pkce::generate()?;
+        let state = random_token()?;
         let mut requested = scopes.clone();
         // A refresh token is asked for only where the server lists `offline_access`.
         if self.config.offline_access

@@ -6,6 +6,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest as _, Sha256};
 
+use super::AuthError;
+
 /// A PKCE code verifier and its `S256` challenge.
 #[derive(Clone)]
 pub struct Pkce {
@@ -24,9 +26,10 @@ impl std::fmt::Debug for Pkce {
 
 impl Pkce {
     /// A fresh verifier: 32 random bytes, base64url without padding (43 characters of the
-    /// unreserved set, as RFC 7636 §4.1 recommends).
-    pub fn generate() -> Pkce {
-        Pkce::from_verifier(random_token())
+    /// unreserved set, as RFC 7636 §4.1 recommends); [`AuthError::Random`] when the
+    /// operating system's random source fails.
+    pub fn generate() -> Result<Pkce, AuthError> {
+        Ok(Pkce::from_verifier(random_token()?))
     }
 
     /// The pair for a given verifier (the test vector of RFC 7636 appendix B, say).
@@ -51,15 +54,12 @@ impl Pkce {
     }
 }
 
-/// 32 bytes from the operating system's generator, base64url without padding.
-///
-/// # Panics
-///
-/// If the operating system has no random source, which makes every OAuth flow unsafe.
-pub(crate) fn random_token() -> String {
+/// 32 bytes from the operating system's generator, base64url without padding; an error,
+/// never a weaker value, when the generator fails.
+pub(crate) fn random_token() -> Result<String, AuthError> {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).expect("the operating system's random source failed");
-    URL_SAFE_NO_PAD.encode(bytes)
+    getrandom::fill(&mut bytes).map_err(|_| AuthError::Random)?;
+    Ok(URL_SAFE_NO_PAD.encode(bytes))
 }
 
 #[cfg(test)]
@@ -81,7 +81,7 @@ mod tests {
 
     #[test]
     fn generated_verifiers_are_fresh_and_well_formed() {
-        let (a, b) = (Pkce::generate(), Pkce::generate());
+        let (a, b) = (Pkce::generate().unwrap(), Pkce::generate().unwrap());
         assert_ne!(a.verifier(), b.verifier());
         for pkce in [&a, &b] {
             // RFC 7636 §4.1: 43 to 128 characters of [A-Za-z0-9-._~].

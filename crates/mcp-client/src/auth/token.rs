@@ -175,7 +175,7 @@ pub(crate) fn client_assertion(
         "aud": audience,
         "iat": iat,
         "exp": iat + ASSERTION_LIFETIME_SECS,
-        "jti": random_token(),
+        "jti": random_token()?,
     });
     jsonwebtoken::encode(&Header::new(alg), &claims, &key).map_err(AuthError::Jwt)
 }
