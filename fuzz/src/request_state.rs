@@ -2,7 +2,7 @@
 //! (`docs/2026-07-28/basic/patterns/mrtr.mdx`); it is attacker-controlled.
 //!
 //! The input is `state \0 app-json`. Checks: nothing panics; arbitrary text never opens
-//! (a forged state would need the HMAC key); a state sealed here opens to exactly what
+//! (a forged state would need the sealing key); a state sealed here opens to exactly what
 //! was sealed, only for the same binding (another method, name, argument or principal is
 //! refused), and any change to its text is refused.
 

@@ -67,6 +67,14 @@ pub enum Error {
     /// task ids).
     #[error("cannot draw a random key")]
     Random,
+    /// The keys that seal `requestState` cannot work: a key whose id another key in the
+    /// ring has ([`StateKeys::rotate`](crate::StateKeys::rotate)), or an overlap shorter
+    /// than the state's lifetime ([`ServerBuilder::build`](crate::ServerBuilder::build)).
+    #[error("invalid requestState keys: {reason}")]
+    InvalidStateKeys {
+        /// What is wrong.
+        reason: &'static str,
+    },
     /// An authorization setting cannot work: a resource URI that is not canonical, no
     /// authorization server, an endpoint URL that is not `https`, an algorithm that is not
     /// allowed (built by the `auth` feature's `ResourceServer` and verifiers).

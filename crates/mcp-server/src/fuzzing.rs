@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::resource::UriTemplate;
-use crate::state::{Binding, StateKey};
+use crate::state::{Binding, StateKeys};
 
 /// Parses `template` as a resource URI template and matches `uri` against it: `None`
 /// when the template is refused or the URI does not match, else the variables in order.
@@ -22,7 +22,7 @@ pub fn match_uri_template(template: &str, uri: &str) -> Option<Vec<(String, Stri
 /// A `requestState` sealer under a fixed key, bound to one request shape.
 #[derive(Debug)]
 pub struct Sealer {
-    key: StateKey,
+    keys: StateKeys,
 }
 
 /// What a sealed state is bound to, owned.
@@ -54,15 +54,19 @@ impl Sealer {
     #[must_use]
     pub fn new(key: [u8; 32]) -> Self {
         Sealer {
-            key: StateKey::from_bytes(key),
+            keys: StateKeys::new(key),
         }
     }
 
     /// Seals `app` for `bound`, valid for an hour.
+    ///
+    /// # Panics
+    /// When the OS's random source gives no nonce (which a fuzz run cannot go on without).
     #[must_use]
     pub fn seal(&self, bound: &Bound, app: &Value) -> String {
-        self.key
+        self.keys
             .seal(&bound.binding(), app, Duration::from_hours(1))
+            .expect("a nonce from the OS's random source")
     }
 
     /// Opens `sealed` for `bound`: the handler state, or why it was refused.
@@ -70,7 +74,7 @@ impl Sealer {
     /// # Errors
     /// The refusal's message, as the server would send it with -32602.
     pub fn open(&self, bound: &Bound, sealed: &str) -> Result<Value, &'static str> {
-        self.key
+        self.keys
             .open(&bound.binding(), sealed)
             .map_err(crate::state::StateError::message)
     }

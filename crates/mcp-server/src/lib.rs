@@ -87,4 +87,5 @@ pub use limits::Limits;
 pub use prompt::PromptDef;
 pub use resource::{ResourceDef, ResourceTemplateDef};
 pub use server::{CacheKind, CachePolicy, SUPPORTED_VERSIONS, Server, ServerBuilder};
+pub use state::StateKeys;
 pub use tool::{MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, ParamHeader, ToolDef};

@@ -23,7 +23,7 @@ use crate::extension::Extension;
 use crate::limits::{Limits, ListenStreams};
 use crate::prompt::PromptDef;
 use crate::resource::{ResourceDef, ResourceTemplateDef};
-use crate::state::StateKey;
+use crate::state::StateKeys;
 use crate::tool::{BoxFuture, ParamHeader, ToolDef};
 
 pub use builder::ServerBuilder;
@@ -125,7 +125,7 @@ struct Inner {
     completion: Option<CompletionFn>,
     cache: [Option<CachePolicy>; 6],
     page_size: usize,
-    state_key: StateKey,
+    state_keys: StateKeys,
     state_ttl: Duration,
     changes: broadcast::Sender<Change>,
     shutdown: CancellationToken,
@@ -368,6 +368,12 @@ impl Server {
     /// The capabilities `server/discover` reports.
     pub fn capabilities(&self) -> &ServerCapabilities {
         &self.inner.capabilities
+    }
+
+    /// The key ring that seals this server's `requestState`: rotating it
+    /// ([`StateKeys::rotate`]) takes effect on the running server.
+    pub fn state_keys(&self) -> &StateKeys {
+        &self.inner.state_keys
     }
 
     /// The `Mcp-Param-*` headers of a tool, for the HTTP transport's checks.

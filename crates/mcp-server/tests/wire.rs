@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use mcp_jsonrpc::memory::{self, MemoryReader, MemoryWriter};
 use mcp_jsonrpc::{FrameReader, FrameWriter, Peer, PeerConfig};
-use mcp_server::{PromptDef, ResourceDef, ResourceTemplateDef, Server, ToolDef, ToolError};
+use mcp_server::{
+    PromptDef, ResourceDef, ResourceTemplateDef, Server, StateKeys, ToolDef, ToolError,
+};
 use mcp_types::{
     CallToolResult, ContentBlock, ElicitRequestFormParams, ElicitRequestParams,
     EmbeddedResourceResource, GetPromptResult, LoggingLevel, PromptMessage, Role,
@@ -630,6 +632,58 @@ async fn mrtr_asks_then_completes_and_refuses_forged_state() {
     let mut forged = retry.clone();
     forged["requestState"] = json!(format!("{state}x"));
     assert_eq!(c.error("tools/call", forged).await["code"], -32602);
+}
+
+#[tokio::test]
+async fn mrtr_state_survives_a_key_rotation_but_not_a_dropped_key() {
+    let server = server();
+    let (mut c, _conn) = Client::start(&server);
+    let mut params = with_meta(json!({"name": "ask", "arguments": {"topic": "tea"}}));
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {}});
+    let first = c.result("tools/call", params.clone()).await;
+    let mut retry = params.clone();
+    retry["inputResponses"] = json!({"view": {"action": "accept", "content": {"view": "good"}}});
+    retry["requestState"] = first["requestState"].clone();
+
+    // The running server's ring, rotated without a restart: the state sealed under the
+    // replaced key is still accepted within the overlap.
+    let keys = server.state_keys().clone();
+    let before = keys.current_id();
+    keys.rotate([42; 32]).unwrap();
+    assert_ne!(server.state_keys().current_id(), before);
+    let done = c.result("tools/call", retry.clone()).await;
+    assert_eq!(done["resultType"], "complete", "{done}");
+
+    // New state is sealed under the new key and opens after the old one is dropped.
+    let second = c.result("tools/call", params.clone()).await;
+    let mut fresh = retry.clone();
+    fresh["requestState"] = second["requestState"].clone();
+    keys.drop_previous();
+    let refused = c.error("tools/call", retry).await;
+    assert_eq!(refused["code"], -32602);
+    assert_eq!(
+        refused["message"],
+        "requestState was sealed under a key no longer accepted"
+    );
+    assert_eq!(
+        c.result("tools/call", fresh).await["resultType"],
+        "complete"
+    );
+}
+
+#[test]
+fn a_key_overlap_shorter_than_the_state_lifetime_is_refused() {
+    let short = StateKeys::new([1; 32]).with_overlap(Duration::from_mins(9));
+    let error = Server::builder("s", "1")
+        .state_keys(short)
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(error, mcp_server::Error::InvalidStateKeys { .. }),
+        "{error}"
+    );
+    let enough = StateKeys::new([1; 32]).with_overlap(Duration::from_mins(10));
+    assert!(Server::builder("s", "1").state_keys(enough).build().is_ok());
 }
 
 #[tokio::test]

@@ -22,7 +22,7 @@ use crate::extension::Extension;
 use crate::limits::{Limits, ListenStreams};
 use crate::prompt::PromptDef;
 use crate::resource::{ResourceDef, ResourceTemplateDef};
-use crate::state::StateKey;
+use crate::state::StateKeys;
 use crate::tool::ToolDef;
 
 /// Builds a [`Server`].
@@ -37,7 +37,7 @@ pub struct ServerBuilder {
     completion: Option<CompletionFn>,
     cache: [Option<CachePolicy>; 6],
     page_size: usize,
-    state_key: Option<[u8; 32]>,
+    state_keys: Option<StateKeys>,
     state_ttl: Duration,
     enable: (bool, bool, bool),
     error: Option<Error>,
@@ -66,7 +66,7 @@ impl Server {
             completion: None,
             cache: [None; 6],
             page_size: 100,
-            state_key: None,
+            state_keys: None,
             state_ttl: Duration::from_mins(10),
             enable: (false, false, false),
             error: None,
@@ -274,11 +274,21 @@ impl ServerBuilder {
         self
     }
 
-    /// Sets the key that seals `requestState` (default: random per process). A fleet of
+    /// Sets the key that seals `requestState` (default: random per process), as a ring of
+    /// that one key; see [`state_keys`](Self::state_keys) to rotate it later. A fleet of
     /// servers behind a load balancer shares one key so any of them can take a retry.
     #[must_use]
     pub fn state_key(mut self, key: [u8; 32]) -> Self {
-        self.state_key = Some(key);
+        self.state_keys = Some(StateKeys::new(key));
+        self
+    }
+
+    /// Sets the key ring that seals `requestState` (default: a ring of one random key made
+    /// at [`build`](Self::build)). The server keeps this handle, so a clone kept by the
+    /// caller rotates the running server's key ([`StateKeys::rotate`]).
+    #[must_use]
+    pub fn state_keys(mut self, keys: StateKeys) -> Self {
+        self.state_keys = Some(keys);
         self
     }
 
@@ -303,10 +313,17 @@ impl ServerBuilder {
         {
             self.extensions.push(Arc::new(apps::AppsExtension));
         }
-        let state_key = match self.state_key {
-            Some(key) => StateKey::from_bytes(key),
-            None => StateKey::random()?,
+        let state_keys = match self.state_keys {
+            Some(keys) => keys,
+            None => StateKeys::random()?,
         };
+        // A shorter overlap would refuse state handed out just before a rotation while it
+        // is still within its lifetime.
+        if state_keys.overlap() < self.state_ttl {
+            return Err(Error::InvalidStateKeys {
+                reason: "the overlap of a rotated key is shorter than the requestState lifetime",
+            });
+        }
         let mut capabilities = ServerCapabilities::new();
         let r = &self.registry;
         if !r.tools.is_empty() || self.enable.0 {
@@ -361,7 +378,7 @@ impl ServerBuilder {
                 completion: self.completion,
                 cache: self.cache,
                 page_size: self.page_size,
-                state_key,
+                state_keys,
                 state_ttl: self.state_ttl,
                 changes,
                 shutdown: CancellationToken::new(),

@@ -191,7 +191,7 @@ impl Server {
         };
         let carried = self
             .inner
-            .state_key
+            .state_keys
             .open(binding, sealed)
             .map_err(|e| invalid(e.message()))?;
         let handler_state = carried.get("h").cloned().filter(|v| !v.is_null());
@@ -237,11 +237,15 @@ impl Server {
                     .responses()
                     .map_or(Value::Null, |r| serde_json::to_value(r).unwrap_or_default());
                 let state = serde_json::json!({ "h": handler_state, "a": answers });
-                result.request_state = Some(self.inner.state_key.seal(
-                    binding,
-                    &state,
-                    self.inner.state_ttl,
-                ));
+                let sealed = self
+                    .inner
+                    .state_keys
+                    .seal(binding, &state, self.inner.state_ttl)
+                    .map_err(|error| {
+                        tracing::error!(%error, "cannot seal requestState");
+                        ErrorObject::internal("cannot seal requestState")
+                    })?;
+                result.request_state = Some(sealed);
                 self.complete(result)
             }
             Err(ToolError::Protocol(error)) => Err(error),
