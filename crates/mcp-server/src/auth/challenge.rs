@@ -94,11 +94,17 @@ pub(super) fn json(status: StatusCode, body: String) -> Response<Bytes> {
     response
 }
 
-/// `503`: tokens cannot be verified now.
-pub(super) fn unavailable(reason: &str) -> Response<Bytes> {
+/// What a `503` says, whatever the reason: the client may retry, and needs to know nothing
+/// more.
+pub(super) const UNAVAILABLE: &str = "access tokens cannot be verified now; retry later";
+
+/// `503`: tokens cannot be verified now. The body says only that: `_reason` may name hosts,
+/// addresses or library errors, which are for the server's log (the caller logs it with
+/// `tracing`), never for an unauthenticated client.
+pub(super) fn unavailable(_reason: &str) -> Response<Bytes> {
     let body = serde_json::json!({
         "error": "temporarily_unavailable",
-        "error_description": reason,
+        "error_description": UNAVAILABLE,
     });
     let mut response = json(StatusCode::SERVICE_UNAVAILABLE, body.to_string());
     response
@@ -132,7 +138,28 @@ pub(super) fn metadata(method: &http::Method, document: &Bytes) -> Response<Byte
 
 #[cfg(test)]
 mod tests {
-    use super::Challenge;
+    use super::{Challenge, UNAVAILABLE, unavailable};
+
+    #[test]
+    fn a_503_body_says_only_that_tokens_cannot_be_verified_now() {
+        let reason = "token introspection failed: connect to auth.internal.example:8443: connection refused";
+        let response = unavailable(reason);
+        assert_eq!(response.status(), 503);
+        assert_eq!(response.headers()["retry-after"], "5");
+        assert!(!response.headers().contains_key("www-authenticate"));
+        let body: serde_json::Value = serde_json::from_slice(response.body()).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({
+                "error": "temporarily_unavailable",
+                "error_description": UNAVAILABLE,
+            })
+        );
+        let text = String::from_utf8_lossy(response.body());
+        for internal in ["auth.internal", "8443", "refused", "introspection"] {
+            assert!(!text.contains(internal), "{internal} in {text}");
+        }
+    }
 
     #[test]
     fn challenges() {
