@@ -142,7 +142,8 @@ mod tests {
 
     #[test]
     fn a_503_body_says_only_that_tokens_cannot_be_verified_now() {
-        let reason = "token introspection failed: connect to auth.internal.example:8443: connection refused";
+        let reason =
+            "token introspection failed: connect to auth.internal.example:8443: connection refused";
         let response = unavailable(reason);
         assert_eq!(response.status(), 503);
         assert_eq!(response.headers()["retry-after"], "5");
