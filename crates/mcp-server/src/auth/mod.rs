@@ -131,7 +131,9 @@ pub enum TokenError {
     #[error("invalid token: {0}")]
     Invalid(String),
     /// The token cannot be checked now (the JWKS or the introspection endpoint cannot be
-    /// reached): `503`, and the client may retry with the same token.
+    /// reached, or the introspection rate is spent): `503`, and the client may retry with
+    /// the same token. The reason is for the server's log; the `503` body does not carry
+    /// it.
     #[error("tokens cannot be verified now: {0}")]
     Unavailable(String),
 }
