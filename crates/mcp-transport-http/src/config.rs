@@ -163,6 +163,12 @@ pub struct HttpServerConfig {
     /// costs one file descriptor per thread at most: the duplicate of the socket of a
     /// connection that arrived on an empty thread.
     pub idle_poll: Duration,
+    /// Whether [`HttpServer`](crate::HttpServer) serves MCP's requests with its own
+    /// HTTP/1.1 (`true`, the default) or every connection with hyper (`false`). It exists
+    /// so that `cargo xtask bench` can measure the one against the other; not a stable
+    /// setting.
+    #[doc(hidden)]
+    pub own_http1: bool,
 }
 
 /// The longest [`HttpServerConfig::idle_poll`] accepted (1 ms).
@@ -208,6 +214,7 @@ impl Default for HttpServerConfig {
             authenticator: None,
             connection_threads: 0,
             idle_poll: Duration::from_micros(50),
+            own_http1: true,
         }
     }
 }
@@ -236,6 +243,7 @@ impl fmt::Debug for HttpServerConfig {
             .field("authenticator", &self.authenticator.is_some())
             .field("connection_threads", &self.connection_threads)
             .field("idle_poll", &self.idle_poll)
+            .field("own_http1", &self.own_http1)
             .finish()
     }
 }
@@ -368,6 +376,14 @@ impl HttpServerConfig {
         self
     }
 
+    /// Sets [`own_http1`](Self::own_http1).
+    #[doc(hidden)]
+    #[must_use]
+    pub fn own_http1(mut self, own: bool) -> Self {
+        self.own_http1 = own;
+        self
+    }
+
     /// Mirrors `params.<field>` of `method` into `Mcp-Name` (replacing an earlier entry for
     /// the same method).
     #[must_use]
@@ -451,10 +467,18 @@ impl HttpServerConfig {
 
 /// The `Host` or `Origin` values a server accepts.
 ///
-/// Matching ignores ASCII case. A host entry without a port (`example.com`) accepts any
-/// port; one with a port (`example.com:8443`) only that one. An origin entry is a whole
-/// origin (`https://app.example.com`). [`AllowList::loopback`] accepts `localhost`,
-/// `127.0.0.1` and `[::1]` with any port (for origins, over `http` or `https`).
+/// Values are parsed strictly before they are compared, so that no prefix or suffix of a
+/// value can pass for an allowed one: a host is `name[:port]` (RFC 9110 §7.2, RFC 3986
+/// §3.2.2) where the name is a bracketed IPv6 address or letters, digits, `-`, `.` and
+/// `_` (a DNS name or an IPv4 address), with no user information, no empty port and nothing
+/// after the port; an origin is `scheme://host[:port]` (RFC 6454 §6.2) with no path, not
+/// even `/`. A value that does not parse is refused, and so is an entry that does not.
+///
+/// Names are compared without ASCII case, IPv6 addresses as addresses. A host entry
+/// without a port (`example.com`) accepts any port; one with a port (`example.com:8443`)
+/// only that one. An origin entry is a whole origin (`https://app.example.com`), its port
+/// included. [`AllowList::loopback`] accepts `localhost`, `127.0.0.1` and `[::1]` with any
+/// port (for origins, over `http` or `https`).
 ///
 /// ```
 /// use mcp_transport_http::AllowList;
@@ -463,10 +487,12 @@ impl HttpServerConfig {
 /// assert!(hosts.allows_host("localhost:8080"));
 /// assert!(hosts.allows_host("MCP.example.com:443"));
 /// assert!(!hosts.allows_host("evil.example.com"));
+/// assert!(!hosts.allows_host("[::1].evil.example"));
 ///
 /// let origins = AllowList::loopback();
 /// assert!(origins.allows_origin("http://127.0.0.1:5173"));
 /// assert!(!origins.allows_origin("https://evil.example.com"));
+/// assert!(!origins.allows_origin("http://[::1]evil"));
 /// assert!(!origins.allows_origin("null"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -475,8 +501,6 @@ pub struct AllowList {
     any: bool,
     entries: Vec<Box<str>>,
 }
-
-const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
 impl AllowList {
     /// Loopback names only (the default).
@@ -518,11 +542,14 @@ impl AllowList {
         if self.any {
             return true;
         }
-        let name = host_name(host);
-        (self.loopback && is_loopback_name(name))
+        let Some(host) = HostPort::parse(host) else {
+            return false;
+        };
+        (self.loopback && host.name.is_loopback())
             || self.entries.iter().any(|entry| {
-                entry.eq_ignore_ascii_case(host)
-                    || (host_name(entry).len() == entry.len() && entry.eq_ignore_ascii_case(name))
+                HostPort::parse(entry).is_some_and(|entry| {
+                    entry.name == host.name && entry.port.is_none_or(|port| host.port == Some(port))
+                })
             })
     }
 
@@ -531,34 +558,118 @@ impl AllowList {
         if self.any {
             return true;
         }
-        if self.loopback
-            && let Some((scheme, host)) = origin.split_once("://")
-            && (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https"))
-            && is_loopback_name(host_name(host))
-        {
-            return true;
+        let Some(origin) = Origin::parse(origin) else {
+            return false;
+        };
+        (self.loopback
+            && (origin.scheme.eq_ignore_ascii_case("http")
+                || origin.scheme.eq_ignore_ascii_case("https"))
+            && origin.host.name.is_loopback())
+            || self
+                .entries
+                .iter()
+                .any(|entry| Origin::parse(entry).is_some_and(|entry| entry == origin))
+    }
+}
+
+/// A host name: a bracketed IPv6 address, or a DNS name or IPv4 address as written.
+#[derive(Debug, Clone, Copy)]
+enum Name<'a> {
+    Ipv6(std::net::Ipv6Addr),
+    Reg(&'a str),
+}
+
+impl PartialEq for Name<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Name::Ipv6(a), Name::Ipv6(b)) => a == b,
+            (Name::Reg(a), Name::Reg(b)) => a.eq_ignore_ascii_case(b),
+            _ => false,
         }
-        self.entries
-            .iter()
-            .any(|entry| entry.eq_ignore_ascii_case(origin))
     }
 }
 
-/// The name part of `name[:port]` or `[v6]:port`.
-fn host_name(host: &str) -> &str {
-    if host.starts_with('[') {
-        return host.find(']').map_or(host, |end| &host[..=end]);
-    }
-    match host.rsplit_once(':') {
-        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
-        _ => host,
+impl Name<'_> {
+    fn is_loopback(&self) -> bool {
+        match self {
+            Name::Ipv6(address) => *address == std::net::Ipv6Addr::LOCALHOST,
+            Name::Reg(name) => {
+                name.eq_ignore_ascii_case("localhost") || name.eq_ignore_ascii_case("127.0.0.1")
+            }
+        }
     }
 }
 
-fn is_loopback_name(name: &str) -> bool {
-    LOOPBACK_NAMES
-        .iter()
-        .any(|loopback| loopback.eq_ignore_ascii_case(name))
+/// `name[:port]`, parsed strictly (see [`AllowList`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct HostPort<'a> {
+    name: Name<'a>,
+    port: Option<u16>,
+}
+
+impl<'a> HostPort<'a> {
+    fn parse(text: &'a str) -> Option<Self> {
+        let (name, rest) = if let Some(inside) = text.strip_prefix('[') {
+            let (address, rest) = inside.split_once(']')?;
+            // Only an IPv6 address; a zone or an IPvFuture literal is refused.
+            (Name::Ipv6(address.parse().ok()?), rest)
+        } else {
+            let end = text.find(':').unwrap_or(text.len());
+            let name = &text[..end];
+            let valid = !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'));
+            if !valid {
+                return None;
+            }
+            (Name::Reg(name), &text[end..])
+        };
+        let port = match rest.strip_prefix(':') {
+            None if rest.is_empty() => None,
+            None => return None,
+            Some(digits) => Some(port(digits)?),
+        };
+        Some(HostPort { name, port })
+    }
+}
+
+/// A port: one to five digits that fit in 16 bits.
+fn port(digits: &str) -> Option<u16> {
+    if digits.is_empty() || digits.len() > 5 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// `scheme://host[:port]`, parsed strictly (see [`AllowList`]).
+#[derive(Debug, Clone, Copy)]
+struct Origin<'a> {
+    scheme: &'a str,
+    host: HostPort<'a>,
+}
+
+impl PartialEq for Origin<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.scheme.eq_ignore_ascii_case(other.scheme) && self.host == other.host
+    }
+}
+
+impl<'a> Origin<'a> {
+    fn parse(text: &'a str) -> Option<Self> {
+        let (scheme, host) = text.split_once("://")?;
+        // RFC 3986 §3.1: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
+        let mut bytes = scheme.bytes();
+        let valid = bytes.next().is_some_and(|b| b.is_ascii_alphabetic())
+            && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
+        if !valid {
+            return None;
+        }
+        Some(Origin {
+            scheme,
+            host: HostPort::parse(host)?,
+        })
+    }
 }
 
 /// One `Mcp-Param-{Name}` header a tool declares with `x-mcp-header`: the header's name and
@@ -649,11 +760,51 @@ mod tests {
     use super::*;
 
     #[test]
-    fn host_names() {
-        assert_eq!(host_name("localhost:80"), "localhost");
-        assert_eq!(host_name("[::1]:8080"), "[::1]");
-        assert_eq!(host_name("[::1]"), "[::1]");
-        assert_eq!(host_name("example.com"), "example.com");
+    fn hosts_are_parsed_strictly() {
+        let parsed = |text| HostPort::parse(text).map(|h| (h.name, h.port));
+        assert_eq!(
+            parsed("localhost:80"),
+            Some((Name::Reg("localhost"), Some(80)))
+        );
+        assert_eq!(
+            parsed("[::1]:8080"),
+            Some((Name::Ipv6(std::net::Ipv6Addr::LOCALHOST), Some(8080)))
+        );
+        assert_eq!(
+            parsed("[0:0:0:0:0:0:0:1]"),
+            Some((Name::Ipv6(std::net::Ipv6Addr::LOCALHOST), None))
+        );
+        assert_eq!(
+            parsed("example.com"),
+            Some((Name::Reg("example.com"), None))
+        );
+        assert_eq!(parsed("a.example:65535").unwrap().1, Some(65535));
+        for bad in [
+            "",
+            ":80",
+            "[::1].evil.example",
+            "[::1]evil",
+            "[::1]:80x",
+            "[::1]:",
+            "[::1",
+            "[fe80::1%25eth0]",
+            "[v1.x]",
+            "[127.0.0.1]",
+            "localhost:",
+            "localhost:80x",
+            "localhost:65536",
+            "localhost:000080",
+            "localhost:80:80",
+            "user@localhost",
+            "localhost@evil.example",
+            "localhost/mcp",
+            "localhost ",
+            " localhost",
+            "local host",
+            "localhost%00",
+        ] {
+            assert_eq!(parsed(bad), None, "{bad:?}");
+        }
     }
 
     #[test]
@@ -661,11 +812,49 @@ mod tests {
         let list = AllowList::none().with("a.example").with("b.example:8443");
         assert!(list.allows_host("a.example"));
         assert!(list.allows_host("a.example:1"));
+        assert!(list.allows_host("A.EXAMPLE:1"));
         assert!(list.allows_host("b.example:8443"));
         assert!(!list.allows_host("b.example"));
         assert!(!list.allows_host("b.example:1"));
         assert!(!list.allows_host("localhost"));
+        assert!(!list.allows_host("a.example.evil"));
+        assert!(!list.allows_host("user@a.example"));
         assert!(AllowList::any().allows_host("anything"));
+        // An entry that is not a host matches nothing.
+        assert!(
+            !AllowList::none()
+                .with("a.example/")
+                .allows_host("a.example")
+        );
+    }
+
+    #[test]
+    fn loopback_hosts() {
+        let list = AllowList::loopback();
+        for yes in [
+            "localhost",
+            "LOCALHOST:1",
+            "127.0.0.1",
+            "127.0.0.1:8080",
+            "[::1]",
+            "[::1]:8080",
+            "[0::1]:1",
+        ] {
+            assert!(list.allows_host(yes), "{yes}");
+        }
+        for no in [
+            "[::1].evil.example",
+            "[::1]evil",
+            "[::1]:80x",
+            "localhost.evil.example",
+            "127.0.0.1.evil.example",
+            "evil@localhost",
+            "localhost:80/x",
+            "[::2]",
+            "127.0.0.2",
+        ] {
+            assert!(!list.allows_host(no), "{no}");
+        }
     }
 
     #[test]
@@ -674,8 +863,19 @@ mod tests {
         assert!(list.allows_origin("http://localhost"));
         assert!(list.allows_origin("https://[::1]:3000"));
         assert!(list.allows_origin("HTTPS://APP.example"));
+        assert!(!list.allows_origin("https://app.example:443"));
+        assert!(!list.allows_origin("https://app.example/"));
+        assert!(!list.allows_origin("https://user@app.example"));
         assert!(!list.allows_origin("ftp://localhost"));
         assert!(!list.allows_origin("http://localhost.evil.example"));
+        assert!(!list.allows_origin("http://[::1]evil"));
+        assert!(!list.allows_origin("http://[::1].evil.example"));
+        assert!(!list.allows_origin("http://[::1]/path"));
+        assert!(!list.allows_origin("http://localhost:3000/"));
+        assert!(!list.allows_origin("http://user@localhost"));
+        assert!(!list.allows_origin("http://localhost:3000 x"));
+        assert!(!list.allows_origin("//localhost"));
+        assert!(!list.allows_origin("1http://localhost"));
         assert!(!list.allows_origin("null"));
         assert!(!AllowList::none().allows_origin("http://localhost"));
     }

@@ -3,16 +3,25 @@
 //! An MCP client's request is a `POST` with a `Content-Length` body, over HTTP/1.1 and a
 //! keep-alive connection (`docs/2026-07-28/basic/transports/streamable-http.mdx`). This
 //! module serves exactly those: it reads the head into the connection's buffer, parses it
-//! with `httparse`, takes the body from the same buffer (both shared, not copied, with
-//! the request), calls the [`Endpoint`], and writes the response's head and body in one
-//! write (a JSON reply) or as chunks flushed one by one (an SSE stream). hyper's
-//! dispatcher, its body channel and its write queue are not on that path.
+//! with `httparse`, and calls the [`Endpoint`] at once, with the body taken from the same
+//! buffer when it came with the head (both shared, not copied, with the request), or else
+//! left on the connection until the endpoint asks for it. It writes the response's head
+//! and body in one write (a JSON reply) or as chunks flushed one by one (an SSE stream).
+//! hyper's dispatcher, its body channel and its write queue are not on that path.
+//!
+//! The endpoint decides a request from its head before any byte of a body still to come
+//! is read: its path, `Host`, `Origin`, `Content-Type`, a concurrency slot and the
+//! authenticator's verdict (`service.rs`). A refusal is sent as soon as it is made, and
+//! the connection is then closed, since the body it did not read cannot be told apart
+//! from a next request. A connection therefore holds no more than what arrived with its
+//! head until its request has passed those checks.
 //!
 //! Any other head (another method or version, `Transfer-Encoding`, `Expect`, `Upgrade`,
-//! a `Content-Length` over the body limit, a malformed or oversized head) hands the
-//! connection, with every byte read so far, to hyper for the rest of its life
-//! ([`Rewind`]): hyper answers it as before, so what the two share is only the common
-//! request.
+//! a `Content-Length` over the body limit, a malformed or oversized head, more than 32
+//! fields) hands the connection, with every byte read so far, to hyper for the rest of its
+//! life ([`Rewind`]): hyper answers it as before, so what the two share is only the common
+//! request. A head handed over before it was complete keeps the deadline it had: hyper's
+//! header read timeout for it ends when this module's would have.
 //!
 //! The rules hyper applied hold on this path too: the header read timeout runs from the
 //! moment a head is awaited (an idle keep-alive connection is closed when it fires), a
@@ -28,8 +37,8 @@ use std::io;
 use std::mem::MaybeUninit;
 use std::net::SocketAddr;
 use std::pin::{Pin, pin};
-use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::{Buf, Bytes, BytesMut};
@@ -45,12 +54,23 @@ use tokio::time::{Instant, Sleep};
 use crate::io::WriteTimeout;
 use crate::server::{Endpoint, Settings, head_bytes, serve_with_hyper};
 
-/// A request's body as the server hands it to an [`Endpoint`]: read whole already (the
-/// server's own HTTP/1.1), or still arriving through hyper.
+/// A request's body as the server hands it to an [`Endpoint`]: read whole already (it came
+/// with its head), left on the connection until the endpoint reads it, or still arriving
+/// through hyper.
+///
+/// The server decides a request from its head before it reads a byte of the body that
+/// did not come with the head: an endpoint that answers without reading the body (a
+/// refusal) has its answer sent at once, and the connection is then closed, since the
+/// unread body cannot be told from a next request.
 pub struct RequestBody(Kind);
 
 enum Kind {
     Full(Option<Bytes>),
+    /// Read from the connection once the endpoint polls it, and delivered whole.
+    Awaited {
+        slot: Arc<Slot>,
+        length: u64,
+    },
     Streaming(hyper::body::Incoming),
 }
 
@@ -61,6 +81,10 @@ impl std::fmt::Debug for RequestBody {
                 .debug_struct("RequestBody")
                 .field("len", &bytes.as_ref().map_or(0, Bytes::len))
                 .finish(),
+            Kind::Awaited { length, .. } => f
+                .debug_struct("RequestBody")
+                .field("len", length)
+                .finish_non_exhaustive(),
             Kind::Streaming(_) => f.debug_struct("RequestBody").finish_non_exhaustive(),
         }
     }
@@ -80,23 +104,33 @@ impl From<hyper::body::Incoming> for RequestBody {
     }
 }
 
+/// Why a [`RequestBody`] could not be read: the connection failed, or the client closed
+/// it, before the body's end.
+#[derive(Debug, thiserror::Error)]
+#[error("the request body could not be read")]
+pub struct RequestBodyError(#[source] Option<hyper::Error>);
+
 impl Body for RequestBody {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = RequestBodyError;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, RequestBodyError>>> {
         match &mut self.get_mut().0 {
             Kind::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
-            Kind::Streaming(body) => Pin::new(body).poll_frame(cx),
+            Kind::Awaited { slot, .. } => slot.poll_body(cx),
+            Kind::Streaming(body) => Pin::new(body)
+                .poll_frame(cx)
+                .map_err(|e| RequestBodyError(Some(e))),
         }
     }
 
     fn is_end_stream(&self) -> bool {
         match &self.0 {
             Kind::Full(bytes) => bytes.is_none(),
+            Kind::Awaited { slot, .. } => slot.lock().taken,
             Kind::Streaming(body) => body.is_end_stream(),
         }
     }
@@ -104,7 +138,123 @@ impl Body for RequestBody {
     fn size_hint(&self) -> SizeHint {
         match &self.0 {
             Kind::Full(bytes) => SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64)),
+            Kind::Awaited { slot, length } => {
+                SizeHint::with_exact(if slot.lock().taken { 0 } else { *length })
+            }
             Kind::Streaming(body) => body.size_hint(),
+        }
+    }
+}
+
+/// Where a connection hands over a body its endpoint asked for ([`Kind::Awaited`]).
+#[derive(Default)]
+struct Slot(Mutex<SlotState>);
+
+#[derive(Default)]
+struct SlotState {
+    /// The endpoint polled the body: the connection may read it.
+    wanted: bool,
+    /// The whole body, once it has arrived.
+    body: Option<Bytes>,
+    /// The body was taken (or its failure reported): it has ended.
+    taken: bool,
+    /// The connection stopped before the body arrived.
+    abandoned: bool,
+    /// The body's reader, waiting for the body.
+    reader: Option<Waker>,
+    /// The connection, waiting for the body to be wanted.
+    connection: Option<Waker>,
+}
+
+impl Slot {
+    fn lock(&self) -> MutexGuard<'_, SlotState> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn poll_body(
+        &self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, RequestBodyError>>> {
+        let mut state = self.lock();
+        if let Some(body) = state.body.take() {
+            state.taken = true;
+            return Poll::Ready(Some(Ok(Frame::data(body))));
+        }
+        if state.taken {
+            return Poll::Ready(None);
+        }
+        if state.abandoned {
+            state.taken = true;
+            return Poll::Ready(Some(Err(RequestBodyError(None))));
+        }
+        state.wanted = true;
+        if !state
+            .reader
+            .as_ref()
+            .is_some_and(|w| w.will_wake(cx.waker()))
+        {
+            state.reader = Some(cx.waker().clone());
+        }
+        let connection = state.connection.take();
+        drop(state);
+        if let Some(connection) = connection {
+            connection.wake();
+        }
+        Poll::Pending
+    }
+
+    /// Ready once the endpoint has asked for the body.
+    fn poll_wanted(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut state = self.lock();
+        if state.wanted {
+            return Poll::Ready(());
+        }
+        if !state
+            .connection
+            .as_ref()
+            .is_some_and(|w| w.will_wake(cx.waker()))
+        {
+            state.connection = Some(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+}
+
+/// The connection's side of a [`Slot`]: delivers the body, or, dropped before, tells the
+/// reader that it will never come.
+struct Delivery(Arc<Slot>);
+
+impl Delivery {
+    fn deliver(self, body: Bytes) {
+        let mut state = self.0.lock();
+        state.body = Some(body);
+        let reader = state.reader.take();
+        drop(state);
+        if let Some(reader) = reader {
+            reader.wake();
+        }
+        // Dropped now: the reader finds the body before it would look for an abandoned
+        // one.
+    }
+
+    /// Ready once the endpoint has asked for the body.
+    async fn wanted(slot: Option<&Slot>) {
+        match slot {
+            Some(slot) => std::future::poll_fn(|cx| slot.poll_wanted(cx)).await,
+            None => std::future::pending().await,
+        }
+    }
+}
+
+impl Drop for Delivery {
+    /// Marks the slot abandoned: a reader that has not found the body by now never will.
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        state.abandoned = true;
+        let reader = state.reader.take();
+        drop(state);
+        if let Some(reader) = reader {
+            reader.wake();
         }
     }
 }
@@ -152,8 +302,9 @@ enum Step {
     Next,
     /// The connection is done.
     Close,
-    /// hyper takes the connection over.
-    Hyper,
+    /// hyper takes the connection over; the deadline of the head it is given, when the
+    /// head had to be waited for.
+    Hyper(Option<Instant>),
 }
 
 /// One connection.
@@ -192,17 +343,17 @@ pub(crate) async fn serve<E: Endpoint>(
             {
                 Step::Next if !closing.is_cancelled() => {}
                 Step::Next | Step::Close => break Step::Close,
-                Step::Hyper => break Step::Hyper,
+                hyper @ Step::Hyper(_) => break hyper,
             }
         }
     };
     match step {
-        Step::Hyper => {
+        Step::Hyper(deadline) => {
             let io = Rewind {
                 prefix: conn.read.freeze(),
                 inner: conn.io,
             };
-            serve_with_hyper(&settings, io, closing, peer).await;
+            serve_with_hyper(&settings, io, closing, peer, deadline).await;
         }
         Step::Next | Step::Close => {
             let _ = conn.io.shutdown().await;
@@ -212,6 +363,12 @@ pub(crate) async fn serve<E: Endpoint>(
 
 impl Conn {
     /// Reads one request, answers it, and says what comes next.
+    ///
+    /// The endpoint is called as soon as the head is parsed. A body that did not come with
+    /// its head is read only when the endpoint asks for it (after its checks of the head:
+    /// path, `Host`, `Origin`, `Content-Type`, a concurrency slot, authentication), under
+    /// the body read timeout; an answer given without it goes out at once and closes the
+    /// connection.
     async fn exchange<E: Endpoint>(
         &mut self,
         settings: &Settings<E>,
@@ -222,25 +379,25 @@ impl Conn {
         if self.read.is_empty() && self.read.capacity() > READ_AHEAD {
             self.read = BytesMut::new();
         }
-        // The head, under the header read timeout from the moment it is awaited.
-        let mut armed = false;
+        // The head, under the header read timeout from the moment it is awaited; hyper,
+        // if it takes the connection over, gets what is left of that time.
+        let mut deadline = None;
         let head = loop {
             match self.parse(settings.max_headers.min(MAX_FIELDS)) {
                 Parsed::Served(head) if head.body > settings.max_body_bytes => {
-                    return Step::Hyper;
+                    return Step::Hyper(deadline);
                 }
                 Parsed::Served(head) => break head,
-                Parsed::Hyper => return Step::Hyper,
+                Parsed::Hyper => return Step::Hyper(deadline),
                 Parsed::Partial if self.read.len() > settings.max_head_bytes => {
-                    return Step::Hyper;
+                    return Step::Hyper(deadline);
                 }
                 Parsed::Partial => {}
             }
-            if !armed && !settings.header_read_timeout.is_zero() {
-                timer
-                    .as_mut()
-                    .reset(Instant::now() + settings.header_read_timeout);
-                armed = true;
+            if deadline.is_none() && !settings.header_read_timeout.is_zero() {
+                let at = Instant::now() + settings.header_read_timeout;
+                timer.as_mut().reset(at);
+                deadline = Some(at);
             }
             if self.read.capacity() - self.read.len() < READ_ROOM {
                 self.read.reserve(READ_ROOM);
@@ -249,7 +406,7 @@ impl Conn {
             tokio::select! {
                 biased;
                 () = closed.as_mut(), if idle => return Step::Close,
-                () = timer.as_mut(), if armed => return Step::Close,
+                () = timer.as_mut(), if deadline.is_some() => return Step::Close,
                 read = self.io.read_buf(&mut self.read) => match read {
                     Ok(0) | Err(_) => return Step::Close,
                     Ok(_) => {}
@@ -257,32 +414,22 @@ impl Conn {
             }
         };
 
-        // The body, under the body read timeout.
-        let total = head.len + head.body;
-        if self.read.len() < total {
-            self.read.reserve(total - self.read.len());
-            let armed = !settings.body_read_timeout.is_zero();
-            if armed {
-                timer
-                    .as_mut()
-                    .reset(Instant::now() + settings.body_read_timeout);
-            }
-            while self.read.len() < total {
-                tokio::select! {
-                    biased;
-                    () = timer.as_mut(), if armed => {
-                        let _ = self.respond(crate::service::body_timed_out(), true).await;
-                        return Step::Close;
-                    }
-                    read = self.io.read_buf(&mut self.read) => match read {
-                        Ok(0) | Err(_) => return Step::Close,
-                        Ok(_) => {}
-                    },
-                }
-            }
-        }
+        // The body: taken from the buffer when it came with the head, else left on the
+        // connection until the endpoint asks for it.
         let bytes = self.read.split_to(head.len).freeze();
-        let body = self.read.split_to(head.body).freeze();
+        let (body, mut delivery) = if self.read.len() >= head.body {
+            (
+                RequestBody::from(self.read.split_to(head.body).freeze()),
+                None,
+            )
+        } else {
+            let slot = Arc::new(Slot::default());
+            let body = RequestBody(Kind::Awaited {
+                slot: Arc::clone(&slot),
+                length: head.body as u64,
+            });
+            (body, Some(Delivery(slot)))
+        };
         let Some(request) = self.request(&bytes, &head, body) else {
             let _ = self.respond(plain(StatusCode::BAD_REQUEST), true).await;
             return Step::Close;
@@ -297,25 +444,51 @@ impl Conn {
 
         // The endpoint's answer; the client closing its connection meanwhile drops it.
         let response = {
+            let slot = delivery.as_ref().map(|d| Arc::clone(&d.0));
             let mut call = pin!(settings.service.call(request));
+            // Whether the endpoint asked for the body and it is being read.
+            let mut reading = false;
+            let limited = !settings.body_read_timeout.is_zero();
             loop {
-                let watch = self.read.len() < READ_AHEAD;
+                let watch = delivery.is_none() && self.read.len() < READ_AHEAD;
                 tokio::select! {
                     biased;
                     response = call.as_mut() => match response {
                         Ok(response) => break response,
                         Err(never) => match never {},
                     },
-                    read = self.io.read_buf(&mut self.read), if watch => match read {
+                    () = timer.as_mut(), if reading && limited => {
+                        let _ = self.respond(crate::service::body_timed_out(), true).await;
+                        return Step::Close;
+                    }
+                    () = Delivery::wanted(slot.as_deref()), if delivery.is_some() && !reading => {
+                        reading = true;
+                        self.read.reserve(head.body.saturating_sub(self.read.len()));
+                        if limited {
+                            timer
+                                .as_mut()
+                                .reset(Instant::now() + settings.body_read_timeout);
+                        }
+                    }
+                    read = self.io.read_buf(&mut self.read), if reading || watch => match read {
                         Ok(0) | Err(_) => return Step::Close,
+                        Ok(_) if reading && self.read.len() >= head.body => {
+                            reading = false;
+                            if let Some(delivery) = delivery.take() {
+                                delivery.deliver(self.read.split_to(head.body).freeze());
+                            }
+                        }
                         Ok(_) => {}
                     },
                 }
             }
         };
-        match self.respond(response, head.close).await {
-            Ok(true) => Step::Next,
-            Ok(false) | Err(_) => Step::Close,
+        // A body the endpoint did not read cannot be skipped: the connection ends.
+        let unread = delivery.is_some();
+        drop(delivery);
+        match self.respond(response, head.close || unread).await {
+            Ok(true) if !unread => Step::Next,
+            Ok(_) | Err(_) => Step::Close,
         }
     }
 
@@ -391,7 +564,12 @@ impl Conn {
     }
 
     /// The request of a parsed head, sharing the head's and the body's bytes.
-    fn request(&self, head: &Bytes, parsed: &Head, body: Bytes) -> Option<Request<RequestBody>> {
+    fn request(
+        &self,
+        head: &Bytes,
+        parsed: &Head,
+        body: RequestBody,
+    ) -> Option<Request<RequestBody>> {
         let slice = |(at, len): (u32, u32)| head.slice(at as usize..(at + len) as usize);
         let mut headers = HeaderMap::with_capacity(self.spans.len());
         for span in &self.spans {
@@ -401,7 +579,7 @@ impl Conn {
         }
         let (at, len) = parsed.target;
         let uri = Uri::from_maybe_shared(head.slice(at..at + len)).ok()?;
-        let mut request = Request::new(RequestBody::from(body));
+        let mut request = Request::new(body);
         *request.method_mut() = Method::POST;
         *request.uri_mut() = uri;
         *request.version_mut() = Version::HTTP_11;

@@ -162,7 +162,7 @@ pub use config::{
     ParamHeader, ParamHeaders,
 };
 pub use error::Error;
-pub use h1::RequestBody;
+pub use h1::{RequestBody, RequestBodyError};
 pub use response::McpBody;
 pub use server::{Endpoint, HttpServer, RunningServer};
 pub use service::{McpService, ResponseFuture, transport_info};

@@ -1,6 +1,6 @@
 //! A standalone server: a TCP listener, one HTTP/1.1 connection task per client (the
-//! server's own HTTP/1.1 for MCP's requests, `h1.rs`, and hyper for anything else), and
-//! graceful shutdown.
+//! server's own HTTP/1.1 for MCP's requests, `h1.rs`, and hyper for anything else, or
+//! hyper for everything with [`HttpServerConfig::own_http1`] off), and graceful shutdown.
 //!
 //! The accept loop owns every connection task in a `JoinSet`; [`RunningServer`] owns the
 //! accept loop. It takes a permit of a semaphore of [`HttpServerConfig::max_connections`]
@@ -39,6 +39,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use crate::config::{HYPER_MAX_HEADERS, HttpServerConfig};
 use crate::error::Error;
 use crate::h1::RequestBody;
+use crate::io::WriteTimeout;
 use crate::service::McpService;
 use crate::shards::Shards;
 use crate::timer::ConnectionTimer;
@@ -121,6 +122,7 @@ impl HttpServer {
             body_read_timeout: config.body_read_timeout,
             max_body_bytes: config.max_body_bytes,
             max_headers: config.max_headers,
+            own_http1: config.own_http1,
         });
         let shards = match config.connection_threads {
             0 => None,
@@ -244,6 +246,8 @@ pub(crate) struct Settings<E> {
     pub(crate) max_body_bytes: usize,
     /// [`HttpServerConfig::max_headers`].
     pub(crate) max_headers: usize,
+    /// [`HttpServerConfig::own_http1`]: `false` serves every connection with hyper.
+    pub(crate) own_http1: bool,
 }
 
 struct Listener<E> {
@@ -383,15 +387,27 @@ pub(crate) fn serve_connection<E: Endpoint>(
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!(error = %e, "cannot set TCP_NODELAY");
     }
-    crate::h1::serve(Arc::clone(this), stream, closing, peer)
+    if this.own_http1 {
+        tokio_util::either::Either::Left(crate::h1::serve(Arc::clone(this), stream, closing, peer))
+    } else {
+        let settings = Arc::clone(this);
+        tokio_util::either::Either::Right(async move {
+            let io = WriteTimeout::new(stream, settings.write_timeout);
+            serve_with_hyper(&settings, io, closing, peer, None).await;
+        })
+    }
 }
 
-/// Serves a connection with hyper from where `h1.rs` left it.
+/// Serves a connection with hyper, from its start or from where `h1.rs` left it. The
+/// first head hyper reads must be complete by `head_deadline` when there is one (the head
+/// `h1.rs` began to read), so that a head handed over mid-way does not get a second header
+/// read timeout.
 pub(crate) async fn serve_with_hyper<E, I>(
     this: &Settings<E>,
     io: I,
     closing: CancellationToken,
     peer: SocketAddr,
+    head_deadline: Option<tokio::time::Instant>,
 ) where
     E: Endpoint,
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
@@ -412,7 +428,7 @@ pub(crate) async fn serve_with_hyper<E, I>(
     // One timer per connection: its header read sleeps share one tokio `Sleep`
     // (`timer.rs`), where `TokioTimer` made a new one for every request.
     let mut builder = this.builder.clone();
-    builder.timer(ConnectionTimer::default());
+    builder.timer(ConnectionTimer::new(head_deadline));
     let connection = builder.serve_connection(io, service);
     let mut connection = pin!(connection);
     let result = tokio::select! {

@@ -4,15 +4,19 @@
 //!
 //! 0. With an [`Authenticator`](crate::Authenticator), a request it answers itself (a
 //!    metadata document) is answered before anything else.
-//! 1. The path (`404`), `Host` (`400` when absent, `403` when not allowed), `Origin` when
-//!    present (`403`), the method (`405` with `Allow: POST`), `Content-Type` (`415`),
+//! 1. The path (`404`), the host (`400` when absent, `403` when not allowed: the target's
+//!    authority when it has one, RFC 9112 §3.2.2, else `Host`), `Origin` when present
+//!    (`403`), the method (`405` with `Allow: POST`), `Content-Type` (`415`),
 //!    `Content-Encoding` other than `identity` (`415` with `Accept-Encoding: identity`),
 //!    `Accept` (`406`) and a `Content-Length` over the limit (`413`) are checked from the
-//!    head alone, before anything is allocated for the request.
+//!    head alone, before anything is allocated for the request. Hosts and origins are
+//!    parsed strictly ([`AllowList`](crate::AllowList)).
 //! 2. A concurrency slot is taken (`503` with `Retry-After` when none is free), the
 //!    authenticator (if any) authenticates the head (its refusal, a `401` or `403`, is sent
-//!    as it is), and the body is read under the size limit (`413`) and the body timeout
-//!    (`408`).
+//!    as it is), and only then is the body read, under the size limit (`413`) and the body
+//!    timeout (`408`). Both of the server's HTTP/1.1 paths (`h1.rs`, hyper) read no byte of
+//!    a body the service has not asked for, and close a connection whose body was left
+//!    unread, so a refusal in steps 0 to 2 goes out as soon as the head has arrived.
 //! 3. The body is decoded as one JSON-RPC message: not JSON → `400` with -32700, not a
 //!    valid message or a batch → `400` with -32600, a response (clients never send one) →
 //!    `400` with -32600.
@@ -199,10 +203,13 @@ impl<H: Handler> Shared<H> {
             return Err(empty(StatusCode::NOT_FOUND));
         }
 
-        let host = match headers::single(head, HOST) {
-            Ok(Some(host)) => Some(host),
-            Ok(None) => request.uri().authority().map(http::uri::Authority::as_str),
-            Err(_) => None,
+        // RFC 9112 §3.2.2: a target in absolute form names the host, and `Host` is ignored
+        // (it must still be single and well-formed: §3.2). Over HTTP/2 the target's
+        // authority is the `:authority` pseudo-header.
+        let host = match (request.uri().authority(), headers::single(head, HOST)) {
+            (_, Err(_)) => None,
+            (Some(authority), Ok(_)) => Some(authority.as_str()),
+            (None, Ok(host)) => host,
         };
         let Some(host) = host else {
             return Err(refusal(

@@ -13,7 +13,10 @@
 //! the rest of it in hyper's own connection code.
 //!
 //! The timeout's meaning does not change: a head not complete within the timeout of the
-//! moment hyper started waiting for it gets hyper's `408` and the connection closes.
+//! moment hyper started waiting for it gets hyper's `408` and the connection closes. A
+//! connection `h1.rs` hands over in the middle of a head gives the timer that head's
+//! deadline, which hyper's first sleep does not pass: the head's timeout runs once, from
+//! when it was first awaited, whichever parser finishes it.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -30,12 +33,28 @@ use hyper::rt::{Sleep, Timer};
 /// to the polling sleep's deadline and the other sleep would be woken late, never early.
 #[derive(Clone, Default)]
 pub(crate) struct ConnectionTimer {
-    clock: Arc<Shared>,
+    clock: Arc<Mutex<Clock>>,
 }
 
-/// The connection's tokio `Sleep`, made on the first poll (inside the connection's
-/// runtime, whose timer it then uses).
-type Shared = Mutex<Option<Pin<Box<tokio::time::Sleep>>>>;
+#[derive(Default)]
+struct Clock {
+    /// The connection's tokio `Sleep`, made on the first poll (inside the connection's
+    /// runtime, whose timer it then uses).
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// The latest deadline of the first sleep handed out (the head `h1.rs` began to read
+    /// and handed over, whose header read timeout is running already): taken by that
+    /// sleep.
+    first: Option<tokio::time::Instant>,
+}
+
+impl ConnectionTimer {
+    /// A timer whose first sleep ends by `first` at the latest, when given.
+    pub(crate) fn new(first: Option<tokio::time::Instant>) -> Self {
+        ConnectionTimer {
+            clock: Arc::new(Mutex::new(Clock { sleep: None, first })),
+        }
+    }
+}
 
 impl Timer for ConnectionTimer {
     fn sleep(&self, duration: Duration) -> Pin<Box<dyn Sleep>> {
@@ -43,8 +62,18 @@ impl Timer for ConnectionTimer {
     }
 
     fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn Sleep>> {
+        let mut at = tokio::time::Instant::from_std(deadline);
+        let first = self
+            .clock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .first
+            .take();
+        if let Some(first) = first {
+            at = at.min(first);
+        }
         Box::pin(Deadline {
-            at: tokio::time::Instant::from_std(deadline),
+            at,
             clock: Arc::clone(&self.clock),
         })
     }
@@ -58,7 +87,7 @@ impl Timer for ConnectionTimer {
 /// One head's sleep: done once the connection's clock reaches `at`.
 struct Deadline {
     at: tokio::time::Instant,
-    clock: Arc<Shared>,
+    clock: Arc<Mutex<Clock>>,
 }
 
 impl Future for Deadline {
@@ -66,8 +95,10 @@ impl Future for Deadline {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let at = self.at;
-        let mut slot = self.clock.lock().unwrap_or_else(PoisonError::into_inner);
-        let sleep = slot.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
+        let mut clock = self.clock.lock().unwrap_or_else(PoisonError::into_inner);
+        let sleep = clock
+            .sleep
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
         if sleep.deadline() != at {
             sleep.as_mut().reset(at);
         }
@@ -101,6 +132,23 @@ mod tests {
         let later = tokio::time::Instant::now();
         timer.sleep(Duration::from_secs(20)).await;
         assert_eq!(later.elapsed(), Duration::from_secs(20));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_first_sleep_ends_by_the_deadline_given_and_the_next_ones_do_not() {
+        let start = tokio::time::Instant::now();
+        let timer = ConnectionTimer::new(Some(start + Duration::from_secs(2)));
+        timer.sleep(Duration::from_secs(10)).await;
+        assert_eq!(start.elapsed(), Duration::from_secs(2));
+        let next = tokio::time::Instant::now();
+        timer.sleep(Duration::from_secs(10)).await;
+        assert_eq!(next.elapsed(), Duration::from_secs(10));
+        // An earlier deadline of its own stays.
+        let timer =
+            ConnectionTimer::new(Some(tokio::time::Instant::now() + Duration::from_secs(9)));
+        let started = tokio::time::Instant::now();
+        timer.sleep(Duration::from_secs(1)).await;
+        assert_eq!(started.elapsed(), Duration::from_secs(1));
     }
 
     #[tokio::test(start_paused = true)]
