@@ -181,6 +181,49 @@ async fn bodies_in_every_framing_and_which_keep_the_connection() {
     assert_eq!(accepted.load(Ordering::SeqCst), 5);
 }
 
+/// A reply framed both by `Transfer-Encoding` and by `Content-Length`, or with
+/// `Transfer-Encoding` over HTTP/1.0, is how responses are smuggled (RFC 9112 §6.1, §6.3):
+/// the call fails, and the connection it came on is never used again, although the server
+/// keeps it open and would answer on it.
+#[tokio::test]
+async fn a_reply_framed_two_ways_fails_and_its_connection_is_not_reused() {
+    let chunked_with_length = chunked_reply(7).replace(
+        "Transfer-Encoding: chunked\r\n",
+        &format!(
+            "Transfer-Encoding: chunked\r\nContent-Length: {}\r\n",
+            RESULT.len()
+        ),
+    );
+    let http10_chunked = chunked_reply(7)
+        .replace("HTTP/1.1", "HTTP/1.0")
+        .replace("Content-Type", "Connection: keep-alive\r\nContent-Type");
+    for (name, reply) in [
+        ("Transfer-Encoding with Content-Length", chunked_with_length),
+        ("HTTP/1.0 with Transfer-Encoding", http10_chunked),
+    ] {
+        let (url, accepted) =
+            scripted(vec![(reply, After::Keep), (json_reply(""), After::Keep)]).await;
+        let client = client(&url);
+        let got = tokio::time::timeout(Duration::from_secs(5), call(&client))
+            .await
+            .unwrap_or_else(|_| panic!("{name}: the call hung"));
+        let err = got.expect_err(name);
+        assert!(
+            matches!(err, Error::Send { connect: false, .. }),
+            "{name}: {err:?}"
+        );
+        let got = tokio::time::timeout(Duration::from_secs(5), call(&client))
+            .await
+            .unwrap_or_else(|_| panic!("{name}: the second call hung"));
+        assert_eq!(got.unwrap(), json!({"ok": true}), "{name}");
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            2,
+            "{name}: a connection reused"
+        );
+    }
+}
+
 /// What a broken reply's error must be.
 type Check = fn(&Error) -> bool;
 

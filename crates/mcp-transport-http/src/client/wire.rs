@@ -20,6 +20,8 @@
 //!   the caller's limit (it reads frames).
 //! - A connection is reusable only after a body framed by length or by chunks was read to
 //!   its end, from a reply that keeps the connection alive, with nothing read past it.
+//! - A reply framed two ways (`Transfer-Encoding` with `Content-Length`, or
+//!   `Transfer-Encoding` in HTTP/1.0) fails the call and drops its connection.
 
 use std::io;
 use std::mem::MaybeUninit;
@@ -429,6 +431,19 @@ where
             let start = value.as_ptr() as usize - base;
             self.fields.push((name, start, start + value.len()));
         }
+        // RFC 9112 §6.1 and §6.3: a reply framed both by Transfer-Encoding and by
+        // Content-Length, or with Transfer-Encoding over HTTP/1.0 (which has none), is
+        // how a response is smuggled past an intermediary that reads the other framing.
+        // The reply is refused and its connection, whose next bytes cannot be trusted,
+        // is dropped with it.
+        if encoded && length.is_some() {
+            return Err(invalid(
+                "a reply with both Transfer-Encoding and Content-Length",
+            ));
+        }
+        if encoded && version == Version::HTTP_10 {
+            return Err(invalid("an HTTP/1.0 reply with Transfer-Encoding"));
+        }
         if status.is_informational() {
             self.read.advance(len);
             if status == StatusCode::SWITCHING_PROTOCOLS {
@@ -482,8 +497,8 @@ where
             self.read.advance(len);
             None
         };
-        // RFC 9112, section 6.3: no body after HEAD, 204 and 304; chunked coding wins over
-        // a length; another coding, or neither, runs to the connection's close.
+        // RFC 9112, section 6.3: no body after HEAD, 204 and 304; a coding other than
+        // chunked last, or no framing at all, runs to the connection's close.
         let framing = if head_request
             || status == StatusCode::NO_CONTENT
             || status == StatusCode::NOT_MODIFIED

@@ -76,8 +76,8 @@ fn a_content_head_keeps_what_callers_read_and_frames_as_a_full_one() {
         );
         assert_eq!(conn.read, &b"0\r\n"[..], "{kept:?}");
     }
-    // The framing fields are read in either case: a close, and chunks over a length.
-    let head: &[u8] = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 3\r\n\
+    // The framing fields are read in either case: a close, and chunks.
+    let head: &[u8] = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\
         Transfer-Encoding: chunked\r\n\r\n";
     for kept in [Kept::All, Kept::Content] {
         conn.read = BytesMut::from(head);
@@ -89,6 +89,19 @@ fn a_content_head_keeps_what_callers_read_and_frames_as_a_full_one() {
             "{kept:?}"
         );
         assert!(!parsed.keep_alive, "{kept:?}");
+    }
+    // Chunks and a length, or chunks over HTTP/1.0: framed two ways, refused.
+    for head in [
+        &b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"[..],
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\ncontent-length: 3\r\n\r\n",
+        b"HTTP/1.1 204 No Content\r\nTransfer-Encoding: gzip\r\nContent-Length: 0\r\n\r\n",
+        b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n",
+    ] {
+        for kept in [Kept::All, Kept::Content] {
+            conn.read = BytesMut::from(head);
+            let err = conn.parse_head(false, kept).err().expect("refused");
+            assert_eq!(err.kind(), std::io::ErrorKind::InvalidData, "{kept:?}");
+        }
     }
     // Names of the lengths looked up that are other names.
     for name in ["locatiox", "connectiox", "content-typf", "content-lengtx"] {
