@@ -197,30 +197,37 @@ async fn a_reply_framed_two_ways_fails_and_its_connection_is_not_reused() {
     let http10_chunked = chunked_reply(7)
         .replace("HTTP/1.1", "HTTP/1.0")
         .replace("Content-Type", "Connection: keep-alive\r\nContent-Type");
-    for (name, reply) in [
-        ("Transfer-Encoding with Content-Length", chunked_with_length),
-        ("HTTP/1.0 with Transfer-Encoding", http10_chunked),
-    ] {
-        let (url, accepted) =
-            scripted(vec![(reply, After::Keep), (json_reply(""), After::Keep)]).await;
-        let client = client(&url);
-        let got = tokio::time::timeout(Duration::from_secs(5), call(&client))
-            .await
-            .unwrap_or_else(|_| panic!("{name}: the call hung"));
-        let err = got.expect_err(name);
-        assert!(
-            matches!(err, Error::Send { connect: false, .. }),
-            "{name}: {err:?}"
-        );
-        let got = tokio::time::timeout(Duration::from_secs(5), call(&client))
-            .await
-            .unwrap_or_else(|_| panic!("{name}: the second call hung"));
-        assert_eq!(got.unwrap(), json!({"ok": true}), "{name}");
-        assert_eq!(
-            accepted.load(Ordering::SeqCst),
-            2,
-            "{name}: a connection reused"
-        );
+    // The client's own HTTP/1.1, then hyper's.
+    for own in [true, false] {
+        for (name, reply) in [
+            (
+                "Transfer-Encoding with Content-Length",
+                &chunked_with_length,
+            ),
+            ("HTTP/1.0 with Transfer-Encoding", &http10_chunked),
+        ] {
+            let replies = vec![(reply.clone(), After::Keep), (json_reply(""), After::Keep)];
+            let (url, accepted) = scripted(replies).await;
+            let config = HttpClientConfig::default().own_http1(own);
+            let client = HttpClient::new(&url, config).unwrap();
+            let got = tokio::time::timeout(Duration::from_secs(5), call(&client))
+                .await
+                .unwrap_or_else(|_| panic!("{name}, own: {own}: the call hung"));
+            let err = got.expect_err(name);
+            assert!(
+                matches!(err, Error::Send { connect: false, .. }),
+                "{name}, own: {own}: {err:?}"
+            );
+            let got = tokio::time::timeout(Duration::from_secs(5), call(&client))
+                .await
+                .unwrap_or_else(|_| panic!("{name}, own: {own}: the second call hung"));
+            assert_eq!(got.unwrap(), json!({"ok": true}), "{name}, own: {own}");
+            assert_eq!(
+                accepted.load(Ordering::SeqCst),
+                2,
+                "{name}, own: {own}: a connection reused"
+            );
+        }
     }
 }
 

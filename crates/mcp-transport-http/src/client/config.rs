@@ -55,6 +55,12 @@ pub struct HttpClientConfig {
     /// [`Error::Unauthorized`](crate::Error::Unauthorized)). It owns the `Authorization`
     /// header: one given in [`headers`](Self::headers) is not sent. See [`Authorizer`].
     pub authorizer: Option<Arc<dyn Authorizer>>,
+    /// Whether HTTP/1.1 is the client's own (`true`, the default: `client/wire.rs`,
+    /// driven by the call) or hyper's client connection (`false`: a task per connection).
+    /// It exists so that `cargo xtask bench` can measure the one against the other; not a
+    /// stable setting.
+    #[doc(hidden)]
+    pub own_http1: bool,
 }
 
 impl Default for HttpClientConfig {
@@ -68,6 +74,7 @@ impl Default for HttpClientConfig {
             #[cfg(feature = "rustls")]
             tls: None,
             authorizer: None,
+            own_http1: true,
         }
     }
 }
@@ -112,6 +119,14 @@ impl HttpClientConfig {
     #[must_use]
     pub fn authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
         self.authorizer = Some(authorizer);
+        self
+    }
+
+    /// Sets [`own_http1`](Self::own_http1).
+    #[doc(hidden)]
+    #[must_use]
+    pub fn own_http1(mut self, own: bool) -> Self {
+        self.own_http1 = own;
         self
     }
 

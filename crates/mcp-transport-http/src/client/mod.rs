@@ -279,7 +279,7 @@ impl HttpClient {
         #[cfg(not(feature = "rustls"))]
         let connector = http;
         Ok(HttpClient {
-            pool: pool::Pool::new(connector, config.pool_idle_timeout, &uri),
+            pool: pool::Pool::new(connector, config.pool_idle_timeout, &uri, config.own_http1),
             url: uri,
             headers: config.headers,
             limits: Limits {

@@ -30,13 +30,13 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::HOST;
+use http::header::{CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
 use http::uri::{Authority, Scheme};
 use http::{HeaderValue, Request, StatusCode, Uri};
 use http_body::{Frame, SizeHint};
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::client::conn::http2;
+use hyper::client::conn::{http1, http2};
 use hyper_util::client::legacy::connect::Connection as _;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use tokio::time::Instant;
@@ -49,6 +49,9 @@ use crate::error::{BoxError, Error};
 /// What the connector opens: TCP, or TLS over it.
 type Stream = <Connector as tower_service::Service<Uri>>::Response;
 type Http1 = Box<wire::Conn<Stream>>;
+/// HTTP/1.1 through hyper's client connection, when the client's own is off
+/// ([`HttpClientConfig::own_http1`](crate::HttpClientConfig::own_http1)).
+type Hyper1 = http1::SendRequest<Full<Bytes>>;
 type Http2 = http2::SendRequest<Full<Bytes>>;
 
 /// The pool; cloning it shares the connections.
@@ -63,6 +66,8 @@ struct Shared {
     origin: Option<Origin>,
     /// How long a connection may sit idle; zero keeps none.
     idle_timeout: Duration,
+    /// Whether HTTP/1.1 is `wire.rs`'s (`true`) or hyper's.
+    own_http1: bool,
     idle: Mutex<Idle>,
 }
 
@@ -71,6 +76,8 @@ struct Idle {
     /// HTTP/1.1 connections between requests, each with when it became idle; the most
     /// recently used last, and taken first.
     http1: Vec<(Http1, Instant)>,
+    /// hyper's HTTP/1.1 connections between requests, as `http1`.
+    hyper1: Vec<(Hyper1, Instant)>,
     /// The HTTP/2 connection every call shares, with when a call last took it.
     http2: Option<(Http2, Instant)>,
     /// Whether a sweeping task runs.
@@ -88,17 +95,25 @@ enum Sent {
 /// A connection taken for one request.
 enum Taken {
     Http1(Http1),
+    Hyper1(Hyper1),
     Http2(Http2),
 }
 
 impl Pool {
-    /// A pool for the origin of `endpoint`.
-    pub(super) fn new(connector: Connector, idle_timeout: Duration, endpoint: &Uri) -> Self {
+    /// A pool for the origin of `endpoint`; HTTP/1.1 is `wire.rs`'s when `own_http1`, else
+    /// hyper's.
+    pub(super) fn new(
+        connector: Connector,
+        idle_timeout: Duration,
+        endpoint: &Uri,
+        own_http1: bool,
+    ) -> Self {
         Pool {
             shared: Arc::new(Shared {
                 connector,
                 origin: Origin::of(endpoint),
                 idle_timeout,
+                own_http1,
                 idle: Mutex::new(Idle::default()),
             }),
         }
@@ -165,6 +180,13 @@ impl Pool {
                         }
                     }
                 }
+                Taken::Hyper1(sender) => {
+                    let sent = Box::pin(self.send_hyper1(sender, was_idle, outgoing, uri));
+                    match sent.await {
+                        Sent::Done(outcome) => return outcome,
+                        Sent::Unsent => {}
+                    }
+                }
                 Taken::Http2(sender) => {
                     // Boxed: hyper's request future is large, and every HTTP/1.1 call's
                     // future would be as large without it.
@@ -229,6 +251,71 @@ impl Pool {
         }
     }
 
+    /// [`send`](Self::send) on an HTTP/1.1 connection of hyper's: as
+    /// [`send_http2`](Self::send_http2), with the target in origin form and `Host` beside
+    /// it (RFC 9112 §3.2.1), and a reply framed two ways refused as `wire.rs` refuses it.
+    async fn send_hyper1(
+        &self,
+        mut sender: Hyper1,
+        was_idle: bool,
+        outgoing: &Outgoing,
+        uri: &Uri,
+    ) -> Sent {
+        if sender.ready().await.is_err() {
+            if was_idle {
+                return Sent::Unsent;
+            }
+            return Sent::Done(Err(Error::Send {
+                connect: true,
+                source: "the new connection closed at once".into(),
+            }));
+        }
+        let mut headers = outgoing.all_headers();
+        match host_of(uri, &headers, self.shared.origin.as_ref()) {
+            Ok(Some(host)) => {
+                headers.insert(HOST, host.into_owned());
+            }
+            Ok(None) => {}
+            Err(e) => return Sent::Done(Err(e)),
+        }
+        let mut request = Request::new(Full::new(outgoing.body.clone()));
+        *request.method_mut() = outgoing.method.clone();
+        *request.uri_mut() = match uri.path_and_query() {
+            Some(target) => Uri::from(target.clone()),
+            None => Uri::from_static("/"),
+        };
+        *request.headers_mut() = headers;
+        match sender.try_send_request(request).await {
+            Ok(response) => {
+                let (parts, body) = response.into_parts();
+                // RFC 9112 §6.1, §6.3: hyper reads the chunks and keeps the connection; a
+                // smuggling signal drops both instead (hyper refuses HTTP/1.0 with
+                // Transfer-Encoding itself).
+                if parts.headers.contains_key(TRANSFER_ENCODING)
+                    && parts.headers.contains_key(CONTENT_LENGTH)
+                {
+                    return Sent::Done(Err(Error::Send {
+                        connect: false,
+                        source: "a reply with both Transfer-Encoding and Content-Length".into(),
+                    }));
+                }
+                Sent::Done(Ok(Answer {
+                    status: parts.status,
+                    headers: Some(parts.headers),
+                    body: Body::hyper1(body, sender, Arc::downgrade(&self.shared)),
+                }))
+            }
+            Err(mut failure) => match failure.take_message() {
+                // Nothing was sent: the connection had closed meanwhile.
+                Some(_) if was_idle => Sent::Unsent,
+                _ => Sent::Done(Err(Error::Send {
+                    connect: false,
+                    source: Box::new(failure.into_error()),
+                })),
+            },
+        }
+    }
+
     /// Opens a connection to `uri`'s origin: HTTP/2 when TLS negotiated it (and then it is
     /// the one every call shares, its task running until it closes), HTTP/1.1 otherwise.
     async fn connect(&self, uri: &Uri) -> Result<Taken, Error> {
@@ -250,6 +337,14 @@ impl Pool {
             });
             self.shared.lock().http2 = Some((sender.clone(), Instant::now()));
             Ok(Taken::Http2(sender))
+        } else if !self.shared.own_http1 {
+            let (sender, connection) = http1::handshake(io).await.map_err(failed)?;
+            tokio::spawn(async move {
+                if let Err(e) = connection.await {
+                    tracing::debug!(error = %e, "HTTP/1.1 client connection ended");
+                }
+            });
+            Ok(Taken::Hyper1(sender))
         } else {
             Ok(Taken::Http1(Box::new(wire::Conn::new(io))))
         }
@@ -297,6 +392,11 @@ impl Shared {
             }
             idle.http2 = None;
         }
+        while let Some((sender, since)) = idle.hyper1.pop() {
+            if now.duration_since(since) < self.idle_timeout && !sender.is_closed() {
+                return Some(Taken::Hyper1(sender));
+            }
+        }
         loop {
             let (mut conn, since) = idle.http1.pop()?;
             drop(idle);
@@ -323,6 +423,21 @@ impl Shared {
         }
         let mut idle = self.lock();
         idle.http1.push((conn, Instant::now()));
+        self.sweep_from(idle);
+    }
+
+    /// Takes back one of hyper's HTTP/1.1 connections whose response has ended.
+    fn put_hyper1(self: &Arc<Self>, sender: Hyper1) {
+        if self.idle_timeout.is_zero() || sender.is_closed() {
+            return;
+        }
+        let mut idle = self.lock();
+        idle.hyper1.push((sender, Instant::now()));
+        self.sweep_from(idle);
+    }
+
+    /// Starts the sweeping task if none runs.
+    fn sweep_from(self: &Arc<Self>, mut idle: MutexGuard<'_, Idle>) {
         if !idle.sweeping
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
@@ -342,12 +457,14 @@ async fn sweep(pool: Weak<Shared>, timeout: Duration) {
         let now = Instant::now();
         idle.http1
             .retain(|(_, since)| now.duration_since(*since) < timeout);
+        idle.hyper1
+            .retain(|(sender, since)| !sender.is_closed() && now.duration_since(*since) < timeout);
         if idle.http2.as_ref().is_some_and(|(sender, used)| {
             sender.is_closed() || now.duration_since(*used) >= timeout
         }) {
             idle.http2 = None;
         }
-        if idle.http1.is_empty() && idle.http2.is_none() {
+        if idle.http1.is_empty() && idle.hyper1.is_empty() && idle.http2.is_none() {
             idle.sweeping = false;
             return;
         }
@@ -448,6 +565,14 @@ enum Inner {
         /// The reply's media type, when its head told it ([`Media`]).
         media: Media,
     },
+    /// A reply on one of hyper's HTTP/1.1 connections, which goes back to the pool (if it
+    /// is still open) when the body has ended.
+    Hyper1 {
+        body: Incoming,
+        /// `None` once the body ended or failed.
+        sender: Option<Hyper1>,
+        pool: Weak<Shared>,
+    },
     Http2(Incoming),
 }
 
@@ -455,7 +580,9 @@ impl std::fmt::Debug for Body {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.inner {
             Inner::Http1 { framing, .. } => f.debug_tuple("Body").field(framing).finish(),
-            Inner::Http2(inner) => f.debug_tuple("Body").field(inner).finish(),
+            Inner::Hyper1 { body, .. } | Inner::Http2(body) => {
+                f.debug_tuple("Body").field(body).finish()
+            }
         }
     }
 }
@@ -489,12 +616,36 @@ impl Body {
         }
     }
 
+    fn hyper1(body: Incoming, sender: Hyper1, pool: Weak<Shared>) -> Self {
+        let mut body = Body {
+            inner: Inner::Hyper1 {
+                body,
+                sender: Some(sender),
+                pool,
+            },
+        };
+        body.release_hyper1(false);
+        body
+    }
+
+    /// Returns one of hyper's HTTP/1.1 connections to the pool once its body has ended:
+    /// `ended` (it yielded its end), or known to have (a length, all read).
+    fn release_hyper1(&mut self, ended: bool) {
+        if let Inner::Hyper1 { body, sender, pool } = &mut self.inner
+            && (ended || http_body::Body::is_end_stream(body))
+            && let Some(sender) = sender.take()
+            && let Some(pool) = pool.upgrade()
+        {
+            pool.put_hyper1(sender);
+        }
+    }
+
     /// The reply's media type when its head told it rather than its header map
     /// ([`Media`]); [`Media::InHeaders`] otherwise, and over HTTP/2.
     pub(super) fn media(&self) -> Media {
         match &self.inner {
             Inner::Http1 { media, .. } => *media,
-            Inner::Http2(_) => Media::InHeaders,
+            Inner::Hyper1 { .. } | Inner::Http2(_) => Media::InHeaders,
         }
     }
 
@@ -564,6 +715,16 @@ impl http_body::Body for Body {
                     .poll_frame(cx)
                     .map_err(|e| Box::new(e) as BoxError);
             }
+            Inner::Hyper1 { body, sender, .. } => {
+                let polled = Pin::new(body).poll_frame(cx);
+                match &polled {
+                    Poll::Ready(Some(Err(_))) => *sender = None,
+                    Poll::Ready(Some(Ok(_))) => self.release_hyper1(false),
+                    Poll::Ready(None) => self.release_hyper1(true),
+                    Poll::Pending => {}
+                }
+                return polled.map_err(|e| Box::new(e) as BoxError);
+            }
             Inner::Http1 { conn, framing, .. } => (conn, framing),
         };
         let Some(open) = conn else {
@@ -591,7 +752,7 @@ impl http_body::Body for Body {
     fn is_end_stream(&self) -> bool {
         match &self.inner {
             Inner::Http1 { framing, .. } => matches!(framing, Framing::Done),
-            Inner::Http2(inner) => inner.is_end_stream(),
+            Inner::Hyper1 { body: inner, .. } | Inner::Http2(inner) => inner.is_end_stream(),
         }
     }
 
@@ -602,7 +763,7 @@ impl http_body::Body for Body {
                 Framing::Length(left) => SizeHint::with_exact(*left),
                 _ => SizeHint::default(),
             },
-            Inner::Http2(inner) => inner.size_hint(),
+            Inner::Hyper1 { body: inner, .. } | Inner::Http2(inner) => inner.size_hint(),
         }
     }
 }
