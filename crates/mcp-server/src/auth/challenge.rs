@@ -98,10 +98,10 @@ pub(super) fn json(status: StatusCode, body: String) -> Response<Bytes> {
 /// more.
 pub(super) const UNAVAILABLE: &str = "access tokens cannot be verified now; retry later";
 
-/// `503`: tokens cannot be verified now. The body says only that: `_reason` may name hosts,
+/// `503`: tokens cannot be verified now. The body says only that: the reason may name hosts,
 /// addresses or library errors, which are for the server's log (the caller logs it with
 /// `tracing`), never for an unauthenticated client.
-pub(super) fn unavailable(_reason: &str) -> Response<Bytes> {
+pub(super) fn unavailable() -> Response<Bytes> {
     let body = serde_json::json!({
         "error": "temporarily_unavailable",
         "error_description": UNAVAILABLE,
@@ -142,9 +142,7 @@ mod tests {
 
     #[test]
     fn a_503_body_says_only_that_tokens_cannot_be_verified_now() {
-        let reason =
-            "token introspection failed: connect to auth.internal.example:8443: connection refused";
-        let response = unavailable(reason);
+        let response = unavailable();
         assert_eq!(response.status(), 503);
         assert_eq!(response.headers()["retry-after"], "5");
         assert!(!response.headers().contains_key("www-authenticate"));
@@ -156,10 +154,6 @@ mod tests {
                 "error_description": UNAVAILABLE,
             })
         );
-        let text = String::from_utf8_lossy(response.body());
-        for internal in ["auth.internal", "8443", "refused", "introspection"] {
-            assert!(!text.contains(internal), "{internal} in {text}");
-        }
     }
 
     #[test]

@@ -48,6 +48,7 @@ impl std::fmt::Debug for TokenPrincipal {
             .field("id", &self.id)
             .field("scopes", &self.scopes)
             .field("claims", &self.claims.keys().collect::<Vec<_>>())
+            .field("bound", &self.rules.is_some())
             .finish()
     }
 }

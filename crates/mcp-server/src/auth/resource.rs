@@ -508,7 +508,7 @@ impl Inner {
             }
             Err(TokenError::Unavailable(reason)) => {
                 tracing::warn!(%reason, "cannot verify a token");
-                return Err(challenge::unavailable(&reason));
+                return Err(challenge::unavailable());
             }
         };
         self.check_scopes(&principal, hinted)?;

@@ -223,7 +223,7 @@ async fn a_scoped_name_spelled_another_way_is_still_scoped() {
 struct NoDelete;
 
 impl Principal for NoDelete {
-    fn id(&self) -> &str {
+    fn id(&self) -> &'static str {
         "no-delete"
     }
 
