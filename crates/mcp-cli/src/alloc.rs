@@ -17,7 +17,7 @@
 //! (16 allocations each): see `docs/PERFORMANCE.md`, "The changes of 2026-12-01,
 //! 07:00–10:00 UTC".
 //!
-//! This is the second of the crate's two uses of unsafe code (ARCHITECTURE.md, "Logging
+//! This is the crate's one use of unsafe code (ARCHITECTURE.md, "Logging
 //! and unsafe code"): implementing `GlobalAlloc` is unsafe by definition.
 #![allow(unsafe_code)]
 

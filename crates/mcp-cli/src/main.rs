@@ -14,10 +14,8 @@
 //! shows every JSON-RPC message on stderr. An error is one line on stderr and exit code 1.
 
 // Unsafe code is denied here, not forbidden as in every other crate: the one exception is
-// the C entry point `main` in `start.rs` (`#[no_mangle]`), which says why.
+// the global allocator in `alloc.rs` (implementing `GlobalAlloc` is unsafe).
 #![deny(unsafe_code)]
-// On glibc Linux only: there std reads the arguments from `.init_array`, without its `main`.
-#![cfg_attr(all(not(test), target_os = "linux", target_env = "gnu"), no_main)]
 
 /// See the `mimalloc` feature in Cargo.toml, and `alloc.rs`.
 #[cfg(feature = "mimalloc")]
@@ -32,20 +30,19 @@ mod interact;
 mod oauth;
 mod output;
 mod soak_tools;
-mod start;
 mod target;
 mod tour;
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use mcp_client::{CallOptions, Client, ListenEvent};
 use mcp_legacy::client::EraChoice;
 use serde_json::{Map, Value, json};
 
-use crate::start::{FAILURE, SUCCESS, start_runtime};
 use crate::target::{Config, Session, Target};
 
 /// What went wrong, in one line.
@@ -245,16 +242,7 @@ enum Command {
     },
 }
 
-/// The entry point where std's own start-up runs first (everywhere but glibc Linux,
-/// where the entry point is `start::main`).
-#[cfg(not(any(test, all(target_os = "linux", target_env = "gnu"))))]
-fn main() -> std::process::ExitCode {
-    std::process::ExitCode::from(u8::try_from(run_main()).unwrap_or(1))
-}
-
-/// What the entry point (`start.rs`) runs: the exit code, [`SUCCESS`] or [`FAILURE`].
-#[cfg_attr(test, allow(dead_code))]
-pub(crate) fn run_main() -> std::ffi::c_int {
+fn main() -> ExitCode {
     // `mcp serve-example` alone is how a host spawns the example server over stdio: it
     // starts without building clap's grammar of every subcommand, which at start-up cost
     // more instructions (0.3 M) and heap (0.3 MB) than the server itself (issue #8,
@@ -275,21 +263,34 @@ pub(crate) fn run_main() -> std::ffi::c_int {
         Some(Command::ServeExample { .. }) => 1,
         _ => 2,
     };
-    let runtime = match start_runtime(workers) {
+    let runtime = match runtime(workers) {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");
-            return FAILURE;
+            return ExitCode::FAILURE;
         }
     };
     match runtime.block_on(Box::pin(run(cli))) {
-        Ok(()) => SUCCESS,
-        Err(Error::ToolFailed) => FAILURE,
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Error::ToolFailed) => ExitCode::FAILURE,
         Err(e) => {
             eprintln!("error: {e}");
-            FAILURE
+            ExitCode::FAILURE
         }
     }
+}
+
+/// A runtime with every driver enabled: current-thread for one worker, multi-threaded
+/// with `workers` threads otherwise.
+fn runtime(workers: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = if workers == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(workers);
+        builder
+    };
+    builder.enable_all().build()
 }
 
 /// Whether the arguments (after the program's name) are exactly `serve-example`.
@@ -299,21 +300,21 @@ fn plain_serve_example(mut args: impl Iterator<Item = std::ffi::OsString>) -> bo
 
 /// `mcp serve-example` without options: the stdio example server on one thread, as the
 /// clap path runs it.
-fn serve_example_stdio() -> std::ffi::c_int {
-    let runtime = match start_runtime(1) {
+fn serve_example_stdio() -> ExitCode {
+    let runtime = match runtime(1) {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");
-            return FAILURE;
+            return ExitCode::FAILURE;
         }
     };
     // Boxed, the server's future is not copied from frame to frame down `block_on`'s
     // stack (each copy would be stack pages touched for good).
     match runtime.block_on(Box::pin(example::serve_stdio(example::Bench::default()))) {
-        Ok(()) => SUCCESS,
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", Error::Server(e));
-            FAILURE
+            ExitCode::FAILURE
         }
     }
 }
@@ -826,7 +827,7 @@ mod tests {
     }
 
     /// This crate spells the workspace's lints out (to deny unsafe code rather than forbid
-    /// it, for the C `main`): they must not drift apart.
+    /// it, for the allocator): they must not drift apart.
     #[test]
     fn the_lints_are_the_workspace_lints_but_for_unsafe_code() {
         let dir = env!("CARGO_MANIFEST_DIR");

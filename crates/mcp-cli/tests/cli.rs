@@ -449,10 +449,9 @@ fn progress_is_a_bar_at_a_terminal() {
     assert!(screen.contains("Counted down 2 s"), "{screen:?}");
 }
 
-/// `mcp` has no Rust `main` on glibc Linux (`#![no_main]`, see `src/start.rs`), so std's
-/// start-up no longer ignores SIGPIPE for it: a handler does. A server whose client has
-/// closed its end of the server's stdout gets `EPIPE` on its next write and ends on its
-/// own, rather than being killed by the signal.
+/// std's start-up ignores SIGPIPE before `main`: a server whose client has closed its end
+/// of the server's stdout gets `EPIPE` on its next write and ends on its own, rather than
+/// being killed by the signal.
 #[cfg(unix)]
 #[test]
 fn a_closed_stdout_is_an_error_not_a_fatal_signal() {
