@@ -316,6 +316,8 @@ struct Conn {
     frames: Vec<Bytes>,
     spans: Vec<Span>,
     date: Date,
+    /// The address of the client's end, for [`Endpoint::call_from`].
+    peer: SocketAddr,
 }
 
 /// Serves one accepted connection.
@@ -332,6 +334,7 @@ pub(crate) async fn serve<E: Endpoint>(
         frames: Vec::new(),
         spans: Vec::new(),
         date: Date::default(),
+        peer,
     };
     let step = {
         let mut timer = pin!(tokio::time::sleep(Duration::ZERO));
@@ -445,7 +448,7 @@ impl Conn {
         // The endpoint's answer; the client closing its connection meanwhile drops it.
         let response = {
             let slot = delivery.as_ref().map(|d| Arc::clone(&d.0));
-            let mut call = pin!(settings.service.call(request));
+            let mut call = pin!(settings.service.call_from(request, self.peer));
             // Whether the endpoint asked for the body and it is being read.
             let mut reading = false;
             let limited = !settings.body_read_timeout.is_zero();

@@ -165,4 +165,4 @@ pub use error::Error;
 pub use h1::{RequestBody, RequestBodyError};
 pub use response::McpBody;
 pub use server::{Endpoint, HttpServer, RunningServer};
-pub use service::{McpService, ResponseFuture, transport_info};
+pub use service::{ConcurrencySlot, McpService, ResponseFuture, transport_info};

@@ -215,6 +215,14 @@ pub trait Endpoint: Clone + Send + Sync + 'static {
     /// Answers one request.
     fn call(&self, request: Request<RequestBody>) -> Self::Future;
 
+    /// Answers one request that came from `peer`, the address of the client's end of
+    /// the connection (an endpoint that bounds something per client needs it). The
+    /// server calls this; the default ignores the address and calls [`call`](Self::call).
+    fn call_from(&self, request: Request<RequestBody>, peer: SocketAddr) -> Self::Future {
+        let _ = peer;
+        self.call(request)
+    }
+
     /// Fires the cancellation token of every request in flight and still to come.
     fn cancel_all(&self);
 }
@@ -417,7 +425,7 @@ pub(crate) async fn serve_with_hyper<E, I>(
     let max_head_bytes = this.max_head_bytes;
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let refused = head_bytes(&request) > max_head_bytes;
-        let call = (!refused).then(|| service.call(request.map(RequestBody::from)));
+        let call = (!refused).then(|| service.call_from(request.map(RequestBody::from), peer));
         async move {
             match call {
                 Some(call) => call.await.map(|response| response.map(Either::Left)),

@@ -111,6 +111,13 @@ struct Shared<H> {
     retry_after: HeaderValue,
 }
 
+/// A slot of an [`McpService`]'s concurrency limit, taken with [`McpService::try_slot`]
+/// and given back when dropped.
+#[derive(Debug)]
+pub struct ConcurrencySlot {
+    _permit: OwnedSemaphorePermit,
+}
+
 impl<H> Clone for McpService<H> {
     fn clone(&self) -> Self {
         McpService {
@@ -134,6 +141,19 @@ impl<H> McpService<H> {
     pub fn cancel_all(&self) {
         self.shared.all_cancelled.store(true, Ordering::Release);
         self.shared.root.cancel();
+    }
+
+    /// Takes a slot of this endpoint's concurrency limit
+    /// ([`HttpServerConfig::max_concurrent_requests`]) for work served beside it, such as
+    /// the legacy sessions of `mcp-legacy`, so that it counts against the same limit as
+    /// the endpoint's own requests; `None` when every slot is taken (the endpoint answers
+    /// `503` with `Retry-After` then). The slot is given back when the returned value is
+    /// dropped.
+    pub fn try_slot(&self) -> Option<ConcurrencySlot> {
+        Arc::clone(&self.shared.permits)
+            .try_acquire_owned()
+            .ok()
+            .map(|permit| ConcurrencySlot { _permit: permit })
     }
 
     /// How many requests hold a concurrency slot now (from their body's first byte to their
