@@ -18,6 +18,9 @@
 //!    Each SDK is driven in the era it speaks. Our client (`client-load`) drives ours with
 //!    the small echo, for the "our client ÷ mcp-load" figure (over HTTP with the server on
 //!    its default worker threads and on one, against `mcp-load` driving the same server).
+//!    The HTTP/1.1 we own is measured against hyper's in the same rounds: ours with every
+//!    connection on hyper (`--hyper-http1`) under `mcp-load`'s echo loads, and our client
+//!    on hyper's client connection (`client-load --hyper-http1`) against the same server.
 //!    Over stdio the driver spawns
 //!    the server itself; over HTTP the server is started here with `127.0.0.1:0`, its URL
 //!    read from the first line of its stdout, and killed after the run.
@@ -193,6 +196,12 @@ enum Role {
     OursOneWorker,
     /// The same, driven by our client.
     OursOneWorkerByClient,
+    /// Ours with every connection served by hyper, not by its own HTTP/1.1
+    /// (`--hyper-http1`): the server's side of "the HTTP/1.1 we own".
+    OursOnHyper,
+    /// Ours driven by our client speaking HTTP/1.1 through hyper's client connection
+    /// (`client-load --hyper-http1`): the client's side.
+    OursByClientOnHyper,
     Rmcp,
     Floor,
     Other,
@@ -205,6 +214,14 @@ enum Driver {
     McpLoad,
     /// `client-load`: `mcp_client::Client`, echo only.
     Client,
+    /// `client-load --hyper-http1`: the same, its HTTP/1.1 hyper's.
+    ClientOnHyper,
+}
+
+impl Driver {
+    fn is_client(self) -> bool {
+        matches!(self, Self::Client | Self::ClientOnHyper)
+    }
 }
 
 /// A server under test: how to start it over each transport it serves.
@@ -235,7 +252,7 @@ impl ServerSpec {
         if load.needs_tools() && !self.tools {
             return None;
         }
-        if self.driver == Driver::Client && load != Load::Small {
+        if self.driver.is_client() && load != Load::Small {
             return None;
         }
         let mut command = match transport {
@@ -344,6 +361,25 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         false,
         false,
         &["serve-example", "--http", "127.0.0.1:0", "--workers", "1"],
+    ));
+    // The HTTP/1.1 we own, measured against hyper's in the same rounds: the server with
+    // every connection on hyper (the echo loads, beside `Role::Ours`), and our client on
+    // hyper's client connection (beside `Role::OursByClient`).
+    servers.push(ours(
+        "ours, every connection on hyper (`--hyper-http1`)",
+        Role::OursOnHyper,
+        Driver::McpLoad,
+        false,
+        false,
+        &["serve-example", "--http", "127.0.0.1:0", "--hyper-http1"],
+    ));
+    servers.push(ours(
+        "ours, driven by our client on hyper's HTTP/1.1 (`client-load --hyper-http1`)",
+        Role::OursByClientOnHyper,
+        Driver::ClientOnHyper,
+        false,
+        false,
+        &["serve-example", "--http", "127.0.0.1:0"],
     ));
     servers
 }
@@ -571,13 +607,16 @@ fn driver_args(server: &ServerSpec, load: Load, settings: Settings) -> (Vec<Stri
             args.extend(load.load_args());
             (args, "mcp-load")
         }
-        Driver::Client => {
+        Driver::Client | Driver::ClientOnHyper => {
             args.extend([
                 "--in-flight".to_owned(),
                 load.in_flight().to_string(),
                 "--payload".to_owned(),
                 load.payload().to_string(),
             ]);
+            if server.driver == Driver::ClientOnHyper {
+                args.push("--hyper-http1".to_owned());
+            }
             (args, "client-load")
         }
     }
@@ -595,7 +634,7 @@ fn measure(
     let (mut args, driver) = driver_args(server, load, settings);
     let program = match server.driver {
         Driver::McpLoad => &bins.load,
-        Driver::Client => &bins.client,
+        Driver::Client | Driver::ClientOnHyper => &bins.client,
     };
     let mut http_server = None;
     match transport {
@@ -812,7 +851,7 @@ mod tests {
     fn who_takes_part_in_what() {
         let servers = servers(&bins(), vec![peer()]);
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names.len(), 8, "{names:?}");
+        assert_eq!(names.len(), 10, "{names:?}");
         let by_role = |role| servers.iter().find(|s| s.role == role).unwrap();
         let ours = by_role(Role::Ours);
         assert_eq!(
@@ -883,6 +922,25 @@ mod tests {
             by_role(Role::OursOneWorker).command(Load::Small, Transport::Http),
             one.command(Load::Small, Transport::Http)
         );
+        // The HTTP/1.1 we own against hyper's: the same server command with one flag, the
+        // same loads; the client's side against the very server `Role::OursByClient` drives.
+        let hyper = by_role(Role::OursOnHyper);
+        assert_eq!(hyper.driver, Driver::McpLoad);
+        for load in [Load::Small, Load::Large, Load::Single] {
+            let mut with = ours.command(load, Transport::Http).unwrap();
+            with.push("--hyper-http1".to_owned());
+            assert_eq!(hyper.command(load, Transport::Http).unwrap(), with);
+        }
+        assert!(hyper.command(Load::Small, Transport::Stdio).is_none());
+        assert!(hyper.command(Load::Search, Transport::Http).is_none());
+        let on_hyper = by_role(Role::OursByClientOnHyper);
+        assert_eq!(on_hyper.driver, Driver::ClientOnHyper);
+        assert_eq!(
+            on_hyper.command(Load::Small, Transport::Http),
+            client.command(Load::Small, Transport::Http)
+        );
+        assert!(on_hyper.command(Load::Small, Transport::Stdio).is_none());
+        assert!(on_hyper.command(Load::Large, Transport::Http).is_none());
     }
 
     #[test]
@@ -927,6 +985,16 @@ mod tests {
         assert_eq!(
             args.join(" "),
             "--duration 0.5 --warmup 100 --in-flight 16 --payload 16"
+        );
+        let on_hyper = servers
+            .iter()
+            .find(|s| s.driver == Driver::ClientOnHyper)
+            .unwrap();
+        let (args, driver) = driver_args(on_hyper, Load::Small, settings);
+        assert_eq!(driver, "client-load");
+        assert_eq!(
+            args.join(" "),
+            "--duration 0.5 --warmup 100 --in-flight 16 --payload 16 --hyper-http1"
         );
     }
 }

@@ -433,7 +433,95 @@ pub(super) fn render(
             cell(client, p99, "µs"),
         );
     }
+    own_http1(&mut out, servers, medians);
     out
+}
+
+/// The HTTP/1.1 we own against hyper's, each side in the same run: the gain in calls/s
+/// (ours ÷ hyper's − 1) and in CPU per call (hyper's ÷ ours − 1: how much more each call
+/// costs on hyper); the project keeps its own only where one of them is at least 25%.
+fn own_http1(
+    out: &mut String,
+    servers: &[ServerSpec],
+    medians: &BTreeMap<(usize, Load, Transport), Figures>,
+) {
+    let find = |role: Role| servers.iter().position(|s| s.role == role);
+    let of =
+        |index: Option<usize>, load| index.and_then(|i| medians.get(&(i, load, Transport::Http)));
+    let gain = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 && a.is_finite() => {
+            format!("{:+.0}%", (a / b - 1.0) * 100.0)
+        }
+        _ => "—".to_owned(),
+    };
+    let value = |v: Option<f64>, unit: &str| {
+        v.map_or_else(
+            || "—".to_owned(),
+            |v| {
+                if unit.is_empty() {
+                    thousands(v)
+                } else {
+                    short(v, unit)
+                }
+            },
+        )
+    };
+    let _ = writeln!(
+        out,
+        "
+The HTTP/1.1 we own against hyper's (same run, over HTTP): the server driven by          `mcp-load` (CPU: the server's), our client driving the same server (CPU: the          client's). Gain: calls/s ours ÷ hyper's − 1; CPU hyper's ÷ ours − 1.
+"
+    );
+    let _ = writeln!(
+        out,
+        "| side, load | calls/s own / hyper | gain | CPU per call own / hyper | gain |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|");
+    let server = (find(Role::Ours), find(Role::OursOnHyper));
+    let client = (find(Role::OursByClient), find(Role::OursByClientOnHyper));
+    let server_cpu: fn(&Figures) -> Option<f64> = |f| Some(f.cpu_us_per_call);
+    let client_cpu: fn(&Figures) -> Option<f64> = |f| f.driver_cpu_us_per_call;
+    let rows = [
+        (
+            "server, 16 B, 16 in flight",
+            server,
+            Load::Small,
+            server_cpu,
+        ),
+        (
+            "server, 64 KiB, 16 in flight",
+            server,
+            Load::Large,
+            server_cpu,
+        ),
+        (
+            "server, 16 B, 1 in flight",
+            server,
+            Load::Single,
+            server_cpu,
+        ),
+        (
+            "client, 16 B, 16 in flight",
+            client,
+            Load::Small,
+            client_cpu,
+        ),
+    ];
+    for (label, (own, hyper), load, cpu) in rows {
+        let (own, hyper) = (of(own, load), of(hyper, load));
+        let calls = |f: Option<&Figures>| f.map(|f| f.calls_per_s);
+        let cpu = |f: Option<&Figures>| f.and_then(cpu);
+        let _ = writeln!(
+            out,
+            "| {label} | {} / {} | {} | {} / {} | {} |",
+            value(calls(own), ""),
+            value(calls(hyper), ""),
+            gain(calls(own), calls(hyper)),
+            value(cpu(own), "µs"),
+            value(cpu(hyper), "µs"),
+            gain(cpu(hyper), cpu(own)),
+        );
+    }
 }
 
 #[cfg(test)]
@@ -520,6 +608,26 @@ mod tests {
                 ..f
             },
         );
+        medians.insert(
+            (position(Role::OursOnHyper), Load::Small, Transport::Http),
+            Figures {
+                calls_per_s: 8_000.0,
+                cpu_us_per_call: 6.0,
+                ..f
+            },
+        );
+        medians.insert(
+            (
+                position(Role::OursByClientOnHyper),
+                Load::Small,
+                Transport::Http,
+            ),
+            Figures {
+                calls_per_s: 6_000.0,
+                driver_cpu_us_per_call: Some(10.0),
+                ..f
+            },
+        );
         let text = render(
             &servers,
             &medians,
@@ -528,6 +636,22 @@ mod tests {
                 warmup: 1,
             },
             true,
+        );
+        assert!(
+            text.contains(
+                "| server, 16 B, 16 in flight | 10,000 / 8,000 | +25% | 5.00 µs / 6.00 µs | +20% |"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "| client, 16 B, 16 in flight | 9,000 / 6,000 | +50% | 7.50 µs / 10.0 µs | +33% |"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("| server, 64 KiB, 16 in flight | — / — | — | — / — | — |"),
+            "{text}"
         );
         assert!(
             text.contains(
