@@ -14,6 +14,10 @@
 //!   [`MAX_RESUMES`] times per request);
 //! - keeps the standalone GET stream open for server-initiated messages, reconnecting with
 //!   `Last-Event-ID` after the `retry` delay, and routes responses that arrive on it;
+//! - waits at least [`MIN_RETRY`] before any reconnection, whatever `retry` says, and
+//!   longer (doubling, up to a minute) after each stream in a row that brought nothing new,
+//!   with random jitter: a server that sends `retry: 0` and closes its streams at once
+//!   is not reconnected to in a tight loop;
 //! - re-initializes once when the server answers 404 to a request carrying the session
 //!   id (the session expired), then re-sends the request (which never ran);
 //! - sends `notifications/cancelled` when a request's future is dropped (in the legacy
@@ -59,7 +63,10 @@ pub const MAX_PENDING: usize = 256;
 pub const MAX_SERVER_REQUESTS: usize = 32;
 /// How long to wait before reconnecting when the server gave no `retry`.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
-/// The longest `retry` honoured.
+/// The shortest wait before reconnecting a stream, whatever `retry` the server sent.
+pub const MIN_RETRY: Duration = Duration::from_millis(250);
+/// The longest `retry` honoured, and the longest wait the backoff grows to (before its
+/// jitter).
 const MAX_RETRY: Duration = Duration::from_mins(1);
 /// How many reconnections of the standalone GET stream may fail in a row.
 const MAX_GET_FAILURES: u32 = 5;
@@ -113,17 +120,45 @@ fn later(from: Instant, wait: Duration) -> Instant {
         .unwrap_or(from)
 }
 
-/// Where a stream left off, for resumption.
+/// Where a stream left off, for resumption, and how its reconnections are paced.
 #[derive(Debug, Default, Clone)]
 struct Cursor {
     last_id: Option<String>,
     retry: Option<Duration>,
+    /// Whether an event with an id or data arrived since the last reconnection.
+    progressed: bool,
+    /// How many reconnections in a row found nothing new.
+    streak: u32,
 }
 
 impl Cursor {
-    fn delay(&self) -> Duration {
-        self.retry.unwrap_or(DEFAULT_RETRY).min(MAX_RETRY)
+    /// The wait before the next reconnection; each call is one reconnection. A stream (or
+    /// a failed attempt) that brought nothing new since the last call doubles the wait.
+    fn next_delay(&mut self) -> Duration {
+        if std::mem::take(&mut self.progressed) {
+            self.streak = 0;
+        } else {
+            self.streak = self.streak.saturating_add(1);
+        }
+        backoff(self.retry, self.streak, jitter())
     }
+}
+
+/// The wait before a reconnection: the server's `retry` (1 s without one) within
+/// [`MIN_RETRY`] and [`MAX_RETRY`], doubled `streak` times up to [`MAX_RETRY`], plus
+/// `jitter` (from 0 to 1) of half of that, so that the clients of one server spread out.
+fn backoff(retry: Option<Duration>, streak: u32, jitter: f64) -> Duration {
+    let base = retry.unwrap_or(DEFAULT_RETRY).clamp(MIN_RETRY, MAX_RETRY);
+    let backed_off = base
+        .checked_mul(1 << streak.min(16))
+        .map_or(MAX_RETRY, |wait| wait.min(MAX_RETRY));
+    backed_off + backed_off.mul_f64(jitter.clamp(0.0, 1.0) / 2.0)
+}
+
+/// A random number from 0 to 1; 0 when the system has no randomness (the jitter only
+/// spreads reconnections out, the wait itself does not depend on it).
+fn jitter() -> f64 {
+    getrandom::u32().map_or(0.0, |n| f64::from(n) / f64::from(u32::MAX))
 }
 
 /// One request's wait: its id and timeout clock.
@@ -390,6 +425,7 @@ impl HttpWire {
             if event.id.is_some() {
                 cursor.last_id.clone_from(&event.id);
             }
+            cursor.progressed |= event.id.is_some() || !event.data.is_empty();
             if event.retry.is_some() {
                 cursor.retry = event.retry;
             }
@@ -542,7 +578,7 @@ impl HttpWire {
                     });
                 }
                 tokio::select! {
-                    () = tokio::time::sleep(cursor.delay()) => {}
+                    () = tokio::time::sleep(cursor.next_delay()) => {}
                     outcome = &mut from_get => {
                         return outcome
                             .map_err(|_| closed("the session ended before the response"))?
@@ -633,7 +669,7 @@ impl HttpWire {
                 if self.closed.load(Ordering::Relaxed) || failures >= MAX_GET_FAILURES {
                     return;
                 }
-                tokio::time::sleep(cursor.delay()).await;
+                tokio::time::sleep(cursor.next_delay()).await;
                 match self.open_get(cursor.last_id.as_deref()).await {
                     Ok(r) if r.status().is_success() && r.is_event_stream() => {
                         failures = 0;
@@ -750,4 +786,51 @@ impl Wire for Arc<HttpWire> {
     }
 
     async fn close(&self, _grace: Duration) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reconnections_wait_at_least_the_floor_and_back_off_to_the_cap() {
+        let zero = Some(Duration::ZERO);
+        assert_eq!(
+            backoff(zero, 0, 0.0),
+            MIN_RETRY,
+            "retry: 0 is raised to the floor"
+        );
+        assert_eq!(backoff(zero, 1, 0.0), MIN_RETRY * 2);
+        assert_eq!(backoff(zero, 3, 0.0), MIN_RETRY * 8);
+        assert_eq!(backoff(None, 0, 0.0), DEFAULT_RETRY);
+        assert_eq!(backoff(Some(Duration::from_hours(1)), 0, 0.0), MAX_RETRY);
+        assert_eq!(backoff(zero, u32::MAX, 0.0), MAX_RETRY, "no overflow");
+        // Jitter adds up to half, never takes away.
+        assert_eq!(backoff(zero, 0, 1.0), MIN_RETRY + MIN_RETRY / 2);
+        assert_eq!(backoff(zero, u32::MAX, 1.0), MAX_RETRY + MAX_RETRY / 2);
+        for _ in 0..100 {
+            let wait = backoff(zero, 0, jitter());
+            assert!(wait >= MIN_RETRY && wait <= MIN_RETRY + MIN_RETRY / 2);
+        }
+    }
+
+    #[test]
+    fn a_stream_that_brings_something_resets_the_backoff() {
+        let mut cursor = Cursor {
+            retry: Some(Duration::ZERO),
+            ..Cursor::default()
+        };
+        let first = cursor.next_delay();
+        let second = cursor.next_delay();
+        assert!(
+            first >= MIN_RETRY * 2 && second >= MIN_RETRY * 4,
+            "{first:?} {second:?}"
+        );
+        cursor.progressed = true;
+        let after_news = cursor.next_delay();
+        assert!(
+            after_news >= MIN_RETRY && after_news < MIN_RETRY * 2,
+            "{after_news:?}"
+        );
+    }
 }

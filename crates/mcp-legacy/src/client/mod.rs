@@ -104,7 +104,7 @@ use crate::server::LEGACY_VERSIONS;
 use session::{Handshake, Wire};
 
 #[cfg(feature = "http")]
-pub use http::{HttpConnection, MAX_PENDING, MAX_RESUMES, MAX_SERVER_REQUESTS};
+pub use http::{HttpConnection, MAX_PENDING, MAX_RESUMES, MAX_SERVER_REQUESTS, MIN_RETRY};
 #[cfg(feature = "stdio")]
 pub use stdio::StdioConnection;
 #[cfg(feature = "stdio")]
