@@ -394,10 +394,12 @@ pub(crate) fn cases(era: Era) -> Vec<Case> {
             r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/list"}"#,
             refused(null.clone(), INVALID_REQUEST),
         ),
+        // The engine reads a message with a repeated member to its end before refusing
+        // it, so the refusal names the request's id (unless the id is what repeats).
         case(
             "duplicate method",
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call"}"#,
-            refused(null.clone(), INVALID_REQUEST),
+            refused(json!(1), INVALID_REQUEST),
         ),
         case(
             "a case-variant method key",
