@@ -45,8 +45,9 @@ impl<H: Handler> Shared<H> {
     }
 
     /// The authenticator's verdict on one decoded legacy request (a tool that needs more
-    /// scopes).
+    /// scopes): an HTTP+SSE POST carries one.
     #[allow(clippy::result_large_err)]
+    #[cfg(feature = "http-sse")]
     pub(super) fn authorize(
         &self,
         caller: &Caller,
