@@ -769,6 +769,8 @@ impl<H: Handler> Shared<H> {
             return refused;
         }
         if let Some(last) = headers.get(LAST_EVENT_ID) {
+            // The id is the client's word: a number this session never gave (malformed,
+            // out of range, or past its stream's end) is refused, never computed with.
             let Some((stream, seq)) = last.to_str().ok().and_then(parse_event_id) else {
                 return refusal(StatusCode::BAD_REQUEST, "Last-Event-ID is not one of ours");
             };
@@ -778,7 +780,10 @@ impl<H: Handler> Shared<H> {
                 lock(&session.streams).get(&stream).cloned()
             };
             return match log {
-                Some(log) => sse(log.reader(seq, None, self.pacing(&session))),
+                Some(log) if log.has_numbered(seq) => {
+                    sse(log.reader(seq, None, self.pacing(&session)))
+                }
+                Some(_) => refusal(StatusCode::BAD_REQUEST, "Last-Event-ID is not one of ours"),
                 None => refusal(
                     StatusCode::BAD_REQUEST,
                     "the stream of Last-Event-ID cannot be resumed",

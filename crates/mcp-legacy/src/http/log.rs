@@ -186,6 +186,13 @@ impl EventLog {
         lock(&self.state).reader != 0
     }
 
+    /// Whether `seq` is the number of an event this stream has sent or kept to send (0,
+    /// the priming event, included): a client can resume only after one of those. A
+    /// `Last-Event-ID` past them was never ours.
+    pub(crate) fn has_numbered(&self, seq: u64) -> bool {
+        seq < lock(&self.state).next()
+    }
+
     /// The sequence number after which a fresh reader of the GET stream starts: what
     /// no reader has taken yet.
     pub(crate) fn delivered(&self) -> u64 {
@@ -214,7 +221,8 @@ impl EventLog {
         let reader = Reader {
             log: Arc::clone(self),
             generation,
-            cursor: after + 1,
+            // `after` may come from a client's `Last-Event-ID`: never past `u64::MAX`.
+            cursor: after.saturating_add(1),
             priming,
             keep_alive: pacing.keep_alive,
             deadline: pacing
@@ -267,7 +275,7 @@ impl Reader {
                 if let Some(frame) = state.frames.get(index) {
                     let event = sse_event(self.log.stream, self.cursor, frame);
                     state.delivered = state.delivered.max(self.cursor);
-                    self.cursor += 1;
+                    self.cursor = self.cursor.saturating_add(1);
                     state.trim();
                     drop(state);
                     // A writer may be waiting for room.
@@ -337,10 +345,20 @@ fn sse_event(stream: u64, seq: u64, frame: &[u8]) -> Bytes {
     buf.freeze()
 }
 
-/// Reads a `Last-Event-ID` of this server: `<stream>-<seq>`.
+/// Reads a `Last-Event-ID` of this server: `<stream>-<seq>`, two decimal numbers that fit
+/// in `u64`. Anything else (a sign, spaces, an empty or out-of-range number) is not one of
+/// ours: `None`, never a wrapped or clamped number.
 pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
     let (stream, seq) = id.split_once('-')?;
-    Some((stream.parse().ok()?, seq.parse().ok()?))
+    Some((number(stream)?, number(seq)?))
+}
+
+/// A decimal number of digits only (`str::parse` would also take a leading `+`).
+fn number(text: &str) -> Option<u64> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
 }
 
 #[cfg(test)]
@@ -431,5 +449,40 @@ mod tests {
         assert_eq!(parse_event_id("12-7"), Some((12, 7)));
         assert_eq!(parse_event_id("12"), None);
         assert_eq!(parse_event_id("a-1"), None);
+        assert_eq!(
+            parse_event_id("1-18446744073709551615"),
+            Some((1, u64::MAX)),
+            "u64::MAX itself is a number; the stream says whether it was sent"
+        );
+        for malformed in [
+            "1-18446744073709551616",
+            "18446744073709551616-1",
+            "1-99999999999999999999999",
+            "+1-2",
+            "1-+2",
+            "1--2",
+            "-1",
+            "1-",
+            " 1-2",
+            "1-2 ",
+            "1-2-3",
+        ] {
+            assert_eq!(parse_event_id(malformed), None, "{malformed}");
+        }
+    }
+
+    #[tokio::test]
+    async fn only_numbers_the_stream_gave_can_be_resumed_after() {
+        let log = EventLog::new(1, false);
+        assert!(log.has_numbered(0), "the priming event");
+        assert!(!log.has_numbered(1));
+        log.append(Bytes::from_static(b"{}"), false).await;
+        assert!(log.has_numbered(1));
+        assert!(!log.has_numbered(2));
+        assert!(!log.has_numbered(u64::MAX));
+        // A reader after the last number there can be is empty, not a panic.
+        let mut reader = Box::pin(log.reader(u64::MAX, None, Pacing::default()));
+        log.finish();
+        assert!(reader.next().await.is_none());
     }
 }
