@@ -1,12 +1,20 @@
 //! Both eras on one Streamable HTTP endpoint: [`DualEraHttp`] serves modern requests
 //! through the 2026-07-28 endpoint of `mcp-transport-http` untouched, and legacy clients
-//! (2025-11-25 back to 2025-03-26) with sessions, as
-//! `docs/2026-07-28/basic/transports/streamable-http.mdx` (Backward Compatibility) and
-//! `docs/2026-07-28/basic/versioning.mdx` allow, following
-//! `docs/2025-11-25/basic/transports.mdx` (Streamable HTTP) for the legacy side.
+//! (2025-11-25 back to 2025-03-26) with sessions, as the 2026-07-28 transport
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>,
+//! Backward Compatibility) and versioning
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning>) allow,
+//! following the 2025-11-25 Streamable HTTP transport
+//! (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>) for the
+//! legacy side.
 //!
-//! Each request is classified before any modern validation:
+//! Each request is classified before any modern validation, by its protocol version
+//! first:
 //!
+//! - a request whose `MCP-Protocol-Version` names no legacy revision (2026-07-28) → the
+//!   modern endpoint, whatever else it carries: a stale `Mcp-Session-Id` beside it is
+//!   ignored, as the 2026-07-28 transport says a modern server ignores it (Earlier
+//!   Streamable HTTP Revisions);
 //! - an `Mcp-Session-Id` header, a GET or a DELETE with one → the legacy session;
 //! - a POST whose body is an `initialize` request without modern `_meta` → a new legacy
 //!   session;
@@ -17,26 +25,42 @@
 //! Legacy sessions:
 //!
 //! - A session exists only once its `initialize` succeeded, under an unguessable id
-//!   (128 random bits, hex) sent in `Mcp-Session-Id`. Past
-//!   [`LegacyHttpConfig::max_sessions`] a new one is refused with `503`; a session idle
-//!   for [`LegacyHttpConfig::session_idle_timeout`] (no request, no open GET stream)
-//!   ends. An unknown or ended session gets `404`, so its client initializes again;
-//!   DELETE ends one.
+//!   (128 bits from the operating system's random source, hex) sent in
+//!   `Mcp-Session-Id`; without randomness the `initialize` is refused with `503`, never
+//!   given a guessable id. An unknown or ended session gets `404`, so its client
+//!   initializes again; DELETE ends one.
+//! - Sessions are capped for all clients together ([`LegacyHttpConfig::max_sessions`]),
+//!   per authenticated principal and per address of unauthenticated clients. At a cap
+//!   the new session takes the place of an idle one under that cap (never completed
+//!   first, then least recently used); `503` comes only when every session under the
+//!   cap is busy (`table.rs`). A session not completed (`notifications/initialized` or a
+//!   later message) within [`LegacyHttpConfig::session_grace`] ends, and so does one idle
+//!   for [`LegacyHttpConfig::session_idle_timeout`] (no request running, no stream open).
+//! - Every request a session runs, and every HTTP+SSE request, holds a slot of the
+//!   server's concurrency limit (`HttpServerConfig::max_concurrent_requests`), the same
+//!   slots modern requests take, from its head to its end: past it `503` with
+//!   `Retry-After`.
+//! - Path and method, `Host` and `Origin`, `Content-Type`, `Content-Encoding`, `Accept`,
+//!   a `Content-Length` over the limit, `MCP-Protocol-Version`, authentication, the
+//!   session and the concurrency slot are decided from the head, before a byte of the
+//!   body is read: a refusal goes out at once.
 //! - A POST's requests run on their own tasks, not on the connection: a client that
 //!   disconnects has not cancelled (`notifications/cancelled` does). What a request sends
 //!   (notifications, server-to-client requests, its response) goes to a resumable stream:
 //!   a plain JSON reply when the response is all there is, otherwise an SSE stream whose
 //!   events carry ids `<stream>-<seq>`. A GET with `Last-Event-ID` resumes that stream
-//!   after that event, on a new connection. Sessions of 2025-11-25 get a priming event
-//!   (id, empty data, `retry`) first.
+//!   after that event, on a new connection; an id this server never gave (malformed, out
+//!   of range, or past the stream's end) gets `400`. Sessions of 2025-11-25 get a priming
+//!   event (id, empty data, `retry`) first.
 //! - Server-to-client requests (`elicitation/create`, `sampling/createMessage`,
 //!   `roots/list`, for a handler's `input_required`) go on the stream of the request
 //!   that needs them; the client POSTs the answer, which is routed by its id.
 //! - The GET stream carries change notifications (list changes, updates of subscribed
 //!   resources); one per session (a second gets `409`), lossy when nobody listens.
-//! - `MCP-Protocol-Version`, when sent, must be an enabled legacy revision (`400`
-//!   otherwise); without it a session's negotiated version applies. Batches are accepted
-//!   from 2025-03-26 sessions only, up to [`LegacyHttpConfig::max_batch`] messages.
+//! - `MCP-Protocol-Version`, when sent on a session's request, must be an enabled legacy
+//!   revision (`400` otherwise); without it a session's negotiated version applies.
+//!   Batches are accepted from 2025-03-26 sessions only, up to
+//!   [`LegacyHttpConfig::max_batch`] messages.
 //! - `Host` and `Origin` are checked against the same allow-lists as modern requests
 //!   (`403`), before anything else.
 //! - With an [`Authenticator`] in the
@@ -55,8 +79,8 @@ mod log;
 #[cfg(feature = "http-sse")]
 mod sse;
 mod state;
+mod table;
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -65,8 +89,8 @@ use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes};
 use http::header::{
-    ACCEPT, ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, HOST, ORIGIN,
-    RETRY_AFTER,
+    ACCEPT, ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, HOST,
+    ORIGIN, RETRY_AFTER,
 };
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
@@ -75,8 +99,10 @@ use mcp_jsonrpc::{
     CancellationToken, DecodeOptions, Decoded, ErrorObject, Handler, Message, Notification,
     NotificationSink, Peer, RequestContext, TransportInfo, decode, encode_error, encode_raw_result,
 };
-use mcp_transport_http::Authenticator;
-use mcp_transport_http::{Endpoint, HttpServer, HttpServerConfig, McpService, RunningServer};
+use mcp_transport_http::{
+    Authenticator, ConcurrencySlot, Endpoint, HttpServer, HttpServerConfig, McpService,
+    RunningServer,
+};
 use mcp_types::ErrorCode;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
@@ -85,10 +111,11 @@ use self::body::{BodyKind, FutureKind};
 pub use self::body::{DualEraBody, DualEraFuture};
 pub use self::config::LegacyHttpConfig;
 use self::log::{EventLog, Pacing, parse_event_id, priming_event};
-use self::state::{HttpSession, answer, new_session_id, notify};
+use self::state::{HttpSession, RandomSource, answer, new_session_id, notify};
 pub(crate) use self::state::{Notifier, Outbound};
+use self::table::{Bucket, Caps, InUse, SessionTable};
 use crate::Error;
-use crate::session::{self, Link, lock};
+use crate::session::{self, LEGACY_VERSIONS, Link, lock};
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -101,6 +128,10 @@ const SESSION_NOT_FOUND: ErrorCode = ErrorCode(-32001);
 const NOTIFICATION_BUFFER: usize = 32;
 /// The stream number of a session's GET stream.
 const GET_STREAM: u64 = 0;
+/// The refusal of a request past the server's concurrency limit.
+const TOO_MANY_REQUESTS: &str = "too many concurrent requests; retry later";
+/// The refusal of a session past a cap whose every session is busy.
+const TOO_MANY_SESSIONS: &str = "too many sessions; retry later";
 
 /// One endpoint serving both eras with the same handler; see the [module docs](self).
 ///
@@ -147,6 +178,7 @@ struct Shared<H> {
     inner: Arc<H>,
     modern: McpService<Core<H>>,
     legacy: LegacyHttpConfig,
+    caps: Caps,
     path: Option<String>,
     allowed_hosts: mcp_transport_http::AllowList,
     allowed_origins: mcp_transport_http::AllowList,
@@ -159,10 +191,13 @@ struct Shared<H> {
     last_sweep: Mutex<Instant>,
     /// The parent of every session's token.
     root: CancellationToken,
+    /// Where session ids come from: the operating system's random source (a test puts
+    /// a failing one in its place).
+    random: RandomSource,
 }
 
-/// The open legacy sessions by id.
-type Sessions = Mutex<HashMap<String, Arc<HttpSession>>>;
+/// The open legacy sessions.
+type Sessions = Mutex<SessionTable>;
 
 /// The wrapped core, shared by the modern endpoint and the legacy sessions.
 struct Core<H>(Arc<H>);
@@ -183,7 +218,8 @@ impl<H: Handler> Handler for Core<H> {
 
 impl<H: Handler> DualEraHttp<H> {
     /// The endpoint for `handler`: modern requests are served with `http`, legacy
-    /// sessions with `legacy` (and the allow-lists, path and body limits of `http`).
+    /// sessions with `legacy` (and the allow-lists, path, body limits and concurrency
+    /// limit of `http`).
     pub fn new(
         handler: H,
         http: HttpServerConfig,
@@ -201,10 +237,12 @@ impl<H: Handler> DualEraHttp<H> {
             retry_after: HeaderValue::from(http.retry_after.as_secs().max(1)),
             modern: McpService::new(Core(Arc::clone(&inner)), http)?,
             inner,
+            caps: Caps::new(&legacy),
             legacy,
             sessions: Arc::default(),
             last_sweep: Mutex::new(Instant::now()),
             root: CancellationToken::new(),
+            random: getrandom::fill,
         };
         Ok(DualEraHttp {
             shared: Arc::new(shared),
@@ -232,10 +270,25 @@ impl<H: Handler> DualEraHttp<H> {
         lock(&self.shared.sessions).len()
     }
 
-    /// Answers one HTTP request. A POST that names its method in `Mcp-Method` (every
-    /// modern request does; a legacy client never sends the header) and carries no
-    /// session goes straight to the modern endpoint, which checks everything else.
+    /// Answers one HTTP request whose client's address is unknown: for the cap on the
+    /// sessions of unauthenticated clients, all such requests count as one address (see
+    /// [`LegacyHttpConfig::max_sessions_per_address`]). A server that knows the address
+    /// calls [`handle_from`](Self::handle_from); [`HttpServer`] does.
     pub fn handle<B>(&self, request: Request<B>) -> DualEraFuture
+    where
+        B: Body + Send + 'static,
+        B::Data: Buf + Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        self.handle_from(request, None)
+    }
+
+    /// Answers one HTTP request from `peer`, the address of the client's end of the
+    /// connection. A request that states a modern revision in `MCP-Protocol-Version`,
+    /// or a POST that names its method in `Mcp-Method` (every modern request does; a
+    /// legacy client never sends the header) and carries no session, goes straight to
+    /// the modern endpoint, which checks everything else.
+    pub fn handle_from<B>(&self, request: Request<B>, peer: Option<SocketAddr>) -> DualEraFuture
     where
         B: Body + Send + 'static,
         B::Data: Buf + Send,
@@ -245,7 +298,7 @@ impl<H: Handler> DualEraHttp<H> {
             return DualEraFuture(FutureKind::Modern(self.shared.modern.handle(request)));
         }
         let shared = Arc::clone(&self.shared);
-        DualEraFuture(FutureKind::Legacy(Box::pin(shared.route(request))))
+        DualEraFuture(FutureKind::Legacy(Box::pin(shared.route(request, peer))))
     }
 }
 
@@ -257,6 +310,14 @@ impl<H: Handler> Endpoint for DualEraHttp<H> {
         self.handle(request)
     }
 
+    fn call_from(
+        &self,
+        request: Request<mcp_transport_http::RequestBody>,
+        peer: SocketAddr,
+    ) -> Self::Future {
+        self.handle_from(request, Some(peer))
+    }
+
     fn cancel_all(&self) {
         self.shared.modern.cancel_all();
         self.shared.root.cancel();
@@ -266,23 +327,48 @@ impl<H: Handler> Endpoint for DualEraHttp<H> {
     }
 }
 
+/// One request a session runs: what its task holds until it ends.
+struct Run {
+    /// Keeps the session busy (never evicted) while the request runs.
+    session: InUse,
+    request: mcp_jsonrpc::Request,
+    /// Registered in the session's running requests.
+    token: CancellationToken,
+    info: Arc<TransportInfo>,
+    /// The request's place in the server's concurrency limit.
+    slot: ConcurrencySlot,
+}
+
 impl<H: Handler> Shared<H> {
-    /// A POST without a session that names a method other than `initialize` in
-    /// `Mcp-Method`, outside the HTTP+SSE paths: a modern request.
+    /// Whether `request` is the modern endpoint's (see the [module docs](self)): one
+    /// that states a revision in `MCP-Protocol-Version` that is no legacy revision,
+    /// whatever session header it carries; or a POST without a session that names a
+    /// method other than `initialize` in `Mcp-Method`. Never a request for the HTTP+SSE
+    /// paths.
     #[cfg_attr(not(feature = "http-sse"), allow(clippy::unused_self))]
     fn is_modern<B>(&self, request: &Request<B>) -> bool {
+        #[cfg(feature = "http-sse")]
+        if self.is_sse_transport(request) {
+            return false;
+        }
         let headers = request.headers();
-        let modern = request.method() == Method::POST
+        if let Some(version) = headers.get(PROTOCOL_VERSION) {
+            return !LEGACY_VERSIONS
+                .iter()
+                .any(|legacy| version.as_bytes() == legacy.as_bytes());
+        }
+        request.method() == Method::POST
             && !headers.contains_key(SESSION_ID)
             && headers
                 .get(MCP_METHOD)
-                .is_some_and(|m| m.as_bytes() != b"initialize");
-        #[cfg(feature = "http-sse")]
-        let modern = modern && !self.is_sse_transport(request);
-        modern
+                .is_some_and(|m| m.as_bytes() != b"initialize")
     }
 
-    async fn route<B>(self: Arc<Self>, request: Request<B>) -> Response<DualEraBody>
+    async fn route<B>(
+        self: Arc<Self>,
+        request: Request<B>,
+        peer: Option<SocketAddr>,
+    ) -> Response<DualEraBody>
     where
         B: Body + Send + 'static,
         B::Data: Buf + Send,
@@ -294,7 +380,7 @@ impl<H: Handler> Shared<H> {
                 return refused;
             }
             self.sweep();
-            return self.sse_transport(request).await;
+            return self.sse_transport(request, peer).await;
         }
         if self
             .path
@@ -312,55 +398,77 @@ impl<H: Handler> Shared<H> {
             .get(SESSION_ID)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        // Every request the legacy side serves is authenticated first, a session's too:
-        // its id is no credential.
-        let legacy = matches!(
-            (request.method(), &session_id),
-            (&Method::POST, _) | (&Method::GET | &Method::DELETE, Some(_))
-        );
-        let caller = if legacy {
-            match self.authenticate(request.headers()).await {
-                Ok(caller) => caller,
-                Err(refused) => return refused,
-            }
-        } else {
-            None
-        };
+        // Every request the legacy side serves is authenticated, a session's too: its id
+        // is no credential.
         match (request.method(), session_id) {
-            (&Method::POST, Some(id)) => self.session_post(&id, &caller, request).await,
-            (&Method::GET, Some(id)) => self.session_get(&id, &caller, request.headers()),
-            (&Method::DELETE, Some(id)) => self.session_delete(&id, &caller),
-            (&Method::POST, None) => {
-                // A modern client names every request in `Mcp-Method`; a legacy one
-                // never does.
-                let modern = request
-                    .headers()
-                    .get(MCP_METHOD)
-                    .is_some_and(|m| m.as_bytes() != b"initialize");
-                if modern {
-                    return self.modern(request).await;
-                }
-                let (head, body) = request.into_parts();
-                let bytes = match self.read_body(&head.headers, body).await {
-                    Ok(bytes) => bytes,
-                    Err(refused) => return refused,
-                };
-                match decode(&bytes, DecodeOptions::default()) {
-                    // `initialize` with modern `_meta` is a modern request for a method
-                    // 2026-07-28 removed (`404` with -32601), not a legacy handshake.
-                    Ok(Decoded::Single(Message::Request(r)))
-                        if r.method == "initialize"
-                            && !session::has_modern_meta(r.params.as_ref()) =>
-                    {
-                        self.initialize(&head.headers, &caller, r).await
-                    }
-                    _ => {
-                        self.modern(Request::from_parts(head, Full::new(bytes)))
-                            .await
-                    }
-                }
-            }
+            (&Method::POST, Some(id)) => self.session_post(&id, request).await,
+            (&Method::GET, Some(id)) => self.session_get(&id, request.headers()).await,
+            (&Method::DELETE, Some(id)) => self.session_delete(&id, request.headers()).await,
+            (&Method::POST, None) => self.post_without_session(request, peer).await,
             _ => self.modern(request).await,
+        }
+    }
+
+    /// A POST without a session: an `initialize` (without modern `_meta`) opens a legacy
+    /// session; any other body is the modern endpoint's.
+    async fn post_without_session<B>(
+        self: Arc<Self>,
+        request: Request<B>,
+        peer: Option<SocketAddr>,
+    ) -> Response<DualEraBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Buf + Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        // A modern client names every request in `Mcp-Method`; a legacy one never does.
+        let modern = request
+            .headers()
+            .get(MCP_METHOD)
+            .is_some_and(|m| m.as_bytes() != b"initialize");
+        if modern {
+            return self.modern(request).await;
+        }
+        // Decided from the head, before a byte of the body is read (the modern endpoint
+        // refuses the same heads the same way).
+        if let Some(refused) =
+            refuse_content(request.headers()).or_else(|| self.refuse_length(request.headers()))
+        {
+            return refused;
+        }
+        let Some(slot) = self.modern.try_slot() else {
+            return self.unavailable(TOO_MANY_REQUESTS);
+        };
+        let caller = match self.authenticate(request.headers()).await {
+            Ok(caller) => caller,
+            Err(refused) => return refused,
+        };
+        let bucket = Bucket::of(&caller, peer);
+        // Refused early when no place can be made, before the body and the handshake's
+        // work; `initialize` decides for good when it inserts.
+        if !lock(&self.sessions).has_room(&bucket, &self.caps) {
+            return self.unavailable(TOO_MANY_SESSIONS);
+        }
+        let (head, body) = request.into_parts();
+        let bytes = match self.read_body(&head.headers, body).await {
+            Ok(bytes) => bytes,
+            Err(refused) => return refused,
+        };
+        match decode(&bytes, DecodeOptions::default()) {
+            // `initialize` with modern `_meta` is a modern request for a method 2026-07-28
+            // removed (`404` with -32601), not a legacy handshake.
+            Ok(Decoded::Single(Message::Request(r)))
+                if r.method == "initialize" && !session::has_modern_meta(r.params.as_ref()) =>
+            {
+                self.initialize(&head.headers, &caller, bucket, r, slot)
+                    .await
+            }
+            _ => {
+                // The modern endpoint takes a slot of its own.
+                drop(slot);
+                self.modern(Request::from_parts(head, Full::new(bytes)))
+                    .await
+            }
         }
     }
 
@@ -398,7 +506,8 @@ impl<H: Handler> Shared<H> {
         }
     }
 
-    /// Ends the sessions idle for too long, at most once a second.
+    /// Ends the sessions that are over (not completed within the grace period, or idle
+    /// too long), at most once a second.
     fn sweep(&self) {
         {
             let mut last = lock(&self.last_sweep);
@@ -407,19 +516,39 @@ impl<H: Handler> Shared<H> {
             }
             *last = Instant::now();
         }
-        let idle = self.legacy.session_idle_timeout;
-        let mut ended = Vec::new();
-        lock(&self.sessions).retain(|_, session| {
-            let alive = session.get.has_reader() || lock(&session.last_seen).elapsed() < idle;
-            if !alive {
-                ended.push(Arc::clone(session));
-            }
-            alive
-        });
-        for session in ended {
-            tracing::debug!("a legacy session expired");
+        let expired = lock(&self.sessions)
+            .expire(self.legacy.session_grace, self.legacy.session_idle_timeout);
+        for session in expired {
+            tracing::debug!(
+                completed = session.is_completed(),
+                "a legacy session expired"
+            );
             session.end();
         }
+    }
+
+    /// `503` with `Retry-After`: the server is at a limit, and a later try may succeed.
+    fn unavailable(&self, message: &str) -> Response<DualEraBody> {
+        let mut response = refusal_with(
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorCode::INTERNAL_ERROR,
+            message,
+        );
+        response
+            .headers_mut()
+            .insert(RETRY_AFTER, self.retry_after.clone());
+        response
+    }
+
+    /// A `Content-Length` over the body limit, refused from the head.
+    fn refuse_length(&self, headers: &HeaderMap) -> Option<Response<DualEraBody>> {
+        let declared = headers
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        declared
+            .is_some_and(|n| n > self.max_body_bytes as u64)
+            .then(|| too_large(self.max_body_bytes))
     }
 
     async fn read_body<B>(
@@ -432,12 +561,8 @@ impl<H: Handler> Shared<H> {
         B::Data: Buf + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let declared = headers
-            .get(http::header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok());
-        if declared.is_some_and(|n| n > self.max_body_bytes as u64) {
-            return Err(too_large(self.max_body_bytes));
+        if let Some(refused) = self.refuse_length(headers) {
+            return Err(refused);
         }
         let read = tokio::time::timeout(
             self.body_read_timeout,
@@ -460,27 +585,45 @@ impl<H: Handler> Shared<H> {
         }
     }
 
+    /// A new session id; `None` (and the reason logged) when the random source fails.
+    fn session_id(&self) -> Option<String> {
+        match new_session_id(self.random) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                tracing::error!(error = %e, "no random session id can be made; the session is refused");
+                None
+            }
+        }
+    }
+
+    /// Inserts a new session, making room under the caps, in one step (`table.rs`); the
+    /// sessions evicted for it end. `None` when every session under a cap is busy.
+    fn admit(&self, id: String, session: &Arc<HttpSession>) -> Option<InUse> {
+        let admitted = lock(&self.sessions).admit(id, session, &self.caps);
+        match admitted {
+            Ok((in_use, evicted)) => {
+                for old in evicted {
+                    tracing::debug!(
+                        completed = old.is_completed(),
+                        "an idle legacy session was evicted for a new one"
+                    );
+                    old.end();
+                }
+                Some(in_use)
+            }
+            Err(_) => None,
+        }
+    }
+
     /// A new legacy session, from its `initialize` request.
     async fn initialize(
         &self,
         headers: &HeaderMap,
         caller: &auth::Caller,
+        bucket: Bucket,
         request: mcp_jsonrpc::Request,
+        slot: ConcurrencySlot,
     ) -> Response<DualEraBody> {
-        if let Some(refused) = refuse_content(headers) {
-            return refused;
-        }
-        if lock(&self.sessions).len() >= self.legacy.max_sessions {
-            let mut response = refusal_with(
-                StatusCode::SERVICE_UNAVAILABLE,
-                ErrorCode::INTERNAL_ERROR,
-                "too many sessions; retry later",
-            );
-            response
-                .headers_mut()
-                .insert(RETRY_AFTER, self.retry_after.clone());
-            return response;
-        }
         let id = request.id.clone();
         let token = self.root.child_token();
         let (tx, _rx) = mpsc::channel(1);
@@ -498,17 +641,23 @@ impl<H: Handler> Shared<H> {
                     return json(status, encode_error(Some(&id), &error));
                 }
             };
-        let session_id = new_session_id();
-        let mut http = HttpSession::new(Some(session), true).owned_by(caller);
-        http.token = token;
-        let http = Arc::new(http);
+        let Some(session_id) = self.session_id() else {
+            return self.unavailable("no session id can be made now; retry later");
+        };
+        let http = Arc::new(HttpSession::new(Some(session), true, token, bucket).owned_by(caller));
+        // The caps are checked and the session inserted in one step, after the
+        // handshake's await: concurrent handshakes never take the table past a cap.
+        let Some(in_use) = self.admit(session_id.clone(), &http) else {
+            http.end();
+            return self.unavailable(TOO_MANY_SESSIONS);
+        };
         self.start_relay(&http).await;
-        lock(&self.sessions).insert(session_id.clone(), http);
         let body = encode_raw_result(&id, &result);
         let mut response = json(StatusCode::OK, body);
         if let Ok(value) = HeaderValue::from_str(&session_id) {
             response.headers_mut().insert(SESSION_ID, value);
         }
+        drop((in_use, slot));
         response
     }
 
@@ -541,20 +690,26 @@ impl<H: Handler> Shared<H> {
         }
     }
 
-    /// The session `id` of `caller`; `404` for one that does not exist or is another
-    /// principal's.
+    /// The session `id` of `caller`, in use until the returned guard drops; `404` for one
+    /// that does not exist or is another principal's. With `complete`, the request
+    /// completes the session (it came after `initialize`).
     #[allow(clippy::result_large_err)]
     fn find(
         &self,
         id: &str,
         caller: &auth::Caller,
-    ) -> Result<Arc<HttpSession>, Response<DualEraBody>> {
-        match lock(&self.sessions).get(id) {
-            Some(session) if session.belongs_to(caller) => {
+        complete: bool,
+    ) -> Result<InUse, Response<DualEraBody>> {
+        let found = lock(&self.sessions).take(id, |session| session.belongs_to(caller));
+        match found {
+            Some(session) => {
                 session.touch();
-                Ok(Arc::clone(session))
+                if complete {
+                    session.complete();
+                }
+                Ok(session)
             }
-            _ => Err(json(
+            None => Err(json(
                 StatusCode::NOT_FOUND,
                 encode_error(
                     None,
@@ -581,7 +736,6 @@ impl<H: Handler> Shared<H> {
     async fn session_post<B>(
         self: Arc<Self>,
         id: &str,
-        caller: &auth::Caller,
         request: Request<B>,
     ) -> Response<DualEraBody>
     where
@@ -589,16 +743,26 @@ impl<H: Handler> Shared<H> {
         B::Data: Buf + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let session = match self.find(id, caller) {
+        // Decided from the head, before a byte of the body is read.
+        let headers = request.headers();
+        if let Some(refused) = refuse_content(headers)
+            .or_else(|| self.refuse_version(headers))
+            .or_else(|| self.refuse_length(headers))
+        {
+            return refused;
+        }
+        let Some(slot) = self.modern.try_slot() else {
+            return self.unavailable(TOO_MANY_REQUESTS);
+        };
+        let caller = match self.authenticate(request.headers()).await {
+            Ok(caller) => caller,
+            Err(refused) => return refused,
+        };
+        let session = match self.find(id, &caller, true) {
             Ok(session) => session,
             Err(unknown) => return unknown,
         };
         let (head, body) = request.into_parts();
-        if let Some(refused) =
-            refuse_content(&head.headers).or_else(|| self.refuse_version(&head.headers))
-        {
-            return refused;
-        }
         let bytes = match self.read_body(&head.headers, body).await {
             Ok(bytes) => bytes,
             Err(refused) => return refused,
@@ -634,8 +798,18 @@ impl<H: Handler> Shared<H> {
             return empty(StatusCode::ACCEPTED);
         }
         // All or nothing: a batch with one request the principal may not make runs none.
-        if let Err(refused) = self.authorize_all(caller, &requests) {
+        if let Err(refused) = self.authorize_all(&caller, &requests) {
             return refused;
+        }
+        // Each request holds a slot of the concurrency limit: the head's for the first,
+        // one more for each other of a batch. A batch that cannot have them all runs none.
+        let mut slots = Vec::with_capacity(requests.len());
+        slots.extend((!requests.is_empty()).then_some(slot));
+        while slots.len() < requests.len() {
+            let Some(slot) = self.modern.try_slot() else {
+                return self.unavailable(TOO_MANY_REQUESTS);
+            };
+            slots.push(slot);
         }
         let Some(log) = self.open_stream(&session) else {
             return refusal(
@@ -643,17 +817,32 @@ impl<H: Handler> Shared<H> {
                 "too many open streams in this session",
             );
         };
-        let remaining = Arc::new(AtomicUsize::new(requests.len()));
-        let single = !batch && errors.is_empty();
+        let info = auth::transport_info(&head.headers, &caller);
+        let mut runs = Vec::with_capacity(requests.len());
+        for (request, slot) in requests.into_iter().zip(slots) {
+            let token = session.token.child_token();
+            match session.register(&request.id, &token, None) {
+                Ok(()) => runs.push(Run {
+                    session: session.clone(),
+                    request,
+                    token,
+                    info: Arc::clone(&info),
+                    slot,
+                }),
+                Err(refused) => errors.push(encode_error(Some(&request.id), &refused.error())),
+            }
+        }
+        let remaining = Arc::new(AtomicUsize::new(runs.len()));
+        // One message, one answer: a plain JSON reply when nothing else goes first.
+        let single = !batch;
         // Without requests, the last error response ends the stream.
         let count = errors.len();
+        let none_run = runs.is_empty();
         for (i, error) in errors.into_iter().enumerate() {
-            log.append(error, requests.is_empty() && i + 1 == count)
-                .await;
+            log.append(error, none_run && i + 1 == count).await;
         }
-        let info = auth::transport_info(&head.headers, caller);
-        for request in requests {
-            self.spawn_request(&session, &log, &remaining, request, Arc::clone(&info), true);
+        for run in runs {
+            self.spawn_request(run, &log, &remaining, true);
         }
 
         if single && let Some(frame) = log.first_or_only().await {
@@ -681,27 +870,31 @@ impl<H: Handler> Shared<H> {
         Some(log)
     }
 
-    /// Runs one request of a session on a task of its own: a disconnect is not a
-    /// cancellation (`docs/2025-11-25/basic/transports.mdx`), the session's end and the
-    /// client's `notifications/cancelled` are.
+    /// Runs one registered request of a session on a task of its own: a disconnect is
+    /// not a cancellation
+    /// (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>), the
+    /// session's end and the client's `notifications/cancelled` are. The task holds the
+    /// request's concurrency slot and keeps the session busy until it ends.
     /// With `finishes`, the last response ends the stream (a POST's stream); without, the
     /// stream goes on (the single stream of the HTTP+SSE transport).
     fn spawn_request(
         self: &Arc<Self>,
-        session: &Arc<HttpSession>,
+        run: Run,
         log: &Arc<EventLog>,
         remaining: &Arc<AtomicUsize>,
-        request: mcp_jsonrpc::Request,
-        info: Arc<TransportInfo>,
         finishes: bool,
     ) {
-        let token = session.token.child_token();
-        lock(&session.running).insert(request.id.clone(), token.clone());
         let shared = Arc::clone(self);
-        let session = Arc::clone(session);
         let log = Arc::clone(log);
         let remaining = Arc::clone(remaining);
         tokio::spawn(async move {
+            let Run {
+                session,
+                request,
+                token,
+                info,
+                slot,
+            } = run;
             let id = request.id.clone();
             let (tx, mut rx) = mpsc::channel(NOTIFICATION_BUFFER);
             let cx = RequestContext::new(id.clone(), token.clone(), NotificationSink::channel(tx))
@@ -742,23 +935,18 @@ impl<H: Handler> Shared<H> {
                     };
                     log.append(frame, last).await;
                 }
-                // Cancelled: no response (`docs/2025-11-25/basic/utilities/cancellation.mdx`).
+                // Cancelled: no response
+                // (<https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation>).
                 None if last => log.finish(),
                 None => {}
             }
+            // The slot is given back, and the session left idle (`session` drops with the
+            // task), only once the request's answer is on its stream.
+            drop(slot);
         });
     }
 
-    fn session_get(
-        &self,
-        id: &str,
-        caller: &auth::Caller,
-        headers: &HeaderMap,
-    ) -> Response<DualEraBody> {
-        let session = match self.find(id, caller) {
-            Ok(session) => session,
-            Err(unknown) => return unknown,
-        };
+    async fn session_get(&self, id: &str, headers: &HeaderMap) -> Response<DualEraBody> {
         if !accepts(headers, "text/event-stream") {
             return refusal(
                 StatusCode::NOT_ACCEPTABLE,
@@ -768,6 +956,14 @@ impl<H: Handler> Shared<H> {
         if let Some(refused) = self.refuse_version(headers) {
             return refused;
         }
+        let caller = match self.authenticate(headers).await {
+            Ok(caller) => caller,
+            Err(refused) => return refused,
+        };
+        let session = match self.find(id, &caller, true) {
+            Ok(session) => session,
+            Err(unknown) => return unknown,
+        };
         if let Some(last) = headers.get(LAST_EVENT_ID) {
             // The id is the client's word: a number this session never gave (malformed,
             // out of range, or past its stream's end) is refused, never computed with.
@@ -803,14 +999,12 @@ impl<H: Handler> Shared<H> {
             .reader(session.get.delivered(), priming, self.pacing(&session)))
     }
 
-    fn session_delete(&self, id: &str, caller: &auth::Caller) -> Response<DualEraBody> {
-        let removed = {
-            let mut sessions = lock(&self.sessions);
-            match sessions.get(id) {
-                Some(session) if session.belongs_to(caller) => sessions.remove(id),
-                _ => None,
-            }
+    async fn session_delete(&self, id: &str, headers: &HeaderMap) -> Response<DualEraBody> {
+        let caller = match self.authenticate(headers).await {
+            Ok(caller) => caller,
+            Err(refused) => return refused,
         };
+        let removed = lock(&self.sessions).remove_if(id, |session| session.belongs_to(&caller));
         let Some(session) = removed else {
             return refusal_with(
                 StatusCode::NOT_FOUND,
@@ -834,8 +1028,23 @@ fn accepts(headers: &HeaderMap, media: &str) -> bool {
     })
 }
 
-/// The legacy POST rules: a JSON body, and an `Accept` listing JSON and SSE.
+/// The legacy POST rules: a JSON body ([`refuse_body_type`]), and an `Accept` listing JSON
+/// and SSE.
 fn refuse_content(headers: &HeaderMap) -> Option<Response<DualEraBody>> {
+    if let Some(refused) = refuse_body_type(headers) {
+        return Some(refused);
+    }
+    if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
+        return Some(refusal(
+            StatusCode::NOT_ACCEPTABLE,
+            "Accept must list application/json and text/event-stream",
+        ));
+    }
+    None
+}
+
+/// A body that is not `Content-Type: application/json`, or that is compressed: `415`.
+fn refuse_body_type(headers: &HeaderMap) -> Option<Response<DualEraBody>> {
     let json_body = headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -866,12 +1075,6 @@ fn refuse_content(headers: &HeaderMap) -> Option<Response<DualEraBody>> {
             .headers_mut()
             .insert(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
         return Some(response);
-    }
-    if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
-        return Some(refusal(
-            StatusCode::NOT_ACCEPTABLE,
-            "Accept must list application/json and text/event-stream",
-        ));
     }
     None
 }
@@ -916,4 +1119,56 @@ fn too_large(limit: usize) -> Response<DualEraBody> {
         StatusCode::PAYLOAD_TOO_LARGE,
         &format!("the request body exceeds the limit of {limit} bytes"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn broken(_: &mut [u8]) -> Result<(), getrandom::Error> {
+        Err(getrandom::Error::UNSUPPORTED)
+    }
+
+    fn request(method: Method, path: &str, body: &'static str) -> Request<Full<Bytes>> {
+        Request::builder()
+            .method(method)
+            .uri(path)
+            .header(HOST, "127.0.0.1")
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream")
+            .body(Full::new(Bytes::from_static(body.as_bytes())))
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn without_randomness_no_session_is_made() {
+        let core = mcp_server::Server::builder("random", "1.0.0")
+            .build()
+            .unwrap();
+        let mut service = DualEraHttp::new(
+            core,
+            HttpServerConfig::default(),
+            LegacyHttpConfig::default(),
+        )
+        .unwrap();
+        Arc::get_mut(&mut service.shared).unwrap().random = broken;
+        let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+        let response = service
+            .handle(request(Method::POST, "/mcp", initialize))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(!response.headers().contains_key(SESSION_ID));
+        assert_eq!(service.sessions(), 0);
+
+        #[cfg(feature = "http-sse")]
+        {
+            let response = service
+                .handle(request(Method::GET, "/sse", ""))
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+            assert_eq!(service.sessions(), 0);
+        }
+    }
 }

@@ -409,9 +409,10 @@ fn header_cases(era: Era) -> Vec<HeaderCase> {
                 method: Method::DELETE,
                 ..header("DELETE", &[], 405)
             },
-            // A legacy session id on a modern request is ignored only if no session
-            // exists under it: an unknown one is the legacy era's 404.
-            header("an unknown session id", &[("mcp-session-id", "0123")], 404),
+            // A request that states 2026-07-28 is modern whatever session header it
+            // carries: a stale one is ignored, as a modern server ignores it
+            // (2026-07-28 streamable-http, Earlier Streamable HTTP Revisions).
+            header("a stale session id", &[("mcp-session-id", "0123")], 200),
         ]),
         Era::Legacy => cases.extend([
             header(

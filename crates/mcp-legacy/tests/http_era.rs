@@ -254,6 +254,9 @@ async fn unknown_sessions_bad_versions_and_the_session_cap_are_refused() {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "second", "version": "1"}}})
     .to_string();
+    // The one session is busy (its GET stream is open), so no place can be made.
+    let stream = f.send("GET", &[("mcp-session-id", &id)], "").await;
+    assert_eq!(stream.status(), StatusCode::OK);
     let full = f.send("POST", &[], &body).await;
     assert_eq!(full.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert!(full.headers().contains_key("retry-after"));
@@ -261,6 +264,7 @@ async fn unknown_sessions_bad_versions_and_the_session_cap_are_refused() {
     // A refused request allocated nothing: the one session still works.
     let reply = json_body(f.post(&id, &call(2, "echo")).await).await;
     assert_eq!(reply["result"]["content"][0]["text"], "hi");
+    drop(stream);
 }
 
 #[tokio::test]

@@ -12,10 +12,25 @@ pub struct LegacyHttpConfig {
     /// The legacy revisions served, newest first (default: all of [`LEGACY_VERSIONS`]).
     /// With none, `initialize` is refused with the versions the server supports.
     pub versions: Vec<&'static str>,
-    /// The most legacy sessions at once (default 1024); past it `initialize` gets `503`.
+    /// The most legacy sessions at once, all clients together (default 1024). At the cap a
+    /// new session takes the place of the least recently used idle one (sessions never
+    /// completed first); `initialize` gets `503` only when every session is busy.
     pub max_sessions: usize,
-    /// A session without a request or an open GET stream for this long ends (default
-    /// 30 minutes).
+    /// The most legacy sessions one authenticated principal holds at once (default 64),
+    /// with the same eviction as [`max_sessions`](Self::max_sessions) among its own.
+    pub max_sessions_per_principal: usize,
+    /// The most legacy sessions the unauthenticated clients of one address hold at once
+    /// (default 64), with the same eviction among that address's own: one client cannot
+    /// fill the table. An IPv6 address counts by its /64 prefix (one host is commonly
+    /// given a whole /64), an IPv4-mapped one as its IPv4 address, and requests whose
+    /// address is unknown (an endpoint called without one) as one address together.
+    pub max_sessions_per_address: usize,
+    /// A session whose `initialize` is not followed by `notifications/initialized` or any
+    /// later request within this time ends (default 30 seconds): sessions opened and
+    /// never used do not hold places until [`session_idle_timeout`](Self::session_idle_timeout).
+    pub session_grace: Duration,
+    /// A session without a request, an open stream or a running request for this long
+    /// ends (default 30 minutes).
     pub session_idle_timeout: Duration,
     /// The most messages in one 2025-03-26 batch (default 32).
     pub max_batch: usize,
@@ -51,6 +66,9 @@ impl Default for LegacyHttpConfig {
         LegacyHttpConfig {
             versions: LEGACY_VERSIONS.to_vec(),
             max_sessions: 1024,
+            max_sessions_per_principal: 64,
+            max_sessions_per_address: 64,
+            session_grace: Duration::from_secs(30),
             session_idle_timeout: Duration::from_mins(30),
             max_batch: 32,
             max_streams_per_session: 64,
@@ -82,6 +100,34 @@ impl LegacyHttpConfig {
     #[must_use]
     pub fn max_sessions(mut self, sessions: usize) -> Self {
         self.max_sessions = sessions;
+        self
+    }
+
+    /// Sets [`max_sessions_per_principal`](Self::max_sessions_per_principal).
+    #[must_use]
+    pub fn max_sessions_per_principal(mut self, sessions: usize) -> Self {
+        self.max_sessions_per_principal = sessions;
+        self
+    }
+
+    /// Sets [`max_sessions_per_address`](Self::max_sessions_per_address).
+    #[must_use]
+    pub fn max_sessions_per_address(mut self, sessions: usize) -> Self {
+        self.max_sessions_per_address = sessions;
+        self
+    }
+
+    /// Sets [`session_grace`](Self::session_grace).
+    #[must_use]
+    pub fn session_grace(mut self, grace: Duration) -> Self {
+        self.session_grace = grace;
+        self
+    }
+
+    /// Sets [`max_streams_per_session`](Self::max_streams_per_session).
+    #[must_use]
+    pub fn max_streams_per_session(mut self, streams: usize) -> Self {
+        self.max_streams_per_session = streams;
         self
     }
 

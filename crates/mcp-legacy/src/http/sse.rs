@@ -1,23 +1,36 @@
-//! The deprecated HTTP+SSE transport of 2024-11-05 (`docs/2024-11-05/basic/transports.mdx`,
-//! HTTP with SSE), for clients that never learned Streamable HTTP; behind the `http-sse`
-//! cargo feature, as `docs/2026-07-28/basic/transports/streamable-http.mdx` (Backward
-//! Compatibility) suggests: the old endpoints beside the new one.
+//! The deprecated HTTP+SSE transport of 2024-11-05
+//! (<https://modelcontextprotocol.io/specification/2024-11-05/basic/transports>, HTTP with
+//! SSE), for clients that never learned Streamable HTTP; behind the `http-sse` cargo
+//! feature, as the 2026-07-28 transport
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>,
+//! Backward Compatibility) suggests: the old endpoints beside the new one.
 //!
 //! - GET on [`LegacyHttpConfig::sse_path`](super::LegacyHttpConfig::sse_path) opens the
 //!   session's one SSE stream; its first event is `endpoint`, whose data is the URI to POST
 //!   to: [`messages_path`](super::LegacyHttpConfig::messages_path) with the session id in
-//!   the `sessionId` query parameter. Closing that stream ends the session.
-//! - Each POST there carries one JSON-RPC message and is answered `202 Accepted` at once;
-//!   responses, notifications and server-to-client requests all go on the SSE stream.
+//!   the `sessionId` query parameter. Closing that stream ends the session. The session
+//!   counts against the same caps as Streamable HTTP sessions, and one that has not
+//!   completed its handshake within
+//!   [`session_grace`](super::LegacyHttpConfig::session_grace) ends, its stream open or
+//!   not.
+//! - Each POST there carries one JSON-RPC message (`Content-Type: application/json`,
+//!   `415` otherwise) and is answered `202 Accepted` at once; responses, notifications and
+//!   server-to-client requests all go on the SSE stream. Its `Content-Type`, its length,
+//!   authentication, the session and a slot of the server's concurrency limit are
+//!   decided from the head, before its body is read. A request (`initialize` too) holds
+//!   its slot, and one of the session's
+//!   [`max_streams_per_session`](super::LegacyHttpConfig::max_streams_per_session)
+//!   running places, until it ends (`503` past either).
 //! - The same legacy session logic as Streamable HTTP serves it: `initialize` negotiates,
 //!   the core's handlers answer, `input_required` becomes real requests on the stream.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
 use bytes::Bytes;
 use futures_util::StreamExt as _;
-use http::{HeaderMap, Method, Request, Response, StatusCode};
+use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use mcp_jsonrpc::{
     DecodeOptions, Decoded, ErrorObject, Handler, Message, NotificationSink, RequestContext,
@@ -26,9 +39,11 @@ use mcp_jsonrpc::{
 use mcp_types::ErrorCode;
 
 use super::auth::{Caller, transport_info};
+use super::state::NotRegistered;
+use super::table::Bucket;
 use super::{
-    DualEraBody, HttpSession, Shared, accepts, answer, empty, json, new_session_id, notify,
-    refusal, refusal_with, sse,
+    DualEraBody, HttpSession, Run, Shared, TOO_MANY_REQUESTS, TOO_MANY_SESSIONS, accepts, answer,
+    empty, json, notify, refusal, refuse_body_type, sse,
 };
 use crate::session::{self, lock};
 
@@ -47,20 +62,32 @@ impl<H: Handler> Shared<H> {
     pub(super) async fn sse_transport<B>(
         self: Arc<Self>,
         request: Request<B>,
+        peer: Option<SocketAddr>,
     ) -> Response<DualEraBody>
     where
         B: Body + Send + 'static,
         B::Data: bytes::Buf + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        // Authenticated like every other request; the session belongs to whoever opened
-        // its stream.
-        let caller = match self.authenticate(request.headers()).await {
-            Ok(caller) => caller,
-            Err(refused) => return refused,
-        };
         if request.method() == Method::GET {
-            return self.sse_open(request.headers(), &caller);
+            if !accepts(request.headers(), "text/event-stream") {
+                return refusal(
+                    StatusCode::NOT_ACCEPTABLE,
+                    "Accept must list text/event-stream",
+                );
+            }
+            // Authenticated like every other request; the session belongs to whoever
+            // opened its stream.
+            let caller = match self.authenticate(request.headers()).await {
+                Ok(caller) => caller,
+                Err(refused) => return refused,
+            };
+            return self.sse_open(&caller, peer);
+        }
+        // Decided from the head, before a byte of the body is read.
+        let headers = request.headers();
+        if let Some(refused) = refuse_body_type(headers).or_else(|| self.refuse_length(headers)) {
+            return refused;
         }
         let id = request
             .uri()
@@ -76,7 +103,14 @@ impl<H: Handler> Shared<H> {
                 "the sessionId query parameter is missing",
             );
         };
-        let session = match self.find(&id, &caller) {
+        let Some(slot) = self.modern.try_slot() else {
+            return self.unavailable(TOO_MANY_REQUESTS);
+        };
+        let caller = match self.authenticate(request.headers()).await {
+            Ok(caller) => caller,
+            Err(refused) => return refused,
+        };
+        let session = match self.find(&id, &caller, false) {
             Ok(session) => session,
             Err(unknown) => return unknown,
         };
@@ -100,28 +134,42 @@ impl<H: Handler> Shared<H> {
                 );
             }
         };
+        let initialize =
+            matches!(&message, Message::Request(request) if request.method == "initialize");
+        // Anything after a successful `initialize` completes the handshake.
+        if !initialize && session.session.get().is_some() {
+            session.complete();
+        }
         match message {
-            Message::Request(request) if request.method == "initialize" => {
-                let shared = Arc::clone(&self);
-                let info = transport_info(&head.headers, &caller);
-                tokio::spawn(async move { shared.sse_initialize(&session, info, request).await });
-            }
-            Message::Request(_)
-                if lock(&session.running).len() >= self.legacy.max_streams_per_session =>
-            {
-                return refusal(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "too many requests running in this session",
-                );
-            }
             Message::Request(request) => {
-                if let Err(refused) = self.authorize(&caller, &request) {
+                if !initialize && let Err(refused) = self.authorize(&caller, &request) {
                     return refused;
                 }
+                let token = session.token.child_token();
+                let limit = Some(self.legacy.max_streams_per_session);
+                if let Err(refused) = session.register(&request.id, &token, limit) {
+                    let status = match refused {
+                        NotRegistered::Busy => StatusCode::SERVICE_UNAVAILABLE,
+                        NotRegistered::Duplicate => StatusCode::BAD_REQUEST,
+                    };
+                    return json(status, encode_error(Some(&request.id), &refused.error()));
+                }
                 let info = transport_info(&head.headers, &caller);
-                let log = Arc::clone(&session.get);
-                let one = Arc::new(AtomicUsize::new(1));
-                self.spawn_request(&session, &log, &one, request, info, false);
+                let run = Run {
+                    session,
+                    request,
+                    token,
+                    info,
+                    slot,
+                };
+                if initialize {
+                    let shared = Arc::clone(&self);
+                    tokio::spawn(async move { shared.sse_initialize(run).await });
+                } else {
+                    let log = Arc::clone(&run.session.get);
+                    let one = Arc::new(AtomicUsize::new(1));
+                    self.spawn_request(run, &log, &one, false);
+                }
             }
             Message::Response(response) => answer(&session, response),
             Message::Notification(notification) => notify(&session, &notification),
@@ -131,29 +179,20 @@ impl<H: Handler> Shared<H> {
     }
 
     /// GET on the SSE path: a new session and its stream, opened by the `endpoint` event.
-    fn sse_open(&self, headers: &HeaderMap, caller: &Caller) -> Response<DualEraBody> {
-        if !accepts(headers, "text/event-stream") {
-            return refusal(
-                StatusCode::NOT_ACCEPTABLE,
-                "Accept must list text/event-stream",
-            );
-        }
-        if lock(&self.sessions).len() >= self.legacy.max_sessions {
-            let mut response = refusal_with(
-                StatusCode::SERVICE_UNAVAILABLE,
-                ErrorCode::INTERNAL_ERROR,
-                "too many sessions; retry later",
-            );
-            response
-                .headers_mut()
-                .insert(http::header::RETRY_AFTER, self.retry_after.clone());
-            return response;
-        }
-        let id = new_session_id();
-        let mut http = HttpSession::new(None, false).owned_by(caller);
-        http.token = self.root.child_token();
-        let http = Arc::new(http);
-        lock(&self.sessions).insert(id.clone(), Arc::clone(&http));
+    fn sse_open(&self, caller: &Caller, peer: Option<SocketAddr>) -> Response<DualEraBody> {
+        let Some(id) = self.session_id() else {
+            return self.unavailable("no session id can be made now; retry later");
+        };
+        let http = HttpSession::new(
+            None,
+            false,
+            self.root.child_token(),
+            Bucket::of(caller, peer),
+        );
+        let http = Arc::new(http.owned_by(caller));
+        let Some(in_use) = self.admit(id.clone(), &http) else {
+            return self.unavailable(TOO_MANY_SESSIONS);
+        };
 
         let endpoint = Bytes::from(format!(
             "event: endpoint\ndata: {}?sessionId={id}\n\n",
@@ -172,40 +211,50 @@ impl<H: Handler> Shared<H> {
                 let _ = &guard;
                 event
             });
+        // The reader keeps the session busy from here on.
+        drop(in_use);
         sse(events)
     }
 
     /// `initialize` on the HTTP+SSE transport: the answer goes on the stream.
-    async fn sse_initialize(
-        &self,
-        http: &Arc<HttpSession>,
-        info: Arc<mcp_jsonrpc::TransportInfo>,
-        request: mcp_jsonrpc::Request,
-    ) {
+    async fn sse_initialize(&self, run: Run) {
+        let Run {
+            session: http,
+            request,
+            token,
+            info,
+            slot,
+        } = run;
         let id = request.id.clone();
         let (tx, _rx) = tokio::sync::mpsc::channel(1);
-        let cx = RequestContext::new(
-            id.clone(),
-            http.token.child_token(),
-            NotificationSink::channel(tx),
-        )
-        .with_transport_info(info);
+        let cx = RequestContext::new(id.clone(), token.clone(), NotificationSink::channel(tx))
+            .with_transport_info(info);
         let frame = if http.session.get().is_some() {
-            encode_error(
+            Some(encode_error(
                 Some(&id),
                 &ErrorObject::new(ErrorCode::INVALID_REQUEST, session::ALREADY_INITIALIZED),
-            )
+            ))
         } else {
-            match session::initialize(&*self.inner, &self.legacy.versions, request, cx).await {
-                Ok((legacy, result)) => {
-                    let _ = http.session.set(legacy);
-                    self.start_relay(http).await;
-                    encode_raw_result(&id, &result)
-                }
-                Err(error) => encode_error(Some(&id), &error),
+            let handshake = session::initialize(&*self.inner, &self.legacy.versions, request, cx);
+            tokio::select! {
+                // Cancelled (`notifications/cancelled`, or the session ended): no response.
+                () = token.cancelled() => None,
+                outcome = handshake => Some(match outcome {
+                    Ok((legacy, result)) => {
+                        let _ = http.session.set(legacy);
+                        self.start_relay(&http).await;
+                        encode_raw_result(&id, &result)
+                    }
+                    Err(error) => encode_error(Some(&id), &error),
+                }),
             }
         };
-        http.get.append(frame, false).await;
+        lock(&http.running).remove(&id);
+        if let Some(frame) = frame {
+            http.get.append(frame, false).await;
+        }
+        // The session stayed busy, and the slot taken, until the answer was on the stream.
+        drop((http, slot));
     }
 }
 
@@ -219,7 +268,8 @@ struct EndSession {
 impl Drop for EndSession {
     fn drop(&mut self) {
         if let Some(sessions) = self.sessions.upgrade() {
-            lock(&sessions).remove(&self.id);
+            // Only this stream's session: an evicted or expired one is gone already.
+            lock(&sessions).remove_if(&self.id, |session| Arc::ptr_eq(session, &self.session));
         }
         self.session.end();
     }

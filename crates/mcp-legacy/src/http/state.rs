@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -17,6 +17,7 @@ use tokio::sync::oneshot;
 
 use super::GET_STREAM;
 use super::log::EventLog;
+use super::table::Bucket;
 use crate::session::{self, Session, lock};
 
 /// One legacy session on HTTP.
@@ -26,7 +27,18 @@ pub(super) struct HttpSession {
     pub(super) session: OnceLock<Session>,
     /// Fired when the session ends: its requests stop and its streams close.
     pub(super) token: CancellationToken,
+    /// When the session was created, for [`LegacyHttpConfig::session_grace`](super::LegacyHttpConfig::session_grace).
+    pub(super) created: Instant,
+    /// When the session was last used (a request found it, or the last one using it
+    /// ended): its idle time, and its place in the eviction order.
     pub(super) last_seen: Mutex<Instant>,
+    /// Whether the client went on after `initialize` (`notifications/initialized` or any
+    /// later message).
+    pub(super) completed: AtomicBool,
+    /// How many of the server's requests use the session now (`table::InUse`).
+    pub(super) users: AtomicUsize,
+    /// Whose cap the session counts against.
+    pub(super) bucket: Bucket,
     pub(super) next_stream: AtomicU64,
     /// The request streams kept for replay, and the GET stream under [`GET_STREAM`].
     pub(super) streams: Mutex<HashMap<u64, Arc<EventLog>>>,
@@ -42,15 +54,27 @@ pub(super) struct HttpSession {
 }
 
 impl HttpSession {
-    pub(super) fn new(session: Option<Session>, lossy_get: bool) -> Self {
+    /// A session of `bucket`, ended by `token`; a `lossy_get` GET stream drops its oldest
+    /// events rather than make a writer wait.
+    pub(super) fn new(
+        session: Option<Session>,
+        lossy_get: bool,
+        token: CancellationToken,
+        bucket: Bucket,
+    ) -> Self {
         let slot = OnceLock::new();
         if let Some(session) = session {
             let _ = slot.set(session);
         }
+        let now = Instant::now();
         HttpSession {
             session: slot,
-            token: CancellationToken::new(),
-            last_seen: Mutex::new(Instant::now()),
+            token,
+            created: now,
+            last_seen: Mutex::new(now),
+            completed: AtomicBool::new(false),
+            users: AtomicUsize::new(0),
+            bucket,
             next_stream: AtomicU64::new(GET_STREAM + 1),
             streams: Mutex::new(HashMap::new()),
             get: EventLog::new(GET_STREAM, lossy_get),
@@ -70,11 +94,57 @@ impl HttpSession {
         *lock(&self.last_seen) = Instant::now();
     }
 
+    /// Registers a request of the client that is about to run, so that
+    /// `notifications/cancelled` can stop it; refused when a request with the same id is
+    /// running (its cancellation would be ambiguous, and the count would be wrong), or
+    /// when `limit` requests run already. The check and the registration are one step.
+    pub(super) fn register(
+        &self,
+        id: &RequestId,
+        token: &CancellationToken,
+        limit: Option<usize>,
+    ) -> Result<(), NotRegistered> {
+        let mut running = lock(&self.running);
+        if running.contains_key(id) {
+            return Err(NotRegistered::Duplicate);
+        }
+        if limit.is_some_and(|limit| running.len() >= limit) {
+            return Err(NotRegistered::Busy);
+        }
+        running.insert(id.clone(), token.clone());
+        Ok(())
+    }
+
     pub(super) fn end(&self) {
         self.token.cancel();
         self.get.finish();
         for log in lock(&self.streams).values() {
             log.finish();
+        }
+    }
+}
+
+/// Why a request was not registered to run in its session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NotRegistered {
+    /// A request with the same id is running in the session.
+    Duplicate,
+    /// The session runs as many requests as it may.
+    Busy,
+}
+
+impl NotRegistered {
+    /// The answer to the request that was not registered.
+    pub(super) fn error(self) -> ErrorObject {
+        match self {
+            NotRegistered::Duplicate => ErrorObject::new(
+                mcp_types::ErrorCode::INVALID_REQUEST,
+                "a request with this id is already running in this session",
+            ),
+            NotRegistered::Busy => ErrorObject::new(
+                mcp_types::ErrorCode::INTERNAL_ERROR,
+                "too many requests are running in this session; retry later",
+            ),
         }
     }
 }
@@ -189,18 +259,35 @@ pub(super) fn notify(session: &HttpSession, notification: &Notification) {
     }
 }
 
-/// 128 random bits, hex: visible ASCII as the spec requires, and unguessable.
-pub(super) fn new_session_id() -> String {
+/// Where session ids get their randomness: the operating system's source, or, in a test,
+/// one that fails.
+pub(super) type RandomSource = fn(&mut [u8]) -> Result<(), getrandom::Error>;
+
+/// 128 random bits from `fill`, hex: visible ASCII as the spec requires, and unguessable.
+/// Without randomness there is no id: a session id that could be guessed would let
+/// anyone use the session of an unauthenticated client, so the caller refuses the
+/// session instead.
+pub(super) fn new_session_id(fill: RandomSource) -> Result<String, getrandom::Error> {
     let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No entropy source: still unique, if guessable; the OS always has one in practice.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        bytes = nanos.to_le_bytes();
-    }
-    bytes.iter().fold(String::with_capacity(32), |mut s, b| {
+    fill(&mut bytes)?;
+    Ok(bytes.iter().fold(String::with_capacity(32), |mut s, b| {
         let _ = write!(s, "{b:02x}");
         s
-    })
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_random_source_is_an_error_and_never_an_id() {
+        fn broken(_: &mut [u8]) -> Result<(), getrandom::Error> {
+            Err(getrandom::Error::UNSUPPORTED)
+        }
+        assert!(new_session_id(broken).is_err());
+        let id = new_session_id(getrandom::fill).unwrap();
+        assert_eq!(id.len(), 32);
+        assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
+    }
 }
