@@ -12,20 +12,17 @@
 //!   and Python SDKs and the floor (see `bench.rs` and `docs/PERFORMANCE.md`).
 //! - `instructions [--record]`: callgrind's instruction counts of `mcp serve-example`,
 //!   compared with `docs/instructions.tsv` (see `instructions.rs`).
-//! - `hot-symbols [--check]`: the functions `mcp serve-example` runs, listed for the
-//!   linker to lay out first (`crates/mcp-cli/hot-symbols.txt`, see `hot_symbols.rs`).
 //! - `fuzz [--time SECONDS] [--jobs N] [TARGET…]`: the cargo-fuzz targets of `fuzz/`
 //!   (see `fuzz.rs` and `docs/RELIABILITY.md`).
 //! - `soak [--size ci|full] [--minutes N]`: the load and soak run of issue #11 against
 //!   `mcp serve-example` (see `soak.rs` and `docs/RELIABILITY.md`).
-//! - `dist`: the release `mcp` binary as it is shipped (see [`build_mcp_release`]); the
-//!   benchmark measures this build.
+//! - `dist`: the release `mcp` binary, built as users build it (see
+//!   [`build_mcp_release`]); the benchmark measures this build.
 
 mod bench;
 mod codegen;
 mod conformance;
 mod fuzz;
-mod hot_symbols;
 mod instructions;
 mod soak;
 
@@ -47,12 +44,11 @@ fn main() -> ExitCode {
         Some("conformance") => conformance::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("instructions") => instructions::run(&args[1..]),
-        Some("hot-symbols") => hot_symbols::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("soak") => soak::run(&args[1..]),
         Some("dist") => build_mcp_release().map(|mcp| println!("{}", mcp.display())),
         _ => Err(
-            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  instructions [--record]\n                     callgrind's instruction counts, compared with docs/instructions.tsv\n  hot-symbols [--check]\n                     list the functions mcp serve-example runs, for the linker (crates/mcp-cli/hot-symbols.txt)\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)\n  soak [--size ci|full] [--minutes N] [--release|--debug]\n                     load and soak mcp serve-example (docs/RELIABILITY.md)\n  dist               build the release mcp binary as shipped (statically linked where it can be)"
+            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  instructions [--record]\n                     callgrind's instruction counts, compared with docs/instructions.tsv\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)\n  soak [--size ci|full] [--minutes N] [--release|--debug]\n                     load and soak mcp serve-example (docs/RELIABILITY.md)\n  dist               build the release mcp binary (cargo build --release -p mcp-cli)"
                 .to_owned(),
         ),
     };
@@ -109,65 +105,13 @@ fn test() -> Result<(), String> {
     ])
 }
 
-/// Builds the release `mcp` binary as it is shipped, and returns its path
-/// (`target/release/mcp`).
+/// Builds the release `mcp` binary and returns its path (`target/release/mcp`).
 ///
-/// On x86-64 Linux with glibc, when the C compiler has glibc's static `libc.a`, it is
-/// linked statically and position-dependent: the `mcp-cli` crate alone is compiled with
-/// `-C target-feature=+crt-static -C relocation-model=static` (`cargo rustc`, so the other
-/// crates, build scripts and proc-macros are built as always and their symbol names, which
-/// `crates/mcp-cli/hot-symbols.txt` lists, do not change). The dynamic loader then has
-/// nothing to load: `mcp serve-example` answers its first request about 0.2 ms sooner
-/// (1.34–1.39 ms against 1.55–1.67 ms, `docs/PERFORMANCE.md`, "Cold start: a static
-/// link"). glibc linked statically still resolves host names through `/etc/nsswitch.conf`
-/// (it loads the NSS modules of the glibc installed, which must be the version it was
-/// linked with). `relocation-model=static` goes with `crates/mcp-cli/build.rs`'s
-/// `-no-pie`: `crt-static` alone asks for a static position-independent executable, and the
-/// two together link a binary that crashes at start. Elsewhere, or with
-/// `MCP_CLI_PLAIN_LINK` set, it is `cargo build --release -p mcp-cli`.
+/// It is the plain `cargo build --release -p mcp-cli` that `cargo install` and users run,
+/// with no extra link arguments, so that what the benchmark measures is what they get.
 pub(crate) fn build_mcp_release() -> Result<PathBuf, String> {
-    if static_link_possible() {
-        cargo(&[
-            "rustc",
-            "--release",
-            "-p",
-            "mcp-cli",
-            "--bin",
-            "mcp",
-            "--",
-            "-C",
-            "target-feature=+crt-static",
-            "-C",
-            "relocation-model=static",
-        ])?;
-    } else {
-        cargo(&["build", "--release", "-p", "mcp-cli"])?;
-    }
+    cargo(&["build", "--release", "-p", "mcp-cli"])?;
     Ok(target_dir().join("release/mcp"))
-}
-
-/// Whether [`build_mcp_release`] links statically: x86-64 Linux with glibc (what xtask
-/// itself was built for, which is the host's target), `MCP_CLI_PLAIN_LINK` unset, and a
-/// C compiler that finds `libc.a` (Debian's `libc6-dev`).
-fn static_link_possible() -> bool {
-    if !cfg!(all(
-        target_arch = "x86_64",
-        target_os = "linux",
-        target_env = "gnu"
-    )) || std::env::var_os("MCP_CLI_PLAIN_LINK").is_some_and(|v| v != "0")
-    {
-        return false;
-    }
-    Command::new("cc")
-        .arg("-print-file-name=libc.a")
-        .output()
-        .ok()
-        .filter(|output| output.status.success())
-        .and_then(|output| String::from_utf8(output.stdout).ok())
-        // The driver prints the bare name back when it has no such file.
-        .is_some_and(|path| {
-            Path::new(path.trim()).is_absolute() && Path::new(path.trim()).is_file()
-        })
 }
 
 /// The main workspace's target directory: `CARGO_TARGET_DIR` (relative to the root) when
