@@ -10,8 +10,6 @@
 //!   `conformance/SCENARIOS-client.md`).
 //! - `bench [--quick]`: issue #8's measurement of our server against rmcp, the TypeScript
 //!   and Python SDKs and the floor (see `bench.rs` and `docs/PERFORMANCE.md`).
-//! - `instructions [--record]`: callgrind's instruction counts of `mcp serve-example`,
-//!   compared with `docs/instructions.tsv` (see `instructions.rs`).
 //! - `fuzz [--time SECONDS] [--jobs N] [TARGET…]`: the cargo-fuzz targets of `fuzz/`
 //!   (see `fuzz.rs` and `docs/RELIABILITY.md`).
 //! - `soak [--size ci|full] [--minutes N]`: the load and soak run of issue #11 against
@@ -23,7 +21,6 @@ mod bench;
 mod codegen;
 mod conformance;
 mod fuzz;
-mod instructions;
 mod soak;
 
 use std::path::{Path, PathBuf};
@@ -43,12 +40,11 @@ fn main() -> ExitCode {
         Some("test") => test(),
         Some("conformance") => conformance::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
-        Some("instructions") => instructions::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("soak") => soak::run(&args[1..]),
         Some("dist") => build_mcp_release().map(|mcp| println!("{}", mcp.display())),
         _ => Err(
-            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  instructions [--record]\n                     callgrind's instruction counts, compared with docs/instructions.tsv\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)\n  soak [--size ci|full] [--minutes N] [--release|--debug]\n                     load and soak mcp serve-example (docs/RELIABILITY.md)\n  dist               build the release mcp binary (cargo build --release -p mcp-cli)"
+            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)\n  soak [--size ci|full] [--minutes N] [--release|--debug]\n                     load and soak mcp serve-example (docs/RELIABILITY.md)\n  dist               build the release mcp binary (cargo build --release -p mcp-cli)"
                 .to_owned(),
         ),
     };
