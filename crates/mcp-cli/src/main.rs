@@ -13,17 +13,12 @@
 //! Every command prints readable text, or the protocol's JSON with `--json`. `--verbose`
 //! shows every JSON-RPC message on stderr. An error is one line on stderr and exit code 1.
 
-// Unsafe code is denied here, not forbidden as in every other crate: the one exception is
-// the global allocator in `alloc.rs` (implementing `GlobalAlloc` is unsafe).
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
-/// See the `mimalloc` feature in Cargo.toml, and `alloc.rs`.
+/// The opt-in `mimalloc` feature (see Cargo.toml); the system allocator otherwise.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static ALLOCATOR: alloc::MiMalloc = alloc::MiMalloc;
-
-#[cfg(feature = "mimalloc")]
-mod alloc;
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod example;
 mod interact;
@@ -824,33 +819,6 @@ mod tests {
         else {
             panic!("`mcp serve-example` is not the plain example server");
         };
-    }
-
-    /// This crate spells the workspace's lints out (to deny unsafe code rather than forbid
-    /// it, for the allocator): they must not drift apart.
-    #[test]
-    fn the_lints_are_the_workspace_lints_but_for_unsafe_code() {
-        let dir = env!("CARGO_MANIFEST_DIR");
-        let read = |path: String| std::fs::read_to_string(&path).expect(&path);
-        let workspace = read(format!("{dir}/../../Cargo.toml"));
-        let ours = read(format!("{dir}/Cargo.toml"));
-        let table = |text: &str, first: &str| -> Vec<String> {
-            let start = text.find(first).expect(first);
-            text[start..]
-                .lines()
-                .take_while(|line| !line.starts_with("[profile") && !line.starts_with("[["))
-                .filter(|line| !line.trim().is_empty() && !line.starts_with('#'))
-                .map(|line| line.replace("[workspace.lints.", "[lints."))
-                .collect()
-        };
-        let mut expected = table(&workspace, "[workspace.lints.rust]");
-        let unsafe_line = expected
-            .iter_mut()
-            .find(|line| line.starts_with("unsafe_code"))
-            .expect("the workspace sets unsafe_code");
-        assert_eq!(unsafe_line, "unsafe_code = \"forbid\"");
-        *unsafe_line = "unsafe_code = \"deny\"".to_owned();
-        assert_eq!(table(&ours, "[lints.rust]"), expected);
     }
 
     #[test]
