@@ -203,6 +203,9 @@ pub(crate) struct Bench {
     /// `--idle-poll MICROS` (HTTP): the connection threads' idle poll, instead of its
     /// default.
     pub(crate) idle_poll: Option<std::time::Duration>,
+    /// `--hyper-http1` (HTTP): every connection served by hyper, not the server's own
+    /// HTTP/1.1.
+    pub(crate) hyper_http1: bool,
 }
 
 /// The example server, with the benchmark's additions that `bench` asks for.
@@ -452,6 +455,7 @@ pub(crate) async fn serve_http(
     if let Some(window) = bench.idle_poll {
         config.idle_poll = window;
     }
+    config.own_http1 = !bench.hyper_http1;
     let endpoint = mcp_legacy::http::DualEraHttp::new(
         server(bench, &probes)?,
         config.clone(),

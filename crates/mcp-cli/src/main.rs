@@ -234,6 +234,10 @@ enum Command {
         /// off; `HttpServerConfig::idle_poll`).
         #[arg(long, value_name = "MICROS", requires = "http", value_parser = clap::value_parser!(u16).range(0..=1000))]
         idle_poll: Option<u16>,
+        /// With --http: serve every connection with hyper instead of the server's own
+        /// HTTP/1.1 (`HttpServerConfig::own_http1`), for `cargo xtask bench`.
+        #[arg(long, requires = "http", hide = true)]
+        hyper_http1: bool,
     },
 }
 
@@ -346,6 +350,7 @@ async fn run(cli: Cli) -> Result<(), Error> {
         max_connections,
         idle_poll,
         workers,
+        hyper_http1,
     } = command
     {
         let bench = example::Bench {
@@ -355,6 +360,7 @@ async fn run(cli: Cli) -> Result<(), Error> {
             max_concurrent_requests: max_concurrent_requests.and_then(|n| usize::try_from(n).ok()),
             max_connections: max_connections.and_then(|n| usize::try_from(n).ok()),
             idle_poll: idle_poll.map(|micros| std::time::Duration::from_micros(u64::from(micros))),
+            hyper_http1,
         };
         return match http {
             None => Ok(example::serve_stdio(bench).await?),
@@ -815,6 +821,7 @@ mod tests {
             max_concurrent_requests: None,
             max_connections: None,
             idle_poll: None,
+            hyper_http1: false,
         }) = cli.command
         else {
             panic!("`mcp serve-example` is not the plain example server");
