@@ -89,10 +89,10 @@ use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes};
 use http::header::{
-    ACCEPT, ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, HOST,
-    ORIGIN, RETRY_AFTER,
+    ACCEPT, ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE,
+    RETRY_AFTER,
 };
-use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode, Uri};
 use http_body::Body;
 use http_body_util::{BodyExt, Empty, Full, Limited, StreamBody};
 use mcp_jsonrpc::{
@@ -376,7 +376,7 @@ impl<H: Handler> Shared<H> {
     {
         #[cfg(feature = "http-sse")]
         if self.is_sse_transport(&request) {
-            if let Some(refused) = self.refuse_host_or_origin(request.headers()) {
+            if let Some(refused) = self.refuse_host_or_origin(request.uri(), request.headers()) {
                 return refused;
             }
             self.sweep();
@@ -389,7 +389,7 @@ impl<H: Handler> Shared<H> {
         {
             return self.modern(request).await;
         }
-        if let Some(refused) = self.refuse_host_or_origin(request.headers()) {
+        if let Some(refused) = self.refuse_host_or_origin(request.uri(), request.headers()) {
             return refused;
         }
         self.sweep();
@@ -483,27 +483,21 @@ impl<H: Handler> Shared<H> {
         }
     }
 
-    fn refuse_host_or_origin(&self, headers: &HeaderMap) -> Option<Response<DualEraBody>> {
-        let mut hosts = headers.get_all(HOST).iter();
-        let host = match (hosts.next(), hosts.next()) {
-            (Some(host), None) => host.to_str().ok(),
-            _ => None,
-        };
-        if !host.is_some_and(|h| self.allowed_hosts.allows_host(h)) {
-            return Some(refusal(StatusCode::FORBIDDEN, "the Host is not allowed"));
-        }
-        let mut origins = headers.get_all(ORIGIN).iter();
-        match (origins.next(), origins.next()) {
-            (None, _) => None,
-            (Some(origin), None)
-                if origin
-                    .to_str()
-                    .is_ok_and(|o| self.allowed_origins.allows_origin(o)) =>
-            {
-                None
-            }
-            _ => Some(refusal(StatusCode::FORBIDDEN, "the Origin is not allowed")),
-        }
+    /// The modern endpoint's `Host` and `Origin` checks, the same function on the same
+    /// lists, so that the two eras cannot judge one request differently.
+    fn refuse_host_or_origin(
+        &self,
+        target: &Uri,
+        headers: &HeaderMap,
+    ) -> Option<Response<DualEraBody>> {
+        mcp_transport_http::check_host_and_origin(
+            &self.allowed_hosts,
+            &self.allowed_origins,
+            target,
+            headers,
+        )
+        .err()
+        .map(|(status, reason)| refusal(status, reason))
     }
 
     /// Ends the sessions that are over (not completed within the grace period, or idle
@@ -1133,7 +1127,7 @@ mod tests {
         Request::builder()
             .method(method)
             .uri(path)
-            .header(HOST, "127.0.0.1")
+            .header(http::header::HOST, "127.0.0.1")
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json, text/event-stream")
             .body(Full::new(Bytes::from_static(body.as_bytes())))

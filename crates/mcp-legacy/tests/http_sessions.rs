@@ -1056,3 +1056,56 @@ async fn refusals_are_decided_from_the_head_before_the_body_arrives() {
         String::from_utf8_lossy(&buf[..n])
     );
 }
+
+/// The status of a whole `initialize` POST sent raw: `target` as the request line's target
+/// and `host` as its `Host` header line (omitted when `None`).
+async fn initialize_raw(f: &Fixture, target: &str, host: Option<&str>) -> u16 {
+    let body = initialize_body("raw");
+    let host = host.map(|h| format!("host: {h}\r\n")).unwrap_or_default();
+    let request = format!(
+        "POST {target} HTTP/1.1\r\n{host}{JSON_POST}content-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(f.running.local_addr())
+        .await
+        .unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut reply = Vec::new();
+    let mut buf = [0; 1024];
+    while !reply.windows(2).any(|w| w == b"\r\n") {
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf))
+            .await
+            .expect("an answer")
+            .unwrap();
+        assert!(n > 0, "closed without an answer");
+        reply.extend_from_slice(&buf[..n]);
+    }
+    let line = String::from_utf8_lossy(&reply);
+    line.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
+#[tokio::test]
+async fn a_legacy_request_s_host_is_judged_as_a_modern_one_s() {
+    let f = start(HttpServerConfig::default(), LegacyHttpConfig::default()).await;
+    let port = f.running.local_addr().port();
+    let loopback = format!("127.0.0.1:{port}");
+    assert_eq!(initialize_raw(&f, "/mcp", Some(&loopback)).await, 200);
+    for host in [
+        "[::1].evil.example",
+        "127.0.0.1.evil.example",
+        "evil.example",
+        "user@127.0.0.1",
+        "127.0.0.1:",
+        "127.0.0.1:80x",
+        "127.0.0.1/mcp",
+    ] {
+        let status = initialize_raw(&f, "/mcp", Some(host)).await;
+        assert!(status == 403 || status == 400, "{host}: {status}");
+    }
+    // RFC 9112 §3.2.2: an absolute-form target names the host, whatever `Host` says.
+    let foreign = initialize_raw(&f, "http://evil.example/mcp", Some(&loopback)).await;
+    assert_eq!(foreign, 403);
+    let own = format!("http://{loopback}/mcp");
+    assert_eq!(initialize_raw(&f, &own, Some("evil.example")).await, 200);
+    assert_eq!(initialize_raw(&f, "/mcp", None).await, 400);
+}

@@ -755,6 +755,47 @@ where
     }
 }
 
+/// The DNS-rebinding and cross-origin checks of one request, as every endpoint applies them
+/// (`HttpServerConfig`'s [`allowed_hosts`](HttpServerConfig::allowed_hosts) and
+/// [`allowed_origins`](HttpServerConfig::allowed_origins)): the host the request names must
+/// be on `hosts` (a target in absolute form names it, and a `Host` header, which must still
+/// be single and well-formed, is then ignored: RFC 9112 §3.2.2; otherwise the one `Host`
+/// header), and an `Origin`, when present, must be single and on `origins`. `Err` is the
+/// status and the reason to refuse with.
+pub fn check_host_and_origin(
+    hosts: &AllowList,
+    origins: &AllowList,
+    target: &http::Uri,
+    headers: &http::HeaderMap,
+) -> Result<(), (http::StatusCode, &'static str)> {
+    let host = match (
+        target.authority(),
+        crate::headers::single(headers, http::header::HOST),
+    ) {
+        (_, Err(_)) => None,
+        (Some(authority), Ok(_)) => Some(authority.as_str()),
+        (None, Ok(host)) => host,
+    };
+    let Some(host) = host else {
+        return Err((
+            http::StatusCode::BAD_REQUEST,
+            "a single Host header is required",
+        ));
+    };
+    if !hosts.allows_host(host) {
+        tracing::debug!(host, "refused a request for a host not on the allow-list");
+        return Err((http::StatusCode::FORBIDDEN, "the Host is not allowed"));
+    }
+    match crate::headers::single(headers, http::header::ORIGIN) {
+        Ok(None) => Ok(()),
+        Ok(Some(origin)) if origins.allows_origin(origin) => Ok(()),
+        _ => {
+            tracing::debug!("refused a request from an origin not on the allow-list");
+            Err((http::StatusCode::FORBIDDEN, "the Origin is not allowed"))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

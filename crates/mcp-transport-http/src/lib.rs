@@ -159,7 +159,7 @@ pub use client::{
 };
 pub use config::{
     AllowList, HttpServerConfig, MAX_CONNECTION_THREADS, MAX_IDLE_POLL, NotificationHook,
-    ParamHeader, ParamHeaders,
+    ParamHeader, ParamHeaders, check_host_and_origin,
 };
 pub use error::Error;
 pub use h1::{RequestBody, RequestBodyError};

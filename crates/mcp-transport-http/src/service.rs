@@ -38,7 +38,7 @@ use std::task::{Context, Poll};
 
 use bytes::{Buf, Bytes};
 use http::header::{
-    ACCEPT_ENCODING, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER,
+    ACCEPT_ENCODING, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER,
 };
 use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
@@ -223,31 +223,13 @@ impl<H: Handler> Shared<H> {
             return Err(empty(StatusCode::NOT_FOUND));
         }
 
-        // RFC 9112 §3.2.2: a target in absolute form names the host, and `Host` is ignored
-        // (it must still be single and well-formed: §3.2). Over HTTP/2 the target's
-        // authority is the `:authority` pseudo-header.
-        let host = match (request.uri().authority(), headers::single(head, HOST)) {
-            (_, Err(_)) => None,
-            (Some(authority), Ok(_)) => Some(authority.as_str()),
-            (None, Ok(host)) => host,
-        };
-        let Some(host) = host else {
-            return Err(refusal(
-                StatusCode::BAD_REQUEST,
-                "a single Host header is required",
-            ));
-        };
-        if !config.allowed_hosts.allows_host(host) {
-            tracing::debug!(host, "refused a request for a host not on the allow-list");
-            return Err(refusal(StatusCode::FORBIDDEN, "the Host is not allowed"));
-        }
-        match headers::single(head, ORIGIN) {
-            Ok(None) => {}
-            Ok(Some(origin)) if config.allowed_origins.allows_origin(origin) => {}
-            _ => {
-                tracing::debug!("refused a request from an origin not on the allow-list");
-                return Err(refusal(StatusCode::FORBIDDEN, "the Origin is not allowed"));
-            }
+        if let Err((status, message)) = crate::config::check_host_and_origin(
+            &config.allowed_hosts,
+            &config.allowed_origins,
+            request.uri(),
+            head,
+        ) {
+            return Err(refusal(status, message));
         }
 
         if request.method() != Method::POST {
