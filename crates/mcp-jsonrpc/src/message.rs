@@ -236,20 +236,27 @@ pub fn decode(frame: &[u8], options: DecodeOptions) -> Result<Decoded, DecodeErr
 }
 
 fn decode_batch(frame: &[u8], options: DecodeOptions) -> Result<Decoded, DecodeError> {
-    let elements: Vec<&RawValue> = serde_json::from_slice(frame).map_err(|e| classify(&e))?;
-    let Some(max) = options.max_batch else {
+    // A batch's elements are kept only up to the limit: past it they are read to check the
+    // frame is JSON, and counted, but never stored. A 4 MiB frame of tiny elements would
+    // otherwise take a reference per element (16 bytes for each two-byte `0,`) before its
+    // size was even looked at.
+    let max = options.max_batch.unwrap_or(0);
+    let mut reader = serde_json::Deserializer::from_slice(frame);
+    let (elements, count) = (&mut reader)
+        .deserialize_seq(BatchVisitor { keep: max })
+        // Bytes after the array make the frame something other than JSON.
+        .and_then(|batch| reader.end().map(|()| batch))
+        .map_err(|e| classify(&e))?;
+    if options.max_batch.is_none() {
         return Err(DecodeError::invalid(None, "batches are not supported"));
-    };
-    if elements.is_empty() {
+    }
+    if count == 0 {
         return Err(DecodeError::invalid(None, "empty batch"));
     }
-    if elements.len() > max {
+    if count > max {
         return Err(DecodeError::invalid(
             None,
-            format_args!(
-                "batch of {} messages exceeds the limit of {max}",
-                elements.len()
-            ),
+            format_args!("batch of {count} messages exceeds the limit of {max}"),
         ));
     }
     Ok(Decoded::Batch(
@@ -258,6 +265,36 @@ fn decode_batch(frame: &[u8], options: DecodeOptions) -> Result<Decoded, DecodeE
             .map(|raw| decode_message(raw.get().as_bytes()))
             .collect(),
     ))
+}
+
+/// Reads a batch's array: its first `keep` elements as raw text, the rest skipped and
+/// counted.
+struct BatchVisitor {
+    keep: usize,
+}
+
+impl<'de> Visitor<'de> for BatchVisitor {
+    type Value = (Vec<&'de RawValue>, usize);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC batch (an array of messages)")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut kept = Vec::with_capacity(self.keep.min(seq.size_hint().unwrap_or(0)));
+        let mut count = 0usize;
+        while count < self.keep {
+            let Some(element) = seq.next_element::<&RawValue>()? else {
+                return Ok((kept, count));
+            };
+            kept.push(element);
+            count += 1;
+        }
+        while seq.next_element::<IgnoredAny>()?.is_some() {
+            count = count.saturating_add(1);
+        }
+        Ok((kept, count))
+    }
 }
 
 /// -32700 for bytes that are not JSON; -32600 for JSON of the wrong shape.

@@ -381,3 +381,37 @@ fn a_raw_result_in_three_parts_is_the_one_frame_and_its_result_is_not_copied() {
         }
     }
 }
+
+#[test]
+fn a_batch_bomb_is_counted_not_kept_and_refused() {
+    let mut capped = DecodeOptions::default();
+    capped.max_batch = Some(32);
+    // 200 000 tiny elements: refused with their count, where batches are allowed or not.
+    let bomb = format!("[{}0]", "0,".repeat(199_999));
+    let err = decode(bomb.as_bytes(), capped).unwrap_err();
+    assert_eq!(err.code, INVALID);
+    assert!(
+        err.message
+            .contains("batch of 200000 messages exceeds the limit of 32"),
+        "{err}"
+    );
+    let err = decode(bomb.as_bytes(), DecodeOptions::default()).unwrap_err();
+    assert_eq!(err.code, INVALID);
+    // At the limit it is a batch; one more is refused.
+    let request = r#"{"jsonrpc":"2.0","method":"n"}"#;
+    let at = format!("[{}]", vec![request; 32].join(","));
+    assert!(
+        matches!(decode(at.as_bytes(), capped), Ok(Decoded::Batch(items)) if items.len() == 32)
+    );
+    let past = format!("[{}]", vec![request; 33].join(","));
+    assert_eq!(decode(past.as_bytes(), capped).unwrap_err().code, INVALID);
+    // Bytes that are not JSON, before or past the limit, are still a parse error.
+    for broken in [
+        format!("[{}0", "0,".repeat(40)),
+        format!("[{}0]x", "0,".repeat(40)),
+        "[0,]".to_owned(),
+    ] {
+        let err = decode(broken.as_bytes(), capped).unwrap_err();
+        assert_eq!(err.code, ErrorCode::PARSE_ERROR, "{broken}");
+    }
+}
