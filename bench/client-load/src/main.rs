@@ -24,15 +24,6 @@
 //! "mcp-client"`, and the driver's own CPU per call (`driver_cpu_us_per_call`), so that
 //! `cargo xtask bench` can set it beside `mcp-load`'s figures for the same server.
 
-/// The allocator the `mcp` binary runs on (its default `mimalloc` feature), so that this
-/// driver is our client as we ship it; a program using `mcp-client` picks its own.
-#[global_allocator]
-static ALLOCATOR: alloc::MiMalloc = alloc::MiMalloc;
-
-// The `mcp` binary's `GlobalAlloc`, shared as a file.
-#[path = "../../../crates/mcp-cli/src/alloc.rs"]
-mod alloc;
-
 // The `/proc` parsing and percentiles are mcp-load's, shared as a file.
 #[path = "../../mcp-load/src/measure.rs"]
 mod measure;
