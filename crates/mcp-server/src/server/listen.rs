@@ -47,10 +47,19 @@ impl Server {
         honoured.resources_list_changed = asked
             .resources_list_changed
             .filter(|&on| on && caps.resources.is_some());
+        // A resource the principal may not read is not watched for it either: its updates
+        // would tell what the scope keeps from it (the acknowledgement leaves it out).
+        let principal = super::principal_of(&rpc);
         honoured.resource_subscriptions = asked
             .resource_subscriptions
-            .clone()
-            .filter(|_| caps.resources.is_some());
+            .as_ref()
+            .filter(|_| caps.resources.is_some())
+            .map(|uris| {
+                uris.iter()
+                    .filter(|uri| principal.is_none_or(|p| p.permits(method::RESOURCES_READ, uri)))
+                    .cloned()
+                    .collect()
+            });
         let id = rpc.id().clone();
         let tag = serde_json::json!({ "io.modelcontextprotocol/subscriptionId": id });
         let mut changes = self.inner.changes.subscribe();

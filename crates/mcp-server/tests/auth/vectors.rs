@@ -266,3 +266,75 @@ async fn the_core_asks_the_principal_about_the_target_it_dispatches() {
     assert_eq!(allowed.status, 200);
     assert!(allowed.text().contains("no-delete"), "{allowed:?}");
 }
+
+/// The acknowledgement of a `subscriptions/listen` stream opened with `token`: the first
+/// event's data.
+async fn acknowledged(
+    mcp: &mcp_transport_http::RunningServer,
+    token: &str,
+    uris: &[&str],
+) -> serde_json::Value {
+    use http_body_util::BodyExt as _;
+    let call = Call::rpc(
+        "subscriptions/listen",
+        json!({"notifications": {"resourceSubscriptions": uris}}),
+    )
+    .bearer(token);
+    let client: hyper_util::client::legacy::Client<_, http_body_util::Full<bytes::Bytes>> =
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .build_http();
+    let mut request = http::Request::post(format!("http://{}/mcp", mcp.local_addr()));
+    for (name, value) in &call.headers {
+        request = request.header(*name, value);
+    }
+    let body = bytes::Bytes::from(call.body.unwrap().to_string());
+    let response = client
+        .request(request.body(http_body_util::Full::new(body)).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let mut body = response.into_body();
+    let mut text = String::new();
+    loop {
+        let frame = tokio::time::timeout(std::time::Duration::from_secs(10), body.frame())
+            .await
+            .expect("an event in time")
+            .expect("the stream goes on")
+            .unwrap();
+        if let Ok(data) = frame.into_data() {
+            text.push_str(std::str::from_utf8(&data).unwrap());
+        }
+        if let Some(event) = text.split("\n\n").find(|e| e.contains("acknowledged")) {
+            let data = event
+                .lines()
+                .find_map(|line| line.strip_prefix("data: "))
+                .expect("a data line");
+            return serde_json::from_str(data).unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_listen_stream_watches_no_resource_its_principal_may_not_read() {
+    let (keys, _auth, mcp) = super::setup().await;
+    let reader = sign(&keys.rsa1, Some("k1"), None, &claims("alice", "files:read"));
+    let writer = sign(
+        &keys.rsa1,
+        Some("k1"),
+        None,
+        &claims("alice", "files:write"),
+    );
+    let uris = ["file:///notes", "file:///payroll", "file:///private/a"];
+    let ack = acknowledged(&mcp, &reader, &uris).await;
+    assert_eq!(
+        ack["params"]["notifications"]["resourceSubscriptions"],
+        json!(["file:///notes"]),
+        "{ack}"
+    );
+    let ack = acknowledged(&mcp, &writer, &uris).await;
+    assert_eq!(
+        ack["params"]["notifications"]["resourceSubscriptions"],
+        json!(uris),
+        "{ack}"
+    );
+}
