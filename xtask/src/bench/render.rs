@@ -468,9 +468,9 @@ fn own_http1(
     };
     let _ = writeln!(
         out,
-        "
-The HTTP/1.1 we own against hyper's (same run, over HTTP): the server driven by          `mcp-load` (CPU: the server's), our client driving the same server (CPU: the          client's). Gain: calls/s ours ÷ hyper's − 1; CPU hyper's ÷ ours − 1.
-"
+        "\nThe HTTP/1.1 we own against hyper's (same run, over HTTP): the server driven by \
+         `mcp-load` (CPU: the server's), our client driving the same server (CPU: the \
+         client's). Gain: calls/s ours ÷ hyper's − 1; CPU hyper's ÷ ours − 1.\n"
     );
     let _ = writeln!(
         out,
