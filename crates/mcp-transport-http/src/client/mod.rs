@@ -34,7 +34,7 @@ mod pool;
 mod raw;
 pub(crate) mod sse;
 mod stream;
-mod wire;
+pub(crate) mod wire;
 
 use std::borrow::Borrow;
 use std::fmt;

@@ -16,7 +16,8 @@
 //!   before it answers it. A server that answers early and closes fails the write, and the
 //!   answer is read if it arrived.
 //! - Every read is bounded: a head by [`MAX_HEAD`] bytes and [`MAX_HEADERS`] fields, a chunk
-//!   size line and the trailers by [`MAX_LINE`] and [`MAX_TRAILERS`]; a body's own size is
+//!   size line and the trailers by [`MAX_LINE`], [`MAX_TRAILERS`] and
+//!   [`MAX_TRAILER_FIELDS`]; a body's own size is
 //!   the caller's limit (it reads frames).
 //! - A connection is reusable only after a body framed by length or by chunks was read to
 //!   its end, from a reply that keeps the connection alive, with nothing read past it.
@@ -47,8 +48,11 @@ pub(super) const MAX_HEAD: usize = 64 * 1024;
 pub(super) const MAX_HEADERS: usize = 100;
 /// The longest chunk size line, extensions included.
 const MAX_LINE: usize = 4096;
-/// The most bytes of trailer fields after the last chunk.
-const MAX_TRAILERS: usize = 64 * 1024;
+/// The most bytes of trailer fields after the last chunk (under hyper's 16 KiB, so that no
+/// body hyper would refuse is taken).
+const MAX_TRAILERS: usize = 8 * 1024;
+/// The most trailer fields after the last chunk (under hyper's 100).
+const MAX_TRAILER_FIELDS: usize = 64;
 /// A body at most this large is copied after the head, so the request is one write.
 const COPY_BODY: usize = 16 * 1024;
 /// What a read asks the socket for at least.
@@ -99,8 +103,9 @@ pub(super) enum Chunk {
     Data(u64),
     /// After a chunk's data, before its CRLF.
     DataEnd,
-    /// After the last chunk: trailer fields, this many bytes of them so far.
-    Trailers(usize),
+    /// After the last chunk: trailer fields, this many bytes and this many fields of them
+    /// so far.
+    Trailers(usize, usize),
 }
 
 /// A reply's head as the pool needs it.
@@ -191,7 +196,7 @@ impl Probe for hyper_rustls::MaybeHttpsStream<TokioIo<tokio::net::TcpStream>> {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 impl Probe for TokioIo<tokio::io::DuplexStream> {}
 
 impl<S> Conn<S>
@@ -408,6 +413,14 @@ where
                 }
                 length = Some(n);
             } else if name == TRANSFER_ENCODING {
+                // A coding list that is not text cannot be read the same way by every
+                // recipient (hyper takes it for "not chunked"): refused.
+                if !value
+                    .iter()
+                    .all(|&b| b == b'\t' || (b' '..=b'~').contains(&b))
+                {
+                    return Err(invalid("a Transfer-Encoding that is not text"));
+                }
                 encoded = true;
                 // The last coding decides (RFC 9112, section 6.3, rule 4).
                 chunked = value
@@ -668,6 +681,11 @@ enum Step {
 }
 
 /// Decodes one step of the chunked coding (RFC 9112, section 7.1) from `input`.
+///
+/// Every line ends with CRLF, as the grammar says and hyper's decoder insists: a bare LF
+/// (or CR) in a size line, after a chunk's data or in the trailers is an error, never a
+/// line end. A recipient that took it as one would frame the body otherwise than a proxy
+/// in front that does not, which is how one response is smuggled inside another.
 fn decode_chunk(chunk: &mut Chunk, input: &mut BytesMut) -> io::Result<Step> {
     match *chunk {
         Chunk::Size => {
@@ -677,22 +695,10 @@ fn decode_chunk(chunk: &mut Chunk, input: &mut BytesMut) -> io::Result<Step> {
                 }
                 return Ok(Step::More);
             };
-            let line = input[..end].strip_suffix(b"\r").unwrap_or(&input[..end]);
-            let digits = line
-                .split(|&b| b == b';')
-                .next()
-                .unwrap_or_default()
-                .trim_ascii();
-            let size = std::str::from_utf8(digits)
-                .ok()
-                .filter(|d| {
-                    !d.is_empty() && d.len() <= 15 && d.bytes().all(|b| b.is_ascii_hexdigit())
-                })
-                .and_then(|d| u64::from_str_radix(d, 16).ok())
-                .ok_or_else(|| invalid("a bad chunk size"))?;
+            let size = chunk_size(&input[..end]).ok_or_else(|| invalid("a bad chunk size"))?;
             input.advance(end + 1);
             *chunk = if size == 0 {
-                Chunk::Trailers(0)
+                Chunk::Trailers(0, 0)
             } else {
                 Chunk::Data(size)
             };
@@ -712,36 +718,73 @@ fn decode_chunk(chunk: &mut Chunk, input: &mut BytesMut) -> io::Result<Step> {
             Ok(Step::Data(input.split_to(n).freeze()))
         }
         Chunk::DataEnd => {
-            // CRLF, or a bare LF; a lone CR waits for its LF.
-            let end = match &input[..] {
-                [b'\r', b'\n', ..] => 2,
-                [b'\n', ..] => 1,
+            match &input[..] {
+                [b'\r', b'\n', ..] => {}
                 [] | [b'\r'] => return Ok(Step::More),
                 _ => return Err(invalid("a chunk not followed by CRLF")),
-            };
-            input.advance(end);
+            }
+            input.advance(2);
             *chunk = Chunk::Size;
             Ok(Step::Next)
         }
-        Chunk::Trailers(seen) => {
+        Chunk::Trailers(seen, fields) => {
             let Some(end) = mcp_jsonrpc::find::byte(b'\n', input) else {
-                if seen + input.len() > MAX_TRAILERS {
+                if seen.saturating_add(input.len()) > MAX_TRAILERS {
                     return Err(invalid("trailer fields too long"));
                 }
                 return Ok(Step::More);
             };
-            let blank = end == 0 || (end == 1 && input[0] == b'\r');
-            input.advance(end + 1);
-            if blank {
+            let line = input[..end]
+                .strip_suffix(b"\r")
+                .ok_or_else(|| invalid("a trailer line not ended by CRLF"))?;
+            if line.is_empty() {
+                input.advance(end + 1);
                 return Ok(Step::End);
             }
-            if seen + end + 1 > MAX_TRAILERS {
-                return Err(invalid("trailer fields too long"));
+            // Each line a well-formed field, as hyper's decoder has it: one that is not
+            // could be taken by another reader for something else.
+            let mut field = [httparse::EMPTY_HEADER; 1];
+            let well_formed = line.iter().all(|&b| b != b'\r')
+                && httparse::parse_headers(&input[..=end], &mut field).is_ok()
+                && HeaderValue::from_bytes(field[0].value).is_ok();
+            if !well_formed {
+                return Err(invalid("a malformed trailer field"));
             }
-            *chunk = Chunk::Trailers(seen + end + 1);
+            let seen = seen
+                .checked_add(end + 1)
+                .filter(|&seen| seen <= MAX_TRAILERS)
+                .ok_or_else(|| invalid("trailer fields too long"))?;
+            let fields = fields
+                .checked_add(1)
+                .filter(|&fields| fields <= MAX_TRAILER_FIELDS)
+                .ok_or_else(|| invalid("too many trailer fields"))?;
+            input.advance(end + 1);
+            *chunk = Chunk::Trailers(seen, fields);
             Ok(Step::Next)
         }
     }
+}
+
+/// The size of a chunk size line (without its LF): `1*HEXDIG *( SP / HTAB ) [ ";" ext ]
+/// CR`, the extension free of CR. At most 15 digits, so that the size fits in 60 bits.
+fn chunk_size(line: &[u8]) -> Option<u64> {
+    let line = line.strip_suffix(b"\r")?;
+    if line.contains(&b'\r') {
+        return None;
+    }
+    let size = match line.iter().position(|&b| b == b';') {
+        Some(at) => &line[..at],
+        None => line,
+    };
+    let digits = size
+        .iter()
+        .rposition(|&b| b != b' ' && b != b'\t')
+        .map_or(&size[..0], |last| &size[..=last]);
+    if digits.is_empty() || digits.len() > 15 || !digits.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    let digits = std::str::from_utf8(digits).ok()?;
+    u64::from_str_radix(digits, 16).ok()
 }
 
 /// Whether a write failed because the server had closed or reset the connection.
@@ -869,6 +912,117 @@ pub(super) fn encode_head(
         out.extend_from_slice(b"\r\n");
     }
     out.extend_from_slice(b"\r\n");
+}
+
+/// For the `http_reply` fuzz target: `reply` read as the reply to a POST, the server's
+/// bytes arriving in reads of the sizes in `reads` (taken in turn; none: all at once) and
+/// the connection closed after them. The status and the whole body, or `None` when the
+/// reply is refused.
+#[cfg(feature = "fuzzing")]
+pub(crate) fn fuzz_reply(reply: &[u8], reads: &[usize]) -> Option<(u16, Vec<u8>)> {
+    use tokio::io::AsyncWriteExt as _;
+
+    let runtime = tokio::runtime::Builder::new_current_thread().build().ok()?;
+    let reply = reply.to_vec();
+    let reads = reads.to_vec();
+    runtime.block_on(async move {
+        let (ours, mut server) = tokio::io::duplex(1 << 16);
+        // The server's end is handed back, not dropped, so that only its shutdown (the
+        // end of the reply) reaches the client.
+        let serving = tokio::spawn(async move {
+            let mut rest = &reply[..];
+            let mut turn = 0;
+            while !rest.is_empty() {
+                let size = reads.get(turn % reads.len().max(1)).copied();
+                turn += 1;
+                let (read, tail) = rest.split_at(size.unwrap_or(rest.len()).clamp(1, rest.len()));
+                if server.write_all(read).await.is_err() {
+                    break;
+                }
+                rest = tail;
+                tokio::task::yield_now().await;
+            }
+            let _ = server.shutdown().await;
+            server
+        });
+        let mut conn = Conn::new(TokioIo::new(ours));
+        let uri = http::Uri::from_static("http://fuzz/mcp");
+        let headers = HeaderMap::new();
+        let line = RequestLine {
+            method: &Method::POST,
+            uri: &uri,
+            headers: &headers,
+        };
+        let outcome = async {
+            let head = conn
+                .send(line, None, None, &Bytes::new(), Kept::All)
+                .await
+                .ok()?;
+            let mut framing = head.framing;
+            let mut body = Vec::new();
+            while let Some(data) = std::future::poll_fn(|cx| conn.poll_data(&mut framing, cx)).await
+            {
+                body.extend_from_slice(&data.ok()?);
+            }
+            Some((head.status.as_u16(), body))
+        }
+        .await;
+        drop(serving.await);
+        outcome
+    })
+}
+
+/// For the `http_reply` fuzz target: `reply` read by hyper's HTTP/1.1 client connection as
+/// the reply to a POST, the connection closed after it. As [`fuzz_reply`].
+#[cfg(feature = "fuzzing")]
+pub(crate) fn fuzz_reply_hyper(reply: &[u8]) -> Option<(u16, Vec<u8>)> {
+    use http_body_util::BodyExt as _;
+    use tokio::io::AsyncWriteExt as _;
+
+    let runtime = tokio::runtime::Builder::new_current_thread().build().ok()?;
+    let reply = reply.to_vec();
+    runtime.block_on(async move {
+        use tokio::io::AsyncReadExt as _;
+
+        let (ours, mut server) = tokio::io::duplex(reply.len().saturating_add(1 << 16));
+        // hyper refuses bytes that come before its request: the reply is written once the
+        // request's head (its body is empty) has arrived.
+        let serving = tokio::spawn(async move {
+            let mut request = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !request.ends_with(b"\r\n\r\n") {
+                match server.read(&mut buf).await {
+                    Ok(0) | Err(_) => return server,
+                    Ok(n) => request.extend_from_slice(&buf[..n]),
+                }
+            }
+            if server.write_all(&reply).await.is_ok() {
+                let _ = server.shutdown().await;
+            }
+            server
+        });
+        let (mut sender, connection) = hyper::client::conn::http1::handshake::<
+            _,
+            http_body_util::Full<Bytes>,
+        >(TokioIo::new(ours))
+        .await
+        .ok()?;
+        let driving = tokio::spawn(connection);
+        let request = http::Request::post("/mcp")
+            .header(http::header::HOST, "fuzz")
+            .body(http_body_util::Full::new(Bytes::new()))
+            .ok()?;
+        let outcome = async {
+            let response = sender.send_request(request).await.ok()?;
+            let status = response.status().as_u16();
+            let body = response.into_body().collect().await.ok()?.to_bytes();
+            Some((status, body.to_vec()))
+        }
+        .await;
+        driving.abort();
+        drop(serving.await);
+        outcome
+    })
 }
 
 #[cfg(test)]

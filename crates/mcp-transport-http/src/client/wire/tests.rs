@@ -96,6 +96,8 @@ fn a_content_head_keeps_what_callers_read_and_frames_as_a_full_one() {
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\ncontent-length: 3\r\n\r\n",
         b"HTTP/1.1 204 No Content\r\nTransfer-Encoding: gzip\r\nContent-Length: 0\r\n\r\n",
         b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n",
+        // A coding list that is not text.
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gz\xffp, chunked\r\n\r\n",
     ] {
         for kept in [Kept::All, Kept::Content] {
             conn.read = BytesMut::from(head);
@@ -240,9 +242,9 @@ fn chunked_bodies_decode_whole_and_cut_at_every_byte() {
         assert!(ended, "cut at {cut}");
         assert_eq!(out, b"hello world!", "cut at {cut}");
     }
-    // Bare LF line ends are taken too.
+    // Spaces after the size, an extension: taken.
     assert_eq!(
-        decode_all(BytesMut::from(&b"2\nab\n0\n\n"[..])).unwrap(),
+        decode_all(BytesMut::from(&b"2 \t;a=b c\r\nab\r\n0;x\r\n\r\n"[..])).unwrap(),
         (b"ab".to_vec(), true)
     );
 }
@@ -255,6 +257,23 @@ fn bad_chunks_are_errors_and_lines_are_bounded() {
         b"-1\r\n",
         b"1000000000000000\r\n",
         b"2\r\nabX\r\n",
+        // A bare LF or CR where CRLF must be: the size line, after the data, the trailers.
+        b"2\nab\r\n0\r\n\r\n",
+        b"2\r\nab\n0\r\n\r\n",
+        b"2\r\nab\r\n0\n\r\n",
+        b"2\r\nab\r\n0\r\n\n",
+        b"2\r\nab\r\n0\r\nx: 1\n\r\n",
+        b"2;a\rb\r\nab\r\n0\r\n\r\n",
+        b"2\r\r\nab\r\n0\r\n\r\n",
+        b"2\r\nab\r\n0\r\nx: \r1\r\n\r\n",
+        // Whitespace before the size, or within it.
+        b" 2\r\nab\r\n0\r\n\r\n",
+        b"1 1\r\nabc\r\n0\r\n\r\n",
+        // A trailer line that is no field: no colon, a space in the name, a control byte.
+        b"0\r\nx-checksum\r\n\r\n",
+        b"0\r\nx checksum: 1\r\n\r\n",
+        b"0\r\nx-checksum : 1\r\n\r\n",
+        b"0\r\nx-checksum: \x01\r\n\r\n",
     ] {
         assert!(decode_all(BytesMut::from(bad)).is_err(), "{bad:?}");
     }
@@ -263,6 +282,17 @@ fn bad_chunks_are_errors_and_lines_are_bounded() {
     let mut trailers = b"0\r\n".to_vec();
     trailers.extend(std::iter::repeat_n(b'x', MAX_TRAILERS + 1));
     assert!(decode_all(BytesMut::from(&trailers[..])).is_err());
+    // Trailer fields: at the count limit taken, one more refused.
+    let fields = |n: usize| {
+        let mut body = b"0\r\n".to_vec();
+        for i in 0..n {
+            body.extend_from_slice(format!("x-{i}: {i}\r\n").as_bytes());
+        }
+        body.extend_from_slice(b"\r\n");
+        decode_all(BytesMut::from(&body[..]))
+    };
+    assert_eq!(fields(MAX_TRAILER_FIELDS).unwrap(), (Vec::new(), true));
+    assert!(fields(MAX_TRAILER_FIELDS + 1).is_err());
 }
 
 #[test]
