@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod fixture;
+pub mod http_reply;
 pub mod http_request;
 pub mod json_scan;
 pub mod json_writer;
@@ -21,7 +22,7 @@ pub mod uri_template;
 pub type Target = (&'static str, fn(&[u8]));
 
 /// Every target, by name, for the corpus replay.
-pub const TARGETS: [Target; 9] = [
+pub const TARGETS: [Target; 10] = [
     ("line_codec", line_codec::run),
     ("message", message::run),
     ("sse", sse::run),
@@ -31,4 +32,5 @@ pub const TARGETS: [Target; 9] = [
     ("legacy_session", legacy_session::run),
     ("json_writer", json_writer::run),
     ("json_scan", json_scan::run),
+    ("http_reply", http_reply::run),
 ];
