@@ -976,17 +976,25 @@ const JSON_POST: &str =
 /// for the body would not answer for its body read timeout (two minutes here).
 async fn head_only(f: &Fixture, path: &str, headers: &str) -> u16 {
     let addr = f.running.local_addr();
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let head = format!(
         "POST {path} HTTP/1.1\r\nhost: {addr}\r\n{headers}transfer-encoding: chunked\r\n\r\n"
     );
-    stream.write_all(head.as_bytes()).await.unwrap();
+    status_of_raw(f, &head).await
+}
+
+/// Sends `bytes` on a new connection and returns the status of the first answer, which
+/// must come within ten seconds.
+async fn status_of_raw(f: &Fixture, bytes: &str) -> u16 {
+    let mut stream = tokio::net::TcpStream::connect(f.running.local_addr())
+        .await
+        .unwrap();
+    stream.write_all(bytes.as_bytes()).await.unwrap();
     let mut reply = Vec::new();
     let mut buf = [0; 1024];
     while !reply.windows(2).any(|w| w == b"\r\n") {
         let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf))
             .await
-            .expect("an answer before the body")
+            .expect("an answer in time")
             .unwrap();
         assert!(n > 0, "closed without an answer");
         reply.extend_from_slice(&buf[..n]);
@@ -1066,22 +1074,7 @@ async fn initialize_raw(f: &Fixture, target: &str, host: Option<&str>) -> u16 {
         "POST {target} HTTP/1.1\r\n{host}{JSON_POST}content-length: {}\r\n\r\n{body}",
         body.len()
     );
-    let mut stream = tokio::net::TcpStream::connect(f.running.local_addr())
-        .await
-        .unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut reply = Vec::new();
-    let mut buf = [0; 1024];
-    while !reply.windows(2).any(|w| w == b"\r\n") {
-        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf))
-            .await
-            .expect("an answer")
-            .unwrap();
-        assert!(n > 0, "closed without an answer");
-        reply.extend_from_slice(&buf[..n]);
-    }
-    let line = String::from_utf8_lossy(&reply);
-    line.split(' ').nth(1).unwrap().parse().unwrap()
+    status_of_raw(f, &request).await
 }
 
 #[tokio::test]

@@ -43,16 +43,22 @@ const EVERY_TYPE: [&str; 8] = [
     r#"{"name":"whoami","uri":"file:///notes"}"#,
 ];
 
+/// The protected server of `setup`, a token with `files:read` and one with `files:write`
+/// (and the authorization server, which must outlive them).
+async fn protected() -> (
+    mcp_transport_http::RunningServer,
+    String,
+    String,
+    crate::support::AuthServer,
+) {
+    let (keys, auth, mcp) = super::setup().await;
+    let token = |scope| sign(&keys.rsa1, Some("k1"), None, &claims("alice", scope));
+    (mcp, token("files:read"), token("files:write"), auth)
+}
+
 #[tokio::test]
 async fn extra_members_of_every_type_do_not_get_around_a_scope() {
-    let (keys, _auth, mcp) = super::setup().await;
-    let reader = sign(&keys.rsa1, Some("k1"), None, &claims("alice", "files:read"));
-    let writer = sign(
-        &keys.rsa1,
-        Some("k1"),
-        None,
-        &claims("alice", "files:write"),
-    );
+    let (mcp, reader, writer, _auth) = protected().await;
     for extra in EVERY_TYPE {
         for (member, position) in [("uri", "after"), ("name", "after"), ("zz", "before")] {
             let cases = [
@@ -107,8 +113,7 @@ async fn extra_members_of_every_type_do_not_get_around_a_scope() {
 
 #[tokio::test]
 async fn a_target_given_twice_or_not_as_text_is_refused() {
-    let (keys, _auth, mcp) = super::setup().await;
-    let reader = sign(&keys.rsa1, Some("k1"), None, &claims("alice", "files:read"));
+    let (mcp, reader, _, _auth) = protected().await;
     let cases = [
         (
             "tools/call",
@@ -157,14 +162,7 @@ async fn a_target_given_twice_or_not_as_text_is_refused() {
 
 #[tokio::test]
 async fn a_scoped_name_spelled_another_way_is_still_scoped() {
-    let (keys, _auth, mcp) = super::setup().await;
-    let reader = sign(&keys.rsa1, Some("k1"), None, &claims("alice", "files:read"));
-    let writer = sign(
-        &keys.rsa1,
-        Some("k1"),
-        None,
-        &claims("alice", "files:write"),
-    );
+    let (mcp, reader, writer, _auth) = protected().await;
     // A JSON escape in the name, with the header in either form.
     for header in ["delete".to_owned(), base64_name("delete")] {
         let reply = Call::raw(
@@ -316,14 +314,7 @@ async fn acknowledged(
 
 #[tokio::test]
 async fn a_listen_stream_watches_no_resource_its_principal_may_not_read() {
-    let (keys, _auth, mcp) = super::setup().await;
-    let reader = sign(&keys.rsa1, Some("k1"), None, &claims("alice", "files:read"));
-    let writer = sign(
-        &keys.rsa1,
-        Some("k1"),
-        None,
-        &claims("alice", "files:write"),
-    );
+    let (mcp, reader, writer, _auth) = protected().await;
     let uris = ["file:///notes", "file:///payroll", "file:///private/a"];
     let ack = acknowledged(&mcp, &reader, &uris).await;
     assert_eq!(
