@@ -16,11 +16,12 @@
 use std::process::Command;
 use std::time::Instant;
 
-const TARGETS: [&str; 9] = [
+const TARGETS: [&str; 10] = [
     "line_codec",
     "message",
     "sse",
     "http_request",
+    "http_reply",
     "uri_template",
     "request_state",
     "legacy_session",
