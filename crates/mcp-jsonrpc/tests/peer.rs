@@ -753,12 +753,79 @@ async fn responses_to_nothing_and_malformed_frames_do_not_break_the_connection()
     assert_eq!(raw_side.recv().await["result"], json!({"ok": true}));
 }
 
+/// The warnings logged on this thread while it is installed (`tracing::subscriber::
+/// set_default`): each event's message and `error` field. A current-thread runtime runs
+/// the engine's tasks on the test's thread, so their events land here.
+#[derive(Clone, Default)]
+struct Warnings(Arc<std::sync::Mutex<Vec<(String, String)>>>);
+
+impl Warnings {
+    fn taken(&self) -> Vec<(String, String)> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+impl tracing::Subscriber for Warnings {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        *metadata.level() <= tracing::Level::WARN
+    }
+
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+
+    fn event(&self, event: &tracing::Event<'_>) {
+        #[derive(Default)]
+        struct Fields(String, String);
+        impl tracing::field::Visit for Fields {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                match field.name() {
+                    "message" => self.0 = format!("{value:?}"),
+                    "error" => self.1 = format!("{value:?}"),
+                    _ => {}
+                }
+            }
+        }
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        self.0.lock().unwrap().push((fields.0, fields.1));
+    }
+
+    fn enter(&self, _: &tracing::span::Id) {}
+
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_client_facing_a_polluted_stream_only_logs() {
+    let warnings = Warnings::default();
+    let _logging = tracing::subscriber::set_default(warnings.clone());
     let mut config = PeerConfig::default();
     config.reply_to_malformed = false;
     let (_peer, _conn, mut raw_side) = connect(NoHandler, config);
     raw_side.send_bytes(b"debug: starting up".to_vec()).await;
+    // What it does instead of answering: it logs the line as a warning and reads on. Frames
+    // are read in order, so the answer to the request sent after the line comes once the
+    // line has been dealt with, and it is the first frame back.
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .await;
+    let answer = raw_side.recv().await;
+    assert_eq!(
+        (answer["id"].clone(), answer["error"]["code"].clone()),
+        (json!(1), json!(-32601)),
+        "{answer}"
+    );
+    let logged = warnings.taken();
+    assert!(
+        matches!(logged.as_slice(), [(message, error)]
+            if message == "received a malformed message" && !error.is_empty()),
+        "{logged:?}"
+    );
     raw_side.silent_for(Duration::from_secs(1)).await;
 }
 
