@@ -400,6 +400,57 @@ struct Settings {
     warmup: u64,
 }
 
+/// Writes a full run's medians to `<dir>/<seconds since the epoch>.json` (`dir` is
+/// `bench/results/`), with the commit measured: the record of earlier runs is this data,
+/// not prose.
+fn record(
+    dir: &Path,
+    servers: &[ServerSpec],
+    medians: &BTreeMap<(usize, Load, Transport), Figures>,
+    settings: Settings,
+) -> Result<PathBuf, String> {
+    let commit = Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(crate::project_root())
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned());
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|e| e.to_string())?
+        .as_secs();
+    let rows: Vec<Value> = medians
+        .iter()
+        .map(|((index, load, transport), f)| {
+            serde_json::json!({
+                "server": servers[*index].name,
+                "load": load.name(),
+                "transport": transport.name(),
+                "calls_per_s": f.calls_per_s,
+                "p50_us": f.p50_us,
+                "p99_us": f.p99_us,
+                "cpu_us_per_call": f.cpu_us_per_call,
+                "peak_rss_kib": f.peak_rss_kib,
+                "cold_start_ms": f.cold_start_ms,
+                "driver_cpu_us_per_call": f.driver_cpu_us_per_call,
+            })
+        })
+        .collect();
+    let record = serde_json::json!({
+        "unix_time": seconds,
+        "commit": commit,
+        "seconds_per_run": settings.duration,
+        "rounds": ROUNDS,
+        "medians": rows,
+    });
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = dir.join(format!("{seconds}.json"));
+    let text = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())?;
+    std::fs::write(&path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
+}
+
 /// The figures of one `mcp-load` report the tables use.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Figures {
@@ -539,6 +590,13 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         .filter_map(|(key, runs)| Figures::median(runs).map(|m| (*key, m)))
         .collect();
     println!("{}", render(&servers, &medians, settings, quick));
+    if !quick {
+        let dir = crate::project_root().join("bench/results");
+        match record(&dir, &servers, &medians, settings) {
+            Ok(path) => eprintln!("the medians: {}", path.display()),
+            Err(e) => eprintln!("the medians were not recorded: {e}"),
+        }
+    }
     if !skipped.is_empty() {
         println!("Not measured:\n");
         for line in &skipped {
@@ -845,6 +903,37 @@ mod tests {
             tools_args: &[],
             progress_http: &["--sse"],
         }
+    }
+
+    #[test]
+    fn a_full_run_s_medians_are_recorded_as_data() {
+        let servers = servers(&bins(), vec![peer()]);
+        let figures = Figures {
+            calls_per_s: 1000.0,
+            cold_start_ms: Some(1.5),
+            ..Figures::default()
+        };
+        let medians = BTreeMap::from([((0, Load::Small, Transport::Stdio), figures)]);
+        let dir = std::env::temp_dir().join(format!("xtask-record-{}", std::process::id()));
+        let settings = Settings {
+            duration: 3.0,
+            warmup: 500,
+        };
+        let path = record(&dir, &servers, &medians, settings).unwrap();
+        let written: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(written["rounds"], ROUNDS);
+        assert_eq!(written["seconds_per_run"], 3.0);
+        let row = &written["medians"][0];
+        assert_eq!(row["server"], servers[0].name.as_str());
+        assert_eq!(
+            (row["load"].as_str(), row["transport"].as_str()),
+            (Some(Load::Small.name()), Some("stdio"))
+        );
+        assert_eq!(row["calls_per_s"], 1000.0);
+        assert_eq!(row["cold_start_ms"], 1.5);
+        assert!(row["driver_cpu_us_per_call"].is_null());
     }
 
     #[test]
