@@ -269,14 +269,24 @@ async fn unknown_sessions_bad_versions_and_the_session_cap_are_refused() {
 
 #[tokio::test]
 async fn a_session_idle_less_than_its_timeout_is_kept() {
-    let config = LegacyHttpConfig::default().session_idle_timeout(Duration::from_millis(1500));
+    // The sessions' idle times are real time (the server's clock is std's), so the margins
+    // are whole seconds: the old session is idle at least 4.1 s of its 4 s when the sweep
+    // comes (sleeps only ever last longer), the recent one 2 s and whatever the machine
+    // adds, which may be up to 2 s before the test fails wrongly.
+    let config = LegacyHttpConfig::default().session_idle_timeout(Duration::from_secs(4));
     let (f, _core) = start(config).await;
-    let id = f.initialize("2025-11-25").await;
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    // This request sweeps (more than a second since the last sweep); the session has been
-    // idle 1.1 s of its 1.5 s and stays.
+    let old = f.initialize("2025-11-25").await;
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let recent = f.initialize("2025-11-25").await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    // This request sweeps (more than a second since the last sweep): the old session
+    // expires, which shows the sweep ran; the recent one stays.
     let _ = f.initialize("2025-11-25").await;
-    let reply = json_body(f.post(&id, &call(1, "echo")).await).await;
+    assert_eq!(
+        f.post(&old, &call(1, "echo")).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    let reply = json_body(f.post(&recent, &call(2, "echo")).await).await;
     assert_eq!(reply["result"]["content"][0]["text"], "hi");
 }
 
@@ -556,13 +566,23 @@ async fn the_2024_11_05_transport_opens_with_an_endpoint_event_and_ends_with_its
     let (_, reply) = events.message().await;
     assert_eq!(reply["result"]["content"][0]["text"], "hi");
 
-    // Closing the stream ends the session.
+    // Closing the stream ends the session, once the server has seen the connection go:
+    // posts are accepted until then, and 404 from then on.
     drop(events);
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    assert_eq!(
-        post(call(3, "echo")).await.unwrap().status(),
-        StatusCode::NOT_FOUND
-    );
+    let mut id = 3;
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let status = post(call(id, "echo")).await.unwrap().status();
+            if status != StatusCode::ACCEPTED {
+                return status;
+            }
+            id += 1;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the session ended within 10 s of its stream closing");
+    assert_eq!(ended, StatusCode::NOT_FOUND);
     let unknown = Request::post(format!("{base}/messages?sessionId=nope"))
         .header("content-type", "application/json")
         .body(Full::new(Bytes::from(call(4, "echo"))))
