@@ -142,7 +142,7 @@ async fn client(
     url: &str,
     era: EraChoice,
     oauth: Option<OAuthClient>,
-) -> Result<Client, mcp_legacy::client::Error> {
+) -> Result<Client, mcp_legacy::Error> {
     let mut builder = Client::builder("mcp-rust-conformance-client", env!("CARGO_PKG_VERSION"))
         .on_elicit(|params| async move { Ok(answer_form(&params)) })
         .on_sample(|_params| async {

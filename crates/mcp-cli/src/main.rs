@@ -48,7 +48,7 @@ pub(crate) enum Error {
     Client(#[from] mcp_client::Error),
     /// The server could not be reached, or its era could not be settled.
     #[error("{0}")]
-    Connect(#[from] mcp_legacy::client::Error),
+    Connect(#[from] mcp_legacy::Error),
     #[error("cannot read {path}: {source}")]
     ConfigRead {
         path: PathBuf,
@@ -69,8 +69,10 @@ pub(crate) enum Error {
     Arguments(String),
     #[error("the example server: {0}")]
     Server(#[from] mcp_server::Error),
+    /// Serving over HTTP failed. Not `#[from]`: `?` turns an `mcp_legacy::Error` into
+    /// `Connect`, so a serve failure is wrapped by name where it happens.
     #[error("cannot serve over HTTP: {0}")]
-    Serve(#[from] mcp_legacy::Error),
+    Serve(mcp_legacy::Error),
     #[error("the tool reported an error")]
     ToolFailed,
     #[error("cannot write the output: {0}")]

@@ -37,7 +37,7 @@ pub enum Error {
         server: String,
         /// Why (boxed: it is large).
         #[source]
-        source: Box<mcp_legacy::client::Error>,
+        source: Box<mcp_legacy::Error>,
     },
     /// No server of that name.
     #[error("no server named `{0}`")]

@@ -1,11 +1,17 @@
-//! The errors of this crate.
+//! The crate's one error type.
 
-/// What can go wrong setting up a dual-era server.
+use crate::server::LEGACY_VERSIONS;
+
+/// What can go wrong in this crate: setting up a dual-era server ([`Bind`](Self::Bind),
+/// [`Http`](Self::Http)), or connecting to a server of either era with
+/// [`client::Connector`](crate::client::Connector) (the other variants).
+///
+/// [`Http`](Self::Http) and [`Spawn`](Self::Spawn) carry the transport crate's own error,
+/// typed, so they exist only with the feature (`http`, `stdio`) that brings that crate in.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The listening address could not be bound.
-    #[cfg(feature = "http")]
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         /// The address asked for.
@@ -17,4 +23,43 @@ pub enum Error {
     #[cfg(feature = "http")]
     #[error(transparent)]
     Http(#[from] mcp_transport_http::Error),
+    /// The server process could not be started.
+    #[cfg(feature = "stdio")]
+    #[error("cannot start the server")]
+    Spawn(#[source] mcp_transport_stdio::ProcessError),
+    /// The probe or the `initialize` handshake failed.
+    #[error("the handshake with the server failed")]
+    Handshake(#[source] mcp_client::Error),
+    /// The server answered `initialize` with a version this client does not accept.
+    #[error(
+        "the server answered initialize with version {answered:?}; this client accepts {accepted:?}"
+    )]
+    UnsupportedVersion {
+        /// What the server answered.
+        answered: String,
+        /// What this client accepts.
+        accepted: Vec<String>,
+    },
+    /// The version pinned with
+    /// [`EraChoice::Version`](crate::client::EraChoice::Version) is not one this client
+    /// speaks.
+    #[error(
+        "cannot pin version {0:?}: this client speaks 2026-07-28 and the legacy revisions {LEGACY_VERSIONS:?}"
+    )]
+    UnknownVersion(String),
+    /// The `initialize` result is not an `InitializeResult`.
+    #[error("the initialize result is malformed")]
+    Malformed(#[source] serde_json::Error),
+    /// A request after the handshake failed.
+    #[error(transparent)]
+    Client(#[from] mcp_client::Error),
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn error_is_send_sync_and_static() {
+        fn check<T: Send + Sync + 'static + std::error::Error>() {}
+        check::<super::Error>();
+    }
 }

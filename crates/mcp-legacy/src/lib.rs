@@ -40,6 +40,11 @@
 //! era-neutral seams (`CustomTransport`, `InputHandlers`, `ListenRouter`) and
 //! `mcp-transport-http`'s raw exchanges (`HttpClient::send`).
 //!
+//! One error type, [`Error`], for both sides: binding and starting a dual-era server
+//! (`Error::Bind`, `Error::Http`), and connecting to a server of either era (a server that
+//! cannot be started, a failed probe or handshake, a version not accepted, a request
+//! failing afterwards, with `mcp_client::Error` as the cause).
+//!
 //! Invariants: this is the only crate that knows a legacy revision exists, and a
 //! search for `initialize` outside this crate and `mcp-types` finds only docs.
 //! The user-facing server and client APIs are the same in both eras. A legacy

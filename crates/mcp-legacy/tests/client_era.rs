@@ -10,7 +10,8 @@
 use std::time::Duration;
 
 use mcp_client::{Client, ClientBuilder};
-use mcp_legacy::client::{Connector, EraChoice, Error};
+use mcp_legacy::Error;
+use mcp_legacy::client::{Connector, EraChoice};
 use mcp_transport_stdio::ServerCommand;
 use mcp_types::{ElicitResult, ElicitResultAction, Era, JsonObject};
 use serde_json::json;

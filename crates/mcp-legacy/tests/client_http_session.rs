@@ -333,9 +333,6 @@ async fn a_remembered_verdict_spares_the_probe_until_it_fails() {
         .await;
     // Probed again: legacy, but neither legacy transport takes it any more.
     let err = third.unwrap_err();
-    assert!(
-        matches!(err, mcp_legacy::client::Error::Handshake(_)),
-        "{err:?}"
-    );
+    assert!(matches!(err, mcp_legacy::Error::Handshake(_)), "{err:?}");
     assert_eq!(probes(&seen), 2, "{:?}", lines(&seen));
 }

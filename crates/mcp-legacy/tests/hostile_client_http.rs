@@ -17,7 +17,8 @@ mod support;
 use std::time::Duration;
 
 use mcp_client::{Client, Error};
-use mcp_legacy::client::{Connector, Error as ConnectError};
+use mcp_legacy::Error as ConnectError;
+use mcp_legacy::client::Connector;
 use mcp_transport_http::{Error as HttpError, HttpClientConfig};
 use mcp_types::Era;
 use serde_json::{Value, json};

@@ -29,7 +29,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcp_client::Error;
-use mcp_legacy::client::{Connector, Error as ConnectError, HttpConnection, Transport};
+use mcp_legacy::Error as ConnectError;
+use mcp_legacy::client::{Connector, HttpConnection, Transport};
 use mcp_transport_http::{Error as HttpError, HttpClientConfig};
 use serde_json::{Value, json};
 use support::http::{Reply, Seen, reply, serve};

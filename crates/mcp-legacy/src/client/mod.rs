@@ -63,7 +63,7 @@
 //! Handlers registered on the builder answer a legacy server's requests:
 //!
 //! ```no_run
-//! # async fn run() -> Result<(), mcp_legacy::client::Error> {
+//! # async fn run() -> Result<(), mcp_legacy::Error> {
 //! use mcp_client::Client;
 //! use mcp_legacy::client::{Connector, VerdictCache};
 //!
@@ -100,6 +100,7 @@ use mcp_jsonrpc::RequestOptions;
 use mcp_types::Era;
 use serde_json::{Value, json};
 
+use crate::Error;
 use crate::server::LEGACY_VERSIONS;
 use session::{Handshake, Wire};
 
@@ -155,40 +156,6 @@ pub enum Transport {
     StreamableHttp,
     /// The 2024-11-05 HTTP+SSE transport.
     HttpSse,
-}
-
-/// Why a dual-era connection could not be set up.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// The server process could not be started.
-    #[cfg(feature = "stdio")]
-    #[error("cannot start the server")]
-    Spawn(#[source] mcp_transport_stdio::ProcessError),
-    /// The probe or the `initialize` handshake failed.
-    #[error("the handshake with the server failed")]
-    Handshake(#[source] mcp_client::Error),
-    /// The server answered `initialize` with a version this client does not accept.
-    #[error(
-        "the server answered initialize with version {answered:?}; this client accepts {accepted:?}"
-    )]
-    UnsupportedVersion {
-        /// What the server answered.
-        answered: String,
-        /// What this client accepts.
-        accepted: Vec<String>,
-    },
-    /// The version pinned with [`EraChoice::Version`] is not one this client speaks.
-    #[error(
-        "cannot pin version {0:?}: this client speaks 2026-07-28 and the legacy revisions {LEGACY_VERSIONS:?}"
-    )]
-    UnknownVersion(String),
-    /// The `initialize` result is not an `InitializeResult`.
-    #[error("the initialize result is malformed")]
-    Malformed(#[source] serde_json::Error),
-    /// A request after the handshake failed.
-    #[error(transparent)]
-    Client(#[from] mcp_client::Error),
 }
 
 /// Connects a [`ClientBuilder`] to a server of either era; see the [module docs](self).

@@ -2,7 +2,8 @@
 //! `initialize` answered with hostile content, on a fresh child each.
 
 use mcp_client::Error;
-use mcp_legacy::client::{Error as ConnectError, StdioConnection};
+use mcp_legacy::Error as ConnectError;
+use mcp_legacy::client::StdioConnection;
 use serde_json::{Value, json};
 
 use super::support::script::response;

@@ -30,7 +30,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mcp_client::{Client, Error};
-use mcp_legacy::client::{Connector, Error as ConnectError, StdioConnection};
+use mcp_legacy::Error as ConnectError;
+use mcp_legacy::client::{Connector, StdioConnection};
 use mcp_transport_stdio::ServerCommand;
 use mcp_types::Era;
 use serde_json::{Value, json};
