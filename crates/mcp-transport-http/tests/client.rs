@@ -463,12 +463,15 @@ async fn idle_connections_expire() {
     let f = start().await;
     let proxy = proxy(f.server.local_addr()).await;
     let url = format!("http://{}/mcp", proxy.addr);
-    let config = HttpClientConfig::default().pool_idle_timeout(Duration::from_millis(100));
+    // Real time (the server and the proxy are on real sockets), so margins of whole
+    // seconds: back-to-back calls are seconds inside the timeout, and the sleep lasts at
+    // least a second past it.
+    let config = HttpClientConfig::default().pool_idle_timeout(Duration::from_secs(2));
     let client = HttpClient::new(&url, config).unwrap();
     assert_eq!(call(&client, "test/big", json!({"size": 1})).await.len(), 1);
     assert_eq!(call(&client, "test/big", json!({"size": 1})).await.len(), 1);
     assert_eq!(proxy.accepted.load(Ordering::SeqCst), 1);
-    tokio::time::sleep(Duration::from_millis(350)).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(call(&client, "test/big", json!({"size": 1})).await.len(), 1);
     assert_eq!(proxy.accepted.load(Ordering::SeqCst), 2);
 

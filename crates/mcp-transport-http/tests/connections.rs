@@ -2,7 +2,8 @@
 //! `docs/RELIABILITY.md`): at the limit every connection is served at once; past it a new
 //! client waits in the kernel's listen backlog, unserved, and is served as soon as one of
 //! the open connections closes. Ordering comes from the handler's log and gate; the only
-//! timed wait is the one that proves the connection past the limit gets no answer.
+//! timed waits are the ones that show a connection past the limit gets no answer, each
+//! followed by what must happen instead: that connection answered once a slot frees.
 
 mod support;
 
@@ -171,15 +172,25 @@ async fn idle_keep_alive_connections_count_against_the_limit() {
     // The first connection is idle but open (keep-alive): the second waits.
     let mut second = TcpStream::connect(server.local_addr()).await.unwrap();
     second.write_all(&raw_block_request(&server)).await.unwrap();
+    // Meanwhile the server serves the connection that holds the slot: the silence below
+    // is the limit's doing, not a server that stopped answering.
+    first.write_all(&raw_block_request(&server)).await.unwrap();
+    assert_eq!(next_log(&mut log).await, "started test/block");
+    gate.add_permits(1);
+    read_until_released(&mut first, "first").await;
     let mut chunk = [0u8; 4096];
     let unanswered =
         tokio::time::timeout(Duration::from_millis(300), second.read(&mut chunk)).await;
     assert!(unanswered.is_err(), "the second connection was answered");
     assert!(matches!(log.try_recv(), Err(TryRecvError::Empty)));
 
+    // Once the first closes, the second is accepted and its request answered.
     drop(first);
     assert_eq!(next_log(&mut log).await, "started test/block");
     gate.add_permits(1);
+    let reply = read_until_released(&mut second, "second").await;
+    assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
+    assert!(reply.contains(r#""id":7"#), "{reply}");
     server.shutdown(Duration::from_secs(5)).await;
 }
 
