@@ -84,8 +84,8 @@ async fn a_crash_fails_pending_requests_at_once_with_a_transport_error() {
     let other = waiting.await.unwrap().unwrap_err();
     assert!(other.is_closed(), "{other}");
     assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "failed at once, not by timeout"
+        started.elapsed() < Duration::from_secs(30),
+        "failed when the server ended, not by the one-minute timeout"
     );
     assert!(
         peer.request("late", None::<&Value>, RequestOptions::default())
@@ -134,7 +134,13 @@ async fn a_stderr_flood_does_not_stall_requests() {
 
 #[tokio::test]
 async fn dropping_a_request_tells_the_server_which_stops_work() {
-    let (peer, server) = connect(&ServerCommand::new(ECHO), NoHandler, client_config()).unwrap();
+    // At end of input the server gives running requests a minute before cancelling them,
+    // and we give it 30 s to exit before SIGTERM: it exits by itself only if the request
+    // was cancelled already.
+    let command = ServerCommand::new(ECHO)
+        .env("MCP_STDIO_ECHO_EOF_GRACE_MS", "60000")
+        .stdin_close_grace(Duration::from_secs(30));
+    let (peer, server) = connect(&command, NoHandler, client_config()).unwrap();
     let timed_out = peer
         .request(
             "sleep",
@@ -144,15 +150,11 @@ async fn dropping_a_request_tells_the_server_which_stops_work() {
         .await
         .unwrap_err();
     assert!(timed_out.is_timeout());
-    // The server received notifications/cancelled and its handler stopped: it can shut down
-    // at once instead of sitting out the one-second grace on a 60-second sleep.
-    let started = Instant::now();
-    server.shutdown(Duration::from_secs(5)).await.unwrap();
-    assert!(
-        started.elapsed() < Duration::from_millis(900),
-        "took {:?}",
-        started.elapsed()
-    );
+    // The server received notifications/cancelled and its handler stopped: it exits when
+    // stdin closes instead of sitting out its grace on a 60-second sleep (and being sent
+    // SIGTERM when ours ends first).
+    let status = server.shutdown(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(status.code(), Some(0), "{status}");
 }
 
 /// The server side: a real engine-based server, driven over raw pipes, writes nothing but

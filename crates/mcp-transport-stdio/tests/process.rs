@@ -31,7 +31,7 @@ const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-stdio-fixture");
 /// The bound on anything a test waits for. Reaching it is a failure.
 const PATIENCE: Duration = Duration::from_secs(10);
 
-/// Short shutdown graces, so escalation tests take well under a second.
+/// Short shutdown graces, so that escalation tests do not wait long for them.
 const GRACE: Duration = Duration::from_millis(200);
 
 fn fixture(mode: &str) -> ServerCommand {
@@ -132,9 +132,10 @@ fn is_running(pid: u32) -> bool {
     proc_state(pid).is_some_and(|state| state != 'Z')
 }
 
-/// Waits up to 2 s for a process that is not our child to be gone.
+/// Waits for a process that is not our child to be gone; a failure after [`PATIENCE`]
+/// (init reaps it in its own time, later still on a loaded machine).
 async fn assert_ends(pid: u32) {
-    let deadline = Instant::now() + Duration::from_secs(2);
+    let deadline = Instant::now() + PATIENCE;
     while is_running(pid) {
         assert!(Instant::now() < deadline, "process {pid} still running");
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -457,32 +458,33 @@ async fn a_stderr_line_at_the_limit_is_whole_and_one_past_it_is_cut() {
 
 #[tokio::test]
 async fn shutdown_of_a_well_behaved_server_needs_no_signal() {
-    // The default graces are 2 s each: finishing well before them shows that
-    // closing stdin was enough.
-    let (mut pipes, process) = spawn(&ServerCommand::new(FIXTURE).arg("echo"));
+    // Graces far longer than a loaded machine needs to end a process: an exit status
+    // rather than a signal shows that closing stdin was enough.
+    let command = ServerCommand::new(FIXTURE)
+        .arg("echo")
+        .stdin_close_grace(Duration::from_secs(30))
+        .term_grace(Duration::from_secs(30));
+    let (mut pipes, process) = spawn(&command);
     pipes.round_trip(1).await;
-    let started = Instant::now();
     let status = process.shutdown(Some(pipes.stdin)).await.unwrap();
     assert_eq!(status.code(), Some(0), "exited by itself: {status}");
-    assert!(
-        started.elapsed() < Duration::from_secs(1),
-        "took {:?}",
-        started.elapsed()
-    );
 }
 
 #[tokio::test]
 async fn shutdown_sends_sigterm_to_a_server_that_ignores_stdin_close() {
     let command = fixture("never-read")
         .stdin_close_grace(GRACE)
-        .term_grace(Duration::from_secs(5));
+        .term_grace(Duration::from_mins(1));
     let (pipes, process) = spawn(&command);
     let started = Instant::now();
     let status = process.shutdown(Some(pipes.stdin)).await.unwrap();
     assert_eq!(status.signal(), Some(15), "{status}");
+    // SIGTERM came once stdin's grace was over, and shutdown returned when the server
+    // died of it rather than at the end of the minute it would give it (the margin is
+    // whole seconds: the machine may be loaded).
     let took = started.elapsed();
     assert!(
-        took >= GRACE && took < Duration::from_secs(2),
+        took >= GRACE && took < Duration::from_secs(30),
         "took {took:?}"
     );
 }
@@ -501,11 +503,9 @@ async fn shutdown_sends_sigkill_to_a_server_that_ignores_sigterm() {
     let started = Instant::now();
     let status = process.shutdown(Some(pipes.stdin)).await.unwrap();
     assert_eq!(status.signal(), Some(9), "{status}");
+    // SIGKILL only once both graces were over.
     let took = started.elapsed();
-    assert!(
-        took >= 2 * GRACE && took < Duration::from_secs(2),
-        "took {took:?}"
-    );
+    assert!(took >= 2 * GRACE, "took {took:?}");
 }
 
 #[tokio::test]

@@ -6,6 +6,10 @@
 //! `streams` answers whether stdin and stdout are driven as non-blocking pipes
 //! (`{"stdinPipe": bool, "stdoutPipe": bool}`); anything else is -32601. It exits when stdin closes. Its stdout carries nothing but
 //! protocol messages: the test that captures it proves the engine and transport keep it so.
+//!
+//! When stdin closes, requests still running get the engine's `eof_grace` (1 s) before they
+//! are cancelled; `MCP_STDIO_ECHO_EOF_GRACE_MS` sets another, so that a test can tell a
+//! request that was cancelled before from one that sat out the grace by whole seconds.
 
 use std::time::Duration;
 
@@ -76,7 +80,10 @@ fn main() {
     };
     runtime.block_on(async {
         let mut config = PeerConfig::default();
-        config.eof_grace = Duration::from_secs(1);
+        config.eof_grace = std::env::var("MCP_STDIO_ECHO_EOF_GRACE_MS")
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+            .map_or(Duration::from_secs(1), Duration::from_millis);
         let (reader, writer) = mcp_transport_stdio::stdio();
         let pipes = (reader.get_ref().is_pipe(), writer.get_ref().is_pipe());
         let (_peer, connection) =
