@@ -111,13 +111,13 @@ struct Server {
 }
 
 impl Server {
-    /// Whether the client has let go of the GET stream within a second (its connection
+    /// Whether the client has let go of the GET stream within 10 s (its connection
     /// closed), or there was none.
     async fn stream_released(&self) -> bool {
         let Some(tx) = self.stream.lock().unwrap().clone() else {
             return true;
         };
-        tokio::time::timeout(Duration::from_secs(1), tx.closed())
+        tokio::time::timeout(Duration::from_secs(10), tx.closed())
             .await
             .is_ok()
     }
@@ -802,8 +802,10 @@ async fn the_session_table() {
                 probe.as_ref().is_err_and(matches),
                 "{name}: after the session ended, expected {expected}, got {probe:?}"
             );
+            // Failed without waiting out the client's 20 s timeout (a margin of whole
+            // seconds: the machine may be loaded).
             assert!(
-                started.elapsed() < Duration::from_secs(1),
+                started.elapsed() < Duration::from_secs(10),
                 "{name}: the next request waited {:?}",
                 started.elapsed()
             );
