@@ -399,9 +399,11 @@ fn a_third_party_legacy_server_over_stdio() {
     );
 }
 
-/// Runs `mcp ARGS` on a pseudo-terminal (util-linux `script`), typing `input` after a
-/// moment; returns what the terminal showed.
-fn on_a_terminal(args: &str, input: &str) -> String {
+/// Runs `mcp ARGS` on a pseudo-terminal (util-linux `script`); for each `(prompt, input)`
+/// of `typing`, waits for the terminal to show `prompt`, then types `input`. Returns what
+/// the terminal showed.
+fn on_a_terminal(args: &str, typing: &[(&str, &str)]) -> String {
+    use std::io::{Read as _, Write as _};
     let mut child = Command::new("script")
         .args(["-qec", &format!("{MCP} {args}"), "/dev/null"])
         .stdin(Stdio::piped())
@@ -411,24 +413,51 @@ fn on_a_terminal(args: &str, input: &str) -> String {
         .current_dir(env!("CARGO_TARGET_TMPDIR"))
         .spawn()
         .expect("util-linux `script` runs");
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    {
-        use std::io::Write as _;
-        let mut stdin = child.stdin.take().unwrap();
+    let mut terminal = child.stdout.take().unwrap();
+    let (shown, screen_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    let reader = std::thread::spawn(move || {
+        let mut chunk = [0; 4096];
+        while let Ok(n @ 1..) = terminal.read(&mut chunk) {
+            if shown.send(chunk[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut screen = Vec::new();
+    let mut stdin = child.stdin.take().unwrap();
+    for (prompt, input) in typing {
+        // Typed once the question is on the screen, not after a guessed moment: a loaded
+        // machine may take longer than any guess to start the program and ask.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_mins(1);
+        while !String::from_utf8_lossy(&screen).contains(prompt) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let chunk = screen_rx.recv_timeout(left).unwrap_or_else(|_| {
+                panic!(
+                    "the terminal did not show {prompt:?}: {:?}",
+                    String::from_utf8_lossy(&screen)
+                )
+            });
+            screen.extend(chunk);
+        }
         stdin.write_all(input.as_bytes()).unwrap();
+        stdin.flush().unwrap();
     }
+    drop(stdin);
+    // The reader ends at the end of the terminal's output, and with it the channel.
+    screen.extend(screen_rx.iter().flatten());
+    reader.join().unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).replace('\r', "")
+    String::from_utf8_lossy(&screen).replace('\r', "")
 }
 
 #[test]
 fn elicitation_is_asked_at_a_terminal() {
-    let screen = on_a_terminal("call greet", "Ada\n");
+    let screen = on_a_terminal("call greet", &[("Your name (string): ", "Ada\n")]);
     assert!(screen.contains("? What is your name?"), "{screen:?}");
     assert!(screen.contains("Your name (string): "), "{screen:?}");
     assert!(screen.contains("Hello, Ada!"), "{screen:?}");
@@ -436,7 +465,7 @@ fn elicitation_is_asked_at_a_terminal() {
 
 #[test]
 fn progress_is_a_bar_at_a_terminal() {
-    let screen = on_a_terminal("call countdown seconds=2", "");
+    let screen = on_a_terminal("call countdown seconds=2", &[]);
     assert!(
         screen.contains("[..............................]   0% 2 s left"),
         "{screen:?}"
