@@ -64,10 +64,7 @@ impl Interaction for FollowRedirect {
 /// The OAuth client for an `auth/*` scenario, from its context. DPoP is on wherever the
 /// authorization server offers it (`auth/dpop`, `auth/dpop-nonce`); no other scenario's
 /// server advertises `dpop_signing_alg_values_supported`.
-fn oauth_for(
-    url: &str,
-    context: Option<&Value>,
-) -> Result<OAuthClient, mcp_client::auth::AuthError> {
+fn oauth_for(url: &str, context: Option<&Value>) -> Result<OAuthClient, mcp_client::Error> {
     let text = |key: &str| {
         context
             .and_then(|c| c.get(key))

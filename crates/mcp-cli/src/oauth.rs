@@ -113,9 +113,7 @@ impl OAuthArgs {
                 .or_else(|| std::env::var("MCP_OAUTH_CLIENT_SECRET").ok());
             config = config.pre_registered(PreRegistered::new(issuer, id, secret));
         }
-        OAuthClient::new(config)
-            .map(Some)
-            .map_err(|e| Error::Client(mcp_client::Error::Auth(e)))
+        OAuthClient::new(config).map(Some).map_err(Error::Client)
     }
 }
 

@@ -1,13 +1,31 @@
-//! What can go wrong with a request, said plainly.
+//! The crate's one error type, and the kinds of its sub-areas (authorization, skills,
+//! icons), said plainly.
+
+mod auth;
+mod icon;
+mod skill;
 
 use std::time::Duration;
 
 use mcp_jsonrpc::ErrorObject;
 
-/// Why a request to the server did not produce its result.
+pub use self::auth::AuthErrorKind;
+pub use self::icon::IconErrorKind;
+pub use self::skill::SkillErrorKind;
+
+/// What can go wrong in this crate: why a request to the server did not produce its
+/// result, why the OAuth client could not obtain a token, why a skill was refused, why an
+/// icon may not be used.
 ///
 /// A tool that ran and failed is not an error here: it is an `Ok` result with
 /// `is_error` set, for the model to read (`docs/2026-07-28/server/tools.mdx`).
+///
+/// The sub-areas are kinds within it, not error types of their own:
+/// [`Auth`](Self::Auth) carries an [`AuthErrorKind`], [`Skill`](Self::Skill) a
+/// [`SkillErrorKind`], [`Icon`](Self::Icon) an [`IconErrorKind`]. Those variants exist
+/// whatever features are on. `Http` and `Spawn` carry the
+/// transport crate's own error, typed (`Error::Http(e) if e.is_unauthorized()`), so they
+/// exist only with the feature (`http`, `stdio`) that brings that crate in.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -117,11 +135,11 @@ pub enum Error {
     #[cfg(feature = "http")]
     #[error("HTTP transport failure")]
     Http(#[source] mcp_transport_http::Error),
-    /// The OAuth client could not obtain a token the server accepts (discovery,
-    /// registration, the user's sign-in or the token request failed).
-    #[cfg(feature = "auth")]
+    /// The OAuth client (module `auth`, feature `auth`) could not obtain a token the server
+    /// accepts: discovery, registration, the user's sign-in or the token request failed,
+    /// or a URL it was given breaks its rules. What failed is the kind, the source.
     #[error("authorization failed")]
-    Auth(#[source] crate::auth::AuthError),
+    Auth(#[source] AuthErrorKind),
     /// The server crashed while handling a request that is not safe to run twice; it was
     /// restarted, but the request may or may not have taken effect.
     #[error("the server crashed during `{method}`; it may or may not have run")]
@@ -133,10 +151,15 @@ pub enum Error {
     #[error("the server crashed and {0} restarts were already spent")]
     RestartsExhausted(u32),
     /// A skill entry, or a skill file read against it, failed the Skills extension's
-    /// checks (feature `skills`); the content was dropped.
-    #[cfg(feature = "skills")]
+    /// checks (module `skills`, feature `skills`); the content was dropped. What failed is
+    /// the kind, the source.
     #[error("skill verification failed")]
-    Skill(#[source] crate::skills::SkillError),
+    Skill(#[source] SkillErrorKind),
+    /// An icon a server sent may not be used ([`icons::check_icon`](crate::icons::check_icon)).
+    /// The kind is in the message, as it was when `check_icon` returned it alone; it has
+    /// no cause of its own, so it is not also the source.
+    #[error("the icon may not be used: {0}")]
+    Icon(IconErrorKind),
     /// A server process could not be started.
     #[cfg(feature = "stdio")]
     #[error("cannot start the server")]
@@ -156,16 +179,34 @@ impl Error {
 #[cfg(feature = "http")]
 impl From<mcp_transport_http::Error> for Error {
     /// [`Error::Http`], except that an OAuth failure reported through the transport's
-    /// authorizer seam becomes `Error::Auth` (with the `auth` feature).
+    /// authorizer seam (the `auth` module's client boxes its [`AuthErrorKind`] there)
+    /// becomes [`Error::Auth`].
     fn from(e: mcp_transport_http::Error) -> Self {
-        #[cfg(feature = "auth")]
         if let mcp_transport_http::Error::Authorization(source) = e {
-            return match source.downcast::<crate::auth::AuthError>() {
+            return match source.downcast::<AuthErrorKind>() {
                 Ok(auth) => Error::Auth(*auth),
                 Err(other) => Error::Http(mcp_transport_http::Error::Authorization(other)),
             };
         }
         Error::Http(e)
+    }
+}
+
+impl From<AuthErrorKind> for Error {
+    fn from(kind: AuthErrorKind) -> Self {
+        Error::Auth(kind)
+    }
+}
+
+impl From<SkillErrorKind> for Error {
+    fn from(kind: SkillErrorKind) -> Self {
+        Error::Skill(kind)
+    }
+}
+
+impl From<IconErrorKind> for Error {
+    fn from(kind: IconErrorKind) -> Self {
+        Error::Icon(kind)
     }
 }
 
@@ -185,5 +226,9 @@ mod tests {
     fn error_is_send_sync_and_static() {
         fn check<T: Send + Sync + 'static + std::error::Error>() {}
         check::<super::Error>();
+        // The kinds are sources (or messages) inside it, and travel with it.
+        check::<super::AuthErrorKind>();
+        check::<super::SkillErrorKind>();
+        check::<super::IconErrorKind>();
     }
 }

@@ -41,6 +41,12 @@
 //!   transport failure, a timeout, a cancellation or a version mismatch. A tool
 //!   failure is not an error: it is an `Ok` result with `isError` set, for the
 //!   model to read.
+//! - One error type, [`Error`], for everything the crate's functions return. The
+//!   sub-areas' failures are kinds within it: [`Error::Auth`] carries an
+//!   [`AuthErrorKind`] (the OAuth client), [`Error::Skill`] a [`SkillErrorKind`] (a
+//!   skill refused), [`Error::Icon`] an [`IconErrorKind`] (an icon refused). Those
+//!   exist whatever features are on; only `Error::Http` and `Error::Spawn`, which carry
+//!   the transport crates' own errors, need the `http` and `stdio` features.
 //!
 //! This crate must never send a JSON-RPC response or expect a request from the
 //! server: in 2026-07-28 servers do not send requests. It never branches on a
@@ -90,18 +96,20 @@
 //! [`Client::get_skill`] return skill entries without fetching any file;
 //! [`Client::load_skill`] fetches a skill's `SKILL.md` and [`Client::read_skill_file`] a
 //! supporting file only when asked, each verified against the entry (size, then SHA-256
-//! digest, then for `SKILL.md` the frontmatter field by field) and refused with a typed
-//! error on any mismatch.
+//! digest, then for `SKILL.md` the frontmatter field by field) and refused with
+//! [`Error::Skill`] on any mismatch, its [`SkillErrorKind`] saying which.
 //!
 //! Icons (module [`icons`]): [`icons::check_icon`] and [`icons::safe_icons`] apply the
 //! spec's rules to the icons servers attach to tools, prompts, resources and themselves
-//! (`https` on the server's origin or `data:` images only), for whoever shows them.
+//! (`https` on the server's origin or `data:` images only), for whoever shows them; a
+//! refused icon is [`Error::Icon`], its [`IconErrorKind`] saying why.
 //!
 //! Authorization (feature `auth`, module `auth`): an OAuth 2.1 client that the HTTP
 //! transport consults on every request and on every `401`/`403` challenge, as
 //! `docs/2026-07-28/basic/authorization/` specifies, with the authorization extensions of
 //! `docs/extensions/auth/` (client credentials, enterprise-managed authorization, workload
-//! identity federation) and DPoP-bound tokens (RFC 9449).
+//! identity federation) and DPoP-bound tokens (RFC 9449). A failed flow is
+//! [`Error::Auth`] with an [`AuthErrorKind`], from the request that needed the token.
 //!
 //! Implemented by issue #5; authorization by issue #9, the Tasks, Apps and
 //! Skills extensions by issue #10, hardening by issue #11, performance by issue #8.
@@ -131,7 +139,7 @@ pub use client::{
     CallOptions, Client, ClientBuilder, InputHandlers, MAX_LISTED, MAX_PAGES, SUPPORTED_VERSIONS,
 };
 pub use custom::{BoxFuture, CustomTransport, EventSink, ListenRouter};
-pub use error::Error;
+pub use error::{AuthErrorKind, Error, IconErrorKind, SkillErrorKind};
 pub use extension::ExtensionResult;
 pub use listen::{ListenEvent, Subscription};
 #[cfg(feature = "stdio")]

@@ -8,19 +8,20 @@
 //! skill. A supporting file is fetched when it is read, with [`Client::read_skill_file`],
 //! which only reads files of a loaded skill.
 //!
-//! Every read is verified against the entry the skill was loaded from, and refused with a
-//! typed [`SkillError`] (the content is dropped, never returned) on any discrepancy:
+//! Every read is verified against the entry the skill was loaded from, and refused with
+//! [`Error::Skill`] and a [`SkillErrorKind`] saying what differs (the content is dropped,
+//! never returned) on any discrepancy:
 //!
 //! - the entry itself must be sound before anything is fetched: its `uri` a `SKILL.md`
 //!   whose final skill-path segment is the frontmatter `name`, a `description`, a manifest
 //!   that lists the `SKILL.md`, each file once, within the skill, with well-formed digests,
 //!   and within the limits every host supports (512 files, 16 MiB);
-//! - a file must be listed in the manifest ([`SkillError::NotListed`]: an unlisted file is
+//! - a file must be listed in the manifest ([`SkillErrorKind::NotListed`]: an unlisted file is
 //!   a change to the skill, and is not fetched);
-//! - its byte count must be the entry's `size` ([`SkillError::SizeMismatch`], checked
-//!   before hashing), then its SHA-256 the entry's `digest` ([`SkillError::DigestMismatch`]);
+//! - its byte count must be the entry's `size` ([`SkillErrorKind::SizeMismatch`], checked
+//!   before hashing), then its SHA-256 the entry's `digest` ([`SkillErrorKind::DigestMismatch`]);
 //! - a `SKILL.md`'s YAML frontmatter must equal the entry's `frontmatter` field by field
-//!   ([`SkillError::FrontmatterMismatch`]), so what was approved from the listing is what
+//!   ([`SkillErrorKind::FrontmatterMismatch`]), so what was approved from the listing is what
 //!   the model receives.
 //!
 //! A skill whose `resources` is `"dynamic"` has no manifest: its files are checked to lie
@@ -53,92 +54,10 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::client::Client;
-use crate::error::Error;
+use crate::error::{Error, SkillErrorKind};
 
 /// The most `skills/list` pages [`Client::list_skills_all`] follows.
 pub const MAX_SKILL_PAGES: usize = 1000;
-
-/// Why a skill could not be listed, loaded or read. Whatever failed verification is
-/// dropped: no variant carries the content.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SkillError {
-    /// The entry breaks the extension's rules; nothing was fetched.
-    #[error("the entry of {uri} is invalid: {reason}")]
-    InvalidEntry {
-        /// The entry's `uri`.
-        uri: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// The entry exceeds the limits every host supports (512 files, 16 MiB); nothing was
-    /// fetched.
-    #[error("the skill {uri} exceeds the limits: {reason}")]
-    TooLarge {
-        /// The entry's `uri`.
-        uri: String,
-        /// Which limit.
-        reason: String,
-    },
-    /// The file is not in the skill's manifest (or not within the skill, for a dynamic
-    /// one); it was not fetched.
-    #[error("{uri} is not a file of the skill {skill}")]
-    NotListed {
-        /// The skill's `uri`.
-        skill: String,
-        /// The file asked for.
-        uri: String,
-    },
-    /// The server answered the read without content for the file.
-    #[error("the read of {uri} returned no content")]
-    NoContent {
-        /// The file.
-        uri: String,
-    },
-    /// The file's byte count is not the entry's `size`.
-    #[error("{uri} is {actual} bytes, the entry says {expected}")]
-    SizeMismatch {
-        /// The file.
-        uri: String,
-        /// The entry's `size`.
-        expected: u64,
-        /// The bytes read.
-        actual: u64,
-    },
-    /// The file's SHA-256 is not the entry's `digest`.
-    #[error("{uri} does not match its digest {expected} (got {actual})")]
-    DigestMismatch {
-        /// The file.
-        uri: String,
-        /// The entry's digest.
-        expected: String,
-        /// The digest of the bytes read.
-        actual: String,
-    },
-    /// The `SKILL.md` has no readable YAML frontmatter.
-    #[error("the frontmatter of {uri} is unreadable: {reason}")]
-    Frontmatter {
-        /// The `SKILL.md`.
-        uri: String,
-        /// What the reader reported.
-        reason: String,
-    },
-    /// The `SKILL.md` frontmatter differs from the entry's.
-    #[error("the frontmatter of {uri} differs from the entry's in `{field}`")]
-    FrontmatterMismatch {
-        /// The `SKILL.md`.
-        uri: String,
-        /// The first field that differs.
-        field: String,
-    },
-    /// `skills/list` kept returning new cursors past [`MAX_SKILL_PAGES`] pages.
-    #[error("skills/list did not end within {0} pages")]
-    TooManyPages(usize),
-    /// The server did not declare `directoryRead: true`, so `resources/directory/read`
-    /// must not be called.
-    #[error("the server does not declare resources/directory/read")]
-    DirectoryReadNotDeclared,
-}
 
 /// A file's verified content.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -254,7 +173,7 @@ impl Client {
                 _ => return Ok(all),
             }
         }
-        Err(Error::Skill(SkillError::TooManyPages(MAX_SKILL_PAGES)))
+        Err(Error::Skill(SkillErrorKind::TooManyPages(MAX_SKILL_PAGES)))
     }
 
     /// `skills/get`: the entry of the skill whose `SKILL.md` is at `uri`, listed or not.
@@ -279,7 +198,7 @@ impl Client {
             .await?
             .is_some_and(|s| s.directory_read())
         {
-            return Err(Error::Skill(SkillError::DirectoryReadNotDeclared));
+            return Err(Error::Skill(SkillErrorKind::DirectoryReadNotDeclared));
         }
         let target = format!("{uri}\n{}", cursor.unwrap_or(""));
         self.cached(
@@ -339,7 +258,7 @@ impl Client {
             })
             .find(|(u, _, _)| u == uri);
         let Some((_, Some(bytes), mime_type)) = content else {
-            return Err(Error::Skill(SkillError::NoContent {
+            return Err(Error::Skill(SkillErrorKind::NoContent {
                 uri: uri.to_owned(),
             }));
         };
@@ -354,9 +273,9 @@ impl Client {
 }
 
 /// Checks an entry before anything of it is fetched.
-pub(crate) fn check_entry(entry: &SkillEntry) -> Result<(), SkillError> {
+pub(crate) fn check_entry(entry: &SkillEntry) -> Result<(), SkillErrorKind> {
     let uri = &entry.uri;
-    let invalid = |reason: String| SkillError::InvalidEntry {
+    let invalid = |reason: String| SkillErrorKind::InvalidEntry {
         uri: uri.clone(),
         reason,
     };
@@ -381,14 +300,14 @@ pub(crate) fn check_entry(entry: &SkillEntry) -> Result<(), SkillError> {
         return Ok(());
     };
     if files.len() > MAX_RESOURCES_PER_SKILL {
-        return Err(SkillError::TooLarge {
+        return Err(SkillErrorKind::TooLarge {
             uri: uri.clone(),
             reason: format!("{} files", files.len()),
         });
     }
     let total = files.iter().fold(0u64, |sum, f| sum.saturating_add(f.size));
     if total > MAX_SKILL_BYTES {
-        return Err(SkillError::TooLarge {
+        return Err(SkillErrorKind::TooLarge {
             uri: uri.clone(),
             reason: format!("{total} bytes"),
         });
@@ -414,7 +333,7 @@ pub(crate) fn check_entry(entry: &SkillEntry) -> Result<(), SkillError> {
 }
 
 /// Refuses, before fetching, a file the entry does not allow reading.
-fn expected(entry: &SkillEntry, uri: &str) -> Result<(), SkillError> {
+fn expected(entry: &SkillEntry, uri: &str) -> Result<(), SkillErrorKind> {
     let listed = match entry.resources.files() {
         Some(files) => files.iter().any(|f| f.uri == uri),
         None => wire::is_within_skill(&entry.uri, uri),
@@ -422,7 +341,7 @@ fn expected(entry: &SkillEntry, uri: &str) -> Result<(), SkillError> {
     if listed {
         Ok(())
     } else {
-        Err(SkillError::NotListed {
+        Err(SkillErrorKind::NotListed {
             skill: entry.uri.clone(),
             uri: uri.to_owned(),
         })
@@ -431,13 +350,13 @@ fn expected(entry: &SkillEntry, uri: &str) -> Result<(), SkillError> {
 
 /// Verifies `bytes` read from `uri` against `entry`: size first, then digest, then, for the
 /// skill's `SKILL.md`, the frontmatter. Whether a digest vouched for them.
-pub(crate) fn verify(entry: &SkillEntry, uri: &str, bytes: &[u8]) -> Result<bool, SkillError> {
+pub(crate) fn verify(entry: &SkillEntry, uri: &str, bytes: &[u8]) -> Result<bool, SkillErrorKind> {
     expected(entry, uri)?;
     let actual = bytes.len() as u64;
     let verified = match entry.resources.file(uri) {
         Some(file) => {
             if actual != file.size {
-                return Err(SkillError::SizeMismatch {
+                return Err(SkillErrorKind::SizeMismatch {
                     uri: uri.to_owned(),
                     expected: file.size,
                     actual,
@@ -445,7 +364,7 @@ pub(crate) fn verify(entry: &SkillEntry, uri: &str, bytes: &[u8]) -> Result<bool
             }
             let digest = wire::format_digest(&Sha256::digest(bytes).into());
             if digest != file.digest {
-                return Err(SkillError::DigestMismatch {
+                return Err(SkillErrorKind::DigestMismatch {
                     uri: uri.to_owned(),
                     expected: file.digest.clone(),
                     actual: digest,
@@ -454,7 +373,7 @@ pub(crate) fn verify(entry: &SkillEntry, uri: &str, bytes: &[u8]) -> Result<bool
             true
         }
         None if actual > MAX_SKILL_BYTES => {
-            return Err(SkillError::TooLarge {
+            return Err(SkillErrorKind::TooLarge {
                 uri: entry.uri.clone(),
                 reason: format!("{uri} is {actual} bytes"),
             });
@@ -468,15 +387,15 @@ pub(crate) fn verify(entry: &SkillEntry, uri: &str, bytes: &[u8]) -> Result<bool
 }
 
 /// Parses the `SKILL.md`'s frontmatter and compares it with the entry's, field by field.
-fn compare_frontmatter(entry: &SkillEntry, uri: &str, bytes: &[u8]) -> Result<(), SkillError> {
-    let unreadable = |reason: String| SkillError::Frontmatter {
+fn compare_frontmatter(entry: &SkillEntry, uri: &str, bytes: &[u8]) -> Result<(), SkillErrorKind> {
+    let unreadable = |reason: String| SkillErrorKind::Frontmatter {
         uri: uri.to_owned(),
         reason,
     };
     let text = std::str::from_utf8(bytes).map_err(|_| unreadable("not UTF-8".to_owned()))?;
     let file = wire::parse_frontmatter(text).map_err(|e| unreadable(e.to_string()))?;
     if let Some(field) = first_difference(&file, &entry.frontmatter) {
-        return Err(SkillError::FrontmatterMismatch {
+        return Err(SkillErrorKind::FrontmatterMismatch {
             uri: uri.to_owned(),
             field,
         });
@@ -552,7 +471,7 @@ mod tests {
     }
 
     /// Verifies `bytes` as `uri` of `entry`.
-    fn check(entry: &SkillEntry, uri: &str, bytes: &[u8]) -> Result<bool, SkillError> {
+    fn check(entry: &SkillEntry, uri: &str, bytes: &[u8]) -> Result<bool, SkillErrorKind> {
         check_entry(entry)?;
         verify(entry, uri, bytes)
     }
@@ -573,16 +492,16 @@ mod tests {
         let padded = format!("{SKILL_MD}extra");
         assert!(matches!(
             check(&e, &e.uri, padded.as_bytes()),
-            Err(SkillError::SizeMismatch { .. })
+            Err(SkillErrorKind::SizeMismatch { .. })
         ));
         let same_size = SKILL_MD.replace("Body", "Evil");
         assert!(matches!(
             check(&e, &e.uri, same_size.as_bytes()),
-            Err(SkillError::DigestMismatch { .. })
+            Err(SkillErrorKind::DigestMismatch { .. })
         ));
         assert!(matches!(
             check(&e, "skill://pdf/references/OTHER.md", b"x"),
-            Err(SkillError::NotListed { .. })
+            Err(SkillErrorKind::NotListed { .. })
         ));
     }
 
@@ -598,7 +517,7 @@ mod tests {
         )]);
         assert_eq!(
             check(&e, "skill://pdf/SKILL.md", evil.as_bytes()),
-            Err(SkillError::FrontmatterMismatch {
+            Err(SkillErrorKind::FrontmatterMismatch {
                 uri: "skill://pdf/SKILL.md".to_owned(),
                 field: "description".to_owned()
             })
@@ -608,7 +527,7 @@ mod tests {
         extra.frontmatter.insert("license".to_owned(), json!("MIT"));
         assert!(matches!(
             check(&extra, "skill://pdf/SKILL.md", SKILL_MD.as_bytes()),
-            Err(SkillError::FrontmatterMismatch { field, .. }) if field == "license"
+            Err(SkillErrorKind::FrontmatterMismatch { field, .. }) if field == "license"
         ));
     }
 
@@ -669,7 +588,7 @@ mod tests {
             let mut e = entry();
             edit(&mut e);
             assert!(
-                matches!(check_entry(&e), Err(SkillError::InvalidEntry { .. })),
+                matches!(check_entry(&e), Err(SkillErrorKind::InvalidEntry { .. })),
                 "{case}"
             );
         }
@@ -679,7 +598,7 @@ mod tests {
         }
         assert!(matches!(
             check_entry(&huge),
-            Err(SkillError::TooLarge { .. })
+            Err(SkillErrorKind::TooLarge { .. })
         ));
     }
 
@@ -691,12 +610,12 @@ mod tests {
         assert_eq!(check(&e, "skill://pdf/anything.md", b"x"), Ok(false));
         assert!(matches!(
             check(&e, "skill://elsewhere/SKILL.md", b"x"),
-            Err(SkillError::NotListed { .. })
+            Err(SkillErrorKind::NotListed { .. })
         ));
         let evil = SKILL_MD.replace("PDF forms", "Exfiltrate");
         assert!(matches!(
             check(&e, &e.uri, evil.as_bytes()),
-            Err(SkillError::FrontmatterMismatch { .. })
+            Err(SkillErrorKind::FrontmatterMismatch { .. })
         ));
     }
 }

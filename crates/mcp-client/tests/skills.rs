@@ -4,8 +4,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use mcp_client::skills::{MAX_SKILL_PAGES, SkillError};
-use mcp_client::{Client, Error};
+use mcp_client::skills::MAX_SKILL_PAGES;
+use mcp_client::{Client, Error, SkillErrorKind};
 use mcp_jsonrpc::{ErrorObject, Handler, Peer, PeerConfig, Request, RequestContext, memory};
 use mcp_server::Server;
 use mcp_server::skills::{Skill, Skills};
@@ -153,7 +153,7 @@ fn fixture(tamper: Tamper, directory_read: bool) -> Fixture {
     }
 }
 
-fn skill_error(result: Result<impl std::fmt::Debug, Error>) -> SkillError {
+fn skill_error(result: Result<impl std::fmt::Debug, Error>) -> SkillErrorKind {
     match result {
         Err(Error::Skill(e)) => e,
         other => panic!("expected a skill error, got {other:?}"),
@@ -202,7 +202,7 @@ async fn listing_reads_no_file_and_loading_reads_only_what_is_asked() {
         .await;
     assert!(matches!(
         skill_error(unlisted),
-        SkillError::NotListed { .. }
+        SkillErrorKind::NotListed { .. }
     ));
     assert_eq!(f.reads().len(), before);
 
@@ -232,7 +232,10 @@ async fn directory_reads_need_the_servers_declaration() {
         .client
         .read_directory("skill://pdf-processing", None)
         .await;
-    assert_eq!(skill_error(refused), SkillError::DirectoryReadNotDeclared);
+    assert_eq!(
+        skill_error(refused),
+        SkillErrorKind::DirectoryReadNotDeclared
+    );
     assert!(
         !f.seen
             .lock()
@@ -245,7 +248,7 @@ async fn directory_reads_need_the_servers_declaration() {
 
 /// Loads the first listed skill from a tampering server: refused, with the one SKILL.md
 /// read and nothing after it.
-async fn refused(tamper: Tamper) -> SkillError {
+async fn refused(tamper: Tamper) -> SkillErrorKind {
     let f = fixture(tamper, false);
     let skills = f.client.list_skills_all().await.unwrap();
     let error = skill_error(f.client.load_skill(&skills[0]).await);
@@ -260,7 +263,7 @@ async fn refused(tamper: Tamper) -> SkillError {
 async fn a_tampered_skill_md_is_refused() {
     assert!(matches!(
         refused(Tamper::Digest).await,
-        SkillError::DigestMismatch { .. }
+        SkillErrorKind::DigestMismatch { .. }
     ));
 }
 
@@ -268,7 +271,7 @@ async fn a_tampered_skill_md_is_refused() {
 async fn a_skill_md_of_the_wrong_size_is_refused() {
     assert!(matches!(
         refused(Tamper::Size).await,
-        SkillError::SizeMismatch { expected, actual, .. } if actual == expected + 6
+        SkillErrorKind::SizeMismatch { expected, actual, .. } if actual == expected + 6
     ));
 }
 
@@ -276,7 +279,7 @@ async fn a_skill_md_of_the_wrong_size_is_refused() {
 async fn a_frontmatter_unlike_the_entrys_is_refused() {
     assert_eq!(
         refused(Tamper::Frontmatter).await,
-        SkillError::FrontmatterMismatch {
+        SkillErrorKind::FrontmatterMismatch {
             uri: "skill://pdf-processing/SKILL.md".to_owned(),
             field: "description".to_owned()
         }
@@ -287,5 +290,5 @@ async fn a_frontmatter_unlike_the_entrys_is_refused() {
 async fn endless_listings_stop() {
     let f = fixture(Tamper::EndlessCursors, false);
     let error = skill_error(f.client.list_skills_all().await);
-    assert_eq!(error, SkillError::TooManyPages(MAX_SKILL_PAGES));
+    assert_eq!(error, SkillErrorKind::TooManyPages(MAX_SKILL_PAGES));
 }

@@ -10,8 +10,8 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::error::AuthError;
 use super::fetch::{Fetcher, origin};
+use crate::AuthErrorKind;
 
 /// A Protected Resource Metadata document (RFC 9728 §2), the members this client uses.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -182,10 +182,10 @@ pub fn resource_matches(resource: &str, server: &str) -> bool {
             .is_some_and(|rest| rest.starts_with('/'))
 }
 
-fn parse_json<T: serde::de::DeserializeOwned>(url: &str, body: &[u8]) -> Result<T, AuthError> {
+fn parse_json<T: serde::de::DeserializeOwned>(url: &str, body: &[u8]) -> Result<T, AuthErrorKind> {
     let value: Value = serde_json::from_slice(body)
-        .map_err(|e| AuthError::metadata(url, format!("not JSON: {e}")))?;
-    serde_json::from_value(value).map_err(|e| AuthError::metadata(url, e.to_string()))
+        .map_err(|e| AuthErrorKind::metadata(url, format!("not JSON: {e}")))?;
+    serde_json::from_value(value).map_err(|e| AuthErrorKind::metadata(url, e.to_string()))
 }
 
 /// Fetches the server's Protected Resource Metadata from the first URL of
@@ -195,7 +195,7 @@ pub(crate) async fn discover_resource(
     fetcher: &Fetcher,
     server: &str,
     from_challenge: Option<&str>,
-) -> Result<ResourceMetadata, AuthError> {
+) -> Result<ResourceMetadata, AuthErrorKind> {
     let urls = resource_metadata_urls(server, from_challenge);
     for url in &urls {
         let reply = fetcher.get(url).await?;
@@ -205,17 +205,20 @@ pub(crate) async fn discover_resource(
         }
         let metadata: ResourceMetadata = parse_json(url, &reply.body)?;
         if !resource_matches(&metadata.resource, server) {
-            return Err(AuthError::ResourceMismatch {
+            return Err(AuthErrorKind::ResourceMismatch {
                 resource: metadata.resource,
                 server: server.to_owned(),
             });
         }
         if metadata.authorization_servers.is_empty() {
-            return Err(AuthError::metadata(url, "authorization_servers is empty"));
+            return Err(AuthErrorKind::metadata(
+                url,
+                "authorization_servers is empty",
+            ));
         }
         return Ok(metadata);
     }
-    Err(AuthError::NoResourceMetadata { tried: urls })
+    Err(AuthErrorKind::NoResourceMetadata { tried: urls })
 }
 
 /// Fetches `issuer`'s metadata from the URLs of [`authorization_server_metadata_urls`] in
@@ -225,8 +228,8 @@ pub(crate) async fn discover_resource(
 pub(crate) async fn discover_authorization_server(
     fetcher: &Fetcher,
     issuer: &str,
-) -> Result<AuthorizationServerMetadata, AuthError> {
-    fetcher.policy().check_url(issuer)?;
+) -> Result<AuthorizationServerMetadata, AuthErrorKind> {
+    fetcher.policy().check(issuer)?;
     let urls = authorization_server_metadata_urls(issuer);
     let mut issuer_mismatch = None;
     for url in &urls {
@@ -249,7 +252,7 @@ pub(crate) async fn discover_authorization_server(
         }
         return Ok(metadata);
     }
-    Err(AuthError::NoAuthorizationServerMetadata {
+    Err(AuthErrorKind::NoAuthorizationServerMetadata {
         issuer: issuer.to_owned(),
         tried: urls,
         issuer_mismatch,

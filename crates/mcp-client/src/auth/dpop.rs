@@ -23,10 +23,10 @@ use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use sha2::{Digest as _, Sha256};
 
-use super::error::AuthError;
 use super::fetch::origin;
 use super::pkce::random_token;
 use super::token::now;
+use crate::AuthErrorKind;
 
 /// The response header that carries a server's nonce (RFC 9449 §8.1, §9).
 pub(crate) const DPOP_NONCE: &str = "dpop-nonce";
@@ -69,13 +69,13 @@ impl std::fmt::Debug for Dpop {
 
 impl Dpop {
     /// A new ephemeral P-256 key pair.
-    pub(crate) fn generate() -> Result<Dpop, AuthError> {
+    pub(crate) fn generate() -> Result<Dpop, AuthErrorKind> {
         use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
         let rng = ring::rand::SystemRandom::new();
         let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
-            .map_err(|_| AuthError::Dpop("cannot generate a P-256 key pair".to_owned()))?;
+            .map_err(|_| AuthErrorKind::Dpop("cannot generate a P-256 key pair".to_owned()))?;
         let key = EncodingKey::from_ec_der(pkcs8.as_ref());
-        let jwk = Jwk::from_encoding_key(&key, Algorithm::ES256).map_err(AuthError::Jwt)?;
+        let jwk = Jwk::from_encoding_key(&key, Algorithm::ES256).map_err(AuthErrorKind::jwt)?;
         Ok(Dpop {
             key,
             jwk,
@@ -97,9 +97,9 @@ impl Dpop {
         method: &Method,
         url: &Uri,
         access_token: Option<&str>,
-    ) -> Result<HeaderValue, AuthError> {
+    ) -> Result<HeaderValue, AuthErrorKind> {
         let htu = htu(url).ok_or_else(|| {
-            AuthError::Dpop(format!("`{url}` is not an absolute URL to bind a proof to"))
+            AuthErrorKind::Dpop(format!("`{url}` is not an absolute URL to bind a proof to"))
         })?;
         let mut claims = serde_json::json!({
             "jti": random_token()?,
@@ -116,8 +116,8 @@ impl Dpop {
         let mut header = Header::new(Algorithm::ES256);
         header.typ = Some("dpop+jwt".to_owned());
         header.jwk = Some(self.jwk.clone());
-        let jwt = jsonwebtoken::encode(&header, &claims, &self.key).map_err(AuthError::Jwt)?;
-        HeaderValue::from_str(&jwt).map_err(|e| AuthError::Dpop(e.to_string()))
+        let jwt = jsonwebtoken::encode(&header, &claims, &self.key).map_err(AuthErrorKind::jwt)?;
+        HeaderValue::from_str(&jwt).map_err(|e| AuthErrorKind::Dpop(e.to_string()))
     }
 
     /// The nonce last received from `url`'s server in `role`.

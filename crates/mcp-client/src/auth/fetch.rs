@@ -33,7 +33,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::connect::dns::Name;
 use hyper_util::rt::TokioExecutor;
 
-use super::error::AuthError;
+use crate::{AuthErrorKind, Error};
 
 /// How many redirects a metadata `GET` follows.
 pub const MAX_REDIRECTS: usize = 5;
@@ -77,25 +77,32 @@ impl NetworkPolicy {
 
     /// Checks a URL the client is about to fetch or hand to the user: absolute, `https`
     /// (or `http` to a loopback host in development mode), and not naming a refused
-    /// address literally. Names are checked again when they are resolved.
-    pub fn check_url(&self, url: &str) -> Result<Uri, AuthError> {
+    /// address literally. Names are checked again when they are resolved. A URL refused is
+    /// [`Error::Auth`] with [`AuthErrorKind::InsecureUrl`] or
+    /// [`AuthErrorKind::AddressRefused`].
+    pub fn check_url(&self, url: &str) -> Result<Uri, Error> {
+        self.check(url).map_err(Error::Auth)
+    }
+
+    /// [`check_url`](Self::check_url)'s decision, as the kind alone.
+    pub(crate) fn check(&self, url: &str) -> Result<Uri, AuthErrorKind> {
         let uri: Uri = url
             .parse()
-            .map_err(|_| AuthError::insecure(url, "not a URL"))?;
+            .map_err(|_| AuthErrorKind::insecure(url, "not a URL"))?;
         let Some(host) = uri.host() else {
-            return Err(AuthError::insecure(url, "no host"));
+            return Err(AuthErrorKind::insecure(url, "no host"));
         };
         let host = host.trim_start_matches('[').trim_end_matches(']');
         match uri.scheme_str() {
             Some("https") => {}
             Some("http") if is_loopback_host(host) && self.allow_loopback => {}
             Some("http") if is_loopback_host(host) => {
-                return Err(AuthError::insecure(
+                return Err(AuthErrorKind::insecure(
                     url,
                     "plain http is allowed only to loopback hosts in development mode",
                 ));
             }
-            _ => return Err(AuthError::insecure(url, "the scheme must be https")),
+            _ => return Err(AuthErrorKind::insecure(url, "the scheme must be https")),
         }
         let refused = if let Ok(ip) = host.parse::<IpAddr>() {
             self.refusal(ip)
@@ -105,7 +112,7 @@ impl NetworkPolicy {
             None
         };
         if let Some(reason) = refused {
-            return Err(AuthError::AddressRefused {
+            return Err(AuthErrorKind::AddressRefused {
                 host: host.to_owned(),
                 reason: reason.to_owned(),
             });
@@ -250,7 +257,7 @@ impl Fetcher {
     pub(crate) fn new(
         policy: NetworkPolicy,
         tls: Option<Arc<rustls::ClientConfig>>,
-    ) -> Result<Fetcher, AuthError> {
+    ) -> Result<Fetcher, AuthErrorKind> {
         let mut http = HttpConnector::new_with_resolver(GuardedResolver {
             policy: policy.clone(),
         });
@@ -265,7 +272,7 @@ impl Fetcher {
             }
             None => builder
                 .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())
-                .map_err(|e| AuthError::Http {
+                .map_err(|e| AuthErrorKind::Http {
                     url: String::new(),
                     reason: format!("TLS setup failed: {e}"),
                 })?,
@@ -286,8 +293,8 @@ impl Fetcher {
     }
 
     /// `GET url` for a JSON document, following redirects as the module docs say.
-    pub(crate) async fn get(&self, url: &str) -> Result<Reply, AuthError> {
-        let mut uri = self.policy.check_url(url)?;
+    pub(crate) async fn get(&self, url: &str) -> Result<Reply, AuthErrorKind> {
+        let mut uri = self.policy.check(url)?;
         let mut headers = HeaderMap::new();
         headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
         headers.insert(USER_AGENT, USER_AGENT_VALUE);
@@ -299,15 +306,15 @@ impl Fetcher {
             let Some(location) = reply.headers.get(LOCATION).and_then(|l| l.to_str().ok()) else {
                 return Ok(reply);
             };
-            let next = resolve(&uri, location).ok_or_else(|| AuthError::Http {
+            let next = resolve(&uri, location).ok_or_else(|| AuthErrorKind::Http {
                 url: uri.to_string(),
                 reason: format!("unusable redirect location `{location}`"),
             })?;
-            let next = self.policy.check_url(&next)?;
+            let next = self.policy.check(&next)?;
             headers = redirect_headers(&headers, &uri, &next);
             uri = next;
         }
-        Err(AuthError::Http {
+        Err(AuthErrorKind::Http {
             url: url.to_owned(),
             reason: format!("more than {MAX_REDIRECTS} redirects"),
         })
@@ -321,8 +328,8 @@ impl Fetcher {
         content_type: &'static str,
         body: Bytes,
         mut headers: HeaderMap,
-    ) -> Result<Reply, AuthError> {
-        let uri = self.policy.check_url(url)?;
+    ) -> Result<Reply, AuthErrorKind> {
+        let uri = self.policy.check(url)?;
         headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
         headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
         headers.insert(USER_AGENT, USER_AGENT_VALUE);
@@ -335,12 +342,12 @@ impl Fetcher {
         uri: &Uri,
         headers: &HeaderMap,
         body: Bytes,
-    ) -> Result<Reply, AuthError> {
+    ) -> Result<Reply, AuthErrorKind> {
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = method;
         *request.uri_mut() = uri.clone();
         *request.headers_mut() = headers.clone();
-        let failed = |reason: String| AuthError::Http {
+        let failed = |reason: String| AuthErrorKind::Http {
             url: uri.to_string(),
             reason,
         };
@@ -399,11 +406,11 @@ fn chain(error: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// The policy refusal among an error's sources, if the resolver refused the host.
-fn refused(error: &(dyn std::error::Error + 'static)) -> Option<AuthError> {
+fn refused(error: &(dyn std::error::Error + 'static)) -> Option<AuthErrorKind> {
     let mut source = error.source();
     while let Some(e) = source {
         if let Some(refusal) = e.downcast_ref::<Refused>() {
-            return Some(AuthError::AddressRefused {
+            return Some(AuthErrorKind::AddressRefused {
                 host: refusal.host.clone(),
                 reason: refusal.reason.to_owned(),
             });
@@ -509,7 +516,7 @@ mod tests {
         ] {
             let err = strict.check_url(url).unwrap_err();
             assert!(
-                matches!(err, AuthError::AddressRefused { .. }),
+                matches!(err, Error::Auth(AuthErrorKind::AddressRefused { .. })),
                 "{url}: {err}"
             );
             assert!(private.check_url(url).is_ok(), "{url} with private allowed");
@@ -550,7 +557,7 @@ mod tests {
         )
         .unwrap();
         let err = fetcher.get("https://localhost:1/x").await.unwrap_err();
-        assert!(matches!(err, AuthError::AddressRefused { .. }), "{err}");
+        assert!(matches!(err, AuthErrorKind::AddressRefused { .. }), "{err}");
     }
 
     #[test]

@@ -5,9 +5,9 @@
 //! `oauth.rs`.
 
 use super::discovery::AuthorizationServerMetadata;
-use super::error::AuthError;
 use super::interaction::AuthorizationResponse;
 use super::pkce::Pkce;
+use crate::AuthErrorKind;
 
 /// What the authorization request needs besides the server's metadata.
 #[derive(Debug)]
@@ -54,17 +54,17 @@ pub(crate) fn validate_response(
     metadata: &AuthorizationServerMetadata,
     expected_state: &str,
     response: &AuthorizationResponse,
-) -> Result<String, AuthError> {
+) -> Result<String, AuthErrorKind> {
     let advertised = metadata.authorization_response_iss_parameter_supported == Some(true);
     match response.get("iss") {
         Some(iss) if iss != metadata.issuer => {
-            return Err(AuthError::IssuerMismatch {
+            return Err(AuthErrorKind::IssuerMismatch {
                 expected: metadata.issuer.clone(),
                 found: Some(iss.to_owned()),
             });
         }
         None if advertised => {
-            return Err(AuthError::IssuerMismatch {
+            return Err(AuthErrorKind::IssuerMismatch {
                 expected: metadata.issuer.clone(),
                 found: None,
             });
@@ -72,10 +72,10 @@ pub(crate) fn validate_response(
         _ => {}
     }
     if response.get("state") != Some(expected_state) {
-        return Err(AuthError::StateMismatch);
+        return Err(AuthErrorKind::StateMismatch);
     }
     if let Some(error) = response.get("error") {
-        return Err(AuthError::AuthorizationDenied {
+        return Err(AuthErrorKind::AuthorizationDenied {
             error: error.to_owned(),
             description: response.get("error_description").map(str::to_owned),
         });
@@ -84,7 +84,7 @@ pub(crate) fn validate_response(
         .get("code")
         .filter(|c| !c.is_empty())
         .map(str::to_owned)
-        .ok_or(AuthError::MissingCode)
+        .ok_or(AuthErrorKind::MissingCode)
 }
 
 #[cfg(test)]
@@ -134,7 +134,7 @@ mod tests {
             let got = validate_response(&metadata(advertised), "s", &response(&pairs));
             assert_eq!(got.is_ok(), ok, "{advertised:?} {iss:?}: {got:?}");
             if !ok {
-                assert!(matches!(got, Err(AuthError::IssuerMismatch { .. })));
+                assert!(matches!(got, Err(AuthErrorKind::IssuerMismatch { .. })));
             }
         }
         let upper = validate_response(
@@ -156,19 +156,19 @@ mod tests {
         assert_eq!(check(&[("code", "c"), ("state", "s")]).unwrap(), "c");
         assert!(matches!(
             check(&[("code", "c")]),
-            Err(AuthError::StateMismatch)
+            Err(AuthErrorKind::StateMismatch)
         ));
         assert!(matches!(
             check(&[("code", "c"), ("state", "t")]),
-            Err(AuthError::StateMismatch)
+            Err(AuthErrorKind::StateMismatch)
         ));
         assert!(matches!(
             check(&[("error", "access_denied"), ("state", "s")]),
-            Err(AuthError::AuthorizationDenied { error, .. }) if error == "access_denied"
+            Err(AuthErrorKind::AuthorizationDenied { error, .. }) if error == "access_denied"
         ));
         assert!(matches!(
             check(&[("state", "s")]),
-            Err(AuthError::MissingCode)
+            Err(AuthErrorKind::MissingCode)
         ));
         // A mismatched iss hides the error: it is not acted on.
         let hidden = validate_response(
@@ -180,7 +180,7 @@ mod tests {
                 ("iss", "https://x"),
             ]),
         );
-        assert!(matches!(hidden, Err(AuthError::IssuerMismatch { .. })));
+        assert!(matches!(hidden, Err(AuthErrorKind::IssuerMismatch { .. })));
     }
 
     #[test]

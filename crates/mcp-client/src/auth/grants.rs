@@ -19,7 +19,6 @@ use super::config::{DpopPolicy, EnterpriseIdp, EnterpriseManaged, Grant, Workloa
 use super::discovery::{
     AuthorizationServerMetadata, ResourceMetadata, discover_authorization_server,
 };
-use super::error::AuthError;
 use super::flow::{AuthorizationParams, authorization_url, validate_response};
 use super::interaction::{AuthorizationRequest, Interaction};
 use super::pkce::{Pkce, random_token};
@@ -29,6 +28,7 @@ use super::token::{
     self, ClientIdentity, ID_JAG, ID_TOKEN, JWT_BEARER, TOKEN_EXCHANGE, TokenResponse, TokenType,
     now,
 };
+use crate::AuthErrorKind;
 
 /// The longest workload JWT whose audience is read (a JWT is a few kilobytes at most).
 const MAX_ASSERTION: usize = 64 << 10;
@@ -41,7 +41,7 @@ impl OAuthClient {
         metadata: &AuthorizationServerMetadata,
         resource: &ResourceMetadata,
         scopes: Vec<String>,
-    ) -> Result<StoredTokens, AuthError> {
+    ) -> Result<StoredTokens, AuthErrorKind> {
         match &self.config.grant {
             Grant::AuthorizationCode(interaction) => {
                 self.authorization_code(metadata, resource, interaction.as_ref(), scopes)
@@ -72,7 +72,7 @@ impl OAuthClient {
         form: Vec<(String, String)>,
         redirect_uri: Option<&str>,
         scopes: Vec<String>,
-    ) -> Result<StoredTokens, AuthError> {
+    ) -> Result<StoredTokens, AuthErrorKind> {
         let client = client_for(&self.config, &self.fetcher, metadata, redirect_uri).await?;
         self.access_token_as(metadata, &client, form, None, scopes)
             .await
@@ -87,12 +87,12 @@ impl OAuthClient {
         form: Vec<(String, String)>,
         old_refresh: Option<&str>,
         scopes: Vec<String>,
-    ) -> Result<StoredTokens, AuthError> {
+    ) -> Result<StoredTokens, AuthErrorKind> {
         let dpop = self.dpop_for(metadata)?;
         let (response, kind) =
             token::access_token(&self.fetcher, metadata, client, form, dpop).await?;
         if dpop.is_some() && kind == TokenType::Bearer && self.config.dpop == DpopPolicy::Required {
-            return Err(AuthError::DpopUnsupported {
+            return Err(AuthErrorKind::DpopUnsupported {
                 issuer: metadata.issuer.clone(),
                 reason: "it answered a request with a proof with a bearer token".to_owned(),
             });
@@ -106,22 +106,21 @@ impl OAuthClient {
         resource: &ResourceMetadata,
         interaction: &dyn Interaction,
         scopes: Vec<String>,
-    ) -> Result<StoredTokens, AuthError> {
+    ) -> Result<StoredTokens, AuthErrorKind> {
         if !metadata.supports_s256() {
-            return Err(AuthError::PkceUnsupported {
+            return Err(AuthErrorKind::PkceUnsupported {
                 issuer: metadata.issuer.clone(),
             });
         }
         // Refused before the user is involved, rather than after they signed in.
         self.dpop_for(metadata)?;
-        let endpoint = metadata
-            .authorization_endpoint
-            .as_deref()
-            .ok_or_else(|| AuthError::metadata(&metadata.issuer, "no authorization_endpoint"))?;
-        self.fetcher.policy().check_url(endpoint)?;
+        let endpoint = metadata.authorization_endpoint.as_deref().ok_or_else(|| {
+            AuthErrorKind::metadata(&metadata.issuer, "no authorization_endpoint")
+        })?;
+        self.fetcher.policy().check(endpoint)?;
         let redirect_uri = interaction.redirect_uri();
         let client = client_for(&self.config, &self.fetcher, metadata, Some(&redirect_uri)).await?;
-        let pkce = Pkce::generate()?;
+        let pkce = Pkce::from_verifier(random_token()?);
         let state = random_token()?;
         let mut requested = scopes.clone();
         // A refresh token is asked for only where the server lists `offline_access`.
@@ -153,7 +152,7 @@ impl OAuthClient {
         let response = interaction
             .authorize(&request)
             .await
-            .map_err(AuthError::Interaction)?;
+            .map_err(AuthErrorKind::Interaction)?;
         let code = validate_response(metadata, &state, &response)?;
         let form = vec![
             pair("grant_type", "authorization_code"),
@@ -175,8 +174,11 @@ impl OAuthClient {
         resource: &ResourceMetadata,
         workload: &WorkloadIdentity,
         scopes: Vec<String>,
-    ) -> Result<StoredTokens, AuthError> {
-        let jwt = workload.assertion.read().map_err(AuthError::Assertion)?;
+    ) -> Result<StoredTokens, AuthErrorKind> {
+        let jwt = workload
+            .assertion
+            .read()
+            .map_err(AuthErrorKind::Assertion)?;
         check_audience(&jwt, metadata)?;
         let mut form = vec![pair("grant_type", JWT_BEARER), pair("assertion", &jwt)];
         with_resource_and_scopes(&mut form, resource, &scopes);
@@ -192,7 +194,7 @@ impl OAuthClient {
         resource: &ResourceMetadata,
         grant: &EnterpriseManaged,
         scopes: Vec<String>,
-    ) -> Result<StoredTokens, AuthError> {
+    ) -> Result<StoredTokens, AuthErrorKind> {
         let idp = self.idp_metadata(&grant.idp).await?;
         let idp_client = ClientIdentity {
             client_id: grant.idp.client_id.clone(),
@@ -200,7 +202,7 @@ impl OAuthClient {
             private_key: None,
             registered_method: None,
         };
-        let id_token = grant.id_token.read().map_err(AuthError::Assertion)?;
+        let id_token = grant.id_token.read().map_err(AuthErrorKind::Assertion)?;
         let mut exchange = vec![
             pair("grant_type", TOKEN_EXCHANGE),
             pair("requested_token_type", ID_JAG),
@@ -219,7 +221,7 @@ impl OAuthClient {
     async fn idp_metadata(
         &self,
         idp: &EnterpriseIdp,
-    ) -> Result<AuthorizationServerMetadata, AuthError> {
+    ) -> Result<AuthorizationServerMetadata, AuthErrorKind> {
         match &idp.token_endpoint {
             Some(endpoint) => Ok(AuthorizationServerMetadata::token_endpoint_only(
                 &idp.issuer,
@@ -236,7 +238,7 @@ impl OAuthClient {
         resource: &ResourceMetadata,
         previous: &StoredTokens,
         refresh_token: &str,
-    ) -> Result<StoredTokens, AuthError> {
+    ) -> Result<StoredTokens, AuthErrorKind> {
         let redirect_uri = match &self.config.grant {
             Grant::AuthorizationCode(interaction) => Some(interaction.redirect_uri()),
             _ => None,
@@ -287,14 +289,14 @@ fn with_resource_and_scopes(
 pub(crate) fn check_audience(
     jwt: &str,
     metadata: &AuthorizationServerMetadata,
-) -> Result<(), AuthError> {
+) -> Result<(), AuthErrorKind> {
     let audience = audience(jwt);
     let trim = |s: &str| s.trim_end_matches('/').to_owned();
     let accepted = [trim(&metadata.issuer), trim(&metadata.token_endpoint)];
     if audience.iter().any(|a| accepted.contains(&trim(a))) {
         return Ok(());
     }
-    Err(AuthError::AssertionAudience {
+    Err(AuthErrorKind::AssertionAudience {
         issuer: metadata.issuer.clone(),
         audience,
     })
@@ -391,7 +393,7 @@ mod tests {
             assert!(
                 matches!(
                     check_audience(&token, &metadata),
-                    Err(AuthError::AssertionAudience { .. })
+                    Err(AuthErrorKind::AssertionAudience { .. })
                 ),
                 "{token}"
             );

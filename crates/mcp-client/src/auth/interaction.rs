@@ -11,7 +11,9 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
-use super::error::BoxError;
+/// A boxed error from a caller-supplied part: what an [`Interaction`] fails with
+/// (carried by [`AuthErrorKind::Interaction`](crate::AuthErrorKind::Interaction)).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// A boxed, sendable future, as [`Interaction::authorize`] returns.
 pub type InteractionFuture<'a> =

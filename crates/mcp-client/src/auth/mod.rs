@@ -111,7 +111,6 @@ mod challenge;
 mod config;
 mod discovery;
 mod dpop;
-mod error;
 mod fetch;
 mod flow;
 mod grants;
@@ -133,12 +132,11 @@ pub use discovery::{
     AuthorizationServerMetadata, ResourceMetadata, authorization_server_metadata_urls,
     resource_matches, resource_metadata_urls,
 };
-pub use error::{AuthError, BoxError};
 pub use fetch::{
     MAX_BODY, MAX_REDIRECTS, NetworkPolicy, TIMEOUT, is_loopback_host, redirect_headers,
 };
 pub use interaction::{
-    AuthorizationRequest, AuthorizationResponse, Interaction, InteractionFuture,
+    AuthorizationRequest, AuthorizationResponse, BoxError, Interaction, InteractionFuture,
 };
 pub use oauth::OAuthClient;
 pub use pkce::Pkce;

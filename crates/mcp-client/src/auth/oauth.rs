@@ -17,10 +17,10 @@ use super::discovery::{
     AuthorizationServerMetadata, ResourceMetadata, discover_authorization_server, discover_resource,
 };
 use super::dpop::{ALGORITHM, DPOP, Dpop, Role};
-use super::error::AuthError;
 use super::fetch::Fetcher;
 use super::store::StoredTokens;
 use super::token::now;
+use crate::{AuthErrorKind, Error};
 
 /// The OAuth 2.1 client of an MCP server: install it as the HTTP transport's
 /// [`Authorizer`] (see the [module docs](super) for an example). Cheap to share behind an
@@ -92,7 +92,10 @@ impl OAuthClient {
     /// A client with `config`. Tokens stored for the server by an earlier run are used
     /// from the first request on, except DPoP-bound ones: they are bound to the key of the
     /// client that obtained them, and a new client has a new key.
-    pub fn new(config: OAuthConfig) -> Result<OAuthClient, AuthError> {
+    ///
+    /// Fails with [`Error::Auth`]: the TLS setup failed (`AuthErrorKind::Http`), no DPoP
+    /// key could be made, or the credential store could not be read.
+    pub fn new(config: OAuthConfig) -> Result<OAuthClient, Error> {
         let fetcher = Fetcher::new(config.network.clone(), config.tls.clone())?;
         let dpop = match config.dpop {
             DpopPolicy::Off => None,
@@ -101,7 +104,7 @@ impl OAuthClient {
         let stored = config
             .store
             .tokens(&config.server_url)
-            .map_err(AuthError::Store)?
+            .map_err(AuthErrorKind::Store)?
             .filter(|t| {
                 let usable = !t.is_dpop_bound();
                 if !usable {
@@ -130,7 +133,9 @@ impl OAuthClient {
     }
 
     /// Forgets the tokens (in memory and in the store); the next request signs in again.
-    pub async fn sign_out(&self) -> Result<(), AuthError> {
+    /// Fails with [`Error::Auth`] ([`AuthErrorKind::Store`]) when the store cannot forget
+    /// them.
+    pub async fn sign_out(&self) -> Result<(), Error> {
         let mut tokens = self.tokens.lock().await;
         *tokens = None;
         *self
@@ -141,7 +146,7 @@ impl OAuthClient {
         self.config
             .store
             .remove_tokens(&self.config.server_url)
-            .map_err(AuthError::Store)
+            .map_err(|e| Error::Auth(AuthErrorKind::Store(e)))
     }
 
     fn current(&self) -> Option<Arc<Presented>> {
@@ -157,7 +162,7 @@ impl OAuthClient {
     pub(super) fn dpop_for(
         &self,
         metadata: &AuthorizationServerMetadata,
-    ) -> Result<Option<&Dpop>, AuthError> {
+    ) -> Result<Option<&Dpop>, AuthErrorKind> {
         let Some(dpop) = &self.dpop else {
             return Ok(None);
         };
@@ -165,7 +170,7 @@ impl OAuthClient {
             return Ok(Some(dpop));
         }
         if self.config.dpop == DpopPolicy::Required {
-            return Err(AuthError::DpopUnsupported {
+            return Err(AuthErrorKind::DpopUnsupported {
                 issuer: metadata.issuer.clone(),
                 reason: format!(
                     "dpop_signing_alg_values_supported is {:?}",
@@ -177,7 +182,7 @@ impl OAuthClient {
     }
 
     /// Answers one challenge; `Ok(true)` when the request is to be sent again.
-    async fn answer(&self, challenge: &Challenge) -> Result<bool, AuthError> {
+    async fn answer(&self, challenge: &Challenge) -> Result<bool, AuthErrorKind> {
         // The resource server wants its nonce in the proof (RFC 9449 §9): `responded` kept
         // it; send the request again, once. A second request for a nonce by the same
         // request is a server that never accepts one: give up.
@@ -271,7 +276,7 @@ impl OAuthClient {
     /// The authorization server to use: the first one listed, or, with pre-registered,
     /// client or workload credentials bound to an issuer, the listed one they belong to (an
     /// error if none is: credentials are never presented to another server).
-    fn choose_issuer(&self, resource: &ResourceMetadata) -> Result<String, AuthError> {
+    fn choose_issuer(&self, resource: &ResourceMetadata) -> Result<String, AuthErrorKind> {
         let bound: Vec<String> = match &self.config.grant {
             Grant::ClientCredentials(c) => c.issuer.iter().cloned().collect(),
             Grant::WorkloadIdentity(w) => w.issuer.iter().cloned().collect(),
@@ -291,7 +296,7 @@ impl OAuthClient {
             .iter()
             .find(|s| bound.contains(s))
             .cloned()
-            .ok_or_else(|| AuthError::PreRegisteredElsewhere {
+            .ok_or_else(|| AuthErrorKind::PreRegisteredElsewhere {
                 issuer: resource.authorization_servers[0].clone(),
                 configured: bound,
             })
@@ -301,12 +306,12 @@ impl OAuthClient {
         &self,
         held: &mut Option<StoredTokens>,
         tokens: StoredTokens,
-    ) -> Result<bool, AuthError> {
+    ) -> Result<bool, AuthErrorKind> {
         let presented = presentation(&tokens, self.dpop.is_some())?;
         self.config
             .store
             .save_tokens(&self.config.server_url, &tokens)
-            .map_err(AuthError::Store)?;
+            .map_err(AuthErrorKind::Store)?;
         *self
             .presented
             .lock()
@@ -350,11 +355,11 @@ impl OAuthClient {
 
     /// New tokens for `current`, without the user: the refresh token grant, or the
     /// unattended grant again.
-    async fn renew(&self, current: &StoredTokens) -> Result<StoredTokens, AuthError> {
+    async fn renew(&self, current: &StoredTokens) -> Result<StoredTokens, AuthErrorKind> {
         let discovered = self.discovered().await?;
         let (resource, metadata) = (&discovered.resource, &discovered.metadata);
         if metadata.issuer != current.issuer {
-            return Err(AuthError::metadata(
+            return Err(AuthErrorKind::metadata(
                 &metadata.issuer,
                 "the tokens were issued by another authorization server",
             ));
@@ -367,7 +372,7 @@ impl OAuthClient {
             None if self.config.grant.is_unattended() => {
                 self.grant(metadata, resource, current.scopes.clone()).await
             }
-            None => Err(AuthError::metadata(
+            None => Err(AuthErrorKind::metadata(
                 &metadata.issuer,
                 "no refresh token to renew the access token with",
             )),
@@ -376,7 +381,7 @@ impl OAuthClient {
 
     /// What the last flow discovered, or, for tokens from the store, discovery now (from
     /// the well-known URLs: there is no challenge to start from).
-    async fn discovered(&self) -> Result<Arc<Discovered>, AuthError> {
+    async fn discovered(&self) -> Result<Arc<Discovered>, AuthErrorKind> {
         let cached = self
             .discovered
             .lock()
@@ -398,7 +403,7 @@ impl OAuthClient {
 
     /// The credential headers of a request of `method` on `url`: see
     /// [`Authorizer::headers`].
-    fn credentials(&self, method: &Method, url: &Uri) -> Result<HeaderMap, AuthError> {
+    fn credentials(&self, method: &Method, url: &Uri) -> Result<HeaderMap, AuthErrorKind> {
         let mut headers = HeaderMap::new();
         let Some(presented) = self.current() else {
             return Ok(headers);
@@ -406,10 +411,9 @@ impl OAuthClient {
         headers.insert(AUTHORIZATION, presented.authorization.clone());
         if let Some(token) = &presented.dpop_bound {
             // A bound token is only ever presented with a proof of the key.
-            let dpop = self
-                .dpop
-                .as_ref()
-                .ok_or_else(|| AuthError::Dpop("a DPoP-bound token but no DPoP key".to_owned()))?;
+            let dpop = self.dpop.as_ref().ok_or_else(|| {
+                AuthErrorKind::Dpop("a DPoP-bound token but no DPoP key".to_owned())
+            })?;
             headers.insert(DPOP, dpop.proof(Role::Resource, method, url, Some(token))?);
         }
         Ok(headers)
@@ -418,16 +422,16 @@ impl OAuthClient {
 
 /// How `tokens` are presented: `Bearer <token>`, or `DPoP <token>` (with a proof per
 /// request) for a DPoP-bound token, which needs the client's DPoP key.
-fn presentation(tokens: &StoredTokens, has_key: bool) -> Result<Presented, AuthError> {
+fn presentation(tokens: &StoredTokens, has_key: bool) -> Result<Presented, AuthErrorKind> {
     let bound = tokens.is_dpop_bound();
     if bound && !has_key {
-        return Err(AuthError::Dpop(
+        return Err(AuthErrorKind::Dpop(
             "a DPoP-bound token but no DPoP key".to_owned(),
         ));
     }
     let scheme = if bound { "DPoP" } else { "Bearer" };
     let mut authorization = HeaderValue::from_str(&format!("{scheme} {}", tokens.access_token))
-        .map_err(|_| AuthError::InvalidTokenResponse {
+        .map_err(|_| AuthErrorKind::InvalidTokenResponse {
             url: String::new(),
             reason: "the access token cannot be sent in a header".to_owned(),
         })?;

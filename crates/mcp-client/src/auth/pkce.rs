@@ -6,7 +6,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest as _, Sha256};
 
-use super::AuthError;
+use crate::{AuthErrorKind, Error};
 
 /// A PKCE code verifier and its `S256` challenge.
 #[derive(Clone)]
@@ -26,9 +26,9 @@ impl std::fmt::Debug for Pkce {
 
 impl Pkce {
     /// A fresh verifier: 32 random bytes, base64url without padding (43 characters of the
-    /// unreserved set, as RFC 7636 §4.1 recommends); [`AuthError::Random`] when the
-    /// operating system's random source fails.
-    pub fn generate() -> Result<Pkce, AuthError> {
+    /// unreserved set, as RFC 7636 §4.1 recommends); [`Error::Auth`] with
+    /// [`AuthErrorKind::Random`] when the operating system's random source fails.
+    pub fn generate() -> Result<Pkce, Error> {
         Ok(Pkce::from_verifier(random_token()?))
     }
 
@@ -56,9 +56,9 @@ impl Pkce {
 
 /// 32 bytes from the operating system's generator, base64url without padding; an error,
 /// never a weaker value, when the generator fails.
-pub(crate) fn random_token() -> Result<String, AuthError> {
+pub(crate) fn random_token() -> Result<String, AuthErrorKind> {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|_| AuthError::Random)?;
+    getrandom::fill(&mut bytes).map_err(|_| AuthErrorKind::Random)?;
     Ok(URL_SAFE_NO_PAD.encode(bytes))
 }
 

@@ -12,10 +12,10 @@ use serde_json::json;
 
 use super::config::{ClientSecret, Grant, OAuthConfig};
 use super::discovery::AuthorizationServerMetadata;
-use super::error::AuthError;
 use super::fetch::{Fetcher, is_loopback_host};
 use super::store::StoredClient;
 use super::token::ClientIdentity;
+use crate::AuthErrorKind;
 
 /// The client to use with the server of `metadata`. `redirect_uri` is the authorization
 /// code grant's (`None` for the others). The unattended grants bring their own: the
@@ -27,7 +27,7 @@ pub(crate) async fn client_for(
     fetcher: &Fetcher,
     metadata: &AuthorizationServerMetadata,
     redirect_uri: Option<&str>,
-) -> Result<ClientIdentity, AuthError> {
+) -> Result<ClientIdentity, AuthErrorKind> {
     let issuer = &metadata.issuer;
     if let Grant::WorkloadIdentity(workload) = &config.grant {
         return Ok(ClientIdentity {
@@ -79,13 +79,13 @@ pub(crate) async fn client_for(
     // 3. Dynamic client registration: one made earlier with this very server, for this
     // redirect, or a new one.
     let store = &config.store;
-    if let Some(stored) = store.client(issuer).map_err(AuthError::Store)?
+    if let Some(stored) = store.client(issuer).map_err(AuthErrorKind::Store)?
         && redirect_uri.is_none_or(|r| stored.redirect_uris.iter().any(|s| s == r))
     {
         return Ok(identity(stored));
     }
     let Some(endpoint) = &metadata.registration_endpoint else {
-        return Err(AuthError::Registration {
+        return Err(AuthErrorKind::Registration {
             issuer: issuer.clone(),
             reason: "no pre-registered credentials for it, no Client ID Metadata Document \
                      support and no registration endpoint"
@@ -93,7 +93,7 @@ pub(crate) async fn client_for(
         });
     };
     if !config.dynamic_registration {
-        return Err(AuthError::Registration {
+        return Err(AuthErrorKind::Registration {
             issuer: issuer.clone(),
             reason: "dynamic client registration is disabled".to_owned(),
         });
@@ -101,7 +101,7 @@ pub(crate) async fn client_for(
     let stored = register(config, fetcher, metadata, endpoint, redirect_uri).await?;
     store
         .save_client(issuer, &stored)
-        .map_err(AuthError::Store)?;
+        .map_err(AuthErrorKind::Store)?;
     Ok(identity(stored))
 }
 
@@ -165,7 +165,7 @@ async fn register(
     metadata: &AuthorizationServerMetadata,
     endpoint: &str,
     redirect_uri: Option<&str>,
-) -> Result<StoredClient, AuthError> {
+) -> Result<StoredClient, AuthErrorKind> {
     let mut grant_types = vec!["authorization_code"];
     // A client that wants refresh tokens says so (SEP-2207).
     if config.offline_access {
@@ -187,7 +187,7 @@ async fn register(
             HeaderMap::new(),
         )
         .await?;
-    let failed = |reason: String| AuthError::Registration {
+    let failed = |reason: String| AuthErrorKind::Registration {
         issuer: metadata.issuer.clone(),
         reason,
     };

@@ -16,9 +16,9 @@ use serde::{Deserialize, Serialize};
 
 use super::discovery::AuthorizationServerMetadata;
 use super::dpop::{DPOP, Dpop, Role};
-use super::error::AuthError;
 use super::fetch::Fetcher;
 use super::pkce::random_token;
+use crate::AuthErrorKind;
 
 /// The `grant_type` of the JWT bearer grant (RFC 7523 §2.1).
 pub(crate) const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
@@ -149,9 +149,9 @@ pub(crate) fn client_assertion(
     audience: &str,
     pem: &str,
     algorithm: &str,
-) -> Result<String, AuthError> {
+) -> Result<String, AuthErrorKind> {
     use jsonwebtoken::{Algorithm, EncodingKey, Header};
-    let alg: Algorithm = algorithm.parse().map_err(AuthError::Jwt)?;
+    let alg: Algorithm = algorithm.parse().map_err(AuthErrorKind::jwt)?;
     let key = match alg {
         Algorithm::ES256 | Algorithm::ES384 => EncodingKey::from_ec_pem(pem.as_bytes()),
         Algorithm::RS256
@@ -162,12 +162,12 @@ pub(crate) fn client_assertion(
         | Algorithm::PS512 => EncodingKey::from_rsa_pem(pem.as_bytes()),
         Algorithm::EdDSA => EncodingKey::from_ed_pem(pem.as_bytes()),
         _ => {
-            return Err(AuthError::Jwt(
+            return Err(AuthErrorKind::jwt(
                 jsonwebtoken::errors::ErrorKind::InvalidAlgorithm.into(),
             ));
         }
     }
-    .map_err(AuthError::Jwt)?;
+    .map_err(AuthErrorKind::jwt)?;
     let iat = now();
     let claims = serde_json::json!({
         "iss": client_id,
@@ -177,7 +177,7 @@ pub(crate) fn client_assertion(
         "exp": iat + ASSERTION_LIFETIME_SECS,
         "jti": random_token()?,
     });
-    jsonwebtoken::encode(&Header::new(alg), &claims, &key).map_err(AuthError::Jwt)
+    jsonwebtoken::encode(&Header::new(alg), &claims, &key).map_err(AuthErrorKind::jwt)
 }
 
 /// Adds the client's authentication to a token request: a header for
@@ -188,7 +188,7 @@ fn authenticate(
     metadata: &AuthorizationServerMetadata,
     form: &mut Vec<(String, String)>,
     headers: &mut HeaderMap,
-) -> Result<(), AuthError> {
+) -> Result<(), AuthErrorKind> {
     let mut field = |k: &str, v: String| form.push((k.to_owned(), v));
     match choose_method(client, metadata) {
         Method::None if client.client_id.is_empty() => {}
@@ -197,7 +197,7 @@ fn authenticate(
             let secret = client.secret.as_deref().unwrap_or_default();
             let pair = format!("{}:{}", form_encode(&client.client_id), form_encode(secret));
             let value = HeaderValue::from_str(&format!("Basic {}", STANDARD.encode(pair)))
-                .map_err(|e| AuthError::Http {
+                .map_err(|e| AuthErrorKind::Http {
                     url: metadata.token_endpoint.clone(),
                     reason: e.to_string(),
                 })?;
@@ -234,13 +234,13 @@ async fn request(
     client: &ClientIdentity,
     form: &[(String, String)],
     dpop: Option<&Dpop>,
-) -> Result<TokenResponse, AuthError> {
+) -> Result<TokenResponse, AuthErrorKind> {
     let url = &metadata.token_endpoint;
-    let invalid = |reason: String| AuthError::InvalidTokenResponse {
+    let invalid = |reason: String| AuthErrorKind::InvalidTokenResponse {
         url: url.clone(),
         reason,
     };
-    let target: Uri = fetcher.policy().check_url(url)?;
+    let target: Uri = fetcher.policy().check(url)?;
     let mut retried = false;
     let reply = loop {
         let mut form = form.to_vec();
@@ -280,7 +280,7 @@ async fn request(
             Some(e) => (e.error, e.error_description),
             None => ("(no OAuth error in the body)".to_owned(), None),
         };
-        return Err(AuthError::TokenEndpoint {
+        return Err(AuthErrorKind::TokenEndpoint {
             url: url.clone(),
             status: reply.status,
             error,
@@ -317,14 +317,14 @@ pub(crate) async fn access_token(
     client: &ClientIdentity,
     form: Vec<(String, String)>,
     dpop: Option<&Dpop>,
-) -> Result<(TokenResponse, TokenType), AuthError> {
+) -> Result<(TokenResponse, TokenType), AuthErrorKind> {
     let response = request(fetcher, metadata, client, &form, dpop).await?;
     let kind = if response.token_type.eq_ignore_ascii_case("bearer") {
         TokenType::Bearer
     } else if response.token_type.eq_ignore_ascii_case("dpop") && dpop.is_some() {
         TokenType::Dpop
     } else {
-        return Err(AuthError::InvalidTokenResponse {
+        return Err(AuthErrorKind::InvalidTokenResponse {
             url: metadata.token_endpoint.clone(),
             reason: format!(
                 "token type `{}` is not {}",
@@ -347,10 +347,10 @@ pub(crate) async fn id_jag(
     metadata: &AuthorizationServerMetadata,
     client: &ClientIdentity,
     form: Vec<(String, String)>,
-) -> Result<String, AuthError> {
+) -> Result<String, AuthErrorKind> {
     let response = request(fetcher, metadata, client, &form, None).await?;
     if response.issued_token_type.as_deref() != Some(ID_JAG) {
-        return Err(AuthError::InvalidTokenResponse {
+        return Err(AuthErrorKind::InvalidTokenResponse {
             url: metadata.token_endpoint.clone(),
             reason: format!(
                 "the token exchange issued {:?}, not an ID-JAG",
@@ -453,11 +453,11 @@ mod tests {
     fn assertions_refuse_bad_keys_and_algorithms() {
         assert!(matches!(
             client_assertion("c", "https://as", "not a pem", "ES256"),
-            Err(AuthError::Jwt(_))
+            Err(AuthErrorKind::Jwt(_))
         ));
         assert!(matches!(
             client_assertion("c", "https://as", "", "none"),
-            Err(AuthError::Jwt(_))
+            Err(AuthErrorKind::Jwt(_))
         ));
     }
 }

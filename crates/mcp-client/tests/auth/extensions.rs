@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use http::{Method, Uri};
+use mcp_client::AuthErrorKind;
 use mcp_client::auth::{
-    Assertion, AuthError, ClientCredentials, ClientSecret, DPOP_EXTENSION, DpopPolicy,
+    Assertion, ClientCredentials, ClientSecret, DPOP_EXTENSION, DpopPolicy,
     ENTERPRISE_MANAGED_EXTENSION, EnterpriseIdp, EnterpriseManaged, FileStore, Interaction,
     NetworkPolicy, OAuthClient, OAuthConfig, WORKLOAD_IDENTITY_EXTENSION, WorkloadIdentity,
 };
@@ -141,7 +142,7 @@ async fn a_server_that_never_accepts_its_nonce_gets_one_retry() {
     );
     let err = client.list_tools_all().await.unwrap_err();
     assert!(
-        matches!(&err, mcp_client::Error::Auth(AuthError::TokenEndpoint { error, .. }) if error == "use_dpop_nonce"),
+        matches!(&err, mcp_client::Error::Auth(AuthErrorKind::TokenEndpoint { error, .. }) if error == "use_dpop_nonce"),
         "{err:?}"
     );
     assert_eq!(log.lock().unwrap().token.len(), 2);
@@ -252,7 +253,7 @@ async fn a_dpop_bound_token_is_never_sent_as_a_bearer_token() {
     assert!(
         matches!(
             err,
-            mcp_client::Error::Auth(AuthError::InvalidTokenResponse { .. })
+            mcp_client::Error::Auth(AuthErrorKind::InvalidTokenResponse { .. })
         ),
         "{err:?}"
     );
@@ -270,7 +271,7 @@ async fn a_dpop_bound_token_is_never_sent_as_a_bearer_token() {
     assert!(
         matches!(
             err,
-            mcp_client::Error::Auth(AuthError::DpopUnsupported { .. })
+            mcp_client::Error::Auth(AuthErrorKind::DpopUnsupported { .. })
         ),
         "{err:?}"
     );
@@ -333,7 +334,7 @@ async fn a_refused_workload_jwt_is_reported_and_never_retried() {
         .unwrap();
         let err = connect(&url, oauth).list_tools_all().await.unwrap_err();
         assert!(
-            matches!(&err, mcp_client::Error::Auth(AuthError::TokenEndpoint { error: e, .. }) if e == error),
+            matches!(&err, mcp_client::Error::Auth(AuthErrorKind::TokenEndpoint { error: e, .. }) if e == error),
             "{err:?}"
         );
         let log = log.lock().unwrap();
@@ -357,7 +358,7 @@ async fn a_refused_workload_jwt_is_reported_and_never_retried() {
     assert!(
         matches!(
             err,
-            mcp_client::Error::Auth(AuthError::AssertionAudience { .. })
+            mcp_client::Error::Auth(AuthErrorKind::AssertionAudience { .. })
         ),
         "{err:?}"
     );

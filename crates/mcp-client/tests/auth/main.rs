@@ -9,11 +9,11 @@ mod support;
 
 use std::sync::Arc;
 
-use mcp_client::Client;
 use mcp_client::auth::{
-    AuthError, AuthorizationResponse, CLIENT_CREDENTIALS_EXTENSION, ClientCredentials,
-    ClientSecret, FileStore, Interaction, NetworkPolicy, OAuthClient, OAuthConfig,
+    AuthorizationResponse, CLIENT_CREDENTIALS_EXTENSION, ClientCredentials, ClientSecret,
+    FileStore, Interaction, NetworkPolicy, OAuthClient, OAuthConfig,
 };
+use mcp_client::{AuthErrorKind, Client};
 use serde_json::{Value, json};
 use support::{Approve, NoUser, Shared, connect, field, start};
 
@@ -103,7 +103,7 @@ async fn a_server_without_pkce_s256_is_refused_before_the_user_is_involved() {
     assert!(
         matches!(
             err,
-            mcp_client::Error::Auth(AuthError::PkceUnsupported { .. })
+            mcp_client::Error::Auth(AuthErrorKind::PkceUnsupported { .. })
         ),
         "{err:?}"
     );
@@ -123,7 +123,7 @@ async fn plain_http_is_refused_outside_development_mode() {
     .unwrap();
     let err = connect(&url, oauth).list_tools_all().await.unwrap_err();
     assert!(
-        matches!(err, mcp_client::Error::Auth(AuthError::InsecureUrl { ref url, .. }) if url.contains("oauth-protected-resource")),
+        matches!(err, mcp_client::Error::Auth(AuthErrorKind::InsecureUrl { ref url, .. }) if url.contains("oauth-protected-resource")),
         "{err:?}"
     );
     assert!(log.lock().unwrap().token.is_empty());

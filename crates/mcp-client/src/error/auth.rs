@@ -5,16 +5,18 @@ use std::io;
 
 use http::StatusCode;
 
-/// A boxed error from a caller-supplied part (an [`Interaction`](super::Interaction)).
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+/// A boxed error (from a caller-supplied part, or a library the kind does not name).
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Why the OAuth client could not obtain (or refresh) an access token.
+/// Why the OAuth client (module `auth`, feature `auth`) could not obtain (or refresh) an
+/// access token: what [`Error::Auth`](crate::Error::Auth) carries, as its source.
 ///
-/// Spec paths are relative to the shared copy of the specification; see the
-/// [module docs](super).
+/// It exists without the `auth` feature, so that code matching on `Error::Auth` compiles
+/// whatever features are on. Spec paths are relative to the shared copy of the
+/// specification; see the `auth` module's docs.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum AuthError {
+pub enum AuthErrorKind {
     /// A metadata or endpoint URL breaks the communication-security rules
     /// (`docs/2026-07-28/basic/authorization/security-considerations.mdx`, Communication
     /// Security): it is not `https` (plain `http` is allowed only to a loopback host, and
@@ -113,7 +115,7 @@ pub enum AuthError {
         reason: String,
     },
     /// The user-interaction step (opening the authorization URL, receiving the redirect)
-    /// failed.
+    /// failed: the `Interaction`'s own error is the source.
     #[error("the authorization step failed")]
     Interaction(#[source] BoxError),
     /// The authorization response's `state` is missing or not the one sent: it is
@@ -169,9 +171,11 @@ pub enum AuthError {
         /// What is wrong.
         reason: String,
     },
-    /// A JWT client assertion could not be made (a bad key or algorithm).
+    /// A JWT (a client assertion, a DPoP proof's key) could not be made: a bad key or
+    /// algorithm. The source is the `jsonwebtoken` crate's error, boxed so that this kind
+    /// does not depend on that crate.
     #[error("cannot sign the client assertion")]
-    Jwt(#[source] jsonwebtoken::errors::Error),
+    Jwt(#[source] BoxError),
     /// The credential store failed.
     #[error("the credential store failed")]
     Store(#[source] io::Error),
@@ -184,7 +188,7 @@ pub enum AuthError {
     /// a predictable one.
     #[error("the operating system's random source failed")]
     Random,
-    /// DPoP is [`Required`](super::DpopPolicy::Required) but the authorization server does
+    /// DPoP is `Required` (`auth::DpopPolicy`) but the authorization server does
     /// not advertise ES256 in `dpop_signing_alg_values_supported` (RFC 9449 §5.1), or
     /// answered a request carrying a proof with a bearer token.
     #[error(
@@ -213,27 +217,23 @@ pub enum AuthError {
     },
 }
 
-impl AuthError {
+#[cfg(feature = "auth")]
+impl AuthErrorKind {
     pub(crate) fn insecure(url: &str, reason: impl Into<String>) -> Self {
-        AuthError::InsecureUrl {
+        AuthErrorKind::InsecureUrl {
             url: url.to_owned(),
             reason: reason.into(),
         }
     }
 
     pub(crate) fn metadata(url: &str, reason: impl Into<String>) -> Self {
-        AuthError::InvalidMetadata {
+        AuthErrorKind::InvalidMetadata {
             url: url.to_owned(),
             reason: reason.into(),
         }
     }
-}
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn error_is_send_sync_and_static() {
-        fn check<T: Send + Sync + 'static + std::error::Error>() {}
-        check::<super::AuthError>();
+    pub(crate) fn jwt(e: jsonwebtoken::errors::Error) -> Self {
+        AuthErrorKind::Jwt(Box::new(e))
     }
 }
