@@ -3,11 +3,11 @@
 use crate::server::LEGACY_VERSIONS;
 
 /// What can go wrong in this crate: setting up a dual-era server ([`Bind`](Self::Bind),
-/// [`Http`](Self::Http)), or connecting to a server of either era with
-/// [`client::Connector`](crate::client::Connector) (the other variants).
+/// `Http`), or connecting to a server of either era with `client::Connector` (the other
+/// variants).
 ///
-/// [`Http`](Self::Http) and [`Spawn`](Self::Spawn) carry the transport crate's own error,
-/// typed, so they exist only with the feature (`http`, `stdio`) that brings that crate in.
+/// `Http` and `Spawn` carry the transport crate's own error, typed, so they exist only
+/// with the feature (`http`, `stdio`) that brings that crate in.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -40,9 +40,7 @@ pub enum Error {
         /// What this client accepts.
         accepted: Vec<String>,
     },
-    /// The version pinned with
-    /// [`EraChoice::Version`](crate::client::EraChoice::Version) is not one this client
-    /// speaks.
+    /// The version pinned with `client::EraChoice::Version` is not one this client speaks.
     #[error(
         "cannot pin version {0:?}: this client speaks 2026-07-28 and the legacy revisions {LEGACY_VERSIONS:?}"
     )]
