@@ -84,8 +84,10 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Through the client core's conversion, so that an OAuth failure reported by the
+/// authorizer is `Error::Auth` with its kind in a legacy session too, as in a modern one.
 fn http_error(e: mcp_transport_http::Error) -> mcp_client::Error {
-    mcp_client::Error::Http(e)
+    mcp_client::Error::from(e)
 }
 
 fn status_error(status: StatusCode, error: Option<ErrorObject>) -> mcp_client::Error {
