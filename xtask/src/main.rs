@@ -65,40 +65,160 @@ pub(crate) fn project_root() -> PathBuf {
         .to_path_buf()
 }
 
+/// The features the test run turns on by name: each one that a test target needs, whether
+/// through `required-features` (without it the target is not built) or a
+/// `#![cfg(feature = ...)]` over its whole file (without it the target is built empty and
+/// passes). Named here, every such target runs whether or not some crate happens to switch
+/// the feature on (today each is also turned on by a crate's dependency, which is what a
+/// change elsewhere could undo without a word); [`check_test_features`] fails the run when
+/// a target needs a feature this list lacks.
+const TEST_FEATURES: &[&str] = &[
+    "mcp-client/auth",
+    "mcp-client/skills",
+    "mcp-server/auth",
+    "mcp-server/skills",
+    "mcp-legacy/stdio",
+    "mcp-legacy/http",
+    "mcp-legacy/http-sse",
+    "mcp-transport-http/rustls",
+];
+
+/// Features a test target needs that the test run leaves off, and where that target runs.
+const FEATURES_TESTED_ELSEWHERE: &[(&str, &str)] = &[(
+    "mcp-server/tasks-redis",
+    "`.ci/run`, against the real `redis-server` it installs",
+)];
+
 /// Runs the whole test suite: the generated code must be fresh, then every test of every
-/// crate (unit, integration and doc tests), then the tests of features no workspace crate
-/// turns on (`mcp-server`'s `auth`), which the workspace run does not build: its unit and
-/// resource-server tests, and the end-to-end test against a real OpenID provider
-/// (`crates/mcp-server/tests/oidc/`, which installs its pinned npm package itself); and
-/// last the fuzz targets' checked-in corpus and regressions, replayed on the stable
-/// toolchain (`fuzz/`, its own workspace).
+/// crate (unit, integration and doc tests) with [`TEST_FEATURES`] on, among them the
+/// resource server's and the OAuth client's tests and the end-to-end test against a real
+/// OpenID provider (`crates/mcp-server/tests/oidc/`, which installs its pinned npm package
+/// itself); then the fuzz targets' checked-in corpus and regressions, replayed on the
+/// stable toolchain (`fuzz/`, its own workspace); last the benchmark workspace's own tests
+/// (`bench/`, its own workspace too).
 fn test() -> Result<(), String> {
     codegen::run(codegen::Mode::Check)?;
-    cargo(&["test", "--workspace", "--all-targets"])?;
-    cargo(&["test", "--workspace", "--doc"])?;
-    let auth = ["-p", "mcp-server", "--features", "auth"];
-    cargo(
-        &[
-            &["test"][..],
-            &auth,
-            &["--lib", "--test", "auth", "--test", "oidc"],
-        ]
-        .concat(),
-    )?;
-    cargo(&[&["test"][..], &auth, &["--doc"]].concat())?;
-    // The fuzz workspace builds into the main target directory: the dependencies it
-    // shares with the main build (same versions, features and profile) are compiled and
-    // stored once, not twice, which keeps a cold CI run's disk use down.
+    check_test_features()?;
+    let features = TEST_FEATURES.join(",");
+    let workspace = ["test", "--workspace", "--features", &features];
+    cargo(&[&workspace[..], &["--all-targets"]].concat())?;
+    cargo(&[&workspace[..], &["--doc"]].concat())?;
+    // The fuzz and bench workspaces build into the main target directory: the
+    // dependencies they share with the main build (same versions, features and profile)
+    // are compiled and stored once, not twice, which keeps a cold CI run's disk use down.
     let target = target_dir();
+    let target = target.to_string_lossy();
     cargo(&[
         "test",
         "--manifest-path",
         "fuzz/Cargo.toml",
         "--target-dir",
-        &target.to_string_lossy(),
+        &target,
         "--test",
         "corpus",
-    ])
+    ])?;
+    // The load driver's and the client driver's unit tests; the floor and rmcp-server have
+    // none yet but are built too, so that a test they gain runs (rmcp makes this step two
+    // to three minutes on a cold run of two cores). In two steps, as `cargo xtask bench`
+    // builds them: with client-load, the main workspace's serde_json features
+    // (preserve_order) would reach the others.
+    let bench = [
+        "test",
+        "--manifest-path",
+        "bench/Cargo.toml",
+        "--target-dir",
+        &target,
+    ];
+    cargo(&[&bench[..], &["--workspace", "--exclude", "client-load"]].concat())?;
+    cargo(&[&bench[..], &["-p", "client-load"]].concat())
+}
+
+/// Fails unless every feature that a workspace target requires (`required-features`), or
+/// that gates a whole test file (`#![cfg(feature = ...)]`), is in [`TEST_FEATURES`] or
+/// [`FEATURES_TESTED_ELSEWHERE`]: a target whose feature nobody names would stop running
+/// without a failure the day no crate switches it on any more.
+fn check_test_features() -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let output = Command::new(cargo)
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .current_dir(project_root())
+        .output()
+        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let mut missing = Vec::new();
+    for package in metadata["packages"].as_array().into_iter().flatten() {
+        let name = package["name"].as_str().unwrap_or_default();
+        for target in package["targets"].as_array().into_iter().flatten() {
+            let mut needs: Vec<String> = target["required-features"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f.as_str().map(str::to_owned))
+                .collect();
+            let is_test = target["kind"]
+                .as_array()
+                .is_some_and(|kinds| kinds.iter().any(|k| k == "test"));
+            if is_test && let Some(path) = target["src_path"].as_str() {
+                let source = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read {path}: {e}"))?;
+                needs.extend(whole_file_features(&source));
+            }
+            for feature in needs {
+                let qualified = format!("{name}/{feature}");
+                let named = TEST_FEATURES.contains(&qualified.as_str())
+                    || FEATURES_TESTED_ELSEWHERE
+                        .iter()
+                        .any(|(elsewhere, _)| *elsewhere == qualified);
+                if !named {
+                    let target = target["name"].as_str().unwrap_or_default();
+                    missing.push(format!("{qualified} (target `{target}`)"));
+                }
+            }
+        }
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "test targets need features the test run does not name; add them to \
+             TEST_FEATURES in xtask/src/main.rs: {}",
+            missing.join(", ")
+        ))
+    }
+}
+
+/// The features named in a source file's inner `#![cfg(...)]` attributes, which compile
+/// the whole file out when they are off.
+fn whole_file_features(source: &str) -> Vec<String> {
+    let mut features = Vec::new();
+    for line in source.lines().map(str::trim_start) {
+        let Some(mut rest) = line.strip_prefix("#![cfg(") else {
+            continue;
+        };
+        while let Some(at) = rest.find("feature") {
+            rest = rest[at + "feature".len()..].trim_start();
+            let Some(value) = rest.strip_prefix('=').map(str::trim_start) else {
+                continue;
+            };
+            let Some(value) = value.strip_prefix('"') else {
+                continue;
+            };
+            if let Some(end) = value.find('"') {
+                features.push(value[..end].to_owned());
+                rest = &value[end..];
+            } else {
+                rest = value;
+            }
+        }
+    }
+    features
 }
 
 /// Builds the release `mcp` binary and returns its path (`target/release/mcp`).
@@ -132,5 +252,26 @@ fn cargo(args: &[&str]) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!("`cargo {}` failed ({status})", args.join(" ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_file_features_are_read_from_inner_cfg_attributes() {
+        let source = "//! Docs.\n\n#![cfg(feature = \"http\")]\n#![cfg(all(feature=\"stdio\", \
+                      target_os = \"linux\", feature = \"http-sse\"))]\n#[cfg(feature = \"item\")]\n\
+                      fn f() {}\n";
+        assert_eq!(whole_file_features(source), ["http", "stdio", "http-sse"]);
+        assert!(whole_file_features("#![cfg(unix)]\nfn main() {}\n").is_empty());
+    }
+
+    /// The same check `cargo xtask test` makes first, so that a test target whose feature
+    /// nobody names fails the workspace's own tests too.
+    #[test]
+    fn every_test_feature_of_the_workspace_is_named() {
+        check_test_features().unwrap();
     }
 }
