@@ -17,6 +17,41 @@ pub fn reply_by_hyper(reply: &[u8]) -> Option<(u16, Vec<u8>)> {
     crate::client::wire::fuzz_reply_hyper(reply)
 }
 
+/// A server's connection handling without its listener: each stream given to
+/// [`serve`](Connections::serve) is served as `HttpServer` serves an accepted TCP
+/// connection (the server's own HTTP/1.1, handing over to hyper what it does not serve),
+/// so that a target can drive it over an in-memory stream.
+pub struct Connections<E> {
+    settings: std::sync::Arc<crate::server::Settings<E>>,
+}
+
+impl<E: crate::Endpoint> Connections<E> {
+    /// Connections of `endpoint` with the limits and timeouts of `config`.
+    ///
+    /// # Errors
+    /// [`Error::Config`](crate::Error::Config) if `config` is not valid.
+    pub fn new(endpoint: E, config: &crate::HttpServerConfig) -> Result<Self, crate::Error> {
+        config.validate()?;
+        Ok(Connections {
+            settings: std::sync::Arc::new(crate::server::Settings::new(endpoint, config)),
+        })
+    }
+
+    /// Serves one connection over `io` to its end, as if accepted from 127.0.0.1:1.
+    pub fn serve<I>(&self, io: I) -> impl Future<Output = ()> + Send + 'static + use<E, I>
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let peer = std::net::SocketAddr::from(([127, 0, 0, 1], 1));
+        crate::server::serve_io(
+            &self.settings,
+            io,
+            mcp_jsonrpc::CancellationToken::new(),
+            peer,
+        )
+    }
+}
+
 use crate::client::sse::SseParser;
 
 pub use crate::client::SseEvent;

@@ -21,7 +21,10 @@
 //! fields) hands the connection, with every byte read so far, to hyper for the rest of its
 //! life ([`Rewind`]): hyper answers it as before, so what the two share is only the common
 //! request. A head handed over before it was complete keeps the deadline it had: hyper's
-//! header read timeout for it ends when this module's would have.
+//! header read timeout for it ends when this module's would have. There, a chunked request
+//! whose body was not read to its end without a trailer section closes the connection
+//! after its response ([`ChunkedEnd`]: where hyper ends such a message is not where every
+//! reader does).
 //!
 //! The rules hyper applied hold on this path too: the header read timeout runs from the
 //! moment a head is awaited (an idle keep-alive connection is closed when it fires), a
@@ -37,6 +40,7 @@ use std::io;
 use std::mem::MaybeUninit;
 use std::net::SocketAddr;
 use std::pin::{Pin, pin};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -48,7 +52,6 @@ use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt as _;
 use mcp_jsonrpc::CancellationToken;
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, ReadBuf};
-use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 
 use crate::io::WriteTimeout;
@@ -71,7 +74,8 @@ enum Kind {
         slot: Arc<Slot>,
         length: u64,
     },
-    Streaming(hyper::body::Incoming),
+    /// Arriving through hyper; a chunked one says how it ended ([`RequestBody::chunked`]).
+    Streaming(hyper::body::Incoming, Option<Arc<ChunkedEnd>>),
 }
 
 impl std::fmt::Debug for RequestBody {
@@ -85,7 +89,7 @@ impl std::fmt::Debug for RequestBody {
                 .debug_struct("RequestBody")
                 .field("len", length)
                 .finish_non_exhaustive(),
-            Kind::Streaming(_) => f.debug_struct("RequestBody").finish_non_exhaustive(),
+            Kind::Streaming(..) => f.debug_struct("RequestBody").finish_non_exhaustive(),
         }
     }
 }
@@ -100,7 +104,58 @@ impl From<Bytes> for RequestBody {
 impl From<hyper::body::Incoming> for RequestBody {
     /// A body still arriving through hyper.
     fn from(body: hyper::body::Incoming) -> Self {
-        RequestBody(Kind::Streaming(body))
+        RequestBody(Kind::Streaming(body, None))
+    }
+}
+
+impl RequestBody {
+    /// A chunked body arriving through hyper, which tells `end` how it ended.
+    pub(crate) fn chunked(body: hyper::body::Incoming, end: Arc<ChunkedEnd>) -> Self {
+        RequestBody(Kind::Streaming(body, Some(end)))
+    }
+}
+
+/// Whether a chunked request body that came through hyper was read to its end without a
+/// trailer section: only then may its connection serve another request
+/// ([`serve_with_hyper`]).
+///
+/// hyper finds the end of a trailer section by CRLF alone, and then parses the fields in
+/// it with `httparse`, which also takes a bare LF as a line end: in
+/// `0\r\nX: a\n\nPOST /smuggled …\r\n\r\n`, a reader that ends lines at LF (RFC 9112
+/// §2.2 allows one to) sees a second request where hyper sees one trailer field and takes
+/// the rest as part of this message. A body its endpoint did not read to the end (a
+/// refusal, one over the size limit) is no better: hyper reads what is left of it,
+/// trailers included, to keep the connection. Closing the connection after the response
+/// in both cases means no response is ever taken for the answer to a request the two
+/// readings disagree about. MCP clients send no chunked bodies.
+#[derive(Debug, Default)]
+pub(crate) struct ChunkedEnd(AtomicU8);
+
+impl ChunkedEnd {
+    const READING: u8 = 0;
+    const CLEAN: u8 = 1;
+    const TRAILED: u8 = 2;
+
+    /// Read to its end, and without a trailer section.
+    pub(crate) fn is_clean(&self) -> bool {
+        self.0.load(Ordering::Acquire) == Self::CLEAN
+    }
+
+    fn saw<E>(&self, polled: &Poll<Option<Result<Frame<Bytes>, E>>>) {
+        match polled {
+            Poll::Ready(Some(Ok(frame))) if frame.is_trailers() => {
+                self.0.store(Self::TRAILED, Ordering::Release);
+            }
+            Poll::Ready(None) => {
+                let _ = self.0.compare_exchange(
+                    Self::READING,
+                    Self::CLEAN,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
+            }
+            _ => {}
+        }
     }
 }
 
@@ -121,9 +176,13 @@ impl Body for RequestBody {
         match &mut self.get_mut().0 {
             Kind::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             Kind::Awaited { slot, .. } => slot.poll_body(cx),
-            Kind::Streaming(body) => Pin::new(body)
-                .poll_frame(cx)
-                .map_err(|e| RequestBodyError(Some(e))),
+            Kind::Streaming(body, end) => {
+                let polled = Pin::new(body).poll_frame(cx);
+                if let Some(end) = end {
+                    end.saw(&polled);
+                }
+                polled.map_err(|e| RequestBodyError(Some(e)))
+            }
         }
     }
 
@@ -131,7 +190,7 @@ impl Body for RequestBody {
         match &self.0 {
             Kind::Full(bytes) => bytes.is_none(),
             Kind::Awaited { slot, .. } => slot.lock().taken,
-            Kind::Streaming(body) => body.is_end_stream(),
+            Kind::Streaming(body, _) => body.is_end_stream(),
         }
     }
 
@@ -141,7 +200,7 @@ impl Body for RequestBody {
             Kind::Awaited { slot, length } => {
                 SizeHint::with_exact(if slot.lock().taken { 0 } else { *length })
             }
-            Kind::Streaming(body) => body.size_hint(),
+            Kind::Streaming(body, _) => body.size_hint(),
         }
     }
 }
@@ -307,9 +366,9 @@ enum Step {
     Hyper(Option<Instant>),
 }
 
-/// One connection.
-struct Conn {
-    io: WriteTimeout<TcpStream>,
+/// One connection, over a TCP stream (or, for the fuzz target, an in-memory one).
+struct Conn<I> {
+    io: WriteTimeout<I>,
     read: BytesMut,
     out: Vec<u8>,
     /// Large frames written after `out`, from their own bytes.
@@ -321,12 +380,15 @@ struct Conn {
 }
 
 /// Serves one accepted connection.
-pub(crate) async fn serve<E: Endpoint>(
+pub(crate) async fn serve<E, I>(
     settings: Arc<Settings<E>>,
-    stream: TcpStream,
+    stream: I,
     closing: CancellationToken,
     peer: SocketAddr,
-) {
+) where
+    E: Endpoint,
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let mut conn = Conn {
         io: WriteTimeout::new(stream, settings.write_timeout),
         read: BytesMut::new(),
@@ -364,7 +426,7 @@ pub(crate) async fn serve<E: Endpoint>(
     }
 }
 
-impl Conn {
+impl<I: AsyncRead + AsyncWrite + Unpin> Conn<I> {
     /// Reads one request, answers it, and says what comes next.
     ///
     /// The endpoint is called as soon as the head is parsed. A body that did not come with

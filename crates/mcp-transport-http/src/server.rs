@@ -38,7 +38,7 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use crate::config::{HYPER_MAX_HEADERS, HttpServerConfig};
 use crate::error::Error;
-use crate::h1::RequestBody;
+use crate::h1::{ChunkedEnd, RequestBody};
 use crate::io::WriteTimeout;
 use crate::service::McpService;
 use crate::shards::Shards;
@@ -100,30 +100,7 @@ impl HttpServer {
         config.validate()?;
         let local_addr = listener.local_addr().map_err(Error::LocalAddr)?;
         let path = config.path.clone().unwrap_or_default();
-        let mut builder = http1::Builder::new();
-        // The timer is each connection's own (`serve_connection`, `timer.rs`).
-        builder
-            .header_read_timeout(Some(config.header_read_timeout).filter(|d| !d.is_zero()))
-            .keep_alive(true)
-            // hyper checks its buffer only while a head is incomplete, and refuses a
-            // complete head that shares a full buffer with the start of its body; the
-            // exact bound is `head_bytes`, so hyper's is the backstop, with room for one
-            // read past the limit.
-            .max_buf_size(config.max_head_bytes.saturating_add(64 << 10).max(8192));
-        if config.max_headers != HYPER_MAX_HEADERS {
-            builder.max_headers(config.max_headers);
-        }
-        let settings = Arc::new(Settings {
-            service,
-            builder,
-            write_timeout: config.write_timeout,
-            max_head_bytes: config.max_head_bytes,
-            header_read_timeout: config.header_read_timeout,
-            body_read_timeout: config.body_read_timeout,
-            max_body_bytes: config.max_body_bytes,
-            max_headers: config.max_headers,
-            own_http1: config.own_http1,
-        });
+        let settings = Arc::new(Settings::new(service, config));
         let shards = match config.connection_threads {
             0 => None,
             threads => Some(Shards::start(threads, &settings, config.idle_poll)?),
@@ -256,6 +233,42 @@ pub(crate) struct Settings<E> {
     pub(crate) max_headers: usize,
     /// [`HttpServerConfig::own_http1`]: `false` serves every connection with hyper.
     pub(crate) own_http1: bool,
+}
+
+impl<E> Settings<E> {
+    /// What the connections of `service` are served with, from a validated `config`.
+    pub(crate) fn new(service: E, config: &HttpServerConfig) -> Self {
+        let mut builder = http1::Builder::new();
+        // The timer is each connection's own (`serve_connection`, `timer.rs`).
+        builder
+            .header_read_timeout(Some(config.header_read_timeout).filter(|d| !d.is_zero()))
+            .keep_alive(true)
+            // hyper checks its buffer only while a head is incomplete, and refuses a
+            // complete head that shares a full buffer with the start of its body; the
+            // exact bound is `head_bytes`, so hyper's is the backstop, with room for one
+            // read past the limit.
+            .max_buf_size(config.max_head_bytes.saturating_add(64 << 10).max(8192))
+            // A complete head as it came on the wire, the final CRLF included (so a head
+            // of exactly the limit, spaced as usual, passes): `head_bytes` counts only
+            // the fields hyper keeps, and hyper keeps one `Content-Length` of several
+            // equal ones and none beside `Transfer-Encoding`, so without this those lines
+            // would not count at all.
+            .max_header_size(config.max_head_bytes.saturating_add(2));
+        if config.max_headers != HYPER_MAX_HEADERS {
+            builder.max_headers(config.max_headers);
+        }
+        Settings {
+            service,
+            builder,
+            write_timeout: config.write_timeout,
+            max_head_bytes: config.max_head_bytes,
+            header_read_timeout: config.header_read_timeout,
+            body_read_timeout: config.body_read_timeout,
+            max_body_bytes: config.max_body_bytes,
+            max_headers: config.max_headers,
+            own_http1: config.own_http1,
+        }
+    }
 }
 
 struct Listener<E> {
@@ -395,12 +408,28 @@ pub(crate) fn serve_connection<E: Endpoint>(
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!(error = %e, "cannot set TCP_NODELAY");
     }
+    serve_io(this, stream, closing, peer)
+}
+
+/// Serves one connection over any stream: the server's own HTTP/1.1 first, or hyper from
+/// the first byte with [`HttpServerConfig::own_http1`] off. A TCP connection comes through
+/// [`serve_connection`]; the fuzz target's, in memory, directly.
+pub(crate) fn serve_io<E, I>(
+    this: &Arc<Settings<E>>,
+    io: I,
+    closing: CancellationToken,
+    peer: SocketAddr,
+) -> impl Future<Output = ()> + Send + 'static + use<E, I>
+where
+    E: Endpoint,
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     if this.own_http1 {
-        tokio_util::either::Either::Left(crate::h1::serve(Arc::clone(this), stream, closing, peer))
+        tokio_util::either::Either::Left(crate::h1::serve(Arc::clone(this), io, closing, peer))
     } else {
         let settings = Arc::clone(this);
         tokio_util::either::Either::Right(async move {
-            let io = WriteTimeout::new(stream, settings.write_timeout);
+            let io = WriteTimeout::new(io, settings.write_timeout);
             serve_with_hyper(&settings, io, closing, peer, None).await;
         })
     }
@@ -409,7 +438,8 @@ pub(crate) fn serve_connection<E: Endpoint>(
 /// Serves a connection with hyper, from its start or from where `h1.rs` left it. The
 /// first head hyper reads must be complete by `head_deadline` when there is one (the head
 /// `h1.rs` began to read), so that a head handed over mid-way does not get a second header
-/// read timeout.
+/// read timeout. The response to a chunked request closes the connection unless its body
+/// was read to its end without a trailer section (`h1::ChunkedEnd` says why).
 pub(crate) async fn serve_with_hyper<E, I>(
     this: &Settings<E>,
     io: I,
@@ -425,10 +455,30 @@ pub(crate) async fn serve_with_hyper<E, I>(
     let max_head_bytes = this.max_head_bytes;
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let refused = head_bytes(&request) > max_head_bytes;
-        let call = (!refused).then(|| service.call_from(request.map(RequestBody::from), peer));
+        // A chunked body must be read to its end, without trailers, for the connection to
+        // stay open (`ChunkedEnd`).
+        let chunked = request
+            .headers()
+            .contains_key(http::header::TRANSFER_ENCODING)
+            .then(|| Arc::new(ChunkedEnd::default()));
+        let call = (!refused).then(|| {
+            let body = |body| match &chunked {
+                Some(end) => RequestBody::chunked(body, Arc::clone(end)),
+                None => RequestBody::from(body),
+            };
+            service.call_from(request.map(body), peer)
+        });
         async move {
             match call {
-                Some(call) => call.await.map(|response| response.map(Either::Left)),
+                Some(call) => call.await.map(|mut response| {
+                    if chunked.is_some_and(|end| !end.is_clean()) {
+                        response.headers_mut().insert(
+                            http::header::CONNECTION,
+                            http::HeaderValue::from_static("close"),
+                        );
+                    }
+                    response.map(Either::Left)
+                }),
                 None => Ok(head_too_large()),
             }
         }

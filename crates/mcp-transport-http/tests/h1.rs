@@ -1,7 +1,8 @@
 //! The server's own HTTP/1.1 (`src/h1.rs`) on a real socket, byte by byte: what it serves
 //! itself (pipelined requests, bodies split over reads, `Connection: close`, SSE in
-//! chunks, `Date`), what it hands to hyper on the same connection (chunked bodies,
-//! `Expect: 100-continue`, another method, HTTP/1.0, a malformed head), and its timers.
+//! chunks, `Date`), what it hands to hyper on the same connection (chunked bodies, with
+//! trailers too, `Expect: 100-continue`, another method, HTTP/1.0, a malformed head, heads
+//! whose `Content-Length` lines hyper folds away), and its timers.
 
 mod support;
 
@@ -238,6 +239,126 @@ async fn a_chunked_body_is_served_by_hyper_on_the_same_connection() {
     let reply = read_all(&mut stream).await;
     assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
     assert_eq!(json_bodies(&reply)[0]["result"]["chunked"], true);
+    server.shutdown(Duration::from_secs(5)).await;
+}
+
+/// hyper ends a trailer section at CRLF CRLF but parses its fields with `httparse`, which
+/// takes a bare LF as a line end, so `X: a\n\n` hides the request after it inside the
+/// trailer section, where a reader that ends lines at LF sees a request of its own. The
+/// connection closes after a chunked request with trailers, or one whose body was not
+/// read to its end (hyper would read the rest, trailers included, to keep it), so the two
+/// readings never get each other's responses; a chunked request read whole without them
+/// keeps the connection open. (Found by the `http_server` fuzz target.)
+#[tokio::test]
+async fn a_chunked_request_with_a_trailer_section_closes_its_connection() {
+    let (server, _log) = start(HttpServerConfig::default()).await;
+    let chunked = |id: i64, trailer: &[u8]| {
+        let body = request_body(
+            id,
+            "tools/list",
+            json!({"text": "x".repeat(usize::from(id == 7) * 300)}),
+        );
+        let mut bytes = head(
+            &server,
+            "tools/list",
+            None,
+            "transfer-encoding: chunked\r\n",
+        );
+        bytes.extend_from_slice(format!("{:x}\r\n", body.len()).as_bytes());
+        bytes.extend_from_slice(&body);
+        bytes.extend_from_slice(b"\r\n0\r\n");
+        bytes.extend_from_slice(trailer);
+        bytes.extend_from_slice(b"\r\n");
+        bytes
+    };
+    let hidden = String::from_utf8(request(&server, 9, "tools/list", json!({}), "")).unwrap();
+    let hidden = hidden.split("\r\n\r\n").next().unwrap();
+    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
+    let mut bytes = chunked(1, format!("x-checksum: a\n\n{hidden}\r\n").as_bytes());
+    bytes.extend(request(&server, 2, "tools/list", json!({}), ""));
+    stream.write_all(&bytes).await.unwrap();
+    let replies = read_all(&mut stream).await;
+    assert_eq!(replies.matches("HTTP/1.1 ").count(), 1, "{replies}");
+    assert!(replies.starts_with("HTTP/1.1 200 OK\r\n"), "{replies}");
+    assert!(replies.contains("\r\nconnection: close\r\n"), "{replies}");
+    assert_eq!(json_bodies(&replies)[0]["id"], 1);
+
+    // The same after a body over the limit, which the endpoint refuses unread.
+    let config = HttpServerConfig::default().max_body_bytes(256);
+    let (small, _log) = start(config).await;
+    let mut stream = TcpStream::connect(small.local_addr()).await.unwrap();
+    let mut bytes = chunked(7, format!("x-checksum: a\n\n{hidden}\r\n").as_bytes());
+    bytes.extend(request(&server, 8, "tools/list", json!({}), ""));
+    stream.write_all(&bytes).await.unwrap();
+    let replies = read_all(&mut stream).await;
+    assert_eq!(replies.matches("HTTP/1.1 ").count(), 1, "{replies}");
+    assert!(replies.starts_with("HTTP/1.1 413 "), "{replies}");
+    small.shutdown(Duration::from_secs(5)).await;
+
+    // Well-formed trailers close it too; no trailers, and it stays open.
+    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
+    let mut bytes = chunked(3, b"x-checksum: a\r\n");
+    bytes.extend(request(&server, 4, "tools/list", json!({}), ""));
+    stream.write_all(&bytes).await.unwrap();
+    let replies = read_all(&mut stream).await;
+    assert_eq!(replies.matches("HTTP/1.1 ").count(), 1, "{replies}");
+    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
+    let mut bytes = chunked(5, b"");
+    bytes.extend(request(
+        &server,
+        6,
+        "tools/list",
+        json!({}),
+        "connection: close\r\n",
+    ));
+    stream.write_all(&bytes).await.unwrap();
+    let replies = read_all(&mut stream).await;
+    let ids: Vec<_> = json_bodies(&replies)
+        .iter()
+        .map(|b| b["id"].clone())
+        .collect();
+    assert_eq!(ids, [5, 6], "{replies}");
+    server.shutdown(Duration::from_secs(5)).await;
+}
+
+/// hyper keeps one `Content-Length` of several equal ones, and none beside
+/// `Transfer-Encoding`; the lines it drops still count towards `max_head_bytes`.
+/// (Found by the `http_server` fuzz target.)
+#[tokio::test]
+async fn content_length_lines_hyper_drops_still_count_towards_the_head_limit() {
+    const LIMIT: usize = 8 << 10;
+    let (server, _log) = start(HttpServerConfig::default().max_head_bytes(LIMIT)).await;
+    let body = request_body(1, "tools/list", json!({}));
+    let zeros = "0".repeat(LIMIT / 4);
+    for (framing, extra) in [
+        (
+            "repeated",
+            format!("content-length: {zeros}{}\r\n", body.len()).repeat(4),
+        ),
+        (
+            "beside transfer-encoding",
+            "transfer-encoding: chunked\r\n".to_owned()
+                + &format!("content-length: {zeros}1\r\n").repeat(4),
+        ),
+    ] {
+        let length = (framing == "repeated").then_some(body.len());
+        let extra = format!("{extra}connection: close\r\n");
+        let mut bytes = head(&server, "tools/list", length, &extra);
+        if length.is_some() {
+            bytes.extend_from_slice(&body);
+        } else {
+            bytes.extend_from_slice(format!("{:x}\r\n", body.len()).as_bytes());
+            bytes.extend_from_slice(&body);
+            bytes.extend_from_slice(b"\r\n0\r\n\r\n");
+        }
+        let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
+        stream.write_all(&bytes).await.unwrap();
+        let reply = read_all(&mut stream).await;
+        assert!(
+            reply.starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"),
+            "{framing}: {reply}"
+        );
+    }
     server.shutdown(Duration::from_secs(5)).await;
 }
 
