@@ -9,6 +9,7 @@
 pub mod fixture;
 pub mod http_reply;
 pub mod http_request;
+pub mod http_server;
 pub mod json_scan;
 pub mod json_writer;
 pub mod legacy_session;
@@ -22,7 +23,7 @@ pub mod uri_template;
 pub type Target = (&'static str, fn(&[u8]));
 
 /// Every target, by name, for the corpus replay.
-pub const TARGETS: [Target; 10] = [
+pub const TARGETS: [Target; 11] = [
     ("line_codec", line_codec::run),
     ("message", message::run),
     ("sse", sse::run),
@@ -33,4 +34,5 @@ pub const TARGETS: [Target; 10] = [
     ("json_writer", json_writer::run),
     ("json_scan", json_scan::run),
     ("http_reply", http_reply::run),
+    ("http_server", http_server::run),
 ];
