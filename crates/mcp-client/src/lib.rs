@@ -4,8 +4,9 @@
 //! a command), over Streamable HTTP (a URL) or over any transport `mcp-jsonrpc`
 //! accepts, and offers a typed method for every client request, cursor-following
 //! list helpers, a result cache, multi round-trip requests and subscriptions.
-//! The transports are optional, behind cargo features. Spec paths are relative
-//! to the shared copy of the specification, `../shared/spec/`. It implements the
+//! The transports are optional, behind cargo features. Spec paths
+//! `docs/<revision>/<page>.mdx` name the pages at
+//! `https://modelcontextprotocol.io/specification/<revision>/<page>`. It implements the
 //! client side of:
 //!
 //! - `docs/2026-07-28/basic/index.mdx` and `docs/2026-07-28/basic/versioning.mdx`;

@@ -9,7 +9,8 @@
 //! cancellation and timeout rules of `docs/2026-07-28/basic/patterns/cancellation.mdx`,
 //! the progress rules of `docs/2026-07-28/basic/patterns/progress.mdx` and the
 //! message directions of `docs/2026-07-28/basic/transports/index.mdx`. Spec paths
-//! are relative to the shared copy of the specification, `../shared/spec/`.
+//! `docs/<revision>/<page>.mdx` name the pages at
+//! `https://modelcontextprotocol.io/specification/<revision>/<page>`.
 //!
 //! Invariants:
 //!

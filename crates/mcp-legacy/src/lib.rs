@@ -1,8 +1,9 @@
 //! The dual-era shim: serves and speaks the initialize-era MCP revisions
 //! (2024-11-05 to 2025-11-25) over the modern server and client cores.
 //!
-//! Spec paths are relative to the shared copy of the specification,
-//! `../shared/spec/`. This crate implements:
+//! Spec paths
+//! `docs/<revision>/<page>.mdx` name the pages at
+//! `https://modelcontextprotocol.io/specification/<revision>/<page>`. This crate implements:
 //!
 //! - the backward-compatibility rules of `docs/2026-07-28/basic/versioning.mdx`
 //!   and the Backward Compatibility sections of

@@ -3,8 +3,9 @@
 //! A server built with this crate registers tools, resources (fixed URIs and
 //! RFC 6570 templates), prompts and a completion handler, and serves them over
 //! any transport `mcp-jsonrpc` accepts. The stdio and Streamable HTTP transports
-//! are optional, behind cargo features. Spec paths are relative to the shared
-//! copy of the specification, `../shared/spec/`. It implements:
+//! are optional, behind cargo features. Spec paths
+//! `docs/<revision>/<page>.mdx` name the pages at
+//! `https://modelcontextprotocol.io/specification/<revision>/<page>`. It implements:
 //!
 //! - `docs/2026-07-28/basic/index.mdx` (`_meta`, error codes, statelessness)
 //!   and `docs/2026-07-28/basic/versioning.mdx`;

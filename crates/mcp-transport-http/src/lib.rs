@@ -2,8 +2,9 @@
 //! binding.
 //!
 //! This crate implements `docs/2026-07-28/basic/transports/streamable-http.mdx` and the
-//! message rules of `docs/2026-07-28/basic/transports/index.mdx`. Spec paths are relative to
-//! the shared copy of the specification, `../shared/spec/`. Each POST body is one JSON-RPC
+//! message rules of `docs/2026-07-28/basic/transports/index.mdx`. Spec paths
+//! `docs/<revision>/<page>.mdx` name the pages at
+//! `https://modelcontextprotocol.io/specification/<revision>/<page>`. Each POST body is one JSON-RPC
 //! message, decoded by `mcp-jsonrpc` and handed to a [`mcp_jsonrpc::Handler`], the trait the
 //! server core implements. The transport knows headers and framing, never tools.
 //!

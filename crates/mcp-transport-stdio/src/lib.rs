@@ -5,8 +5,9 @@
 //! custom-transport framing rule of `docs/2026-07-28/basic/transports/index.mdx`
 //! (byte-stream transports reuse the stdio framing). The framing is unchanged in
 //! the legacy revisions (`docs/2025-11-25/basic/transports.mdx`, section stdio),
-//! so the same codec carries both eras. Spec paths are relative to the shared
-//! copy of the specification, `../shared/spec/`. It hands whole messages to
+//! so the same codec carries both eras. Spec paths
+//! `docs/<revision>/<page>.mdx` name the pages at
+//! `https://modelcontextprotocol.io/specification/<revision>/<page>`. It hands whole messages to
 //! `mcp-jsonrpc` and takes whole messages from it.
 //!
 //! Invariants:
