@@ -220,15 +220,12 @@ impl From<mcp_jsonrpc::Error> for Error {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn error_is_send_sync_and_static() {
-        fn check<T: Send + Sync + 'static + std::error::Error>() {}
-        check::<super::Error>();
-        // The kinds are sources (or messages) inside it, and travel with it.
-        check::<super::AuthErrorKind>();
-        check::<super::SkillErrorKind>();
-        check::<super::IconErrorKind>();
-    }
-}
+// The errors are `Send + Sync + 'static`, checked as the crate compiles.
+const _: () = {
+    const fn check<T: Send + Sync + 'static + std::error::Error>() {}
+    check::<Error>();
+    // The kinds are sources (or messages) inside it, and travel with it.
+    check::<AuthErrorKind>();
+    check::<SkillErrorKind>();
+    check::<IconErrorKind>();
+};

@@ -57,11 +57,8 @@ pub enum Error {
     RoundLimit(usize),
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn error_is_send_sync_static() {
-        fn check<T: Send + Sync + 'static + std::error::Error>() {}
-        check::<super::Error>();
-    }
-}
+// The error is `Send + Sync + 'static`, checked as the crate compiles.
+const _: () = {
+    const fn check<T: Send + Sync + 'static + std::error::Error>() {}
+    check::<Error>();
+};

@@ -71,13 +71,10 @@ impl Error {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn error_is_send_sync_and_static() {
-        fn assert_bounds<T: Send + Sync + 'static + std::error::Error>() {}
-        assert_bounds::<super::Error>();
-        assert_bounds::<crate::TransportError>();
-        assert_bounds::<crate::DecodeError>();
-    }
-}
+// The errors are `Send + Sync + 'static`, checked as the crate compiles.
+const _: () = {
+    const fn assert_bounds<T: Send + Sync + 'static + std::error::Error>() {}
+    assert_bounds::<Error>();
+    assert_bounds::<crate::TransportError>();
+    assert_bounds::<crate::DecodeError>();
+};

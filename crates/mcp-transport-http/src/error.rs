@@ -194,11 +194,8 @@ impl Error {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn error_is_send_sync_and_static() {
-        fn assert_bounds<T: Send + Sync + 'static + std::error::Error>() {}
-        assert_bounds::<super::Error>();
-    }
-}
+// The error is `Send + Sync + 'static`, checked as the crate compiles.
+const _: () = {
+    const fn assert_bounds<T: Send + Sync + 'static + std::error::Error>() {}
+    assert_bounds::<Error>();
+};
