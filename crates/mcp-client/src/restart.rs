@@ -54,13 +54,7 @@ pub(crate) struct Supervisor {
     gate: tokio::sync::Mutex<()>,
 }
 
-impl std::fmt::Debug for Supervisor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Supervisor")
-            .field("policy", &self.policy)
-            .finish_non_exhaustive()
-    }
-}
+mcp_types::debug_fields!(Supervisor { policy });
 
 impl Supervisor {
     pub(crate) fn start(

@@ -22,13 +22,7 @@ pub struct PromptDef {
     pub(crate) get: PromptFn,
 }
 
-impl std::fmt::Debug for PromptDef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PromptDef")
-            .field("prompt", &self.prompt)
-            .finish_non_exhaustive()
-    }
-}
+mcp_types::debug_fields!(PromptDef { prompt });
 
 impl PromptDef {
     /// A prompt named `name`, rendered by `get` from its string arguments.

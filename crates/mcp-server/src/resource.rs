@@ -40,21 +40,9 @@ pub struct ResourceTemplateDef {
     pub(crate) read: ReadFn,
 }
 
-impl std::fmt::Debug for ResourceDef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ResourceDef")
-            .field("resource", &self.resource)
-            .finish_non_exhaustive()
-    }
-}
+mcp_types::debug_fields!(ResourceDef { resource });
 
-impl std::fmt::Debug for ResourceTemplateDef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ResourceTemplateDef")
-            .field("template", &self.template)
-            .finish_non_exhaustive()
-    }
-}
+mcp_types::debug_fields!(ResourceTemplateDef { template });
 
 impl ResourceDef {
     /// A resource at `uri`, read by `read`.

@@ -55,13 +55,7 @@ pub struct ToolDef {
     pub(crate) json_ui: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
 }
 
-impl std::fmt::Debug for ToolDef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolDef")
-            .field("tool", &self.tool)
-            .finish_non_exhaustive()
-    }
-}
+mcp_types::debug_fields!(ToolDef { tool });
 
 /// Checks a tool, prompt or resource name: 1 to 128 characters from `A-Za-z0-9_.-`.
 pub(crate) fn check_name(name: &str) -> Result<(), Error> {

@@ -640,11 +640,7 @@ impl ResponseFuture {
     }
 }
 
-impl std::fmt::Debug for ResponseFuture {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ResponseFuture").finish_non_exhaustive()
-    }
-}
+mcp_types::debug_fields!(ResponseFuture {});
 
 impl Future for ResponseFuture {
     type Output = Result<Response<McpBody>, Infallible>;

@@ -38,6 +38,7 @@
 
 pub mod apps;
 mod constructors;
+mod debug;
 mod error_code;
 mod id;
 mod map;

@@ -242,13 +242,7 @@ pub(crate) struct Fetcher {
     policy: NetworkPolicy,
 }
 
-impl std::fmt::Debug for Fetcher {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Fetcher")
-            .field("policy", &self.policy)
-            .finish_non_exhaustive()
-    }
-}
+mcp_types::debug_fields!(Fetcher { policy });
 
 const USER_AGENT_VALUE: HeaderValue =
     HeaderValue::from_static(concat!("mcp-client/", env!("CARGO_PKG_VERSION")));

@@ -15,14 +15,8 @@ pub struct Pkce {
     challenge: String,
 }
 
-impl std::fmt::Debug for Pkce {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The verifier is a secret until the token request.
-        f.debug_struct("Pkce")
-            .field("challenge", &self.challenge)
-            .finish_non_exhaustive()
-    }
-}
+// The verifier is a secret until the token request.
+mcp_types::debug_fields!(Pkce { challenge });
 
 impl Pkce {
     /// A fresh verifier: 32 random bytes, base64url without padding (43 characters of the

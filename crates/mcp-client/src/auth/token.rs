@@ -44,14 +44,10 @@ pub(crate) struct ClientIdentity {
     pub(crate) registered_method: Option<String>,
 }
 
-impl std::fmt::Debug for ClientIdentity {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientIdentity")
-            .field("client_id", &self.client_id)
-            .field("registered_method", &self.registered_method)
-            .finish_non_exhaustive()
-    }
-}
+mcp_types::debug_fields!(ClientIdentity {
+    client_id,
+    registered_method
+});
 
 /// The token endpoint authentication methods this client implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

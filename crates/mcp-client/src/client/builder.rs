@@ -43,13 +43,7 @@ pub struct ClientBuilder {
     tasks: Option<crate::tasks::TaskOptions>,
 }
 
-impl std::fmt::Debug for ClientBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClientBuilder")
-            .field("info", &self.info)
-            .finish_non_exhaustive()
-    }
-}
+mcp_types::debug_fields!(ClientBuilder { info });
 
 impl Client {
     /// Starts building a client that introduces itself as `name` `version`.
@@ -326,14 +320,7 @@ pub struct InputHandlers {
     roots: Option<RootsFn>,
 }
 
-impl std::fmt::Debug for InputHandlers {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InputHandlers")
-            .field("info", &self.info)
-            .field("capabilities", &self.capabilities)
-            .finish_non_exhaustive()
-    }
-}
+mcp_types::debug_fields!(InputHandlers { info, capabilities });
 
 impl InputHandlers {
     /// The client's identity (`clientInfo`).

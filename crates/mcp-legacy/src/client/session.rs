@@ -286,11 +286,7 @@ pub(crate) struct Session<W> {
     pub(crate) handshake: Arc<Mutex<Handshake>>,
 }
 
-impl<W> std::fmt::Debug for Session<W> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").finish_non_exhaustive()
-    }
-}
+mcp_types::debug_fields!(Session<W> {});
 
 static NEXT_LISTENER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 

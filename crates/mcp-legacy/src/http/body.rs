@@ -79,11 +79,7 @@ pub(super) enum FutureKind {
     Legacy(BoxFuture<'static, Response<DualEraBody>>),
 }
 
-impl std::fmt::Debug for DualEraFuture {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DualEraFuture").finish_non_exhaustive()
-    }
-}
+mcp_types::debug_fields!(DualEraFuture {});
 
 impl Future for DualEraFuture {
     type Output = Result<Response<DualEraBody>, Infallible>;

@@ -61,13 +61,7 @@ pub struct ResourceServerBuilder {
     verifier: Option<Arc<dyn TokenVerifier>>,
 }
 
-impl std::fmt::Debug for ResourceServerBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ResourceServerBuilder")
-            .field("resource", &self.resource)
-            .finish_non_exhaustive()
-    }
-}
+mcp_types::debug_fields!(ResourceServerBuilder { resource });
 
 impl ResourceServer {
     /// A resource server for the MCP endpoint whose canonical URI is `resource` (RFC 8707

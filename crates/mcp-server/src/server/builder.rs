@@ -44,13 +44,7 @@ pub struct ServerBuilder {
     limits: Limits,
 }
 
-impl std::fmt::Debug for ServerBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerBuilder")
-            .field("info", &self.info)
-            .finish_non_exhaustive()
-    }
-}
+mcp_types::debug_fields!(ServerBuilder { info });
 
 impl Server {
     /// Starts building a server that introduces itself as `name` `version`.

@@ -113,14 +113,7 @@ pub struct Tasks {
     pub(crate) clock: Clock,
 }
 
-impl std::fmt::Debug for Tasks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tasks")
-            .field("ttl", &self.ttl)
-            .field("poll_interval", &self.poll_interval)
-            .finish_non_exhaustive()
-    }
-}
+mcp_types::debug_fields!(Tasks { ttl, poll_interval });
 
 impl Tasks {
     /// Tasks kept in `store`.

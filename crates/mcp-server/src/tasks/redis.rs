@@ -51,13 +51,7 @@ pub struct RedisStore {
     replace: Script,
 }
 
-impl std::fmt::Debug for RedisStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisStore")
-            .field("prefix", &self.prefix)
-            .finish_non_exhaustive()
-    }
-}
+mcp_types::debug_fields!(RedisStore { prefix });
 
 fn backend(e: impl std::error::Error + Send + Sync + 'static) -> Error {
     Error::TaskStore(Box::new(e))
