@@ -51,27 +51,24 @@ pub mod tasks;
 mod traits;
 mod version;
 
-#[path = "generated/modern.rs"]
-#[allow(
-    clippy::doc_markdown,
-    clippy::too_many_arguments,
-    clippy::large_enum_variant,
-    // The one-pass `Deserialize` of an open object matches member names, however few.
-    clippy::single_match_else,
-    clippy::match_single_binding
-)]
-mod modern;
+/// A module of `cargo xtask codegen`'s output, with the lints generated code does not follow.
+macro_rules! generated {
+    ($vis:vis mod $name:ident = $path:literal) => {
+        #[path = $path]
+        #[allow(
+            clippy::doc_markdown,
+            clippy::too_many_arguments,
+            clippy::large_enum_variant,
+            // The one-pass `Deserialize` of an open object matches member names, however few.
+            clippy::single_match_else,
+            clippy::match_single_binding
+        )]
+        $vis mod $name;
+    };
+}
 
-#[path = "generated/legacy.rs"]
-#[allow(
-    clippy::doc_markdown,
-    clippy::too_many_arguments,
-    clippy::large_enum_variant,
-    // The one-pass `Deserialize` of an open object matches member names, however few.
-    clippy::single_match_else,
-    clippy::match_single_binding
-)]
-pub mod legacy;
+generated!(mod modern = "generated/modern.rs");
+generated!(pub mod legacy = "generated/legacy.rs");
 
 pub use error_code::ErrorCode;
 pub use id::{ProgressToken, RequestId};
