@@ -55,12 +55,7 @@ fn ask(params: &Value) -> Result<Value, String> {
         return Ok(json!({"action": if yes { "accept" } else { "decline" }}));
     }
     let schema = &params["requestedSchema"];
-    let required: Vec<&str> = schema["required"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let required = crate::required(schema);
     let mut content = Map::new();
     for (name, field) in schema["properties"].as_object().into_iter().flatten() {
         let label = field["title"].as_str().unwrap_or(name);

@@ -466,20 +466,7 @@ async fn execute(session: &Session, command: Command, json: bool) -> Result<(), 
             if json {
                 return print_json(&json!({"tools": tools}));
             }
-            let rows: Vec<Vec<String>> = tools
-                .iter()
-                .map(|t| {
-                    vec![
-                        t.name.clone(),
-                        arguments(&serde_json::to_value(&t.input_schema).unwrap_or_default()),
-                        t.description.clone().unwrap_or_default(),
-                    ]
-                })
-                .collect();
-            print!(
-                "{}",
-                output::table(&["TOOL", "ARGUMENTS", "DESCRIPTION"], &rows, width)
-            );
+            print!("{}", tool_table(&tools, width));
         }
         Command::Call {
             tool, pairs, args, ..
@@ -734,14 +721,34 @@ pub(crate) fn describe(found: &Value, version: &str) -> String {
     output::printable(&out).into_owned()
 }
 
-/// A tool's arguments in one line: `a b [c]` (optional ones in brackets).
-pub(crate) fn arguments(schema: &Value) -> String {
-    let required: Vec<&str> = schema["required"]
+/// The `TOOL ARGUMENTS DESCRIPTION` table of `mcp tools` (and of the tour), `width` wide.
+pub(crate) fn tool_table(tools: &[mcp_types::Tool], width: usize) -> String {
+    let rows: Vec<Vec<String>> = tools
+        .iter()
+        .map(|t| {
+            vec![
+                t.name.clone(),
+                arguments(&serde_json::to_value(&t.input_schema).unwrap_or_default()),
+                t.description.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    output::table(&["TOOL", "ARGUMENTS", "DESCRIPTION"], &rows, width)
+}
+
+/// The names in a JSON Schema's `required` array (none when it has none).
+pub(crate) fn required(schema: &Value) -> Vec<&str> {
+    schema["required"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
-        .collect();
+        .collect()
+}
+
+/// A tool's arguments in one line: `a b [c]` (optional ones in brackets).
+pub(crate) fn arguments(schema: &Value) -> String {
+    let required = required(schema);
     schema["properties"]
         .as_object()
         .into_iter()

@@ -169,6 +169,23 @@ impl Session {
     }
 }
 
+/// Spawns `command` and connects `builder` to it over stdio in `era`.
+async fn connect_stdio(
+    builder: ClientBuilder,
+    era: EraChoice,
+    command: &ServerCommand,
+) -> Result<Session, Error> {
+    let connected = Connector::new(builder)
+        .era(era)
+        .connect_stdio(command)
+        .await?;
+    Ok(Session {
+        client: connected.client,
+        verdict: connected.verdict,
+        server: Some(connected.server),
+    })
+}
+
 /// Connects `builder` to `target` in whichever era the server speaks (the dual-era
 /// connector of `mcp-legacy`: a `server/discover` probe, then `initialize` for an
 /// initialize-era server; over HTTP, then the 2024-11-05 HTTP+SSE transport), unless
@@ -185,15 +202,7 @@ pub(crate) async fn connect(
             let command = ServerCommand::new(exe)
                 .arg("serve-example")
                 .name("mcp serve-example");
-            let connected = Connector::new(builder)
-                .era(EraChoice::Modern)
-                .connect_stdio(&command)
-                .await?;
-            Ok(Session {
-                client: connected.client,
-                verdict: connected.verdict,
-                server: Some(connected.server),
-            })
+            connect_stdio(builder, EraChoice::Modern, &command).await
         }
         Target::Command {
             program,
@@ -208,15 +217,7 @@ pub(crate) async fn connect(
             if let Some(cwd) = cwd {
                 command = command.current_dir(cwd);
             }
-            let connected = Connector::new(builder)
-                .era(era)
-                .connect_stdio(&command)
-                .await?;
-            Ok(Session {
-                client: connected.client,
-                verdict: connected.verdict,
-                server: Some(connected.server),
-            })
+            connect_stdio(builder, era, &command).await
         }
         Target::Url { url, headers } => {
             let mut config = HttpClientConfig::default();

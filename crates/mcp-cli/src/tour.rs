@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::target::Target;
-use crate::{Error, arguments, connect, describe, output};
+use crate::{Error, connect, describe, output, tool_table};
 
 fn step(number: usize, title: &str, request: &str) {
     println!("\n{number}. {title}\n   → {request}\n");
@@ -48,21 +48,7 @@ pub(crate) async fn run() -> Result<(), Error> {
             "tools/list    (mcp tools)",
         );
         let tools = client.list_tools_all().await?;
-        let rows: Vec<Vec<String>> = tools
-            .iter()
-            .map(|t| {
-                vec![
-                    t.name.clone(),
-                    arguments(&serde_json::to_value(&t.input_schema).unwrap_or_default()),
-                    t.description.clone().unwrap_or_default(),
-                ]
-            })
-            .collect();
-        let table = output::table(
-            &["TOOL", "ARGUMENTS", "DESCRIPTION"],
-            &rows,
-            output::width() - 3,
-        );
+        let table = tool_table(&tools, output::width() - 3);
         print!("{}", indent(&table));
 
         step(
