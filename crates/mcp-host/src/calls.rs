@@ -74,17 +74,22 @@ impl ToolCall {
             .get("function")
             .ok_or_else(|| Error::MalformedCall("a tool call without `function`".to_owned()))?;
         let name = field(function, "name", "a function call")?;
-        let arguments = match function.get("arguments") {
+        Ok(ToolCall::openai(id, name, function))
+    }
+
+    /// An OpenAI call whose `arguments` member (of `holder`) is a JSON string, or the
+    /// object itself as some OpenAI-compatible servers send it.
+    fn openai(id: &str, name: &str, holder: &Value) -> ToolCall {
+        let arguments = match holder.get("arguments") {
             Some(Value::String(text)) => parse_arguments(text),
-            // Some OpenAI-compatible servers send the object itself.
             Some(other) => object_arguments(other.clone()),
             None => Ok(JsonObject::new()),
         };
-        Ok(ToolCall {
+        ToolCall {
             id: id.to_owned(),
             name: name.to_owned(),
             arguments,
-        })
+        }
     }
 
     /// Every call of an OpenAI assistant message (`message.tool_calls`; none if absent).
@@ -102,16 +107,7 @@ impl ToolCall {
     pub fn from_openai_responses(item: &Value) -> Result<ToolCall, Error> {
         let id = field(item, "call_id", "a function_call item")?;
         let name = field(item, "name", "a function_call item")?;
-        let arguments = match item.get("arguments") {
-            Some(Value::String(text)) => parse_arguments(text),
-            Some(other) => object_arguments(other.clone()),
-            None => Ok(JsonObject::new()),
-        };
-        Ok(ToolCall {
-            id: id.to_owned(),
-            name: name.to_owned(),
-            arguments,
-        })
+        Ok(ToolCall::openai(id, name, item))
     }
 
     /// An Anthropic `{type: "tool_use", id, name, input}` block.
