@@ -24,7 +24,10 @@
 //! "mcp-client"`, and the driver's own CPU per call (`driver_cpu_us_per_call`), so that
 //! `cargo xtask bench` can set it beside `mcp-load`'s figures for the same server.
 
-// The `/proc` parsing and percentiles are mcp-load's, shared as a file.
+// The `/proc` parsing and percentiles, and the command line's target, numbers and exit,
+// are mcp-load's, shared as files.
+#[path = "../../mcp-load/src/cli.rs"]
+mod cli;
 #[path = "../../mcp-load/src/measure.rs"]
 mod measure;
 
@@ -33,15 +36,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use cli::{Stop, Target, TargetFlags, number};
 use mcp_client::Client;
 use mcp_types::{CallToolResult, ContentBlock, JsonObject};
-
-/// When the measured window ends.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Stop {
-    Duration(Duration),
-    Calls(u64),
-}
 
 #[derive(Debug, PartialEq)]
 struct Options {
@@ -52,12 +49,6 @@ struct Options {
     threads: usize,
     /// `--hyper-http1`.
     hyper_http1: bool,
-}
-
-#[derive(Debug, PartialEq)]
-enum Target {
-    Stdio(Vec<String>),
-    Http { url: String, pid: u32 },
 }
 
 /// What one run measured: `mcp-load`'s report, plus the driver's own CPU.
@@ -85,14 +76,6 @@ struct Report {
 const USAGE: &str = "usage: client-load [--in-flight N] [--duration SECS | --calls N] [--warmup N] \
 [--payload BYTES] [--threads N] [--hyper-http1] (--stdio -- CMD ARGS... | --http URL --pid PID)";
 
-fn number<T: std::str::FromStr>(flag: &str, value: Option<&String>) -> Result<T, String>
-where
-    T::Err: std::fmt::Display,
-{
-    let value = value.ok_or_else(|| format!("{flag} needs a value"))?;
-    value.parse().map_err(|e| format!("{flag} {value:?}: {e}"))
-}
-
 fn parse(args: &[String]) -> Result<(Target, Options), String> {
     let mut options = Options {
         in_flight: 16,
@@ -102,47 +85,23 @@ fn parse(args: &[String]) -> Result<(Target, Options), String> {
         threads: 1,
         hyper_http1: false,
     };
-    let (mut url, mut pid, mut command) = (None, None, None);
+    let mut targets = TargetFlags::default();
     let mut rest = args.iter();
     while let Some(flag) = rest.next() {
         match flag.as_str() {
             "--in-flight" => options.in_flight = number(flag, rest.next())?,
-            "--duration" => {
-                let secs: f64 = number(flag, rest.next())?;
-                options.stop = Stop::Duration(
-                    Duration::try_from_secs_f64(secs)
-                        .map_err(|e| format!("--duration {secs}: {e}"))?,
-                );
-            }
+            "--duration" => options.stop = cli::duration(flag, rest.next())?,
             "--calls" => options.stop = Stop::Calls(number(flag, rest.next())?),
             "--warmup" => options.warmup = number(flag, rest.next())?,
             "--payload" => options.payload = number(flag, rest.next())?,
             "--threads" => options.threads = number(flag, rest.next())?,
             "--hyper-http1" => options.hyper_http1 = true,
-            "--http" => url = Some(rest.next().ok_or("--http needs a URL")?.clone()),
-            "--pid" => pid = Some(number(flag, rest.next())?),
-            "--stdio" => {
-                if rest.next().map(String::as_str) != Some("--") {
-                    return Err("--stdio must be followed by -- CMD ARGS...".to_owned());
-                }
-                command = Some(rest.by_ref().cloned().collect::<Vec<_>>());
-            }
+            other if targets.read(other, &mut rest)? => {}
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
-    if options.in_flight == 0 || options.threads == 0 {
-        return Err("--in-flight and --threads must be at least 1".to_owned());
-    }
-    if options.stop == Stop::Calls(0) {
-        return Err("--calls must be at least 1".to_owned());
-    }
-    let target = match (command, url, pid) {
-        (Some(command), None, None) if !command.is_empty() => Target::Stdio(command),
-        (None, Some(url), Some(pid)) => Target::Http { url, pid },
-        (None, Some(_), None) => return Err("--http needs --pid PID of the server".to_owned()),
-        _ => return Err("give either --stdio -- CMD ARGS... or --http URL --pid PID".to_owned()),
-    };
-    Ok((target, options))
+    cli::check_counts(options.in_flight, options.threads, options.stop)?;
+    Ok((targets.target()?, options))
 }
 
 /// The echoed text: `mcp-load`'s payload (plain ASCII, no escapes).
@@ -317,41 +276,15 @@ fn main() -> ExitCode {
     let result = parse(&args)
         .map_err(|e| format!("{e}\n{USAGE}"))
         .and_then(|(target, options)| {
-            let runtime = if options.threads == 1 {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-            } else {
-                tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(options.threads)
-                    .enable_all()
-                    .build()
-            }
-            .map_err(|e| format!("cannot start the tokio runtime: {e}"))?;
-            runtime.block_on(run(target, &options))
-        })
-        .and_then(|report| {
-            serde_json::to_string(&report).map_err(|e| format!("cannot write the report: {e}"))
+            cli::runtime(options.threads)?.block_on(run(target, &options))
         });
-    match result {
-        Ok(json) => {
-            println!("{json}");
-            ExitCode::SUCCESS
-        }
-        Err(message) => {
-            eprintln!("client-load: {message}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::finish("client-load", result)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(s: &str) -> Vec<String> {
-        s.split_whitespace().map(str::to_owned).collect()
-    }
+    use crate::cli::args;
 
     #[test]
     fn parses_both_targets() {
@@ -374,14 +307,7 @@ mod tests {
 
     #[test]
     fn refuses_bad_input() {
-        assert!(
-            parse(&args("--http http://x/mcp"))
-                .unwrap_err()
-                .contains("--pid")
-        );
-        assert!(parse(&args("--stdio mcp")).is_err());
-        assert!(parse(&args("--stdio --")).is_err());
-        assert!(parse(&args("--in-flight 0 --stdio -- a")).is_err());
+        // The target and the counts are checked as `cli.rs`'s tests check them.
         assert!(parse(&args("--calls 0 --stdio -- a")).is_err());
         assert!(parse(&args("--bogus")).is_err());
     }

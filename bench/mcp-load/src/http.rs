@@ -57,18 +57,7 @@ impl Headers {
 }
 
 pub fn run(url: &str, pid: u32, options: &Options) -> Result<Report, String> {
-    let runtime = if options.threads == 1 {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-    } else {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(options.threads)
-            .enable_all()
-            .build()
-    }
-    .map_err(|e| format!("cannot start the tokio runtime: {e}"))?;
-    runtime.block_on(drive(url, pid, options))
+    crate::cli::runtime(options.threads)?.block_on(drive(url, pid, options))
 }
 
 /// Splits `http://host:port/path` into where to connect, the `Host` header and the path

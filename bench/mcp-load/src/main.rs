@@ -38,6 +38,7 @@
 //! spawns, each of which sends the first request alone, waits for its reply and closes
 //! the server's stdin; one spawn alone swings by milliseconds); and the driver's own CPU time per call, the same way.
 
+mod cli;
 mod http;
 mod measure;
 mod protocol;
@@ -47,16 +48,8 @@ mod wire;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use cli::{Stop, Target, TargetFlags, number};
 use protocol::{Call, Era, Expect};
-
-/// When the measured window ends.
-#[derive(Clone, Copy, Debug)]
-pub enum Stop {
-    /// After this long.
-    Duration(Duration),
-    /// After this many calls.
-    Calls(u64),
-}
 
 /// The command line, parsed.
 #[derive(Debug)]
@@ -157,21 +150,6 @@ const USAGE: &str = "usage: mcp-load [--in-flight N] [--duration SECS | --calls 
 [--arguments JSON | --params JSON] [--expect-text T] [--expect-tools N] [--progress N] \
 (--stdio -- CMD ARGS... | --http URL --pid PID)";
 
-#[derive(Debug)]
-enum Target {
-    Stdio(Vec<String>),
-    Http { url: String, pid: u32 },
-}
-
-/// The value of a numeric flag.
-fn number<T: std::str::FromStr>(flag: &str, value: Option<&String>) -> Result<T, String>
-where
-    T::Err: std::fmt::Display,
-{
-    let value = value.ok_or_else(|| format!("{flag} needs a value"))?;
-    value.parse().map_err(|e| format!("{flag} {value:?}: {e}"))
-}
-
 /// A JSON value given on the command line.
 fn json(flag: &str, value: Option<&String>) -> Result<serde_json::Value, String> {
     let value = value.ok_or_else(|| format!("{flag} needs a value"))?;
@@ -258,20 +236,12 @@ fn parse(args: &[String]) -> Result<(Target, Options), String> {
         progress: 0,
     };
     let mut flags = CallFlags::default();
-    let mut url = None;
-    let mut pid = None;
-    let mut command = None;
+    let mut targets = TargetFlags::default();
     let mut rest = args.iter();
     while let Some(flag) = rest.next() {
         match flag.as_str() {
             "--in-flight" => options.in_flight = number(flag, rest.next())?,
-            "--duration" => {
-                let secs: f64 = number(flag, rest.next())?;
-                options.stop = Stop::Duration(
-                    Duration::try_from_secs_f64(secs)
-                        .map_err(|e| format!("--duration {secs}: {e}"))?,
-                );
-            }
+            "--duration" => options.stop = cli::duration(flag, rest.next())?,
             "--calls" => options.stop = Stop::Calls(number(flag, rest.next())?),
             "--warmup" => options.warmup = number(flag, rest.next())?,
             "--cold-starts" => options.cold_starts = number(flag, rest.next())?,
@@ -289,31 +259,13 @@ fn parse(args: &[String]) -> Result<(Target, Options), String> {
             }
             "--expect-tools" => flags.expect_tools = Some(number(flag, rest.next())?),
             "--progress" => flags.progress = Some(number(flag, rest.next())?),
-            "--http" => url = Some(rest.next().ok_or("--http needs a URL")?.clone()),
-            "--pid" => pid = Some(number(flag, rest.next())?),
-            "--stdio" => {
-                if rest.next().map(String::as_str) != Some("--") {
-                    return Err("--stdio must be followed by -- CMD ARGS...".to_owned());
-                }
-                command = Some(rest.by_ref().cloned().collect::<Vec<_>>());
-            }
+            other if targets.read(other, &mut rest)? => {}
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
-    if options.in_flight == 0 || options.threads == 0 {
-        return Err("--in-flight and --threads must be at least 1".to_owned());
-    }
-    if matches!(options.stop, Stop::Calls(0)) {
-        return Err("--calls must be at least 1".to_owned());
-    }
+    cli::check_counts(options.in_flight, options.threads, options.stop)?;
     (options.call, options.expect, options.progress) = flags.resolve(options.payload)?;
-    let target = match (command, url, pid) {
-        (Some(command), None, None) if !command.is_empty() => Target::Stdio(command),
-        (None, Some(url), Some(pid)) => Target::Http { url, pid },
-        (None, Some(_), None) => return Err("--http needs --pid PID of the server".to_owned()),
-        _ => return Err("give either --stdio -- CMD ARGS... or --http URL --pid PID".to_owned()),
-    };
-    Ok((target, options))
+    Ok((targets.target()?, options))
 }
 
 fn main() -> ExitCode {
@@ -323,29 +275,14 @@ fn main() -> ExitCode {
         .and_then(|(target, options)| match target {
             Target::Stdio(command) => stdio::run(&command, &options),
             Target::Http { url, pid } => http::run(&url, pid, &options),
-        })
-        .and_then(|report| {
-            serde_json::to_string(&report).map_err(|e| format!("cannot write the report: {e}"))
         });
-    match result {
-        Ok(json) => {
-            println!("{json}");
-            ExitCode::SUCCESS
-        }
-        Err(message) => {
-            eprintln!("mcp-load: {message}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::finish("mcp-load", result)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(s: &str) -> Vec<String> {
-        s.split_whitespace().map(str::to_owned).collect()
-    }
+    use crate::cli::args;
 
     #[test]
     fn parses_both_targets() {
@@ -394,13 +331,7 @@ mod tests {
 
     #[test]
     fn refuses_bad_input() {
-        assert!(
-            parse(&args("--http http://x/mcp"))
-                .unwrap_err()
-                .contains("--pid")
-        );
-        assert!(parse(&args("--stdio mcp")).is_err());
-        assert!(parse(&args("--stdio --")).is_err());
+        // The target and the counts are checked as `cli.rs`'s tests check them.
         assert!(
             parse(&args("--in-flight x --stdio -- a"))
                 .unwrap_err()
