@@ -327,6 +327,31 @@ impl<H: Handler> Endpoint for DualEraHttp<H> {
     }
 }
 
+/// A request body the endpoints read: any that [`DualEraHttp::handle`] accepts.
+pub(crate) trait RequestBody:
+    Body<Data: Buf + Send, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send + 'static
+{
+}
+
+impl<B> RequestBody for B
+where
+    B: Body + Send + 'static,
+    B::Data: Buf + Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+}
+
+/// A POST to a session, admitted ([`Shared::admit_post`]).
+struct SessionPost {
+    /// The request's place in the server's concurrency limit.
+    slot: ConcurrencySlot,
+    caller: auth::Caller,
+    /// Keeps the session busy while the POST is served.
+    session: InUse,
+    head: http::request::Parts,
+    bytes: Bytes,
+}
+
 /// One request a session runs: what its task holds until it ends.
 struct Run {
     /// Keeps the session busy (never evicted) while the request runs.
@@ -364,16 +389,11 @@ impl<H: Handler> Shared<H> {
                 .is_some_and(|m| m.as_bytes() != b"initialize")
     }
 
-    async fn route<B>(
+    async fn route<B: RequestBody>(
         self: Arc<Self>,
         request: Request<B>,
         peer: Option<SocketAddr>,
-    ) -> Response<DualEraBody>
-    where
-        B: Body + Send + 'static,
-        B::Data: Buf + Send,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    {
+    ) -> Response<DualEraBody> {
         #[cfg(feature = "http-sse")]
         if self.is_sse_transport(&request) {
             if let Some(refused) = self.refuse_host_or_origin(request.uri(), request.headers()) {
@@ -411,16 +431,11 @@ impl<H: Handler> Shared<H> {
 
     /// A POST without a session: an `initialize` (without modern `_meta`) opens a legacy
     /// session; any other body is the modern endpoint's.
-    async fn post_without_session<B>(
+    async fn post_without_session<B: RequestBody>(
         self: Arc<Self>,
         request: Request<B>,
         peer: Option<SocketAddr>,
-    ) -> Response<DualEraBody>
-    where
-        B: Body + Send + 'static,
-        B::Data: Buf + Send,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    {
+    ) -> Response<DualEraBody> {
         // A modern client names every request in `Mcp-Method`; a legacy one never does.
         let modern = request
             .headers()
@@ -472,11 +487,7 @@ impl<H: Handler> Shared<H> {
         }
     }
 
-    async fn modern<B>(&self, request: Request<B>) -> Response<DualEraBody>
-    where
-        B: Body + Send + 'static,
-        B::Data: Buf + Send,
-    {
+    async fn modern<B: RequestBody>(&self, request: Request<B>) -> Response<DualEraBody> {
         match self.modern.handle(request).await {
             Ok(response) => response.map(|body| DualEraBody(BodyKind::Modern(body))),
             Err(never) => match never {},
@@ -545,16 +556,11 @@ impl<H: Handler> Shared<H> {
             .then(|| too_large(self.max_body_bytes))
     }
 
-    async fn read_body<B>(
+    async fn read_body<B: RequestBody>(
         &self,
         headers: &HeaderMap,
         body: B,
-    ) -> Result<Bytes, Response<DualEraBody>>
-    where
-        B: Body + Send + 'static,
-        B::Data: Buf + Send,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    {
+    ) -> Result<Bytes, Response<DualEraBody>> {
         if let Some(refused) = self.refuse_length(headers) {
             return Err(refused);
         }
@@ -713,6 +719,32 @@ impl<H: Handler> Shared<H> {
         }
     }
 
+    /// Admits a POST to session `id` (of Streamable HTTP, or of the HTTP+SSE transport) whose
+    /// head has passed its transport's checks: a slot of the concurrency limit, the caller,
+    /// its session (`complete` as for [`find`](Self::find)) and the whole body, in that
+    /// order; or the response that refuses it.
+    async fn admit_post<B: RequestBody>(
+        &self,
+        id: &str,
+        request: Request<B>,
+        complete: bool,
+    ) -> Result<SessionPost, Response<DualEraBody>> {
+        let Some(slot) = self.modern.try_slot() else {
+            return Err(self.unavailable(TOO_MANY_REQUESTS));
+        };
+        let caller = self.authenticate(request.headers()).await?;
+        let session = self.find(id, &caller, complete)?;
+        let (head, body) = request.into_parts();
+        let bytes = self.read_body(&head.headers, body).await?;
+        Ok(SessionPost {
+            slot,
+            caller,
+            session,
+            head,
+            bytes,
+        })
+    }
+
     /// Checks `MCP-Protocol-Version` against the enabled revisions.
     fn refuse_version(&self, headers: &HeaderMap) -> Option<Response<DualEraBody>> {
         let version = headers.get(PROTOCOL_VERSION)?;
@@ -727,16 +759,11 @@ impl<H: Handler> Shared<H> {
         })
     }
 
-    async fn session_post<B>(
+    async fn session_post<B: RequestBody>(
         self: Arc<Self>,
         id: &str,
         request: Request<B>,
-    ) -> Response<DualEraBody>
-    where
-        B: Body + Send + 'static,
-        B::Data: Buf + Send,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    {
+    ) -> Response<DualEraBody> {
         // Decided from the head, before a byte of the body is read.
         let headers = request.headers();
         if let Some(refused) = refuse_content(headers)
@@ -745,20 +772,14 @@ impl<H: Handler> Shared<H> {
         {
             return refused;
         }
-        let Some(slot) = self.modern.try_slot() else {
-            return self.unavailable(TOO_MANY_REQUESTS);
-        };
-        let caller = match self.authenticate(request.headers()).await {
-            Ok(caller) => caller,
-            Err(refused) => return refused,
-        };
-        let session = match self.find(id, &caller, true) {
-            Ok(session) => session,
-            Err(unknown) => return unknown,
-        };
-        let (head, body) = request.into_parts();
-        let bytes = match self.read_body(&head.headers, body).await {
-            Ok(bytes) => bytes,
+        let SessionPost {
+            slot,
+            caller,
+            session,
+            head,
+            bytes,
+        } = match self.admit_post(id, request, true).await {
+            Ok(post) => post,
             Err(refused) => return refused,
         };
         let mut options = DecodeOptions::default();

@@ -82,11 +82,7 @@ impl<H: Handler> DualEra<H> {
     /// With none enabled, `initialize` is refused with the versions the server supports.
     #[must_use]
     pub fn with_legacy_versions(mut self, versions: &[&str]) -> Self {
-        self.versions = LEGACY_VERSIONS
-            .iter()
-            .copied()
-            .filter(|v| versions.contains(v))
-            .collect();
+        self.versions = session::legacy_versions(versions);
         self
     }
 

@@ -25,6 +25,16 @@ use tokio::sync::{mpsc, oneshot};
 /// The initialize-era revisions, newest first.
 pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
+/// The revisions of [`LEGACY_VERSIONS`] that `versions` names, newest first (others are
+/// ignored).
+pub(crate) fn legacy_versions(versions: &[&str]) -> Vec<&'static str> {
+    LEGACY_VERSIONS
+        .iter()
+        .copied()
+        .filter(|v| versions.contains(v))
+        .collect()
+}
+
 /// The revision the wrapped core speaks.
 pub(crate) const MODERN: &str = "2026-07-28";
 pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";

@@ -88,11 +88,7 @@ impl LegacyHttpConfig {
     /// Serves only `versions` (each one of [`LEGACY_VERSIONS`]; others are ignored).
     #[must_use]
     pub fn versions(mut self, versions: &[&str]) -> Self {
-        self.versions = LEGACY_VERSIONS
-            .iter()
-            .copied()
-            .filter(|v| versions.contains(v))
-            .collect();
+        self.versions = crate::session::legacy_versions(versions);
         self
     }
 

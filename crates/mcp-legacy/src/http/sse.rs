@@ -31,7 +31,6 @@ use std::sync::atomic::AtomicUsize;
 use bytes::Bytes;
 use futures_util::StreamExt as _;
 use http::{Method, Request, Response, StatusCode};
-use http_body::Body;
 use mcp_jsonrpc::{
     DecodeOptions, Decoded, ErrorObject, Handler, Message, NotificationSink, RequestContext,
     decode, encode_error, encode_raw_result,
@@ -42,8 +41,8 @@ use super::auth::{Caller, transport_info};
 use super::state::NotRegistered;
 use super::table::Bucket;
 use super::{
-    DualEraBody, HttpSession, Run, Shared, TOO_MANY_REQUESTS, TOO_MANY_SESSIONS, accepts, answer,
-    empty, json, notify, refusal, refuse_body_type, sse,
+    DualEraBody, HttpSession, RequestBody, Run, SessionPost, Shared, TOO_MANY_SESSIONS, accepts,
+    answer, empty, json, notify, refusal, refuse_body_type, sse,
 };
 use crate::session::{self, lock};
 
@@ -59,16 +58,11 @@ impl<H: Handler> Shared<H> {
     }
 
     /// Routes a request [`is_sse_transport`](Self::is_sse_transport) accepted.
-    pub(super) async fn sse_transport<B>(
+    pub(super) async fn sse_transport<B: RequestBody>(
         self: Arc<Self>,
         request: Request<B>,
         peer: Option<SocketAddr>,
-    ) -> Response<DualEraBody>
-    where
-        B: Body + Send + 'static,
-        B::Data: bytes::Buf + Send,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    {
+    ) -> Response<DualEraBody> {
         if request.method() == Method::GET {
             if !accepts(request.headers(), "text/event-stream") {
                 return refusal(
@@ -103,20 +97,14 @@ impl<H: Handler> Shared<H> {
                 "the sessionId query parameter is missing",
             );
         };
-        let Some(slot) = self.modern.try_slot() else {
-            return self.unavailable(TOO_MANY_REQUESTS);
-        };
-        let caller = match self.authenticate(request.headers()).await {
-            Ok(caller) => caller,
-            Err(refused) => return refused,
-        };
-        let session = match self.find(&id, &caller, false) {
-            Ok(session) => session,
-            Err(unknown) => return unknown,
-        };
-        let (head, body) = request.into_parts();
-        let bytes = match self.read_body(&head.headers, body).await {
-            Ok(bytes) => bytes,
+        let SessionPost {
+            slot,
+            caller,
+            session,
+            head,
+            bytes,
+        } = match self.admit_post(&id, request, false).await {
+            Ok(post) => post,
             Err(refused) => return refused,
         };
         let message = match decode(&bytes, DecodeOptions::default()) {
