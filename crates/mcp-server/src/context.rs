@@ -76,16 +76,7 @@ impl Context {
         responses: Option<InputResponses>,
         state: Option<Value>,
     ) -> Self {
-        Context {
-            inner: Arc::new(Inner {
-                rpc,
-                meta: meta.into(),
-                responses,
-                state,
-                asked: Mutex::new(Asked::default()),
-                task: None,
-            }),
-        }
+        Context::build(rpc, meta, responses, state, None)
     }
 
     /// A context for a run tied to the Tasks extension.
@@ -96,6 +87,17 @@ impl Context {
         state: Option<Value>,
         task: TaskLink,
     ) -> Self {
+        Context::build(rpc, meta, responses, state, Some(task))
+    }
+
+    #[inline]
+    fn build(
+        rpc: RequestContext,
+        meta: impl Into<Arc<RequestMetaObject>>,
+        responses: Option<InputResponses>,
+        state: Option<Value>,
+        task: Option<TaskLink>,
+    ) -> Self {
         Context {
             inner: Arc::new(Inner {
                 rpc,
@@ -103,7 +105,7 @@ impl Context {
                 responses,
                 state,
                 asked: Mutex::new(Asked::default()),
-                task: Some(task),
+                task,
             }),
         }
     }

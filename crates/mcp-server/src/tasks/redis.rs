@@ -81,6 +81,29 @@ impl RedisStore {
     fn key(&self, id: &str) -> String {
         format!("{}{id}", self.prefix)
     }
+
+    /// Runs `script` (`CREATE` or `REPLACE`) on `record`'s key with the revision expected
+    /// (for `REPLACE`), the record's revision, the record and its expiry; its answer.
+    async fn write(
+        &self,
+        script: &Script,
+        expected: Option<u64>,
+        record: &TaskRecord,
+    ) -> Result<i64, Error> {
+        let data = encode(record)?;
+        let mut connection = self.connection.clone();
+        let mut invocation = script.key(self.key(&record.id));
+        if let Some(expected) = expected {
+            invocation.arg(expected);
+        }
+        invocation
+            .arg(record.revision)
+            .arg(data)
+            .arg(record.expires_ms)
+            .invoke_async(&mut connection)
+            .await
+            .map_err(backend)
+    }
 }
 
 fn encode(record: &TaskRecord) -> Result<String, Error> {
@@ -90,17 +113,7 @@ fn encode(record: &TaskRecord) -> Result<String, Error> {
 impl TaskStore for RedisStore {
     fn create<'a>(&'a self, record: &'a TaskRecord) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let data = encode(record)?;
-            let mut connection = self.connection.clone();
-            let created: i64 = self
-                .create
-                .key(self.key(&record.id))
-                .arg(record.revision)
-                .arg(data)
-                .arg(record.expires_ms)
-                .invoke_async(&mut connection)
-                .await
-                .map_err(backend)?;
+            let created = self.write(&self.create, None, record).await?;
             if created == 1 {
                 Ok(())
             } else {
@@ -125,18 +138,7 @@ impl TaskStore for RedisStore {
 
     fn replace<'a>(&'a self, expected: u64, record: &'a TaskRecord) -> StoreFuture<'a, bool> {
         Box::pin(async move {
-            let data = encode(record)?;
-            let mut connection = self.connection.clone();
-            let replaced: i64 = self
-                .replace
-                .key(self.key(&record.id))
-                .arg(expected)
-                .arg(record.revision)
-                .arg(data)
-                .arg(record.expires_ms)
-                .invoke_async(&mut connection)
-                .await
-                .map_err(backend)?;
+            let replaced = self.write(&self.replace, Some(expected), record).await?;
             Ok(replaced == 1)
         })
     }
