@@ -295,38 +295,38 @@ impl Client {
 
     /// `tasks/get`.
     pub async fn get_task(&self, id: &str) -> Result<DetailedTask, Error> {
-        let raw = self
-            .send(
-                task_method::TASKS_GET,
-                |meta| TaskIdParams::new(meta, id),
-                &CallOptions::default(),
-            )
+        let result: GetTaskResult = self
+            .task_request(task_method::TASKS_GET, |meta| TaskIdParams::new(meta, id))
             .await?;
-        let result: GetTaskResult = Self::decode(task_method::TASKS_GET, &raw)?;
         Ok(result.task)
     }
 
     /// `tasks/update`.
     pub async fn update_task(&self, id: &str, responses: InputResponses) -> Result<(), Error> {
-        let raw = self
-            .send(
-                task_method::TASKS_UPDATE,
-                |meta| UpdateTaskRequestParams::new(meta, id, responses.clone()),
-                &CallOptions::default(),
-            )
-            .await?;
-        Self::decode::<TaskAck>(task_method::TASKS_UPDATE, &raw).map(|_| ())
+        self.task_request::<_, TaskAck>(task_method::TASKS_UPDATE, |meta| {
+            UpdateTaskRequestParams::new(meta, id, responses.clone())
+        })
+        .await
+        .map(|_| ())
     }
 
     /// `tasks/cancel`.
     pub async fn cancel_task(&self, id: &str) -> Result<(), Error> {
-        let raw = self
-            .send(
-                task_method::TASKS_CANCEL,
-                |meta| TaskIdParams::new(meta, id),
-                &CallOptions::default(),
-            )
-            .await?;
-        Self::decode::<TaskAck>(task_method::TASKS_CANCEL, &raw).map(|_| ())
+        self.task_request::<_, TaskAck>(task_method::TASKS_CANCEL, |meta| {
+            TaskIdParams::new(meta, id)
+        })
+        .await
+        .map(|_| ())
+    }
+
+    /// Sends the Tasks request `method` with the params `build` makes of the `_meta`, and
+    /// decodes its result.
+    async fn task_request<P: serde::Serialize, T: serde::de::DeserializeOwned>(
+        &self,
+        method: &str,
+        build: impl Fn(mcp_types::RequestMetaObject) -> P,
+    ) -> Result<T, Error> {
+        let raw = self.send(method, build, &CallOptions::default()).await?;
+        Self::decode(method, &raw)
     }
 }

@@ -180,7 +180,18 @@ impl OAuthClient {
             .read()
             .map_err(AuthErrorKind::Assertion)?;
         check_audience(&jwt, metadata)?;
-        let mut form = vec![pair("grant_type", JWT_BEARER), pair("assertion", &jwt)];
+        self.jwt_bearer(metadata, resource, &jwt, scopes).await
+    }
+
+    /// The JWT bearer grant (RFC 7523 §2.1) with `assertion`, for `resource` and `scopes`.
+    async fn jwt_bearer(
+        &self,
+        metadata: &AuthorizationServerMetadata,
+        resource: &ResourceMetadata,
+        assertion: &str,
+        scopes: Vec<String>,
+    ) -> Result<StoredTokens, AuthErrorKind> {
+        let mut form = vec![pair("grant_type", JWT_BEARER), pair("assertion", assertion)];
         with_resource_and_scopes(&mut form, resource, &scopes);
         self.access_token(metadata, form, None, scopes).await
     }
@@ -212,9 +223,7 @@ impl OAuthClient {
         ];
         with_resource_and_scopes(&mut exchange, resource, &scopes);
         let jag = token::id_jag(&self.fetcher, &idp, &idp_client, exchange).await?;
-        let mut form = vec![pair("grant_type", JWT_BEARER), pair("assertion", &jag)];
-        with_resource_and_scopes(&mut form, resource, &scopes);
-        self.access_token(metadata, form, None, scopes).await
+        self.jwt_bearer(metadata, resource, &jag, scopes).await
     }
 
     /// The IdP's token endpoint: as configured, or from its metadata.
