@@ -119,16 +119,26 @@ fn ts_peer(dir: &Path) -> Result<ServerSpec, String> {
     ) {
         install(dir, "npm", &["ci", "--no-audit", "--no-fund"])?;
     }
-    let script = dir.join("server.mjs").display().to_string();
-    Ok(ServerSpec {
-        name: format!("TypeScript SDK {version} (Node {node}; legacy era; HTTP stateless JSON)"),
+    Ok(script_peer(
+        format!("TypeScript SDK {version} (Node {node}; legacy era; HTTP stateless JSON)"),
+        // @modelcontextprotocol/sdk 1.x speaks the initialize era (up to 2025-11-25).
+        "legacy",
+        "node".to_owned(),
+        dir.join("server.mjs").display().to_string(),
+    ))
+}
+
+/// Another SDK's server, a script that `interpreter` runs: on stdio by itself, over HTTP
+/// with `--http 127.0.0.1:0` (and `--sse` for progress), with the bench tools built in.
+fn script_peer(name: String, era: &'static str, interpreter: String, script: String) -> ServerSpec {
+    ServerSpec {
+        name,
         role: Role::Other,
         driver: Driver::McpLoad,
-        // @modelcontextprotocol/sdk 1.x speaks the initialize era (up to 2025-11-25).
-        era: "legacy",
-        stdio: Some(vec!["node".to_owned(), script.clone()]),
+        era,
+        stdio: Some(vec![interpreter.clone(), script.clone()]),
         http: Some(vec![
-            "node".to_owned(),
+            interpreter,
             script,
             "--http".to_owned(),
             "127.0.0.1:0".to_owned(),
@@ -136,7 +146,7 @@ fn ts_peer(dir: &Path) -> Result<ServerSpec, String> {
         tools: true,
         tools_args: &[],
         progress_http: &["--sse"],
-    })
+    }
 }
 
 /// The Python SDK server (`bench/py-server`) in its own venv, made when needed.
@@ -176,25 +186,13 @@ fn py_peer(dir: &Path, venv: &Path) -> Result<ServerSpec, String> {
         std::fs::write(&stamp, &requirements)
             .map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
     }
-    let python = venv_python.display().to_string();
-    let script = dir.join("server.py").display().to_string();
-    Ok(ServerSpec {
-        name: format!("Python SDK {version} ({python_version}; HTTP stateless JSON)"),
-        role: Role::Other,
-        driver: Driver::McpLoad,
+    Ok(script_peer(
+        format!("Python SDK {version} ({python_version}; HTTP stateless JSON)"),
         // mcp 2.x serves 2026-07-28 to a client that sends the `_meta` envelope.
-        era: "modern",
-        stdio: Some(vec![python.clone(), script.clone()]),
-        http: Some(vec![
-            python,
-            script,
-            "--http".to_owned(),
-            "127.0.0.1:0".to_owned(),
-        ]),
-        tools: true,
-        tools_args: &[],
-        progress_http: &["--sse"],
-    })
+        "modern",
+        venv_python.display().to_string(),
+        dir.join("server.py").display().to_string(),
+    ))
 }
 
 #[cfg(test)]

@@ -45,6 +45,20 @@ fn short(value: f64, unit: &str) -> String {
     format!("{text} {unit}")
 }
 
+/// A figure of `unit` or `—`: [`thousands`] for a count (an empty unit), else [`short`].
+fn cell(value: Option<f64>, unit: &str) -> String {
+    value.map_or_else(
+        || "—".to_owned(),
+        |v| {
+            if unit.is_empty() {
+                thousands(v)
+            } else {
+                short(v, unit)
+            }
+        },
+    )
+}
+
 /// `a / b` as a ratio, or `—`.
 fn ratio(a: Option<f64>, b: Option<f64>) -> String {
     match (a, b) {
@@ -354,24 +368,12 @@ pub(super) fn render(
             figure(rmcp, load, transport, f),
             figure(floor, load, transport, f),
         );
-        let cell = |v: Option<f64>| {
-            v.map_or_else(
-                || "—".to_owned(),
-                |v| {
-                    if unit.is_empty() {
-                        thousands(v)
-                    } else {
-                        short(v, unit)
-                    }
-                },
-            )
-        };
         let _ = writeln!(
             out,
             "| {label} | {} | {} | {} | {} | {} | {goal} |",
-            cell(a),
-            cell(b),
-            cell(c),
+            cell(a, unit),
+            cell(b, unit),
+            cell(c, unit),
             ratio(a, b),
             ratio(a, c),
         );
@@ -406,17 +408,8 @@ pub(super) fn render(
     for (label, transport, load, client) in rows {
         let of = |index: Option<usize>| index.and_then(|i| get(i, Load::Small, transport));
         let (load, client) = (of(load), of(client));
-        let cell = |f: Option<&Figures>, value: fn(&Figures) -> Option<f64>, unit: &str| {
-            f.and_then(value).map_or_else(
-                || "—".to_owned(),
-                |v| {
-                    if unit.is_empty() {
-                        thousands(v)
-                    } else {
-                        short(v, unit)
-                    }
-                },
-            )
+        let cell_of = |f: Option<&Figures>, value: fn(&Figures) -> Option<f64>, unit: &str| {
+            cell(f.and_then(value), unit)
         };
         let calls = |f: &Figures| Some(f.calls_per_s);
         let driver_cpu = |f: &Figures| f.driver_cpu_us_per_call;
@@ -424,13 +417,13 @@ pub(super) fn render(
         let _ = writeln!(
             out,
             "| {label} | {} | {} | {} | {} / {} | {} / {} | ≥ 0.9× |",
-            cell(load, calls, ""),
-            cell(client, calls, ""),
+            cell_of(load, calls, ""),
+            cell_of(client, calls, ""),
             ratio(client.map(|f| f.calls_per_s), load.map(|f| f.calls_per_s)),
-            cell(load, driver_cpu, "µs"),
-            cell(client, driver_cpu, "µs"),
-            cell(load, p99, "µs"),
-            cell(client, p99, "µs"),
+            cell_of(load, driver_cpu, "µs"),
+            cell_of(client, driver_cpu, "µs"),
+            cell_of(load, p99, "µs"),
+            cell_of(client, p99, "µs"),
         );
     }
     own_http1(&mut out, servers, medians);
@@ -453,18 +446,6 @@ fn own_http1(
             format!("{:+.0}%", (a / b - 1.0) * 100.0)
         }
         _ => "—".to_owned(),
-    };
-    let value = |v: Option<f64>, unit: &str| {
-        v.map_or_else(
-            || "—".to_owned(),
-            |v| {
-                if unit.is_empty() {
-                    thousands(v)
-                } else {
-                    short(v, unit)
-                }
-            },
-        )
     };
     let _ = writeln!(
         out,
@@ -514,11 +495,11 @@ fn own_http1(
         let _ = writeln!(
             out,
             "| {label} | {} / {} | {} | {} / {} | {} |",
-            value(calls(own), ""),
-            value(calls(hyper), ""),
+            cell(calls(own), ""),
+            cell(calls(hyper), ""),
             gain(calls(own), calls(hyper)),
-            value(cpu(own), "µs"),
-            value(cpu(hyper), "µs"),
+            cell(cpu(own), "µs"),
+            cell(cpu(hyper), "µs"),
             gain(cpu(hyper), cpu(own)),
         );
     }
@@ -531,6 +512,26 @@ mod tests {
     use super::super::servers;
     use super::super::tests::{bins, peer};
     use super::*;
+
+    /// The settings the tables are rendered with.
+    const QUICK: Settings = Settings {
+        duration: 1.0,
+        warmup: 1,
+    };
+
+    /// One server's figures: 10,000 calls/s, p50 50 µs, p99 80 µs, 5 µs of CPU a call,
+    /// 4 MiB peak.
+    fn figures(cold_start_ms: Option<f64>, driver_cpu_us_per_call: Option<f64>) -> Figures {
+        Figures {
+            calls_per_s: 10_000.0,
+            p50_us: 50.0,
+            p99_us: 80.0,
+            cpu_us_per_call: 5.0,
+            peak_rss_kib: 4096.0,
+            cold_start_ms,
+            driver_cpu_us_per_call,
+        }
+    }
 
     #[test]
     fn formatting() {
@@ -549,15 +550,7 @@ mod tests {
     #[test]
     fn the_new_tables_render() {
         let servers = servers(&bins(), vec![peer()]);
-        let f = Figures {
-            calls_per_s: 10_000.0,
-            p50_us: 50.0,
-            p99_us: 80.0,
-            cpu_us_per_call: 5.0,
-            peak_rss_kib: 4096.0,
-            cold_start_ms: None,
-            driver_cpu_us_per_call: Some(6.0),
-        };
+        let f = figures(None, Some(6.0));
         let client = servers
             .iter()
             .position(|s| s.role == Role::OursByClient)
@@ -628,15 +621,7 @@ mod tests {
                 ..f
             },
         );
-        let text = render(
-            &servers,
-            &medians,
-            Settings {
-                duration: 1.0,
-                warmup: 1,
-            },
-            true,
-        );
+        let text = render(&servers, &medians, QUICK, true);
         assert!(
             text.contains(
                 "| server, 16 B, 16 in flight | 10,000 / 8,000 | +25% | 5.00 µs / 6.00 µs | +20% |"
@@ -698,15 +683,7 @@ mod tests {
     fn the_table_renders_without_results() {
         let servers = servers(&bins(), Vec::new());
         let mut medians = BTreeMap::new();
-        let f = Figures {
-            calls_per_s: 10_000.0,
-            p50_us: 50.0,
-            p99_us: 80.0,
-            cpu_us_per_call: 5.0,
-            peak_rss_kib: 4096.0,
-            cold_start_ms: Some(2.0),
-            driver_cpu_us_per_call: None,
-        };
+        let f = figures(Some(2.0), None);
         medians.insert((0, Load::Small, Transport::Stdio), f);
         // Index 3 is rmcp (0 ours, 1 ours on one worker, 2 the floor).
         medians.insert(
@@ -716,15 +693,7 @@ mod tests {
                 ..f
             },
         );
-        let text = render(
-            &servers,
-            &medians,
-            Settings {
-                duration: 1.0,
-                warmup: 1,
-            },
-            false,
-        );
+        let text = render(&servers, &medians, QUICK, false);
         assert!(
             text.contains("| calls/s, small, stdio | 10,000 | 5,000 | — | 2.00× | — |"),
             "{text}"

@@ -277,8 +277,9 @@ fn variant_doc(out: &mut String, variant_ty: &Ty) {
     }
 }
 
-fn tagged_text(out: &mut String, name: &str, u: &Union, scope: Scope) {
-    let tag = u.tag.as_deref().unwrap_or_default();
+/// A union's enum, one variant a member type, and its `Serialize` (by variant); its
+/// `Deserialize` is the caller's, which tells the variants apart.
+fn union_enum(out: &mut String, name: &str, u: &Union, scope: Scope) {
     let _ = writeln!(
         out,
         "#[derive(Debug, Clone, PartialEq)]\n#[non_exhaustive]\npub enum {name} {{"
@@ -289,6 +290,11 @@ fn tagged_text(out: &mut String, name: &str, u: &Union, scope: Scope) {
     }
     out.push_str("}\n\n");
     serialize_by_variant(out, name, u);
+}
+
+fn tagged_text(out: &mut String, name: &str, u: &Union, scope: Scope) {
+    let tag = u.tag.as_deref().unwrap_or_default();
+    union_enum(out, name, u, scope);
 
     let expected: Vec<String> = u
         .variants
@@ -334,16 +340,7 @@ fn tagged_text(out: &mut String, name: &str, u: &Union, scope: Scope) {
 }
 
 fn untagged_text(out: &mut String, name: &str, u: &Union, scope: Scope) {
-    let _ = writeln!(
-        out,
-        "#[derive(Debug, Clone, PartialEq)]\n#[non_exhaustive]\npub enum {name} {{"
-    );
-    for v in &u.variants {
-        variant_doc(out, &v.ty);
-        let _ = writeln!(out, "    {}({}),", v.name, ty_text(&v.ty, scope));
-    }
-    out.push_str("}\n\n");
-    serialize_by_variant(out, name, u);
+    union_enum(out, name, u, scope);
 
     // Deserialization picks the first variant whose members fit exactly (required members
     // present, no unknown member unless the variant keeps them), then falls back to the

@@ -5,14 +5,23 @@ fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/conformance")
 }
 
-fn requirements() -> Requirements {
+/// The captured requirement set's `leg` (`server` or `client`).
+fn requirements(leg: &str) -> Requirements {
     let text = std::fs::read_to_string(testdata().join("requirements-2026-07-28.yaml"))
         .expect("the captured requirement set");
-    parse_requirements(&text, "server").expect("parses")
+    parse_requirements(&text, leg).expect("parses")
 }
 
-fn results() -> BTreeMap<String, ScenarioResult> {
-    read_results(&testdata().join("server-results"), "server").expect("reads")
+/// The captured results of `leg`.
+fn results(leg: &str) -> BTreeMap<String, ScenarioResult> {
+    read_results(&testdata().join(format!("{leg}-results")), leg).expect("reads")
+}
+
+/// The scenario each result directory of `leg` names, if any.
+fn assert_scenarios(leg: &str, cases: &[(&str, Option<&str>)]) {
+    for &(dir, expected) in cases {
+        assert_eq!(scenario_from_dir(dir, leg).as_deref(), expected, "{dir}");
+    }
 }
 
 fn row<'a>(report: &'a Report, scenario: &str) -> &'a Row {
@@ -25,7 +34,7 @@ fn row<'a>(report: &'a Report, scenario: &str) -> &'a Row {
 
 #[test]
 fn reads_the_real_requirement_set() {
-    let req = requirements();
+    let req = requirements("server");
     assert_eq!(req.scored.len(), 37);
     assert_eq!(
         req.scored.first().map(String::as_str),
@@ -80,18 +89,12 @@ fn names_scenarios_from_result_directories() {
         ("server-tools-list-2026-11-29T21:14:42.808Z", None),
         ("server-é2026-11-29T21-14-42-808Z", None),
     ];
-    for (dir, expected) in cases {
-        assert_eq!(
-            scenario_from_dir(dir, "server").as_deref(),
-            expected,
-            "{dir}"
-        );
-    }
+    assert_scenarios("server", &cases);
 }
 
 #[test]
 fn parses_captured_checks() {
-    let results = results();
+    let results = results("server");
     assert_eq!(results.len(), 9);
     let simple = &results["tools-call-simple-text"];
     let checks = simple.checks.as_ref().expect("has checks.json");
@@ -109,7 +112,7 @@ fn parses_captured_checks() {
 
 #[test]
 fn judges_the_capture_against_an_empty_baseline() {
-    let report = evaluate(&requirements(), &results(), &[]);
+    let report = evaluate(&requirements("server"), &results("server"), &[]);
     let scored: Vec<&Row> = report
         .rows
         .iter()
@@ -187,7 +190,7 @@ fn judges_the_capture_against_an_empty_baseline() {
 
 #[test]
 fn judges_baseline_entries_like_the_suite() {
-    let mut req = requirements();
+    let mut req = requirements("server");
     req.scored.retain(|s| {
         [
             "tools-list",
@@ -212,7 +215,7 @@ fn judges_baseline_entries_like_the_suite() {
         "server",
     )
     .unwrap();
-    let report = evaluate(&req, &results(), &baseline);
+    let report = evaluate(&req, &results("server"), &baseline);
     assert_eq!(row(&report, "tools-list").verdict, Verdict::Expected);
     assert_eq!(
         row(&report, "tools-call-simple-text").verdict,
@@ -304,19 +307,9 @@ fn parses_baselines() {
     }
 }
 
-fn client_requirements() -> Requirements {
-    let text = std::fs::read_to_string(testdata().join("requirements-2026-07-28.yaml"))
-        .expect("the captured requirement set");
-    parse_requirements(&text, "client").expect("parses")
-}
-
-fn client_results() -> BTreeMap<String, ScenarioResult> {
-    read_results(&testdata().join("client-results"), "client").expect("reads")
-}
-
 #[test]
 fn reads_the_client_leg_of_the_requirement_set() {
-    let req = client_requirements();
+    let req = requirements("client");
     assert_eq!(req.scored.len(), 32);
     let auth = req.scored.iter().filter(|s| s.starts_with("auth/")).count();
     assert_eq!(auth, 25);
@@ -360,18 +353,12 @@ fn names_client_scenarios_from_result_directories() {
         ("tools_call", None),
         ("2026-11-29T21-39-33-412Z", None),
     ];
-    for (dir, expected) in cases {
-        assert_eq!(
-            scenario_from_dir(dir, "client").as_deref(),
-            expected,
-            "{dir}"
-        );
-    }
+    assert_scenarios("client", &cases);
 }
 
 #[test]
 fn parses_captured_client_checks() {
-    let results = client_results();
+    let results = results("client");
     assert_eq!(
         results.len(),
         12,
@@ -419,8 +406,8 @@ fn judges_the_client_capture_against_a_baseline_of_the_auth_scenarios() {
             .iter()
             .all(|e| e.scenario.starts_with("auth/") && e.check.is_none())
     );
-    let requirements = client_requirements();
-    let report = evaluate(&requirements, &client_results(), &baseline);
+    let requirements = requirements("client");
+    let report = evaluate(&requirements, &results("client"), &baseline);
 
     assert_eq!(row(&report, "tools_call").verdict, Verdict::Unexpected);
     assert_eq!(
@@ -484,7 +471,7 @@ fn check(id: &str, status: CheckStatus) -> Check {
 
 #[test]
 fn judged_extensions_leave_not_scored_and_join_the_verdict() {
-    let mut req = requirements();
+    let mut req = requirements("server");
     req.judge_extensions(&["sep-2640-skills-enumeration", "tasks-lifecycle"]);
     assert!(req.not_scored.iter().all(|n| n.reason != "extension"));
     assert!(req.not_scored.iter().any(|n| n.reason == "pending"));
