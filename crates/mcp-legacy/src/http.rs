@@ -341,16 +341,16 @@ where
 {
 }
 
-/// A POST to a session, admitted ([`Shared::admit_post`]).
-struct SessionPost {
-    /// The request's place in the server's concurrency limit.
-    slot: ConcurrencySlot,
-    caller: auth::Caller,
-    /// Keeps the session busy while the POST is served.
-    session: InUse,
-    head: http::request::Parts,
-    bytes: Bytes,
-}
+/// A POST to a session, admitted ([`Shared::admit_post`]): the request's place in the
+/// server's concurrency limit, the caller, the session (busy while the POST is served),
+/// the request's head and its body.
+type SessionPost = (
+    ConcurrencySlot,
+    auth::Caller,
+    InUse,
+    http::request::Parts,
+    Bytes,
+);
 
 /// One request a session runs: what its task holds until it ends.
 struct Run {
@@ -736,13 +736,7 @@ impl<H: Handler> Shared<H> {
         let session = self.find(id, &caller, complete)?;
         let (head, body) = request.into_parts();
         let bytes = self.read_body(&head.headers, body).await?;
-        Ok(SessionPost {
-            slot,
-            caller,
-            session,
-            head,
-            bytes,
-        })
+        Ok((slot, caller, session, head, bytes))
     }
 
     /// Checks `MCP-Protocol-Version` against the enabled revisions.
@@ -772,13 +766,7 @@ impl<H: Handler> Shared<H> {
         {
             return refused;
         }
-        let SessionPost {
-            slot,
-            caller,
-            session,
-            head,
-            bytes,
-        } = match self.admit_post(id, request, true).await {
+        let (slot, caller, session, head, bytes) = match self.admit_post(id, request, true).await {
             Ok(post) => post,
             Err(refused) => return refused,
         };

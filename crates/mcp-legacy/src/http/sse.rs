@@ -41,8 +41,8 @@ use super::auth::{Caller, transport_info};
 use super::state::NotRegistered;
 use super::table::Bucket;
 use super::{
-    DualEraBody, HttpSession, RequestBody, Run, SessionPost, Shared, TOO_MANY_SESSIONS, accepts,
-    answer, empty, json, notify, refusal, refuse_body_type, sse,
+    DualEraBody, HttpSession, RequestBody, Run, Shared, TOO_MANY_SESSIONS, accepts, answer, empty,
+    json, notify, refusal, refuse_body_type, sse,
 };
 use crate::session::{self, lock};
 
@@ -97,13 +97,8 @@ impl<H: Handler> Shared<H> {
                 "the sessionId query parameter is missing",
             );
         };
-        let SessionPost {
-            slot,
-            caller,
-            session,
-            head,
-            bytes,
-        } = match self.admit_post(&id, request, false).await {
+        let (slot, caller, session, head, bytes) = match self.admit_post(&id, request, false).await
+        {
             Ok(post) => post,
             Err(refused) => return refused,
         };
