@@ -30,104 +30,15 @@ use rmcp::model::{
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{
-    ErrorData, Peer, RoleServer, ServerHandler, ServiceExt as _, schemars, tool, tool_handler,
-    tool_router,
+    ErrorData, Peer, RoleServer, ServerHandler, ServiceExt as _, tool, tool_handler, tool_router,
 };
 
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-struct Echo {
-    /// The text to send back.
-    text: String,
-}
+// The tools' arguments and the generated tools' schema are `mcp serve-example`'s, shared
+// as a file.
+#[path = "../../../crates/mcp-cli/src/example/arguments.rs"]
+mod arguments;
 
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-struct Add {
-    /// The first addend.
-    a: i64,
-    /// The second addend.
-    b: i64,
-}
-
-/// Where `search` looks.
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum SearchScope {
-    Code,
-    Issues,
-    Docs,
-}
-
-impl SearchScope {
-    fn as_str(&self) -> &'static str {
-        match self {
-            Self::Code => "code",
-            Self::Issues => "issues",
-            Self::Docs => "docs",
-        }
-    }
-}
-
-/// How `search` orders its results.
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum SearchSort {
-    Relevance,
-    Newest,
-    Oldest,
-}
-
-/// What `search` keeps (the same schema as `mcp serve-example`'s).
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)] // read by the schema, not by the handler
-struct SearchFilters {
-    /// Languages to keep, such as rust or typescript.
-    #[schemars(
-        length(min = 1, max = 5),
-        inner(regex(pattern = r"^[a-z][a-z0-9+#-]{0,31}$"))
-    )]
-    #[serde(default)]
-    languages: Vec<String>,
-    /// A repository, owner/name.
-    #[schemars(regex(pattern = r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$"))]
-    repository: Option<String>,
-    /// Only results changed on or after this day.
-    #[schemars(extend("format" = "date"))]
-    since: Option<String>,
-    /// Labels that must all be present.
-    #[schemars(length(max = 10), inner(length(min = 1, max = 50)))]
-    #[serde(default)]
-    labels: Vec<String>,
-    /// The least number of stars.
-    #[schemars(range(min = 0, max = 1_000_000))]
-    min_stars: Option<u32>,
-}
-
-/// The arguments of `search`: a realistic input schema for the validation benchmark.
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)] // read by the schema, not by the handler
-struct Search {
-    /// What to look for.
-    #[schemars(length(min = 1, max = 200))]
-    query: String,
-    /// Where to look.
-    scope: SearchScope,
-    /// What to keep.
-    filters: Option<SearchFilters>,
-    /// How to order the results.
-    sort: Option<SearchSort>,
-    /// How many results at most.
-    #[schemars(range(min = 1, max = 100))]
-    limit: Option<u8>,
-}
-
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-struct Steps {
-    /// How many progress notifications to send before the result (at most 1000).
-    #[schemars(range(max = 1000))]
-    steps: u16,
-}
+use arguments::{Add, Echo, Search, Steps, extra_tool_schema};
 
 /// The router, built once: `--extra-tools` may make it large.
 static ROUTER: OnceLock<Arc<ToolRouter<Bench>>> = OnceLock::new();
@@ -135,27 +46,6 @@ static ROUTER: OnceLock<Arc<ToolRouter<Bench>>> = OnceLock::new();
 #[derive(Debug, Clone)]
 struct Bench {
     tool_router: Arc<ToolRouter<Self>>,
-}
-
-/// The input schema of the generated tools (the same as `mcp serve-example --extra-tools`).
-fn extra_tool_schema() -> serde_json::Map<String, serde_json::Value> {
-    let serde_json::Value::Object(schema) = serde_json::json!({
-        "type": "object",
-        "properties": {
-            "id": {"type": "integer", "minimum": 0, "description": "The record to fetch."},
-            "fields": {
-                "type": "array",
-                "items": {"type": "string", "maxLength": 64},
-                "maxItems": 20,
-                "description": "The fields to return; all when absent."
-            }
-        },
-        "required": ["id"],
-        "additionalProperties": false
-    }) else {
-        unreachable!("an object literal")
-    };
-    schema
 }
 
 type CallFuture<'a> =
@@ -183,7 +73,10 @@ impl Bench {
     /// The router with `extra` generated tools.
     fn router(extra: usize) -> ToolRouter<Self> {
         let mut router = Self::tool_router();
-        let schema = Arc::new(extra_tool_schema());
+        let serde_json::Value::Object(schema) = extra_tool_schema() else {
+            unreachable!("an object literal")
+        };
+        let schema = Arc::new(schema);
         for i in 0..extra {
             let tool = Tool::new(
                 format!("extra_{i:03}"),

@@ -37,7 +37,10 @@ use mcp_types::{
 use serde::Deserialize;
 use serde_json::json;
 
+use self::arguments::{Add, Echo, Search, Steps, extra_tool_schema};
 use crate::soak_tools::Probes;
+
+mod arguments;
 
 /// The server's name, as `server/discover` (or `initialize`) reports it.
 pub(crate) const NAME: &str = "mcp-example";
@@ -57,104 +60,9 @@ const TOPICS: [&str; 6] = [
 ];
 
 #[derive(Deserialize, schemars::JsonSchema)]
-struct Echo {
-    /// The text to send back.
-    text: String,
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-struct Add {
-    /// The first addend.
-    a: i64,
-    /// The second addend.
-    b: i64,
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
 struct Countdown {
     /// How many seconds to count down (at most 10).
     seconds: u8,
-}
-
-/// Where `search` looks.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum SearchScope {
-    Code,
-    Issues,
-    Docs,
-}
-
-impl SearchScope {
-    fn as_str(&self) -> &'static str {
-        match self {
-            Self::Code => "code",
-            Self::Issues => "issues",
-            Self::Docs => "docs",
-        }
-    }
-}
-
-/// How `search` orders its results.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum SearchSort {
-    Relevance,
-    Newest,
-    Oldest,
-}
-
-/// What `search` keeps.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)] // read by the schema and the validator, not by the handler
-struct SearchFilters {
-    /// Languages to keep, such as rust or typescript.
-    #[schemars(
-        length(min = 1, max = 5),
-        inner(regex(pattern = r"^[a-z][a-z0-9+#-]{0,31}$"))
-    )]
-    #[serde(default)]
-    languages: Vec<String>,
-    /// A repository, owner/name.
-    #[schemars(regex(pattern = r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$"))]
-    repository: Option<String>,
-    /// Only results changed on or after this day.
-    #[schemars(extend("format" = "date"))]
-    since: Option<String>,
-    /// Labels that must all be present.
-    #[schemars(length(max = 10), inner(length(min = 1, max = 50)))]
-    #[serde(default)]
-    labels: Vec<String>,
-    /// The least number of stars.
-    #[schemars(range(min = 0, max = 1_000_000))]
-    min_stars: Option<u32>,
-}
-
-/// The arguments of `search`: a realistic input schema for the validation benchmark.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)] // read by the schema and the validator, not by the handler
-struct Search {
-    /// What to look for.
-    #[schemars(length(min = 1, max = 200))]
-    query: String,
-    /// Where to look.
-    scope: SearchScope,
-    /// What to keep.
-    filters: Option<SearchFilters>,
-    /// How to order the results.
-    sort: Option<SearchSort>,
-    /// How many results at most.
-    #[schemars(range(min = 1, max = 100))]
-    limit: Option<u8>,
-}
-
-#[derive(Deserialize, schemars::JsonSchema)]
-struct Steps {
-    /// How many progress notifications to send before the result (at most 1000).
-    #[schemars(range(max = 1000))]
-    steps: u16,
 }
 
 fn read_only() -> ToolAnnotations {
@@ -166,24 +74,6 @@ fn read_only() -> ToolAnnotations {
 }
 
 const COUNTER: &str = "example://counter";
-
-/// The input schema of the generated tools of `--extra-tools`.
-fn extra_tool_schema() -> serde_json::Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "id": {"type": "integer", "minimum": 0, "description": "The record to fetch."},
-            "fields": {
-                "type": "array",
-                "items": {"type": "string", "maxLength": 64},
-                "maxItems": 20,
-                "description": "The fields to return; all when absent."
-            }
-        },
-        "required": ["id"],
-        "additionalProperties": false
-    })
-}
 
 /// What `mcp serve-example` adds for `cargo xtask bench` (issue #8) and `cargo xtask
 /// soak` (issue #11); nothing by default.
