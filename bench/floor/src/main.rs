@@ -10,6 +10,8 @@
 //!   reply per request; prints `http://ADDR/mcp` (the bound address) on the first line of
 //!   stdout.
 
+mod http1;
+
 use std::io::{BufRead as _, Write as _};
 use std::process::ExitCode;
 
@@ -93,31 +95,9 @@ fn http(addr: &str) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the tokio runtime: {e}"))?;
-    runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| format!("cannot read the bound address: {e}"))?;
-        println!("http://{local}/mcp");
-        loop {
-            let (stream, _) = match listener.accept().await {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    eprintln!("floor: accept: {e}");
-                    continue;
-                }
-            };
-            let _ = stream.set_nodelay(true);
-            tokio::spawn(async move {
-                let io = hyper_util::rt::TokioIo::new(stream);
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(io, hyper::service::service_fn(serve))
-                    .await;
-            });
-        }
-    })
+    runtime.block_on(http1::serve("floor", addr, || {
+        hyper::service::service_fn(serve)
+    }))
 }
 
 async fn serve(

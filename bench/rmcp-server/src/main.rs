@@ -37,6 +37,9 @@ use rmcp::{
 // as a file.
 #[path = "../../../crates/mcp-cli/src/example/arguments.rs"]
 mod arguments;
+// The HTTP/1.1 accept loop is the floor's, shared as a file.
+#[path = "../../floor/src/http1.rs"]
+mod http1;
 
 use arguments::{Add, Echo, Search, Steps, extra_tool_schema};
 
@@ -225,28 +228,8 @@ async fn http(addr: &str) -> Result<(), String> {
             .with_sse_keep_alive(None)
             .disable_allowed_hosts(),
     );
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let local = listener
-        .local_addr()
-        .map_err(|e| format!("cannot read the bound address: {e}"))?;
-    println!("http://{local}/mcp");
-    loop {
-        let (stream, _) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(e) => {
-                eprintln!("rmcp-server: accept: {e}");
-                continue;
-            }
-        };
-        let _ = stream.set_nodelay(true);
-        let service = hyper_util::service::TowerToHyperService::new(service.clone());
-        tokio::spawn(async move {
-            let io = hyper_util::rt::TokioIo::new(stream);
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(io, service)
-                .await;
-        });
-    }
+    http1::serve("rmcp-server", addr, || {
+        hyper_util::service::TowerToHyperService::new(service.clone())
+    })
+    .await
 }
