@@ -101,7 +101,8 @@ pub struct HttpServerConfig {
     /// then sets up its two header arrays element by element and copies them, where for
     /// its default it leaves them uninitialized (`docs/PERFORMANCE.md`).
     pub max_headers: usize,
-    /// The largest request head in bytes (default 64 KiB, at least 8 KiB). Past it the
+    /// The largest request head in bytes (default 64 KiB, at least 8 KiB): the request line
+    /// and the header lines, counted as sent and also with the usual spacing. Past it the
     /// connection gets `431`. Only [`HttpServer`](crate::HttpServer) enforces it.
     pub max_head_bytes: usize,
     /// The `Host` values accepted (default: loopback names, any port). Others get `403`;
