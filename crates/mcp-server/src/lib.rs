@@ -2,8 +2,9 @@
 //!
 //! A server built with this crate registers tools, resources (fixed URIs and
 //! RFC 6570 templates), prompts and a completion handler, and serves them over
-//! any transport `mcp-jsonrpc` accepts. The stdio and Streamable HTTP transports
-//! are optional, behind cargo features. Spec paths
+//! any transport `mcp-jsonrpc` accepts. The stdio transport is behind the `stdio`
+//! feature (on by default); Streamable HTTP is served by `mcp-transport-http`, which
+//! takes any `mcp_jsonrpc::Handler`, this server included. Spec paths
 //! `docs/<revision>/<page>.mdx` name the pages at
 //! `https://modelcontextprotocol.io/specification/<revision>/<page>`. It implements:
 //!
