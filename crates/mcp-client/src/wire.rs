@@ -1,6 +1,6 @@
 //! The request `_meta` of `docs/2026-07-28/basic/index.mdx` and the params of the hottest
 //! request, `tools/call` (`docs/2026-07-28/server/tools.mdx`), written straight from what
-//! the client holds, without building the typed params first (issue #8, the client side).
+//! the client holds, without building the typed params first.
 //!
 //! The typed path builds a [`RequestMetaObject`](mcp_types::RequestMetaObject) per request
 //! (cloning the client's capabilities and identity) and a

@@ -3,9 +3,8 @@
 //! `memchr::memchr` and `memchr::memmem::Finder` pick AVX2 when the CPU has it, which they
 //! learn from `std::is_x86_feature_detected!`: the first search of the process runs std's
 //! whole detection, a handful of `cpuid` instructions. Under a hypervisor each `cpuid`
-//! traps to it; on the 2-core VMs of issue #8 one costs 10–14 µs, and the detection about
-//! 65 µs of a stdio server's cold start, which its first request (a line to find, a frame
-//! to check) always paid (`docs/PERFORMANCE.md`, "The run of 2026-12-05").
+//! traps to it, which makes the detection a noticeable part of a stdio server's cold
+//! start, which its first request (a line to find, a frame to check) always paid.
 //!
 //! On x86-64 an input under [`LARGE`] bytes is searched with memchr's SSE2 searchers, which
 //! need no detection (SSE2 is part of the architecture); a larger one with memchr's usual
@@ -13,7 +12,7 @@
 //! input, where the wider search repays it. Elsewhere these are memchr's own searchers.
 
 /// From this many bytes on, a search takes memchr's usual (detected) path on x86-64.
-/// Below it, SSE2 and AVX2 differ by a few dozen cycles.
+/// Below it, SSE2 and AVX2 differ too little to repay the detection.
 pub const LARGE: usize = 4 << 10;
 
 /// The index of the first `needle` in `haystack`.

@@ -49,8 +49,6 @@
 //! frame bytes, open sockets or spawn processes: those belong to `mcp-server`,
 //! `mcp-client` and the transport crates. Params and results pass through it as
 //! opaque JSON.
-//!
-//! Implemented by issue #3; hardened by issue #11 and measured by issue #8.
 
 #![forbid(unsafe_code)]
 

@@ -57,9 +57,6 @@
 //! only protocol messages. It never spells a method string; the method traits
 //! of `mcp-types` do. It never depends on a transport crate except behind that
 //! transport's cargo feature.
-//!
-//! Implemented by issue #4; authorization by issue #9, the Tasks, Apps and
-//! Skills extensions by issue #10, hardening by issue #11, performance by issue #8.
 
 #![forbid(unsafe_code)]
 

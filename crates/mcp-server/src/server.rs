@@ -303,9 +303,8 @@ std::thread_local! {
 
 /// A request's `_meta` from its text. A client sends the same `_meta` with every request,
 /// so the last one read on this thread (up to [`REMEMBERED_META`] bytes) is kept with its
-/// text and shared when the text is the same: comparing costs a fraction of the parse
-/// (about 2.5 k instructions per call; issue #8, `docs/PERFORMANCE.md`), and sharing
-/// spares a copy of its 1 KB.
+/// text and shared when the text is the same: comparing costs a fraction of the parse,
+/// and sharing spares a copy of its 1 KB.
 pub(crate) fn request_meta(raw: &RawValue) -> Result<Arc<RequestMetaObject>, serde_json::Error> {
     let text = raw.get();
     LAST_META.with_borrow_mut(|last| {
@@ -558,8 +557,7 @@ impl Server {
         // `inputResponses` included, unchecked span or not (`Params`). The other methods
         // are boxed: this future (which the engine copies into a box of its own per
         // request) is then only as large as a `tools/call`'s, and the function that polls
-        // it holds a `tools/call`'s code, 15 KB rather than 32 KB with every method's
-        // (issue #8, `docs/PERFORMANCE.md`).
+        // it holds a `tools/call`'s code, 15 KB rather than 32 KB with every method's.
         if method == method::TOOLS_CALL {
             return self.call_tool(&params, rpc).await;
         }

@@ -422,9 +422,8 @@ std::thread_local! {
 impl<'a> Meta<'a> {
     /// The members of a `_meta` object's text. A client sends the same `_meta` with every
     /// request, so the last one read on this thread is remembered: the same text again is
-    /// compared, not parsed (a parse skips the whole `clientCapabilities` value; issue #8,
-    /// `docs/PERFORMANCE.md`), and the protocol version is borrowed from the new text at
-    /// the place the parse found it.
+    /// compared, not parsed (a parse skips the whole `clientCapabilities` value), and the
+    /// protocol version is borrowed from the new text at the place the parse found it.
     fn read(text: &'a str) -> Result<Self, Rejection> {
         let remembered = LAST_META.with_borrow(|last| {
             last.as_ref()

@@ -34,7 +34,7 @@ pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How much room a fresh read buffer gets beyond a partial line. The frames handed out
 /// are slices of the buffer, so a reader of small messages cycles through all of its
 /// first allocation, which stays resident: 16 KiB holds a few dozen requests, and a long
-/// line grows the buffer (`make_room`) to hold several of its kind (issue #8: 64 KiB here
+/// line grows the buffer (`make_room`) to hold several of its kind (64 KiB here
 /// kept 48 KiB more of a small server resident, for reads that rarely filled it).
 const READ_CHUNK: usize = 16 * 1024;
 
