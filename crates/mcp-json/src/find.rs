@@ -18,8 +18,8 @@ pub const LARGE: usize = 4 << 10;
 /// The index of the first `needle` in `haystack`.
 ///
 /// ```
-/// assert_eq!(mcp_jsonrpc::find::byte(b'\n', b"{}\n{}\n"), Some(2));
-/// assert_eq!(mcp_jsonrpc::find::byte(b'\n', b"{}"), None);
+/// assert_eq!(mcp_json::find::byte(b'\n', b"{}\n{}\n"), Some(2));
+/// assert_eq!(mcp_json::find::byte(b'\n', b"{}"), None);
 /// ```
 #[inline]
 pub fn byte(needle: u8, haystack: &[u8]) -> Option<usize> {
@@ -35,7 +35,7 @@ pub fn byte(needle: u8, haystack: &[u8]) -> Option<usize> {
 /// The index of the first `a` or `b` in `haystack`.
 ///
 /// ```
-/// assert_eq!(mcp_jsonrpc::find::either(b'\n', b'\r', b"ab\rc\n"), Some(2));
+/// assert_eq!(mcp_json::find::either(b'\n', b'\r', b"ab\rc\n"), Some(2));
 /// ```
 #[inline]
 pub fn either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
@@ -51,7 +51,7 @@ pub fn either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
 /// A substring to look for, prepared once (for a `static`, in a `LazyLock`).
 ///
 /// ```
-/// let finder = mcp_jsonrpc::find::Substring::new(b"inputResponses");
+/// let finder = mcp_json::find::Substring::new(b"inputResponses");
 /// assert_eq!(finder.find(br#"{"inputResponses":{}}"#), Some(2));
 /// assert_eq!(finder.find(b"input"), None);
 /// ```

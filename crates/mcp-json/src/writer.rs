@@ -14,7 +14,7 @@
 //!
 //! ```
 //! let value = serde_json::json!({"text": "line\none \"quoted\"", "n": 1.5});
-//! let ours = mcp_jsonrpc::json::to_vec(&value)?;
+//! let ours = mcp_json::to_vec(&value)?;
 //! assert_eq!(ours, serde_json::to_vec(&value)?);
 //! # Ok::<(), serde_json::Error>(())
 //! ```
@@ -136,9 +136,9 @@ pub fn to_raw_value<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>> {
 /// # use serde_json::value::RawValue;
 /// let meta = RawValue::from_string(r#"{"v":1}"#.to_owned())?;
 /// let value = serde_json::json!({"a": true});
-/// let raw = mcp_jsonrpc::json::to_raw_object_led_by("_meta", &meta, &value)?;
+/// let raw = mcp_json::to_raw_object_led_by("_meta", &meta, &value)?;
 /// assert_eq!(raw.get(), r#"{"_meta":{"v":1},"a":true}"#);
-/// let empty = mcp_jsonrpc::json::to_raw_object_led_by("_meta", &meta, &serde_json::json!({}))?;
+/// let empty = mcp_json::to_raw_object_led_by("_meta", &meta, &serde_json::json!({}))?;
 /// assert_eq!(empty.get(), r#"{"_meta":{"v":1}}"#);
 /// # Ok::<(), serde_json::Error>(())
 /// ```
