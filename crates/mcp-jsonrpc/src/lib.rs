@@ -63,8 +63,6 @@ mod sink;
 mod transport;
 
 pub use error::Error;
-// Moved to `mcp-json`; re-exported until every caller imports it from there.
-pub use mcp_json::{self as json, find, scan};
 pub use message::{
     DecodeError, DecodeOptions, Decoded, ErrorObject, Message, Notification, Request, Response,
     decode, encode_error, encode_notification, encode_raw_result, encode_raw_result_parts,

@@ -515,7 +515,7 @@ struct OutError<'a> {
 }
 
 fn to_frame(value: &impl Serialize) -> Result<Bytes, serde_json::Error> {
-    Ok(Bytes::from(crate::json::to_vec(value)?))
+    Ok(Bytes::from(mcp_json::to_vec(value)?))
 }
 
 /// Encodes a request. The frame is one line: serde_json escapes every control character.

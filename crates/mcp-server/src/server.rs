@@ -1,7 +1,7 @@
 //! The server: a registry of tools, resources and prompts, and the dispatch of every
 //! 2026-07-28 request to them (`docs/2026-07-28/server/*`, `basic/index.mdx`).
 
-use mcp_jsonrpc::find::Substring;
+use mcp_json::find::Substring;
 use std::sync::{Arc, LazyLock, PoisonError, RwLock, RwLockReadGuard};
 use std::time::Duration;
 
@@ -226,7 +226,7 @@ fn parse<T: serde::de::DeserializeOwned>(params: &str) -> Result<T, ErrorObject>
 }
 
 fn to_raw(value: &impl Serialize) -> Result<Box<RawValue>, ErrorObject> {
-    mcp_jsonrpc::json::to_raw_value(value)
+    mcp_json::to_raw_value(value)
         .map_err(|e| ErrorObject::internal(format!("cannot encode the result: {e}")))
 }
 
@@ -266,7 +266,7 @@ impl<T> Member<T> {
 fn check_input_responses(params: &str) -> Result<(), ErrorObject> {
     // Most requests carry no `inputResponses`: a scan for the key (and for a `\u` escape,
     // which could spell it otherwise) spares them a second parse of their params. The
-    // scans are SIMD substring searches (`mcp_jsonrpc::find`: no CPU feature detection for
+    // scans are SIMD substring searches (`mcp_json::find`: no CPU feature detection for
     // small params), cheap next to a parse even for large arguments.
     static KEY: LazyLock<Substring> = LazyLock::new(|| Substring::new(b"inputResponses"));
     static ESCAPE: LazyLock<Substring> = LazyLock::new(|| Substring::new(b"\\u"));
@@ -514,7 +514,7 @@ impl Server {
         mut result: T,
     ) -> Result<Box<RawValue>, ErrorObject> {
         match (result.meta_mut(), &self.inner.meta_json) {
-            (None, Some(meta)) => mcp_jsonrpc::json::to_raw_object_led_by("_meta", meta, &result)
+            (None, Some(meta)) => mcp_json::to_raw_object_led_by("_meta", meta, &result)
                 .map_err(|e| ErrorObject::internal(format!("cannot encode the result: {e}"))),
             (meta, _) => {
                 let meta = meta.get_or_insert_with(ResultMetaObject::new);

@@ -524,8 +524,8 @@ impl ToolDef {
             return Ok(json);
         }
         let json = match ui {
-            Some(ui) => mcp_jsonrpc::json::to_raw_value(&crate::apps::linked_tool(&self.tool, ui))?,
-            None => mcp_jsonrpc::json::to_raw_value(&self.tool)?,
+            Some(ui) => mcp_json::to_raw_value(&crate::apps::linked_tool(&self.tool, ui))?,
+            None => mcp_json::to_raw_value(&self.tool)?,
         };
         Ok(cell.get_or_init(|| json))
     }
