@@ -1,9 +1,9 @@
 //! JSON text helpers shared by the MCP crates: a JSON writer, a scan that finds where a
 //! JSON value ends, and byte and substring searches.
 //!
-//! - [`write`], [`to_vec`], [`to_raw_value`] and the other functions at this crate's root
+//! - [`write()`], [`to_vec`], [`to_raw_value`] and the other functions at this crate's root
 //!   write compact JSON byte for byte as `serde_json` does, with a faster string escaper
-//!   (`writer.rs`). Every outgoing frame is written by them.
+//!   (`writer.rs`): outgoing messages are written with them.
 //! - [`scan`] finds where a JSON value ends without building it, accepting exactly what
 //!   `serde_json` accepts when it skips a value.
 //! - [`find`] searches bytes and substrings (a frame's newline, an SSE field's colon, a
