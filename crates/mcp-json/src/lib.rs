@@ -9,9 +9,10 @@
 //! - [`find`] searches bytes and substrings (a frame's newline, an SSE field's colon, a
 //!   member name in params) without CPU feature detection for small inputs.
 //!
-//! Each replaces `serde_json` or `memchr` on a path measured in issue #8
-//! (`docs/PERFORMANCE.md`), and is held to it by its tests and by the fuzz targets
-//! `json_writer` and `json_scan` (`fuzz/`).
+//! Each stands in for `serde_json` or `memchr` on a path where they measurably cost time
+//! (`docs/PERFORMANCE.md`). Tests hold each to what it stands in for, and the fuzz
+//! targets `json_writer` and `json_scan` (`fuzz/`) hold the writer and the scan to
+//! `serde_json`.
 //!
 //! This crate is an implementation detail shared by the MCP crates, not part of their
 //! API: `mcp-jsonrpc`, the transports, the server and the client depend on it directly,
