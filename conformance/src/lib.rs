@@ -7,12 +7,12 @@
 //! such as `test://static-text`, prompts such as `test_simple_prompt`). This crate holds
 //! the programs that provide those fixtures with the workspace's own libraries:
 //!
-//! - `conformance-server` (issue #4): an `mcp-server` with every fixture of the
+//! - `conformance-server`: an `mcp-server` with every fixture of the
 //!   2026-07-28 requirement set. `conformance-server --http 127.0.0.1:0` binds a free
 //!   loopback port and prints its endpoint URL (`http://127.0.0.1:PORT/mcp`) as the
 //!   first line of stdout; `conformance-server --stdio` serves the same fixtures over
 //!   stdin and stdout.
-//! - `conformance-client` (the client issue): the client the suite's `client` scenarios
+//! - `conformance-client`: the client the suite's `client` scenarios
 //!   start.
 //!
 //! `SCENARIOS.md` beside this crate lists every scored scenario, what it sends, what it

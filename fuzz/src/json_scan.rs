@@ -1,4 +1,4 @@
-//! `json_scan`: `mcp_jsonrpc::scan` (where a JSON value ends, which HTTP's header check
+//! `json_scan`: `mcp_json::scan` (where a JSON value ends, which HTTP's header check
 //! reads the params with) against `serde_json`.
 //!
 //! For UTF-8 input: the scan accepts the text as one value followed by whitespace exactly
@@ -6,7 +6,7 @@
 //! `&RawValue` borrows. For any input and any starting position: no panic, and an end
 //! within the input.
 
-use mcp_jsonrpc::scan;
+use mcp_json::scan;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 

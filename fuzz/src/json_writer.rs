@@ -1,11 +1,11 @@
-//! `json_writer`: the outgoing-message writer `mcp_jsonrpc::json` against `serde_json`.
+//! `json_writer`: the outgoing-message writer `mcp_json` against `serde_json`.
 //!
 //! The input is parsed as JSON (any value; the `message` target's corpus is all JSON);
 //! when it parses, both writers must write the same bytes, and `json::to_raw_value` the
 //! same text. Whatever the input, its UTF-8 text as one string must be escaped the same
 //! way by both (the eight-bytes-at-a-time escape scan against `serde_json`'s table).
 
-use mcp_jsonrpc::json;
+use mcp_json as json;
 
 /// One input: see the module docs.
 pub fn run(input: &[u8]) {

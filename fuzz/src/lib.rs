@@ -1,4 +1,4 @@
-//! The fuzz targets of the workspace (issue #11), as functions: `fuzz_targets/<name>.rs`
+//! The fuzz targets of the workspace, as functions: `fuzz_targets/<name>.rs`
 //! hands each libFuzzer input to `<name>::run`, and `tests/corpus.rs` replays the
 //! checked-in corpus (`corpus/<name>/`) through the same functions on the stable
 //! toolchain. A target panics when a property it checks does not hold; each module says

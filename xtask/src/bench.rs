@@ -1,4 +1,4 @@
-//! `cargo xtask bench [--quick]`: issue #8's side-by-side measurement of our server against
+//! `cargo xtask bench [--quick]`: the side-by-side measurement of our server against
 //! the official SDKs (rmcp, TypeScript, Python) and the machine's floor.
 //!
 //! 1. Builds `mcp-cli` (release, this workspace) and the benchmark-only workspace `bench/`
@@ -26,7 +26,7 @@
 //!    read from the first line of its stdout, and killed after the run.
 //! 3. Takes the median of the rounds for each figure and prints the tables of
 //!    `docs/PERFORMANCE.md`: the figures per server, the tool scenarios, ours against rmcp
-//!    and the floor with the issue's goals, and our client against `mcp-load`. Every report
+//!    and the floor with the goals, and our client against `mcp-load`. Every report
 //!    is also appended to `bench/.work/runs.jsonl` (ignored by git).
 //!
 //! `--quick` measures for 0.3 s with a short warm-up instead of 3 s: a smoke run that

@@ -57,7 +57,8 @@ const CLIENT_BIN: &str = "conformance-client";
 /// not name (SEP-2640 skills, added after the revision shipped), per leg. The runner runs
 /// them one by one after the requirement set; they, and the requirement set's own
 /// `extension` entries (tasks, the authorization extensions), are judged like scored
-/// scenarios by the same baseline (issue #10). `conformance list` shows every scenario.
+/// scenarios by the same baseline, since the workspace implements them. `conformance
+/// list` shows every scenario.
 const EXTRA_EXTENSIONS_SERVER: [&str; 3] = [
     "sep-2640-skills-enumeration",
     "sep-2640-skills-manifest",
@@ -310,7 +311,7 @@ fn server(revision: &'static str, url: Option<&str>) -> Result<(), String> {
         let exe = build_bin(
             SERVER_BIN,
             &format!(
-                "issue #4 adds it as conformance/src/bin/{SERVER_BIN}.rs (conformance/SCENARIOS.md \
+                "it belongs in conformance/src/bin/{SERVER_BIN}.rs (conformance/SCENARIOS.md \
                  says what it must do). To test a server started by hand, pass `--url URL`."
             ),
         )?;
@@ -345,7 +346,7 @@ fn client(revision: &'static str) -> Result<(), String> {
     let exe = build_bin(
         CLIENT_BIN,
         &format!(
-            "issue #5 adds it as conformance/src/bin/{CLIENT_BIN}.rs \
+            "it belongs in conformance/src/bin/{CLIENT_BIN}.rs \
              (conformance/SCENARIOS-client.md says what it must do)."
         ),
     )?;

@@ -8,11 +8,11 @@
 //!   `conformance-server` (see `conformance.rs` and `conformance/SCENARIOS.md`).
 //! - `conformance client`: the suite's client leg against `conformance-client` (see
 //!   `conformance/SCENARIOS-client.md`).
-//! - `bench [--quick]`: issue #8's measurement of our server against rmcp, the TypeScript
+//! - `bench [--quick]`: the measurement of our server against rmcp, the TypeScript
 //!   and Python SDKs and the floor (see `bench.rs` and `docs/PERFORMANCE.md`).
 //! - `fuzz [--time SECONDS] [--jobs N] [TARGET…]`: the cargo-fuzz targets of `fuzz/`
 //!   (see `fuzz.rs` and `docs/RELIABILITY.md`).
-//! - `soak [--size ci|full] [--minutes N]`: the load and soak run of issue #11 against
+//! - `soak [--size ci|full] [--minutes N]`: the load and soak run against
 //!   `mcp serve-example` (see `soak.rs` and `docs/RELIABILITY.md`).
 //! - `dist`: the release `mcp` binary, built as users build it (see
 //!   [`build_mcp_release`]); the benchmark measures this build.

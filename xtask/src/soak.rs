@@ -1,4 +1,4 @@
-//! `cargo xtask soak [--size ci|full] [--minutes N] [--release|--debug]`: issue #11's
+//! `cargo xtask soak [--size ci|full] [--minutes N] [--release|--debug]`: the
 //! load and soak run (`docs/RELIABILITY.md`, Load and soak).
 //!
 //! Builds the `mcp` binary and the soak driver (`crates/mcp-cli/examples/soak/`), then

@@ -1,6 +1,6 @@
-//! `client-load`: our client, `mcp_client::Client`, as the load driver (issue #8: "our
+//! `client-load`: our client, `mcp_client::Client`, as the load driver, for the goal that our
 //! client driving our server reaches at least 90% of what a minimal load driver reaches
-//! against it").
+//! against it.
 //!
 //! ```text
 //! client-load [OPTIONS] --stdio -- CMD ARGS…     Client::connect_stdio (spawns CMD)

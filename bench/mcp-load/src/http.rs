@@ -1,7 +1,7 @@
 //! The HTTP target: `--in-flight` keep-alive HTTP/1.1 connections, one call in flight on
 //! each, JSON or SSE replies. Each connection is owned by the task that makes its calls
 //! and spoken to with the minimal client of `wire.rs`, so the driver takes as little of
-//! the machine as a client can (issue #8).
+//! the machine as a client can.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

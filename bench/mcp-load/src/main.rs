@@ -1,4 +1,4 @@
-//! `mcp-load`: a load driver for MCP servers (issue #8's measuring harness).
+//! `mcp-load`: a load driver for MCP servers, the harness of `cargo xtask bench`.
 //!
 //! ```text
 //! mcp-load [OPTIONS] --stdio -- CMD ARGS…     spawn CMD, pipeline calls over its pipes

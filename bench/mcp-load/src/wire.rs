@@ -1,7 +1,7 @@
 //! A minimal HTTP/1.1 client: one keep-alive connection, one exchange at a time.
 //!
 //! The driver shares the machine with the server it measures, so every microsecond it
-//! spends on a call is taken from the server (issue #8: on two cores, a driver as costly
+//! spends on a call is taken from the server (on two cores, a driver as costly
 //! per call as the server caps what any server can show). A general-purpose client pays
 //! for what a load driver does not need: hyper's client runs each connection as a task of
 //! its own, so a call is a hand-off to that task and back, and a request is a header map

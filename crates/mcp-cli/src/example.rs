@@ -9,12 +9,12 @@
 //!   (counts down `seconds`, reporting progress), `greet` (asks the user's name by
 //!   elicitation, then greets them), `increment` (adds one to the counter resource and
 //!   tells its subscribers);
-//! - for the benchmark of issue #8 (`cargo xtask bench`), off by default: `--bench-tools`
+//! - for the benchmark (`cargo xtask bench`), off by default: `--bench-tools`
 //!   adds `search` (a realistic input schema: nested object, enums, patterns, a format,
 //!   bounded arrays; it finds nothing) and `steps` (sends `steps` progress notifications at
 //!   once, then answers), and `--extra-tools N` adds N generated tools, `extra_000` on, for
 //!   the `tools/list` of 500 tools scenario;
-//! - for the soak of issue #11 (`cargo xtask soak`), off by default: `--soak-tools` adds
+//! - for the soak run (`cargo xtask soak`), off by default: `--soak-tools` adds
 //!   `barrier`, `wait` and `stats` (see `soak_tools.rs`), and over HTTP
 //!   `--max-concurrent-requests N` and `--max-connections N` raise the endpoint's limits
 //!   of requests in flight and of open connections;
@@ -75,8 +75,8 @@ fn read_only() -> ToolAnnotations {
 
 const COUNTER: &str = "example://counter";
 
-/// What `mcp serve-example` adds for `cargo xtask bench` (issue #8) and `cargo xtask
-/// soak` (issue #11); nothing by default.
+/// What `mcp serve-example` adds for `cargo xtask bench` and `cargo xtask
+/// soak`; nothing by default.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Bench {
     /// `--bench-tools`: register `search` and `steps`.

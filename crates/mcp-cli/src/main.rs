@@ -246,8 +246,7 @@ enum Command {
 fn main() -> ExitCode {
     // `mcp serve-example` alone is how a host spawns the example server over stdio: it
     // starts without building clap's grammar of every subcommand, which at start-up cost
-    // more instructions (0.3 M) and heap (0.3 MB) than the server itself (issue #8,
-    // docs/PERFORMANCE.md, "Cold start and resident size"). Any other command line goes
+    // more instructions and heap than the server itself. Any other command line goes
     // through clap.
     if plain_serve_example(std::env::args_os().skip(1)) {
         return serve_example_stdio();

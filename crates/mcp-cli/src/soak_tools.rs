@@ -1,5 +1,5 @@
-//! The tools `mcp serve-example --soak-tools` adds for `cargo xtask soak` (issue #11,
-//! `docs/RELIABILITY.md`), off by default:
+//! The tools `mcp serve-example --soak-tools` adds for `cargo xtask soak`
+//! (`docs/RELIABILITY.md`), off by default:
 //!
 //! - `barrier` (`group`, `size`, `text`): answers `text` once `size` calls of `group` are
 //!   in the server at the same time, so a load whose every call completes proves that

@@ -21,8 +21,6 @@ use tokio::time::Instant;
 use crate::error::Error;
 use crate::wire::Plain;
 
-mod deadlines;
-
 /// How a request waits: its timeout (reset by progress), hard maximum and progress hook.
 pub(crate) struct Wait {
     pub(crate) timeout: Duration,
@@ -39,8 +37,6 @@ pub(crate) struct HttpTransport {
     /// The headers of the last `tools/call` of a tool without annotations, sent again by
     /// the next call of that tool under the same version (see `headers_routed`).
     last_routed: Mutex<Option<Arc<Routed>>>,
-    /// The timeouts of the calls in flight.
-    deadlines: deadlines::Deadlines,
 }
 
 /// Headers sent again, with their fields made once.
@@ -110,7 +106,6 @@ impl HttpTransport {
             next_id: AtomicI64::new(1),
             headers: Mutex::new(HashMap::new()),
             last_routed: Mutex::new(None),
-            deadlines: deadlines::Deadlines::default(),
         }
     }
 
@@ -254,9 +249,9 @@ impl HttpTransport {
         let started = Instant::now();
         let hard = started + wait.max;
         // One deadline for the whole call, moved on by progress: the reply's head and each
-        // message after it are awaited against it. It is kept by the transport's sweeper
-        // (`deadlines`), not a timer of its own.
-        let mut deadline = self.deadlines.deadline((started + wait.timeout).min(hard));
+        // message after it are awaited against it.
+        let mut deadline =
+            std::pin::pin!(tokio::time::sleep_until((started + wait.timeout).min(hard)));
         let timed_out = || Error::Timeout {
             method: method.to_owned(),
             after: started.elapsed(),
@@ -328,7 +323,9 @@ impl HttpTransport {
                         && progress.progress_token == *token
                     {
                         callback(&progress);
-                        deadline.reset((Instant::now() + wait.timeout).min(hard));
+                        deadline
+                            .as_mut()
+                            .reset((Instant::now() + wait.timeout).min(hard));
                         continue;
                     }
                     on_notification(notification);
@@ -343,14 +340,14 @@ impl HttpTransport {
 /// one ready at once is never late). The future is pinned by the caller, so that it is
 /// kept in one place (an `async fn` taking it by value held it twice).
 fn before<'a, F: std::future::Future>(
-    deadline: &'a mut deadlines::Deadline<'_>,
+    deadline: &'a mut std::pin::Pin<&mut tokio::time::Sleep>,
     mut future: std::pin::Pin<&'a mut F>,
 ) -> impl std::future::Future<Output = Option<F::Output>> + 'a {
     std::future::poll_fn(move |cx| {
         if let std::task::Poll::Ready(output) = future.as_mut().poll(cx) {
             return std::task::Poll::Ready(Some(output));
         }
-        deadline.poll_expired(cx).map(|()| None)
+        deadline.as_mut().poll(cx).map(|()| None)
     })
 }
 

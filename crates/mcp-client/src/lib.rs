@@ -111,9 +111,6 @@
 //! `docs/extensions/auth/` (client credentials, enterprise-managed authorization, workload
 //! identity federation) and DPoP-bound tokens (RFC 9449). A failed flow is
 //! [`Error::Auth`] with an [`AuthErrorKind`], from the request that needed the token.
-//!
-//! Implemented by issue #5; authorization by issue #9, the Tasks, Apps and
-//! Skills extensions by issue #10, hardening by issue #11, performance by issue #8.
 
 #![forbid(unsafe_code)]
 

@@ -1,6 +1,6 @@
 //! The request `_meta` of `docs/2026-07-28/basic/index.mdx` and the params of the hottest
 //! request, `tools/call` (`docs/2026-07-28/server/tools.mdx`), written straight from what
-//! the client holds, without building the typed params first (issue #8, the client side).
+//! the client holds, without building the typed params first.
 //!
 //! The typed path builds a [`RequestMetaObject`](mcp_types::RequestMetaObject) per request
 //! (cloning the client's capabilities and identity) and a
@@ -13,7 +13,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mcp_jsonrpc::{RawResult, json};
+use mcp_json as json;
+use mcp_jsonrpc::RawResult;
 use mcp_types::{
     CallToolResult, ClientCapabilities, ContentBlock, Implementation, InputResponses, JsonObject,
     LoggingLevel, ProgressToken, RequestId, ResultMetaObject, ResultType, TextContent,
@@ -158,7 +159,7 @@ pub(crate) struct CallToolParams<'a> {
 /// with its member names as they are.
 pub(crate) trait WireParams: Serialize {
     /// Appends the params' JSON text, exactly what `serde_json::to_writer` writes (written
-    /// by `mcp_jsonrpc::json`, which writes what `serde_json` does, with a faster string
+    /// by `mcp_json`, which writes what `serde_json` does, with a faster string
     /// escape scan).
     fn write_params(&self, frame: &mut String) -> Result<(), serde_json::Error>;
 }

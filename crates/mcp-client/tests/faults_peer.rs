@@ -1,4 +1,4 @@
-//! Fault injection against the client (issue #11): a scripted server on the other end of
+//! Fault injection against the client: a scripted server on the other end of
 //! the engine's in-memory duplex (as stdio carries it) that answers slowly, never, or
 //! twice. The outcomes are those of `docs/2026-07-28/basic/patterns/cancellation.mdx`
 //! and the client's documented timeouts: a request past its timeout fails with

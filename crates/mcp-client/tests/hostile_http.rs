@@ -1,4 +1,4 @@
-//! Hostile servers against the modern client over Streamable HTTP (issue #11): a raw
+//! Hostile servers against the modern client over Streamable HTTP: a raw
 //! HTTP/1.1 server on 127.0.0.1 answers one request of each case with a wrong status,
 //! content type or header block, a redirect, an oversize or lying body, an SSE stream
 //! that breaks, floods or never ends, responses to the wrong id, malformed results. Each

@@ -1,4 +1,4 @@
-//! Hostile servers against the modern client over stdio (issue #11): a scripted server
+//! Hostile servers against the modern client over stdio: a scripted server
 //! behind the real line framing (`mcp_transport_stdio::LineReader` over an in-process
 //! pipe, configured as `connect_stdio` configures it) answers one request of each case
 //! with garbage, oversize lines, responses to the wrong ids, malformed results, requests

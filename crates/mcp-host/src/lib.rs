@@ -53,8 +53,6 @@
 //! stay out of every vendor's declarations and of [`Catalog::resolve`], a call's
 //! [`ToolOutcome::ui`] says which UI renders its result, [`Host::read_ui`] fetches it and
 //! [`Host::call_from_app`] runs the calls the rendered app makes to its own server.
-//!
-//! Implemented by issue #7 (the host half).
 
 #![forbid(unsafe_code)]
 

@@ -1,4 +1,4 @@
-//! A hostile tool list, from a server through the client into the catalog (issue #11):
+//! A hostile tool list, from a server through the client into the catalog:
 //! names with control characters, bidirectional overrides, path segments, no characters
 //! or ten thousand, duplicates and names that only differ in characters no vendor accepts;
 //! schemas with `$ref` loops, exponential `$ref` fan-out, remote and dangling `$ref`s,

@@ -49,21 +49,16 @@
 //! frame bytes, open sockets or spawn processes: those belong to `mcp-server`,
 //! `mcp-client` and the transport crates. Params and results pass through it as
 //! opaque JSON.
-//!
-//! Implemented by issue #3; hardened by issue #11 and measured by issue #8.
 
 #![forbid(unsafe_code)]
 
 mod error;
-pub mod find;
-pub mod json;
 pub mod memory;
 mod message;
 mod params;
 mod peer;
 mod pending;
 mod received;
-pub mod scan;
 mod sink;
 mod transport;
 

@@ -515,7 +515,7 @@ struct OutError<'a> {
 }
 
 fn to_frame(value: &impl Serialize) -> Result<Bytes, serde_json::Error> {
-    Ok(Bytes::from(crate::json::to_vec(value)?))
+    Ok(Bytes::from(mcp_json::to_vec(value)?))
 }
 
 /// Encodes a request. The frame is one line: serde_json escapes every control character.
@@ -575,7 +575,7 @@ pub fn encode_raw_result(id: &RequestId, result: &RawValue) -> Bytes {
 /// For a transport that writes a message from several buffers (an HTTP body of several
 /// frames, written with one `writev`): a large result then never passes through
 /// `memcpy`, which [`encode_raw_result`] must do to make one frame (a 64 KiB `tools/call`
-/// result over HTTP, issue #8, `docs/PERFORMANCE.md`).
+/// result over HTTP).
 ///
 /// ```
 /// use mcp_jsonrpc::{encode_raw_result, encode_raw_result_parts};

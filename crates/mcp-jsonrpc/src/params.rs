@@ -3,8 +3,8 @@
 //! Decoding a request the ordinary way runs serde_json over its whole `params` to find
 //! where they end (a `RawValue` is a scan and a copy), and then the handler parses the same
 //! text again into its own type: for a small `tools/call` that first scan was a sixth of a
-//! server's instructions per call, and for a 64 KiB argument a quarter (issue #8,
-//! `docs/PERFORMANCE.md`). Most requests, and every one our client and the Python SDK
+//! server's instructions per call, and for a 64 KiB argument a quarter.
+//! Most requests, and every one our client and the Python SDK
 //! write, are laid out `{"jsonrpc":"2.0","id":N,"method":"M","params":…}`, or with the
 //! keys sorted, `{"id":N,"jsonrpc":"2.0","method":"M","params":…}`, as a
 //! `serde_json::Value` writes them (the benchmark's driver among others): the params

@@ -8,8 +8,8 @@
 //!
 //! It also keeps each request's deadline, for the connection's one timeout sweeper
 //! (`peer/mod.rs`, `sweep`): a timer per request (registered in tokio's wheel when the request
-//! starts waiting, removed when it is answered) cost a client about 570 instructions of a
-//! 13 k call (issue #8, `docs/PERFORMANCE.md`). [`PendingTable::set_deadline`] says when
+//! starts waiting, removed when it is answered) was a measurable share of a client's work
+//! per call. [`PendingTable::set_deadline`] says when
 //! the sweeper must be woken (a deadline earlier than the one it sleeps to), and
 //! [`PendingTable::expire`] hands it the requests whose time is up.
 

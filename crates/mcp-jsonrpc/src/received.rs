@@ -4,7 +4,7 @@
 //! Decoding a response the ordinary way runs serde_json over its whole `result` to find
 //! where it ends (a `RawValue` is a scan and a copy), and then the caller parses the same
 //! text again into its own type: for a small `tools/call` that first scan is a quarter of
-//! a client's work per call (issue #8, `docs/PERFORMANCE.md`). Most responses, and every
+//! a client's work per call. Most responses, and every
 //! one our server writes, are laid out `{"jsonrpc":"2.0","id":N,"result":…}` (or with the
 //! keys sorted, `{"id":N,"jsonrpc":"2.0","result":…}`): the result
 //! is then everything between `"result":` and the frame's closing brace, found without

@@ -30,8 +30,8 @@ enum SinkKind {
 
 /// A request's notification channel that is made only when its handler sends the first
 /// notification ([`NotificationSink::lazy`]). Most requests send none, and a tokio channel
-/// is two allocations (about 1.6 KB with its first block of slots) and about a thousand
-/// instructions made and dropped per request (issue #8, `docs/PERFORMANCE.md`).
+/// is two allocations (about 1.6 KB with its first block of slots) and the work of
+/// making and dropping them on every request.
 ///
 /// The transport holds it beside the handler: [`poll_receiver`](Self::poll_receiver)
 /// hands over the receiving half once the channel exists, and [`close`](Self::close) ends

@@ -1,5 +1,5 @@
 //! `LazyChannel`: a request's notification channel made at its first notification, as
-//! the HTTP transport uses it for every request (issue #8).
+//! the HTTP transport uses it for every request.
 
 use std::future::poll_fn;
 use std::sync::Arc;

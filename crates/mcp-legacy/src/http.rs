@@ -396,10 +396,9 @@ impl<H: Handler> Shared<H> {
     ) -> Response<DualEraBody> {
         #[cfg(feature = "http-sse")]
         if self.is_sse_transport(&request) {
-            if let Some(refused) = self.refuse_host_or_origin(request.uri(), request.headers()) {
+            if let Some(refused) = self.refuse_or_sweep(&request) {
                 return refused;
             }
-            self.sweep();
             return self.sse_transport(request, peer).await;
         }
         if self
@@ -409,10 +408,9 @@ impl<H: Handler> Shared<H> {
         {
             return self.modern(request).await;
         }
-        if let Some(refused) = self.refuse_host_or_origin(request.uri(), request.headers()) {
+        if let Some(refused) = self.refuse_or_sweep(&request) {
             return refused;
         }
-        self.sweep();
         let session_id = request
             .headers()
             .get(SESSION_ID)
@@ -509,6 +507,17 @@ impl<H: Handler> Shared<H> {
         )
         .err()
         .map(|(status, reason)| refusal(status, reason))
+    }
+
+    /// What every request for the legacy paths passes first: its `Host` and `Origin`
+    /// checked ([`refuse_host_or_origin`](Self::refuse_host_or_origin)), and only for a
+    /// request they accept, the sessions that are over swept ([`sweep`](Self::sweep)).
+    fn refuse_or_sweep<B>(&self, request: &Request<B>) -> Option<Response<DualEraBody>> {
+        let refused = self.refuse_host_or_origin(request.uri(), request.headers());
+        if refused.is_none() {
+            self.sweep();
+        }
+        refused
     }
 
     /// Ends the sessions that are over (not completed within the grace period, or idle

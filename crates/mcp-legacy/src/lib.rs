@@ -56,8 +56,7 @@
 //! it translates and delegates to `mcp-server` and `mcp-client` through their
 //! seams. It never adds era branches to the crates below it.
 //!
-//! Implemented by issue #6; the 2025-11-25 experimental tasks by issue #10,
-//! hardening of sessions by issue #11. Built: [`server::DualEra`], the dual-era
+//! Built: [`server::DualEra`], the dual-era
 //! server for one connection (stdio), and `http::DualEraHttp` (feature `http`), both
 //! eras on one Streamable HTTP endpoint, with the 2024-11-05 HTTP+SSE transport beside
 //! it (feature `http-sse`); and the dual-era client, [`client::Connector`], over stdio

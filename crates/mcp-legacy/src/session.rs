@@ -504,5 +504,5 @@ pub(crate) fn parse(raw: &RawValue) -> Result<Value, ErrorObject> {
 }
 
 pub(crate) fn raw<T: serde::Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, ErrorObject> {
-    mcp_jsonrpc::json::to_raw_value(value).map_err(|e| ErrorObject::internal(e.to_string()))
+    mcp_json::to_raw_value(value).map_err(|e| ErrorObject::internal(e.to_string()))
 }

@@ -1,4 +1,4 @@
-//! The legacy Streamable HTTP client's own limits (issue #11), each at the limit and one
+//! The legacy Streamable HTTP client's own limits, each at the limit and one
 //! past it, against a scripted 2025-06-18 server on 127.0.0.1 (axum):
 //!
 //! - [`MAX_RESUMES`]: a `tools/call` whose POST stream ends after an event with an id,

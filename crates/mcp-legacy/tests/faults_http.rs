@@ -1,4 +1,4 @@
-//! Fault injection on Streamable HTTP (issue #11): the dual-era endpoint (`DualEraHttp`
+//! Fault injection on Streamable HTTP: the dual-era endpoint (`DualEraHttp`
 //! on 127.0.0.1) behind a TCP proxy that resets a connection (RST, not a clean close)
 //! right after it forwarded a progress event, and clients that vanish while their call
 //! runs. The outcomes are those of `docs/2026-07-28/basic/transports/streamable-http.mdx`

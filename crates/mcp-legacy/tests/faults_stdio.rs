@@ -1,4 +1,4 @@
-//! Fault injection over stdio (issue #11): a real server process, `mcp-dual-era-demo
+//! Fault injection over stdio: a real server process, `mcp-dual-era-demo
 //! --faults`, killed mid-request, mid-stream and mid-restart, and a server that never
 //! answers. Each test states the outcome `docs/2026-07-28/basic/transports/stdio.mdx`, the
 //! cancellation rules of `docs/2026-07-28/basic/utilities/cancellation.mdx` and the

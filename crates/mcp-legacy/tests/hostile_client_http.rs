@@ -1,4 +1,4 @@
-//! Hostile legacy servers against the dual-era client over HTTP (issue #11): a raw
+//! Hostile legacy servers against the dual-era client over HTTP: a raw
 //! HTTP/1.1 server on 127.0.0.1 (the client tests' `support::http`) that refuses the
 //! modern probe, so the client opens a 2025-11-25 Streamable HTTP session, then answers
 //! the handshake or one request of each case with hostile content. Each case asserts the

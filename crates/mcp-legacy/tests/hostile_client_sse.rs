@@ -1,5 +1,5 @@
-//! Hostile servers against the dual-era client's 2024-11-05 HTTP+SSE transport (issue
-//! #11): a raw HTTP/1.1 server on 127.0.0.1 (the client tests' `support::http`) refuses
+//! Hostile servers against the dual-era client's 2024-11-05 HTTP+SSE transport:
+//! a raw HTTP/1.1 server on 127.0.0.1 (the client tests' `support::http`) refuses
 //! the modern probe (400) and the Streamable HTTP `initialize` (405), so the client falls
 //! back to the old transport: a GET whose first event, `endpoint`, names the URL it POSTs
 //! to, with every answer on that GET stream. The server then misbehaves on the stream (no

@@ -1,4 +1,4 @@
-//! Hostile input on Streamable HTTP (issue #11): the dual-era endpoint
+//! Hostile input on Streamable HTTP: the dual-era endpoint
 //! (`DualEraHttp` on 127.0.0.1), fed the table of `hostile_common` as POST bodies in the
 //! modern era and in a 2025-11-25 session, then the header rules of
 //! `docs/2026-07-28/basic/transports/streamable-http.mdx` (Security & Endpoint, Sending

@@ -1,4 +1,4 @@
-//! Hostile input on stdio (issue #11): the dual-era server behind the real line framing
+//! Hostile input on stdio: the dual-era server behind the real line framing
 //! (`mcp_transport_stdio::LineReader` and `LineWriter` over an in-process pipe), fed the
 //! table of `hostile_common` in the modern era and in a 2025-11-25 session, on one
 //! connection each. After every case the same pipe must still answer a valid request, and

@@ -1,4 +1,4 @@
-//! The server core without a transport (issue #8): `Server::handle` on a parsed request,
+//! The server core without a transport: `Server::handle` on a parsed request,
 //! the way the engine calls it, for the hot methods and the validation of a realistic
 //! input schema. `cargo bench -p mcp-server --bench dispatch`; the baselines in each
 //! group (parsing the same params into a `Value`) put the figures in proportion.

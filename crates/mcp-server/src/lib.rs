@@ -2,8 +2,9 @@
 //!
 //! A server built with this crate registers tools, resources (fixed URIs and
 //! RFC 6570 templates), prompts and a completion handler, and serves them over
-//! any transport `mcp-jsonrpc` accepts. The stdio and Streamable HTTP transports
-//! are optional, behind cargo features. Spec paths
+//! any transport `mcp-jsonrpc` accepts. The stdio transport is behind the `stdio`
+//! feature (on by default); Streamable HTTP is served by `mcp-transport-http`, which
+//! takes any `mcp_jsonrpc::Handler`, this server included. Spec paths
 //! `docs/<revision>/<page>.mdx` name the pages at
 //! `https://modelcontextprotocol.io/specification/<revision>/<page>`. It implements:
 //!
@@ -56,9 +57,6 @@
 //! only protocol messages. It never spells a method string; the method traits
 //! of `mcp-types` do. It never depends on a transport crate except behind that
 //! transport's cargo feature.
-//!
-//! Implemented by issue #4; authorization by issue #9, the Tasks, Apps and
-//! Skills extensions by issue #10, hardening by issue #11, performance by issue #8.
 
 #![forbid(unsafe_code)]
 

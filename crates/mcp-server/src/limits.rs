@@ -1,4 +1,4 @@
-//! The server core's own bounds on what clients may hold (issue #11; every limit of the
+//! The server core's own bounds on what clients may hold (every limit of the
 //! workspace is listed in `docs/RELIABILITY.md`): how many `subscriptions/listen` streams
 //! one principal keeps open, and how long a synchronous tool call may run.
 

@@ -1,7 +1,7 @@
 //! The server: a registry of tools, resources and prompts, and the dispatch of every
 //! 2026-07-28 request to them (`docs/2026-07-28/server/*`, `basic/index.mdx`).
 
-use mcp_jsonrpc::find::Substring;
+use mcp_json::find::Substring;
 use std::sync::{Arc, LazyLock, PoisonError, RwLock, RwLockReadGuard};
 use std::time::Duration;
 
@@ -226,7 +226,7 @@ fn parse<T: serde::de::DeserializeOwned>(params: &str) -> Result<T, ErrorObject>
 }
 
 fn to_raw(value: &impl Serialize) -> Result<Box<RawValue>, ErrorObject> {
-    mcp_jsonrpc::json::to_raw_value(value)
+    mcp_json::to_raw_value(value)
         .map_err(|e| ErrorObject::internal(format!("cannot encode the result: {e}")))
 }
 
@@ -266,7 +266,7 @@ impl<T> Member<T> {
 fn check_input_responses(params: &str) -> Result<(), ErrorObject> {
     // Most requests carry no `inputResponses`: a scan for the key (and for a `\u` escape,
     // which could spell it otherwise) spares them a second parse of their params. The
-    // scans are SIMD substring searches (`mcp_jsonrpc::find`: no CPU feature detection for
+    // scans are SIMD substring searches (`mcp_json::find`: no CPU feature detection for
     // small params), cheap next to a parse even for large arguments.
     static KEY: LazyLock<Substring> = LazyLock::new(|| Substring::new(b"inputResponses"));
     static ESCAPE: LazyLock<Substring> = LazyLock::new(|| Substring::new(b"\\u"));
@@ -303,9 +303,8 @@ std::thread_local! {
 
 /// A request's `_meta` from its text. A client sends the same `_meta` with every request,
 /// so the last one read on this thread (up to [`REMEMBERED_META`] bytes) is kept with its
-/// text and shared when the text is the same: comparing costs a fraction of the parse
-/// (about 2.5 k instructions per call; issue #8, `docs/PERFORMANCE.md`), and sharing
-/// spares a copy of its 1 KB.
+/// text and shared when the text is the same: comparing costs a fraction of the parse,
+/// and sharing spares a copy of its 1 KB.
 pub(crate) fn request_meta(raw: &RawValue) -> Result<Arc<RequestMetaObject>, serde_json::Error> {
     let text = raw.get();
     LAST_META.with_borrow_mut(|last| {
@@ -515,7 +514,7 @@ impl Server {
         mut result: T,
     ) -> Result<Box<RawValue>, ErrorObject> {
         match (result.meta_mut(), &self.inner.meta_json) {
-            (None, Some(meta)) => mcp_jsonrpc::json::to_raw_object_led_by("_meta", meta, &result)
+            (None, Some(meta)) => mcp_json::to_raw_object_led_by("_meta", meta, &result)
                 .map_err(|e| ErrorObject::internal(format!("cannot encode the result: {e}"))),
             (meta, _) => {
                 let meta = meta.get_or_insert_with(ResultMetaObject::new);
@@ -558,8 +557,7 @@ impl Server {
         // `inputResponses` included, unchecked span or not (`Params`). The other methods
         // are boxed: this future (which the engine copies into a box of its own per
         // request) is then only as large as a `tools/call`'s, and the function that polls
-        // it holds a `tools/call`'s code, 15 KB rather than 32 KB with every method's
-        // (issue #8, `docs/PERFORMANCE.md`).
+        // it holds a `tools/call`'s code, 15 KB rather than 32 KB with every method's.
         if method == method::TOOLS_CALL {
             return self.call_tool(&params, rpc).await;
         }

@@ -27,8 +27,8 @@ use crate::tasks::{TaskStart, TaskSupport};
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 /// A tool's handler. Its result comes boxed: a `CallToolResult` is 344 bytes, and on its
 /// way to the frame (the panic guard, the checks, the engine's layers) it was moved about
-/// seven times, 4 % of the stdio server's time per small call (issue #8,
-/// `docs/PERFORMANCE.md`); boxed where the handler returns it, it moves as a pointer.
+/// seven times, 4 % of the stdio server's time per small call; boxed where the handler
+/// returns it, it moves as a pointer.
 type ToolFn =
     Arc<dyn Fn(Value, Context) -> BoxFuture<Result<Box<CallToolResult>, ToolError>> + Send + Sync>;
 
@@ -171,10 +171,10 @@ fn compile(
 /// registration, so that a bad one is an error there. A schema that `schemars` derived from
 /// a Rust type ([`ToolDef::typed`], [`ToolDef::structured`]) is compiled on the tool's
 /// first call: it is well formed by construction, and a server's start-up then pays only
-/// for what it uses (compiling one costs ~40 k instructions; issue #8's cold start,
-/// `docs/PERFORMANCE.md`). Should such a schema still not compile (a hand-written
-/// `JsonSchema` impl, a `#[schemars(regex)]` that is no regex), every call of the tool
-/// fails with an internal error (-32603) that says why, and the reason is logged.
+/// for what it uses (compiling one is a noticeable part of a cold start). Should such a
+/// schema still not compile (a hand-written `JsonSchema` impl, a `#[schemars(regex)]` that
+/// is no regex), every call of the tool fails with an internal error (-32603) that says
+/// why, and the reason is logged.
 pub(crate) struct Check {
     /// The schema accepts every JSON object ([`accepts_any_object`]): the arguments of a
     /// call, always an object, need no validator.
@@ -518,8 +518,8 @@ impl ToolDef {
             return Ok(json);
         }
         let json = match ui {
-            Some(ui) => mcp_jsonrpc::json::to_raw_value(&crate::apps::linked_tool(&self.tool, ui))?,
-            None => mcp_jsonrpc::json::to_raw_value(&self.tool)?,
+            Some(ui) => mcp_json::to_raw_value(&crate::apps::linked_tool(&self.tool, ui))?,
+            None => mcp_json::to_raw_value(&self.tool)?,
         };
         Ok(cell.get_or_init(|| json))
     }

@@ -1,4 +1,4 @@
-//! The server core's limits (`mcp_server::Limits`, issue #11), each at the limit and one
+//! The server core's limits (`mcp_server::Limits`), each at the limit and one
 //! past it: open `subscriptions/listen` streams per principal, and the time a synchronous
 //! tool call may run. The server is called as the engine's `Handler`, the way every
 //! transport calls it, with the principal an authenticating transport would attach.

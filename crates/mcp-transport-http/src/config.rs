@@ -97,11 +97,11 @@ pub struct HttpServerConfig {
     pub write_timeout: Duration,
     /// The most header fields a request may carry (default 100, hyper's own). Past it the
     /// connection gets `431`. Only [`HttpServer`](crate::HttpServer) enforces it. Any other
-    /// value costs about 1 k instructions per request (a fraction of a microsecond): hyper
-    /// then sets up its two header arrays element by element and copies them, where for
-    /// its default it leaves them uninitialized (`docs/PERFORMANCE.md`).
+    /// value costs more per request: hyper then sets up its two header arrays element by
+    /// element and copies them, where for its default it leaves them uninitialized.
     pub max_headers: usize,
-    /// The largest request head in bytes (default 64 KiB, at least 8 KiB). Past it the
+    /// The largest request head in bytes (default 64 KiB, at least 8 KiB): the request line
+    /// and the header lines, counted as sent and also with the usual spacing. Past it the
     /// connection gets `431`. Only [`HttpServer`](crate::HttpServer) enforces it.
     pub max_head_bytes: usize,
     /// The `Host` values accepted (default: loopback names, any port). Others get `403`;
@@ -151,8 +151,8 @@ pub struct HttpServerConfig {
     /// `haltpoll.guest_halt_poll_ns=0`, as on the benchmark's host) waking an idle CPU is
     /// a trip through the hypervisor: tens of microseconds on every request. Polling the
     /// socket (`MSG_PEEK`, yielding the CPU between looks) for a short while keeps the CPU
-    /// awake for the likely next request; with one call at a time it took the benchmark's
-    /// median round trip from 78–85 to 47–48 µs, for up to this much CPU per idle period.
+    /// awake for the likely next request; with one call at a time it cut the benchmark's
+    /// median round trip by more than a third, for up to this much CPU per idle period.
     ///
     /// The poll stops at once when the thread's CPU is wanted by another thread (a look
     /// that took more than a few microseconds means the thread was preempted), and a thread

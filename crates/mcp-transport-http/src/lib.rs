@@ -127,9 +127,6 @@
 //! sessions, the GET stream, batches and the 2024-11-05 HTTP+SSE transport belong to
 //! `mcp-legacy`. Among the workspace crates it depends on `mcp-jsonrpc`, and on `mcp-types`
 //! for error codes, request ids and method names only.
-//!
-//! The server half is implemented by issue #4, the client half by issue #5, authorization
-//! by issue #9; hardened by issue #11 and measured by issue #8.
 
 #![forbid(unsafe_code)]
 

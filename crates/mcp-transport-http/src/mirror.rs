@@ -326,14 +326,14 @@ impl<'a> Peek<'a> {
         .and_then(|peek| de.end().map(|()| peek))
     }
 
-    /// [`read`](Self::read) by `mcp_jsonrpc::scan`, which finds where each value ends
+    /// [`read`](Self::read) by `mcp_json::scan`, which finds where each value ends
     /// sixteen bytes a round (a large `arguments` value is mostly a long string) and
     /// accepts exactly what `serde_json` accepts (its tests hold it to that). `None` for
     /// anything [`read`](Self::read) could refuse, which then reads the text again: a
     /// malformed text, or a member these rules read given twice. As there, a `null` value
     /// counts as absent.
     fn scan(params: &'a str, mirrored: Option<&str>, tool_call: bool) -> Option<Self> {
-        use mcp_jsonrpc::scan::{skip_whitespace, string_end, value_end};
+        use mcp_json::scan::{skip_whitespace, string_end, value_end};
         let text = params.as_bytes();
         let mut at = skip_whitespace(text, 0);
         if text.get(at) != Some(&b'{') {
@@ -422,9 +422,8 @@ std::thread_local! {
 impl<'a> Meta<'a> {
     /// The members of a `_meta` object's text. A client sends the same `_meta` with every
     /// request, so the last one read on this thread is remembered: the same text again is
-    /// compared, not parsed (a parse skips the whole `clientCapabilities` value; issue #8,
-    /// `docs/PERFORMANCE.md`), and the protocol version is borrowed from the new text at
-    /// the place the parse found it.
+    /// compared, not parsed (a parse skips the whole `clientCapabilities` value), and the
+    /// protocol version is borrowed from the new text at the place the parse found it.
     fn read(text: &'a str) -> Result<Self, Rejection> {
         let remembered = LAST_META.with_borrow(|last| {
             last.as_ref()

@@ -8,9 +8,9 @@
 //! head, and each head's sleep only moves its deadline: a later deadline is an atomic store
 //! in tokio (the wheel entry stays where it was and, when it comes due early, is filed
 //! again for the rest), so a request pays for a boxed deadline and a lock that nothing else
-//! contends. Measured with callgrind (issue #8, docs/PERFORMANCE.md): 37.36 k -> 37.17 k
-//! user-space instructions a small call; the timeout as a whole costs about 1.5 k a call,
-//! the rest of it in hyper's own connection code.
+//! contends. Measured with callgrind, that saves a little of every small call's work; most
+//! of what the timeout costs a call is in hyper's own connection code, which this leaves
+//! as is.
 //!
 //! The timeout's meaning does not change: a head not complete within the timeout of the
 //! moment hyper started waiting for it gets hyper's `408` and the connection closes. A

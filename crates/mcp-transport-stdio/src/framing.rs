@@ -34,7 +34,7 @@ pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 /// How much room a fresh read buffer gets beyond a partial line. The frames handed out
 /// are slices of the buffer, so a reader of small messages cycles through all of its
 /// first allocation, which stays resident: 16 KiB holds a few dozen requests, and a long
-/// line grows the buffer (`make_room`) to hold several of its kind (issue #8: 64 KiB here
+/// line grows the buffer (`make_room`) to hold several of its kind (64 KiB here
 /// kept 48 KiB more of a small server resident, for reads that rarely filled it).
 const READ_CHUNK: usize = 16 * 1024;
 
@@ -174,7 +174,7 @@ impl<R> LineReader<R> {
             match self.state {
                 ReadState::Done => return None,
                 ReadState::Discard => {
-                    if let Some(newline) = mcp_jsonrpc::find::byte(b'\n', &self.buf) {
+                    if let Some(newline) = mcp_json::find::byte(b'\n', &self.buf) {
                         self.buf.advance(newline + 1);
                         self.state = ReadState::Scan;
                     } else {
@@ -185,7 +185,7 @@ impl<R> LineReader<R> {
                     }
                 }
                 ReadState::Scan => {
-                    let Some(offset) = mcp_jsonrpc::find::byte(b'\n', &self.buf[self.scanned..])
+                    let Some(offset) = mcp_json::find::byte(b'\n', &self.buf[self.scanned..])
                     else {
                         self.scanned = self.buf.len();
                         // The partial line may still end in a `\r` that its newline will
@@ -442,7 +442,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> FrameWriter for LineWriter<W> {
     /// engine does not drop it, and the write timeout bounds how long it can take.
     async fn write_frame(&mut self, frame: Bytes) -> Result<(), TransportError> {
         self.check_open()?;
-        if mcp_jsonrpc::find::either(b'\n', b'\r', &frame).is_some() {
+        if mcp_json::find::either(b'\n', b'\r', &frame).is_some() {
             return Err(TransportError::Io(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "a frame must not contain a line break",
@@ -478,7 +478,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> FrameWriter for LineWriter<W> {
         let idle = matches!(self.state, WriteState::Open) && self.writer.buffer().is_empty();
         if !idle
             || frame.len() >= WRITE_BUFFER
-            || mcp_jsonrpc::find::either(b'\n', b'\r', frame).is_some()
+            || mcp_json::find::either(b'\n', b'\r', frame).is_some()
         {
             return WriteNow::Later;
         }

@@ -41,8 +41,6 @@
 //! method name, and never depend on `mcp-server`, `mcp-client` or `mcp-legacy`; it depends on
 //! `mcp-jsonrpc` only. It never writes anything but protocol messages to the
 //! stdout of a stdio server, and never reads the child's stderr as an error.
-//!
-//! Implemented by issue #3; hardened by issue #11 and measured by issue #8.
 
 #![forbid(unsafe_code)]
 

@@ -2,8 +2,8 @@
 //!
 //! `tokio::io::stdin()` and `stdout()` run every read and write on tokio's blocking
 //! thread pool: each one is a hand-off to another thread and back, and each write is first
-//! copied into std's line-buffered stdout. A stdio server spends most of its time there
-//! (issue #8, `docs/PERFORMANCE.md`). When standard input or output is a pipe, which is
+//! copied into std's line-buffered stdout. A stdio server spends most of its time there.
+//! When standard input or output is a pipe, which is
 //! how every MCP client launches a server (`docs/2026-07-28/basic/transports/stdio.mdx`),
 //! these streams drive it in non-blocking mode on the runtime's reactor instead, like any
 //! socket. Anything else (a file, a terminal, a socket) keeps tokio's blocking streams.

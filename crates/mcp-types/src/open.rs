@@ -4,7 +4,7 @@
 //! serde's `#[serde(flatten)]` would keep the unknown members too, but it reads the whole
 //! object into serde's private buffer first and then reads each field from that: every key
 //! and every string is allocated once more. `_meta` is an open object on every request, so
-//! the generated code reads open objects in one pass instead (issue #8): known members go
+//! the generated code reads open objects in one pass instead: known members go
 //! straight to their fields, the others into `extra`, with the errors serde's derive gives
 //! (a missing required member, a member given twice).
 

@@ -27,7 +27,7 @@ const NOT_GENERATED: &[&str] = &[
     "Notification",
     // 2024-11-05's mixin for annotated content; its members live in each content type.
     "Annotated",
-    // 2025-03-26's batches: the engine reads batches as arrays of messages (issue #3).
+    // 2025-03-26's batches: the engine reads batches as arrays of messages.
     "JSONRPCBatchRequest",
     "JSONRPCBatchResponse",
 ];
@@ -184,7 +184,7 @@ fn check_revision(revision: &str, legacy: bool) {
                     m.insert("id".into(), json!(1));
                 }
             }
-            // 2025-03-26's batches are arrays of messages; the engine reads those (issue #3).
+            // 2025-03-26's batches are arrays of messages; the engine reads those.
             if instance.is_array() && name == "JSONRPCMessage" {
                 continue;
             }

@@ -1,5 +1,5 @@
 //! The tables `cargo xtask bench` prints (those of `docs/PERFORMANCE.md`): the figures per
-//! server, the tool scenarios, ours against rmcp and the floor with issue #8's goals, and
+//! server, the tool scenarios, ours against rmcp and the floor with the goals, and
 //! our client against `mcp-load`.
 
 use std::collections::BTreeMap;
@@ -205,7 +205,7 @@ pub(super) fn render(
     let _ = writeln!(out, "\nOurs against rmcp and the floor (same run):\n");
     let _ = writeln!(
         out,
-        "| figure | ours | rmcp | floor | ours ÷ rmcp | ours ÷ floor | goal (issue #8) |"
+        "| figure | ours | rmcp | floor | ours ÷ rmcp | ours ÷ floor | goal |"
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---|");
     let rows: [Row; 19] = [
@@ -392,7 +392,7 @@ pub(super) fn render(
     );
     let _ = writeln!(
         out,
-        "| transport | mcp-load calls/s | our client calls/s | our client ÷ mcp-load | driver CPU per call (mcp-load / our client) | p99 (mcp-load / our client) | goal (issue #8) |"
+        "| transport | mcp-load calls/s | our client calls/s | our client ÷ mcp-load | driver CPU per call (mcp-load / our client) | p99 (mcp-load / our client) | goal |"
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---|");
     let rows = [

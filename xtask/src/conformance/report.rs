@@ -117,8 +117,8 @@ impl Requirements {
     /// Judges the extension scenarios too: moves every `not_scored` entry whose reason is
     /// `extension` into [`Requirements::extensions`] and adds `extra`, the extension
     /// scenarios the requirement set does not name at all (the suite runs those one by
-    /// one). The revision never requires an extension, but this workspace implements them
-    /// (issue #10), so a failure is a regression like any other.
+    /// one). The revision never requires an extension, but this workspace implements them,
+    /// so a failure is a regression like any other.
     pub(crate) fn judge_extensions(&mut self, extra: &[&str]) {
         let (extensions, rest): (Vec<NotScored>, Vec<NotScored>) =
             std::mem::take(&mut self.not_scored)

@@ -1,4 +1,4 @@
-//! The load and soak test binary of issue #11, which `cargo xtask soak` builds and runs
+//! The load and soak test binary, which `cargo xtask soak` builds and runs
 //! (see `docs/RELIABILITY.md`, Load and soak). It drives the real `mcp serve-example
 //! --soak-tools` process with this workspace's own clients:
 //!

@@ -220,8 +220,7 @@ impl Client {
                 let version = self.version();
                 // Each attempt in a box of its own, written in place: the HTTP request's
                 // state (2.3 KB) would otherwise size every call's future, which each
-                // caller's `.await` moves (copies) whole; a box costs less than the copies
-                // (issue #8, `docs/PERFORMANCE.md`).
+                // caller's `.await` moves (copies) whole; a box costs less than the copies.
                 let send = || {
                     Box::into_pin(Box::write(
                         Box::new_uninit(),

@@ -1,6 +1,6 @@
 //! What the client's tests share: scripted servers that say exactly what a test tells them
 //! to (over the real stdio line framing, or as a raw HTTP/1.1 server on 127.0.0.1), and a
-//! panic counter for the hostile-server suites (issue #11).
+//! panic counter for the hostile-server suites.
 
 #![allow(
     dead_code,

@@ -100,7 +100,7 @@ impl Script {
         self.send(&response(to, body)).await;
     }
 
-    /// The probe after a hostile case (issue #11): a `tools/list` on the same connection,
+    /// The probe after a hostile case: a `tools/list` on the same connection,
     /// answered with the line `valid` makes of it, succeeds with no tools, and is the very
     /// next thing the client sends. `name` names the case in a failure.
     pub(crate) async fn probe(

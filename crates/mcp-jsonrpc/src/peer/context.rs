@@ -156,8 +156,8 @@ impl TransportInfo {
 /// A request's cancellation token, made when first needed: by a handler that asks for it
 /// ([`RequestContext::cancellation`]), or by whatever cancels the request. Most requests
 /// are answered without either, and a `CancellationToken` costs an allocation and a lock
-/// at each clone, drop and check (about 7 % of the stdio server's time per small call,
-/// issue #8, `docs/PERFORMANCE.md`); this slot costs one small allocation and atomics.
+/// at each clone, drop and check (about 7 % of the stdio server's time per small call);
+/// this slot costs one small allocation and atomics.
 /// Clones share the slot, so every clone sees the same token.
 #[derive(Debug, Clone, Default)]
 pub(super) struct CancelSlot(Arc<std::sync::OnceLock<CancellationToken>>);

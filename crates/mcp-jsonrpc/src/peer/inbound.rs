@@ -41,7 +41,7 @@ pub(super) async fn drive<R: FrameReader, H: Handler>(
     let permits = Arc::new(Semaphore::new(shared.config.max_concurrency.max(1)));
     let tracker = TaskTracker::new();
     // One wait for shutdown for the whole loop: a `cancelled()` made per frame joined and
-    // left the token's list of waiters (a lock each way, ~0.4 k instructions per
+    // left the token's list of waiters (a lock each way, on every
     // request). A frame the reader has at hand is taken without polling it; shutdown is
     // then seen at the top of the next turn.
     let reason = {
@@ -146,7 +146,7 @@ impl<H: Handler> Dispatch<'_, H> {
             // batch, a malformed frame answered) waits in a box of its own. This future is
             // moved into the reader's state once per frame, copied whole: with the rare
             // paths inline it was twice the size of a request's (1,440 bytes), and
-            // `memmove` was 7% of a stdio server's samples (issue #8).
+            // `memmove` was 7% of a stdio server's samples.
             Ok(Decoded::Single(Message::Response(response))) => {
                 self.response(response);
                 Ok(())
@@ -300,7 +300,7 @@ impl<H: Handler> Dispatch<'_, H> {
 
         let id = request.id.clone();
         // A token of its own, not a child of a connection-wide one: a child joins and
-        // leaves its parent's list under two locks (0.65 k instructions per request).
+        // leaves its parent's list under two locks, on every request.
         // Going away, the connection cancels the requests still in flight through the
         // in-flight table (`cancel_inbound`); one answered on its first poll is never in
         // it, and nothing could have cancelled it meanwhile. The token itself is made

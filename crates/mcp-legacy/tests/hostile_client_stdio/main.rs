@@ -1,4 +1,4 @@
-//! Hostile legacy servers against the dual-era client over stdio (issue #11): the client
+//! Hostile legacy servers against the dual-era client over stdio: the client
 //! spawns a real child (`sh` relaying its stdin and stdout to two FIFOs this test holds),
 //! so it runs exactly as `Connector::connect_stdio` runs it (the probe, the
 //! `initialize` handshake, the line framing and the engine's stdio configuration), while

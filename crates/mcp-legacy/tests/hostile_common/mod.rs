@@ -1,4 +1,4 @@
-//! What the hostile-input suites share (issue #11): the server under attack, the table of
+//! What the hostile-input suites share: the server under attack, the table of
 //! hostile messages with the exact answer each must get, and a panic counter.
 //!
 //! Each suite (`hostile_stdio.rs`, `hostile_http.rs`) feeds the same table to the server

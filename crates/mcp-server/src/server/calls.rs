@@ -158,7 +158,7 @@ const REST_COPIED: usize = 4 << 10;
 /// members, without whitespace): a JSON object's text ends where the object ends, so the
 /// text that begins with a whole object's text holds that object there, and the rest is
 /// read alone. Reading `_meta` only to find its end was 7 % of the stdio server's
-/// instructions per small call (issue #8, `docs/PERFORMANCE.md`). `None` when the params
+/// instructions per small call. `None` when the params
 /// are anything else, or do not read this way: they are then read whole, which gives the
 /// same result or the same error (a duplicate `_meta` included).
 fn remembered_call(raw_params: &str) -> Option<(Arc<RequestMetaObject>, CallParams<()>)> {

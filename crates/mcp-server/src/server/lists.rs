@@ -134,7 +134,7 @@ impl Server {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| ErrorObject::internal(format!("cannot encode a tool: {e}")))?;
         let cache = self.cache_policy(CacheKind::Tools, authenticated);
-        mcp_jsonrpc::json::to_raw_value(&ToolsPage {
+        mcp_json::to_raw_value(&ToolsPage {
             meta: self.result_meta(),
             result_type: mcp_types::ResultType::Complete,
             tools,

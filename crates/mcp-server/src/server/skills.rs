@@ -100,7 +100,7 @@ impl SkillsEngine {
         let entries = skills
             .skills
             .iter()
-            .map(|s| mcp_jsonrpc::json::to_raw_value(&s.entry()))
+            .map(|s| mcp_json::to_raw_value(&s.entry()))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| Error::InvalidSkill {
                 skill: String::new(),

@@ -1,4 +1,4 @@
-//! The authorization end-to-end test (issue #9): a real, independently written OpenID
+//! The authorization end-to-end test: a real, independently written OpenID
 //! provider — panva's `oidc-provider`, pinned in `tests/oidc/provider/package.json` and
 //! installed by `tests/oidc/provider/setup.sh` (once per test binary, `npm ci
 //! --ignore-scripts`) — issues JWT access tokens for our protected MCP server

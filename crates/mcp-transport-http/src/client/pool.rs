@@ -3,11 +3,11 @@
 //! A client talks to one origin, so its pool needs no key: a stack of idle HTTP/1.1
 //! connections, and at most one HTTP/2 connection that every call shares (`https://` only,
 //! where the server picks `h2` by ALPN). hyper-util's general-purpose pool, which this
-//! replaces, cost about a fifth of our client's instructions per call (issue #8,
-//! `docs/PERFORMANCE.md`): a key hashed and compared per request, a race between checkout
-//! and a new connection, and a spawned task per response to notice its connection idle.
-//! HTTP/1.1 is the `wire` module's, driven by the call that holds the connection; HTTP/2 is
-//! hyper's, a task per connection.
+//! replaces, cost about a fifth of our client's instructions per call: a key hashed and
+//! compared per request, a race between checkout and a new connection, and a spawned task
+//! per response to notice its connection idle (`docs/PERFORMANCE.md`, "Kept, and why",
+//! has what this module and `wire` gain together). HTTP/1.1 is the `wire` module's, driven
+//! by the call that holds the connection; HTTP/2 is hyper's, a task per connection.
 //!
 //! Invariants:
 //!

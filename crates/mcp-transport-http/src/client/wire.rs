@@ -6,9 +6,8 @@
 //! the socket, after which the connection goes back to the pool. hyper's client connection
 //! (which this replaces for HTTP/1.1; hyper still speaks HTTP/2) runs as a task that each
 //! request and each body chunk is handed to and back from through channels: about half
-//! of our client's instructions per small call (issue #8, `docs/PERFORMANCE.md`, "Our
-//! client's HTTP/1.1 without a connection task"). Heads are parsed by `httparse`, hyper's
-//! own parser.
+//! of our client's instructions per small call (`docs/PERFORMANCE.md`, "Kept, and why",
+//! has the gain). Heads are parsed by `httparse`, hyper's own parser.
 //!
 //! Invariants:
 //!
@@ -124,8 +123,8 @@ pub(super) struct Head {
 /// The media type of a reply read with [`Kept::Content`] whose only kept field is a
 /// `Content-Type` of exactly `application/json` or `text/event-stream`, on a success:
 /// nearly every MCP reply. Such a reply's header map is left empty (its fill, look-up,
-/// drop and recycling were about 0.4 k instructions of our client's 14 k per call: issue
-/// #8, `docs/PERFORMANCE.md`). Any other reply has its fields in its header map.
+/// drop and recycling were a small but measurable share of our client's work per call). Any
+/// other reply has its fields in its header map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Media {
     /// `Content-Type: application/json`, and no other kept field.
@@ -689,7 +688,7 @@ enum Step {
 fn decode_chunk(chunk: &mut Chunk, input: &mut BytesMut) -> io::Result<Step> {
     match *chunk {
         Chunk::Size => {
-            let Some(end) = mcp_jsonrpc::find::byte(b'\n', input) else {
+            let Some(end) = mcp_json::find::byte(b'\n', input) else {
                 if input.len() > MAX_LINE {
                     return Err(invalid("a chunk size line too long"));
                 }
@@ -728,7 +727,7 @@ fn decode_chunk(chunk: &mut Chunk, input: &mut BytesMut) -> io::Result<Step> {
             Ok(Step::Next)
         }
         Chunk::Trailers(seen, fields) => {
-            let Some(end) = mcp_jsonrpc::find::byte(b'\n', input) else {
+            let Some(end) = mcp_json::find::byte(b'\n', input) else {
                 if seen.saturating_add(input.len()) > MAX_TRAILERS {
                     return Err(invalid("trailer fields too long"));
                 }

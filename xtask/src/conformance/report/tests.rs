@@ -250,7 +250,7 @@ fn judges_baseline_entries_like_the_suite() {
 #[test]
 fn parses_baselines() {
     // The project's baseline lists no scored scenario of either leg: at most extension
-    // scenarios still being implemented (issue #10).
+    // scenarios still being implemented.
     let project = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/expected-failures.yml"),
     )
@@ -396,8 +396,8 @@ fn parses_captured_client_checks() {
 
 #[test]
 fn judges_the_client_capture_against_a_baseline_of_the_auth_scenarios() {
-    // The project's client baseline held these 25 entries until issue #9 emptied it;
-    // the capture below predates that, so it is judged against them.
+    // The project's client baseline held these 25 entries until the client's OAuth support
+    // emptied it; the capture below predates that, so it is judged against them.
     let text = "client:\n  - auth/metadata-default\n  - auth/metadata-var1\n  - auth/metadata-var2\n  - auth/metadata-var3\n  - auth/basic-cimd\n  - auth/scope-from-www-authenticate\n  - auth/scope-from-scopes-supported\n  - auth/scope-omitted-when-undefined\n  - auth/scope-step-up\n  - auth/scope-retry-limit\n  - auth/token-endpoint-auth-basic\n  - auth/token-endpoint-auth-post\n  - auth/token-endpoint-auth-none\n  - auth/pre-registration\n  - auth/resource-mismatch\n  - auth/offline-access-scope\n  - auth/offline-access-not-supported\n  - auth/authorization-server-migration\n  - auth/iss-supported\n  - auth/iss-not-advertised\n  - auth/iss-supported-missing\n  - auth/iss-wrong-issuer\n  - auth/iss-unexpected\n  - auth/iss-normalized\n  - auth/metadata-issuer-mismatch\n";
     let baseline = parse_baseline(text, "client").unwrap();
     assert_eq!(baseline.len(), 25);

@@ -3,9 +3,8 @@
 //! `memchr::memchr` and `memchr::memmem::Finder` pick AVX2 when the CPU has it, which they
 //! learn from `std::is_x86_feature_detected!`: the first search of the process runs std's
 //! whole detection, a handful of `cpuid` instructions. Under a hypervisor each `cpuid`
-//! traps to it; on the 2-core VMs of issue #8 one costs 10–14 µs, and the detection about
-//! 65 µs of a stdio server's cold start, which its first request (a line to find, a frame
-//! to check) always paid (`docs/PERFORMANCE.md`, "The run of 2026-12-05").
+//! traps to it, which makes the detection a noticeable part of a stdio server's cold
+//! start, which its first request (a line to find, a frame to check) always paid.
 //!
 //! On x86-64 an input under [`LARGE`] bytes is searched with memchr's SSE2 searchers, which
 //! need no detection (SSE2 is part of the architecture); a larger one with memchr's usual
@@ -13,14 +12,14 @@
 //! input, where the wider search repays it. Elsewhere these are memchr's own searchers.
 
 /// From this many bytes on, a search takes memchr's usual (detected) path on x86-64.
-/// Below it, SSE2 and AVX2 differ by a few dozen cycles.
+/// Below it, SSE2 and AVX2 differ too little to repay the detection.
 pub const LARGE: usize = 4 << 10;
 
 /// The index of the first `needle` in `haystack`.
 ///
 /// ```
-/// assert_eq!(mcp_jsonrpc::find::byte(b'\n', b"{}\n{}\n"), Some(2));
-/// assert_eq!(mcp_jsonrpc::find::byte(b'\n', b"{}"), None);
+/// assert_eq!(mcp_json::find::byte(b'\n', b"{}\n{}\n"), Some(2));
+/// assert_eq!(mcp_json::find::byte(b'\n', b"{}"), None);
 /// ```
 #[inline]
 pub fn byte(needle: u8, haystack: &[u8]) -> Option<usize> {
@@ -36,7 +35,7 @@ pub fn byte(needle: u8, haystack: &[u8]) -> Option<usize> {
 /// The index of the first `a` or `b` in `haystack`.
 ///
 /// ```
-/// assert_eq!(mcp_jsonrpc::find::either(b'\n', b'\r', b"ab\rc\n"), Some(2));
+/// assert_eq!(mcp_json::find::either(b'\n', b'\r', b"ab\rc\n"), Some(2));
 /// ```
 #[inline]
 pub fn either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
@@ -52,7 +51,7 @@ pub fn either(a: u8, b: u8, haystack: &[u8]) -> Option<usize> {
 /// A substring to look for, prepared once (for a `static`, in a `LazyLock`).
 ///
 /// ```
-/// let finder = mcp_jsonrpc::find::Substring::new(b"inputResponses");
+/// let finder = mcp_json::find::Substring::new(b"inputResponses");
 /// assert_eq!(finder.find(br#"{"inputResponses":{}}"#), Some(2));
 /// assert_eq!(finder.find(b"input"), None);
 /// ```

@@ -1,8 +1,8 @@
-//! `mcp_jsonrpc::scan` held to `serde_json`: on generated JSON and on mutations of it, a
+//! `mcp_json::scan` held to `serde_json`: on generated JSON and on mutations of it, a
 //! text is accepted by `value_end` (followed by whitespace only) exactly when `serde_json`
 //! reads it as an `IgnoredAny`, and the value's span is the one a `&RawValue` borrows.
 
-use mcp_jsonrpc::scan;
+use mcp_json::scan;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 

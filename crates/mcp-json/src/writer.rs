@@ -3,7 +3,7 @@
 //!
 //! `serde_json` looks every byte of a string up in its escape table. A tool result is
 //! mostly strings (the text blocks a model reads), and for a 64 KiB text that lookup was a
-//! third of a `tools/call`'s instructions (`docs/PERFORMANCE.md`). The writer here checks
+//! third of a `tools/call`'s instructions. The writer here checks
 //! words of eight bytes, two a round, for the bytes JSON must escape (`"`, `\` and the
 //! controls below U+0020, `docs/2026-07-28/basic/index.mdx` carries JSON text as RFC 8259
 //! defines it) and copies the runs between them whole. Everything else — numbers, floats, the
@@ -14,7 +14,7 @@
 //!
 //! ```
 //! let value = serde_json::json!({"text": "line\none \"quoted\"", "n": 1.5});
-//! let ours = mcp_jsonrpc::json::to_vec(&value)?;
+//! let ours = mcp_json::to_vec(&value)?;
 //! assert_eq!(ours, serde_json::to_vec(&value)?);
 //! # Ok::<(), serde_json::Error>(())
 //! ```
@@ -136,9 +136,9 @@ pub fn to_raw_value<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>> {
 /// # use serde_json::value::RawValue;
 /// let meta = RawValue::from_string(r#"{"v":1}"#.to_owned())?;
 /// let value = serde_json::json!({"a": true});
-/// let raw = mcp_jsonrpc::json::to_raw_object_led_by("_meta", &meta, &value)?;
+/// let raw = mcp_json::to_raw_object_led_by("_meta", &meta, &value)?;
 /// assert_eq!(raw.get(), r#"{"_meta":{"v":1},"a":true}"#);
-/// let empty = mcp_jsonrpc::json::to_raw_object_led_by("_meta", &meta, &serde_json::json!({}))?;
+/// let empty = mcp_json::to_raw_object_led_by("_meta", &meta, &serde_json::json!({}))?;
 /// assert_eq!(empty.get(), r#"{"_meta":{"v":1}}"#);
 /// # Ok::<(), serde_json::Error>(())
 /// ```
@@ -215,7 +215,7 @@ fn raw_written(write_into: impl FnOnce(&mut String) -> Result<()>) -> Result<Box
 
 /// Below this many bytes [`to_raw_value`] copies the text out of its scratch buffer; from
 /// it on, it hands the buffer itself over (a copy of a 64 KiB result was 8% of the
-/// server's instructions for a 64 KiB echo, `docs/PERFORMANCE.md`).
+/// server's instructions for a 64 KiB echo).
 const HAND_OVER: usize = 16 * 1024;
 
 /// `json`, text this writer wrote, as a `RawValue` without parsing or copying it: the
