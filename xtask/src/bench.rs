@@ -1,7 +1,8 @@
 //! `cargo xtask bench [--quick]`: issue #8's side-by-side measurement of our server against
 //! the official SDKs (rmcp, TypeScript, Python) and the machine's floor.
 //!
-//! 1. Builds `mcp-cli` (release, this workspace) and the benchmark-only workspace `bench/`
+//! 1. Builds `mcp-bench-server` (release, this workspace: our server as a user writes and
+//!    builds one, with the benchmark's tools) and the benchmark-only workspace `bench/`
 //!    (release: `mcp-load`, `floor`, `rmcp-server`, then `client-load` on its own so that
 //!    the main workspace's serde_json features do not reach the floor). `bench/` is not a
 //!    member of this workspace, so CI never builds rmcp. Installs the SDK peers pinned
@@ -286,20 +287,20 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         role,
         driver,
         era: "modern",
-        stdio: stdio.then(|| cmd(&bins.mcp, &["serve-example"])),
-        http: Some(cmd(&bins.mcp, http)),
+        stdio: stdio.then(|| cmd(&bins.server, &[])),
+        http: Some(cmd(&bins.server, http)),
         tools,
         tools_args: &["--bench-tools"],
         progress_http: &[],
     };
     let mut servers = vec![
         ours(
-            "ours (mcp serve-example)",
+            "ours (mcp-bench-server)",
             Role::Ours,
             Driver::McpLoad,
             true,
             true,
-            &["serve-example", "--http", "127.0.0.1:0"],
+            &["--http", "127.0.0.1:0"],
         ),
         ours(
             "ours, HTTP on 1 worker thread (`--workers 1`)",
@@ -307,7 +308,7 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
             Driver::McpLoad,
             false,
             false,
-            &["serve-example", "--http", "127.0.0.1:0", "--workers", "1"],
+            &["--http", "127.0.0.1:0", "--workers", "1"],
         ),
         ServerSpec {
             name: "floor (serde_json + fixed reply / bare hyper 1)".to_owned(),
@@ -350,7 +351,7 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         Driver::Client,
         false,
         true,
-        &["serve-example", "--http", "127.0.0.1:0"],
+        &["--http", "127.0.0.1:0"],
     ));
     // On this 2-core machine the driver shares the cores with the server's two worker
     // threads; with one, each has a core, and the driver's own CPU weighs less.
@@ -360,7 +361,7 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         Driver::Client,
         false,
         false,
-        &["serve-example", "--http", "127.0.0.1:0", "--workers", "1"],
+        &["--http", "127.0.0.1:0", "--workers", "1"],
     ));
     // The HTTP/1.1 we own, measured against hyper's in the same rounds: the server with
     // every connection on hyper (the echo loads, beside `Role::Ours`), and our client on
@@ -371,7 +372,7 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         Driver::McpLoad,
         false,
         false,
-        &["serve-example", "--http", "127.0.0.1:0", "--hyper-http1"],
+        &["--http", "127.0.0.1:0", "--hyper-http1"],
     ));
     servers.push(ours(
         "ours, driven by our client on hyper's HTTP/1.1 (`client-load --hyper-http1`)",
@@ -379,14 +380,15 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         Driver::ClientOnHyper,
         false,
         false,
-        &["serve-example", "--http", "127.0.0.1:0"],
+        &["--http", "127.0.0.1:0"],
     ));
     servers
 }
 
 /// The binaries the run needs.
 struct Bins {
-    mcp: PathBuf,
+    /// Ours: `mcp-bench-server`.
+    server: PathBuf,
     load: PathBuf,
     client: PathBuf,
     floor: PathBuf,
@@ -619,7 +621,10 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
 /// Builds what the run needs and finds the binaries.
 fn build() -> Result<Bins, String> {
     let root = crate::project_root();
-    let mcp = crate::build_mcp_release()?;
+    // Ours, built as a user builds a server: the workspace's release profile, no extra
+    // flags.
+    crate::cargo(&["build", "--release", "-p", "mcp-bench-server"])?;
+    let server = crate::target_dir().join("release/mcp-bench-server");
     let bench = ["build", "--release", "--manifest-path", "bench/Cargo.toml"];
     crate::cargo(
         &[
@@ -637,13 +642,19 @@ fn build() -> Result<Bins, String> {
     }
     .join("release");
     let bins = Bins {
-        mcp,
+        server,
         load: bench.join("mcp-load"),
         client: bench.join("client-load"),
         floor: bench.join("floor"),
         rmcp: bench.join("rmcp-server"),
     };
-    for bin in [&bins.mcp, &bins.load, &bins.client, &bins.floor, &bins.rmcp] {
+    for bin in [
+        &bins.server,
+        &bins.load,
+        &bins.client,
+        &bins.floor,
+        &bins.rmcp,
+    ] {
         if !bin.is_file() {
             return Err(format!("{} is missing after the build", bin.display()));
         }
@@ -877,7 +888,7 @@ mod tests {
 
     pub(super) fn bins() -> Bins {
         Bins {
-            mcp: "mcp".into(),
+            server: "mcp-bench-server".into(),
             load: "mcp-load".into(),
             client: "client-load".into(),
             floor: "floor".into(),
@@ -945,27 +956,15 @@ mod tests {
         let ours = by_role(Role::Ours);
         assert_eq!(
             ours.command(Load::List, Transport::Stdio).unwrap(),
-            [
-                "mcp",
-                "serve-example",
-                "--bench-tools",
-                "--extra-tools",
-                "500"
-            ]
+            ["mcp-bench-server", "--bench-tools", "--extra-tools", "500"]
         );
         assert_eq!(
             ours.command(Load::Progress, Transport::Http).unwrap(),
-            [
-                "mcp",
-                "serve-example",
-                "--http",
-                "127.0.0.1:0",
-                "--bench-tools"
-            ]
+            ["mcp-bench-server", "--http", "127.0.0.1:0", "--bench-tools"]
         );
         assert_eq!(
             ours.command(Load::Small, Transport::Stdio).unwrap(),
-            ["mcp", "serve-example"]
+            ["mcp-bench-server"]
         );
         let floor = by_role(Role::Floor);
         assert!(floor.command(Load::Small, Transport::Stdio).is_some());
@@ -999,8 +998,7 @@ mod tests {
         assert_eq!(
             one.command(Load::Small, Transport::Http).unwrap(),
             [
-                "mcp",
-                "serve-example",
+                "mcp-bench-server",
                 "--http",
                 "127.0.0.1:0",
                 "--workers",

@@ -7,7 +7,7 @@
 //! mcp tools --server https://host/mcp  any Streamable HTTP server
 //! mcp tools -- npx -y @modelcontextprotocol/server-everything
 //! mcp tools --server files             a server named in mcp.json (mcpServers)
-//! mcp serve-example [--http ADDR]      run the example server (--workers N: threads)
+//! mcp serve-example [--http ADDR]      run the example server
 //! ```
 //!
 //! Every command prints readable text, or the protocol's JSON with `--json`. `--verbose`
@@ -24,7 +24,6 @@ mod example;
 mod interact;
 mod oauth;
 mod output;
-mod soak_tools;
 mod target;
 mod tour;
 
@@ -206,40 +205,6 @@ enum Command {
         /// Serve Streamable HTTP on this address instead, such as 127.0.0.1:8080.
         #[arg(long, value_name = "ADDR")]
         http: Option<SocketAddr>,
-        /// Threads: 1 runs everything on one thread. Default: 1 over stdio (one
-        /// connection); 2 over HTTP, where each is a connection thread with its own
-        /// single-threaded runtime (`HttpServerConfig::connection_threads`) and the accept
-        /// loop runs on the main thread.
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
-        workers: Option<u16>,
-        /// Also register the benchmark's `search` and `steps` tools (`cargo xtask bench`).
-        #[arg(long)]
-        bench_tools: bool,
-        /// Also register N generated tools, `extra_000` on (the `tools/list` benchmark of
-        /// `cargo xtask bench`).
-        #[arg(long, value_name = "N", default_value_t = 0)]
-        extra_tools: u16,
-        /// Also register the soak's `barrier`, `wait` and `stats` tools (`cargo xtask
-        /// soak`).
-        #[arg(long)]
-        soak_tools: bool,
-        /// With --http: how many requests may be in flight at once (default 1024); past
-        /// it a request gets 503 with Retry-After.
-        #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-        max_concurrent_requests: Option<u32>,
-        /// With --http: how many connections may be open at once (default 4096); past it
-        /// new clients wait to be accepted until one closes.
-        #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-        max_connections: Option<u32>,
-        /// With --http: how many microseconds a connection thread that serves one
-        /// connection looks for its next request before it sleeps (default 50; 0 turns it
-        /// off; `HttpServerConfig::idle_poll`).
-        #[arg(long, value_name = "MICROS", requires = "http", value_parser = clap::value_parser!(u16).range(0..=1000))]
-        idle_poll: Option<u16>,
-        /// With --http: serve every connection with hyper instead of the server's own
-        /// HTTP/1.1 (`HttpServerConfig::own_http1`), for `cargo xtask bench`.
-        #[arg(long, requires = "http", hide = true)]
-        hyper_http1: bool,
     },
 }
 
@@ -311,7 +276,7 @@ fn serve_example_stdio() -> ExitCode {
     };
     // Boxed, the server's future is not copied from frame to frame down `block_on`'s
     // stack (each copy would be stack pages touched for good).
-    match runtime.block_on(Box::pin(example::serve_stdio(example::Bench::default()))) {
+    match runtime.block_on(Box::pin(example::serve_stdio())) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", Error::Server(e));
@@ -343,37 +308,10 @@ async fn run(cli: Cli) -> Result<(), Error> {
     let Some(command) = cli.command else {
         return tour::run().await;
     };
-    if let Command::ServeExample {
-        http,
-        bench_tools,
-        extra_tools,
-        soak_tools,
-        max_concurrent_requests,
-        max_connections,
-        idle_poll,
-        workers,
-        hyper_http1,
-    } = command
-    {
-        let bench = example::Bench {
-            tools: bench_tools,
-            extra_tools: usize::from(extra_tools),
-            soak: soak_tools,
-            max_concurrent_requests: max_concurrent_requests.and_then(|n| usize::try_from(n).ok()),
-            max_connections: max_connections.and_then(|n| usize::try_from(n).ok()),
-            idle_poll: idle_poll.map(|micros| std::time::Duration::from_micros(u64::from(micros))),
-            hyper_http1,
-        };
+    if let Command::ServeExample { http } = command {
         return match http {
-            None => Ok(example::serve_stdio(bench).await?),
-            Some(addr) => {
-                // One thread: the connections are served on the main thread's runtime.
-                let threads = match workers.map_or(2, usize::from) {
-                    1 => 0,
-                    n => n,
-                };
-                example::serve_http(addr, bench, threads).await
-            }
+            None => Ok(example::serve_stdio().await?),
+            Some(addr) => example::serve_http(addr).await,
         };
     }
     let config_path = target::config_path(cli.config.as_deref());
@@ -814,18 +752,7 @@ mod tests {
         // What the fast path serves is what clap would have chosen.
         let cli = Cli::try_parse_from(["mcp", "serve-example"]).unwrap();
         assert!(!cli.verbose && !cli.json && cli.config.is_none() && cli.server.is_none());
-        let Some(Command::ServeExample {
-            http: None,
-            workers: None,
-            bench_tools: false,
-            extra_tools: 0,
-            soak_tools: false,
-            max_concurrent_requests: None,
-            max_connections: None,
-            idle_poll: None,
-            hyper_http1: false,
-        }) = cli.command
-        else {
+        let Some(Command::ServeExample { http: None }) = cli.command else {
             panic!("`mcp serve-example` is not the plain example server");
         };
     }

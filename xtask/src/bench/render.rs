@@ -671,7 +671,7 @@ mod tests {
         );
         assert!(
             text.contains(
-                "| ours (mcp serve-example) | — / — | — / — | 400 / — | 1,200 µs / — | — | — | — |"
+                "| ours (mcp-bench-server) | — / — | — / — | 400 / — | 1,200 µs / — | — | — | — |"
             ),
             "{text}"
         );
