@@ -101,32 +101,60 @@ fn known_list(known: &[String]) -> String {
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// Print the protocol's JSON instead of readable text.
-    #[arg(long, global = true)]
-    json: bool,
     /// Show every JSON-RPC message on stderr.
     #[arg(long, short, global = true)]
     verbose: bool,
+    /// The client options given before the command's name (`mcp --json tools`).
+    #[command(flatten)]
+    client: ClientArgs,
+}
+
+/// The options of the commands that talk to a server, accepted before the command's name
+/// and after it. Not global: `serve-example` is a server, and its help lists only what
+/// serving takes.
+#[derive(Args, Default, Clone, PartialEq, Eq)]
+struct ClientArgs {
+    /// Print the protocol's JSON instead of readable text.
+    #[arg(long)]
+    json: bool,
     /// An `mcpServers` config file (default: $MCP_CONFIG, then ./mcp.json).
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// The server: an http(s) URL, or a name from the config file.
-    #[arg(long, short, global = true, value_name = "URL|NAME")]
+    #[arg(long, short, value_name = "URL|NAME")]
     server: Option<String>,
     /// The protocol: `detect` (the default: probe the server, then fall back to the
     /// initialize handshake), `modern`, `legacy`, or a revision such as 2025-06-18.
-    #[arg(long, global = true, value_name = "ERA", default_value = "detect")]
-    protocol: String,
+    #[arg(long, value_name = "ERA")]
+    protocol: Option<String>,
     #[command(flatten)]
     oauth: oauth::OAuthArgs,
 }
 
-/// A stdio server given after `--`.
+impl ClientArgs {
+    /// These options, each one not given taken from `before` (the options given before
+    /// the command's name).
+    fn or(self, before: Self) -> Self {
+        Self {
+            json: self.json || before.json,
+            config: self.config.or(before.config),
+            server: self.server.or(before.server),
+            protocol: self.protocol.or(before.protocol),
+            oauth: self.oauth.or(before.oauth),
+        }
+    }
+}
+
+/// Which server a client command talks to, and how: the client options, and a stdio
+/// server given after `--`.
 #[derive(Args, Default)]
 struct Stdio {
     /// A stdio server to run: `-- COMMAND ARGS…`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
+    // After `command`: the OAuth options' help heading would take in what follows them.
+    #[command(flatten)]
+    client: ClientArgs,
 }
 
 #[derive(Subcommand)]
@@ -309,23 +337,19 @@ async fn run(cli: Cli) -> Result<(), Error> {
         return tour::run().await;
     };
     if let Command::ServeExample { http } = command {
+        // Accepted before any command's name, the client options would be silently
+        // ignored here.
+        if cli.client != ClientArgs::default() {
+            return Err(Error::Arguments(
+                "serve-example takes no client options (--json, --config, --server, \
+                 --protocol, --oauth-*, --no-auth)"
+                    .to_owned(),
+            ));
+        }
         return match http {
             None => Ok(example::serve_stdio().await?),
             Some(addr) => example::serve_http(addr).await,
         };
-    }
-    let config_path = target::config_path(cli.config.as_deref());
-    let config = config_path.as_deref().map(Config::load).transpose()?;
-    // Declarations for a whole config: every server in the file, through mcp-host.
-    if let Command::Tools {
-        format: Some(vendor),
-        stdio,
-    } = &command
-        && cli.server.is_none()
-        && stdio.command.is_empty()
-        && let Some(path) = &config_path
-    {
-        return declarations_for_config(path, *vendor).await;
     }
     let stdio = match &command {
         Command::Discover(s)
@@ -336,26 +360,40 @@ async fn run(cli: Cli) -> Result<(), Error> {
         | Command::Read { stdio: s, .. }
         | Command::Prompt { stdio: s, .. }
         | Command::Complete { stdio: s, .. }
-        | Command::Listen { stdio: s, .. } => &s.command,
+        | Command::Listen { stdio: s, .. } => s,
         Command::ServeExample { .. } => unreachable_serve(),
     };
-    let target = target::resolve(cli.server.as_deref(), stdio, config.as_ref())?;
-    let era = match cli.protocol.as_str() {
+    let options = stdio.client.clone().or(cli.client);
+    let config_path = target::config_path(options.config.as_deref());
+    let config = config_path.as_deref().map(Config::load).transpose()?;
+    // Declarations for a whole config: every server in the file, through mcp-host.
+    if let Command::Tools {
+        format: Some(vendor),
+        stdio,
+    } = &command
+        && options.server.is_none()
+        && stdio.command.is_empty()
+        && let Some(path) = &config_path
+    {
+        return declarations_for_config(path, *vendor).await;
+    }
+    let target = target::resolve(options.server.as_deref(), &stdio.command, config.as_ref())?;
+    let era = match options.protocol.as_deref().unwrap_or("detect") {
         "detect" => EraChoice::Detect,
         "modern" => EraChoice::Modern,
         "legacy" => EraChoice::Legacy,
         version => EraChoice::Version(version.to_owned()),
     };
-    let session = connect(&target, era, Some(&cli.oauth)).await?;
-    let outcome = execute(&session, command, cli.json).await;
+    let session = connect(&target, era, Some(&options.oauth)).await?;
+    let outcome = execute(&session, command, options.json).await;
     session.close().await;
     outcome
 }
 
 /// `ServeExample` returned above; this arm cannot be reached, and says so without a panic.
-fn unreachable_serve() -> &'static Vec<String> {
-    static NONE: Vec<String> = Vec::new();
-    &NONE
+fn unreachable_serve() -> &'static Stdio {
+    static NONE: std::sync::OnceLock<Stdio> = std::sync::OnceLock::new();
+    NONE.get_or_init(Stdio::default)
 }
 
 /// A client for the terminal: elicitation asked interactively, roots the current directory,
@@ -751,10 +789,38 @@ mod tests {
         assert!(!plain(&["serve-examples"]));
         // What the fast path serves is what clap would have chosen.
         let cli = Cli::try_parse_from(["mcp", "serve-example"]).unwrap();
-        assert!(!cli.verbose && !cli.json && cli.config.is_none() && cli.server.is_none());
+        assert!(!cli.verbose && cli.client == ClientArgs::default());
         let Some(Command::ServeExample { http: None }) = cli.command else {
             panic!("`mcp serve-example` is not the plain example server");
         };
+    }
+
+    #[test]
+    fn client_options_go_before_or_after_the_command() {
+        let cli =
+            Cli::try_parse_from(["mcp", "--json", "-s", "a", "tools", "--protocol", "modern"])
+                .unwrap();
+        let Some(Command::Tools { stdio, .. }) = cli.command else {
+            panic!("not tools");
+        };
+        let options = stdio.client.or(cli.client);
+        assert!(options.json);
+        assert_eq!(options.server.as_deref(), Some("a"));
+        assert_eq!(options.protocol.as_deref(), Some("modern"));
+        // After the command's name wins.
+        let cli =
+            Cli::try_parse_from(["mcp", "--server", "a", "call", "add", "--server", "b"]).unwrap();
+        let Some(Command::Call { stdio, .. }) = cli.command else {
+            panic!("not call");
+        };
+        assert_eq!(stdio.client.or(cli.client).server.as_deref(), Some("b"));
+        // The example server takes none of them.
+        for option in ["--json", "--server", "--protocol", "--config", "--no-auth"] {
+            assert!(
+                Cli::try_parse_from(["mcp", "serve-example", option, "x"]).is_err(),
+                "{option}"
+            );
+        }
     }
 
     #[test]
