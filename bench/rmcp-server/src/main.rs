@@ -1,5 +1,5 @@
 //! The official Rust MCP SDK (`rmcp` 3.11.0 from crates.io) serving the benchmark's
-//! tools, the same as `mcp serve-example`: `echo` {text}, `add` {a, b}, `search` (the same
+//! tools, the same as `mcp-bench-server`: `echo` {text}, `add` {a, b}, `search` (the same
 //! realistic input schema, finds nothing) and `steps` {steps} (sends that many progress
 //! notifications, then answers).
 //!
@@ -76,7 +76,7 @@ enum SearchSort {
     Oldest,
 }
 
-/// What `search` keeps (the same schema as `mcp serve-example`'s).
+/// What `search` keeps (the same schema as `mcp-bench-server`'s).
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)] // read by the schema, not by the handler
@@ -137,7 +137,7 @@ struct Bench {
     tool_router: Arc<ToolRouter<Self>>,
 }
 
-/// The input schema of the generated tools (the same as `mcp serve-example --extra-tools`).
+/// The input schema of the generated tools (the same as `mcp-bench-server --extra-tools`).
 fn extra_tool_schema() -> serde_json::Map<String, serde_json::Value> {
     let serde_json::Value::Object(schema) = serde_json::json!({
         "type": "object",
