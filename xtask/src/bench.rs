@@ -203,6 +203,13 @@ enum Role {
     /// Ours driven by our client speaking HTTP/1.1 through hyper's client connection
     /// (`client-load --hyper-http1`): the client's side.
     OursByClientOnHyper,
+    /// Ours over HTTP without its connection threads (and so without the idle poll):
+    /// `--tokio-runtime`, a multi-threaded tokio runtime serving every connection.
+    OursOnTokio,
+    /// Ours over HTTP with the idle poll off (`--idle-poll 0`).
+    OursIdlePollOff,
+    /// Ours built with the `mimalloc` feature.
+    OursMimalloc,
     Rmcp,
     Floor,
     Other,
@@ -382,6 +389,35 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         false,
         &["--http", "127.0.0.1:0"],
     ));
+    // The code weighed with and without it in the same rounds (the "with and without"
+    // table): the connection threads, the idle poll, and mimalloc against the system's.
+    servers.push(ours(
+        "ours, HTTP on tokio's runtime, no connection threads (`--tokio-runtime`)",
+        Role::OursOnTokio,
+        Driver::McpLoad,
+        false,
+        false,
+        &["--http", "127.0.0.1:0", "--tokio-runtime"],
+    ));
+    servers.push(ours(
+        "ours, HTTP without the idle poll (`--idle-poll 0`)",
+        Role::OursIdlePollOff,
+        Driver::McpLoad,
+        false,
+        false,
+        &["--http", "127.0.0.1:0", "--idle-poll", "0"],
+    ));
+    servers.push(ServerSpec {
+        name: "ours, built with mimalloc (`--features mimalloc`)".to_owned(),
+        role: Role::OursMimalloc,
+        driver: Driver::McpLoad,
+        era: "modern",
+        stdio: Some(cmd(&bins.server_mimalloc, &[])),
+        http: Some(cmd(&bins.server_mimalloc, &["--http", "127.0.0.1:0"])),
+        tools: false,
+        tools_args: &[],
+        progress_http: &[],
+    });
     servers
 }
 
@@ -389,6 +425,8 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
 struct Bins {
     /// Ours: `mcp-bench-server`.
     server: PathBuf,
+    /// The same, built with its `mimalloc` feature.
+    server_mimalloc: PathBuf,
     load: PathBuf,
     client: PathBuf,
     floor: PathBuf,
@@ -625,6 +663,20 @@ fn build() -> Result<Bins, String> {
     // flags.
     crate::cargo(&["build", "--release", "-p", "mcp-bench-server"])?;
     let server = crate::target_dir().join("release/mcp-bench-server");
+    // With mimalloc, in a target directory of its own so that both binaries stay.
+    let mimalloc = crate::target_dir().join("bench-mimalloc");
+    let mimalloc_dir = mimalloc.display().to_string();
+    crate::cargo(&[
+        "build",
+        "--release",
+        "-p",
+        "mcp-bench-server",
+        "--features",
+        "mimalloc",
+        "--target-dir",
+        &mimalloc_dir,
+    ])?;
+    let server_mimalloc = mimalloc.join("release/mcp-bench-server");
     let bench = ["build", "--release", "--manifest-path", "bench/Cargo.toml"];
     crate::cargo(
         &[
@@ -643,6 +695,7 @@ fn build() -> Result<Bins, String> {
     .join("release");
     let bins = Bins {
         server,
+        server_mimalloc,
         load: bench.join("mcp-load"),
         client: bench.join("client-load"),
         floor: bench.join("floor"),
@@ -650,6 +703,7 @@ fn build() -> Result<Bins, String> {
     };
     for bin in [
         &bins.server,
+        &bins.server_mimalloc,
         &bins.load,
         &bins.client,
         &bins.floor,
@@ -889,6 +943,7 @@ mod tests {
     pub(super) fn bins() -> Bins {
         Bins {
             server: "mcp-bench-server".into(),
+            server_mimalloc: "mcp-bench-server-mimalloc".into(),
             load: "mcp-load".into(),
             client: "client-load".into(),
             floor: "floor".into(),
@@ -951,7 +1006,7 @@ mod tests {
     fn who_takes_part_in_what() {
         let servers = servers(&bins(), vec![peer()]);
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names.len(), 10, "{names:?}");
+        assert_eq!(names.len(), 13, "{names:?}");
         let by_role = |role| servers.iter().find(|s| s.role == role).unwrap();
         let ours = by_role(Role::Ours);
         assert_eq!(
@@ -1028,6 +1083,28 @@ mod tests {
         );
         assert!(on_hyper.command(Load::Small, Transport::Stdio).is_none());
         assert!(on_hyper.command(Load::Large, Transport::Http).is_none());
+        // The rows weighed against ours: its command with one flag (HTTP only), or the
+        // mimalloc build's binary with ours' command (both transports, echo loads only).
+        for (role, flags) in [
+            (Role::OursOnTokio, &["--tokio-runtime"][..]),
+            (Role::OursIdlePollOff, &["--idle-poll", "0"][..]),
+        ] {
+            let without = by_role(role);
+            for load in [Load::Small, Load::Large, Load::Single] {
+                let mut with = ours.command(load, Transport::Http).unwrap();
+                with.extend(flags.iter().map(|&f| f.to_owned()));
+                assert_eq!(without.command(load, Transport::Http).unwrap(), with);
+            }
+            assert!(without.command(Load::Small, Transport::Stdio).is_none());
+            assert!(without.command(Load::Search, Transport::Http).is_none());
+        }
+        let mimalloc = by_role(Role::OursMimalloc);
+        for transport in [Transport::Stdio, Transport::Http] {
+            let mut command = ours.command(Load::Small, transport).unwrap();
+            command[0] = "mcp-bench-server-mimalloc".to_owned();
+            assert_eq!(mimalloc.command(Load::Small, transport).unwrap(), command);
+            assert!(mimalloc.command(Load::Search, transport).is_none());
+        }
     }
 
     #[test]

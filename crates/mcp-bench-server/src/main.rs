@@ -13,10 +13,12 @@
 //!   resource, for the soak (see `soak.rs`).
 //!
 //! ```text
-//! mcp-bench-server [--http ADDR] [--workers N] [--bench-tools] [--extra-tools N]
-//!                  [--soak-tools] [--max-concurrent-requests N] [--max-connections N]
-//!                  [--idle-poll MICROS] [--hyper-http1]
+//! mcp-bench-server [--http ADDR] [--workers N] [--tokio-runtime] [--bench-tools]
+//!                  [--extra-tools N] [--soak-tools] [--max-concurrent-requests N]
+//!                  [--max-connections N] [--idle-poll MICROS] [--hyper-http1]
 //! ```
+//!
+//! Built with the `mimalloc` feature, its global allocator is the `mimalloc` crate's.
 //!
 //! Over stdio it serves until stdin closes. Over HTTP it prints the endpoint's URL as the
 //! first line of stdout and serves until interrupted.
@@ -25,6 +27,11 @@
 
 mod soak;
 mod tools;
+
+/// The `mimalloc` feature (see Cargo.toml); the system allocator otherwise.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -37,14 +44,16 @@ use mcp_transport_http::{HttpServer, HttpServerConfig};
 
 use crate::soak::Probes;
 
-const USAGE: &str = "usage: mcp-bench-server [--http ADDR] [--workers N] [--bench-tools] \
-[--extra-tools N] [--soak-tools] [--max-concurrent-requests N] [--max-connections N] \
-[--idle-poll MICROS] [--hyper-http1]
+const USAGE: &str = "usage: mcp-bench-server [--http ADDR] [--workers N] [--tokio-runtime] \
+[--bench-tools] [--extra-tools N] [--soak-tools] [--max-concurrent-requests N] \
+[--max-connections N] [--idle-poll MICROS] [--hyper-http1]
 
   --http ADDR                    serve Streamable HTTP on ADDR (such as 127.0.0.1:0) and
                                  print its URL; stdio otherwise
   --workers N                    HTTP: 1 serves everything on the main thread; N > 1
                                  serves the connections on N connection threads (default 2)
+  --tokio-runtime                HTTP: no connection threads; everything on a
+                                 multi-threaded tokio runtime of N workers (default 2)
   --bench-tools                  also register `search` and `steps` (cargo xtask bench)
   --extra-tools N                also register N generated tools, extra_000 on
   --soak-tools                   also register `barrier`, `wait`, `stats`, `increment` and
@@ -65,6 +74,7 @@ struct Options {
     max_connections: Option<usize>,
     idle_poll: Option<Duration>,
     hyper_http1: bool,
+    tokio_runtime: bool,
 }
 
 /// The value of `flag`, a number within `range`.
@@ -119,6 +129,10 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 options.hyper_http1 = true;
                 http_only = Some(flag);
             }
+            "--tokio-runtime" => {
+                options.tokio_runtime = true;
+                http_only = Some(flag);
+            }
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
@@ -145,11 +159,16 @@ fn main() -> ExitCode {
     };
     // One thread runs the runtime: over stdio it serves the one connection (no hand-offs
     // between workers, no second stack); over HTTP it runs the accept loop, and the
-    // connections have threads of their own (`connection_threads`).
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    // connections have threads of their own (`connection_threads`). With
+    // `--tokio-runtime`, the server is served as `#[tokio::main]` serves one.
+    let mut builder = if options.tokio_runtime {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(options.workers.unwrap_or(2));
+        builder
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");
@@ -174,8 +193,9 @@ async fn serve(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         DualEra::new(server).serve_stdio().await;
         return Ok(());
     };
-    // One worker: the connections are served on the main thread's runtime.
+    // One worker, or tokio's runtime: the connections are served on the main runtime.
     let threads = match options.workers.unwrap_or(2) {
+        _ if options.tokio_runtime => 0,
         1 => 0,
         n => n,
     };
@@ -246,6 +266,11 @@ mod tests {
         assert_eq!(options.max_concurrent_requests, Some(1064));
         assert_eq!(options.max_connections, Some(1064));
         assert_eq!(options.idle_poll, Some(Duration::ZERO));
+        let options = parse(&args("--http 127.0.0.1:0 --tokio-runtime --workers 3"))
+            .unwrap()
+            .unwrap();
+        assert!(options.tokio_runtime);
+        assert_eq!(options.workers, Some(3));
         assert_eq!(parse(&args("--help")).unwrap(), None);
     }
 
@@ -258,6 +283,7 @@ mod tests {
             "--idle-poll 1001",
             "--max-connections 10",
             "--hyper-http1",
+            "--tokio-runtime",
             "--serve",
         ] {
             assert!(parse(&args(line)).is_err(), "{line}");
