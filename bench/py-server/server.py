@@ -1,5 +1,5 @@
 """The Python SDK (`mcp`, pinned in requirements.txt) serving the benchmark's tools for
-`cargo xtask bench`, the same as `mcp serve-example`:
+`cargo xtask bench`, the same as `mcp-bench-server`:
 
 - `echo` {text}: the text back, as one text content block;
 - `add` {a, b}: the sum, as text;

@@ -1,5 +1,5 @@
 // The TypeScript SDK (`@modelcontextprotocol/sdk`, pinned in package.json) serving the
-// benchmark's tools for `cargo xtask bench`, the same as `mcp serve-example`:
+// benchmark's tools for `cargo xtask bench`, the same as `mcp-bench-server`:
 //
 // - `echo` {text}: the text back, as one text content block;
 // - `add` {a, b}: the sum, as text;

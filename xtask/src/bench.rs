@@ -1,7 +1,8 @@
 //! `cargo xtask bench [--quick]`: the side-by-side measurement of our server against
 //! the official SDKs (rmcp, TypeScript, Python) and the machine's floor.
 //!
-//! 1. Builds `mcp-cli` (release, this workspace) and the benchmark-only workspace `bench/`
+//! 1. Builds `mcp-bench-server` (release, this workspace: our server as a user writes and
+//!    builds one, with the benchmark's tools) and the benchmark-only workspace `bench/`
 //!    (release: `mcp-load`, `floor`, `rmcp-server`, then `client-load` on its own so that
 //!    the main workspace's serde_json features do not reach the floor). `bench/` is not a
 //!    member of this workspace, so CI never builds rmcp. Installs the SDK peers pinned
@@ -202,6 +203,13 @@ enum Role {
     /// Ours driven by our client speaking HTTP/1.1 through hyper's client connection
     /// (`client-load --hyper-http1`): the client's side.
     OursByClientOnHyper,
+    /// Ours over HTTP without its connection threads (and so without the idle poll):
+    /// `--tokio-runtime`, a multi-threaded tokio runtime serving every connection.
+    OursOnTokio,
+    /// Ours over HTTP with the idle poll off (`--idle-poll 0`).
+    OursIdlePollOff,
+    /// Ours built with the `mimalloc` feature.
+    OursMimalloc,
     Rmcp,
     Floor,
     Other,
@@ -286,20 +294,20 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         role,
         driver,
         era: "modern",
-        stdio: stdio.then(|| cmd(&bins.mcp, &["serve-example"])),
-        http: Some(cmd(&bins.mcp, http)),
+        stdio: stdio.then(|| cmd(&bins.server, &[])),
+        http: Some(cmd(&bins.server, http)),
         tools,
         tools_args: &["--bench-tools"],
         progress_http: &[],
     };
     let mut servers = vec![
         ours(
-            "ours (mcp serve-example)",
+            "ours (mcp-bench-server)",
             Role::Ours,
             Driver::McpLoad,
             true,
             true,
-            &["serve-example", "--http", "127.0.0.1:0"],
+            &["--http", "127.0.0.1:0"],
         ),
         ours(
             "ours, HTTP on 1 worker thread (`--workers 1`)",
@@ -307,7 +315,7 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
             Driver::McpLoad,
             false,
             false,
-            &["serve-example", "--http", "127.0.0.1:0", "--workers", "1"],
+            &["--http", "127.0.0.1:0", "--workers", "1"],
         ),
         ServerSpec {
             name: "floor (serde_json + fixed reply / bare hyper 1)".to_owned(),
@@ -350,7 +358,7 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         Driver::Client,
         false,
         true,
-        &["serve-example", "--http", "127.0.0.1:0"],
+        &["--http", "127.0.0.1:0"],
     ));
     // On this 2-core machine the driver shares the cores with the server's two worker
     // threads; with one, each has a core, and the driver's own CPU weighs less.
@@ -360,7 +368,7 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         Driver::Client,
         false,
         false,
-        &["serve-example", "--http", "127.0.0.1:0", "--workers", "1"],
+        &["--http", "127.0.0.1:0", "--workers", "1"],
     ));
     // The HTTP/1.1 we own, measured against hyper's in the same rounds: the server with
     // every connection on hyper (the echo loads, beside `Role::Ours`), and our client on
@@ -371,7 +379,7 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         Driver::McpLoad,
         false,
         false,
-        &["serve-example", "--http", "127.0.0.1:0", "--hyper-http1"],
+        &["--http", "127.0.0.1:0", "--hyper-http1"],
     ));
     servers.push(ours(
         "ours, driven by our client on hyper's HTTP/1.1 (`client-load --hyper-http1`)",
@@ -379,14 +387,46 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         Driver::ClientOnHyper,
         false,
         false,
-        &["serve-example", "--http", "127.0.0.1:0"],
+        &["--http", "127.0.0.1:0"],
     ));
+    // The code weighed with and without it in the same rounds (the "with and without"
+    // table): the connection threads, the idle poll, and mimalloc against the system's.
+    servers.push(ours(
+        "ours, HTTP on tokio's runtime, no connection threads (`--tokio-runtime`)",
+        Role::OursOnTokio,
+        Driver::McpLoad,
+        false,
+        false,
+        &["--http", "127.0.0.1:0", "--tokio-runtime"],
+    ));
+    servers.push(ours(
+        "ours, HTTP without the idle poll (`--idle-poll 0`)",
+        Role::OursIdlePollOff,
+        Driver::McpLoad,
+        false,
+        false,
+        &["--http", "127.0.0.1:0", "--idle-poll", "0"],
+    ));
+    servers.push(ServerSpec {
+        name: "ours, built with mimalloc (`--features mimalloc`)".to_owned(),
+        role: Role::OursMimalloc,
+        driver: Driver::McpLoad,
+        era: "modern",
+        stdio: Some(cmd(&bins.server_mimalloc, &[])),
+        http: Some(cmd(&bins.server_mimalloc, &["--http", "127.0.0.1:0"])),
+        tools: false,
+        tools_args: &[],
+        progress_http: &[],
+    });
     servers
 }
 
 /// The binaries the run needs.
 struct Bins {
-    mcp: PathBuf,
+    /// Ours: `mcp-bench-server`.
+    server: PathBuf,
+    /// The same, built with its `mimalloc` feature.
+    server_mimalloc: PathBuf,
     load: PathBuf,
     client: PathBuf,
     floor: PathBuf,
@@ -619,7 +659,24 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
 /// Builds what the run needs and finds the binaries.
 fn build() -> Result<Bins, String> {
     let root = crate::project_root();
-    let mcp = crate::build_mcp_release()?;
+    // Ours, built as a user builds a server: the workspace's release profile, no extra
+    // flags.
+    crate::cargo(&["build", "--release", "-p", "mcp-bench-server"])?;
+    let server = crate::target_dir().join("release/mcp-bench-server");
+    // With mimalloc, in a target directory of its own so that both binaries stay.
+    let mimalloc = crate::target_dir().join("bench-mimalloc");
+    let mimalloc_dir = mimalloc.display().to_string();
+    crate::cargo(&[
+        "build",
+        "--release",
+        "-p",
+        "mcp-bench-server",
+        "--features",
+        "mimalloc",
+        "--target-dir",
+        &mimalloc_dir,
+    ])?;
+    let server_mimalloc = mimalloc.join("release/mcp-bench-server");
     let bench = ["build", "--release", "--manifest-path", "bench/Cargo.toml"];
     crate::cargo(
         &[
@@ -637,13 +694,21 @@ fn build() -> Result<Bins, String> {
     }
     .join("release");
     let bins = Bins {
-        mcp,
+        server,
+        server_mimalloc,
         load: bench.join("mcp-load"),
         client: bench.join("client-load"),
         floor: bench.join("floor"),
         rmcp: bench.join("rmcp-server"),
     };
-    for bin in [&bins.mcp, &bins.load, &bins.client, &bins.floor, &bins.rmcp] {
+    for bin in [
+        &bins.server,
+        &bins.server_mimalloc,
+        &bins.load,
+        &bins.client,
+        &bins.floor,
+        &bins.rmcp,
+    ] {
         if !bin.is_file() {
             return Err(format!("{} is missing after the build", bin.display()));
         }
@@ -877,7 +942,8 @@ mod tests {
 
     pub(super) fn bins() -> Bins {
         Bins {
-            mcp: "mcp".into(),
+            server: "mcp-bench-server".into(),
+            server_mimalloc: "mcp-bench-server-mimalloc".into(),
             load: "mcp-load".into(),
             client: "client-load".into(),
             floor: "floor".into(),
@@ -940,32 +1006,20 @@ mod tests {
     fn who_takes_part_in_what() {
         let servers = servers(&bins(), vec![peer()]);
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names.len(), 10, "{names:?}");
+        assert_eq!(names.len(), 13, "{names:?}");
         let by_role = |role| servers.iter().find(|s| s.role == role).unwrap();
         let ours = by_role(Role::Ours);
         assert_eq!(
             ours.command(Load::List, Transport::Stdio).unwrap(),
-            [
-                "mcp",
-                "serve-example",
-                "--bench-tools",
-                "--extra-tools",
-                "500"
-            ]
+            ["mcp-bench-server", "--bench-tools", "--extra-tools", "500"]
         );
         assert_eq!(
             ours.command(Load::Progress, Transport::Http).unwrap(),
-            [
-                "mcp",
-                "serve-example",
-                "--http",
-                "127.0.0.1:0",
-                "--bench-tools"
-            ]
+            ["mcp-bench-server", "--http", "127.0.0.1:0", "--bench-tools"]
         );
         assert_eq!(
             ours.command(Load::Small, Transport::Stdio).unwrap(),
-            ["mcp", "serve-example"]
+            ["mcp-bench-server"]
         );
         let floor = by_role(Role::Floor);
         assert!(floor.command(Load::Small, Transport::Stdio).is_some());
@@ -999,8 +1053,7 @@ mod tests {
         assert_eq!(
             one.command(Load::Small, Transport::Http).unwrap(),
             [
-                "mcp",
-                "serve-example",
+                "mcp-bench-server",
                 "--http",
                 "127.0.0.1:0",
                 "--workers",
@@ -1030,6 +1083,28 @@ mod tests {
         );
         assert!(on_hyper.command(Load::Small, Transport::Stdio).is_none());
         assert!(on_hyper.command(Load::Large, Transport::Http).is_none());
+        // The rows weighed against ours: its command with one flag (HTTP only), or the
+        // mimalloc build's binary with ours' command (both transports, echo loads only).
+        for (role, flags) in [
+            (Role::OursOnTokio, &["--tokio-runtime"][..]),
+            (Role::OursIdlePollOff, &["--idle-poll", "0"][..]),
+        ] {
+            let without = by_role(role);
+            for load in [Load::Small, Load::Large, Load::Single] {
+                let mut with = ours.command(load, Transport::Http).unwrap();
+                with.extend(flags.iter().map(|&f| f.to_owned()));
+                assert_eq!(without.command(load, Transport::Http).unwrap(), with);
+            }
+            assert!(without.command(Load::Small, Transport::Stdio).is_none());
+            assert!(without.command(Load::Search, Transport::Http).is_none());
+        }
+        let mimalloc = by_role(Role::OursMimalloc);
+        for transport in [Transport::Stdio, Transport::Http] {
+            let mut command = ours.command(Load::Small, transport).unwrap();
+            command[0] = "mcp-bench-server-mimalloc".to_owned();
+            assert_eq!(mimalloc.command(Load::Small, transport).unwrap(), command);
+            assert!(mimalloc.command(Load::Search, transport).is_none());
+        }
     }
 
     #[test]

@@ -13,9 +13,9 @@
 //! - `fuzz [--time SECONDS] [--jobs N] [TARGET…]`: the cargo-fuzz targets of `fuzz/`
 //!   (see `fuzz.rs` and `docs/RELIABILITY.md`).
 //! - `soak [--size ci|full] [--minutes N]`: the load and soak run against
-//!   `mcp serve-example` (see `soak.rs` and `docs/RELIABILITY.md`).
+//!   `mcp-bench-server` (see `soak.rs` and `docs/RELIABILITY.md`).
 //! - `dist`: the release `mcp` binary, built as users build it (see
-//!   [`build_mcp_release`]); the benchmark measures this build.
+//!   [`build_mcp_release`]).
 
 mod bench;
 mod codegen;
@@ -44,7 +44,7 @@ fn main() -> ExitCode {
         Some("soak") => soak::run(&args[1..]),
         Some("dist") => build_mcp_release().map(|mcp| println!("{}", mcp.display())),
         _ => Err(
-            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)\n  soak [--size ci|full] [--minutes N] [--release|--debug]\n                     load and soak mcp serve-example (docs/RELIABILITY.md)\n  dist               build the release mcp binary (cargo build --release -p mcp-cli)"
+            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)\n  soak [--size ci|full] [--minutes N] [--release|--debug]\n                     load and soak mcp-bench-server (docs/RELIABILITY.md)\n  dist               build the release mcp binary (cargo build --release -p mcp-cli)"
                 .to_owned(),
         ),
     };
@@ -224,7 +224,7 @@ fn whole_file_features(source: &str) -> Vec<String> {
 /// Builds the release `mcp` binary and returns its path (`target/release/mcp`).
 ///
 /// It is the plain `cargo build --release -p mcp-cli` that `cargo install` and users run,
-/// with no extra link arguments, so that what the benchmark measures is what they get.
+/// with no extra link arguments.
 pub(crate) fn build_mcp_release() -> Result<PathBuf, String> {
     cargo(&["build", "--release", "-p", "mcp-cli"])?;
     Ok(target_dir().join("release/mcp"))

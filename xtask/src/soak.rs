@@ -1,8 +1,9 @@
 //! `cargo xtask soak [--size ci|full] [--minutes N] [--release|--debug]`: the
 //! load and soak run (`docs/RELIABILITY.md`, Load and soak).
 //!
-//! Builds the `mcp` binary and the soak driver (`crates/mcp-cli/examples/soak/`), then
-//! runs the driver against `mcp serve-example --soak-tools` with the open-files limit
+//! Builds the benchmark's and the soak's server, `mcp-bench-server`, and the soak driver
+//! (`crates/mcp-bench-server/examples/soak/`), then runs the driver against
+//! `mcp-bench-server --soak-tools` with the open-files limit
 //! raised to its hard limit (10,000 calls in flight over HTTP hold 10,000 sockets in each
 //! of the two processes). The driver prints the table of figures and exits non-zero when a
 //! check fails; so does this command.
@@ -57,9 +58,9 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let mut build = vec![
         "build",
         "-p",
-        "mcp-cli",
+        "mcp-bench-server",
         "--bin",
-        "mcp",
+        "mcp-bench-server",
         "--example",
         "soak",
     ];
@@ -68,15 +69,18 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     }
     cargo(&build)?;
     let dir = target_dir().join(if release { "release" } else { "debug" });
-    let (mcp, driver) = (dir.join("mcp"), dir.join("examples").join("soak"));
-    for bin in [&mcp, &driver] {
+    let (server, driver) = (
+        dir.join("mcp-bench-server"),
+        dir.join("examples").join("soak"),
+    );
+    for bin in [&server, &driver] {
         if !bin.is_file() {
             return Err(format!("{} is missing after the build", bin.display()));
         }
     }
     let mut driver_args = vec![
-        "--mcp".to_owned(),
-        mcp.display().to_string(),
+        "--server".to_owned(),
+        server.display().to_string(),
         "--size".to_owned(),
         size.clone(),
     ];

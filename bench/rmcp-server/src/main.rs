@@ -1,5 +1,5 @@
 //! The official Rust MCP SDK (`rmcp` 3.11.0 from crates.io) serving the benchmark's
-//! tools, the same as `mcp serve-example`: `echo` {text}, `add` {a, b}, `search` (the same
+//! tools, the same as `mcp-bench-server`: `echo` {text}, `add` {a, b}, `search` (the same
 //! realistic input schema, finds nothing) and `steps` {steps} (sends that many progress
 //! notifications, then answers).
 //!
@@ -33,9 +33,9 @@ use rmcp::{
     ErrorData, Peer, RoleServer, ServerHandler, ServiceExt as _, tool, tool_handler, tool_router,
 };
 
-// The tools' arguments and the generated tools' schema are `mcp serve-example`'s, shared
+// The tools' arguments and the generated tools' schema are `mcp-bench-server`'s, shared
 // as a file.
-#[path = "../../../crates/mcp-cli/src/example/arguments.rs"]
+#[path = "../../../crates/mcp-bench-server/src/arguments.rs"]
 mod arguments;
 // The HTTP/1.1 accept loop is the floor's, shared as a file.
 #[path = "../../floor/src/http1.rs"]

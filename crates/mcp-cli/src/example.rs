@@ -1,5 +1,5 @@
 //! The bundled example server (`mcp serve-example`): a small server that shows MCP off, and
-//! the fixed `echo` and `add` tools that benchmarks and smoke tests rely on.
+//! the fixed `echo` and `add` tools that the smoke tests rely on.
 //!
 //! It is an ordinary `mcp_server::Server`, served for both eras by `mcp-legacy`: a
 //! 2026-07-28 client and an initialize-era client get the same tools, resources and
@@ -9,19 +9,13 @@
 //!   (counts down `seconds`, reporting progress), `greet` (asks the user's name by
 //!   elicitation, then greets them), `increment` (adds one to the counter resource and
 //!   tells its subscribers);
-//! - for the benchmark (`cargo xtask bench`), off by default: `--bench-tools`
-//!   adds `search` (a realistic input schema: nested object, enums, patterns, a format,
-//!   bounded arrays; it finds nothing) and `steps` (sends `steps` progress notifications at
-//!   once, then answers), and `--extra-tools N` adds N generated tools, `extra_000` on, for
-//!   the `tools/list` of 500 tools scenario;
-//! - for the soak run (`cargo xtask soak`), off by default: `--soak-tools` adds
-//!   `barrier`, `wait` and `stats` (see `soak_tools.rs`), and over HTTP
-//!   `--max-concurrent-requests N` and `--max-connections N` raise the endpoint's limits
-//!   of requests in flight and of open connections;
 //! - resources: `example://readme` (what this server is), `example://counter` (a number
 //!   that `increment` changes: `mcp listen example://counter` follows it), and the
 //!   template `example://squares/{n}` (the square of `n`);
 //! - prompts: `explain` (argument `topic`, completed from a fixed list).
+//!
+//! The benchmark and the soak measure a server of their own, `mcp-bench-server`
+//! (`crates/mcp-bench-server`), not this one.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -36,11 +30,6 @@ use mcp_types::{
 };
 use serde::Deserialize;
 use serde_json::json;
-
-use self::arguments::{Add, Echo, Search, Steps, extra_tool_schema};
-use crate::soak_tools::Probes;
-
-mod arguments;
 
 /// The server's name, as `server/discover` (or `initialize`) reports it.
 pub(crate) const NAME: &str = "mcp-example";
@@ -60,6 +49,20 @@ const TOPICS: [&str; 6] = [
 ];
 
 #[derive(Deserialize, schemars::JsonSchema)]
+struct Echo {
+    /// The text to send back.
+    text: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Add {
+    /// The first addend.
+    a: i64,
+    /// The second addend.
+    b: i64,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
 struct Countdown {
     /// How many seconds to count down (at most 10).
     seconds: u8,
@@ -75,36 +78,13 @@ fn read_only() -> ToolAnnotations {
 
 const COUNTER: &str = "example://counter";
 
-/// What `mcp serve-example` adds for `cargo xtask bench` and `cargo xtask
-/// soak`; nothing by default.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Bench {
-    /// `--bench-tools`: register `search` and `steps`.
-    pub(crate) tools: bool,
-    /// `--extra-tools N`: register N generated tools, `extra_000` on.
-    pub(crate) extra_tools: usize,
-    /// `--soak-tools`: register `barrier`, `wait` and `stats`.
-    pub(crate) soak: bool,
-    /// `--max-concurrent-requests N` (HTTP): the endpoint's limit, instead of its default.
-    pub(crate) max_concurrent_requests: Option<usize>,
-    /// `--max-connections N` (HTTP): the server's limit of open connections, instead of
-    /// its default.
-    pub(crate) max_connections: Option<usize>,
-    /// `--idle-poll MICROS` (HTTP): the connection threads' idle poll, instead of its
-    /// default.
-    pub(crate) idle_poll: Option<std::time::Duration>,
-    /// `--hyper-http1` (HTTP): every connection served by hyper, not the server's own
-    /// HTTP/1.1.
-    pub(crate) hyper_http1: bool,
-}
-
-/// The example server, with the benchmark's additions that `bench` asks for.
-pub(crate) fn server(bench: Bench, probes: &Arc<Probes>) -> Result<Server, mcp_server::Error> {
+/// The example server.
+pub(crate) fn server() -> Result<Server, mcp_server::Error> {
     let counter = Arc::new(AtomicI64::new(0));
     let read_counter = Arc::clone(&counter);
     let handle: Arc<OnceLock<Server>> = Arc::default();
     let notify = Arc::clone(&handle);
-    let mut builder = Server::builder(NAME, env!("CARGO_PKG_VERSION"))
+    let builder = Server::builder(NAME, env!("CARGO_PKG_VERSION"))
         .instructions(
             "An example server: echo and add are pure, countdown reports progress, greet \
              asks the user for their name.",
@@ -261,114 +241,31 @@ pub(crate) fn server(bench: Bench, probes: &Arc<Probes>) -> Result<Server, mcp_s
             completion.has_more = Some(false);
             Ok(completion)
         });
-    if bench.tools {
-        builder = builder
-            .tool(
-                ToolDef::typed("search", |args: Search, _cx| async move {
-                    Ok(CallToolResult::text(format!(
-                        "no results for {} in {}",
-                        args.query,
-                        args.scope.as_str()
-                    )))
-                })
-                .map(|t| {
-                    t.description("Searches code, issues or docs (finds nothing: a benchmark tool)")
-                        .annotations(read_only())
-                }),
-            )
-            .tool(
-                ToolDef::typed("steps", |args: Steps, cx| async move {
-                    let total = f64::from(args.steps);
-                    for done in 1..=args.steps {
-                        cx.progress(f64::from(done), Some(total), None).await;
-                    }
-                    Ok(CallToolResult::text(format!("{} steps", args.steps)))
-                })
-                .map(|t| {
-                    t.description("Sends the given number of progress notifications, then answers")
-                        .annotations(read_only())
-                }),
-            );
-    }
-    if bench.soak {
-        builder = crate::soak_tools::register(builder, Arc::clone(probes));
-    }
-    for i in 0..bench.extra_tools {
-        let name = format!("extra_{i:03}");
-        builder = builder.tool(
-            ToolDef::new(name, extra_tool_schema(), move |args, _cx| async move {
-                Ok(CallToolResult::text(format!(
-                    "record {} from extra tool {i}",
-                    args["id"]
-                )))
-            })
-            .map(|t| {
-                t.description(format!(
-                    "Fetches a record (generated tool {i} of {}, for benchmarks)",
-                    bench.extra_tools
-                ))
-                .annotations(read_only())
-            }),
-        );
-    }
     let server = builder.build()?;
     let _ = handle.set(server.clone());
     Ok(server)
 }
 
 /// Serves the example server on stdin and stdout, for both eras, until stdin closes.
-pub(crate) async fn serve_stdio(bench: Bench) -> Result<(), mcp_server::Error> {
-    mcp_legacy::server::DualEra::new(server(bench, &Arc::default())?)
+pub(crate) async fn serve_stdio() -> Result<(), mcp_server::Error> {
+    mcp_legacy::server::DualEra::new(server()?)
         .serve_stdio()
         .await;
     Ok(())
 }
 
 /// Serves the example server over Streamable HTTP (both eras) on `addr`, printing the
-/// endpoint URL as the first line of stdout, until the process is interrupted. With
-/// `connection_threads` above 0 the connections are served on that many threads of their
-/// own.
-pub(crate) async fn serve_http(
-    addr: SocketAddr,
-    bench: Bench,
-    connection_threads: usize,
-) -> Result<(), crate::Error> {
-    let probes = Arc::<Probes>::default();
-    let mut config =
-        mcp_transport_http::HttpServerConfig::default().connection_threads(connection_threads);
-    if let Some(limit) = bench.max_concurrent_requests {
-        config.max_concurrent_requests = limit;
-    }
-    if let Some(limit) = bench.max_connections {
-        config.max_connections = limit;
-    }
-    if let Some(window) = bench.idle_poll {
-        config.idle_poll = window;
-    }
-    config.own_http1 = !bench.hyper_http1;
-    let endpoint = mcp_legacy::http::DualEraHttp::new(
-        server(bench, &probes)?,
-        config.clone(),
+/// endpoint URL as the first line of stdout, until the process is interrupted. The accept
+/// loop runs on the caller's runtime, the connections on two threads of their own.
+pub(crate) async fn serve_http(addr: SocketAddr) -> Result<(), crate::Error> {
+    let running = mcp_legacy::http::DualEraHttp::bind(
+        addr,
+        server()?,
+        mcp_transport_http::HttpServerConfig::default().connection_threads(2),
         mcp_legacy::http::LegacyHttpConfig::default(),
     )
+    .await
     .map_err(crate::Error::Serve)?;
-    let counted = endpoint.clone();
-    let _ = probes.sessions.set(Box::new(move || counted.sessions()));
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|source| crate::Error::Serve(mcp_legacy::Error::Bind { addr, source }))?;
-    let running = mcp_transport_http::HttpServer::serve_endpoint(listener, endpoint, &config)
-        .map_err(|e| crate::Error::Serve(e.into()))?;
-    // Every runtime's tasks: the main one (the accept loop) and the connection threads'.
-    let runtimes = running.connection_runtimes().to_vec();
-    let main = tokio::runtime::Handle::current();
-    let _ = probes.tasks.set(Box::new(move || {
-        runtimes
-            .iter()
-            .chain([&main])
-            .map(|runtime| runtime.metrics().num_alive_tasks())
-            .sum()
-    }));
     println!("{}", running.url());
     let _ = tokio::signal::ctrl_c().await;
     running.shutdown(Duration::from_secs(2)).await;

@@ -7,7 +7,7 @@
 //! mcp tools --server https://host/mcp  any Streamable HTTP server
 //! mcp tools -- npx -y @modelcontextprotocol/server-everything
 //! mcp tools --server files             a server named in mcp.json (mcpServers)
-//! mcp serve-example [--http ADDR]      run the example server (--workers N: threads)
+//! mcp serve-example [--http ADDR]      run the example server
 //! ```
 //!
 //! Every command prints readable text, or the protocol's JSON with `--json`. `--verbose`
@@ -24,7 +24,6 @@ mod example;
 mod interact;
 mod oauth;
 mod output;
-mod soak_tools;
 mod target;
 mod tour;
 
@@ -102,32 +101,60 @@ fn known_list(known: &[String]) -> String {
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// Print the protocol's JSON instead of readable text.
-    #[arg(long, global = true)]
-    json: bool,
     /// Show every JSON-RPC message on stderr.
     #[arg(long, short, global = true)]
     verbose: bool,
+    /// The client options given before the command's name (`mcp --json tools`).
+    #[command(flatten)]
+    client: ClientArgs,
+}
+
+/// The options of the commands that talk to a server, accepted before the command's name
+/// and after it. Not global: `serve-example` is a server, and its help lists only what
+/// serving takes.
+#[derive(Args, Default, Clone, PartialEq, Eq)]
+struct ClientArgs {
+    /// Print the protocol's JSON instead of readable text.
+    #[arg(long)]
+    json: bool,
     /// An `mcpServers` config file (default: $MCP_CONFIG, then ./mcp.json).
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// The server: an http(s) URL, or a name from the config file.
-    #[arg(long, short, global = true, value_name = "URL|NAME")]
+    #[arg(long, short, value_name = "URL|NAME")]
     server: Option<String>,
     /// The protocol: `detect` (the default: probe the server, then fall back to the
     /// initialize handshake), `modern`, `legacy`, or a revision such as 2025-06-18.
-    #[arg(long, global = true, value_name = "ERA", default_value = "detect")]
-    protocol: String,
+    #[arg(long, value_name = "ERA")]
+    protocol: Option<String>,
     #[command(flatten)]
     oauth: oauth::OAuthArgs,
 }
 
-/// A stdio server given after `--`.
+impl ClientArgs {
+    /// These options, each one not given taken from `before` (the options given before
+    /// the command's name).
+    fn or(self, before: Self) -> Self {
+        Self {
+            json: self.json || before.json,
+            config: self.config.or(before.config),
+            server: self.server.or(before.server),
+            protocol: self.protocol.or(before.protocol),
+            oauth: self.oauth.or(before.oauth),
+        }
+    }
+}
+
+/// Which server a client command talks to, and how: the client options, and a stdio
+/// server given after `--`.
 #[derive(Args, Default)]
 struct Stdio {
     /// A stdio server to run: `-- COMMAND ARGS…`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
+    // After `command`: the OAuth options' help heading would take in what follows them.
+    #[command(flatten)]
+    client: ClientArgs,
 }
 
 #[derive(Subcommand)]
@@ -206,40 +233,6 @@ enum Command {
         /// Serve Streamable HTTP on this address instead, such as 127.0.0.1:8080.
         #[arg(long, value_name = "ADDR")]
         http: Option<SocketAddr>,
-        /// Threads: 1 runs everything on one thread. Default: 1 over stdio (one
-        /// connection); 2 over HTTP, where each is a connection thread with its own
-        /// single-threaded runtime (`HttpServerConfig::connection_threads`) and the accept
-        /// loop runs on the main thread.
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
-        workers: Option<u16>,
-        /// Also register the benchmark's `search` and `steps` tools (`cargo xtask bench`).
-        #[arg(long)]
-        bench_tools: bool,
-        /// Also register N generated tools, `extra_000` on (the `tools/list` benchmark of
-        /// `cargo xtask bench`).
-        #[arg(long, value_name = "N", default_value_t = 0)]
-        extra_tools: u16,
-        /// Also register the soak's `barrier`, `wait` and `stats` tools (`cargo xtask
-        /// soak`).
-        #[arg(long)]
-        soak_tools: bool,
-        /// With --http: how many requests may be in flight at once (default 1024); past
-        /// it a request gets 503 with Retry-After.
-        #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-        max_concurrent_requests: Option<u32>,
-        /// With --http: how many connections may be open at once (default 4096); past it
-        /// new clients wait to be accepted until one closes.
-        #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-        max_connections: Option<u32>,
-        /// With --http: how many microseconds a connection thread that serves one
-        /// connection looks for its next request before it sleeps (default 50; 0 turns it
-        /// off; `HttpServerConfig::idle_poll`).
-        #[arg(long, value_name = "MICROS", requires = "http", value_parser = clap::value_parser!(u16).range(0..=1000))]
-        idle_poll: Option<u16>,
-        /// With --http: serve every connection with hyper instead of the server's own
-        /// HTTP/1.1 (`HttpServerConfig::own_http1`), for `cargo xtask bench`.
-        #[arg(long, requires = "http", hide = true)]
-        hyper_http1: bool,
     },
 }
 
@@ -310,7 +303,7 @@ fn serve_example_stdio() -> ExitCode {
     };
     // Boxed, the server's future is not copied from frame to frame down `block_on`'s
     // stack (each copy would be stack pages touched for good).
-    match runtime.block_on(Box::pin(example::serve_stdio(example::Bench::default()))) {
+    match runtime.block_on(Box::pin(example::serve_stdio())) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", Error::Server(e));
@@ -342,51 +335,20 @@ async fn run(cli: Cli) -> Result<(), Error> {
     let Some(command) = cli.command else {
         return tour::run().await;
     };
-    if let Command::ServeExample {
-        http,
-        bench_tools,
-        extra_tools,
-        soak_tools,
-        max_concurrent_requests,
-        max_connections,
-        idle_poll,
-        workers,
-        hyper_http1,
-    } = command
-    {
-        let bench = example::Bench {
-            tools: bench_tools,
-            extra_tools: usize::from(extra_tools),
-            soak: soak_tools,
-            max_concurrent_requests: max_concurrent_requests.and_then(|n| usize::try_from(n).ok()),
-            max_connections: max_connections.and_then(|n| usize::try_from(n).ok()),
-            idle_poll: idle_poll.map(|micros| std::time::Duration::from_micros(u64::from(micros))),
-            hyper_http1,
-        };
+    if let Command::ServeExample { http } = command {
+        // Accepted before any command's name, the client options would be silently
+        // ignored here.
+        if cli.client != ClientArgs::default() {
+            return Err(Error::Arguments(
+                "serve-example takes no client options (--json, --config, --server, \
+                 --protocol, --oauth-*, --no-auth)"
+                    .to_owned(),
+            ));
+        }
         return match http {
-            None => Ok(example::serve_stdio(bench).await?),
-            Some(addr) => {
-                // One thread: the connections are served on the main thread's runtime.
-                let threads = match workers.map_or(2, usize::from) {
-                    1 => 0,
-                    n => n,
-                };
-                example::serve_http(addr, bench, threads).await
-            }
+            None => Ok(example::serve_stdio().await?),
+            Some(addr) => example::serve_http(addr).await,
         };
-    }
-    let config_path = target::config_path(cli.config.as_deref());
-    let config = config_path.as_deref().map(Config::load).transpose()?;
-    // Declarations for a whole config: every server in the file, through mcp-host.
-    if let Command::Tools {
-        format: Some(vendor),
-        stdio,
-    } = &command
-        && cli.server.is_none()
-        && stdio.command.is_empty()
-        && let Some(path) = &config_path
-    {
-        return declarations_for_config(path, *vendor).await;
     }
     let stdio = match &command {
         Command::Discover(s)
@@ -397,26 +359,40 @@ async fn run(cli: Cli) -> Result<(), Error> {
         | Command::Read { stdio: s, .. }
         | Command::Prompt { stdio: s, .. }
         | Command::Complete { stdio: s, .. }
-        | Command::Listen { stdio: s, .. } => &s.command,
+        | Command::Listen { stdio: s, .. } => s,
         Command::ServeExample { .. } => unreachable_serve(),
     };
-    let target = target::resolve(cli.server.as_deref(), stdio, config.as_ref())?;
-    let era = match cli.protocol.as_str() {
+    let options = stdio.client.clone().or(cli.client);
+    let config_path = target::config_path(options.config.as_deref());
+    let config = config_path.as_deref().map(Config::load).transpose()?;
+    // Declarations for a whole config: every server in the file, through mcp-host.
+    if let Command::Tools {
+        format: Some(vendor),
+        stdio,
+    } = &command
+        && options.server.is_none()
+        && stdio.command.is_empty()
+        && let Some(path) = &config_path
+    {
+        return declarations_for_config(path, *vendor).await;
+    }
+    let target = target::resolve(options.server.as_deref(), &stdio.command, config.as_ref())?;
+    let era = match options.protocol.as_deref().unwrap_or("detect") {
         "detect" => EraChoice::Detect,
         "modern" => EraChoice::Modern,
         "legacy" => EraChoice::Legacy,
         version => EraChoice::Version(version.to_owned()),
     };
-    let session = connect(&target, era, Some(&cli.oauth)).await?;
-    let outcome = execute(&session, command, cli.json).await;
+    let session = connect(&target, era, Some(&options.oauth)).await?;
+    let outcome = execute(&session, command, options.json).await;
     session.close().await;
     outcome
 }
 
 /// `ServeExample` returned above; this arm cannot be reached, and says so without a panic.
-fn unreachable_serve() -> &'static Vec<String> {
-    static NONE: Vec<String> = Vec::new();
-    &NONE
+fn unreachable_serve() -> &'static Stdio {
+    static NONE: std::sync::OnceLock<Stdio> = std::sync::OnceLock::new();
+    NONE.get_or_init(Stdio::default)
 }
 
 /// A client for the terminal: elicitation asked interactively, roots the current directory,
@@ -819,21 +795,38 @@ mod tests {
         assert!(!plain(&["serve-examples"]));
         // What the fast path serves is what clap would have chosen.
         let cli = Cli::try_parse_from(["mcp", "serve-example"]).unwrap();
-        assert!(!cli.verbose && !cli.json && cli.config.is_none() && cli.server.is_none());
-        let Some(Command::ServeExample {
-            http: None,
-            workers: None,
-            bench_tools: false,
-            extra_tools: 0,
-            soak_tools: false,
-            max_concurrent_requests: None,
-            max_connections: None,
-            idle_poll: None,
-            hyper_http1: false,
-        }) = cli.command
-        else {
+        assert!(!cli.verbose && cli.client == ClientArgs::default());
+        let Some(Command::ServeExample { http: None }) = cli.command else {
             panic!("`mcp serve-example` is not the plain example server");
         };
+    }
+
+    #[test]
+    fn client_options_go_before_or_after_the_command() {
+        let cli =
+            Cli::try_parse_from(["mcp", "--json", "-s", "a", "tools", "--protocol", "modern"])
+                .unwrap();
+        let Some(Command::Tools { stdio, .. }) = cli.command else {
+            panic!("not tools");
+        };
+        let options = stdio.client.or(cli.client);
+        assert!(options.json);
+        assert_eq!(options.server.as_deref(), Some("a"));
+        assert_eq!(options.protocol.as_deref(), Some("modern"));
+        // After the command's name wins.
+        let cli =
+            Cli::try_parse_from(["mcp", "--server", "a", "call", "add", "--server", "b"]).unwrap();
+        let Some(Command::Call { stdio, .. }) = cli.command else {
+            panic!("not call");
+        };
+        assert_eq!(stdio.client.or(cli.client).server.as_deref(), Some("b"));
+        // The example server takes none of them.
+        for option in ["--json", "--server", "--protocol", "--config", "--no-auth"] {
+            assert!(
+                Cli::try_parse_from(["mcp", "serve-example", option, "x"]).is_err(),
+                "{option}"
+            );
+        }
     }
 
     #[test]

@@ -27,51 +27,69 @@ pub(crate) const SIGN_IN_TIMEOUT: Duration = Duration::from_mins(5);
 const MAX_REQUEST: usize = 16 << 10;
 
 /// How `mcp` signs in to a server that answers `401` (HTTP targets only).
-#[derive(Args, Debug, Default, Clone)]
+#[derive(Args, Debug, Default, Clone, PartialEq, Eq)]
 #[command(next_help_heading = "Authorization (OAuth 2.1, for protected HTTP servers)")]
 pub(crate) struct OAuthArgs {
     /// Never sign in: a server that requires authorization is an error.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub(crate) no_auth: bool,
     /// A client id registered in advance with the server's authorization server (use with
     /// --oauth-issuer; the secret, if any, from --oauth-client-secret or
     /// $MCP_OAUTH_CLIENT_SECRET).
-    #[arg(long, global = true, value_name = "ID", requires = "oauth_issuer")]
+    #[arg(long, value_name = "ID", requires = "oauth_issuer")]
     pub(crate) oauth_client_id: Option<String>,
     /// The secret of --oauth-client-id (prefer $MCP_OAUTH_CLIENT_SECRET: arguments are
     /// visible to other local users).
-    #[arg(long, global = true, value_name = "SECRET")]
+    #[arg(long, value_name = "SECRET")]
     pub(crate) oauth_client_secret: Option<String>,
     /// The issuer --oauth-client-id was registered with; it is used with that
     /// authorization server only.
-    #[arg(long, global = true, value_name = "URL")]
+    #[arg(long, value_name = "URL")]
     pub(crate) oauth_issuer: Option<String>,
     /// The https URL of a Client ID Metadata Document describing this client, used as its
     /// client id where the authorization server supports them (otherwise `mcp` registers
     /// dynamically).
-    #[arg(long, global = true, value_name = "URL")]
+    #[arg(long, value_name = "URL")]
     pub(crate) oauth_client_metadata_url: Option<String>,
     /// The port of the loopback redirect listener (default: any free port; fix one for an
     /// authorization server that requires an exact redirect URI).
-    #[arg(long, global = true, value_name = "PORT")]
+    #[arg(long, value_name = "PORT")]
     pub(crate) oauth_port: Option<u16>,
     /// Where registrations and tokens are kept (default: credentials.json in the user's
     /// config directory under `mcp`, such as ~/.config/mcp/credentials.json).
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub(crate) oauth_store: Option<PathBuf>,
     /// Let the OAuth requests reach private and link-local addresses (an authorization
     /// server on an internal network). Loopback is allowed, over plain http too, only
     /// when the server itself is on a loopback address.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub(crate) oauth_allow_private: bool,
     /// Bind tokens to a key with DPoP (RFC 9449) where the authorization server offers it:
     /// a stolen token is then of no use without the key. The key lives in memory only, so
     /// a bound token is not reused by the next run (each run signs in again).
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub(crate) oauth_dpop: bool,
 }
 
 impl OAuthArgs {
+    /// These options, each one not given taken from `before` (the same options given
+    /// before the command's name).
+    pub(crate) fn or(self, before: Self) -> Self {
+        Self {
+            no_auth: self.no_auth || before.no_auth,
+            oauth_client_id: self.oauth_client_id.or(before.oauth_client_id),
+            oauth_client_secret: self.oauth_client_secret.or(before.oauth_client_secret),
+            oauth_issuer: self.oauth_issuer.or(before.oauth_issuer),
+            oauth_client_metadata_url: self
+                .oauth_client_metadata_url
+                .or(before.oauth_client_metadata_url),
+            oauth_port: self.oauth_port.or(before.oauth_port),
+            oauth_store: self.oauth_store.or(before.oauth_store),
+            oauth_allow_private: self.oauth_allow_private || before.oauth_allow_private,
+            oauth_dpop: self.oauth_dpop || before.oauth_dpop,
+        }
+    }
+
     /// The OAuth client for the HTTP server at `url`, or `None` with `--no-auth`.
     pub(crate) async fn client(&self, url: &str) -> Result<Option<OAuthClient>, Error> {
         if self.no_auth {

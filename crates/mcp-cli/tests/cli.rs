@@ -209,6 +209,52 @@ fn the_example_server_over_http() {
     assert!(stdout(&out).contains("countdown"), "{}", stdout(&out));
 }
 
+/// `serve-example` is a server: its help offers what serving takes, not the benchmark's
+/// or the soak's switches (those are `mcp-bench-server`'s) nor the client commands'
+/// options. The example server still serves, over HTTP above and over stdio in
+/// `a_stdio_command_after_double_dash_and_a_config_entry`.
+#[test]
+fn serve_example_help_lists_serving_options_only() {
+    for help in [
+        mcp(&["serve-example", "--help"]),
+        mcp(&["help", "serve-example"]),
+    ] {
+        assert!(help.status.success(), "{}", stderr(&help));
+        let text = stdout(&help);
+        assert!(text.contains("--http <ADDR>"), "{text}");
+        for absent in [
+            "--bench-tools",
+            "--extra-tools",
+            "--soak-tools",
+            "--idle-poll",
+            "--hyper-http1",
+            "--workers",
+            "--max-concurrent-requests",
+            "--max-connections",
+            "--server",
+            "--protocol",
+            "--config",
+            "--json",
+            "--oauth",
+            "--no-auth",
+            "Authorization",
+        ] {
+            assert!(!text.contains(absent), "{absent} in:\n{text}");
+        }
+    }
+    // Nor does it take them.
+    for args in [
+        &["serve-example", "--bench-tools"][..],
+        &["serve-example", "--workers", "1"],
+        &["serve-example", "--http", "127.0.0.1:0", "--hyper-http1"],
+        &["serve-example", "--server", "x"],
+        &["--json", "serve-example"],
+    ] {
+        let out = mcp(args);
+        assert!(!out.status.success(), "{args:?} was accepted");
+    }
+}
+
 #[test]
 fn listen_follows_a_resource_another_client_changes() {
     let server = http_example();

@@ -71,7 +71,7 @@ pub struct HttpServerConfig {
     /// [`header_read_timeout`](Self::header_read_timeout). It is not sized for tests that
     /// hold more connections at once: the soak's 10,000 calls in flight
     /// (`cargo xtask soak --size full`, `docs/RELIABILITY.md`) raise it explicitly
-    /// (`mcp serve-example --max-connections`), as they raise the request limit, because a
+    /// (`mcp-bench-server --max-connections`), as they raise the request limit, because a
     /// default that large would exceed the open-files limit of most processes and stop
     /// bounding anything.
     pub max_connections: usize,

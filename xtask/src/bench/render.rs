@@ -426,21 +426,65 @@ pub(super) fn render(
             cell_of(client, p99, "µs"),
         );
     }
-    own_http1(&mut out, servers, medians);
+    with_and_without(&mut out, servers, medians);
     out
 }
 
-/// The HTTP/1.1 we own against hyper's, each side in the same run: the gain in calls/s
-/// (ours ÷ hyper's − 1) and in CPU per call (hyper's ÷ ours − 1: how much more each call
-/// costs on hyper); the project keeps its own only where one of them is at least 25%.
-fn own_http1(
+/// One comparison of the "with and without" table: code the project wrote in place of a
+/// well-kept crate (or on top of one), measured with it and without it in the same rounds.
+struct Comparison {
+    /// What is compared, as the table's rows name it.
+    code: &'static str,
+    /// The server (or client) with the code, and without it.
+    with: Role,
+    without: Role,
+    /// Whose CPU per call: the server's, or the driving client's.
+    client_side: bool,
+}
+
+const COMPARISONS: [Comparison; 5] = [
+    Comparison {
+        code: "server's own HTTP/1.1 (vs hyper)",
+        with: Role::Ours,
+        without: Role::OursOnHyper,
+        client_side: false,
+    },
+    Comparison {
+        code: "client's own HTTP/1.1 (vs hyper)",
+        with: Role::OursByClient,
+        without: Role::OursByClientOnHyper,
+        client_side: true,
+    },
+    Comparison {
+        code: "connection threads and idle poll (vs tokio's runtime)",
+        with: Role::Ours,
+        without: Role::OursOnTokio,
+        client_side: false,
+    },
+    Comparison {
+        code: "idle poll (vs none)",
+        with: Role::Ours,
+        without: Role::OursIdlePollOff,
+        client_side: false,
+    },
+    Comparison {
+        code: "mimalloc (vs the system allocator)",
+        with: Role::OursMimalloc,
+        without: Role::Ours,
+        client_side: false,
+    },
+];
+
+/// Each piece of code weighed with and without it, in the same run: the gain in calls/s
+/// (with ÷ without − 1) and in CPU per call (without ÷ with − 1: how many more calls a
+/// CPU-second serves with it). Hand-written code stays only where one of them is at least
+/// 25% (`docs/PERFORMANCE.md`, "Kept, and why"); mimalloc only at 10% on small calls.
+fn with_and_without(
     out: &mut String,
     servers: &[ServerSpec],
     medians: &BTreeMap<(usize, Load, Transport), Figures>,
 ) {
     let find = |role: Role| servers.iter().position(|s| s.role == role);
-    let of =
-        |index: Option<usize>, load| index.and_then(|i| medians.get(&(i, load, Transport::Http)));
     let gain = |a: Option<f64>, b: Option<f64>| match (a, b) {
         (Some(a), Some(b)) if b > 0.0 && a.is_finite() => {
             format!("{:+.0}%", (a / b - 1.0) * 100.0)
@@ -449,59 +493,53 @@ fn own_http1(
     };
     let _ = writeln!(
         out,
-        "\nThe HTTP/1.1 we own against hyper's (same run, over HTTP): the server driven by \
-         `mcp-load` (CPU: the server's), our client driving the same server (CPU: the \
-         client's). Gain: calls/s ours ÷ hyper's − 1; CPU hyper's ÷ ours − 1.\n"
+        "\nWith and without (same run): the server driven by `mcp-load` (CPU: the \
+         server's), or our client driving our server (CPU: the client's). Gain: calls/s \
+         with ÷ without − 1; CPU without ÷ with − 1.\n"
     );
     let _ = writeln!(
         out,
-        "| side, load | calls/s own / hyper | gain | CPU per call own / hyper | gain |"
+        "| code | load | calls/s with / without | gain | CPU per call with / without | gain |"
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|");
-    let server = (find(Role::Ours), find(Role::OursOnHyper));
-    let client = (find(Role::OursByClient), find(Role::OursByClientOnHyper));
-    let server_cpu: fn(&Figures) -> Option<f64> = |f| Some(f.cpu_us_per_call);
-    let client_cpu: fn(&Figures) -> Option<f64> = |f| f.driver_cpu_us_per_call;
-    let rows = [
-        (
-            "server, 16 B, 16 in flight",
-            server,
-            Load::Small,
-            server_cpu,
-        ),
-        (
-            "server, 64 KiB, 16 in flight",
-            server,
-            Load::Large,
-            server_cpu,
-        ),
-        (
-            "server, 16 B, 1 in flight",
-            server,
-            Load::Single,
-            server_cpu,
-        ),
-        (
-            "client, 16 B, 16 in flight",
-            client,
-            Load::Small,
-            client_cpu,
-        ),
-    ];
-    for (label, (own, hyper), load, cpu) in rows {
-        let (own, hyper) = (of(own, load), of(hyper, load));
-        let calls = |f: Option<&Figures>| f.map(|f| f.calls_per_s);
-        let cpu = |f: Option<&Figures>| f.and_then(cpu);
-        let _ = writeln!(
-            out,
-            "| {label} | {} / {} | {} | {} / {} | {} |",
-            cell(calls(own), ""),
-            cell(calls(hyper), ""),
-            gain(calls(own), calls(hyper)),
-            cell(cpu(own), "µs"),
-            cell(cpu(hyper), "µs"),
-            gain(cpu(hyper), cpu(own)),
-        );
+    let _ = writeln!(out, "|---|---|---:|---:|---:|---:|");
+    for comparison in &COMPARISONS {
+        let (with, without) = (find(comparison.with), find(comparison.without));
+        for transport in [Transport::Stdio, Transport::Http] {
+            for load in [Load::Small, Load::Large, Load::Single] {
+                let of = |index: Option<usize>| {
+                    let index = index?;
+                    servers[index].command(load, transport)?;
+                    Some(medians.get(&(index, load, transport)))
+                };
+                // A row where both sides take part in the scenario, measured or not.
+                let (Some(with), Some(without)) = (of(with), of(without)) else {
+                    continue;
+                };
+                let calls = |f: Option<&Figures>| f.map(|f| f.calls_per_s);
+                let cpu = |f: Option<&Figures>| {
+                    f.and_then(|f| {
+                        if comparison.client_side {
+                            f.driver_cpu_us_per_call
+                        } else {
+                            Some(f.cpu_us_per_call)
+                        }
+                    })
+                };
+                let _ = writeln!(
+                    out,
+                    "| {} | {}, {} | {} / {} | {} | {} / {} | {} |",
+                    comparison.code,
+                    load.name(),
+                    transport.name(),
+                    cell(calls(with), ""),
+                    cell(calls(without), ""),
+                    gain(calls(with), calls(without)),
+                    cell(cpu(with), "µs"),
+                    cell(cpu(without), "µs"),
+                    gain(cpu(without), cpu(with)),
+                );
+            }
+        }
     }
 }
 
@@ -624,20 +662,35 @@ mod tests {
         let text = render(&servers, &medians, QUICK, true);
         assert!(
             text.contains(
-                "| server, 16 B, 16 in flight | 10,000 / 8,000 | +25% | 5.00 µs / 6.00 µs | +20% |"
+                "| server's own HTTP/1.1 (vs hyper) | 16 B, 16 in flight, HTTP | 10,000 / 8,000 | +25% | 5.00 µs / 6.00 µs | +20% |"
             ),
             "{text}"
         );
         assert!(
             text.contains(
-                "| client, 16 B, 16 in flight | 9,000 / 6,000 | +50% | 7.50 µs / 10.0 µs | +33% |"
+                "| client's own HTTP/1.1 (vs hyper) | 16 B, 16 in flight, HTTP | 9,000 / 6,000 | +50% | 7.50 µs / 10.0 µs | +33% |"
             ),
             "{text}"
         );
         assert!(
-            text.contains("| server, 64 KiB, 16 in flight | — / — | — | — / — | — |"),
+            text.contains("| server's own HTTP/1.1 (vs hyper) | 64 KiB, 16 in flight, HTTP | — / — | — | — / — | — |"),
             "{text}"
         );
+        // A row for each load and transport both sides take part in, and none other.
+        for row in [
+            "| mimalloc (vs the system allocator) | 16 B, 16 in flight, stdio |",
+            "| mimalloc (vs the system allocator) | 64 KiB, 16 in flight, HTTP |",
+            "| connection threads and idle poll (vs tokio's runtime) | 16 B, 1 in flight, HTTP |",
+            "| idle poll (vs none) | 16 B, 16 in flight, HTTP |",
+        ] {
+            assert!(text.contains(row), "{row}: {text}");
+        }
+        for row in [
+            "| idle poll (vs none) | 16 B, 16 in flight, stdio |",
+            "| client's own HTTP/1.1 (vs hyper) | 64 KiB, 16 in flight, HTTP |",
+        ] {
+            assert!(!text.contains(row), "{row}: {text}");
+        }
         assert!(
             text.contains(
                 "| HTTP | 10,000 | 9,000 | 0.90× | 6.00 µs / 7.50 µs | 80.0 µs / 80.0 µs | ≥ 0.9× |"
@@ -656,7 +709,7 @@ mod tests {
         );
         assert!(
             text.contains(
-                "| ours (mcp serve-example) | — / — | — / — | 400 / — | 1,200 µs / — | — | — | — |"
+                "| ours (mcp-bench-server) | — / — | — / — | 400 / — | 1,200 µs / — | — | — | — |"
             ),
             "{text}"
         );

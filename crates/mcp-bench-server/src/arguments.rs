@@ -1,33 +1,33 @@
-//! The arguments of the example server's tools that `bench/rmcp-server` serves too (it
+//! The arguments of the benchmark's tools, which `bench/rmcp-server` serves too (it
 //! includes this file), so that both SDKs are measured on the same input schemas: `echo`,
 //! `add`, `search` (a realistic schema for the validation benchmark) and `steps`, and the
 //! schema of the generated tools of `--extra-tools`.
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-pub(super) struct Echo {
+pub(crate) struct Echo {
     /// The text to send back.
-    pub(super) text: String,
+    pub(crate) text: String,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-pub(super) struct Add {
+pub(crate) struct Add {
     /// The first addend.
-    pub(super) a: i64,
+    pub(crate) a: i64,
     /// The second addend.
-    pub(super) b: i64,
+    pub(crate) b: i64,
 }
 
 /// Where `search` looks.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub(super) enum SearchScope {
+pub(crate) enum SearchScope {
     Code,
     Issues,
     Docs,
 }
 
 impl SearchScope {
-    pub(super) fn as_str(&self) -> &'static str {
+    pub(crate) fn as_str(&self) -> &'static str {
         match self {
             Self::Code => "code",
             Self::Issues => "issues",
@@ -39,7 +39,7 @@ impl SearchScope {
 /// How `search` orders its results.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub(super) enum SearchSort {
+pub(crate) enum SearchSort {
     Relevance,
     Newest,
     Oldest,
@@ -49,7 +49,7 @@ pub(super) enum SearchSort {
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)] // read by the schema and the validator, not by the handler
-pub(super) struct SearchFilters {
+pub(crate) struct SearchFilters {
     /// Languages to keep, such as rust or typescript.
     #[schemars(
         length(min = 1, max = 5),
@@ -76,12 +76,12 @@ pub(super) struct SearchFilters {
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)] // read by the schema and the validator, not by the handler
-pub(super) struct Search {
+pub(crate) struct Search {
     /// What to look for.
     #[schemars(length(min = 1, max = 200))]
-    pub(super) query: String,
+    pub(crate) query: String,
     /// Where to look.
-    pub(super) scope: SearchScope,
+    pub(crate) scope: SearchScope,
     /// What to keep.
     filters: Option<SearchFilters>,
     /// How to order the results.
@@ -92,14 +92,14 @@ pub(super) struct Search {
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-pub(super) struct Steps {
+pub(crate) struct Steps {
     /// How many progress notifications to send before the result (at most 1000).
     #[schemars(range(max = 1000))]
-    pub(super) steps: u16,
+    pub(crate) steps: u16,
 }
 
 /// The input schema of the generated tools of `--extra-tools`.
-pub(super) fn extra_tool_schema() -> serde_json::Value {
+pub(crate) fn extra_tool_schema() -> serde_json::Value {
     serde_json::json!({
         "type": "object",
         "properties": {

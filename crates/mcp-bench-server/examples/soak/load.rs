@@ -104,11 +104,11 @@ fn record(report: &mut Report, scenario: &str, n: usize, tally: &Tally, elapsed:
 }
 
 /// N calls over HTTP, all inside the server at once.
-pub(crate) async fn http(mcp: &str, n: usize, report: &mut Report) -> Result<(), String> {
+pub(crate) async fn http(program: &str, n: usize, report: &mut Report) -> Result<(), String> {
     let scenario = "HTTP concurrency";
     let limit = (n + 64).to_string();
     let server = Server::http(
-        mcp,
+        program,
         &[
             "--max-concurrent-requests",
             &limit,
@@ -148,15 +148,15 @@ pub(crate) async fn http(mcp: &str, n: usize, report: &mut Report) -> Result<(),
 }
 
 /// N calls in flight over one stdio connection.
-pub(crate) async fn stdio(mcp: &str, n: usize, report: &mut Report) -> Result<(), String> {
+pub(crate) async fn stdio(program: &str, n: usize, report: &mut Report) -> Result<(), String> {
     let scenario = "stdio concurrency";
-    let command = ServerCommand::new(mcp)
-        .args(["serve-example", "--soak-tools"])
+    let command = ServerCommand::new(program)
+        .arg("--soak-tools")
         .stderr(StderrMode::Inherit);
     let (client, server) = Client::builder("soak", env!("CARGO_PKG_VERSION"))
         .timeout(Duration::from_mins(2))
         .connect_stdio(&command)
-        .map_err(|e| format!("cannot start {mcp}: {e}"))?;
+        .map_err(|e| format!("cannot start {program}: {e}"))?;
     let pid = server.process().id();
     let client = Arc::new(client);
     let started = Instant::now();

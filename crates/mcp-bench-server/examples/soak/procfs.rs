@@ -1,5 +1,5 @@
 //! What the soak reads of a server process from `/proc`, and the server processes
-//! themselves: `mcp serve-example --soak-tools`, over HTTP or raw stdio pipes.
+//! themselves: `mcp-bench-server --soak-tools`, over HTTP or raw stdio pipes.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -54,10 +54,9 @@ pub(crate) struct Server {
     pub(crate) url: String,
 }
 
-fn command(mcp: &str, args: &[&str]) -> Command {
-    let mut command = Command::new(mcp);
+fn command(program: &str, args: &[&str]) -> Command {
+    let mut command = Command::new(program);
     command
-        .arg("serve-example")
         .arg("--soak-tools")
         .args(args)
         .stderr(Stdio::inherit())
@@ -66,15 +65,15 @@ fn command(mcp: &str, args: &[&str]) -> Command {
 }
 
 impl Server {
-    /// `mcp serve-example --soak-tools --http 127.0.0.1:0 ARGS…`; its URL is the first
+    /// `mcp-bench-server --soak-tools --http 127.0.0.1:0 ARGS…`; its URL is the first
     /// line it prints.
-    pub(crate) async fn http(mcp: &str, args: &[&str]) -> Result<Server, String> {
-        let mut child = command(mcp, &["--http", "127.0.0.1:0"])
+    pub(crate) async fn http(program: &str, args: &[&str]) -> Result<Server, String> {
+        let mut child = command(program, &["--http", "127.0.0.1:0"])
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("cannot start {mcp}: {e}"))?;
+            .map_err(|e| format!("cannot start {program}: {e}"))?;
         let pid = child.id().ok_or("the server exited at once")?;
         let stdout = child.stdout.take().ok_or("no stdout pipe")?;
         let mut lines = BufReader::new(stdout).lines();
@@ -97,13 +96,13 @@ impl Server {
         })
     }
 
-    /// `mcp serve-example --soak-tools` on raw pipes.
-    pub(crate) fn stdio(mcp: &str) -> Result<(Server, ChildStdin, ChildStdout), String> {
-        let mut child = command(mcp, &[])
+    /// `mcp-bench-server --soak-tools` on raw pipes.
+    pub(crate) fn stdio(program: &str) -> Result<(Server, ChildStdin, ChildStdout), String> {
+        let mut child = command(program, &[])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("cannot start {mcp}: {e}"))?;
+            .map_err(|e| format!("cannot start {program}: {e}"))?;
         let pid = child.id().ok_or("the server exited at once")?;
         let stdin = child.stdin.take().ok_or("no stdin pipe")?;
         let stdout = child.stdout.take().ok_or("no stdout pipe")?;

@@ -1,5 +1,5 @@
-//! The tools `mcp serve-example --soak-tools` adds for `cargo xtask soak`
-//! (`docs/RELIABILITY.md`), off by default:
+//! The tools `--soak-tools` adds for `cargo xtask soak` (`docs/RELIABILITY.md`, Load and
+//! soak), off by default:
 //!
 //! - `barrier` (`group`, `size`, `text`): answers `text` once `size` calls of `group` are
 //!   in the server at the same time, so a load whose every call completes proves that
@@ -10,13 +10,16 @@
 //! - `stats`: the server's own counters as JSON text: the tokio tasks alive in its
 //!   runtimes (the main one and every connection thread's) and the open legacy HTTP
 //!   sessions, so a soak can see leaks from outside.
+//! - `increment` and the resource `soak://counter`: `increment` adds one to the counter
+//!   and tells the resource's subscribers, for the soak's listens.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
-use mcp_server::{ServerBuilder, ToolDef, ToolError};
-use mcp_types::CallToolResult;
+use mcp_server::{ResourceDef, Server, ServerBuilder, ToolDef, ToolError};
+use mcp_types::{CallToolResult, EmbeddedResourceResource, TextResourceContents};
 use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::watch;
@@ -109,11 +112,63 @@ pub(crate) struct Probes {
     pub(crate) tasks: OnceLock<Box<dyn Fn() -> usize + Send + Sync>>,
 }
 
+/// The URI of the counter that `increment` changes.
+const COUNTER: &str = "soak://counter";
+
+/// The counter of `increment`, and the server that tells its subscribers of a change once
+/// it is built ([`Counter::attach`]).
+#[derive(Clone, Default)]
+pub(crate) struct Counter {
+    value: Arc<AtomicI64>,
+    server: Arc<OnceLock<Server>>,
+}
+
+impl Counter {
+    /// Gives `increment` the built server, whose subscribers it notifies.
+    pub(crate) fn attach(&self, server: &Server) {
+        let _ = self.server.set(server.clone());
+    }
+}
+
 /// Registers the soak tools. `probes` gives the open legacy HTTP sessions once the
-/// endpoint exists (over stdio it stays empty).
-pub(crate) fn register(builder: ServerBuilder, probes: Arc<Probes>) -> ServerBuilder {
+/// endpoint exists (over stdio it stays empty); `counter` is `increment`'s.
+pub(crate) fn register(
+    builder: ServerBuilder,
+    probes: Arc<Probes>,
+    counter: &Counter,
+) -> ServerBuilder {
     let groups = Arc::new(Groups::default());
+    let (incremented, read) = (counter.clone(), counter.clone());
     builder
+        .tool(
+            ToolDef::new(
+                "increment",
+                json!({"type": "object", "properties": {}}),
+                move |_args, _cx| {
+                    let counter = incremented.clone();
+                    async move {
+                        let now = counter.value.fetch_add(1, Ordering::Relaxed) + 1;
+                        if let Some(server) = counter.server.get() {
+                            server.resource_updated(COUNTER);
+                        }
+                        Ok(CallToolResult::text(now.to_string()))
+                    }
+                },
+            )
+            .map(|t| t.description("Adds one to soak://counter and notifies its subscribers")),
+        )
+        .resource(
+            ResourceDef::new(COUNTER, "counter", move |uri, _cx| {
+                let value = Arc::clone(&read.value);
+                async move {
+                    Ok(vec![EmbeddedResourceResource::TextResourceContents(
+                        TextResourceContents::new(value.load(Ordering::Relaxed).to_string(), uri),
+                    )])
+                }
+            })
+            .description("A number that the increment tool changes")
+            .mime_type("text/plain"),
+        )
         .tool(
             ToolDef::typed("barrier", move |args: Barrier, cx| {
                 let groups = Arc::clone(&groups);

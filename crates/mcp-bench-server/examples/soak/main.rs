@@ -1,9 +1,9 @@
 //! The load and soak test binary, which `cargo xtask soak` builds and runs
-//! (see `docs/RELIABILITY.md`, Load and soak). It drives the real `mcp serve-example
-//! --soak-tools` process with this workspace's own clients:
+//! (see `docs/RELIABILITY.md`, Load and soak). It drives the real `mcp-bench-server
+//! --soak-tools` process (`--server PATH`) with this workspace's own clients:
 //!
 //! ```text
-//! soak --mcp PATH [--size ci|full] [--seconds S] [--only a,b,c]
+//! soak --server PATH [--size ci|full] [--seconds S] [--only a,b,c]
 //! ```
 //!
 //! - (a) `load.rs`: N calls in flight at once over HTTP (full 10,000, ci 1,000) and over
@@ -92,15 +92,15 @@ impl Size {
 }
 
 struct Options {
-    mcp: String,
+    server: String,
     size: Size,
     only: Vec<char>,
 }
 
-const USAGE: &str = "usage: soak --mcp PATH [--size ci|full] [--seconds S] [--only a,b,c]";
+const USAGE: &str = "usage: soak --server PATH [--size ci|full] [--seconds S] [--only a,b,c]";
 
 fn parse(args: &[String]) -> Result<Options, String> {
-    let mut mcp = None;
+    let mut server = None;
     let mut size = Size::of("ci")?;
     let mut seconds = None;
     let mut only = vec!['a', 'b', 'c'];
@@ -108,7 +108,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
     while let Some(flag) = rest.next() {
         let mut value = || rest.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
-            "--mcp" => mcp = Some(value()?.clone()),
+            "--server" => server = Some(value()?.clone()),
             "--size" => size = Size::of(value()?)?,
             "--seconds" => {
                 let text = value()?;
@@ -132,8 +132,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
     if let Some(bad) = only.iter().find(|c| !matches!(c, 'a' | 'b' | 'c')) {
         return Err(format!("--only takes a, b and c, not {bad:?}"));
     }
-    let mcp = mcp.ok_or("--mcp PATH is required")?;
-    Ok(Options { mcp, size, only })
+    let server = server.ok_or("--server PATH is required")?;
+    Ok(Options { server, size, only })
 }
 
 async fn run(options: &Options, report: &mut Report) -> Result<(), String> {
@@ -150,7 +150,7 @@ async fn run(options: &Options, report: &mut Report) -> Result<(), String> {
             options.size.http_in_flight
         ));
     }
-    let mcp = options.mcp.as_str();
+    let program = options.server.as_str();
     let size = &options.size;
     let timed = |name: &str, started: Instant| {
         eprintln!(
@@ -160,19 +160,19 @@ async fn run(options: &Options, report: &mut Report) -> Result<(), String> {
     };
     if options.only.contains(&'a') {
         let started = Instant::now();
-        load::http(mcp, size.http_in_flight, report).await?;
-        load::stdio(mcp, size.stdio_in_flight, report).await?;
+        load::http(program, size.http_in_flight, report).await?;
+        load::stdio(program, size.stdio_in_flight, report).await?;
         timed("(a) concurrency", started);
     }
     if options.only.contains(&'b') {
         let started = Instant::now();
-        malformed::stdio(mcp, size.malformed, report).await?;
-        malformed::http(mcp, size.malformed, report).await?;
+        malformed::stdio(program, size.malformed, report).await?;
+        malformed::http(program, size.malformed, report).await?;
         timed("(b) malformed requests", started);
     }
     if options.only.contains(&'c') {
         let started = Instant::now();
-        mixed::run(mcp, size.mixed, report).await?;
+        mixed::run(program, size.mixed, report).await?;
         timed("(c) mixed soak", started);
     }
     Ok(())

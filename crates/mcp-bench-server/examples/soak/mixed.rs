@@ -1,7 +1,7 @@
 //! (c) The mixed soak: for the given time, one HTTP server (both eras) serves at once
 //!
 //! - calls: two modern clients calling `echo` in a loop, each answer checked;
-//! - listens: a modern client that listens to `example://counter`, calls `increment`,
+//! - listens: a modern client that listens to `soak://counter`, calls `increment`,
 //!   waits for the update, and drops the subscription, in a loop;
 //! - cancellations: a modern client calling `wait` (60 s) with a 20 ms timeout, so every
 //!   call is abandoned mid-way (the client closes the connection: the spec's cancellation
@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 use crate::Report;
 use crate::procfs::{Sample, Server};
 
-const COUNTER: &str = "example://counter";
+const COUNTER: &str = "soak://counter";
 /// Allowed growth of resident memory after warm-up, besides 10 %.
 const RSS_TOLERANCE_KIB: u64 = 8192;
 /// Allowed excess of descriptors and tasks after the load, over before it.
@@ -111,9 +111,13 @@ where
     })
 }
 
-pub(crate) async fn run(mcp: &str, duration: Duration, report: &mut Report) -> Result<(), String> {
+pub(crate) async fn run(
+    program: &str,
+    duration: Duration,
+    report: &mut Report,
+) -> Result<(), String> {
     let scenario = "mixed soak";
-    let server = Server::http(mcp, &[]).await?;
+    let server = Server::http(program, &[]).await?;
     let url = server.url.clone();
     let stats = client(&url)?;
     let started = Instant::now();

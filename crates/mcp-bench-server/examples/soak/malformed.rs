@@ -73,9 +73,9 @@ fn record(report: &mut Report, scenario: &str, n: usize, warm: Sample, end: Samp
 }
 
 /// N malformed lines over the server's stdin, then a valid call.
-pub(crate) async fn stdio(mcp: &str, n: usize, report: &mut Report) -> Result<(), String> {
+pub(crate) async fn stdio(program: &str, n: usize, report: &mut Report) -> Result<(), String> {
     let scenario = "malformed, stdio";
-    let (server, mut stdin, stdout) = Server::stdio(mcp)?;
+    let (server, mut stdin, stdout) = Server::stdio(program)?;
     let kinds = kinds();
     let answered = Arc::new(AtomicUsize::new(0));
     let counting = Arc::clone(&answered);
@@ -184,9 +184,9 @@ fn request(body: Bytes) -> RawRequest {
 }
 
 /// N malformed POSTs over keep-alive connections, 16 at a time, then a valid call.
-pub(crate) async fn http(mcp: &str, n: usize, report: &mut Report) -> Result<(), String> {
+pub(crate) async fn http(program: &str, n: usize, report: &mut Report) -> Result<(), String> {
     let scenario = "malformed, HTTP";
-    let server = Server::http(mcp, &[]).await?;
+    let server = Server::http(program, &[]).await?;
     let client = HttpClient::new(&server.url, HttpClientConfig::default())
         .map_err(|e| format!("cannot connect: {e}"))?;
     let kinds: Arc<Vec<Bytes>> = Arc::new(kinds().into_iter().map(Bytes::from).collect());
