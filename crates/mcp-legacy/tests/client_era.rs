@@ -12,6 +12,7 @@ use std::time::Duration;
 use mcp_client::{Client, ClientBuilder};
 use mcp_legacy::Error;
 use mcp_legacy::client::{Connector, EraChoice};
+use mcp_test_support::first_text as text;
 use mcp_transport_stdio::ServerCommand;
 use mcp_types::{ElicitResult, ElicitResultAction, Era, JsonObject};
 use serde_json::json;
@@ -33,13 +34,6 @@ fn builder() -> ClientBuilder {
             }))
             .unwrap())
         })
-}
-
-fn text(result: &mcp_types::CallToolResult) -> String {
-    serde_json::to_value(result).unwrap()["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,11 +14,8 @@
 mod peers_common;
 use peers_common::{peers_dir, setup};
 
-use std::io::BufRead;
 use std::path::PathBuf;
-#[cfg(feature = "http")]
-use std::process::Child;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,6 +23,8 @@ use mcp_client::{Client, ClientBuilder, ListenEvent};
 #[cfg(feature = "http")]
 use mcp_legacy::client::Transport;
 use mcp_legacy::client::{Connector, EraChoice};
+#[cfg(feature = "http")]
+use mcp_test_support::{Killed, free_port, spawn_ready};
 use mcp_transport_stdio::ServerCommand;
 use mcp_types::{Era, JsonObject};
 use serde_json::{Value, json};
@@ -272,52 +271,28 @@ async fn a_pinned_legacy_version_is_offered_and_kept() {
 /// A server-everything HTTP server on a free loopback port, killed on drop.
 #[cfg(feature = "http")]
 struct HttpServer {
-    child: Child,
+    _child: Killed,
     port: u16,
-}
-
-#[cfg(feature = "http")]
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[cfg(feature = "http")]
 /// Starts server-everything in `mode` (`streamableHttp` or `sse`) and waits until it
 /// says it listens.
 fn start_http(mode: &str) -> HttpServer {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = Command::new("node")
-        .arg(everything())
-        .arg(mode)
-        .env("PORT", port.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cannot start node");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if line.contains("listening on port") || line.contains("running on port") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    let server = HttpServer { child, port };
-    rx.recv_timeout(Duration::from_secs(30))
-        .expect("server-everything did not start listening");
-    server
+    let port = free_port();
+    let child = spawn_ready(
+        Command::new("node")
+            .arg(everything())
+            .arg(mode)
+            .env("PORT", port.to_string()),
+        |line| line.contains("listening on port") || line.contains("running on port"),
+        Duration::from_secs(30),
+        "server-everything",
+    );
+    HttpServer {
+        _child: child,
+        port,
+    }
 }
 
 #[cfg(feature = "http")]

@@ -29,6 +29,7 @@ use mcp_client::{CallOptions, Client};
 use mcp_legacy::client::{Connector, EraChoice};
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
 use mcp_server::{Server, ToolDef};
+use mcp_test_support::first_text as text;
 use mcp_transport_http::{HttpClientConfig, HttpServer, HttpServerConfig, RunningServer};
 use mcp_types::{CallToolResult, JsonObject, ToolAnnotations};
 use serde_json::json;
@@ -227,13 +228,6 @@ fn counting_progress() -> (CallOptions, mpsc::UnboundedReceiver<()>) {
         let _ = tx.send(());
     });
     (options, rx)
-}
-
-fn text(result: &CallToolResult) -> String {
-    serde_json::to_value(result).unwrap()["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 /// Modern era, connection reset mid-SSE: the call that is not safe to repeat fails with

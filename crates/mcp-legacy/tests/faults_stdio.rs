@@ -17,8 +17,9 @@ use std::time::{Duration, Instant};
 
 use mcp_client::{CallOptions, Client, RestartPolicy};
 use mcp_legacy::client::Connector;
+use mcp_test_support::first_text as text;
 use mcp_transport_stdio::{ServerCommand, StderrMode};
-use mcp_types::{CallToolResult, JsonObject};
+use mcp_types::JsonObject;
 use serde_json::json;
 use tokio::sync::mpsc;
 
@@ -33,13 +34,6 @@ fn demo() -> ServerCommand {
 
 fn builder() -> mcp_client::ClientBuilder {
     Client::builder("faults", "1.0.0")
-}
-
-fn text(result: &CallToolResult) -> String {
-    serde_json::to_value(result).unwrap()["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 fn echo_args(text: &str) -> JsonObject {

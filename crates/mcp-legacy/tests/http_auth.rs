@@ -5,18 +5,14 @@
 //! and on the 2024-11-05 HTTP+SSE transport.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
-use http::{HeaderMap, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full};
+use http::{HeaderMap, Response, StatusCode};
 use hyper::body::Incoming;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use mcp_jsonrpc::Principal;
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
 use mcp_server::{Server, ToolDef};
+use mcp_test_support::http::{HttpClient, SseEvents, client, json_body, send};
 use mcp_transport_http::{
     AuthenticateFuture, Authenticator, HttpServer, HttpServerConfig, RunningServer,
 };
@@ -97,7 +93,7 @@ fn server() -> Server {
 
 struct Fixture {
     running: RunningServer,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: HttpClient,
 }
 
 async fn start() -> Fixture {
@@ -111,7 +107,7 @@ async fn start() -> Fixture {
     .unwrap();
     Fixture {
         running,
-        client: Client::builder(TokioExecutor::new()).build_http(),
+        client: client(),
     }
 }
 
@@ -124,21 +120,7 @@ impl Fixture {
         body: &str,
     ) -> Response<Incoming> {
         let url = format!("http://{}{path}", self.running.local_addr());
-        let mut request = Request::builder()
-            .method(method)
-            .uri(url)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json");
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        let request = request
-            .body(Full::new(Bytes::from(body.to_owned())))
-            .unwrap();
-        tokio::time::timeout(Duration::from_secs(10), self.client.request(request))
-            .await
-            .expect("an answer in time")
-            .unwrap()
+        send(&self.client, method, &url, headers, body.to_owned()).await
     }
 
     /// A legacy session of `user` (2025-11-25).
@@ -185,9 +167,14 @@ fn initialize() -> String {
     .to_string()
 }
 
-async fn json_body(response: Response<Incoming>) -> Value {
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    serde_json::from_slice(&bytes).unwrap()
+/// What the `whoami` tool answered, from its reply (which must be a 200).
+async fn whoami(reply: Response<Incoming>) -> Value {
+    assert_eq!(reply.status(), StatusCode::OK);
+    let text = json_body(reply).await["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    serde_json::from_str(&text).unwrap()
 }
 
 #[tokio::test]
@@ -213,13 +200,8 @@ async fn legacy_requests_are_authenticated_like_modern_ones() {
 
     let session = fixture.initialize("alice").await;
     let reply = fixture.call(&session, Some("alice"), "whoami").await;
-    assert_eq!(reply.status(), StatusCode::OK);
-    let text = json_body(reply).await["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .to_owned();
     assert_eq!(
-        serde_json::from_str::<Value>(&text).unwrap(),
+        whoami(reply).await,
         json!({"principal": "alice", "sees_authorization": false})
     );
 
@@ -307,23 +289,9 @@ async fn http_sse_sessions_are_authenticated_and_owned() {
         )
         .await;
     assert_eq!(stream.status(), StatusCode::OK);
-    let mut body = stream.into_body();
-    let mut text = String::new();
-    while !text.contains("\n\n") {
-        let frame = tokio::time::timeout(Duration::from_secs(10), body.frame())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        if let Ok(data) = frame.into_data() {
-            text.push_str(std::str::from_utf8(&data).unwrap());
-        }
-    }
-    let endpoint = text
-        .lines()
-        .find_map(|line| line.strip_prefix("data: "))
-        .expect("an endpoint event")
-        .to_owned();
+    // The stream stays open (and the session with it) to the end of the test.
+    let mut events = SseEvents::new(stream);
+    let endpoint = events.endpoint().await;
 
     let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     let as_bob = fixture
@@ -363,13 +331,5 @@ async fn modern_requests_on_the_dual_era_endpoint_use_the_same_authenticator() {
     let mut with_token = modern.to_vec();
     with_token.push(("authorization", "Bearer bob"));
     let reply = fixture.send("POST", "/mcp", &with_token, &body).await;
-    assert_eq!(reply.status(), StatusCode::OK);
-    let text = json_body(reply).await["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert_eq!(
-        serde_json::from_str::<Value>(&text).unwrap()["principal"],
-        "bob"
-    );
+    assert_eq!(whoami(reply).await["principal"], "bob");
 }

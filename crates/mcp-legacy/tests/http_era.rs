@@ -9,11 +9,9 @@ use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
 use mcp_server::{Server, ToolDef};
+use mcp_test_support::http::{HttpClient, SseEvent, SseEvents, client, json_body, send};
 use mcp_transport_http::{HttpServer, HttpServerConfig, RunningServer};
 use mcp_types::{CallToolResult, ElicitRequestFormParams, ElicitRequestParams, LoggingLevel};
 use serde_json::{Value, json};
@@ -52,7 +50,7 @@ fn server() -> Server {
 
 struct Fixture {
     running: RunningServer,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: HttpClient,
 }
 
 async fn start(legacy: LegacyHttpConfig) -> (Fixture, Server) {
@@ -65,27 +63,20 @@ async fn start(legacy: LegacyHttpConfig) -> (Fixture, Server) {
     )
     .await
     .unwrap();
-    let client = Client::builder(TokioExecutor::new()).build_http();
+    let client = client();
     (Fixture { running, client }, core)
 }
 
 impl Fixture {
     async fn send(&self, method: &str, headers: &[(&str, &str)], body: &str) -> Response<Incoming> {
-        let mut request = Request::builder()
-            .method(method)
-            .uri(self.running.url())
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json");
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        let request = request
-            .body(Full::new(Bytes::from(body.to_owned())))
-            .unwrap();
-        tokio::time::timeout(Duration::from_secs(10), self.client.request(request))
-            .await
-            .expect("an answer in time")
-            .unwrap()
+        send(
+            &self.client,
+            method,
+            self.running.url(),
+            headers,
+            body.to_owned(),
+        )
+        .await
     }
 
     async fn post(&self, session: &str, body: &str) -> Response<Incoming> {
@@ -114,71 +105,6 @@ impl Fixture {
             StatusCode::ACCEPTED
         );
         id
-    }
-}
-
-async fn json_body(response: Response<Incoming>) -> Value {
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    serde_json::from_slice(&bytes).unwrap()
-}
-
-/// The events of an SSE body, one at a time.
-struct Events {
-    body: Incoming,
-    buf: String,
-}
-
-impl Events {
-    fn new(response: Response<Incoming>) -> Self {
-        assert_eq!(
-            response.headers()["content-type"],
-            "text/event-stream",
-            "an SSE reply"
-        );
-        Events {
-            body: response.into_body(),
-            buf: String::new(),
-        }
-    }
-
-    /// The next event as (id, data); comments are skipped.
-    async fn next(&mut self) -> Option<(Option<String>, String)> {
-        loop {
-            if let Some(end) = self.buf.find("\n\n") {
-                let event: String = self.buf.drain(..end + 2).collect();
-                let mut id = None;
-                let mut data = Vec::new();
-                for line in event.lines() {
-                    if let Some(v) = line.strip_prefix("id: ") {
-                        id = Some(v.to_owned());
-                    } else if let Some(v) = line.strip_prefix("data: ") {
-                        data.push(v.to_owned());
-                    } else if line == "data:" {
-                        data.push(String::new());
-                    }
-                }
-                if id.is_none() && data.is_empty() {
-                    continue;
-                }
-                return Some((id, data.join("\n")));
-            }
-            let frame = tokio::time::timeout(Duration::from_secs(10), self.body.frame())
-                .await
-                .expect("an event in time")?
-                .ok()?;
-            if let Ok(data) = frame.into_data() {
-                self.buf.push_str(std::str::from_utf8(&data).unwrap());
-            }
-        }
-    }
-
-    async fn message(&mut self) -> (String, Value) {
-        loop {
-            let (id, data) = self.next().await.expect("another event");
-            if !data.is_empty() {
-                return (id.unwrap_or_default(), serde_json::from_str(&data).unwrap());
-            }
-        }
     }
 }
 
@@ -308,8 +234,8 @@ async fn an_idle_session_expires() {
 async fn input_required_becomes_an_elicitation_request_on_the_calls_stream() {
     let (f, _core) = start(LegacyHttpConfig::default()).await;
     let id = f.initialize("2025-11-25").await;
-    let mut events = Events::new(f.post(&id, &call(7, "ask")).await);
-    let (priming_id, priming) = events.next().await.unwrap();
+    let mut events = SseEvents::checked(f.post(&id, &call(7, "ask")).await);
+    let (priming_id, priming) = events.next().await.unwrap().into_parts();
     assert!(priming.is_empty(), "a priming event first");
     assert!(priming_id.unwrap().ends_with("-0"));
 
@@ -341,8 +267,8 @@ async fn a_broken_stream_resumes_after_the_last_event_id() {
         json!({})
     );
 
-    let mut events = Events::new(f.post(&id, &call(2, "slow")).await);
-    let _priming = events.next().await.unwrap();
+    let mut events = SseEvents::checked(f.post(&id, &call(2, "slow")).await);
+    let _priming = events.next().await.unwrap().into_parts();
     let (log_id, log) = events.message().await;
     assert_eq!(log["method"], "notifications/message");
     // The connection breaks before the response.
@@ -356,7 +282,7 @@ async fn a_broken_stream_resumes_after_the_last_event_id() {
         )
         .await;
     assert_eq!(resumed.status(), StatusCode::OK);
-    let mut events = Events::new(resumed);
+    let mut events = SseEvents::checked(resumed);
     let (_, done) = events.message().await;
     assert_eq!(done["id"], 2, "the response, not the log again: {done}");
     assert_eq!(done["result"]["content"][0]["text"], "slow done");
@@ -375,8 +301,8 @@ async fn a_broken_stream_resumes_after_the_last_event_id() {
 async fn the_get_stream_carries_list_changes_and_is_one_per_session() {
     let (f, core) = start(LegacyHttpConfig::default()).await;
     let id = f.initialize("2025-11-25").await;
-    let mut events = Events::new(f.send("GET", &[("mcp-session-id", &id)], "").await);
-    let (_, priming) = events.next().await.unwrap();
+    let mut events = SseEvents::checked(f.send("GET", &[("mcp-session-id", &id)], "").await);
+    let (_, priming) = events.next().await.unwrap().into_parts();
     assert!(priming.is_empty());
     let second = f.send("GET", &[("mcp-session-id", &id)], "").await;
     assert_eq!(second.status(), StatusCode::CONFLICT);
@@ -401,7 +327,7 @@ async fn batches_are_for_2025_03_26_sessions_only() {
         r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
         call(2, "echo")
     );
-    let mut events = Events::new(f.post(&old, &batch).await);
+    let mut events = SseEvents::checked(f.post(&old, &batch).await);
     let mut ids = vec![
         events.message().await.1["id"].clone(),
         events.message().await.1["id"].clone(),
@@ -411,9 +337,9 @@ async fn batches_are_for_2025_03_26_sessions_only() {
 
     // Malformed elements are answered each with its error, on one stream that ends.
     let bad = r#"[{"jsonrpc":"2.0","id":5},{"jsonrpc":"2.0","id":6,"method":7}]"#;
-    let mut events = Events::new(f.post(&old, bad).await);
+    let mut events = SseEvents::checked(f.post(&old, bad).await);
     let mut codes = Vec::new();
-    while let Some((_, data)) = events.next().await {
+    while let Some((_, data)) = events.next().await.map(SseEvent::into_parts) {
         let reply: Value = serde_json::from_str(&data).unwrap();
         codes.push(reply["error"]["code"].clone());
     }
@@ -480,14 +406,14 @@ async fn a_2025_11_25_client_polls_a_stream_the_server_closes() {
         json!({})
     );
 
-    let mut events = Events::new(f.post(&id, &call(5, "slow")).await);
+    let mut events = SseEvents::checked(f.post(&id, &call(5, "slow")).await);
     let mut last = String::new();
     let mut seen = Vec::new();
     let mut polls = 0;
     // The server ends the connection before the 300 ms tool is done, not the stream;
     // the client polls with the last id it saw until the response arrives.
     loop {
-        while let Some((event_id, data)) = events.next().await {
+        while let Some((event_id, data)) = events.next().await.map(SseEvent::into_parts) {
             last = event_id.expect("every event has an id");
             if !data.is_empty() {
                 seen.push(serde_json::from_str::<Value>(&data).unwrap());
@@ -503,7 +429,7 @@ async fn a_2025_11_25_client_polls_a_stream_the_server_closes() {
                 "",
             )
             .await;
-        events = Events::new(resumed);
+        events = SseEvents::checked(resumed);
         polls += 1;
     }
     assert!(polls >= 1, "the server closed the first connection early");
@@ -552,10 +478,7 @@ async fn the_2024_11_05_transport_opens_with_an_endpoint_event_and_ends_with_its
         StatusCode::ACCEPTED
     );
     // The answer comes on the stream.
-    let mut events = Events {
-        body,
-        buf: String::new(),
-    };
+    let mut events = SseEvents::from_body(body);
     let (_, reply) = events.message().await;
     assert_eq!(reply["id"], 1);
     assert_eq!(reply["result"]["protocolVersion"], "2024-11-05");
@@ -594,10 +517,10 @@ async fn the_2024_11_05_transport_opens_with_an_endpoint_event_and_ends_with_its
 }
 
 /// Opens a call of `ask` in `session` and reads up to its elicitation request.
-async fn asking(f: &Fixture, session: &str, id: i64) -> (Events, Value) {
+async fn asking(f: &Fixture, session: &str, id: i64) -> (SseEvents, Value) {
     let response = f.post(session, &call(id, "ask")).await;
     assert_eq!(response.status(), StatusCode::OK);
-    let mut events = Events::new(response);
+    let mut events = SseEvents::checked(response);
     let (_, ask) = events.message().await;
     (events, ask)
 }

@@ -15,9 +15,10 @@
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
+use mcp_test_support::Killed;
 use serde_json::{Value, json};
 
 const SERVER: &str = env!("CARGO_BIN_EXE_mcp-dual-era-demo");
@@ -75,15 +76,8 @@ enum Target {
 
 /// `mcp-dual-era-demo --http`, killed when dropped.
 struct HttpServer {
-    child: Child,
+    _child: Killed,
     url: String,
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn target(via: Via, version: &str) -> Target {
@@ -107,9 +101,15 @@ fn target(via: Via, version: &str) -> Target {
     let url = line.trim().to_owned();
     if via == Via::Sse {
         let url = url.replace("/mcp", "/sse");
-        return Target::Sse(HttpServer { child, url });
+        return Target::Sse(HttpServer {
+            _child: Killed(child),
+            url,
+        });
     }
-    Target::Http(HttpServer { child, url })
+    Target::Http(HttpServer {
+        _child: Killed(child),
+        url,
+    })
 }
 
 impl Target {
