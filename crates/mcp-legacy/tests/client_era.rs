@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use mcp_client::{Client, ClientBuilder};
 use mcp_legacy::Error;
-use mcp_legacy::client::{Connector, EraChoice};
-use mcp_test_support::first_text as text;
+use mcp_legacy::client::{Connector, EraChoice, StdioConnection};
+use mcp_test_support::{first_text as text, tool_names};
 use mcp_transport_stdio::ServerCommand;
 use mcp_types::{ElicitResult, ElicitResultAction, Era, JsonObject};
 use serde_json::json;
@@ -34,6 +34,15 @@ fn builder() -> ClientBuilder {
             }))
             .unwrap())
         })
+}
+
+/// The demo server over stdio, in `era`.
+async fn demo(era: EraChoice) -> StdioConnection {
+    Connector::new(builder())
+        .era(era)
+        .connect_stdio(&ServerCommand::new(DEMO))
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -66,11 +75,7 @@ async fn a_modern_server_is_detected_as_modern_and_stays_modern() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pinned_legacy_era_runs_the_same_tool_through_server_requests() {
-    let connection = Connector::new(builder())
-        .era(EraChoice::Legacy)
-        .connect_stdio(&ServerCommand::new(DEMO))
-        .await
-        .unwrap();
+    let connection = demo(EraChoice::Legacy).await;
     assert_eq!(connection.verdict.era, Era::Legacy);
     assert_eq!(connection.verdict.version, "2025-11-25");
     let result = connection
@@ -110,11 +115,7 @@ async fn a_silent_server_is_probed_then_the_handshake_times_out() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_legacy_revision_can_be_pinned_and_a_modern_pin_skips_the_probe() {
     for version in ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] {
-        let connection = Connector::new(builder())
-            .era(EraChoice::Version(version.to_owned()))
-            .connect_stdio(&ServerCommand::new(DEMO))
-            .await
-            .unwrap();
+        let connection = demo(EraChoice::Version(version.to_owned())).await;
         assert_eq!(connection.verdict.era, Era::Legacy);
         assert_eq!(connection.verdict.version, version);
         let mut args = JsonObject::new();
@@ -125,11 +126,7 @@ async fn every_legacy_revision_can_be_pinned_and_a_modern_pin_skips_the_probe() 
         assert_eq!(discovered.supported_versions, [version]);
         let _ = connection.server.shutdown(Duration::from_secs(2)).await;
     }
-    let connection = Connector::new(builder())
-        .era(EraChoice::Version("2026-07-28".to_owned()))
-        .connect_stdio(&ServerCommand::new(DEMO))
-        .await
-        .unwrap();
+    let connection = demo(EraChoice::Version("2026-07-28".to_owned())).await;
     assert_eq!(connection.verdict.era, Era::Modern);
     let result = connection
         .client
@@ -292,23 +289,11 @@ cat > /dev/null
     let (client, supervisor) = (&supervised.client, &supervised.supervisor);
     assert_eq!(supervisor.verdict().era, Era::Legacy);
     assert_eq!(supervisor.verdict().version, "2025-03-26");
-    let tools: Vec<String> = client
-        .list_tools_all()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
+    let tools = tool_names(&client.list_tools_all().await.unwrap());
     assert_eq!(tools, ["old-tool"]);
 
     kill(supervisor.pid().unwrap());
-    let tools: Vec<String> = client
-        .list_tools_all()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
+    let tools = tool_names(&client.list_tools_all().await.unwrap());
     assert_eq!(tools, ["echo", "fails", "interview"]);
     assert_eq!(supervisor.verdict().era, Era::Modern);
     let result = client
@@ -322,11 +307,7 @@ cat > /dev/null
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_legacy_subscription_ends_when_the_server_process_exits() {
-    let connection = Connector::new(builder())
-        .era(EraChoice::Legacy)
-        .connect_stdio(&ServerCommand::new(DEMO))
-        .await
-        .unwrap();
+    let connection = demo(EraChoice::Legacy).await;
     let mut filter = mcp_types::SubscriptionFilter::default();
     filter.tools_list_changed = Some(true);
     let mut subscription = connection.client.listen(filter).await.unwrap();

@@ -23,6 +23,7 @@ use mcp_client::{Client, ClientBuilder, ListenEvent};
 #[cfg(feature = "http")]
 use mcp_legacy::client::Transport;
 use mcp_legacy::client::{Connector, EraChoice};
+use mcp_test_support::tool_names;
 #[cfg(feature = "http")]
 use mcp_test_support::{Killed, free_port, spawn_ready};
 use mcp_transport_stdio::ServerCommand;
@@ -114,13 +115,7 @@ async fn exercise(client: &Client, asked: &Asked) {
         "{discovered}"
     );
 
-    let tools: Vec<String> = client
-        .list_tools_all()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
+    let tools = tool_names(&client.list_tools_all().await.unwrap());
     for expected in [
         "echo",
         "get-sum",

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use mcp_client::{CallOptions, Client};
 use mcp_legacy::client::{Connector, Transport};
-use mcp_test_support::{Killed, first_text as text, free_port, spawn_ready};
+use mcp_test_support::{Killed, first_text as text, free_port, spawn_ready, tool_names};
 use mcp_transport_http::HttpClientConfig;
 use mcp_types::{ElicitResult, ElicitResultAction, Era, JsonObject};
 use serde_json::json;
@@ -69,13 +69,7 @@ async fn python_sdk_http_sse_server() {
         discovered["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
         "py-sse"
     );
-    let tools: Vec<String> = client
-        .list_tools_all()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
+    let tools = tool_names(&client.list_tools_all().await.unwrap());
     assert_eq!(tools, ["add", "ask", "slow"]);
     let mut args = JsonObject::new();
     args.insert("a".into(), json!(2));

@@ -29,6 +29,7 @@ use mcp_client::{CallOptions, Client};
 use mcp_legacy::client::{Connector, EraChoice};
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
 use mcp_server::{Server, ToolDef};
+use mcp_test_support::client::spawn_call;
 use mcp_test_support::first_text as text;
 use mcp_transport_http::{HttpClientConfig, HttpServer, HttpServerConfig, RunningServer};
 use mcp_types::{CallToolResult, JsonObject, ToolAnnotations};
@@ -267,14 +268,7 @@ async fn modern_a_reset_mid_stream_fails_or_reissues_and_cancels_the_handler() {
     proxy.arm();
     let client = Arc::new(client);
     let (options, mut progress) = counting_progress();
-    let call = tokio::spawn({
-        let client = Arc::clone(&client);
-        async move {
-            client
-                .call_tool_with("peek", JsonObject::new(), &options)
-                .await
-        }
-    });
+    let call = spawn_call(&client, "peek", options);
     events.started(1).await;
     proxy.reset().await;
     events.cancelled(1).await;
@@ -316,14 +310,7 @@ async fn legacy_a_reset_mid_stream_is_resumed_and_nothing_is_lost_or_repeated() 
     .unwrap();
     let client = Arc::new(connection.client);
     let (options, mut progress) = counting_progress();
-    let call = tokio::spawn({
-        let client = Arc::clone(&client);
-        async move {
-            client
-                .call_tool_with("wait", JsonObject::new(), &options)
-                .await
-        }
-    });
+    let call = spawn_call(&client, "wait", options);
     events.started(1).await;
     proxy.reset().await;
     bounded("the progress before the reset", progress.recv()).await;

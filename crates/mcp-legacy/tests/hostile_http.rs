@@ -313,25 +313,16 @@ fn headers(rows: &[(&'static str, &'static str, &str, u16)]) -> Vec<HeaderCase> 
 
 fn header_cases(era: Era) -> Vec<HeaderCase> {
     let filler = "f".repeat(70 << 10);
-    let mut cases = headers(&[
+    #[rustfmt::skip]
+    let rows: &[(&str, &str, &str, u16)] = &[
         ("a foreign Origin", "origin", "https://evil.example", 403),
         ("an opaque Origin", "origin", "null", 403),
-        (
-            "a look-alike Origin",
-            "origin",
-            "http://localhost.evil.example",
-            403,
-        ),
+        ("a look-alike Origin", "origin", "http://localhost.evil.example", 403),
         ("a loopback Origin", "origin", "http://127.0.0.1:9", 200),
         ("a foreign Host", "host", "evil.example", 403),
         ("a rebinding Host", "host", "attacker.example:80", 403),
         ("a text/plain body", "content-type", "text/plain", 415),
-        (
-            "a form body",
-            "content-type",
-            "application/x-www-form-urlencoded",
-            415,
-        ),
+        ("a form body", "content-type", "application/x-www-form-urlencoded", 415),
         ("no Content-Type", "content-type", "", 415),
         ("Accept without SSE", "accept", "application/json", 406),
         ("Accept without JSON", "accept", "text/event-stream", 406),
@@ -339,7 +330,8 @@ fn header_cases(era: Era) -> Vec<HeaderCase> {
         ("an unknown content coding", "content-encoding", "br", 415),
         ("the identity coding", "content-encoding", "identity", 200),
         ("a head over the limit", "x-filler", &filler, 431),
-    ]);
+    ];
+    let mut cases = headers(rows);
     cases.push(HeaderCase {
         body: Some(gzip(probe(era, 5).to_string().as_bytes())),
         ..header("a gzip body", &[("content-encoding", "gzip")], 415)
@@ -347,59 +339,35 @@ fn header_cases(era: Era) -> Vec<HeaderCase> {
     let mut methods = vec![("PUT", Method::PUT), ("PATCH", Method::PATCH)];
     match era {
         Era::Modern => {
-            cases.extend(headers(&[
+            #[rustfmt::skip]
+            let rows: &[(&str, &str, &str, u16)] = &[
                 ("no version header", "mcp-protocol-version", "", 400),
                 ("no method header", "mcp-method", "", 400),
-                (
-                    "a method header in capitals",
-                    "mcp-method",
-                    "TOOLS/CALL",
-                    400,
-                ),
+                ("a method header in capitals", "mcp-method", "TOOLS/CALL", 400),
                 ("no name header", "mcp-name", "", 400),
                 ("a mismatched name", "mcp-name", "evil", 400),
                 ("a base64 name", "mcp-name", "=?base64?ZWNobw==?=", 200),
-                (
-                    "a base64 name that lies",
-                    "mcp-name",
-                    "=?base64?ZXZpbA==?=",
-                    400,
-                ),
-                (
-                    "broken base64 in the name",
-                    "mcp-name",
-                    "=?base64?ZWNob?=",
-                    400,
-                ),
-                (
-                    "a sentinel without base64",
-                    "mcp-name",
-                    "=?base64?echo",
-                    400,
-                ),
+                ("a base64 name that lies", "mcp-name", "=?base64?ZXZpbA==?=", 400),
+                ("broken base64 in the name", "mcp-name", "=?base64?ZWNob?=", 400),
+                ("a sentinel without base64", "mcp-name", "=?base64?echo", 400),
                 // A request that states 2026-07-28 is modern whatever session header it
                 // carries: a stale one is ignored, as a modern server ignores it
                 // (2026-07-28 streamable-http, Earlier Streamable HTTP Revisions).
                 ("a stale session id", "mcp-session-id", "0123", 200),
-            ]));
+            ];
+            cases.extend(headers(rows));
             methods.extend([("GET", Method::GET), ("DELETE", Method::DELETE)]);
         }
-        Era::Legacy => cases.extend(headers(&[
-            (
-                "a modern version in a session",
-                "mcp-protocol-version",
-                MODERN,
-                400,
-            ),
-            (
-                "an unknown version in a session",
-                "mcp-protocol-version",
-                "2099-01-01",
-                400,
-            ),
-            ("an unknown session", "mcp-session-id", "abcdef", 404),
-            ("an empty session id", "mcp-session-id", " ", 404),
-        ])),
+        Era::Legacy => {
+            #[rustfmt::skip]
+            let rows: &[(&str, &str, &str, u16)] = &[
+                ("a modern version in a session", "mcp-protocol-version", MODERN, 400),
+                ("an unknown version in a session", "mcp-protocol-version", "2099-01-01", 400),
+                ("an unknown session", "mcp-session-id", "abcdef", 404),
+                ("an empty session id", "mcp-session-id", " ", 404),
+            ];
+            cases.extend(headers(rows));
+        }
     }
     // Methods the endpoint does not serve (GET and DELETE belong to a legacy session).
     for (name, method) in methods {

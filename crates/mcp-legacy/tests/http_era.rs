@@ -79,6 +79,19 @@ impl Fixture {
         .await
     }
 
+    /// Asserts that `echo` answers in `session` (request `id`): the reply.
+    async fn echoes(&self, session: &str, id: i64) -> Value {
+        let reply = json_body(self.post(session, &call(id, "echo")).await).await;
+        assert_eq!(reply["result"]["content"][0]["text"], "hi", "{reply}");
+        reply
+    }
+
+    /// Asserts that `session` is unknown (request `id`).
+    async fn unknown(&self, session: &str, id: i64) {
+        let reply = self.post(session, &call(id, "echo")).await;
+        assert_eq!(reply.status(), StatusCode::NOT_FOUND, "{session}");
+    }
+
     async fn post(&self, session: &str, body: &str) -> Response<Incoming> {
         self.send("POST", &[("mcp-session-id", session)], body)
             .await
@@ -123,8 +136,7 @@ async fn a_legacy_session_is_served_by_the_modern_handlers_and_ends_with_delete(
     let other = f.initialize("2025-06-18").await;
     assert_ne!(id, other);
 
-    let reply = json_body(f.post(&id, &call(1, "echo")).await).await;
-    assert_eq!(reply["result"]["content"][0]["text"], "hi");
+    let reply = f.echoes(&id, 1).await;
     assert!(reply["result"].get("resultType").is_none(), "{reply}");
 
     let ping = json_body(
@@ -140,8 +152,7 @@ async fn a_legacy_session_is_served_by_the_modern_handlers_and_ends_with_delete(
     assert_eq!(after.status(), StatusCode::NOT_FOUND);
     assert_eq!(json_body(after).await["error"]["code"], -32001);
     // The other session is untouched.
-    let reply = json_body(f.post(&other, &call(4, "echo")).await).await;
-    assert_eq!(reply["result"]["content"][0]["text"], "hi");
+    f.echoes(&other, 4).await;
 }
 
 #[tokio::test]
@@ -188,8 +199,7 @@ async fn unknown_sessions_bad_versions_and_the_session_cap_are_refused() {
     assert!(full.headers().contains_key("retry-after"));
 
     // A refused request allocated nothing: the one session still works.
-    let reply = json_body(f.post(&id, &call(2, "echo")).await).await;
-    assert_eq!(reply["result"]["content"][0]["text"], "hi");
+    f.echoes(&id, 2).await;
     drop(stream);
 }
 
@@ -208,12 +218,8 @@ async fn a_session_idle_less_than_its_timeout_is_kept() {
     // This request sweeps (more than a second since the last sweep): the old session
     // expires, which shows the sweep ran; the recent one stays.
     let _ = f.initialize("2025-11-25").await;
-    assert_eq!(
-        f.post(&old, &call(1, "echo")).await.status(),
-        StatusCode::NOT_FOUND
-    );
-    let reply = json_body(f.post(&recent, &call(2, "echo")).await).await;
-    assert_eq!(reply["result"]["content"][0]["text"], "hi");
+    f.unknown(&old, 1).await;
+    f.echoes(&recent, 2).await;
 }
 
 #[tokio::test]
@@ -224,10 +230,7 @@ async fn an_idle_session_expires() {
     tokio::time::sleep(Duration::from_millis(1100)).await;
     // Any request sweeps (at most once a second).
     let _ = f.initialize("2025-11-25").await;
-    assert_eq!(
-        f.post(&id, &call(1, "echo")).await.status(),
-        StatusCode::NOT_FOUND
-    );
+    f.unknown(&id, 1).await;
 }
 
 #[tokio::test]
@@ -553,8 +556,7 @@ async fn request_streams_per_session_are_capped() {
     let (_, done) = first.message().await;
     assert_eq!(done["result"]["content"][0]["text"], "hello Ada");
     assert!(first.next().await.is_none());
-    let reply = json_body(f.post(&id, &call(4, "echo")).await).await;
-    assert_eq!(reply["result"]["content"][0]["text"], "hi");
+    f.echoes(&id, 4).await;
 }
 
 #[tokio::test]

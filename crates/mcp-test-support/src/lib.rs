@@ -19,13 +19,15 @@ mod panics;
 mod process;
 mod record;
 
+#[cfg(feature = "client")]
+pub mod client;
 #[cfg(feature = "http")]
 pub mod http;
 
 pub use lines::JsonLines;
 pub use memory::MemoryWire;
 pub use panics::{count_panics, panics};
-pub use process::{Killed, free_port, spawn_ready};
+pub use process::{Killed, free_port, setup_once, spawn_ready};
 pub use record::{Event, Recorder};
 
 use serde_json::{Value, json};
@@ -45,4 +47,9 @@ pub fn first_text(result: &impl serde::Serialize) -> String {
         .as_str()
         .unwrap_or_default()
         .to_owned()
+}
+
+/// The names of `tools`, in order.
+pub fn tool_names(tools: &[mcp_types::Tool]) -> Vec<String> {
+    tools.iter().map(|tool| tool.name.clone()).collect()
 }

@@ -39,9 +39,9 @@ impl MemoryWire {
     }
 
     /// Sends one frame of any bytes.
-    pub async fn send_bytes(&mut self, frame: &[u8]) {
+    pub async fn send_bytes(&mut self, frame: impl AsRef<[u8]>) {
         self.writer
-            .write_frame(Bytes::copy_from_slice(frame))
+            .write_frame(Bytes::copy_from_slice(frame.as_ref()))
             .await
             .unwrap();
     }

@@ -1,9 +1,12 @@
 //! Child processes of the tests (peer servers, example binaries, Redis): killed and reaped
 //! when the test ends, however it ends.
 
+use std::collections::BTreeMap;
 use std::io::BufRead as _;
 use std::ops::{Deref, DerefMut};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 /// A child process killed and reaped on drop.
@@ -71,4 +74,33 @@ pub fn spawn_ready(
     rx.recv_timeout(wait)
         .unwrap_or_else(|_| panic!("{what} did not start listening"));
     child
+}
+
+/// Runs the setup script `script` with bash once per test binary (the tests run in
+/// parallel, and the others wait for the one that runs it), and panics, with its output,
+/// if it failed: at every call, so that each test that needs it fails.
+pub fn setup_once(script: &Path) {
+    static RUNS: Mutex<BTreeMap<PathBuf, Result<(), String>>> = Mutex::new(BTreeMap::new());
+    let mut runs = RUNS.lock().unwrap_or_else(PoisonError::into_inner);
+    let result = runs.entry(script.to_owned()).or_insert_with(|| {
+        let output = Command::new("bash")
+            .arg(script)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} failed ({}):\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                script.display(),
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr),
+            ))
+        }
+    });
+    if let Err(report) = result {
+        panic!("{report}");
+    }
 }

@@ -267,16 +267,15 @@ pub(crate) fn cases(era: Era) -> Vec<Case> {
     };
 
     // Bytes that are not JSON.
-    let mut cases = each(
-        &refused(null.clone(), PARSE),
-        &[
-            ("not json", "{not json"),
-            ("truncated", r#"{"jsonrpc":"2.0","id":1,"#),
-            ("trailing garbage", &(list(json!(1)) + " x")),
-            ("a byte order mark", &format!("\u{feff}{}", list(json!(1)))),
-            ("nul bytes", "\0\0\0"),
-        ],
-    );
+    #[rustfmt::skip]
+    let rows: &[(&str, &str)] = &[
+        ("not json", "{not json"),
+        ("truncated", r#"{"jsonrpc":"2.0","id":1,"#),
+        ("trailing garbage", &(list(json!(1)) + " x")),
+        ("a byte order mark", &format!("\u{feff}{}", list(json!(1)))),
+        ("nul bytes", "\0\0\0"),
+    ];
+    let mut cases = each(&refused(null.clone(), PARSE), rows);
     cases.push(case(
         "invalid utf-8",
         b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}".to_vec(),
@@ -285,57 +284,40 @@ pub(crate) fn cases(era: Era) -> Vec<Case> {
     // Messages judged by their shape alone, with no id to recover: deep nesting where the
     // envelope skips it (skipping is iterative, so it costs no stack), JSON that is not a
     // JSON-RPC message, ids of every wrong type and size, a duplicate id, and batches.
-    cases.extend(each(
-        &invalid(null.clone()),
-        &[
-            ("deep nesting as a batch", &deep(100_000)),
-            ("a number", "5"),
-            ("an empty object", "{}"),
-            ("null id", r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#),
-            ("fractional id", r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}"#),
-            ("exponent id", r#"{"jsonrpc":"2.0","id":1e3,"method":"tools/list"}"#),
-            ("boolean id", r#"{"jsonrpc":"2.0","id":true,"method":"tools/list"}"#),
-            ("object id", r#"{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}"#),
-            ("array id", r#"{"jsonrpc":"2.0","id":[1],"method":"tools/list"}"#),
-            ("id past i64", r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"tools/list"}"#),
-            ("id of 40 digits", r#"{"jsonrpc":"2.0","id":1234567890123456789012345678901234567890,"method":"tools/list"}"#),
-            ("duplicate id", r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/list"}"#),
-            ("a batch", &format!("[{}]", list(json!(1)))),
-            ("an empty batch", "[]"),
-        ],
-    ));
+    #[rustfmt::skip]
+    let rows: &[(&str, &str)] = &[
+        ("deep nesting as a batch", &deep(100_000)),
+        ("a number", "5"),
+        ("an empty object", "{}"),
+        ("null id", r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#),
+        ("fractional id", r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}"#),
+        ("exponent id", r#"{"jsonrpc":"2.0","id":1e3,"method":"tools/list"}"#),
+        ("boolean id", r#"{"jsonrpc":"2.0","id":true,"method":"tools/list"}"#),
+        ("object id", r#"{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}"#),
+        ("array id", r#"{"jsonrpc":"2.0","id":[1],"method":"tools/list"}"#),
+        ("id past i64", r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"tools/list"}"#),
+        ("id of 40 digits", r#"{"jsonrpc":"2.0","id":1234567890123456789012345678901234567890,"method":"tools/list"}"#),
+        ("duplicate id", r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/list"}"#),
+        ("a batch", &format!("[{}]", list(json!(1)))),
+        ("an empty batch", "[]"),
+    ];
+    cases.extend(each(&invalid(null.clone()), rows));
     cases.push(case(
         "deep nesting in an unknown member",
         format!(r#"{{"jsonrpc":"2.0","id":3,"x":{}}}"#, deep(100_000)),
         invalid(json!(3)),
     ));
     // JSON that is not a JSON-RPC message, with an id to name in the refusal.
-    cases.extend(each(
-        &invalid(json!(7)),
-        &[
-            (
-                "jsonrpc 1.0",
-                r#"{"jsonrpc":"1.0","id":7,"method":"tools/list"}"#,
-            ),
-            (
-                "jsonrpc as a number",
-                r#"{"jsonrpc":2.0,"id":7,"method":"tools/list"}"#,
-            ),
-            ("no jsonrpc", r#"{"id":7,"method":"tools/list"}"#),
-            (
-                "method as a number",
-                r#"{"jsonrpc":"2.0","id":7,"method":5}"#,
-            ),
-            (
-                "params as a string",
-                r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":"x"}"#,
-            ),
-            (
-                "a request with a result",
-                r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","result":{}}"#,
-            ),
-        ],
-    ));
+    #[rustfmt::skip]
+    let rows: &[(&str, &str)] = &[
+        ("jsonrpc 1.0", r#"{"jsonrpc":"1.0","id":7,"method":"tools/list"}"#),
+        ("jsonrpc as a number", r#"{"jsonrpc":2.0,"id":7,"method":"tools/list"}"#),
+        ("no jsonrpc", r#"{"id":7,"method":"tools/list"}"#),
+        ("method as a number", r#"{"jsonrpc":"2.0","id":7,"method":5}"#),
+        ("params as a string", r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":"x"}"#),
+        ("a request with a result", r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","result":{}}"#),
+    ];
+    cases.extend(each(&invalid(json!(7)), rows));
     // Ids that are odd but valid are echoed exactly.
     cases.extend([
         case(
@@ -362,23 +344,13 @@ pub(crate) fn cases(era: Era) -> Vec<Case> {
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call"}"#,
         invalid(json!(1)),
     ));
-    cases.extend(each(
-        &invalid(json!(8)),
-        &[
-            (
-                "a case-variant method key",
-                r#"{"jsonrpc":"2.0","id":8,"Method":"tools/list"}"#,
-            ),
-            (
-                "a method key with a zero-width space",
-                "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\u{200b}\":\"tools/list\"}",
-            ),
-            (
-                "a method key with an escaped NUL",
-                r#"{"jsonrpc":"2.0","id":8,"method\u0000":"tools/list"}"#,
-            ),
-        ],
-    ));
+    #[rustfmt::skip]
+    let rows: &[(&str, &str)] = &[
+        ("a case-variant method key", r#"{"jsonrpc":"2.0","id":8,"Method":"tools/list"}"#),
+        ("a method key with a zero-width space", "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\u{200b}\":\"tools/list\"}"),
+        ("a method key with an escaped NUL", r#"{"jsonrpc":"2.0","id":8,"method\u0000":"tools/list"}"#),
+    ];
+    cases.extend(each(&invalid(json!(8)), rows));
     cases.extend([
         case(
             "a method value with a trailing NUL",
@@ -397,27 +369,19 @@ pub(crate) fn cases(era: Era) -> Vec<Case> {
         ),
     ]);
     // Messages a server must not act on.
-    cases.extend(each(
-        &stray_response,
-        &[
-            (
-                "a response sent to the server",
-                r#"{"jsonrpc":"2.0","id":424242,"result":{}}"#,
-            ),
-            (
-                "an error response without an id",
-                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#,
-            ),
-        ],
-    ));
-    cases.extend(each(
-        &notification,
-        &[
-            ("a request without an id is a notification", r#"{"jsonrpc":"2.0","method":"tools/list","params":{}}"#),
-            ("an unknown notification", r#"{"jsonrpc":"2.0","method":"notifications/evil","params":{"x":1}}"#),
-            ("a cancellation of nothing", r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}"#),
-        ],
-    ));
+    #[rustfmt::skip]
+    let rows: &[(&str, &str)] = &[
+        ("a response sent to the server", r#"{"jsonrpc":"2.0","id":424242,"result":{}}"#),
+        ("an error response without an id", r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#),
+    ];
+    cases.extend(each(&stray_response, rows));
+    #[rustfmt::skip]
+    let rows: &[(&str, &str)] = &[
+        ("a request without an id is a notification", r#"{"jsonrpc":"2.0","method":"tools/list","params":{}}"#),
+        ("an unknown notification", r#"{"jsonrpc":"2.0","method":"notifications/evil","params":{"x":1}}"#),
+        ("a cancellation of nothing", r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}"#),
+    ];
+    cases.extend(each(&notification, rows));
     // Deep nesting inside params: the envelope passes it on, the core refuses it.
     cases.push(case(
         "deep nesting in params",
@@ -536,30 +500,19 @@ fn meta_cases() -> Vec<Case> {
         .shift_remove("io.modelcontextprotocol/protocolVersion")
         .unwrap();
     case_variant["io.modelcontextprotocol/ProtocolVersion"] = version;
-    let mut cases = each(
-        &error(json!(20), INVALID_PARAMS, 400),
-        &[
-            (
-                "no params",
-                r#"{"jsonrpc":"2.0","id":20,"method":"tools/list"}"#,
-            ),
-            (
-                "no _meta",
-                r#"{"jsonrpc":"2.0","id":20,"method":"tools/list","params":{}}"#,
-            ),
-            (
-                "_meta that is not an object",
-                r#"{"jsonrpc":"2.0","id":20,"method":"tools/list","params":{"_meta":[1]}}"#,
-            ),
-        ],
-    );
-    cases.extend(each(
-        &error(json!(21), UNSUPPORTED_VERSION, 400),
-        &[
-            ("an unsupported version", &with_meta(21, &unsupported)),
-            ("a legacy version in _meta", &with_meta(21, &legacy)),
-        ],
-    ));
+    #[rustfmt::skip]
+    let rows: &[(&str, &str)] = &[
+        ("no params", r#"{"jsonrpc":"2.0","id":20,"method":"tools/list"}"#),
+        ("no _meta", r#"{"jsonrpc":"2.0","id":20,"method":"tools/list","params":{}}"#),
+        ("_meta that is not an object", r#"{"jsonrpc":"2.0","id":20,"method":"tools/list","params":{"_meta":[1]}}"#),
+    ];
+    let mut cases = each(&error(json!(20), INVALID_PARAMS, 400), rows);
+    #[rustfmt::skip]
+    let rows: &[(&str, &str)] = &[
+        ("an unsupported version", &with_meta(21, &unsupported)),
+        ("a legacy version in _meta", &with_meta(21, &legacy)),
+    ];
+    cases.extend(each(&error(json!(21), UNSUPPORTED_VERSION, 400), rows));
     cases.extend([
         case(
             "a numeric version",
