@@ -49,12 +49,16 @@ impl MemoryWire {
     /// The next frame, as JSON; fails the test if none comes within the wait or the other
     /// end closed.
     pub async fn recv(&mut self) -> Value {
-        let frame = tokio::time::timeout(self.wait, self.reader.read_frame())
+        serde_json::from_slice(&self.recv_frame().await).unwrap()
+    }
+
+    /// The next frame as it was written.
+    pub async fn recv_frame(&mut self) -> Bytes {
+        tokio::time::timeout(self.wait, self.reader.read_frame())
             .await
             .unwrap_or_else(|_| panic!("a frame within {:?}", self.wait))
             .expect("connection open")
-            .unwrap();
-        serde_json::from_slice(&frame).unwrap()
+            .unwrap()
     }
 
     /// The next frame, or `None` once the other end closed.

@@ -59,6 +59,12 @@ pub fn meta(caller: Caller) -> Value {
     })
 }
 
+/// Calls the tool `name` (no arguments) as `caller`; the call must succeed: its result.
+pub async fn call_tool(server: &Server, caller: Caller, name: &str) -> Value {
+    let params = serde_json::json!({"name": name, "arguments": {}});
+    call(server, caller, "tools/call", params).await.unwrap()
+}
+
 /// Sends `method` with `params` (to which `_meta` is added) as `caller`.
 pub async fn call(
     server: &Server,
