@@ -185,7 +185,8 @@ async fn the_low_level_handle_polls_waits_and_cancels() {
     );
 }
 
-#[tokio::test]
+// In memory on the paused clock: the waits below cost no real time.
+#[tokio::test(start_paused = true)]
 async fn dropping_a_call_that_follows_a_task_cancels_the_task() {
     let f = fixture();
     let asked = Arc::new(AtomicUsize::new(0));
@@ -210,7 +211,8 @@ async fn dropping_a_call_that_follows_a_task_cancels_the_task() {
     );
 }
 
-#[tokio::test]
+// In memory on the paused clock: the waits below cost no real time.
+#[tokio::test(start_paused = true)]
 async fn status_notifications_wake_the_follower_before_its_next_poll() {
     let f = fixture();
     let asked = Arc::new(AtomicUsize::new(0));
@@ -267,7 +269,8 @@ async fn over_http_task_requests_carry_the_task_id_in_mcp_name() {
     ));
 }
 
-#[tokio::test]
+// In memory on the paused clock: the waits below cost no real time.
+#[tokio::test(start_paused = true)]
 async fn a_task_whose_question_the_client_cannot_answer_is_cancelled_not_abandoned() {
     let f = fixture();
     let refusing = Client::builder("c", "1")
