@@ -182,7 +182,7 @@ async fn a_modern_http_server_is_detected_as_modern_and_stays_modern() {
         .build()
         .unwrap();
     let running = HttpServer::bind(
-        "127.0.0.1:0".parse().unwrap(),
+        HttpServer::DEFAULT_ADDR,
         server,
         HttpServerConfig::default(),
     )

@@ -59,16 +59,7 @@ const fn call(name: &'static str, reply: fn(&Seen) -> Reply, expect: Expect) -> 
     }
 }
 
-fn json_reply(body: &Value) -> Reply {
-    reply(
-        "200 OK",
-        &[
-            ("content-type", "application/json"),
-            ("mcp-session-id", "s-1"),
-        ],
-        body.to_string().as_bytes(),
-    )
-}
+use support::http::session_json_reply as json_reply;
 
 /// A valid legacy result for the request `seen` (no `resultType`).
 fn legacy_result(seen: &Seen) -> Value {

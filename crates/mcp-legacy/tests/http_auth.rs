@@ -12,7 +12,7 @@ use hyper::body::Incoming;
 use mcp_jsonrpc::Principal;
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
 use mcp_server::{Server, ToolDef};
-use mcp_test_support::http::{HttpClient, SseEvents, client, json_body, send};
+use mcp_test_support::http::{HttpClient, SseEvents, bearer, client, json_body, send};
 use mcp_transport_http::{
     AuthenticateFuture, Authenticator, HttpServer, HttpServerConfig, RunningServer,
 };
@@ -42,10 +42,7 @@ fn refusal(status: StatusCode, challenge: &'static str) -> Response<Bytes> {
 
 impl Authenticator for Tokens {
     fn authenticate<'a>(&'a self, headers: &'a HeaderMap) -> AuthenticateFuture<'a> {
-        let user = headers
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
+        let user = bearer(headers)
             .filter(|user| ["alice", "bob"].contains(user))
             .map(str::to_owned);
         Box::pin(async move {
@@ -97,14 +94,11 @@ struct Fixture {
 }
 
 async fn start() -> Fixture {
-    let running = DualEraHttp::bind(
-        HttpServer::DEFAULT_ADDR,
-        server(),
-        HttpServerConfig::default().authenticator(Tokens),
-        LegacyHttpConfig::default(),
-    )
-    .await
-    .unwrap();
+    let http = HttpServerConfig::default().authenticator(Tokens);
+    let legacy = LegacyHttpConfig::default();
+    let running = DualEraHttp::bind(HttpServer::DEFAULT_ADDR, server(), http, legacy)
+        .await
+        .unwrap();
     Fixture {
         running,
         client: client(),
@@ -146,6 +140,11 @@ impl Fixture {
             StatusCode::ACCEPTED
         );
         id
+    }
+
+    /// The status of a `tools/call` of `tool` in `session`, as `user`.
+    async fn status(&self, session: &str, user: Option<&str>, tool: &str) -> StatusCode {
+        self.call(session, user, tool).await.status()
     }
 
     /// `tools/call` of `tool` in `session`, as `user` (no token when `None`).
@@ -248,10 +247,7 @@ async fn a_session_belongs_to_the_principal_that_created_it() {
 
     // Bob's attempts changed nothing for alice, who can still use and end her session.
     assert_eq!(
-        fixture
-            .call(&session, Some("alice"), "whoami")
-            .await
-            .status(),
+        fixture.status(&session, Some("alice"), "whoami").await,
         StatusCode::OK
     );
     let as_alice = [
@@ -263,10 +259,7 @@ async fn a_session_belongs_to_the_principal_that_created_it() {
         StatusCode::OK
     );
     assert_eq!(
-        fixture
-            .call(&session, Some("alice"), "whoami")
-            .await
-            .status(),
+        fixture.status(&session, Some("alice"), "whoami").await,
         StatusCode::NOT_FOUND
     );
 }

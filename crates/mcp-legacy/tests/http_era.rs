@@ -12,21 +12,14 @@ use hyper::body::Incoming;
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
 use mcp_server::{Server, ToolDef};
 use mcp_test_support::http::{HttpClient, SseEvent, SseEvents, client, json_body, send};
+use mcp_test_support::tools;
 use mcp_transport_http::{HttpServer, HttpServerConfig, RunningServer};
 use mcp_types::{CallToolResult, ElicitRequestFormParams, ElicitRequestParams, LoggingLevel};
 use serde_json::{Value, json};
 
 fn server() -> Server {
     Server::builder("dual-http", "1.0.0")
-        .tool(ToolDef::new(
-            "echo",
-            json!({"type": "object", "properties": {"text": {"type": "string"}}}),
-            |args, _cx| async move {
-                Ok(CallToolResult::text(
-                    args["text"].as_str().unwrap_or_default(),
-                ))
-            },
-        ))
+        .tool(tools::echo(""))
         .tool(ToolDef::new("ask", json!({"type": "object"}), |_args, cx| async move {
             let form: ElicitRequestFormParams = serde_json::from_value(json!({
                 "message": "Your name?",

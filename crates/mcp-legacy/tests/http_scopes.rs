@@ -80,14 +80,11 @@ async fn start() -> (RunningServer, HttpClient) {
         .verifier(Named)
         .build()
         .unwrap();
-    let running = DualEraHttp::bind(
-        HttpServer::DEFAULT_ADDR,
-        server(),
-        HttpServerConfig::default().authenticator(resource),
-        LegacyHttpConfig::default(),
-    )
-    .await
-    .unwrap();
+    let http = HttpServerConfig::default().authenticator(resource);
+    let legacy = LegacyHttpConfig::default();
+    let running = DualEraHttp::bind(HttpServer::DEFAULT_ADDR, server(), http, legacy)
+        .await
+        .unwrap();
     (running, raw_http::client())
 }
 

@@ -25,6 +25,7 @@ use mcp_jsonrpc::Principal;
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
 use mcp_server::{Server, ToolDef};
 use mcp_test_support::http::{self as raw_http, HttpClient, SseEvents, client_from, json_body};
+use mcp_test_support::tools;
 use mcp_transport_http::{
     AuthenticateFuture, Authenticator, HttpServer, HttpServerConfig, RunningServer,
 };
@@ -65,15 +66,7 @@ impl Gate {
 fn server(gate: &Gate) -> Server {
     let held = gate.clone();
     Server::builder("sessions", "1.0.0")
-        .tool(ToolDef::new(
-            "echo",
-            json!({"type": "object", "properties": {"text": {"type": "string"}}}),
-            |args, _cx| async move {
-                Ok(CallToolResult::text(
-                    args["text"].as_str().unwrap_or("hi"),
-                ))
-            },
-        ))
+        .tool(tools::echo("hi"))
         .tool(ToolDef::new(
             "hold",
             json!({"type": "object"}),
@@ -436,11 +429,7 @@ impl Principal for Name {
 
 impl Authenticator for Names {
     fn authenticate<'a>(&'a self, headers: &'a HeaderMap) -> AuthenticateFuture<'a> {
-        let name = headers
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::to_owned);
+        let name = raw_http::bearer(headers).map(str::to_owned);
         Box::pin(async move {
             name.map(|name| Arc::new(Name(name)) as Arc<dyn Principal>)
                 .ok_or_else(|| {

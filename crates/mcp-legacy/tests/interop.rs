@@ -55,6 +55,17 @@ fn client_report(program: &str, args: &[&str]) -> Value {
     out
 }
 
+/// The demo server's identity (under `identity`), its tools, and their plain calls.
+fn check_demo(out: &Value, identity: &str) {
+    assert_eq!(
+        out[identity],
+        json!({"name": "dual-era-demo", "version": "1.0.0"})
+    );
+    assert_eq!(out["tools"], json!(["echo", "fails", "interview"]));
+    assert_eq!(out["echo"]["content"][0]["text"], "hi");
+    assert_eq!(out["fails"]["isError"], true);
+}
+
 /// The interview tool's outcome in a report: with elicitation (2025-06-18 on) the tool
 /// asked for the name `who` chose and a haiku, and finished with `answer`; without it the
 /// tool could not ask, and said why.
@@ -215,13 +226,7 @@ fn python(via: Via, version: &str) {
     let out = client_report(python.to_str().unwrap(), &args);
 
     assert_eq!(out["protocolVersion"], version);
-    assert_eq!(
-        out["serverInfo"],
-        json!({"name": "dual-era-demo", "version": "1.0.0"})
-    );
-    assert_eq!(out["tools"], json!(["echo", "fails", "interview"]));
-    assert_eq!(out["echo"]["content"][0]["text"], "hi");
-    assert_eq!(out["fails"]["isError"], true);
+    check_demo(&out, "serverInfo");
     check_interview(&out, version, "Grace", "Grace: Ships in harbour");
     assert_eq!(out["read"]["contents"][0]["text"], "Hello, world");
     assert_eq!(out["prompt"]["messages"][0]["content"]["text"], "Hello Ada");
@@ -287,13 +292,7 @@ fn typescript_v2(mode: &str, via: Via, version: &str, negotiated: &str) {
             out["echo"]
         );
     }
-    assert_eq!(
-        out["serverVersion"],
-        json!({"name": "dual-era-demo", "version": "1.0.0"})
-    );
-    assert_eq!(out["tools"], json!(["echo", "fails", "interview"]));
-    assert_eq!(out["echo"]["content"][0]["text"], "hi");
-    assert_eq!(out["fails"]["isError"], true);
+    check_demo(&out, "serverVersion");
     assert_eq!(out["read"]["contents"][0]["text"], "Hello, world");
     assert_eq!(out["prompt"]["messages"][0]["content"]["text"], "Hello Lin");
     // Either era, the same tool body asks the same two questions.

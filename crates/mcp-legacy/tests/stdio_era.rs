@@ -8,6 +8,7 @@ use mcp_jsonrpc::PeerConfig;
 use mcp_legacy::server::DualEra;
 use mcp_server::{ResourceDef, Server, ToolDef};
 use mcp_test_support::MemoryWire;
+use mcp_test_support::tools;
 use mcp_types::{
     CallToolResult, ElicitRequestFormParams, ElicitRequestParams, EmbeddedResourceResource,
     LoggingLevel, TextResourceContents,
@@ -17,15 +18,7 @@ use serde_json::{Value, json};
 fn server() -> Server {
     Server::builder("dual", "2.0.0")
         .instructions("Both eras")
-        .tool(ToolDef::new(
-            "echo",
-            json!({"type": "object", "properties": {"text": {"type": "string"}}}),
-            |args, _cx| async move {
-                Ok(CallToolResult::text(
-                    args["text"].as_str().unwrap_or_default(),
-                ))
-            },
-        ))
+        .tool(tools::echo(""))
         .tool(ToolDef::new(
             "chatty",
             json!({"type": "object"}),

@@ -6,7 +6,7 @@ use mcp_jsonrpc::{Peer, PeerConfig};
 use mcp_server::{
     PromptDef, ResourceDef, ResourceTemplateDef, Server, StateKeys, ToolDef, ToolError,
 };
-use mcp_test_support::MemoryWire;
+use mcp_test_support::{MemoryWire, tools};
 use mcp_types::{
     CallToolResult, ContentBlock, ElicitRequestFormParams, ElicitRequestParams,
     EmbeddedResourceResource, GetPromptResult, LoggingLevel, PromptMessage, Role,
@@ -19,15 +19,6 @@ fn meta() -> Value {
 }
 
 fn server() -> Server {
-    #[derive(serde::Deserialize, schemars::JsonSchema)]
-    struct Add {
-        a: i64,
-        b: i64,
-    }
-    #[derive(serde::Serialize, schemars::JsonSchema)]
-    struct Sum {
-        sum: i64,
-    }
     Server::builder("wire-test", "1.0.0")
         .instructions("Test server")
         .tool(
@@ -38,7 +29,7 @@ fn server() -> Server {
             )
             .map(|t| t.description("Echoes")),
         )
-        .tool(ToolDef::structured("add", |args: Add, _cx| async move { Ok(Sum { sum: args.a + args.b }) }))
+        .tool(tools::add())
         .tool(ToolDef::new("boom", json!({"type": "object"}), |_args, _cx| async move {
             panic!("handler bug");
         }))

@@ -28,6 +28,14 @@ pub fn client_from(local: [u8; 4]) -> HttpClient {
     Client::builder(TokioExecutor::new()).build(connector)
 }
 
+/// The token of an `Authorization: Bearer` header, if there is one.
+pub fn bearer(headers: &http::HeaderMap) -> Option<&str> {
+    headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+}
+
 /// Sends `method` to `url` with `body`, as an MCP client would: `Accept: application/json,
 /// text/event-stream` and `Content-Type: application/json`, each replaced by a header of
 /// its name in `headers`, then the others of `headers`. The answer's head must come within

@@ -23,6 +23,8 @@ mod record;
 pub mod client;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "server")]
+pub mod tools;
 
 pub use lines::JsonLines;
 pub use memory::MemoryWire;
