@@ -254,24 +254,23 @@ async fn over_http(sdk: Sdk) {
     drop(server);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn typescript_sdk_over_stdio() {
-    over_stdio(Sdk::TypeScript).await;
+/// One test a row: `name: scenario(sdk);`.
+macro_rules! sdk_tests {
+    ($($name:ident: $scenario:ident($sdk:expr);)*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                $scenario($sdk).await;
+            }
+        )*
+    };
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn typescript_sdk_over_http() {
-    over_http(Sdk::TypeScript).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_sdk_over_stdio() {
-    over_stdio(Sdk::Python).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_sdk_over_http() {
-    over_http(Sdk::Python).await;
+sdk_tests! {
+    typescript_sdk_over_stdio: over_stdio(Sdk::TypeScript);
+    typescript_sdk_over_http: over_http(Sdk::TypeScript);
+    python_sdk_over_stdio: over_stdio(Sdk::Python);
+    python_sdk_over_http: over_http(Sdk::Python);
 }
 
 /// Kills the server with SIGKILL and waits until it is gone (or a zombie) so the next

@@ -95,14 +95,14 @@ async fn a_notification_from_another_task_wakes_the_waiting_transport() {
     });
     let mut events = tokio::time::timeout(
         Duration::from_secs(5),
-        poll_fn(|cx| match slot.poll_receiver(cx) {
-            Some(events) => Poll::Ready(events),
-            None => {
-                if let Some(waiting) = waiting.take() {
-                    let _ = waiting.send(());
-                }
-                Poll::Pending
+        poll_fn(|cx| {
+            if let Some(events) = slot.poll_receiver(cx) {
+                return Poll::Ready(events);
             }
+            if let Some(waiting) = waiting.take() {
+                let _ = waiting.send(());
+            }
+            Poll::Pending
         }),
     )
     .await

@@ -51,6 +51,11 @@ struct Behaviours {
 }
 
 impl Behaviours {
+    /// Lets the engine's tasks run until a handler is running.
+    async fn started(&self) {
+        self.until(|b| b.running.load(Ordering::SeqCst) != 0).await;
+    }
+
     /// Lets the engine's tasks run until `holds` is true of the handlers' state.
     async fn until(&self, holds: impl Fn(&Behaviours) -> bool) {
         while !holds(self) {
@@ -525,23 +530,17 @@ async fn without_cancel_notifications_a_dropped_request_is_silent() {
 #[tokio::test(start_paused = true)]
 async fn inbound_requests_are_answered_and_errors_are_sent_as_errors() {
     let (_peer, _conn, mut raw_side) = connect(Server::default(), PeerConfig::default());
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"x": [1, 2]}}))
-        .await;
+    raw_side.request_with(1, "echo", json!({"x": [1, 2]})).await;
     assert_eq!(
         raw_side.recv().await,
         json!({"jsonrpc": "2.0", "id": 1, "result": {"x": [1, 2]}})
     );
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": "s", "method": "fail", "params": {}}))
-        .await;
+    raw_side.request_with("s", "fail", json!({})).await;
     assert_eq!(
         raw_side.recv().await,
         json!({"jsonrpc": "2.0", "id": "s", "error": {"code": -32602, "message": "bad input", "data": {"why": "test"}}})
     );
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "nope"}))
-        .await;
+    raw_side.request(2, "nope").await;
     assert_eq!(raw_side.recv().await["error"]["code"], -32601);
 }
 
@@ -568,12 +567,8 @@ async fn a_panicking_handler_is_answered_and_the_connection_goes_on() {
 #[tokio::test(start_paused = true)]
 async fn the_peer_cancelling_fires_the_token_and_suppresses_the_response() {
     let (behaviours, _peer, _conn, mut raw_side) = serve(PeerConfig::default());
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 7, "method": "hold"}))
-        .await;
-    behaviours
-        .until(|b| b.running.load(Ordering::SeqCst) != 0)
-        .await;
+    raw_side.request(7, "hold").await;
+    behaviours.started().await;
     raw_side
         .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "reason": "user"}}))
         .await;
@@ -582,9 +577,7 @@ async fn the_peer_cancelling_fires_the_token_and_suppresses_the_response() {
         .await;
     raw_side.silent_for(Duration::from_secs(5)).await;
     // The id is free again, and the connection still works.
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 7, "method": "echo", "params": {}}))
-        .await;
+    raw_side.request_with(7, "echo", json!({})).await;
     assert_eq!(raw_side.recv().await["id"], 7);
 }
 
@@ -593,12 +586,8 @@ async fn the_peer_cancelling_fires_the_token_and_suppresses_the_response() {
 #[tokio::test(start_paused = true)]
 async fn a_request_cancelled_before_it_asks_for_its_token_sees_it_cancelled() {
     let (behaviours, _peer, _conn, mut raw_side) = serve(PeerConfig::default());
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 9, "method": "late"}))
-        .await;
-    behaviours
-        .until(|b| b.running.load(Ordering::SeqCst) != 0)
-        .await;
+    raw_side.request(9, "late").await;
+    behaviours.started().await;
     raw_side
         .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}))
         .await;
@@ -610,12 +599,8 @@ async fn a_request_cancelled_before_it_asks_for_its_token_sees_it_cancelled() {
     assert_eq!(behaviours.cancelled.load(Ordering::SeqCst), 1);
     raw_side.silent_for(Duration::from_secs(5)).await;
     // Not cancelled, the same handler answers.
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 10, "method": "late"}))
-        .await;
-    behaviours
-        .until(|b| b.running.load(Ordering::SeqCst) != 0)
-        .await;
+    raw_side.request(10, "late").await;
+    behaviours.started().await;
     behaviours.release.notify_one();
     assert_eq!(
         raw_side.recv().await,
@@ -627,12 +612,8 @@ async fn a_request_cancelled_before_it_asks_for_its_token_sees_it_cancelled() {
 #[tokio::test(start_paused = true)]
 async fn a_duplicate_in_flight_id_is_refused_and_the_first_is_unaffected() {
     let (behaviours, _peer, _conn, mut raw_side) = serve(PeerConfig::default());
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "hold"}))
-        .await;
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {}}))
-        .await;
+    raw_side.request(1, "hold").await;
+    raw_side.request_with(1, "echo", json!({})).await;
     let refusal = raw_side.recv().await;
     assert_eq!(refusal["id"], 1);
     assert_eq!(refusal["error"]["code"], -32600);
@@ -649,9 +630,7 @@ async fn concurrency_is_bounded_and_excess_waits() {
     config.max_concurrency = 2;
     let (behaviours, _peer, _conn, mut raw_side) = serve(config);
     for id in 0..5 {
-        raw_side
-            .send(json!({"jsonrpc": "2.0", "id": id, "method": "hold"}))
-            .await;
+        raw_side.request(id, "hold").await;
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(behaviours.running.load(Ordering::SeqCst), 2);
@@ -674,12 +653,8 @@ async fn concurrency_overload_can_be_refused() {
     config.max_concurrency = 1;
     config.overload = Overload::Reject;
     let (behaviours, _peer, _conn, mut raw_side) = serve(config);
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "hold"}))
-        .await;
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "hold"}))
-        .await;
+    raw_side.request(1, "hold").await;
+    raw_side.request(2, "hold").await;
     let refusal = raw_side.recv().await;
     assert_eq!(
         (refusal["id"].clone(), refusal["error"]["code"].clone()),
@@ -720,9 +695,7 @@ async fn responses_to_nothing_and_malformed_frames_do_not_break_the_connection()
         "batches are refused by default"
     );
     // Still serving.
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 10, "method": "echo", "params": {"ok": true}}))
-        .await;
+    raw_side.request_with(10, "echo", json!({"ok": true})).await;
     assert_eq!(raw_side.recv().await["result"], json!({"ok": true}));
 }
 
@@ -739,9 +712,7 @@ async fn a_client_facing_a_polluted_stream_only_logs() {
     // What it does instead of answering: it logs the line as a warning and reads on. Frames
     // are read in order, so the answer to the request sent after the line comes once the
     // line has been dealt with, and it is the first frame back.
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
-        .await;
+    raw_side.request(1, "ping").await;
     let answer = raw_side.recv().await;
     assert_eq!(
         (answer["id"].clone(), answer["error"]["code"].clone()),
@@ -761,7 +732,7 @@ async fn a_client_facing_a_polluted_stream_only_logs() {
 async fn handlers_can_report_progress() {
     let (_peer, _conn, mut raw_side) = connect(Server::default(), PeerConfig::default());
     raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "progress", "params": {"token": "t"}}))
+        .request_with(1, "progress", json!({"token": "t"}))
         .await;
     for step in 1..=3 {
         let p = raw_side.recv().await;
@@ -805,15 +776,9 @@ async fn the_peer_hanging_up_fails_pending_requests_at_once() {
 #[tokio::test(start_paused = true)]
 async fn shutdown_lets_work_finish_within_the_grace_then_cancels_and_aborts() {
     let (behaviours, _peer, conn, mut raw_side) = serve(PeerConfig::default());
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "hold"}))
-        .await;
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "stubborn"}))
-        .await;
-    behaviours
-        .until(|b| b.running.load(Ordering::SeqCst) != 0)
-        .await;
+    raw_side.request(1, "hold").await;
+    raw_side.request(2, "stubborn").await;
+    behaviours.started().await;
     let started = tokio::time::Instant::now();
     conn.shutdown(Duration::from_secs(3)).await;
     // The grace passed, the cooperative handler was cancelled, the stubborn one aborted.
@@ -827,12 +792,8 @@ async fn shutdown_lets_work_finish_within_the_grace_then_cancels_and_aborts() {
 #[tokio::test(start_paused = true)]
 async fn shutdown_waits_for_work_that_finishes_in_time() {
     let (behaviours, _peer, conn, mut raw_side) = serve(PeerConfig::default());
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "hold"}))
-        .await;
-    behaviours
-        .until(|b| b.running.load(Ordering::SeqCst) != 0)
-        .await;
+    raw_side.request(1, "hold").await;
+    behaviours.started().await;
     let releaser = tokio::spawn({
         let behaviours = Arc::clone(&behaviours);
         async move {

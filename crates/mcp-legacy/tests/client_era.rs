@@ -36,6 +36,16 @@ fn builder() -> ClientBuilder {
         })
 }
 
+/// Asserts that the `interview` tool, its questions answered by this client's handlers,
+/// ends with `expected`.
+async fn interviews(client: &mcp_client::Client, expected: &str) {
+    let result = client
+        .call_tool("interview", JsonObject::new())
+        .await
+        .unwrap();
+    assert_eq!(text(&result), expected);
+}
+
 /// The demo server over stdio, in `era`.
 async fn demo(era: EraChoice) -> StdioConnection {
     Connector::new(builder())
@@ -56,11 +66,7 @@ async fn a_modern_server_is_detected_as_modern_and_stays_modern() {
     let client = &connection.client;
     for _ in 0..3 {
         // MRTR: input_required answered by the same handlers, no server requests.
-        let result = client
-            .call_tool("interview", JsonObject::new())
-            .await
-            .unwrap();
-        assert_eq!(text(&result), "Ada: Quiet numbers hum");
+        interviews(client, "Ada: Quiet numbers hum").await;
         assert_eq!(client.protocol_version(), "2026-07-28");
     }
     let discovered = client.discover().await.unwrap();
@@ -78,12 +84,7 @@ async fn a_pinned_legacy_era_runs_the_same_tool_through_server_requests() {
     let connection = demo(EraChoice::Legacy).await;
     assert_eq!(connection.verdict.era, Era::Legacy);
     assert_eq!(connection.verdict.version, "2025-11-25");
-    let result = connection
-        .client
-        .call_tool("interview", JsonObject::new())
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "Ada: Quiet numbers hum");
+    interviews(&connection.client, "Ada: Quiet numbers hum").await;
     let read = connection
         .client
         .read_resource("demo://hello")
@@ -128,12 +129,7 @@ async fn every_legacy_revision_can_be_pinned_and_a_modern_pin_skips_the_probe() 
     }
     let connection = demo(EraChoice::Version("2026-07-28".to_owned())).await;
     assert_eq!(connection.verdict.era, Era::Modern);
-    let result = connection
-        .client
-        .call_tool("interview", JsonObject::new())
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "Ada: Quiet numbers hum");
+    interviews(&connection.client, "Ada: Quiet numbers hum").await;
     let _ = connection.server.shutdown(Duration::from_secs(2)).await;
 }
 
@@ -195,12 +191,7 @@ async fn a_modern_http_server_is_detected_as_modern_and_stays_modern() {
     assert_eq!(connection.verdict.era, Era::Modern);
     assert_eq!(connection.verdict.version, "2026-07-28");
     for _ in 0..3 {
-        let result = connection
-            .client
-            .call_tool("interview", JsonObject::new())
-            .await
-            .unwrap();
-        assert_eq!(text(&result), "Hi Ada");
+        interviews(&connection.client, "Hi Ada").await;
         assert_eq!(connection.client.protocol_version(), "2026-07-28");
     }
     running.shutdown(Duration::from_secs(1)).await;
@@ -223,11 +214,7 @@ async fn a_supervised_server_that_crashes_is_restarted_and_reprobed() {
         .unwrap();
     let (client, supervisor) = (&supervised.client, &supervised.supervisor);
     assert_eq!(supervisor.verdict().era, Era::Modern);
-    let result = client
-        .call_tool("interview", JsonObject::new())
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "Ada: Quiet numbers hum");
+    interviews(client, "Ada: Quiet numbers hum").await;
 
     let first = supervisor.pid().unwrap();
     kill(first);
@@ -296,11 +283,7 @@ cat > /dev/null
     let tools = tool_names(&client.list_tools_all().await.unwrap());
     assert_eq!(tools, ["echo", "fails", "interview"]);
     assert_eq!(supervisor.verdict().era, Era::Modern);
-    let result = client
-        .call_tool("interview", JsonObject::new())
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "Ada: Quiet numbers hum");
+    interviews(client, "Ada: Quiet numbers hum").await;
     client.shutdown(Duration::from_secs(1)).await;
     let _ = std::fs::remove_file(&marker);
 }

@@ -290,18 +290,29 @@ fn start_http(mode: &str) -> HttpServer {
     }
 }
 
+/// server-everything in `mode` over HTTP, and this client connected to its endpoint
+/// `path`: the server (killed on drop), what the handlers were asked, the connection.
 #[cfg(feature = "http")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn server_everything_over_streamable_http_is_legacy_and_fully_usable() {
+async fn connect_over_http(
+    mode: &str,
+    path: &str,
+) -> (HttpServer, Asked, mcp_legacy::client::HttpConnection) {
     setup();
-    let server = start_http("streamableHttp");
+    let server = start_http(mode);
     let asked = Asked::default();
-    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let url = format!("http://127.0.0.1:{}/{path}", server.port);
     let connection = Connector::new(builder(&asked))
         .connect_http(&url, mcp_transport_http::HttpClientConfig::default())
         .await
         .unwrap();
     assert_eq!(connection.verdict.era, Era::Legacy);
+    (server, asked, connection)
+}
+
+#[cfg(feature = "http")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_over_streamable_http_is_legacy_and_fully_usable() {
+    let (_server, asked, connection) = connect_over_http("streamableHttp", "mcp").await;
     assert_eq!(connection.verdict.version, "2025-11-25");
     assert_eq!(connection.verdict.transport, Transport::StreamableHttp);
     exercise(&connection.client, &asked).await;
@@ -312,15 +323,7 @@ async fn server_everything_over_streamable_http_is_legacy_and_fully_usable() {
 #[cfg(feature = "http")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_everything_over_http_sse_is_found_after_streamable_http_fails() {
-    setup();
-    let server = start_http("sse");
-    let asked = Asked::default();
-    let url = format!("http://127.0.0.1:{}/sse", server.port);
-    let connection = Connector::new(builder(&asked))
-        .connect_http(&url, mcp_transport_http::HttpClientConfig::default())
-        .await
-        .unwrap();
-    assert_eq!(connection.verdict.era, Era::Legacy);
+    let (_server, asked, connection) = connect_over_http("sse", "sse").await;
     assert_eq!(connection.verdict.transport, Transport::HttpSse);
     exercise(&connection.client, &asked).await;
     connection.client.shutdown(Duration::from_secs(2)).await;

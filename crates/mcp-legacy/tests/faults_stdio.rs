@@ -163,10 +163,10 @@ async fn a_supervised_server_killed_mid_request_is_restarted() {
         .await
         .unwrap();
     let (client, supervisor) = (&supervised.client, &supervised.supervisor);
-    let err = die(&client).await;
+    let err = die(client).await;
     assert!(may_have_run(&err), "{err:?}");
     assert_eq!(supervisor.restarts(), 1);
-    echoes(&client, "again").await;
+    echoes(client, "again").await;
     client.shutdown(Duration::from_secs(1)).await;
 }
 
@@ -255,12 +255,12 @@ async fn a_server_that_dies_while_restarting_is_restarted_again() {
         .await
         .unwrap();
     let (client, supervisor) = (&supervised.client, &supervised.supervisor);
-    let err = die(&client).await;
+    let err = die(client).await;
     assert!(
         closed(&err),
         "the restart failed, and the call says so: {err:?}"
     );
-    lists_hang(&client).await;
+    lists_hang(client).await;
     assert_eq!(
         supervisor.restarts(),
         2,

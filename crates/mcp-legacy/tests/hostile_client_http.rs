@@ -27,37 +27,7 @@ use support::{count_panics, panics};
 
 const MAX_BODY: usize = 64 << 10;
 
-/// What a case must end with.
-enum Expect {
-    Ok,
-    Fails(&'static str, fn(&Error) -> bool),
-}
-
-struct Case {
-    name: &'static str,
-    /// `tools/call` rather than `tools/list`.
-    call: bool,
-    reply: fn(&Seen) -> Reply,
-    expect: Expect,
-}
-
-const fn list(name: &'static str, reply: fn(&Seen) -> Reply, expect: Expect) -> Case {
-    Case {
-        name,
-        call: false,
-        reply,
-        expect,
-    }
-}
-
-const fn call(name: &'static str, reply: fn(&Seen) -> Reply, expect: Expect) -> Case {
-    Case {
-        name,
-        call: true,
-        reply,
-        expect,
-    }
-}
+use support::hostile::{Case, Expect, call, list};
 
 use support::http::session_json_reply as json_reply;
 

@@ -304,70 +304,62 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Cases that change one header of a POST of the probe.
-fn headers(rows: &[(&'static str, &'static str, &str, u16)]) -> Vec<HeaderCase> {
-    rows.iter()
-        .map(|&(name, header_name, value, status)| header(name, &[(header_name, value)], status))
-        .collect()
+/// Header rules as rows: the era they apply to (`None`: both), the case, the header and
+/// the value it is changed to (empty: removed), and the status the change must get.
+#[rustfmt::skip]
+fn header_rows(filler: &str) -> Vec<(Option<Era>, &'static str, &'static str, &str, u16)> {
+    let modern = Some(Era::Modern);
+    let legacy = Some(Era::Legacy);
+    vec![
+        (None, "a foreign Origin", "origin", "https://evil.example", 403),
+        (None, "an opaque Origin", "origin", "null", 403),
+        (None, "a look-alike Origin", "origin", "http://localhost.evil.example", 403),
+        (None, "a loopback Origin", "origin", "http://127.0.0.1:9", 200),
+        (None, "a foreign Host", "host", "evil.example", 403),
+        (None, "a rebinding Host", "host", "attacker.example:80", 403),
+        (None, "a text/plain body", "content-type", "text/plain", 415),
+        (None, "a form body", "content-type", "application/x-www-form-urlencoded", 415),
+        (None, "no Content-Type", "content-type", "", 415),
+        (None, "Accept without SSE", "accept", "application/json", 406),
+        (None, "Accept without JSON", "accept", "text/event-stream", 406),
+        (None, "no Accept", "accept", "", 406),
+        (None, "an unknown content coding", "content-encoding", "br", 415),
+        (None, "the identity coding", "content-encoding", "identity", 200),
+        (None, "a head over the limit", "x-filler", filler, 431),
+        (modern, "no version header", "mcp-protocol-version", "", 400),
+        (modern, "no method header", "mcp-method", "", 400),
+        (modern, "a method header in capitals", "mcp-method", "TOOLS/CALL", 400),
+        (modern, "no name header", "mcp-name", "", 400),
+        (modern, "a mismatched name", "mcp-name", "evil", 400),
+        (modern, "a base64 name", "mcp-name", "=?base64?ZWNobw==?=", 200),
+        (modern, "a base64 name that lies", "mcp-name", "=?base64?ZXZpbA==?=", 400),
+        (modern, "broken base64 in the name", "mcp-name", "=?base64?ZWNob?=", 400),
+        (modern, "a sentinel without base64", "mcp-name", "=?base64?echo", 400),
+        // A request that states 2026-07-28 is modern whatever session header it
+        // carries: a stale one is ignored, as a modern server ignores it
+        // (2026-07-28 streamable-http, Earlier Streamable HTTP Revisions).
+        (modern, "a stale session id", "mcp-session-id", "0123", 200),
+        (legacy, "a modern version in a session", "mcp-protocol-version", MODERN, 400),
+        (legacy, "an unknown version in a session", "mcp-protocol-version", "2099-01-01", 400),
+        (legacy, "an unknown session", "mcp-session-id", "abcdef", 404),
+        (legacy, "an empty session id", "mcp-session-id", " ", 404),
+    ]
 }
 
 fn header_cases(era: Era) -> Vec<HeaderCase> {
     let filler = "f".repeat(70 << 10);
-    #[rustfmt::skip]
-    let rows: &[(&str, &str, &str, u16)] = &[
-        ("a foreign Origin", "origin", "https://evil.example", 403),
-        ("an opaque Origin", "origin", "null", 403),
-        ("a look-alike Origin", "origin", "http://localhost.evil.example", 403),
-        ("a loopback Origin", "origin", "http://127.0.0.1:9", 200),
-        ("a foreign Host", "host", "evil.example", 403),
-        ("a rebinding Host", "host", "attacker.example:80", 403),
-        ("a text/plain body", "content-type", "text/plain", 415),
-        ("a form body", "content-type", "application/x-www-form-urlencoded", 415),
-        ("no Content-Type", "content-type", "", 415),
-        ("Accept without SSE", "accept", "application/json", 406),
-        ("Accept without JSON", "accept", "text/event-stream", 406),
-        ("no Accept", "accept", "", 406),
-        ("an unknown content coding", "content-encoding", "br", 415),
-        ("the identity coding", "content-encoding", "identity", 200),
-        ("a head over the limit", "x-filler", &filler, 431),
-    ];
-    let mut cases = headers(rows);
+    let mut cases: Vec<HeaderCase> = header_rows(&filler)
+        .into_iter()
+        .filter(|(only, ..)| only.is_none_or(|only| only == era))
+        .map(|(_, name, header_name, value, status)| header(name, &[(header_name, value)], status))
+        .collect();
     cases.push(HeaderCase {
         body: Some(gzip(probe(era, 5).to_string().as_bytes())),
         ..header("a gzip body", &[("content-encoding", "gzip")], 415)
     });
     let mut methods = vec![("PUT", Method::PUT), ("PATCH", Method::PATCH)];
-    match era {
-        Era::Modern => {
-            #[rustfmt::skip]
-            let rows: &[(&str, &str, &str, u16)] = &[
-                ("no version header", "mcp-protocol-version", "", 400),
-                ("no method header", "mcp-method", "", 400),
-                ("a method header in capitals", "mcp-method", "TOOLS/CALL", 400),
-                ("no name header", "mcp-name", "", 400),
-                ("a mismatched name", "mcp-name", "evil", 400),
-                ("a base64 name", "mcp-name", "=?base64?ZWNobw==?=", 200),
-                ("a base64 name that lies", "mcp-name", "=?base64?ZXZpbA==?=", 400),
-                ("broken base64 in the name", "mcp-name", "=?base64?ZWNob?=", 400),
-                ("a sentinel without base64", "mcp-name", "=?base64?echo", 400),
-                // A request that states 2026-07-28 is modern whatever session header it
-                // carries: a stale one is ignored, as a modern server ignores it
-                // (2026-07-28 streamable-http, Earlier Streamable HTTP Revisions).
-                ("a stale session id", "mcp-session-id", "0123", 200),
-            ];
-            cases.extend(headers(rows));
-            methods.extend([("GET", Method::GET), ("DELETE", Method::DELETE)]);
-        }
-        Era::Legacy => {
-            #[rustfmt::skip]
-            let rows: &[(&str, &str, &str, u16)] = &[
-                ("a modern version in a session", "mcp-protocol-version", MODERN, 400),
-                ("an unknown version in a session", "mcp-protocol-version", "2099-01-01", 400),
-                ("an unknown session", "mcp-session-id", "abcdef", 404),
-                ("an empty session id", "mcp-session-id", " ", 404),
-            ];
-            cases.extend(headers(rows));
-        }
+    if era == Era::Modern {
+        methods.extend([("GET", Method::GET), ("DELETE", Method::DELETE)]);
     }
     // Methods the endpoint does not serve (GET and DELETE belong to a legacy session).
     for (name, method) in methods {

@@ -12,7 +12,7 @@ use hyper::body::Incoming;
 use mcp_jsonrpc::Principal;
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
 use mcp_server::{Server, ToolDef};
-use mcp_test_support::http::{HttpClient, SseEvents, bearer, client, json_body, send};
+use mcp_test_support::http::{HttpClient, SseEvents, bearer, client, json_body, send, session_id};
 use mcp_transport_http::{
     AuthenticateFuture, Authenticator, HttpServer, HttpServerConfig, RunningServer,
 };
@@ -124,10 +124,7 @@ impl Fixture {
             .send("POST", "/mcp", &[("authorization", &bearer)], &initialize())
             .await;
         assert_eq!(response.status(), StatusCode::OK);
-        let id = response.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned();
+        let id = session_id(&response);
         let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         let headers = [
             ("authorization", bearer.as_str()),

@@ -11,7 +11,9 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
 use mcp_server::{Server, ToolDef};
-use mcp_test_support::http::{HttpClient, SseEvent, SseEvents, client, json_body, send};
+use mcp_test_support::http::{
+    HttpClient, SseEvent, SseEvents, client, json_body, send, session_id,
+};
 use mcp_test_support::tools;
 use mcp_transport_http::{HttpServer, HttpServerConfig, RunningServer};
 use mcp_types::{CallToolResult, ElicitRequestFormParams, ElicitRequestParams, LoggingLevel};
@@ -99,10 +101,7 @@ impl Fixture {
         .to_string();
         let response = self.send("POST", &[], &body).await;
         assert_eq!(response.status(), StatusCode::OK);
-        let id = response.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned();
+        let id = session_id(&response);
         let result = json_body(response).await;
         assert_eq!(result["result"]["protocolVersion"], version);
         let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
@@ -349,37 +348,24 @@ async fn batches_are_for_2025_03_26_sessions_only() {
 #[tokio::test]
 async fn modern_requests_share_the_endpoint() {
     let (f, _core) = start(LegacyHttpConfig::default()).await;
-    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}});
-    let list =
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}});
-    let reply = f
-        .send(
-            "POST",
-            &[
-                ("mcp-protocol-version", "2026-07-28"),
-                ("mcp-method", "tools/list"),
-            ],
-            &list.to_string(),
-        )
-        .await;
+    // A modern request (id 1, `_meta` in its params, the modern headers) of `method`.
+    let modern = async |method: &str| {
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}});
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {"_meta": meta}});
+        let headers = [
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", method),
+        ];
+        f.send("POST", &headers, &body.to_string()).await
+    };
+    let reply = modern("tools/list").await;
     assert_eq!(reply.status(), StatusCode::OK);
     assert!(!reply.headers().contains_key("mcp-session-id"));
     assert_eq!(json_body(reply).await["result"]["resultType"], "complete");
 
     // `initialize` with modern `_meta` is a modern request for a removed method.
-    let init =
-        json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"_meta": meta}});
-    let reply = f
-        .send(
-            "POST",
-            &[
-                ("mcp-protocol-version", "2026-07-28"),
-                ("mcp-method", "initialize"),
-            ],
-            &init.to_string(),
-        )
-        .await;
+    let reply = modern("initialize").await;
     assert_eq!(reply.status(), StatusCode::NOT_FOUND);
     assert_eq!(json_body(reply).await["error"]["code"], -32601);
 

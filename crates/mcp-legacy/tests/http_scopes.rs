@@ -9,7 +9,7 @@ use hyper::body::Incoming;
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
 use mcp_server::auth::{ResourceServer, TokenError, TokenPrincipal, TokenVerifier, VerifyFuture};
 use mcp_server::{PromptDef, ResourceTemplateDef, Server, ToolDef};
-use mcp_test_support::http::{self as raw_http, HttpClient, SseEvents};
+use mcp_test_support::http::{self as raw_http, HttpClient, SseEvents, session_id};
 use mcp_transport_http::{HttpServer, HttpServerConfig, RunningServer};
 use mcp_types::{
     CallToolResult, ContentBlock, EmbeddedResourceResource, GetPromptResult, PromptMessage, Role,
@@ -128,10 +128,7 @@ async fn session(
     )
     .await;
     assert_eq!(response.status(), StatusCode::OK);
-    let id = response.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let id = session_id(&response);
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned();
     let headers = in_session(&bearer, &id);
     let done = send(client, running, "/mcp", &headers, initialized).await;

@@ -624,14 +624,18 @@ impl Fixture {
     }
 }
 
+/// Asserts that the next message on a session's stream is a tool result of `text`.
+#[cfg(feature = "http-sse")]
+async fn answered(events: &mut SseEvents, text: &str) {
+    let (_, message) = events.message().await;
+    assert_eq!(message["result"]["content"][0]["text"], text, "{message}");
+}
+
 /// Lets one held call go, and reads its answer on the session's stream.
 #[cfg(feature = "http-sse")]
 async fn release_one(f: &Fixture, events: &mut SseEvents) {
     f.gate.gate.add_permits(1);
-    assert_eq!(
-        events.message().await.1["result"]["content"][0]["text"],
-        "released"
-    );
+    answered(events, "released").await;
 }
 
 #[cfg(feature = "http-sse")]
@@ -659,7 +663,7 @@ async fn an_http_sse_session_that_never_initializes_ends_after_the_grace_period(
             .await,
         StatusCode::ACCEPTED
     );
-    assert_eq!(used.message().await.1["result"]["content"][0]["text"], "hi");
+    answered(&mut used, "hi").await;
 }
 
 #[tokio::test]
@@ -813,10 +817,7 @@ async fn http_sse_requests_hold_slots_of_the_server_concurrency_limit() {
             == StatusCode::ACCEPTED
     })
     .await;
-    assert_eq!(
-        events.message().await.1["result"]["content"][0]["text"],
-        "hi"
-    );
+    answered(&mut events, "hi").await;
 }
 
 #[cfg(feature = "http-sse")]

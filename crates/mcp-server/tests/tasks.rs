@@ -10,7 +10,7 @@ use mcp_server::tasks::{Clock, MemoryStore, TaskStart, TaskSupport, Tasks};
 use mcp_server::{Context, Server, ToolDef, ToolError};
 use mcp_types::{CallToolResult, ElicitRequestFormParams, ElicitRequestParams};
 use serde_json::{Value, json};
-use tasks_common::{ALICE, BOB, PLAIN, accept, call, call_tool, get, settled};
+use tasks_common::{ALICE, BOB, PLAIN, accept, call, call_tool, call_tool_err, get, settled};
 use tokio::sync::Semaphore;
 
 fn form(message: &str, field: &str) -> ElicitRequestParams {
@@ -142,14 +142,7 @@ async fn without_the_extension_optional_tools_answer_directly_and_required_ones_
     assert_eq!(direct["content"][0]["text"], "opened");
     assert!(direct.get("taskId").is_none());
 
-    let refused = call(
-        &f.server,
-        PLAIN,
-        "tools/call",
-        json!({"name": "only_task", "arguments": {}}),
-    )
-    .await
-    .unwrap_err();
+    let refused = call_tool_err(&f.server, PLAIN, "only_task").await;
     assert_eq!(refused.code.0, -32021);
     assert_eq!(
         refused.data.unwrap()["requiredCapabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
@@ -418,14 +411,7 @@ async fn tasks_expire_a_ttl_after_they_finish_and_running_ones_are_kept_alive() 
 async fn a_full_store_refuses_new_tasks() {
     let f = fixture(Tasks::new(MemoryStore::new(1)));
     start(&f.server, ALICE, "gate").await;
-    let refused = call(
-        &f.server,
-        ALICE,
-        "tools/call",
-        json!({"name": "gate", "arguments": {}}),
-    )
-    .await
-    .unwrap_err();
+    let refused = call_tool_err(&f.server, ALICE, "gate").await;
     assert_eq!(refused.code.0, -32603);
 }
 

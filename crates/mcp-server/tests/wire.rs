@@ -87,6 +87,11 @@ fn start(server: &Server) -> (MemoryWire, mcp_jsonrpc::Connection) {
     (wire, conn)
 }
 
+/// The result of `tools/call` with `params` (plus `_meta`), which must succeed.
+async fn tool_result(c: &mut MemoryWire, params: Value) -> Value {
+    c.result("tools/call", with_meta(params)).await
+}
+
 fn with_meta(mut params: Value) -> Value {
     params["_meta"] = meta();
     params
@@ -304,12 +309,7 @@ async fn structured_content_is_checked_against_the_output_schema() {
         .expect("a valid server");
     let (mut c, _conn) = start(&server);
 
-    let good = c
-        .result(
-            "tools/call",
-            with_meta(json!({"name": "shaped", "arguments": {"n": 3}})),
-        )
-        .await;
+    let good = tool_result(&mut c, json!({"name": "shaped", "arguments": {"n": 3}})).await;
     assert_eq!(good["structuredContent"], json!({"n": 3}));
     assert!(good.get("isError").is_none(), "{good}");
 
@@ -331,21 +331,11 @@ async fn structured_content_is_checked_against_the_output_schema() {
 async fn tools_validate_arguments_and_report_failures_as_results() {
     let server = server();
     let (mut c, _conn) = start(&server);
-    let ok = c
-        .result(
-            "tools/call",
-            with_meta(json!({"name": "echo", "arguments": {"text": "hi"}})),
-        )
-        .await;
+    let ok = tool_result(&mut c, json!({"name": "echo", "arguments": {"text": "hi"}})).await;
     assert_eq!(ok["content"], json!([{"type": "text", "text": "hi"}]));
     assert_eq!(ok["resultType"], "complete");
 
-    let bad = c
-        .result(
-            "tools/call",
-            with_meta(json!({"name": "echo", "arguments": {"text": 5}})),
-        )
-        .await;
+    let bad = tool_result(&mut c, json!({"name": "echo", "arguments": {"text": 5}})).await;
     assert_eq!(bad["isError"], true);
     let text = bad["content"][0]["text"].as_str().unwrap();
     assert!(
@@ -357,12 +347,11 @@ async fn tools_validate_arguments_and_report_failures_as_results() {
         .await;
     assert_eq!(missing["isError"], true);
 
-    let sum = c
-        .result(
-            "tools/call",
-            with_meta(json!({"name": "add", "arguments": {"a": 2, "b": 3}})),
-        )
-        .await;
+    let sum = tool_result(
+        &mut c,
+        json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
+    )
+    .await;
     assert_eq!(sum["structuredContent"], json!({"sum": 5}));
     assert_eq!(sum["content"][0]["text"], "{\"sum\":5}");
 
@@ -849,12 +838,11 @@ async fn a_null_input_responses_on_a_tool_call_is_refused_however_its_key_is_spe
     assert_eq!(reply["error"]["code"], -32602, "{reply}");
 
     // An empty object is a plain call.
-    let ok = c
-        .result(
-            "tools/call",
-            with_meta(json!({"name": "echo", "arguments": {"text": "hi"}, "inputResponses": {}})),
-        )
-        .await;
+    let ok = tool_result(
+        &mut c,
+        json!({"name": "echo", "arguments": {"text": "hi"}, "inputResponses": {}}),
+    )
+    .await;
     assert_eq!(ok["content"][0]["text"], "hi");
 }
 
@@ -994,41 +982,29 @@ async fn derived_schemas_are_compiled_at_first_call() {
         .expect("a valid server");
     let (mut c, _conn) = start(&server);
 
-    let bad = c
-        .result(
-            "tools/call",
-            with_meta(json!({"name": "add", "arguments": {"a": "two", "b": 3}})),
-        )
-        .await;
+    let bad = tool_result(
+        &mut c,
+        json!({"name": "add", "arguments": {"a": "two", "b": 3}}),
+    )
+    .await;
     assert_eq!(bad["isError"], true, "{bad}");
     let text = bad["content"][0]["text"].as_str().unwrap();
     assert!(
         text.starts_with("Invalid arguments for tool add") && text.contains("/a"),
         "the derived schema's validator ran: {text}"
     );
-    let sum = c
-        .result(
-            "tools/call",
-            with_meta(json!({"name": "add", "arguments": {"a": 2, "b": 3}})),
-        )
-        .await;
+    let sum = tool_result(
+        &mut c,
+        json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
+    )
+    .await;
     assert_eq!(sum["content"][0]["text"], "5");
 
     // A schema without parameters accepts any object; one that forbids extra members
     // does not.
-    let open = c
-        .result(
-            "tools/call",
-            with_meta(json!({"name": "open", "arguments": {"extra": 1}})),
-        )
-        .await;
+    let open = tool_result(&mut c, json!({"name": "open", "arguments": {"extra": 1}})).await;
     assert_eq!(open["content"][0]["text"], "ran", "{open}");
-    let closed = c
-        .result(
-            "tools/call",
-            with_meta(json!({"name": "closed", "arguments": {"extra": 1}})),
-        )
-        .await;
+    let closed = tool_result(&mut c, json!({"name": "closed", "arguments": {"extra": 1}})).await;
     assert_eq!(closed["isError"], true, "{closed}");
 
     for _ in 0..2 {

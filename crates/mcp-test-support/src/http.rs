@@ -28,6 +28,14 @@ pub fn client_from(local: [u8; 4]) -> HttpClient {
     Client::builder(TokioExecutor::new()).build(connector)
 }
 
+/// The `Mcp-Session-Id` a response names.
+pub fn session_id(response: &Response<Incoming>) -> String {
+    response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
 /// The token of an `Authorization: Bearer` header, if there is one.
 pub fn bearer(headers: &http::HeaderMap) -> Option<&str> {
     headers

@@ -38,6 +38,18 @@ impl MemoryWire {
         self.send_bytes(value.to_string().as_bytes()).await;
     }
 
+    /// Sends the request `method` with `id` and no params.
+    pub async fn request(&mut self, id: impl serde::Serialize, method: &str) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method}))
+            .await;
+    }
+
+    /// Sends the request `method` with `id` and `params`.
+    pub async fn request_with(&mut self, id: impl serde::Serialize, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+    }
+
     /// Sends one frame of any bytes.
     pub async fn send_bytes(&mut self, frame: impl AsRef<[u8]>) {
         self.writer

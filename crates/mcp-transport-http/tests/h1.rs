@@ -187,7 +187,7 @@ async fn notifications_stream_as_chunks_and_the_connection_is_reused() {
     let (first, second) = replies
         .split_once("0\r\n\r\n")
         .expect("the stream's last chunk");
-    assert_status(&first, "200 OK");
+    assert_status(first, "200 OK");
     assert!(
         first.contains("\r\ncontent-type: text/event-stream\r\n"),
         "{first}"
@@ -398,7 +398,7 @@ async fn another_method_after_a_served_request_is_answered_by_hyper() {
     stream.write_all(&bytes).await.unwrap();
     let replies = read_all(&mut stream).await;
     let (first, second) = replies.split_at(replies.find("HTTP/1.1 405").expect("a 405"));
-    assert_status(&first, "200 OK");
+    assert_status(first, "200 OK");
     assert!(
         second.to_ascii_lowercase().contains("\r\nallow: post\r\n"),
         "{second}"

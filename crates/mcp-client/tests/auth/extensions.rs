@@ -19,8 +19,14 @@ use mcp_transport_http::Authorizer;
 use serde_json::{Value, json};
 
 use super::support::{
-    Approve, JWT_BEARER, Shared, ath, connect, connect_shared, field, serve, start, verify_proof,
+    Approve, JWT_BEARER, Shared, assert_untouched, ath, connect, connect_shared, field, serve,
+    start, verify_proof,
 };
+
+/// A user-facing client of `url` that uses DPoP where the server supports it.
+fn dpop_if_supported(url: &str) -> OAuthClient {
+    dpop_client(url, DpopPolicy::IfSupported, &Arc::default())
+}
 
 /// A user-facing client of `url` with DPoP under `policy`.
 fn dpop_client(url: &str, policy: DpopPolicy, approve: &Arc<Approve>) -> OAuthClient {
@@ -99,10 +105,7 @@ async fn a_server_that_never_accepts_its_nonce_gets_one_retry() {
         log.rotate_nonces = true;
     })
     .await;
-    let client = connect(
-        &url,
-        dpop_client(&url, DpopPolicy::IfSupported, &Arc::default()),
-    );
+    let client = connect(&url, dpop_if_supported(&url));
     let err = client.list_tools_all().await.unwrap_err();
     assert!(
         matches!(
@@ -127,10 +130,7 @@ async fn a_server_that_never_accepts_its_nonce_gets_one_retry() {
         log.rotate_nonces = true;
     })
     .await;
-    let client = connect(
-        &url,
-        dpop_client(&url, DpopPolicy::IfSupported, &Arc::default()),
-    );
+    let client = connect(&url, dpop_if_supported(&url));
     let err = client.list_tools_all().await.unwrap_err();
     assert!(
         matches!(&err, mcp_client::Error::Auth(AuthErrorKind::TokenEndpoint { error, .. }) if error == "use_dpop_nonce"),
@@ -255,8 +255,7 @@ async fn a_dpop_bound_token_is_never_sent_as_a_bearer_token() {
         ),
         "{err:?}"
     );
-    assert!(approve.requests.lock().unwrap().is_empty());
-    assert!(log.lock().unwrap().token.is_empty());
+    assert_untouched(&approve, &log);
 }
 
 /// An unsigned JWT with `aud` (the client never verifies it; the server would).

@@ -15,7 +15,9 @@ use mcp_client::auth::{
 };
 use mcp_client::{AuthErrorKind, Client};
 use serde_json::{Value, json};
-use support::{Approve, NoUser, Shared, code_client, connect, field, serve, start};
+use support::{
+    Approve, NoUser, Shared, assert_untouched, code_client, connect, field, serve, start,
+};
 
 #[tokio::test]
 async fn a_refused_token_is_refreshed_and_stored_tokens_are_reused() {
@@ -98,8 +100,7 @@ async fn a_server_without_pkce_s256_is_refused_before_the_user_is_involved() {
         ),
         "{err:?}"
     );
-    assert!(approve.requests.lock().unwrap().is_empty());
-    assert!(log.lock().unwrap().token.is_empty());
+    assert_untouched(&approve, &log);
 }
 
 #[tokio::test]

@@ -405,6 +405,19 @@ impl Interaction for NoUser {
     }
 }
 
+/// Asserts that a refused authorization got as far as neither the user nor the token
+/// endpoint.
+pub(crate) fn assert_untouched(approve: &Approve, log: &Shared) {
+    assert!(
+        approve.requests.lock().unwrap().is_empty(),
+        "the user was asked"
+    );
+    assert!(
+        log.lock().unwrap().token.is_empty(),
+        "a token was asked for"
+    );
+}
+
 /// A server whose log `set` adjusts before it starts: its log, its base URL and its MCP
 /// endpoint.
 pub(crate) async fn serve(set: impl FnOnce(&mut Log)) -> (Shared, String, String) {

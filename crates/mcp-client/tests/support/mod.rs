@@ -7,6 +7,7 @@
     reason = "each test binary uses a part of the shared module"
 )]
 
+pub(crate) mod hostile;
 pub(crate) mod http;
 pub(crate) mod script;
 
