@@ -37,6 +37,14 @@ fn serve(config: PeerConfig) -> (Arc<Behaviours>, Peer, mcp_jsonrpc::Connection,
     (behaviours, peer, conn, raw)
 }
 
+/// The request `x` (no params, default options) from `peer`, on a task of its own.
+fn spawn_x(peer: Peer) -> tokio::task::JoinHandle<Result<Box<RawValue>, Error>> {
+    tokio::spawn(async move {
+        peer.request("x", None::<&Value>, RequestOptions::default())
+            .await
+    })
+}
+
 fn raw(value: &Value) -> Box<RawValue> {
     serde_json::value::to_raw_value(value).unwrap()
 }
@@ -302,10 +310,7 @@ async fn a_frame_that_only_looks_like_a_response_answers_as_a_whole_decode_would
 #[tokio::test(start_paused = true)]
 async fn an_error_response_is_returned_as_data() {
     let (peer, _conn, mut raw_side) = connect(NoHandler, PeerConfig::default());
-    let call = tokio::spawn(async move {
-        peer.request("x", None::<&Value>, RequestOptions::default())
-            .await
-    });
+    let call = spawn_x(peer);
     let r = raw_side.recv().await;
     raw_side
         .send(json!({"jsonrpc": "2.0", "id": r["id"], "error": {"code": -32602, "message": "no", "data": [1]}}))
@@ -502,10 +507,7 @@ async fn without_progress_the_timeout_is_not_extended() {
 #[tokio::test(start_paused = true)]
 async fn dropping_a_request_future_cancels_it() {
     let (peer, _conn, mut raw_side) = connect(NoHandler, PeerConfig::default());
-    let call = tokio::spawn(async move {
-        peer.request("x", None::<&Value>, RequestOptions::default())
-            .await
-    });
+    let call = spawn_x(peer);
     let request = raw_side.recv().await;
     call.abort();
     let cancel = raw_side.recv().await;
@@ -518,10 +520,7 @@ async fn without_cancel_notifications_a_dropped_request_is_silent() {
     let mut config = PeerConfig::default();
     config.cancel_notifications = false;
     let (peer, _conn, mut raw_side) = connect(NoHandler, config);
-    let call = tokio::spawn(async move {
-        peer.request("x", None::<&Value>, RequestOptions::default())
-            .await
-    });
+    let call = spawn_x(peer);
     raw_side.recv().await;
     call.abort();
     raw_side.silent_for(Duration::from_secs(5)).await;

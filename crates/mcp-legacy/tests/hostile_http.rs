@@ -305,7 +305,10 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 }
 
 /// Header rules as rows: the era they apply to (`None`: both), the case, the header and
-/// the value it is changed to (empty: removed), and the status the change must get.
+/// the value it is changed to (empty: removed), and the status the change must get. A
+/// request that states 2026-07-28 is modern whatever session header it carries: a stale
+/// one is ignored, as a modern server ignores it (2026-07-28 streamable-http, Earlier
+/// Streamable HTTP Revisions).
 #[rustfmt::skip]
 fn header_rows(filler: &str) -> Vec<(Option<Era>, &'static str, &'static str, &str, u16)> {
     let modern = Some(Era::Modern);
@@ -335,9 +338,6 @@ fn header_rows(filler: &str) -> Vec<(Option<Era>, &'static str, &'static str, &s
         (modern, "a base64 name that lies", "mcp-name", "=?base64?ZXZpbA==?=", 400),
         (modern, "broken base64 in the name", "mcp-name", "=?base64?ZWNob?=", 400),
         (modern, "a sentinel without base64", "mcp-name", "=?base64?echo", 400),
-        // A request that states 2026-07-28 is modern whatever session header it
-        // carries: a stale one is ignored, as a modern server ignores it
-        // (2026-07-28 streamable-http, Earlier Streamable HTTP Revisions).
         (modern, "a stale session id", "mcp-session-id", "0123", 200),
         (legacy, "a modern version in a session", "mcp-protocol-version", MODERN, 400),
         (legacy, "an unknown version in a session", "mcp-protocol-version", "2099-01-01", 400),

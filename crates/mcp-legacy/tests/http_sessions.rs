@@ -104,6 +104,13 @@ async fn start(http: HttpServerConfig, legacy: LegacyHttpConfig) -> Fixture {
     }
 }
 
+/// [`start`] with the default limits and a grace period of `grace` for sessions never
+/// completed.
+async fn start_grace(grace: Duration) -> Fixture {
+    let legacy = LegacyHttpConfig::default().session_grace(grace);
+    start(HttpServerConfig::default(), legacy).await
+}
+
 fn initialize_body(name: &str) -> String {
     json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
@@ -523,11 +530,7 @@ async fn concurrent_initializes_never_take_the_table_past_a_cap() {
 
 #[tokio::test]
 async fn a_session_not_completed_within_the_grace_period_expires() {
-    let f = start(
-        HttpServerConfig::default(),
-        LegacyHttpConfig::default().session_grace(Duration::from_millis(100)),
-    )
-    .await;
+    let f = start_grace(Duration::from_millis(100)).await;
     let unfinished = f.try_initialize(&f.client, &[]).await.unwrap();
     let finished = f.session(&f.client, &[]).await;
     // Past the grace period, and more than a second after the last sweep: the next
@@ -545,11 +548,7 @@ async fn a_session_not_completed_within_the_grace_period_expires() {
 
 #[tokio::test]
 async fn a_session_inside_its_grace_period_is_kept_and_completing_it_keeps_it() {
-    let f = start(
-        HttpServerConfig::default(),
-        LegacyHttpConfig::default().session_grace(Duration::from_mins(1)),
-    )
-    .await;
+    let f = start_grace(Duration::from_mins(1)).await;
     let unfinished = f.try_initialize(&f.client, &[]).await.unwrap();
     tokio::time::sleep(Duration::from_millis(1100)).await;
     // This request sweeps; the session is inside its grace period and stays.
@@ -641,11 +640,7 @@ async fn release_one(f: &Fixture, events: &mut SseEvents) {
 #[cfg(feature = "http-sse")]
 #[tokio::test]
 async fn an_http_sse_session_that_never_initializes_ends_after_the_grace_period() {
-    let f = start(
-        HttpServerConfig::default(),
-        LegacyHttpConfig::default().session_grace(Duration::from_millis(100)),
-    )
-    .await;
+    let f = start_grace(Duration::from_millis(100)).await;
     let (mut idle, idle_endpoint) = f.sse_session().await;
     let (mut used, used_endpoint) = f.sse_initialized().await;
     tokio::time::sleep(Duration::from_millis(1100)).await;

@@ -92,6 +92,11 @@ async fn tool_result(c: &mut MemoryWire, params: Value) -> Value {
     c.result("tools/call", with_meta(params)).await
 }
 
+/// The error of `tools/call` with `params` (plus `_meta`), which must fail.
+async fn tool_error(c: &mut MemoryWire, params: Value) -> Value {
+    c.error("tools/call", with_meta(params)).await
+}
+
 fn with_meta(mut params: Value) -> Value {
     params["_meta"] = meta();
     params
@@ -313,12 +318,11 @@ async fn structured_content_is_checked_against_the_output_schema() {
     assert_eq!(good["structuredContent"], json!({"n": 3}));
     assert!(good.get("isError").is_none(), "{good}");
 
-    let bad = c
-        .error(
-            "tools/call",
-            with_meta(json!({"name": "shaped", "arguments": {"n": "three"}})),
-        )
-        .await;
+    let bad = tool_error(
+        &mut c,
+        json!({"name": "shaped", "arguments": {"n": "three"}}),
+    )
+    .await;
     assert_eq!(bad["code"], -32603, "{bad}");
     let message = bad["message"].as_str().unwrap();
     assert!(
@@ -813,12 +817,11 @@ async fn a_null_input_responses_on_a_tool_call_is_refused_however_its_key_is_spe
     // methods scan for the key first. Either way `inputResponses` must be an object.
     let server = server();
     let (mut c, _conn) = start(&server);
-    let error = c
-        .error(
-            "tools/call",
-            with_meta(json!({"name": "echo", "arguments": {"text": "hi"}, "inputResponses": null})),
-        )
-        .await;
+    let error = tool_error(
+        &mut c,
+        json!({"name": "echo", "arguments": {"text": "hi"}, "inputResponses": null}),
+    )
+    .await;
     assert_eq!(error["code"], -32602, "{error}");
     assert!(
         error["message"]
@@ -1008,12 +1011,7 @@ async fn derived_schemas_are_compiled_at_first_call() {
     assert_eq!(closed["isError"], true, "{closed}");
 
     for _ in 0..2 {
-        let error = c
-            .error(
-                "tools/call",
-                with_meta(json!({"name": "odd", "arguments": {"s": "x"}})),
-            )
-            .await;
+        let error = tool_error(&mut c, json!({"name": "odd", "arguments": {"s": "x"}})).await;
         assert_eq!(error["code"], -32603, "{error}");
         let message = error["message"].as_str().unwrap();
         assert!(
