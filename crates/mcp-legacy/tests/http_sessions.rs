@@ -104,11 +104,15 @@ async fn start(http: HttpServerConfig, legacy: LegacyHttpConfig) -> Fixture {
     }
 }
 
+/// [`start`] with the default HTTP configuration.
+async fn start_legacy(legacy: LegacyHttpConfig) -> Fixture {
+    start(HttpServerConfig::default(), legacy).await
+}
+
 /// [`start`] with the default limits and a grace period of `grace` for sessions never
 /// completed.
 async fn start_grace(grace: Duration) -> Fixture {
-    let legacy = LegacyHttpConfig::default().session_grace(grace);
-    start(HttpServerConfig::default(), legacy).await
+    start_legacy(LegacyHttpConfig::default().session_grace(grace)).await
 }
 
 fn initialize_body(name: &str) -> String {
@@ -348,11 +352,7 @@ async fn after_a_flood_of_unused_initializes_a_new_client_still_gets_in_from_eit
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_per_address_cap_holds_at_its_limit_and_makes_room_past_it() {
-    let f = start(
-        HttpServerConfig::default(),
-        LegacyHttpConfig::default().max_sessions_per_address(3),
-    )
-    .await;
+    let f = start_legacy(LegacyHttpConfig::default().max_sessions_per_address(3)).await;
     let here = client_from([127, 0, 0, 1]);
     // At the limit: three sessions of one address, each kept, each busy (its GET stream
     // open).
@@ -388,11 +388,7 @@ async fn the_per_address_cap_holds_at_its_limit_and_makes_room_past_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_global_cap_makes_room_from_idle_sessions_and_refuses_only_when_all_are_busy() {
-    let f = start(
-        HttpServerConfig::default(),
-        LegacyHttpConfig::default().max_sessions(2),
-    )
-    .await;
+    let f = start_legacy(LegacyHttpConfig::default().max_sessions(2)).await;
     let (one, two, three) = (
         client_from([127, 0, 0, 1]),
         client_from([127, 0, 0, 2]),
@@ -818,11 +814,7 @@ async fn http_sse_requests_hold_slots_of_the_server_concurrency_limit() {
 #[cfg(feature = "http-sse")]
 #[tokio::test]
 async fn http_sse_initialize_counts_against_the_sessions_running_cap() {
-    let f = start(
-        HttpServerConfig::default(),
-        LegacyHttpConfig::default().max_streams_per_session(1),
-    )
-    .await;
+    let f = start_legacy(LegacyHttpConfig::default().max_streams_per_session(1)).await;
     // At the limit: one request running in the session.
     let (mut events, endpoint) = f.sse_holding().await;
     // Past it: an initialize is a request like any other.

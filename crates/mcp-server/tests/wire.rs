@@ -97,6 +97,11 @@ async fn tool_error(c: &mut MemoryWire, params: Value) -> Value {
     c.error("tools/call", with_meta(params)).await
 }
 
+/// The error code of `method` with `params` (plus `_meta`), which must fail.
+async fn error_code(c: &mut MemoryWire, method: &str, params: Value) -> Value {
+    c.error(method, with_meta(params)).await["code"].clone()
+}
+
 fn with_meta(mut params: Value) -> Value {
     params["_meta"] = meta();
     params
@@ -226,8 +231,7 @@ async fn discover_and_lists_carry_identity_and_cache_hints() {
         "test://template/{id}/data"
     );
     assert_eq!(
-        c.error("tools/list", with_meta(json!({"cursor": "not-a-cursor"})))
-            .await["code"],
+        error_code(&mut c, "tools/list", json!({"cursor": "not-a-cursor"})).await,
         -32602
     );
     assert_eq!(
@@ -385,13 +389,11 @@ async fn tools_validate_arguments_and_report_failures_as_results() {
     );
 
     assert_eq!(
-        c.error("tools/call", with_meta(json!({"name": "nope"})))
-            .await["code"],
+        error_code(&mut c, "tools/call", json!({"name": "nope"})).await,
         -32602
     );
     assert_eq!(
-        c.error("tools/call", with_meta(json!({"arguments": {}})))
-            .await["code"],
+        error_code(&mut c, "tools/call", json!({"arguments": {}})).await,
         -32602
     );
 }
@@ -448,13 +450,11 @@ async fn prompts_and_resources() {
         .await;
     assert_eq!(prompt["messages"][0]["content"]["text"], "Hello Ada");
     assert_eq!(
-        c.error("prompts/get", with_meta(json!({"name": "greet"})))
-            .await["code"],
+        error_code(&mut c, "prompts/get", json!({"name": "greet"})).await,
         -32602
     );
     assert_eq!(
-        c.error("prompts/get", with_meta(json!({"name": "nope"})))
-            .await["code"],
+        error_code(&mut c, "prompts/get", json!({"name": "nope"})).await,
         -32602
     );
 
