@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::io::BufRead as _;
-use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, PoisonError};
@@ -17,20 +16,6 @@ impl Drop for Killed {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
-    }
-}
-
-impl Deref for Killed {
-    type Target = Child;
-
-    fn deref(&self) -> &Child {
-        &self.0
-    }
-}
-
-impl DerefMut for Killed {
-    fn deref_mut(&mut self) -> &mut Child {
-        &mut self.0
     }
 }
 
