@@ -3,8 +3,9 @@
 //! Streamable HTTP (`serve-example --http`).
 
 use std::io::{BufRead as _, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 
+use mcp_test_support::Killed;
 use serde_json::Value;
 
 const MCP: &str = env!("CARGO_BIN_EXE_mcp");
@@ -166,15 +167,8 @@ fn a_stdio_command_after_double_dash_and_a_config_entry() {
 
 /// `mcp serve-example --http`, stopped when dropped.
 struct HttpExample {
-    child: Child,
+    _child: Killed,
     url: String,
-}
-
-impl Drop for HttpExample {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn http_example() -> HttpExample {
@@ -189,7 +183,7 @@ fn http_example() -> HttpExample {
         .read_line(&mut line)
         .unwrap();
     HttpExample {
-        child,
+        _child: Killed(child),
         url: line.trim().to_owned(),
     }
 }

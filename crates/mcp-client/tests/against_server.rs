@@ -4,23 +4,13 @@
 use mcp_client::{CallOptions, Client, Error};
 use mcp_jsonrpc::{NoHandler, Peer, PeerConfig, memory};
 use mcp_server::{PromptDef, ResourceDef, Server, ToolDef, ToolError};
+use mcp_test_support::tools;
 use mcp_types::{
     CallToolResult, ContentBlock, ElicitRequestFormParams, ElicitRequestParams, ElicitResult,
     ElicitResultAction, EmbeddedResourceResource, GetPromptResult, OrderedMap, PromptMessage, Role,
     TextResourceContents,
 };
 use serde_json::json;
-
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-struct Add {
-    a: i64,
-    b: i64,
-}
-
-#[derive(serde::Serialize, schemars::JsonSchema)]
-struct Sum {
-    sum: i64,
-}
 
 fn server() -> Server {
     let mut builder =
@@ -38,14 +28,9 @@ fn server() -> Server {
         ));
     }
     builder
-        .tool(ToolDef::structured("add", |a: Add, _| async move { Ok(Sum { sum: a.a + a.b }) }))
+        .tool(tools::add())
         .tool(ToolDef::new("fails", json!({"type": "object"}), |_, _| async { Err(ToolError::failed("nope")) }))
-        .tool(ToolDef::new("slow", json!({"type": "object"}), |_, cx| async move {
-            for step in 1..=3 {
-                cx.progress(f64::from(step), Some(3.0), None).await;
-            }
-            Ok(CallToolResult::text("done"))
-        }))
+        .tool(tools::slow())
         .tool(ToolDef::new("ask", json!({"type": "object"}), |_, cx| async move {
             let form: ElicitRequestFormParams = serde_json::from_value(json!({
                 "message": "Name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}

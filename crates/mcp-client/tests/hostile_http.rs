@@ -26,38 +26,7 @@ const MAX_EVENT: usize = 16 << 10;
 /// waits it out).
 const TIMEOUT: Duration = Duration::from_millis(500);
 
-/// What a case must end with.
-enum Expect {
-    Ok,
-    Fails(&'static str, fn(&Error) -> bool),
-}
-
-struct Case {
-    name: &'static str,
-    /// Whether the case's request is `tools/call` (a request that is not retried) rather
-    /// than `tools/list`.
-    call: bool,
-    reply: fn(&Seen) -> Reply,
-    expect: Expect,
-}
-
-fn list(name: &'static str, reply: fn(&Seen) -> Reply, expect: Expect) -> Case {
-    Case {
-        name,
-        call: false,
-        reply,
-        expect,
-    }
-}
-
-fn call(name: &'static str, reply: fn(&Seen) -> Reply, expect: Expect) -> Case {
-    Case {
-        name,
-        call: true,
-        reply,
-        expect,
-    }
-}
+use support::hostile::{Case, Expect, call, list};
 
 /// A valid result for the request `seen`.
 fn valid_result(seen: &Seen) -> Value {

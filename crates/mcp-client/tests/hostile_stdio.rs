@@ -12,10 +12,8 @@
 
 mod support;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use mcp_client::{Client, Error};
+use mcp_test_support::Recorder;
 use serde_json::{Value, json};
 use support::script::{Script, connect_lines, response};
 use support::{count_panics, panics};
@@ -755,44 +753,23 @@ async fn mrtr_completes_in_the_last_allowed_round_and_not_one_later() {
     assert_eq!(panics(), 0);
 }
 
-/// Counts the client's warnings about a dropped change notification.
-struct DropWarnings(Arc<AtomicUsize>);
-
-impl tracing::Subscriber for DropWarnings {
-    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
-        *metadata.level() == tracing::Level::WARN
-    }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        struct Message(String);
-        impl tracing::field::Visit for Message {
-            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-                if field.name() == "message" {
-                    self.0 = format!("{value:?}");
-                }
-            }
-        }
-        let mut message = Message(String::new());
-        event.record(&mut message);
-        if message.0.contains("a change notification was dropped") {
-            self.0.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
+/// How many of the recorded warnings are about a dropped change notification.
+fn drop_warnings(warnings: &Recorder) -> usize {
+    warnings
+        .events()
+        .iter()
+        .filter(|e| e.level == tracing::Level::WARN)
+        .filter(|e| e.message().contains("a change notification was dropped"))
+        .count()
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_subscription_keeps_64_events_for_a_consumer_that_does_not_read() {
     const BUFFER: usize = 64;
     count_panics();
-    let warnings = Arc::new(AtomicUsize::new(0));
+    let warnings = Recorder::warnings();
     // The runtime has one thread, so the connection's reader sees this subscriber.
-    let _guard = tracing::subscriber::set_default(DropWarnings(Arc::clone(&warnings)));
+    let _guard = tracing::subscriber::set_default(warnings.clone());
     let (client, mut script, _conn) = connect_lines(Client::builder("hostile", "1"), MAX_LINE);
     let listening = tokio::spawn({
         let client = client.clone();
@@ -813,7 +790,7 @@ async fn a_subscription_keeps_64_events_for_a_consumer_that_does_not_read() {
     // A call answered after them completes: the reader routed all 65 and did not wait.
     probe(&client, &mut script, "after 65 unread events").await;
     assert_eq!(
-        warnings.load(Ordering::Relaxed),
+        drop_warnings(&warnings),
         1,
         "the 65th is dropped with a warning"
     );
@@ -839,6 +816,6 @@ async fn a_subscription_keeps_64_events_for_a_consumer_that_does_not_read() {
             BUFFER + 1
         )))
     );
-    assert_eq!(warnings.load(Ordering::Relaxed), 1);
+    assert_eq!(drop_warnings(&warnings), 1);
     assert_eq!(panics(), 0);
 }

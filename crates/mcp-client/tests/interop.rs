@@ -7,10 +7,10 @@ use std::fs::File;
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use mcp_client::{Client, Error};
+use mcp_test_support::setup_once;
 use mcp_transport_http::HttpClientConfig;
 use mcp_transport_stdio::{ServerCommand, StderrMode};
 use mcp_types::{ContentBlock, EmbeddedResourceResource, JsonObject, OrderedMap};
@@ -27,27 +27,7 @@ fn interop_dir() -> PathBuf {
 
 /// Runs `interop/setup.sh` once per test binary and panics, with its output, if it fails.
 fn setup() {
-    static SETUP: OnceLock<Result<(), String>> = OnceLock::new();
-    let result = SETUP.get_or_init(|| {
-        let output = Command::new("bash")
-            .arg(interop_dir().join("setup.sh"))
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("cannot run interop/setup.sh: {e}"))?;
-        if output.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "interop/setup.sh failed ({}):\n--- stdout ---\n{}\n--- stderr ---\n{}",
-                output.status,
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr),
-            ))
-        }
-    });
-    if let Err(report) = result {
-        panic!("{report}");
-    }
+    setup_once(&interop_dir().join("setup.sh"));
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -57,6 +37,17 @@ enum Sdk {
 }
 
 impl Sdk {
+    /// The SDK's stdio server, installed (once per test binary) and ready to spawn.
+    fn command(self) -> ServerCommand {
+        setup();
+        let (program, script) = self.program();
+        ServerCommand::new(program)
+            .arg(script)
+            .current_dir(interop_dir())
+            .inherit_var("PATH")
+            .inherit_var("HOME")
+    }
+
     fn name(self) -> &'static str {
         match self {
             Sdk::TypeScript => "ts",
@@ -237,13 +228,8 @@ async fn exercise(sdk: Sdk, client: &Client) {
 }
 
 async fn over_stdio(sdk: Sdk) {
-    setup();
-    let (program, script) = sdk.program();
-    let command = ServerCommand::new(program)
-        .arg(script)
-        .current_dir(interop_dir())
-        .inherit_var("PATH")
-        .inherit_var("HOME")
+    let command = sdk
+        .command()
         // Captured by the test harness and shown when the test fails.
         .stderr(StderrMode::Callback(std::sync::Arc::new(|line| {
             eprintln!("[server] {line}");
@@ -268,24 +254,23 @@ async fn over_http(sdk: Sdk) {
     drop(server);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn typescript_sdk_over_stdio() {
-    over_stdio(Sdk::TypeScript).await;
+/// One test a row: `name: scenario(sdk);`.
+macro_rules! sdk_tests {
+    ($($name:ident: $scenario:ident($sdk:expr);)*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                $scenario($sdk).await;
+            }
+        )*
+    };
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn typescript_sdk_over_http() {
-    over_http(Sdk::TypeScript).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_sdk_over_stdio() {
-    over_stdio(Sdk::Python).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn python_sdk_over_http() {
-    over_http(Sdk::Python).await;
+sdk_tests! {
+    typescript_sdk_over_stdio: over_stdio(Sdk::TypeScript);
+    typescript_sdk_over_http: over_http(Sdk::TypeScript);
+    python_sdk_over_stdio: over_stdio(Sdk::Python);
+    python_sdk_over_http: over_http(Sdk::Python);
 }
 
 /// Kills the server with SIGKILL and waits until it is gone (or a zombie) so the next
@@ -314,15 +299,8 @@ fn crash(pid: u32) {
 /// that is safe to repeat, and gives up after its restart budget.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashed_server_is_restarted_and_only_safe_requests_are_resent() {
-    setup();
-    let (program, script) = Sdk::Python.program();
-    let command = ServerCommand::new(program)
-        .arg(script)
-        .current_dir(interop_dir())
-        .inherit_var("PATH")
-        .inherit_var("HOME");
     let client = client()
-        .spawn_stdio(command, mcp_client::RestartPolicy::new(2))
+        .spawn_stdio(Sdk::Python.command(), mcp_client::RestartPolicy::new(2))
         .expect("spawn the server");
     let mut args = mcp_types::OrderedMap::new();
     args.insert("name", "Ada".to_owned());
@@ -375,15 +353,8 @@ async fn a_crashed_server_is_restarted_and_only_safe_requests_are_resent() {
 /// restarted the client subscribes again, and the new acknowledgement says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscription_is_renewed_after_a_restart() {
-    setup();
-    let (program, script) = Sdk::Python.program();
-    let command = ServerCommand::new(program)
-        .arg(script)
-        .current_dir(interop_dir())
-        .inherit_var("PATH")
-        .inherit_var("HOME");
     let client = client()
-        .spawn_stdio(command, mcp_client::RestartPolicy::new(1))
+        .spawn_stdio(Sdk::Python.command(), mcp_client::RestartPolicy::new(1))
         .expect("spawn the server");
     let mut filter = mcp_types::SubscriptionFilter::new();
     filter.tools_list_changed = Some(true);

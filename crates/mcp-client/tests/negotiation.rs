@@ -3,12 +3,29 @@
 mod support;
 
 use mcp_client::{Client, Error};
-use serde_json::json;
+use mcp_types::CallToolResult;
+use serde_json::{Value, json};
 use support::script::Script;
+use tokio::task::JoinHandle;
 
 /// The client over the stdio line framing, and the scripted server's end.
 fn connect() -> (Client, Script, mcp_jsonrpc::Connection) {
     support::script::connect(Client::builder("client", "1.0"))
+}
+
+/// A `tools/call` of `t` on its way: the call, the scripted server's end, and the request
+/// it received.
+async fn tool_call() -> (
+    JoinHandle<Result<CallToolResult, Error>>,
+    Script,
+    Value,
+    mcp_jsonrpc::Connection,
+) {
+    let (client, mut server, conn) = connect();
+    let call =
+        tokio::spawn(async move { client.call_tool("t", mcp_types::JsonObject::new()).await });
+    let request = server.request().await;
+    (call, server, request, conn)
 }
 
 #[tokio::test]
@@ -61,10 +78,7 @@ async fn no_common_version_is_a_clear_error() {
 
 #[tokio::test]
 async fn an_unknown_result_type_is_an_error() {
-    let (client, mut server, _conn) = connect();
-    let call =
-        tokio::spawn(async move { client.call_tool("t", mcp_types::JsonObject::new()).await });
-    let request = server.request().await;
+    let (call, mut server, request, _conn) = tool_call().await;
     server
         .reply(
             &request,
@@ -76,10 +90,7 @@ async fn an_unknown_result_type_is_an_error() {
 
 #[tokio::test]
 async fn a_retry_echoes_the_request_state_exactly_with_a_new_id() {
-    let (client, mut server, _conn) = connect();
-    let call =
-        tokio::spawn(async move { client.call_tool("t", mcp_types::JsonObject::new()).await });
-    let first = server.request().await;
+    let (call, mut server, first, _conn) = tool_call().await;
     server
         .reply(
             &first,
@@ -104,10 +115,7 @@ async fn a_retry_echoes_the_request_state_exactly_with_a_new_id() {
 
 #[tokio::test]
 async fn a_question_without_a_handler_is_an_error() {
-    let (client, mut server, _conn) = connect();
-    let call =
-        tokio::spawn(async move { client.call_tool("t", mcp_types::JsonObject::new()).await });
-    let first = server.request().await;
+    let (call, mut server, first, _conn) = tool_call().await;
     server
         .reply(
             &first,

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use mcp_client::{CallOptions, Client, ListenEvent};
 use mcp_server::{Server, ToolDef};
+use mcp_test_support::tools;
 use mcp_transport_http::{HttpClientConfig, HttpServer, HttpServerConfig, ParamHeader};
 use mcp_types::{
     CallToolResult, ContentBlock, ElicitRequestFormParams, ElicitRequestParams, ElicitResult,
@@ -23,12 +24,7 @@ fn server() -> Server {
                 Ok(CallToolResult::text(format!("{} via {header}", args["region"].as_str().unwrap_or_default())))
             },
         ))
-        .tool(ToolDef::new("slow", json!({"type": "object"}), |_, cx| async move {
-            for step in 1..=3 {
-                cx.progress(f64::from(step), Some(3.0), None).await;
-            }
-            Ok(CallToolResult::text("done"))
-        }))
+        .tool(tools::slow())
         .tool(ToolDef::new("ask", json!({"type": "object"}), |_, cx| async move {
             let form: ElicitRequestFormParams = serde_json::from_value(json!({
                 "message": "Name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}

@@ -43,12 +43,12 @@ impl Handler for Spy {
         request: Request,
         cx: RequestContext,
     ) -> Result<Box<RawValue>, ErrorObject> {
-        let method = request.method.clone();
         let params: Value = request
             .params
             .as_ref()
             .map(|p| serde_json::from_str(p.text()).unwrap())
             .unwrap_or_default();
+        let method = request.method.clone();
         let uri = params["uri"].as_str().unwrap_or_default().to_owned();
         self.seen
             .lock()

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use mcp_client::{CallOptions, Client, ClientBuilder, Error, TaskOptions, ToolCall};
+use mcp_client::{CallOptions, Client, ClientBuilder, Error, TaskHandle, TaskOptions, ToolCall};
 use mcp_jsonrpc::{Peer, PeerConfig, memory};
 use mcp_server::tasks::{TaskSupport, Tasks};
 use mcp_server::{Context, Server, ToolDef, ToolError};
@@ -92,6 +92,18 @@ fn builder(asked: &Arc<AtomicUsize>, options: TaskOptions) -> ClientBuilder {
         })
 }
 
+/// Calls `tool` (no arguments), which must become a task: its handle.
+async fn start_task(client: &Client, tool: &str) -> TaskHandle {
+    let call = client
+        .call_tool_or_task(tool, JsonObject::new(), &CallOptions::default())
+        .await
+        .unwrap();
+    let ToolCall::Task(task) = call else {
+        panic!("{tool}: a task");
+    };
+    task
+}
+
 fn fast() -> TaskOptions {
     TaskOptions::new().poll(Duration::from_millis(1), Duration::from_millis(20))
 }
@@ -141,13 +153,7 @@ async fn the_low_level_handle_polls_waits_and_cancels() {
     let f = fixture();
     let asked = Arc::new(AtomicUsize::new(0));
     let (client, _c, _s) = connect(&f.server, builder(&asked, fast()));
-    let ToolCall::Task(task) = client
-        .call_tool_or_task("gate", JsonObject::new(), &CallOptions::default())
-        .await
-        .unwrap()
-    else {
-        panic!("a task");
-    };
+    let task = start_task(&client, "gate").await;
     assert_eq!(task.id().len(), 32);
     assert_eq!(
         task.get().await.unwrap().task.status,
@@ -159,13 +165,7 @@ async fn the_low_level_handle_polls_waits_and_cancels() {
     let result = again.wait().await.unwrap();
     assert_eq!(result.content[0], mcp_types::ContentBlock::text("opened"));
 
-    let ToolCall::Task(task) = client
-        .call_tool_or_task("gate", JsonObject::new(), &CallOptions::default())
-        .await
-        .unwrap()
-    else {
-        panic!("a task");
-    };
+    let task = start_task(&client, "gate").await;
     task.cancel().await.unwrap();
     match task.wait().await {
         Err(Error::TaskCancelled { id }) => assert_eq!(id.len(), 32),
@@ -185,18 +185,13 @@ async fn the_low_level_handle_polls_waits_and_cancels() {
     );
 }
 
-#[tokio::test]
+// In memory on the paused clock: the waits below cost no real time.
+#[tokio::test(start_paused = true)]
 async fn dropping_a_call_that_follows_a_task_cancels_the_task() {
     let f = fixture();
     let asked = Arc::new(AtomicUsize::new(0));
     let (client, _c, _s) = connect(&f.server, builder(&asked, fast()));
-    let ToolCall::Task(task) = client
-        .call_tool_or_task("gate", JsonObject::new(), &CallOptions::default())
-        .await
-        .unwrap()
-    else {
-        panic!("a task");
-    };
+    let task = start_task(&client, "gate").await;
     // `wait` is what `call_tool` follows a task with; it is dropped while it polls.
     let follow = task.wait();
     tokio::select! {
@@ -216,7 +211,8 @@ async fn dropping_a_call_that_follows_a_task_cancels_the_task() {
     );
 }
 
-#[tokio::test]
+// In memory on the paused clock: the waits below cost no real time.
+#[tokio::test(start_paused = true)]
 async fn status_notifications_wake_the_follower_before_its_next_poll() {
     let f = fixture();
     let asked = Arc::new(AtomicUsize::new(0));
@@ -265,13 +261,7 @@ async fn over_http_task_requests_carry_the_task_id_in_mcp_name() {
         result.content[0],
         mcp_types::ContentBlock::text("Hello, Ada!")
     );
-    let ToolCall::Task(task) = client
-        .call_tool_or_task("gate", JsonObject::new(), &CallOptions::default())
-        .await
-        .unwrap()
-    else {
-        panic!("a task");
-    };
+    let task = start_task(&client, "gate").await;
     task.cancel().await.unwrap();
     assert!(matches!(
         task.wait().await,
@@ -279,20 +269,15 @@ async fn over_http_task_requests_carry_the_task_id_in_mcp_name() {
     ));
 }
 
-#[tokio::test]
+// In memory on the paused clock: the waits below cost no real time.
+#[tokio::test(start_paused = true)]
 async fn a_task_whose_question_the_client_cannot_answer_is_cancelled_not_abandoned() {
     let f = fixture();
     let refusing = Client::builder("c", "1")
         .tasks(fast())
         .on_elicit(|_| async { Err("the user closed the dialog".to_owned()) });
     let (client, _c, _s) = connect(&f.server, refusing);
-    let ToolCall::Task(task) = client
-        .call_tool_or_task("ask", JsonObject::new(), &CallOptions::default())
-        .await
-        .unwrap()
-    else {
-        panic!("a task");
-    };
+    let task = start_task(&client, "ask").await;
     let id = task.id().to_owned();
     assert!(matches!(task.wait().await, Err(Error::Handler { .. })));
     let mut status = None;

@@ -80,8 +80,11 @@ async fn close_returns_a_receiver_not_taken_yet() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_notification_from_another_task_wakes_the_waiting_transport() {
     let (slot, sink) = lazy(8);
+    // The notification is sent once the transport has found the slot empty and waits.
+    let (waiting, is_waiting) = tokio::sync::oneshot::channel::<()>();
+    let mut waiting = Some(waiting);
     let sender = tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        is_waiting.await.expect("the transport waited");
         sink.notify(
             "notifications/progress",
             Some(&serde_json::json!({"progress": 1})),
@@ -92,9 +95,14 @@ async fn a_notification_from_another_task_wakes_the_waiting_transport() {
     });
     let mut events = tokio::time::timeout(
         Duration::from_secs(5),
-        poll_fn(|cx| match slot.poll_receiver(cx) {
-            Some(events) => Poll::Ready(events),
-            None => Poll::Pending,
+        poll_fn(|cx| {
+            if let Some(events) = slot.poll_receiver(cx) {
+                return Poll::Ready(events);
+            }
+            if let Some(waiting) = waiting.take() {
+                let _ = waiting.send(());
+            }
+            Poll::Pending
         }),
     )
     .await

@@ -9,60 +9,40 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use bytes::Bytes;
-use mcp_jsonrpc::memory::{self, MemoryReader, MemoryWriter};
 use mcp_jsonrpc::{
-    Error, ErrorObject, FrameReader, FrameWriter, Handler, NoHandler, Overload, Peer, PeerConfig,
-    Request, RequestContext, RequestOptions, encode_request,
+    Error, ErrorObject, Handler, NoHandler, Overload, Peer, PeerConfig, Request, RequestContext,
+    RequestOptions, encode_request,
 };
+use mcp_test_support::{MemoryWire, Recorder};
 use mcp_types::{ErrorCode, RequestId};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-/// The bare other end of a connection.
-struct Raw {
-    reader: MemoryReader,
-    writer: MemoryWriter,
-}
-
-impl Raw {
-    async fn send(&mut self, value: Value) {
-        self.send_bytes(value.to_string().into_bytes()).await;
-    }
-
-    async fn send_bytes(&mut self, bytes: Vec<u8>) {
-        self.writer.write_frame(Bytes::from(bytes)).await.unwrap();
-    }
-
-    async fn recv(&mut self) -> Value {
-        let frame = tokio::time::timeout(Duration::from_secs(30), self.reader.read_frame())
-            .await
-            .expect("a frame within 30 s (paused clock)")
-            .expect("connection open")
-            .unwrap();
-        serde_json::from_slice(&frame).unwrap()
-    }
-
-    /// Asserts that nothing arrives while the clock advances by `wait`.
-    async fn silent_for(&mut self, wait: Duration) {
-        if let Ok(frame) = tokio::time::timeout(wait, self.reader.read_frame()).await {
-            panic!("expected silence, got {frame:?}");
-        }
-    }
-}
+/// The bare other end of a connection: every frame the engine sends is observed exactly.
+type Raw = MemoryWire;
 
 fn connect<H: Handler>(handler: H, config: PeerConfig) -> (Peer, mcp_jsonrpc::Connection, Raw) {
-    let ((a_read, a_write), (b_read, b_write)) = memory::pair(64);
-    let (peer, conn) = Peer::connect(a_read, a_write, handler, config);
-    (
-        peer,
-        conn,
-        Raw {
-            reader: b_read,
-            writer: b_write,
-        },
-    )
+    // A frame is awaited 30 s of the paused clock at most.
+    let (raw, (read, write)) = MemoryWire::pair(64, Duration::from_secs(30));
+    let (peer, conn) = Peer::connect(read, write, handler, config);
+    (peer, conn, raw)
+}
+
+/// A peer serving [`Server`] with `config`: what its handlers share with the test, and
+/// the bare other end.
+fn serve(config: PeerConfig) -> (Arc<Behaviours>, Peer, mcp_jsonrpc::Connection, Raw) {
+    let behaviours = Arc::new(Behaviours::default());
+    let (peer, conn, raw) = connect(Server(Arc::clone(&behaviours)), config);
+    (behaviours, peer, conn, raw)
+}
+
+/// The request `x` (no params, default options) from `peer`, on a task of its own.
+fn spawn_x(peer: Peer) -> tokio::task::JoinHandle<Result<Box<RawValue>, Error>> {
+    tokio::spawn(async move {
+        peer.request("x", None::<&Value>, RequestOptions::default())
+            .await
+    })
 }
 
 fn raw(value: &Value) -> Box<RawValue> {
@@ -76,6 +56,20 @@ struct Behaviours {
     peak: AtomicUsize,
     release: Notify,
     cancelled: AtomicUsize,
+}
+
+impl Behaviours {
+    /// Lets the engine's tasks run until a handler is running.
+    async fn started(&self) {
+        self.until(|b| b.running.load(Ordering::SeqCst) != 0).await;
+    }
+
+    /// Lets the engine's tasks run until `holds` is true of the handlers' state.
+    async fn until(&self, holds: impl Fn(&Behaviours) -> bool) {
+        while !holds(self) {
+            tokio::task::yield_now().await;
+        }
+    }
 }
 
 #[derive(Default)]
@@ -316,10 +310,7 @@ async fn a_frame_that_only_looks_like_a_response_answers_as_a_whole_decode_would
 #[tokio::test(start_paused = true)]
 async fn an_error_response_is_returned_as_data() {
     let (peer, _conn, mut raw_side) = connect(NoHandler, PeerConfig::default());
-    let call = tokio::spawn(async move {
-        peer.request("x", None::<&Value>, RequestOptions::default())
-            .await
-    });
+    let call = spawn_x(peer);
     let r = raw_side.recv().await;
     raw_side
         .send(json!({"jsonrpc": "2.0", "id": r["id"], "error": {"code": -32602, "message": "no", "data": [1]}}))
@@ -516,10 +507,7 @@ async fn without_progress_the_timeout_is_not_extended() {
 #[tokio::test(start_paused = true)]
 async fn dropping_a_request_future_cancels_it() {
     let (peer, _conn, mut raw_side) = connect(NoHandler, PeerConfig::default());
-    let call = tokio::spawn(async move {
-        peer.request("x", None::<&Value>, RequestOptions::default())
-            .await
-    });
+    let call = spawn_x(peer);
     let request = raw_side.recv().await;
     call.abort();
     let cancel = raw_side.recv().await;
@@ -532,10 +520,7 @@ async fn without_cancel_notifications_a_dropped_request_is_silent() {
     let mut config = PeerConfig::default();
     config.cancel_notifications = false;
     let (peer, _conn, mut raw_side) = connect(NoHandler, config);
-    let call = tokio::spawn(async move {
-        peer.request("x", None::<&Value>, RequestOptions::default())
-            .await
-    });
+    let call = spawn_x(peer);
     raw_side.recv().await;
     call.abort();
     raw_side.silent_for(Duration::from_secs(5)).await;
@@ -544,23 +529,17 @@ async fn without_cancel_notifications_a_dropped_request_is_silent() {
 #[tokio::test(start_paused = true)]
 async fn inbound_requests_are_answered_and_errors_are_sent_as_errors() {
     let (_peer, _conn, mut raw_side) = connect(Server::default(), PeerConfig::default());
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"x": [1, 2]}}))
-        .await;
+    raw_side.request_with(1, "echo", json!({"x": [1, 2]})).await;
     assert_eq!(
         raw_side.recv().await,
         json!({"jsonrpc": "2.0", "id": 1, "result": {"x": [1, 2]}})
     );
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": "s", "method": "fail", "params": {}}))
-        .await;
+    raw_side.request_with("s", "fail", json!({})).await;
     assert_eq!(
         raw_side.recv().await,
         json!({"jsonrpc": "2.0", "id": "s", "error": {"code": -32602, "message": "bad input", "data": {"why": "test"}}})
     );
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "nope"}))
-        .await;
+    raw_side.request(2, "nope").await;
     assert_eq!(raw_side.recv().await["error"]["code"], -32601);
 }
 
@@ -586,26 +565,18 @@ async fn a_panicking_handler_is_answered_and_the_connection_goes_on() {
 
 #[tokio::test(start_paused = true)]
 async fn the_peer_cancelling_fires_the_token_and_suppresses_the_response() {
-    let behaviours = Arc::new(Behaviours::default());
-    let (_peer, _conn, mut raw_side) =
-        connect(Server(Arc::clone(&behaviours)), PeerConfig::default());
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 7, "method": "hold"}))
-        .await;
-    while behaviours.running.load(Ordering::SeqCst) == 0 {
-        tokio::task::yield_now().await;
-    }
+    let (behaviours, _peer, _conn, mut raw_side) = serve(PeerConfig::default());
+    raw_side.request(7, "hold").await;
+    behaviours.started().await;
     raw_side
         .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "reason": "user"}}))
         .await;
-    while behaviours.cancelled.load(Ordering::SeqCst) == 0 {
-        tokio::task::yield_now().await;
-    }
+    behaviours
+        .until(|b| b.cancelled.load(Ordering::SeqCst) != 0)
+        .await;
     raw_side.silent_for(Duration::from_secs(5)).await;
     // The id is free again, and the connection still works.
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 7, "method": "echo", "params": {}}))
-        .await;
+    raw_side.request_with(7, "echo", json!({})).await;
     assert_eq!(raw_side.recv().await["id"], 7);
 }
 
@@ -613,32 +584,22 @@ async fn the_peer_cancelling_fires_the_token_and_suppresses_the_response() {
 /// asked for the token is seen cancelled when it asks, and is not answered.
 #[tokio::test(start_paused = true)]
 async fn a_request_cancelled_before_it_asks_for_its_token_sees_it_cancelled() {
-    let behaviours = Arc::new(Behaviours::default());
-    let (_peer, _conn, mut raw_side) =
-        connect(Server(Arc::clone(&behaviours)), PeerConfig::default());
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 9, "method": "late"}))
-        .await;
-    while behaviours.running.load(Ordering::SeqCst) == 0 {
-        tokio::task::yield_now().await;
-    }
+    let (behaviours, _peer, _conn, mut raw_side) = serve(PeerConfig::default());
+    raw_side.request(9, "late").await;
+    behaviours.started().await;
     raw_side
         .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}))
         .await;
     tokio::time::sleep(Duration::from_millis(10)).await;
     behaviours.release.notify_one();
-    while behaviours.running.load(Ordering::SeqCst) != 0 {
-        tokio::task::yield_now().await;
-    }
+    behaviours
+        .until(|b| b.running.load(Ordering::SeqCst) == 0)
+        .await;
     assert_eq!(behaviours.cancelled.load(Ordering::SeqCst), 1);
     raw_side.silent_for(Duration::from_secs(5)).await;
     // Not cancelled, the same handler answers.
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 10, "method": "late"}))
-        .await;
-    while behaviours.running.load(Ordering::SeqCst) == 0 {
-        tokio::task::yield_now().await;
-    }
+    raw_side.request(10, "late").await;
+    behaviours.started().await;
     behaviours.release.notify_one();
     assert_eq!(
         raw_side.recv().await,
@@ -649,15 +610,9 @@ async fn a_request_cancelled_before_it_asks_for_its_token_sees_it_cancelled() {
 
 #[tokio::test(start_paused = true)]
 async fn a_duplicate_in_flight_id_is_refused_and_the_first_is_unaffected() {
-    let behaviours = Arc::new(Behaviours::default());
-    let (_peer, _conn, mut raw_side) =
-        connect(Server(Arc::clone(&behaviours)), PeerConfig::default());
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "hold"}))
-        .await;
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {}}))
-        .await;
+    let (behaviours, _peer, _conn, mut raw_side) = serve(PeerConfig::default());
+    raw_side.request(1, "hold").await;
+    raw_side.request_with(1, "echo", json!({})).await;
     let refusal = raw_side.recv().await;
     assert_eq!(refusal["id"], 1);
     assert_eq!(refusal["error"]["code"], -32600);
@@ -670,14 +625,11 @@ async fn a_duplicate_in_flight_id_is_refused_and_the_first_is_unaffected() {
 
 #[tokio::test(start_paused = true)]
 async fn concurrency_is_bounded_and_excess_waits() {
-    let behaviours = Arc::new(Behaviours::default());
     let mut config = PeerConfig::default();
     config.max_concurrency = 2;
-    let (_peer, _conn, mut raw_side) = connect(Server(Arc::clone(&behaviours)), config);
+    let (behaviours, _peer, _conn, mut raw_side) = serve(config);
     for id in 0..5 {
-        raw_side
-            .send(json!({"jsonrpc": "2.0", "id": id, "method": "hold"}))
-            .await;
+        raw_side.request(id, "hold").await;
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(behaviours.running.load(Ordering::SeqCst), 2);
@@ -696,17 +648,12 @@ async fn concurrency_is_bounded_and_excess_waits() {
 
 #[tokio::test(start_paused = true)]
 async fn concurrency_overload_can_be_refused() {
-    let behaviours = Arc::new(Behaviours::default());
     let mut config = PeerConfig::default();
     config.max_concurrency = 1;
     config.overload = Overload::Reject;
-    let (_peer, _conn, mut raw_side) = connect(Server(Arc::clone(&behaviours)), config);
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "hold"}))
-        .await;
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "hold"}))
-        .await;
+    let (behaviours, _peer, _conn, mut raw_side) = serve(config);
+    raw_side.request(1, "hold").await;
+    raw_side.request(2, "hold").await;
     let refusal = raw_side.recv().await;
     assert_eq!(
         (refusal["id"].clone(), refusal["error"]["code"].clone()),
@@ -747,62 +694,15 @@ async fn responses_to_nothing_and_malformed_frames_do_not_break_the_connection()
         "batches are refused by default"
     );
     // Still serving.
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 10, "method": "echo", "params": {"ok": true}}))
-        .await;
+    raw_side.request_with(10, "echo", json!({"ok": true})).await;
     assert_eq!(raw_side.recv().await["result"], json!({"ok": true}));
-}
-
-/// The warnings logged on this thread while it is installed (`tracing::subscriber::
-/// set_default`): each event's message and `error` field. A current-thread runtime runs
-/// the engine's tasks on the test's thread, so their events land here.
-#[derive(Clone, Default)]
-struct Warnings(Arc<std::sync::Mutex<Vec<(String, String)>>>);
-
-impl Warnings {
-    fn taken(&self) -> Vec<(String, String)> {
-        std::mem::take(&mut *self.0.lock().unwrap())
-    }
-}
-
-impl tracing::Subscriber for Warnings {
-    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
-        *metadata.level() <= tracing::Level::WARN
-    }
-
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-
-    fn event(&self, event: &tracing::Event<'_>) {
-        #[derive(Default)]
-        struct Fields(String, String);
-        impl tracing::field::Visit for Fields {
-            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-                match field.name() {
-                    "message" => self.0 = format!("{value:?}"),
-                    "error" => self.1 = format!("{value:?}"),
-                    _ => {}
-                }
-            }
-        }
-        let mut fields = Fields::default();
-        event.record(&mut fields);
-        self.0.lock().unwrap().push((fields.0, fields.1));
-    }
-
-    fn enter(&self, _: &tracing::span::Id) {}
-
-    fn exit(&self, _: &tracing::span::Id) {}
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_client_facing_a_polluted_stream_only_logs() {
-    let warnings = Warnings::default();
+    // The warnings logged on this thread: a current-thread runtime runs the engine's tasks
+    // on the test's thread, so their events land here.
+    let warnings = Recorder::warnings();
     let _logging = tracing::subscriber::set_default(warnings.clone());
     let mut config = PeerConfig::default();
     config.reply_to_malformed = false;
@@ -811,9 +711,7 @@ async fn a_client_facing_a_polluted_stream_only_logs() {
     // What it does instead of answering: it logs the line as a warning and reads on. Frames
     // are read in order, so the answer to the request sent after the line comes once the
     // line has been dealt with, and it is the first frame back.
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
-        .await;
+    raw_side.request(1, "ping").await;
     let answer = raw_side.recv().await;
     assert_eq!(
         (answer["id"].clone(), answer["error"]["code"].clone()),
@@ -822,8 +720,8 @@ async fn a_client_facing_a_polluted_stream_only_logs() {
     );
     let logged = warnings.taken();
     assert!(
-        matches!(logged.as_slice(), [(message, error)]
-            if message == "received a malformed message" && !error.is_empty()),
+        matches!(logged.as_slice(), [event]
+            if event.message() == "received a malformed message" && !event.field("error").is_empty()),
         "{logged:?}"
     );
     raw_side.silent_for(Duration::from_secs(1)).await;
@@ -833,7 +731,7 @@ async fn a_client_facing_a_polluted_stream_only_logs() {
 async fn handlers_can_report_progress() {
     let (_peer, _conn, mut raw_side) = connect(Server::default(), PeerConfig::default());
     raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "progress", "params": {"token": "t"}}))
+        .request_with(1, "progress", json!({"token": "t"}))
         .await;
     for step in 1..=3 {
         let p = raw_side.recv().await;
@@ -876,18 +774,10 @@ async fn the_peer_hanging_up_fails_pending_requests_at_once() {
 
 #[tokio::test(start_paused = true)]
 async fn shutdown_lets_work_finish_within_the_grace_then_cancels_and_aborts() {
-    let behaviours = Arc::new(Behaviours::default());
-    let (_peer, conn, mut raw_side) =
-        connect(Server(Arc::clone(&behaviours)), PeerConfig::default());
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "hold"}))
-        .await;
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 2, "method": "stubborn"}))
-        .await;
-    while behaviours.running.load(Ordering::SeqCst) == 0 {
-        tokio::task::yield_now().await;
-    }
+    let (behaviours, _peer, conn, mut raw_side) = serve(PeerConfig::default());
+    raw_side.request(1, "hold").await;
+    raw_side.request(2, "stubborn").await;
+    behaviours.started().await;
     let started = tokio::time::Instant::now();
     conn.shutdown(Duration::from_secs(3)).await;
     // The grace passed, the cooperative handler was cancelled, the stubborn one aborted.
@@ -895,20 +785,14 @@ async fn shutdown_lets_work_finish_within_the_grace_then_cancels_and_aborts() {
     assert!(started.elapsed() < Duration::from_secs(4));
     assert_eq!(behaviours.cancelled.load(Ordering::SeqCst), 1);
     // Cancelled work sends no response; the writer closed the connection.
-    assert!(raw_side.reader.read_frame().await.is_none());
+    assert!(raw_side.recv_or_end().await.is_none());
 }
 
 #[tokio::test(start_paused = true)]
 async fn shutdown_waits_for_work_that_finishes_in_time() {
-    let behaviours = Arc::new(Behaviours::default());
-    let (_peer, conn, mut raw_side) =
-        connect(Server(Arc::clone(&behaviours)), PeerConfig::default());
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "hold"}))
-        .await;
-    while behaviours.running.load(Ordering::SeqCst) == 0 {
-        tokio::task::yield_now().await;
-    }
+    let (behaviours, _peer, conn, mut raw_side) = serve(PeerConfig::default());
+    raw_side.request(1, "hold").await;
+    behaviours.started().await;
     let releaser = tokio::spawn({
         let behaviours = Arc::clone(&behaviours);
         async move {
@@ -922,7 +806,7 @@ async fn shutdown_waits_for_work_that_finishes_in_time() {
         raw_side.recv().await,
         json!({"jsonrpc": "2.0", "id": 1, "result": "released"})
     );
-    assert!(raw_side.reader.read_frame().await.is_none());
+    assert!(raw_side.recv_or_end().await.is_none());
 }
 
 #[tokio::test(start_paused = true)]

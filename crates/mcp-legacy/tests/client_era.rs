@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use mcp_client::{Client, ClientBuilder};
 use mcp_legacy::Error;
-use mcp_legacy::client::{Connector, EraChoice};
+use mcp_legacy::client::{Connector, EraChoice, StdioConnection};
+use mcp_test_support::{first_text as text, tool_names};
 use mcp_transport_stdio::ServerCommand;
 use mcp_types::{ElicitResult, ElicitResultAction, Era, JsonObject};
 use serde_json::json;
@@ -35,11 +36,23 @@ fn builder() -> ClientBuilder {
         })
 }
 
-fn text(result: &mcp_types::CallToolResult) -> String {
-    serde_json::to_value(result).unwrap()["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
+/// Asserts that the `interview` tool, its questions answered by this client's handlers,
+/// ends with `expected`.
+async fn interviews(client: &mcp_client::Client, expected: &str) {
+    let result = client
+        .call_tool("interview", JsonObject::new())
+        .await
+        .unwrap();
+    assert_eq!(text(&result), expected);
+}
+
+/// The demo server over stdio, in `era`.
+async fn demo(era: EraChoice) -> StdioConnection {
+    Connector::new(builder())
+        .era(era)
+        .connect_stdio(&ServerCommand::new(DEMO))
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -53,11 +66,7 @@ async fn a_modern_server_is_detected_as_modern_and_stays_modern() {
     let client = &connection.client;
     for _ in 0..3 {
         // MRTR: input_required answered by the same handlers, no server requests.
-        let result = client
-            .call_tool("interview", JsonObject::new())
-            .await
-            .unwrap();
-        assert_eq!(text(&result), "Ada: Quiet numbers hum");
+        interviews(client, "Ada: Quiet numbers hum").await;
         assert_eq!(client.protocol_version(), "2026-07-28");
     }
     let discovered = client.discover().await.unwrap();
@@ -72,19 +81,10 @@ async fn a_modern_server_is_detected_as_modern_and_stays_modern() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pinned_legacy_era_runs_the_same_tool_through_server_requests() {
-    let connection = Connector::new(builder())
-        .era(EraChoice::Legacy)
-        .connect_stdio(&ServerCommand::new(DEMO))
-        .await
-        .unwrap();
+    let connection = demo(EraChoice::Legacy).await;
     assert_eq!(connection.verdict.era, Era::Legacy);
     assert_eq!(connection.verdict.version, "2025-11-25");
-    let result = connection
-        .client
-        .call_tool("interview", JsonObject::new())
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "Ada: Quiet numbers hum");
+    interviews(&connection.client, "Ada: Quiet numbers hum").await;
     let read = connection
         .client
         .read_resource("demo://hello")
@@ -116,11 +116,7 @@ async fn a_silent_server_is_probed_then_the_handshake_times_out() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_legacy_revision_can_be_pinned_and_a_modern_pin_skips_the_probe() {
     for version in ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] {
-        let connection = Connector::new(builder())
-            .era(EraChoice::Version(version.to_owned()))
-            .connect_stdio(&ServerCommand::new(DEMO))
-            .await
-            .unwrap();
+        let connection = demo(EraChoice::Version(version.to_owned())).await;
         assert_eq!(connection.verdict.era, Era::Legacy);
         assert_eq!(connection.verdict.version, version);
         let mut args = JsonObject::new();
@@ -131,18 +127,9 @@ async fn every_legacy_revision_can_be_pinned_and_a_modern_pin_skips_the_probe() 
         assert_eq!(discovered.supported_versions, [version]);
         let _ = connection.server.shutdown(Duration::from_secs(2)).await;
     }
-    let connection = Connector::new(builder())
-        .era(EraChoice::Version("2026-07-28".to_owned()))
-        .connect_stdio(&ServerCommand::new(DEMO))
-        .await
-        .unwrap();
+    let connection = demo(EraChoice::Version("2026-07-28".to_owned())).await;
     assert_eq!(connection.verdict.era, Era::Modern);
-    let result = connection
-        .client
-        .call_tool("interview", JsonObject::new())
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "Ada: Quiet numbers hum");
+    interviews(&connection.client, "Ada: Quiet numbers hum").await;
     let _ = connection.server.shutdown(Duration::from_secs(2)).await;
 }
 
@@ -191,7 +178,7 @@ async fn a_modern_http_server_is_detected_as_modern_and_stays_modern() {
         .build()
         .unwrap();
     let running = HttpServer::bind(
-        "127.0.0.1:0".parse().unwrap(),
+        HttpServer::DEFAULT_ADDR,
         server,
         HttpServerConfig::default(),
     )
@@ -204,12 +191,7 @@ async fn a_modern_http_server_is_detected_as_modern_and_stays_modern() {
     assert_eq!(connection.verdict.era, Era::Modern);
     assert_eq!(connection.verdict.version, "2026-07-28");
     for _ in 0..3 {
-        let result = connection
-            .client
-            .call_tool("interview", JsonObject::new())
-            .await
-            .unwrap();
-        assert_eq!(text(&result), "Hi Ada");
+        interviews(&connection.client, "Hi Ada").await;
         assert_eq!(connection.client.protocol_version(), "2026-07-28");
     }
     running.shutdown(Duration::from_secs(1)).await;
@@ -232,11 +214,7 @@ async fn a_supervised_server_that_crashes_is_restarted_and_reprobed() {
         .unwrap();
     let (client, supervisor) = (&supervised.client, &supervised.supervisor);
     assert_eq!(supervisor.verdict().era, Era::Modern);
-    let result = client
-        .call_tool("interview", JsonObject::new())
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "Ada: Quiet numbers hum");
+    interviews(client, "Ada: Quiet numbers hum").await;
 
     let first = supervisor.pid().unwrap();
     kill(first);
@@ -298,41 +276,21 @@ cat > /dev/null
     let (client, supervisor) = (&supervised.client, &supervised.supervisor);
     assert_eq!(supervisor.verdict().era, Era::Legacy);
     assert_eq!(supervisor.verdict().version, "2025-03-26");
-    let tools: Vec<String> = client
-        .list_tools_all()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
+    let tools = tool_names(&client.list_tools_all().await.unwrap());
     assert_eq!(tools, ["old-tool"]);
 
     kill(supervisor.pid().unwrap());
-    let tools: Vec<String> = client
-        .list_tools_all()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
+    let tools = tool_names(&client.list_tools_all().await.unwrap());
     assert_eq!(tools, ["echo", "fails", "interview"]);
     assert_eq!(supervisor.verdict().era, Era::Modern);
-    let result = client
-        .call_tool("interview", JsonObject::new())
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "Ada: Quiet numbers hum");
+    interviews(client, "Ada: Quiet numbers hum").await;
     client.shutdown(Duration::from_secs(1)).await;
     let _ = std::fs::remove_file(&marker);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_legacy_subscription_ends_when_the_server_process_exits() {
-    let connection = Connector::new(builder())
-        .era(EraChoice::Legacy)
-        .connect_stdio(&ServerCommand::new(DEMO))
-        .await
-        .unwrap();
+    let connection = demo(EraChoice::Legacy).await;
     let mut filter = mcp_types::SubscriptionFilter::default();
     filter.tools_list_changed = Some(true);
     let mut subscription = connection.client.listen(filter).await.unwrap();

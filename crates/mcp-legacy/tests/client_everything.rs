@@ -14,11 +14,8 @@
 mod peers_common;
 use peers_common::{peers_dir, setup};
 
-use std::io::BufRead;
 use std::path::PathBuf;
-#[cfg(feature = "http")]
-use std::process::Child;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,6 +23,9 @@ use mcp_client::{Client, ClientBuilder, ListenEvent};
 #[cfg(feature = "http")]
 use mcp_legacy::client::Transport;
 use mcp_legacy::client::{Connector, EraChoice};
+use mcp_test_support::tool_names;
+#[cfg(feature = "http")]
+use mcp_test_support::{Killed, free_port, spawn_ready};
 use mcp_transport_stdio::ServerCommand;
 use mcp_types::{Era, JsonObject};
 use serde_json::{Value, json};
@@ -115,13 +115,7 @@ async fn exercise(client: &Client, asked: &Asked) {
         "{discovered}"
     );
 
-    let tools: Vec<String> = client
-        .list_tools_all()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
+    let tools = tool_names(&client.list_tools_all().await.unwrap());
     for expected in [
         "echo",
         "get-sum",
@@ -272,66 +266,53 @@ async fn a_pinned_legacy_version_is_offered_and_kept() {
 /// A server-everything HTTP server on a free loopback port, killed on drop.
 #[cfg(feature = "http")]
 struct HttpServer {
-    child: Child,
+    _child: Killed,
     port: u16,
-}
-
-#[cfg(feature = "http")]
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[cfg(feature = "http")]
 /// Starts server-everything in `mode` (`streamableHttp` or `sse`) and waits until it
 /// says it listens.
 fn start_http(mode: &str) -> HttpServer {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = Command::new("node")
-        .arg(everything())
-        .arg(mode)
-        .env("PORT", port.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cannot start node");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if line.contains("listening on port") || line.contains("running on port") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    let server = HttpServer { child, port };
-    rx.recv_timeout(Duration::from_secs(30))
-        .expect("server-everything did not start listening");
-    server
+    let port = free_port();
+    let child = spawn_ready(
+        Command::new("node")
+            .arg(everything())
+            .arg(mode)
+            .env("PORT", port.to_string()),
+        |line| line.contains("listening on port") || line.contains("running on port"),
+        Duration::from_secs(30),
+        "server-everything",
+    );
+    HttpServer {
+        _child: child,
+        port,
+    }
 }
 
+/// server-everything in `mode` over HTTP, and this client connected to its endpoint
+/// `path`: the server (killed on drop), what the handlers were asked, the connection.
 #[cfg(feature = "http")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn server_everything_over_streamable_http_is_legacy_and_fully_usable() {
+async fn connect_over_http(
+    mode: &str,
+    path: &str,
+) -> (HttpServer, Asked, mcp_legacy::client::HttpConnection) {
     setup();
-    let server = start_http("streamableHttp");
+    let server = start_http(mode);
     let asked = Asked::default();
-    let url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let url = format!("http://127.0.0.1:{}/{path}", server.port);
     let connection = Connector::new(builder(&asked))
         .connect_http(&url, mcp_transport_http::HttpClientConfig::default())
         .await
         .unwrap();
     assert_eq!(connection.verdict.era, Era::Legacy);
+    (server, asked, connection)
+}
+
+#[cfg(feature = "http")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_over_streamable_http_is_legacy_and_fully_usable() {
+    let (_server, asked, connection) = connect_over_http("streamableHttp", "mcp").await;
     assert_eq!(connection.verdict.version, "2025-11-25");
     assert_eq!(connection.verdict.transport, Transport::StreamableHttp);
     exercise(&connection.client, &asked).await;
@@ -342,15 +323,7 @@ async fn server_everything_over_streamable_http_is_legacy_and_fully_usable() {
 #[cfg(feature = "http")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_everything_over_http_sse_is_found_after_streamable_http_fails() {
-    setup();
-    let server = start_http("sse");
-    let asked = Asked::default();
-    let url = format!("http://127.0.0.1:{}/sse", server.port);
-    let connection = Connector::new(builder(&asked))
-        .connect_http(&url, mcp_transport_http::HttpClientConfig::default())
-        .await
-        .unwrap();
-    assert_eq!(connection.verdict.era, Era::Legacy);
+    let (_server, asked, connection) = connect_over_http("sse", "sse").await;
     assert_eq!(connection.verdict.transport, Transport::HttpSse);
     exercise(&connection.client, &asked).await;
     connection.client.shutdown(Duration::from_secs(2)).await;

@@ -34,16 +34,7 @@ impl Interaction for NoUser {
     }
 }
 
-fn json_reply(body: &serde_json::Value) -> Reply {
-    reply(
-        "200 OK",
-        &[
-            ("content-type", "application/json"),
-            ("mcp-session-id", "s-1"),
-        ],
-        body.to_string().as_bytes(),
-    )
-}
+use support::http::session_json_reply as json_reply;
 
 /// A 2025-11-25 server that opens a session without a token and then refuses every
 /// request for want of one.

@@ -10,65 +10,30 @@
 mod peers_common;
 use peers_common::{peers_dir, setup};
 
-use std::io::BufRead;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_client::{CallOptions, Client};
 use mcp_legacy::client::{Connector, Transport};
+use mcp_test_support::{Killed, first_text as text, free_port, spawn_ready, tool_names};
 use mcp_transport_http::HttpClientConfig;
 use mcp_types::{ElicitResult, ElicitResultAction, Era, JsonObject};
 use serde_json::json;
 
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start() -> (Server, u16) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+fn start() -> (Killed, u16) {
+    let port = free_port();
     let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop/.venv/bin/python");
-    let mut child = Command::new(python)
-        .arg(peers_dir().join("py-sse-server.py"))
-        .arg(port.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cannot start python");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if line.contains("Uvicorn running on") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    let server = Server(child);
-    rx.recv_timeout(Duration::from_mins(1))
-        .expect("the Python SSE server did not start");
+    let server = spawn_ready(
+        Command::new(python)
+            .arg(peers_dir().join("py-sse-server.py"))
+            .arg(port.to_string()),
+        |line| line.contains("Uvicorn running on"),
+        Duration::from_mins(1),
+        "the Python SSE server",
+    );
     (server, port)
-}
-
-fn text(result: &mcp_types::CallToolResult) -> String {
-    serde_json::to_value(result).unwrap()["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -104,13 +69,7 @@ async fn python_sdk_http_sse_server() {
         discovered["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
         "py-sse"
     );
-    let tools: Vec<String> = client
-        .list_tools_all()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
+    let tools = tool_names(&client.list_tools_all().await.unwrap());
     assert_eq!(tools, ["add", "ask", "slow"]);
     let mut args = JsonObject::new();
     args.insert("a".into(), json!(2));

@@ -29,6 +29,8 @@ use mcp_client::{CallOptions, Client};
 use mcp_legacy::client::{Connector, EraChoice};
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
 use mcp_server::{Server, ToolDef};
+use mcp_test_support::client::spawn_call;
+use mcp_test_support::first_text as text;
 use mcp_transport_http::{HttpClientConfig, HttpServer, HttpServerConfig, RunningServer};
 use mcp_types::{CallToolResult, JsonObject, ToolAnnotations};
 use serde_json::json;
@@ -229,13 +231,6 @@ fn counting_progress() -> (CallOptions, mpsc::UnboundedReceiver<()>) {
     (options, rx)
 }
 
-fn text(result: &CallToolResult) -> String {
-    serde_json::to_value(result).unwrap()["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
-
 /// Modern era, connection reset mid-SSE: the call that is not safe to repeat fails with
 /// `MayHaveRun` as soon as the reset arrives, and the server's handler is cancelled (a
 /// closed connection is the spec's cancellation). A read-only call is re-issued on a new
@@ -273,14 +268,7 @@ async fn modern_a_reset_mid_stream_fails_or_reissues_and_cancels_the_handler() {
     proxy.arm();
     let client = Arc::new(client);
     let (options, mut progress) = counting_progress();
-    let call = tokio::spawn({
-        let client = Arc::clone(&client);
-        async move {
-            client
-                .call_tool_with("peek", JsonObject::new(), &options)
-                .await
-        }
-    });
+    let call = spawn_call(&client, "peek", options);
     events.started(1).await;
     proxy.reset().await;
     events.cancelled(1).await;
@@ -322,14 +310,7 @@ async fn legacy_a_reset_mid_stream_is_resumed_and_nothing_is_lost_or_repeated() 
     .unwrap();
     let client = Arc::new(connection.client);
     let (options, mut progress) = counting_progress();
-    let call = tokio::spawn({
-        let client = Arc::clone(&client);
-        async move {
-            client
-                .call_tool_with("wait", JsonObject::new(), &options)
-                .await
-        }
-    });
+    let call = spawn_call(&client, "wait", options);
     events.started(1).await;
     proxy.reset().await;
     bounded("the progress before the reset", progress.recv()).await;

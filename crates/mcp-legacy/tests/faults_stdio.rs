@@ -17,8 +17,10 @@ use std::time::{Duration, Instant};
 
 use mcp_client::{CallOptions, Client, RestartPolicy};
 use mcp_legacy::client::Connector;
+use mcp_test_support::client::spawn_call;
+use mcp_test_support::first_text as text;
 use mcp_transport_stdio::{ServerCommand, StderrMode};
-use mcp_types::{CallToolResult, JsonObject};
+use mcp_types::JsonObject;
 use serde_json::json;
 use tokio::sync::mpsc;
 
@@ -35,13 +37,6 @@ fn builder() -> mcp_client::ClientBuilder {
     Client::builder("faults", "1.0.0")
 }
 
-fn text(result: &CallToolResult) -> String {
-    serde_json::to_value(result).unwrap()["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
-
 fn echo_args(text: &str) -> JsonObject {
     json!({ "text": text }).as_object().cloned().unwrap()
 }
@@ -51,6 +46,39 @@ async fn bounded<T>(what: &str, future: impl Future<Output = T>) -> T {
     tokio::time::timeout(SAFETY, future)
         .await
         .unwrap_or_else(|_| panic!("{what}: no outcome within {SAFETY:?} (a hang)"))
+}
+
+/// Calls the `die` tool (the server exits mid-request): the error.
+async fn die(client: &Client) -> mcp_client::Error {
+    bounded("die", client.call_tool("die", JsonObject::new()))
+        .await
+        .unwrap_err()
+}
+
+/// Asserts that `echo` answers `text` within the safety net.
+async fn echoes(client: &Client, text: &str) {
+    let result = bounded("echo", client.call_tool("echo", echo_args(text)))
+        .await
+        .unwrap();
+    assert_eq!(self::text(&result), text);
+}
+
+/// Asserts that the tool list (safe to repeat) is answered and names `hang`.
+async fn lists_hang(client: &Client) {
+    let tools = bounded("tools/list", client.list_tools_all())
+        .await
+        .unwrap();
+    assert!(tools.iter().any(|t| t.name == "hang"), "{tools:?}");
+}
+
+/// The typed error of a call on a closed connection.
+fn closed(err: &mcp_client::Error) -> bool {
+    matches!(err, mcp_client::Error::Transport(e) if e.is_closed())
+}
+
+/// The error of a tool call that was sent and may have run.
+fn may_have_run(err: &mcp_client::Error) -> bool {
+    matches!(err, mcp_client::Error::MayHaveRun { method } if method == "tools/call")
 }
 
 fn kill(pid: u32) {
@@ -102,20 +130,12 @@ async fn a_server_killed_mid_request_fails_the_call_at_once() {
         "up"
     );
     let started = Instant::now();
-    let err = bounded("die", client.call_tool("die", JsonObject::new()))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(&err, mcp_client::Error::Transport(e) if e.is_closed()),
-        "{err:?}"
-    );
+    let err = die(&client).await;
+    assert!(closed(&err), "{err:?}");
     let after = bounded("a call on the dead connection", client.discover())
         .await
         .unwrap_err();
-    assert!(
-        matches!(&after, mcp_client::Error::Transport(e) if e.is_closed()),
-        "{after:?}"
-    );
+    assert!(closed(&after), "{after:?}");
     assert!(started.elapsed() < SAFETY / 2);
     let status = server.shutdown(Duration::from_secs(1)).await.unwrap();
     assert_eq!(status.code(), Some(70), "the status `die` exits with");
@@ -131,17 +151,9 @@ async fn a_supervised_server_killed_mid_request_is_restarted() {
         .spawn_stdio(demo(), RestartPolicy::new(2))
         .unwrap();
     let first = client.server_pid().unwrap();
-    let err = bounded("die", client.call_tool("die", JsonObject::new()))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(&err, mcp_client::Error::MayHaveRun { method } if method == "tools/call"),
-        "{err:?}"
-    );
-    let result = bounded("echo", client.call_tool("echo", echo_args("again")))
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "again");
+    let err = die(&client).await;
+    assert!(may_have_run(&err), "{err:?}");
+    echoes(&client, "again").await;
     assert_ne!(client.server_pid(), Some(first), "a new process");
     client.shutdown(Duration::from_secs(1)).await;
 
@@ -151,18 +163,10 @@ async fn a_supervised_server_killed_mid_request_is_restarted() {
         .await
         .unwrap();
     let (client, supervisor) = (&supervised.client, &supervised.supervisor);
-    let err = bounded("die", client.call_tool("die", JsonObject::new()))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(&err, mcp_client::Error::MayHaveRun { method } if method == "tools/call"),
-        "{err:?}"
-    );
+    let err = die(client).await;
+    assert!(may_have_run(&err), "{err:?}");
     assert_eq!(supervisor.restarts(), 1);
-    let result = bounded("echo", client.call_tool("echo", echo_args("again")))
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "again");
+    echoes(client, "again").await;
     client.shutdown(Duration::from_secs(1)).await;
 }
 
@@ -177,29 +181,16 @@ async fn a_server_killed_mid_stream_fails_the_call_and_is_restarted() {
             .unwrap(),
     );
     let (options, mut progress) = progress_signal();
-    let call = tokio::spawn({
-        let client = Arc::clone(&client);
-        async move {
-            client
-                .call_tool_with("hang", JsonObject::new(), &options)
-                .await
-        }
-    });
+    let call = spawn_call(&client, "hang", options);
     let first = bounded("the first progress", progress.recv())
         .await
         .expect("progress before the kill");
     assert!(first.abs() < f64::EPSILON, "{first}");
     kill(client.server_pid().unwrap());
     let err = bounded("the killed call", call).await.unwrap().unwrap_err();
-    assert!(
-        matches!(&err, mcp_client::Error::MayHaveRun { method } if method == "tools/call"),
-        "{err:?}"
-    );
+    assert!(may_have_run(&err), "{err:?}");
     assert!(progress.try_recv().is_err(), "no progress after the kill");
-    let result = bounded("echo", client.call_tool("echo", echo_args("after")))
-        .await
-        .unwrap();
-    assert_eq!(text(&result), "after");
+    echoes(&client, "after").await;
     client.shutdown(Duration::from_secs(1)).await;
 }
 
@@ -245,18 +236,13 @@ async fn a_server_that_dies_while_restarting_is_restarted_again() {
     let client = builder()
         .spawn_stdio(flaky_restart(&dir), RestartPolicy::new(3))
         .unwrap();
-    let err = bounded("die", client.call_tool("die", JsonObject::new()))
-        .await
-        .unwrap_err();
+    let err = die(&client).await;
     assert!(
         matches!(&err, mcp_client::Error::MayHaveRun { .. }),
         "{err:?}"
     );
     // This request meets the dead second process, restarts a third and is re-sent.
-    let tools = bounded("tools/list", client.list_tools_all())
-        .await
-        .unwrap();
-    assert!(tools.iter().any(|t| t.name == "hang"), "{tools:?}");
+    lists_hang(&client).await;
     let starts = std::fs::read_to_string(dir.join("starts")).unwrap();
     assert_eq!(starts.trim(), "3");
     client.shutdown(Duration::from_secs(1)).await;
@@ -269,17 +255,12 @@ async fn a_server_that_dies_while_restarting_is_restarted_again() {
         .await
         .unwrap();
     let (client, supervisor) = (&supervised.client, &supervised.supervisor);
-    let err = bounded("die", client.call_tool("die", JsonObject::new()))
-        .await
-        .unwrap_err();
+    let err = die(client).await;
     assert!(
-        matches!(&err, mcp_client::Error::Transport(e) if e.is_closed()),
+        closed(&err),
         "the restart failed, and the call says so: {err:?}"
     );
-    let tools = bounded("tools/list", client.list_tools_all())
-        .await
-        .unwrap();
-    assert!(tools.iter().any(|t| t.name == "hang"), "{tools:?}");
+    lists_hang(client).await;
     assert_eq!(
         supervisor.restarts(),
         2,

@@ -27,48 +27,9 @@ use support::{count_panics, panics};
 
 const MAX_BODY: usize = 64 << 10;
 
-/// What a case must end with.
-enum Expect {
-    Ok,
-    Fails(&'static str, fn(&Error) -> bool),
-}
+use support::hostile::{Case, Expect, call, list};
 
-struct Case {
-    name: &'static str,
-    /// `tools/call` rather than `tools/list`.
-    call: bool,
-    reply: fn(&Seen) -> Reply,
-    expect: Expect,
-}
-
-const fn list(name: &'static str, reply: fn(&Seen) -> Reply, expect: Expect) -> Case {
-    Case {
-        name,
-        call: false,
-        reply,
-        expect,
-    }
-}
-
-const fn call(name: &'static str, reply: fn(&Seen) -> Reply, expect: Expect) -> Case {
-    Case {
-        name,
-        call: true,
-        reply,
-        expect,
-    }
-}
-
-fn json_reply(body: &Value) -> Reply {
-    reply(
-        "200 OK",
-        &[
-            ("content-type", "application/json"),
-            ("mcp-session-id", "s-1"),
-        ],
-        body.to_string().as_bytes(),
-    )
-}
+use support::http::session_json_reply as json_reply;
 
 /// A valid legacy result for the request `seen` (no `resultType`).
 fn legacy_result(seen: &Seen) -> Value {

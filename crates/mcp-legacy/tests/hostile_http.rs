@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use hostile_common::{
-    Case, Era, Expect, LEGACY, MODERN, cases, check_probe, count_panics, panics, probe, server,
-    subset,
+    Case, Era, Expect, LEGACY, MODERN, cases, check_probe, count_panics, in_both_eras, panics,
+    probe, server, subset,
 };
 use http::{HeaderMap, Method, Request, StatusCode};
 use http_body_util::{BodyExt as _, Full};
@@ -269,15 +269,7 @@ async fn run_table(era: Era) {
     endpoint.running.shutdown(Duration::from_secs(5)).await;
 }
 
-#[tokio::test]
-async fn the_table_in_the_modern_era() {
-    run_table(Era::Modern).await;
-}
-
-#[tokio::test]
-async fn the_table_in_a_legacy_session() {
-    run_table(Era::Legacy).await;
-}
+in_both_eras!(run_table: the_table_in_the_modern_era, the_table_in_a_legacy_session);
 
 /// A header rule: a change to a well-behaved request of the era and the refusal it must
 /// get (`None`: it must be served).
@@ -312,122 +304,69 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Header rules as rows: the era they apply to (`None`: both), the case, the header and
+/// the value it is changed to (empty: removed), and the status the change must get. A
+/// request that states 2026-07-28 is modern whatever session header it carries: a stale
+/// one is ignored, as a modern server ignores it (2026-07-28 streamable-http, Earlier
+/// Streamable HTTP Revisions).
+#[rustfmt::skip]
+fn header_rows(filler: &str) -> Vec<(Option<Era>, &'static str, &'static str, &str, u16)> {
+    let modern = Some(Era::Modern);
+    let legacy = Some(Era::Legacy);
+    vec![
+        (None, "a foreign Origin", "origin", "https://evil.example", 403),
+        (None, "an opaque Origin", "origin", "null", 403),
+        (None, "a look-alike Origin", "origin", "http://localhost.evil.example", 403),
+        (None, "a loopback Origin", "origin", "http://127.0.0.1:9", 200),
+        (None, "a foreign Host", "host", "evil.example", 403),
+        (None, "a rebinding Host", "host", "attacker.example:80", 403),
+        (None, "a text/plain body", "content-type", "text/plain", 415),
+        (None, "a form body", "content-type", "application/x-www-form-urlencoded", 415),
+        (None, "no Content-Type", "content-type", "", 415),
+        (None, "Accept without SSE", "accept", "application/json", 406),
+        (None, "Accept without JSON", "accept", "text/event-stream", 406),
+        (None, "no Accept", "accept", "", 406),
+        (None, "an unknown content coding", "content-encoding", "br", 415),
+        (None, "the identity coding", "content-encoding", "identity", 200),
+        (None, "a head over the limit", "x-filler", filler, 431),
+        (modern, "no version header", "mcp-protocol-version", "", 400),
+        (modern, "no method header", "mcp-method", "", 400),
+        (modern, "a method header in capitals", "mcp-method", "TOOLS/CALL", 400),
+        (modern, "no name header", "mcp-name", "", 400),
+        (modern, "a mismatched name", "mcp-name", "evil", 400),
+        (modern, "a base64 name", "mcp-name", "=?base64?ZWNobw==?=", 200),
+        (modern, "a base64 name that lies", "mcp-name", "=?base64?ZXZpbA==?=", 400),
+        (modern, "broken base64 in the name", "mcp-name", "=?base64?ZWNob?=", 400),
+        (modern, "a sentinel without base64", "mcp-name", "=?base64?echo", 400),
+        (modern, "a stale session id", "mcp-session-id", "0123", 200),
+        (legacy, "a modern version in a session", "mcp-protocol-version", MODERN, 400),
+        (legacy, "an unknown version in a session", "mcp-protocol-version", "2099-01-01", 400),
+        (legacy, "an unknown session", "mcp-session-id", "abcdef", 404),
+        (legacy, "an empty session id", "mcp-session-id", " ", 404),
+    ]
+}
+
 fn header_cases(era: Era) -> Vec<HeaderCase> {
-    let mut cases = vec![
-        header(
-            "a foreign Origin",
-            &[("origin", "https://evil.example")],
-            403,
-        ),
-        header("an opaque Origin", &[("origin", "null")], 403),
-        header(
-            "a look-alike Origin",
-            &[("origin", "http://localhost.evil.example")],
-            403,
-        ),
-        header(
-            "a loopback Origin",
-            &[("origin", "http://127.0.0.1:9")],
-            200,
-        ),
-        header("a foreign Host", &[("host", "evil.example")], 403),
-        header("a rebinding Host", &[("host", "attacker.example:80")], 403),
-        header("a text/plain body", &[("content-type", "text/plain")], 415),
-        header(
-            "a form body",
-            &[("content-type", "application/x-www-form-urlencoded")],
-            415,
-        ),
-        header("no Content-Type", &[("content-type", "")], 415),
-        header("Accept without SSE", &[("accept", "application/json")], 406),
-        header(
-            "Accept without JSON",
-            &[("accept", "text/event-stream")],
-            406,
-        ),
-        header("no Accept", &[("accept", "")], 406),
-        header(
-            "an unknown content coding",
-            &[("content-encoding", "br")],
-            415,
-        ),
-        header(
-            "the identity coding",
-            &[("content-encoding", "identity")],
-            200,
-        ),
-        HeaderCase {
-            body: Some(gzip(probe(era, 5).to_string().as_bytes())),
-            ..header("a gzip body", &[("content-encoding", "gzip")], 415)
-        },
-        HeaderCase {
-            method: Method::PUT,
-            ..header("PUT", &[], 405)
-        },
-        HeaderCase {
-            method: Method::PATCH,
-            ..header("PATCH", &[], 405)
-        },
-        header(
-            "a head over the limit",
-            &[("x-filler", &"f".repeat(70 << 10))],
-            431,
-        ),
-    ];
-    match era {
-        Era::Modern => cases.extend([
-            header("no version header", &[("mcp-protocol-version", "")], 400),
-            header("no method header", &[("mcp-method", "")], 400),
-            header(
-                "a method header in capitals",
-                &[("mcp-method", "TOOLS/CALL")],
-                400,
-            ),
-            header("no name header", &[("mcp-name", "")], 400),
-            header("a mismatched name", &[("mcp-name", "evil")], 400),
-            header("a base64 name", &[("mcp-name", "=?base64?ZWNobw==?=")], 200),
-            header(
-                "a base64 name that lies",
-                &[("mcp-name", "=?base64?ZXZpbA==?=")],
-                400,
-            ),
-            header(
-                "broken base64 in the name",
-                &[("mcp-name", "=?base64?ZWNob?=")],
-                400,
-            ),
-            header(
-                "a sentinel without base64",
-                &[("mcp-name", "=?base64?echo")],
-                400,
-            ),
-            HeaderCase {
-                method: Method::GET,
-                ..header("GET", &[], 405)
-            },
-            HeaderCase {
-                method: Method::DELETE,
-                ..header("DELETE", &[], 405)
-            },
-            // A request that states 2026-07-28 is modern whatever session header it
-            // carries: a stale one is ignored, as a modern server ignores it
-            // (2026-07-28 streamable-http, Earlier Streamable HTTP Revisions).
-            header("a stale session id", &[("mcp-session-id", "0123")], 200),
-        ]),
-        Era::Legacy => cases.extend([
-            header(
-                "a modern version in a session",
-                &[("mcp-protocol-version", MODERN)],
-                400,
-            ),
-            header(
-                "an unknown version in a session",
-                &[("mcp-protocol-version", "2099-01-01")],
-                400,
-            ),
-            header("an unknown session", &[("mcp-session-id", "abcdef")], 404),
-            header("an empty session id", &[("mcp-session-id", " ")], 404),
-        ]),
+    let filler = "f".repeat(70 << 10);
+    let mut cases: Vec<HeaderCase> = header_rows(&filler)
+        .into_iter()
+        .filter(|(only, ..)| only.is_none_or(|only| only == era))
+        .map(|(_, name, header_name, value, status)| header(name, &[(header_name, value)], status))
+        .collect();
+    cases.push(HeaderCase {
+        body: Some(gzip(probe(era, 5).to_string().as_bytes())),
+        ..header("a gzip body", &[("content-encoding", "gzip")], 415)
+    });
+    let mut methods = vec![("PUT", Method::PUT), ("PATCH", Method::PATCH)];
+    if era == Era::Modern {
+        methods.extend([("GET", Method::GET), ("DELETE", Method::DELETE)]);
+    }
+    // Methods the endpoint does not serve (GET and DELETE belong to a legacy session).
+    for (name, method) in methods {
+        cases.push(HeaderCase {
+            method,
+            ..header(name, &[], 405)
+        });
     }
     cases
 }
@@ -476,12 +415,4 @@ async fn run_headers(era: Era) {
     endpoint.running.shutdown(Duration::from_secs(5)).await;
 }
 
-#[tokio::test]
-async fn header_rules_in_the_modern_era() {
-    run_headers(Era::Modern).await;
-}
-
-#[tokio::test]
-async fn header_rules_in_a_legacy_session() {
-    run_headers(Era::Legacy).await;
-}
+in_both_eras!(run_headers: header_rules_in_the_modern_era, header_rules_in_a_legacy_session);

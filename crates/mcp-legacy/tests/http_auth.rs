@@ -5,18 +5,14 @@
 //! and on the 2024-11-05 HTTP+SSE transport.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
-use http::{HeaderMap, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full};
+use http::{HeaderMap, Response, StatusCode};
 use hyper::body::Incoming;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use mcp_jsonrpc::Principal;
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
 use mcp_server::{Server, ToolDef};
+use mcp_test_support::http::{HttpClient, SseEvents, bearer, client, json_body, send, session_id};
 use mcp_transport_http::{
     AuthenticateFuture, Authenticator, HttpServer, HttpServerConfig, RunningServer,
 };
@@ -46,10 +42,7 @@ fn refusal(status: StatusCode, challenge: &'static str) -> Response<Bytes> {
 
 impl Authenticator for Tokens {
     fn authenticate<'a>(&'a self, headers: &'a HeaderMap) -> AuthenticateFuture<'a> {
-        let user = headers
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
+        let user = bearer(headers)
             .filter(|user| ["alice", "bob"].contains(user))
             .map(str::to_owned);
         Box::pin(async move {
@@ -97,21 +90,18 @@ fn server() -> Server {
 
 struct Fixture {
     running: RunningServer,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: HttpClient,
 }
 
 async fn start() -> Fixture {
-    let running = DualEraHttp::bind(
-        HttpServer::DEFAULT_ADDR,
-        server(),
-        HttpServerConfig::default().authenticator(Tokens),
-        LegacyHttpConfig::default(),
-    )
-    .await
-    .unwrap();
+    let http = HttpServerConfig::default().authenticator(Tokens);
+    let legacy = LegacyHttpConfig::default();
+    let running = DualEraHttp::bind(HttpServer::DEFAULT_ADDR, server(), http, legacy)
+        .await
+        .unwrap();
     Fixture {
         running,
-        client: Client::builder(TokioExecutor::new()).build_http(),
+        client: client(),
     }
 }
 
@@ -124,21 +114,7 @@ impl Fixture {
         body: &str,
     ) -> Response<Incoming> {
         let url = format!("http://{}{path}", self.running.local_addr());
-        let mut request = Request::builder()
-            .method(method)
-            .uri(url)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json");
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        let request = request
-            .body(Full::new(Bytes::from(body.to_owned())))
-            .unwrap();
-        tokio::time::timeout(Duration::from_secs(10), self.client.request(request))
-            .await
-            .expect("an answer in time")
-            .unwrap()
+        send(&self.client, method, &url, headers, body.to_owned()).await
     }
 
     /// A legacy session of `user` (2025-11-25).
@@ -148,10 +124,7 @@ impl Fixture {
             .send("POST", "/mcp", &[("authorization", &bearer)], &initialize())
             .await;
         assert_eq!(response.status(), StatusCode::OK);
-        let id = response.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned();
+        let id = session_id(&response);
         let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         let headers = [
             ("authorization", bearer.as_str()),
@@ -164,6 +137,11 @@ impl Fixture {
             StatusCode::ACCEPTED
         );
         id
+    }
+
+    /// The status of a `tools/call` of `tool` in `session`, as `user`.
+    async fn status(&self, session: &str, user: Option<&str>, tool: &str) -> StatusCode {
+        self.call(session, user, tool).await.status()
     }
 
     /// `tools/call` of `tool` in `session`, as `user` (no token when `None`).
@@ -185,9 +163,14 @@ fn initialize() -> String {
     .to_string()
 }
 
-async fn json_body(response: Response<Incoming>) -> Value {
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    serde_json::from_slice(&bytes).unwrap()
+/// What the `whoami` tool answered, from its reply (which must be a 200).
+async fn whoami(reply: Response<Incoming>) -> Value {
+    assert_eq!(reply.status(), StatusCode::OK);
+    let text = json_body(reply).await["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    serde_json::from_str(&text).unwrap()
 }
 
 #[tokio::test]
@@ -213,13 +196,8 @@ async fn legacy_requests_are_authenticated_like_modern_ones() {
 
     let session = fixture.initialize("alice").await;
     let reply = fixture.call(&session, Some("alice"), "whoami").await;
-    assert_eq!(reply.status(), StatusCode::OK);
-    let text = json_body(reply).await["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .to_owned();
     assert_eq!(
-        serde_json::from_str::<Value>(&text).unwrap(),
+        whoami(reply).await,
         json!({"principal": "alice", "sees_authorization": false})
     );
 
@@ -266,10 +244,7 @@ async fn a_session_belongs_to_the_principal_that_created_it() {
 
     // Bob's attempts changed nothing for alice, who can still use and end her session.
     assert_eq!(
-        fixture
-            .call(&session, Some("alice"), "whoami")
-            .await
-            .status(),
+        fixture.status(&session, Some("alice"), "whoami").await,
         StatusCode::OK
     );
     let as_alice = [
@@ -281,10 +256,7 @@ async fn a_session_belongs_to_the_principal_that_created_it() {
         StatusCode::OK
     );
     assert_eq!(
-        fixture
-            .call(&session, Some("alice"), "whoami")
-            .await
-            .status(),
+        fixture.status(&session, Some("alice"), "whoami").await,
         StatusCode::NOT_FOUND
     );
 }
@@ -307,23 +279,9 @@ async fn http_sse_sessions_are_authenticated_and_owned() {
         )
         .await;
     assert_eq!(stream.status(), StatusCode::OK);
-    let mut body = stream.into_body();
-    let mut text = String::new();
-    while !text.contains("\n\n") {
-        let frame = tokio::time::timeout(Duration::from_secs(10), body.frame())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        if let Ok(data) = frame.into_data() {
-            text.push_str(std::str::from_utf8(&data).unwrap());
-        }
-    }
-    let endpoint = text
-        .lines()
-        .find_map(|line| line.strip_prefix("data: "))
-        .expect("an endpoint event")
-        .to_owned();
+    // The stream stays open (and the session with it) to the end of the test.
+    let mut events = SseEvents::new(stream);
+    let endpoint = events.endpoint().await;
 
     let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     let as_bob = fixture
@@ -363,13 +321,5 @@ async fn modern_requests_on_the_dual_era_endpoint_use_the_same_authenticator() {
     let mut with_token = modern.to_vec();
     with_token.push(("authorization", "Bearer bob"));
     let reply = fixture.send("POST", "/mcp", &with_token, &body).await;
-    assert_eq!(reply.status(), StatusCode::OK);
-    let text = json_body(reply).await["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert_eq!(
-        serde_json::from_str::<Value>(&text).unwrap()["principal"],
-        "bob"
-    );
+    assert_eq!(whoami(reply).await["principal"], "bob");
 }

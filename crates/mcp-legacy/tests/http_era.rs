@@ -9,26 +9,19 @@ use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
 use mcp_server::{Server, ToolDef};
+use mcp_test_support::http::{
+    HttpClient, SseEvent, SseEvents, client, json_body, send, session_id,
+};
+use mcp_test_support::tools;
 use mcp_transport_http::{HttpServer, HttpServerConfig, RunningServer};
 use mcp_types::{CallToolResult, ElicitRequestFormParams, ElicitRequestParams, LoggingLevel};
 use serde_json::{Value, json};
 
 fn server() -> Server {
     Server::builder("dual-http", "1.0.0")
-        .tool(ToolDef::new(
-            "echo",
-            json!({"type": "object", "properties": {"text": {"type": "string"}}}),
-            |args, _cx| async move {
-                Ok(CallToolResult::text(
-                    args["text"].as_str().unwrap_or_default(),
-                ))
-            },
-        ))
+        .tool(tools::echo(""))
         .tool(ToolDef::new("ask", json!({"type": "object"}), |_args, cx| async move {
             let form: ElicitRequestFormParams = serde_json::from_value(json!({
                 "message": "Your name?",
@@ -52,7 +45,7 @@ fn server() -> Server {
 
 struct Fixture {
     running: RunningServer,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: HttpClient,
 }
 
 async fn start(legacy: LegacyHttpConfig) -> (Fixture, Server) {
@@ -65,27 +58,33 @@ async fn start(legacy: LegacyHttpConfig) -> (Fixture, Server) {
     )
     .await
     .unwrap();
-    let client = Client::builder(TokioExecutor::new()).build_http();
+    let client = client();
     (Fixture { running, client }, core)
 }
 
 impl Fixture {
     async fn send(&self, method: &str, headers: &[(&str, &str)], body: &str) -> Response<Incoming> {
-        let mut request = Request::builder()
-            .method(method)
-            .uri(self.running.url())
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json");
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        let request = request
-            .body(Full::new(Bytes::from(body.to_owned())))
-            .unwrap();
-        tokio::time::timeout(Duration::from_secs(10), self.client.request(request))
-            .await
-            .expect("an answer in time")
-            .unwrap()
+        send(
+            &self.client,
+            method,
+            self.running.url(),
+            headers,
+            body.to_owned(),
+        )
+        .await
+    }
+
+    /// Asserts that `echo` answers in `session` (request `id`): the reply.
+    async fn echoes(&self, session: &str, id: i64) -> Value {
+        let reply = json_body(self.post(session, &call(id, "echo")).await).await;
+        assert_eq!(reply["result"]["content"][0]["text"], "hi", "{reply}");
+        reply
+    }
+
+    /// Asserts that `session` is unknown (request `id`).
+    async fn unknown(&self, session: &str, id: i64) {
+        let reply = self.post(session, &call(id, "echo")).await;
+        assert_eq!(reply.status(), StatusCode::NOT_FOUND, "{session}");
     }
 
     async fn post(&self, session: &str, body: &str) -> Response<Incoming> {
@@ -102,10 +101,7 @@ impl Fixture {
         .to_string();
         let response = self.send("POST", &[], &body).await;
         assert_eq!(response.status(), StatusCode::OK);
-        let id = response.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_owned();
+        let id = session_id(&response);
         let result = json_body(response).await;
         assert_eq!(result["result"]["protocolVersion"], version);
         let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
@@ -114,71 +110,6 @@ impl Fixture {
             StatusCode::ACCEPTED
         );
         id
-    }
-}
-
-async fn json_body(response: Response<Incoming>) -> Value {
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    serde_json::from_slice(&bytes).unwrap()
-}
-
-/// The events of an SSE body, one at a time.
-struct Events {
-    body: Incoming,
-    buf: String,
-}
-
-impl Events {
-    fn new(response: Response<Incoming>) -> Self {
-        assert_eq!(
-            response.headers()["content-type"],
-            "text/event-stream",
-            "an SSE reply"
-        );
-        Events {
-            body: response.into_body(),
-            buf: String::new(),
-        }
-    }
-
-    /// The next event as (id, data); comments are skipped.
-    async fn next(&mut self) -> Option<(Option<String>, String)> {
-        loop {
-            if let Some(end) = self.buf.find("\n\n") {
-                let event: String = self.buf.drain(..end + 2).collect();
-                let mut id = None;
-                let mut data = Vec::new();
-                for line in event.lines() {
-                    if let Some(v) = line.strip_prefix("id: ") {
-                        id = Some(v.to_owned());
-                    } else if let Some(v) = line.strip_prefix("data: ") {
-                        data.push(v.to_owned());
-                    } else if line == "data:" {
-                        data.push(String::new());
-                    }
-                }
-                if id.is_none() && data.is_empty() {
-                    continue;
-                }
-                return Some((id, data.join("\n")));
-            }
-            let frame = tokio::time::timeout(Duration::from_secs(10), self.body.frame())
-                .await
-                .expect("an event in time")?
-                .ok()?;
-            if let Ok(data) = frame.into_data() {
-                self.buf.push_str(std::str::from_utf8(&data).unwrap());
-            }
-        }
-    }
-
-    async fn message(&mut self) -> (String, Value) {
-        loop {
-            let (id, data) = self.next().await.expect("another event");
-            if !data.is_empty() {
-                return (id.unwrap_or_default(), serde_json::from_str(&data).unwrap());
-            }
-        }
     }
 }
 
@@ -197,8 +128,7 @@ async fn a_legacy_session_is_served_by_the_modern_handlers_and_ends_with_delete(
     let other = f.initialize("2025-06-18").await;
     assert_ne!(id, other);
 
-    let reply = json_body(f.post(&id, &call(1, "echo")).await).await;
-    assert_eq!(reply["result"]["content"][0]["text"], "hi");
+    let reply = f.echoes(&id, 1).await;
     assert!(reply["result"].get("resultType").is_none(), "{reply}");
 
     let ping = json_body(
@@ -214,8 +144,7 @@ async fn a_legacy_session_is_served_by_the_modern_handlers_and_ends_with_delete(
     assert_eq!(after.status(), StatusCode::NOT_FOUND);
     assert_eq!(json_body(after).await["error"]["code"], -32001);
     // The other session is untouched.
-    let reply = json_body(f.post(&other, &call(4, "echo")).await).await;
-    assert_eq!(reply["result"]["content"][0]["text"], "hi");
+    f.echoes(&other, 4).await;
 }
 
 #[tokio::test]
@@ -227,28 +156,15 @@ async fn unknown_sessions_bad_versions_and_the_session_cap_are_refused() {
     assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
 
     let id = f.initialize("2025-11-25").await;
-    let bad = f
-        .send(
-            "POST",
-            &[
-                ("mcp-session-id", &id),
-                ("mcp-protocol-version", "2099-01-01"),
-            ],
-            &call(1, "echo"),
-        )
-        .await;
-    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
-    let modern_header = f
-        .send(
-            "POST",
-            &[
-                ("mcp-session-id", &id),
-                ("mcp-protocol-version", "2026-07-28"),
-            ],
-            &call(1, "echo"),
-        )
-        .await;
-    assert_eq!(modern_header.status(), StatusCode::BAD_REQUEST);
+    // An unknown version, and the modern one, are refused in a legacy session.
+    for version in ["2099-01-01", "2026-07-28"] {
+        let headers = [
+            ("mcp-session-id", id.as_str()),
+            ("mcp-protocol-version", version),
+        ];
+        let reply = f.send("POST", &headers, &call(1, "echo")).await;
+        assert_eq!(reply.status(), StatusCode::BAD_REQUEST, "{version}");
+    }
 
     let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
@@ -262,8 +178,7 @@ async fn unknown_sessions_bad_versions_and_the_session_cap_are_refused() {
     assert!(full.headers().contains_key("retry-after"));
 
     // A refused request allocated nothing: the one session still works.
-    let reply = json_body(f.post(&id, &call(2, "echo")).await).await;
-    assert_eq!(reply["result"]["content"][0]["text"], "hi");
+    f.echoes(&id, 2).await;
     drop(stream);
 }
 
@@ -282,12 +197,8 @@ async fn a_session_idle_less_than_its_timeout_is_kept() {
     // This request sweeps (more than a second since the last sweep): the old session
     // expires, which shows the sweep ran; the recent one stays.
     let _ = f.initialize("2025-11-25").await;
-    assert_eq!(
-        f.post(&old, &call(1, "echo")).await.status(),
-        StatusCode::NOT_FOUND
-    );
-    let reply = json_body(f.post(&recent, &call(2, "echo")).await).await;
-    assert_eq!(reply["result"]["content"][0]["text"], "hi");
+    f.unknown(&old, 1).await;
+    f.echoes(&recent, 2).await;
 }
 
 #[tokio::test]
@@ -298,18 +209,15 @@ async fn an_idle_session_expires() {
     tokio::time::sleep(Duration::from_millis(1100)).await;
     // Any request sweeps (at most once a second).
     let _ = f.initialize("2025-11-25").await;
-    assert_eq!(
-        f.post(&id, &call(1, "echo")).await.status(),
-        StatusCode::NOT_FOUND
-    );
+    f.unknown(&id, 1).await;
 }
 
 #[tokio::test]
 async fn input_required_becomes_an_elicitation_request_on_the_calls_stream() {
     let (f, _core) = start(LegacyHttpConfig::default()).await;
     let id = f.initialize("2025-11-25").await;
-    let mut events = Events::new(f.post(&id, &call(7, "ask")).await);
-    let (priming_id, priming) = events.next().await.unwrap();
+    let mut events = SseEvents::checked(f.post(&id, &call(7, "ask")).await);
+    let (priming_id, priming) = events.next().await.unwrap().into_parts();
     assert!(priming.is_empty(), "a priming event first");
     assert!(priming_id.unwrap().ends_with("-0"));
 
@@ -341,8 +249,8 @@ async fn a_broken_stream_resumes_after_the_last_event_id() {
         json!({})
     );
 
-    let mut events = Events::new(f.post(&id, &call(2, "slow")).await);
-    let _priming = events.next().await.unwrap();
+    let mut events = SseEvents::checked(f.post(&id, &call(2, "slow")).await);
+    let _priming = events.next().await.unwrap().into_parts();
     let (log_id, log) = events.message().await;
     assert_eq!(log["method"], "notifications/message");
     // The connection breaks before the response.
@@ -356,7 +264,7 @@ async fn a_broken_stream_resumes_after_the_last_event_id() {
         )
         .await;
     assert_eq!(resumed.status(), StatusCode::OK);
-    let mut events = Events::new(resumed);
+    let mut events = SseEvents::checked(resumed);
     let (_, done) = events.message().await;
     assert_eq!(done["id"], 2, "the response, not the log again: {done}");
     assert_eq!(done["result"]["content"][0]["text"], "slow done");
@@ -375,8 +283,8 @@ async fn a_broken_stream_resumes_after_the_last_event_id() {
 async fn the_get_stream_carries_list_changes_and_is_one_per_session() {
     let (f, core) = start(LegacyHttpConfig::default()).await;
     let id = f.initialize("2025-11-25").await;
-    let mut events = Events::new(f.send("GET", &[("mcp-session-id", &id)], "").await);
-    let (_, priming) = events.next().await.unwrap();
+    let mut events = SseEvents::checked(f.send("GET", &[("mcp-session-id", &id)], "").await);
+    let (_, priming) = events.next().await.unwrap().into_parts();
     assert!(priming.is_empty());
     let second = f.send("GET", &[("mcp-session-id", &id)], "").await;
     assert_eq!(second.status(), StatusCode::CONFLICT);
@@ -401,7 +309,7 @@ async fn batches_are_for_2025_03_26_sessions_only() {
         r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
         call(2, "echo")
     );
-    let mut events = Events::new(f.post(&old, &batch).await);
+    let mut events = SseEvents::checked(f.post(&old, &batch).await);
     let mut ids = vec![
         events.message().await.1["id"].clone(),
         events.message().await.1["id"].clone(),
@@ -411,9 +319,9 @@ async fn batches_are_for_2025_03_26_sessions_only() {
 
     // Malformed elements are answered each with its error, on one stream that ends.
     let bad = r#"[{"jsonrpc":"2.0","id":5},{"jsonrpc":"2.0","id":6,"method":7}]"#;
-    let mut events = Events::new(f.post(&old, bad).await);
+    let mut events = SseEvents::checked(f.post(&old, bad).await);
     let mut codes = Vec::new();
-    while let Some((_, data)) = events.next().await {
+    while let Some((_, data)) = events.next().await.map(SseEvent::into_parts) {
         let reply: Value = serde_json::from_str(&data).unwrap();
         codes.push(reply["error"]["code"].clone());
     }
@@ -427,37 +335,24 @@ async fn batches_are_for_2025_03_26_sessions_only() {
 #[tokio::test]
 async fn modern_requests_share_the_endpoint() {
     let (f, _core) = start(LegacyHttpConfig::default()).await;
-    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}});
-    let list =
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}});
-    let reply = f
-        .send(
-            "POST",
-            &[
-                ("mcp-protocol-version", "2026-07-28"),
-                ("mcp-method", "tools/list"),
-            ],
-            &list.to_string(),
-        )
-        .await;
+    // A modern request (id 1, `_meta` in its params, the modern headers) of `method`.
+    let modern = async |method: &str| {
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}});
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {"_meta": meta}});
+        let headers = [
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", method),
+        ];
+        f.send("POST", &headers, &body.to_string()).await
+    };
+    let reply = modern("tools/list").await;
     assert_eq!(reply.status(), StatusCode::OK);
     assert!(!reply.headers().contains_key("mcp-session-id"));
     assert_eq!(json_body(reply).await["result"]["resultType"], "complete");
 
     // `initialize` with modern `_meta` is a modern request for a removed method.
-    let init =
-        json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"_meta": meta}});
-    let reply = f
-        .send(
-            "POST",
-            &[
-                ("mcp-protocol-version", "2026-07-28"),
-                ("mcp-method", "initialize"),
-            ],
-            &init.to_string(),
-        )
-        .await;
+    let reply = modern("initialize").await;
     assert_eq!(reply.status(), StatusCode::NOT_FOUND);
     assert_eq!(json_body(reply).await["error"]["code"], -32601);
 
@@ -480,14 +375,14 @@ async fn a_2025_11_25_client_polls_a_stream_the_server_closes() {
         json!({})
     );
 
-    let mut events = Events::new(f.post(&id, &call(5, "slow")).await);
+    let mut events = SseEvents::checked(f.post(&id, &call(5, "slow")).await);
     let mut last = String::new();
     let mut seen = Vec::new();
     let mut polls = 0;
     // The server ends the connection before the 300 ms tool is done, not the stream;
     // the client polls with the last id it saw until the response arrives.
     loop {
-        while let Some((event_id, data)) = events.next().await {
+        while let Some((event_id, data)) = events.next().await.map(SseEvent::into_parts) {
             last = event_id.expect("every event has an id");
             if !data.is_empty() {
                 seen.push(serde_json::from_str::<Value>(&data).unwrap());
@@ -503,7 +398,7 @@ async fn a_2025_11_25_client_polls_a_stream_the_server_closes() {
                 "",
             )
             .await;
-        events = Events::new(resumed);
+        events = SseEvents::checked(resumed);
         polls += 1;
     }
     assert!(polls >= 1, "the server closed the first connection early");
@@ -552,10 +447,7 @@ async fn the_2024_11_05_transport_opens_with_an_endpoint_event_and_ends_with_its
         StatusCode::ACCEPTED
     );
     // The answer comes on the stream.
-    let mut events = Events {
-        body,
-        buf: String::new(),
-    };
+    let mut events = SseEvents::from_body(body);
     let (_, reply) = events.message().await;
     assert_eq!(reply["id"], 1);
     assert_eq!(reply["result"]["protocolVersion"], "2024-11-05");
@@ -594,10 +486,10 @@ async fn the_2024_11_05_transport_opens_with_an_endpoint_event_and_ends_with_its
 }
 
 /// Opens a call of `ask` in `session` and reads up to its elicitation request.
-async fn asking(f: &Fixture, session: &str, id: i64) -> (Events, Value) {
+async fn asking(f: &Fixture, session: &str, id: i64) -> (SseEvents, Value) {
     let response = f.post(session, &call(id, "ask")).await;
     assert_eq!(response.status(), StatusCode::OK);
-    let mut events = Events::new(response);
+    let mut events = SseEvents::checked(response);
     let (_, ask) = events.message().await;
     (events, ask)
 }
@@ -630,8 +522,7 @@ async fn request_streams_per_session_are_capped() {
     let (_, done) = first.message().await;
     assert_eq!(done["result"]["content"][0]["text"], "hello Ada");
     assert!(first.next().await.is_none());
-    let reply = json_body(f.post(&id, &call(4, "echo")).await).await;
-    assert_eq!(reply["result"]["content"][0]["text"], "hi");
+    f.echoes(&id, 4).await;
 }
 
 #[tokio::test]

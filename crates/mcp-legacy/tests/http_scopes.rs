@@ -4,18 +4,12 @@
 //! none of them, however the request is written, on Streamable HTTP sessions, in a
 //! 2025-03-26 batch and on the 2024-11-05 HTTP+SSE transport.
 
-use std::time::Duration;
-
-use bytes::Bytes;
-use http::{Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full};
+use http::{Response, StatusCode};
 use hyper::body::Incoming;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
 use mcp_server::auth::{ResourceServer, TokenError, TokenPrincipal, TokenVerifier, VerifyFuture};
 use mcp_server::{PromptDef, ResourceTemplateDef, Server, ToolDef};
+use mcp_test_support::http::{self as raw_http, HttpClient, SseEvents, session_id};
 use mcp_transport_http::{HttpServer, HttpServerConfig, RunningServer};
 use mcp_types::{
     CallToolResult, ContentBlock, EmbeddedResourceResource, GetPromptResult, PromptMessage, Role,
@@ -76,7 +70,7 @@ fn server() -> Server {
         .unwrap()
 }
 
-async fn start() -> (RunningServer, Client<HttpConnector, Full<Bytes>>) {
+async fn start() -> (RunningServer, HttpClient) {
     let resource = ResourceServer::builder("http://127.0.0.1/mcp")
         .authorization_server("https://auth.example.com")
         .required_scopes(["files:read"])
@@ -86,47 +80,37 @@ async fn start() -> (RunningServer, Client<HttpConnector, Full<Bytes>>) {
         .verifier(Named)
         .build()
         .unwrap();
-    let running = DualEraHttp::bind(
-        HttpServer::DEFAULT_ADDR,
-        server(),
-        HttpServerConfig::default().authenticator(resource),
-        LegacyHttpConfig::default(),
-    )
-    .await
-    .unwrap();
-    (running, Client::builder(TokioExecutor::new()).build_http())
+    let http = HttpServerConfig::default().authenticator(resource);
+    let legacy = LegacyHttpConfig::default();
+    let running = DualEraHttp::bind(HttpServer::DEFAULT_ADDR, server(), http, legacy)
+        .await
+        .unwrap();
+    (running, raw_http::client())
 }
 
 async fn send(
-    client: &Client<HttpConnector, Full<Bytes>>,
+    client: &HttpClient,
     running: &RunningServer,
     path: &str,
     headers: &[(&str, &str)],
     body: String,
 ) -> Response<Incoming> {
-    let mut request = Request::builder()
-        .method("POST")
-        .uri(format!("http://{}{path}", running.local_addr()))
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json");
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let request = request.body(Full::new(Bytes::from(body))).unwrap();
-    tokio::time::timeout(Duration::from_secs(10), client.request(request))
-        .await
-        .expect("an answer in time")
-        .unwrap()
+    let url = format!("http://{}{path}", running.local_addr());
+    raw_http::send(client, "POST", &url, headers, body).await
+}
+
+/// The headers of a request in session `id` with `bearer`.
+fn in_session<'a>(bearer: &'a str, id: &'a str) -> [(&'static str, &'a str); 2] {
+    [("authorization", bearer), ("mcp-session-id", id)]
 }
 
 async fn text(response: Response<Incoming>) -> String {
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    String::from_utf8(bytes.to_vec()).unwrap()
+    raw_http::text_body(response).await
 }
 
 /// A completed session of `version` for `token`.
 async fn session(
-    client: &Client<HttpConnector, Full<Bytes>>,
+    client: &HttpClient,
     running: &RunningServer,
     token: &str,
     version: &str,
@@ -144,15 +128,9 @@ async fn session(
     )
     .await;
     assert_eq!(response.status(), StatusCode::OK);
-    let id = response.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let id = session_id(&response);
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned();
-    let headers = [
-        ("authorization", bearer.as_str()),
-        ("mcp-session-id", id.as_str()),
-    ];
+    let headers = in_session(&bearer, &id);
     let done = send(client, running, "/mcp", &headers, initialized).await;
     assert_eq!(done.status(), StatusCode::ACCEPTED);
     id
@@ -184,10 +162,7 @@ fn scoped_requests() -> Vec<String> {
 async fn a_legacy_session_reaches_no_scoped_target_without_its_scope() {
     let (running, client) = start().await;
     let reader = session(&client, &running, "reader", "2025-11-25").await;
-    let headers = [
-        ("authorization", "Bearer reader"),
-        ("mcp-session-id", reader.as_str()),
-    ];
+    let headers = in_session("Bearer reader", &reader);
     for request in scoped_requests() {
         let response = send(&client, &running, "/mcp", &headers, request.clone()).await;
         let status = response.status();
@@ -208,10 +183,7 @@ async fn a_legacy_session_reaches_no_scoped_target_without_its_scope() {
     assert!(text(response).await.contains("echo"));
     // A writer's session runs the scoped tool, extra member and all.
     let writer = session(&client, &running, "writer", "2025-11-25").await;
-    let headers = [
-        ("authorization", "Bearer writer"),
-        ("mcp-session-id", writer.as_str()),
-    ];
+    let headers = in_session("Bearer writer", &writer);
     let delete =
         r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"delete_file","uri":0}}"#;
     let response = send(&client, &running, "/mcp", &headers, delete.to_owned()).await;
@@ -222,10 +194,7 @@ async fn a_legacy_session_reaches_no_scoped_target_without_its_scope() {
 async fn a_batch_with_one_scoped_call_is_refused_whole_naming_every_scope() {
     let (running, client) = start().await;
     let reader = session(&client, &running, "reader", "2025-03-26").await;
-    let headers = [
-        ("authorization", "Bearer reader"),
-        ("mcp-session-id", reader.as_str()),
-    ];
+    let headers = in_session("Bearer reader", &reader);
     let batch = r#"[
         {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}},
         {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"delete_file","uri":0}}
@@ -236,46 +205,31 @@ async fn a_batch_with_one_scoped_call_is_refused_whole_naming_every_scope() {
         .to_str()
         .unwrap()
         .to_owned();
-    assert!(challenge.contains("insufficient_scope"), "{challenge}");
-    assert!(
-        challenge.contains("scope=\"files:read files:write\""),
-        "{challenge}"
-    );
+    for expected in ["insufficient_scope", "scope=\"files:read files:write\""] {
+        assert!(challenge.contains(expected), "{challenge}");
+    }
     assert!(!text(response).await.contains("echo"));
 }
 
 #[tokio::test]
 async fn the_http_sse_transport_reaches_no_scoped_target_without_its_scope() {
     let (running, client) = start().await;
-    let stream = client
-        .request(
-            Request::builder()
-                .uri(format!("http://{}/sse", running.local_addr()))
-                .header("accept", "text/event-stream")
-                .header("authorization", "Bearer reader")
-                .body(Full::new(Bytes::new()))
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+    let url = format!("http://{}/sse", running.local_addr());
+    let stream = raw_http::send(
+        &client,
+        "GET",
+        &url,
+        &[
+            ("accept", "text/event-stream"),
+            ("authorization", "Bearer reader"),
+        ],
+        "",
+    )
+    .await;
     assert_eq!(stream.status(), StatusCode::OK);
-    let mut body = stream.into_body();
-    let mut events = String::new();
-    while !events.contains("\n\n") {
-        let frame = tokio::time::timeout(Duration::from_secs(10), body.frame())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        if let Ok(data) = frame.into_data() {
-            events.push_str(std::str::from_utf8(&data).unwrap());
-        }
-    }
-    let endpoint = events
-        .lines()
-        .find_map(|line| line.strip_prefix("data: "))
-        .expect("an endpoint event")
-        .to_owned();
+    // The stream stays open (and the session with it) to the end of the test.
+    let mut events = SseEvents::new(stream);
+    let endpoint = events.endpoint().await;
     let headers = [("authorization", "Bearer reader")];
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}

@@ -12,7 +12,6 @@
 
 mod hostile_common;
 
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -20,69 +19,61 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::StreamExt as _;
 use http::{HeaderMap, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use mcp_jsonrpc::Principal;
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
 use mcp_server::{Server, ToolDef};
+use mcp_test_support::http::{self as raw_http, HttpClient, SseEvents, client_from, json_body};
+use mcp_test_support::tools;
 use mcp_transport_http::{
     AuthenticateFuture, Authenticator, HttpServer, HttpServerConfig, RunningServer,
 };
 use mcp_types::CallToolResult;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, watch};
 
 use hostile_common::{count_panics, meta, panics};
-
-type HttpClient = Client<HttpConnector, Full<Bytes>>;
-
-/// A client whose connections leave from `local` (127.0.0.x).
-fn client_from(local: [u8; 4]) -> HttpClient {
-    let mut connector = HttpConnector::new();
-    connector.set_local_address(Some(IpAddr::from(local)));
-    Client::builder(TokioExecutor::new()).build(connector)
-}
 
 /// What the tools share with the test: `hold` counts itself in `started`, then waits
 /// for a permit of `gate`.
 #[derive(Clone)]
 struct Gate {
     gate: Arc<Semaphore>,
-    started: Arc<AtomicUsize>,
+    started: Arc<watch::Sender<usize>>,
 }
 
 impl Gate {
     fn new() -> Self {
         Gate {
             gate: Arc::new(Semaphore::new(0)),
-            started: Arc::default(),
+            started: Arc::new(watch::Sender::new(0)),
         }
+    }
+
+    /// Waits until `count` calls of `hold` have started (an event the tool sends, not a
+    /// poll); a failure after 10 s.
+    async fn started(&self, count: usize) {
+        let mut started = self.started.subscribe();
+        tokio::time::timeout(Duration::from_secs(10), started.wait_for(|n| *n >= count))
+            .await
+            .unwrap_or_else(|_| panic!("waited for {count} held calls"))
+            .unwrap();
     }
 }
 
 fn server(gate: &Gate) -> Server {
     let held = gate.clone();
     Server::builder("sessions", "1.0.0")
-        .tool(ToolDef::new(
-            "echo",
-            json!({"type": "object", "properties": {"text": {"type": "string"}}}),
-            |args, _cx| async move {
-                Ok(CallToolResult::text(
-                    args["text"].as_str().unwrap_or("hi"),
-                ))
-            },
-        ))
+        .tool(tools::echo("hi"))
         .tool(ToolDef::new(
             "hold",
             json!({"type": "object"}),
             move |_args, _cx| {
                 let held = held.clone();
                 async move {
-                    held.started.fetch_add(1, Ordering::SeqCst);
+                    held.started.send_modify(|n| *n += 1);
                     let _permit = held.gate.acquire().await;
                     Ok(CallToolResult::text("released"))
                 }
@@ -113,6 +104,17 @@ async fn start(http: HttpServerConfig, legacy: LegacyHttpConfig) -> Fixture {
     }
 }
 
+/// [`start`] with the default HTTP configuration.
+async fn start_legacy(legacy: LegacyHttpConfig) -> Fixture {
+    start(HttpServerConfig::default(), legacy).await
+}
+
+/// [`start`] with the default limits and a grace period of `grace` for sessions never
+/// completed.
+async fn start_grace(grace: Duration) -> Fixture {
+    start_legacy(LegacyHttpConfig::default().session_grace(grace)).await
+}
+
 fn initialize_body(name: &str) -> String {
     json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
@@ -124,11 +126,6 @@ fn call(id: i64, tool: &str) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": tool, "arguments": {}}})
     .to_string()
-}
-
-async fn json_body(response: Response<Incoming>) -> Value {
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    serde_json::from_slice(&bytes).unwrap()
 }
 
 /// Polls `check` until it holds; a failure after 10 s.
@@ -156,28 +153,8 @@ impl Fixture {
         headers: &[(&str, &str)],
         body: String,
     ) -> Response<Incoming> {
-        let mut request = Request::builder()
-            .method(method)
-            .uri(format!("{}{path}", self.base()))
-            .body(Full::new(Bytes::from(body)))
-            .unwrap();
-        let fields = request.headers_mut();
-        fields.insert(
-            "accept",
-            "application/json, text/event-stream".parse().unwrap(),
-        );
-        fields.insert("content-type", "application/json".parse().unwrap());
-        // Each given header replaces the default of its name.
-        for (name, value) in headers {
-            fields.insert(
-                http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
-                value.parse().unwrap(),
-            );
-        }
-        tokio::time::timeout(Duration::from_secs(10), client.request(request))
-            .await
-            .expect("an answer in time")
-            .unwrap()
+        let url = format!("{}{path}", self.base());
+        raw_http::send(client, method, &url, headers, body).await
     }
 
     async fn send(
@@ -375,11 +352,7 @@ async fn after_a_flood_of_unused_initializes_a_new_client_still_gets_in_from_eit
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_per_address_cap_holds_at_its_limit_and_makes_room_past_it() {
-    let f = start(
-        HttpServerConfig::default(),
-        LegacyHttpConfig::default().max_sessions_per_address(3),
-    )
-    .await;
+    let f = start_legacy(LegacyHttpConfig::default().max_sessions_per_address(3)).await;
     let here = client_from([127, 0, 0, 1]);
     // At the limit: three sessions of one address, each kept, each busy (its GET stream
     // open).
@@ -415,11 +388,7 @@ async fn the_per_address_cap_holds_at_its_limit_and_makes_room_past_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_global_cap_makes_room_from_idle_sessions_and_refuses_only_when_all_are_busy() {
-    let f = start(
-        HttpServerConfig::default(),
-        LegacyHttpConfig::default().max_sessions(2),
-    )
-    .await;
+    let f = start_legacy(LegacyHttpConfig::default().max_sessions(2)).await;
     let (one, two, three) = (
         client_from([127, 0, 0, 1]),
         client_from([127, 0, 0, 2]),
@@ -463,11 +432,7 @@ impl Principal for Name {
 
 impl Authenticator for Names {
     fn authenticate<'a>(&'a self, headers: &'a HeaderMap) -> AuthenticateFuture<'a> {
-        let name = headers
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::to_owned);
+        let name = raw_http::bearer(headers).map(str::to_owned);
         Box::pin(async move {
             name.map(|name| Arc::new(Name(name)) as Arc<dyn Principal>)
                 .ok_or_else(|| {
@@ -561,11 +526,7 @@ async fn concurrent_initializes_never_take_the_table_past_a_cap() {
 
 #[tokio::test]
 async fn a_session_not_completed_within_the_grace_period_expires() {
-    let f = start(
-        HttpServerConfig::default(),
-        LegacyHttpConfig::default().session_grace(Duration::from_millis(100)),
-    )
-    .await;
+    let f = start_grace(Duration::from_millis(100)).await;
     let unfinished = f.try_initialize(&f.client, &[]).await.unwrap();
     let finished = f.session(&f.client, &[]).await;
     // Past the grace period, and more than a second after the last sweep: the next
@@ -583,11 +544,7 @@ async fn a_session_not_completed_within_the_grace_period_expires() {
 
 #[tokio::test]
 async fn a_session_inside_its_grace_period_is_kept_and_completing_it_keeps_it() {
-    let f = start(
-        HttpServerConfig::default(),
-        LegacyHttpConfig::default().session_grace(Duration::from_mins(1)),
-    )
-    .await;
+    let f = start_grace(Duration::from_mins(1)).await;
     let unfinished = f.try_initialize(&f.client, &[]).await.unwrap();
     tokio::time::sleep(Duration::from_millis(1100)).await;
     // This request sweeps; the session is inside its grace period and stays.
@@ -597,62 +554,10 @@ async fn a_session_inside_its_grace_period_is_kept_and_completing_it_keeps_it() 
 }
 
 #[cfg(feature = "http-sse")]
-/// The events of an SSE body, one at a time: (event name, data).
-struct Events {
-    body: Incoming,
-    buf: String,
-}
-
-#[cfg(feature = "http-sse")]
-impl Events {
-    fn new(response: Response<Incoming>) -> Self {
-        Events {
-            body: response.into_body(),
-            buf: String::new(),
-        }
-    }
-
-    /// The next event with data; `None` when the stream ends.
-    async fn next(&mut self) -> Option<(String, String)> {
-        loop {
-            if let Some(end) = self.buf.find("\n\n") {
-                let event: String = self.buf.drain(..end + 2).collect();
-                let mut name = "message".to_owned();
-                let mut data = String::new();
-                for line in event.lines() {
-                    if let Some(v) = line.strip_prefix("event: ") {
-                        v.clone_into(&mut name);
-                    } else if let Some(v) = line.strip_prefix("data: ") {
-                        data.push_str(v);
-                    }
-                }
-                if data.is_empty() {
-                    continue;
-                }
-                return Some((name, data));
-            }
-            let frame = tokio::time::timeout(Duration::from_secs(10), self.body.frame())
-                .await
-                .expect("an event in time")?
-                .ok()?;
-            if let Ok(data) = frame.into_data() {
-                self.buf.push_str(std::str::from_utf8(&data).unwrap());
-            }
-        }
-    }
-
-    async fn message(&mut self) -> Value {
-        let (name, data) = self.next().await.expect("another event");
-        assert_eq!(name, "message");
-        serde_json::from_str(&data).unwrap()
-    }
-}
-
-#[cfg(feature = "http-sse")]
 impl Fixture {
     /// Opens an HTTP+SSE session: its stream, after the `endpoint` event, and the path to
     /// POST to.
-    async fn sse_session(&self) -> (Events, String) {
+    async fn sse_session(&self) -> (SseEvents, String) {
         let response = self
             .send_with(
                 &self.client,
@@ -663,9 +568,8 @@ impl Fixture {
             )
             .await;
         assert_eq!(response.status(), StatusCode::OK);
-        let mut events = Events::new(response);
-        let (name, endpoint) = events.next().await.unwrap();
-        assert_eq!(name, "endpoint");
+        let mut events = SseEvents::new(response);
+        let endpoint = events.endpoint().await;
         (events, endpoint)
     }
 
@@ -682,7 +586,7 @@ impl Fixture {
     }
 
     /// An initialized HTTP+SSE session.
-    async fn sse_initialized(&self) -> (Events, String) {
+    async fn sse_initialized(&self) -> (SseEvents, String) {
         let (mut events, endpoint) = self.sse_session().await;
         let init = initialize_body("old").replace("2025-11-25", "2024-11-05");
         assert_eq!(
@@ -690,7 +594,7 @@ impl Fixture {
             StatusCode::ACCEPTED
         );
         assert_eq!(
-            events.message().await["result"]["protocolVersion"],
+            events.message().await.1["result"]["protocolVersion"],
             "2024-11-05"
         );
         let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
@@ -701,16 +605,38 @@ impl Fixture {
         );
         (events, endpoint)
     }
+
+    /// An initialized HTTP+SSE session with a call of `hold` (id 2) running on it.
+    async fn sse_holding(&self) -> (SseEvents, String) {
+        let (events, endpoint) = self.sse_initialized().await;
+        assert_eq!(
+            self.sse_post(&endpoint, "application/json", call(2, "hold"))
+                .await,
+            StatusCode::ACCEPTED
+        );
+        self.gate.started(1).await;
+        (events, endpoint)
+    }
+}
+
+/// Asserts that the next message on a session's stream is a tool result of `text`.
+#[cfg(feature = "http-sse")]
+async fn answered(events: &mut SseEvents, text: &str) {
+    let (_, message) = events.message().await;
+    assert_eq!(message["result"]["content"][0]["text"], text, "{message}");
+}
+
+/// Lets one held call go, and reads its answer on the session's stream.
+#[cfg(feature = "http-sse")]
+async fn release_one(f: &Fixture, events: &mut SseEvents) {
+    f.gate.gate.add_permits(1);
+    answered(events, "released").await;
 }
 
 #[cfg(feature = "http-sse")]
 #[tokio::test]
 async fn an_http_sse_session_that_never_initializes_ends_after_the_grace_period() {
-    let f = start(
-        HttpServerConfig::default(),
-        LegacyHttpConfig::default().session_grace(Duration::from_millis(100)),
-    )
-    .await;
+    let f = start_grace(Duration::from_millis(100)).await;
     let (mut idle, idle_endpoint) = f.sse_session().await;
     let (mut used, used_endpoint) = f.sse_initialized().await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
@@ -728,7 +654,7 @@ async fn an_http_sse_session_that_never_initializes_ends_after_the_grace_period(
             .await,
         StatusCode::ACCEPTED
     );
-    assert_eq!(used.message().await["result"]["content"][0]["text"], "hi");
+    answered(&mut used, "hi").await;
 }
 
 #[tokio::test]
@@ -814,10 +740,7 @@ async fn session_requests_hold_slots_of_the_server_concurrency_limit() {
     let id = f.session(&f.client, &[]).await;
     // At the limit: two legacy calls run, each holding a slot until it ends.
     let held = [f.spawn_call(&id, 1, "hold"), f.spawn_call(&id, 2, "hold")];
-    until("two calls holding their slots", async || {
-        f.gate.started.load(Ordering::SeqCst) == 2
-    })
-    .await;
+    f.gate.started(2).await;
     // Past it: a modern request, another legacy request and an initialize are refused.
     let modern = f.modern_echo(&[]).await;
     assert_eq!(modern.status(), StatusCode::SERVICE_UNAVAILABLE);
@@ -845,10 +768,7 @@ async fn a_request_id_already_running_in_a_session_is_refused() {
     let f = start(HttpServerConfig::default(), LegacyHttpConfig::default()).await;
     let id = f.session(&f.client, &[]).await;
     let held = f.spawn_call(&id, 5, "hold");
-    until("the call running", async || {
-        f.gate.started.load(Ordering::SeqCst) == 1
-    })
-    .await;
+    f.gate.started(1).await;
     // Same id (5) while it runs: answered with -32600, never run beside it.
     let second = json_body(f.call_in(&f.client, &id, &[], "echo").await).await;
     assert_eq!(second["id"], 5);
@@ -868,17 +788,8 @@ async fn http_sse_requests_hold_slots_of_the_server_concurrency_limit() {
         LegacyHttpConfig::default(),
     )
     .await;
-    let (mut events, endpoint) = f.sse_initialized().await;
     // At the limit: one request runs on the session's stream, holding the only slot.
-    assert_eq!(
-        f.sse_post(&endpoint, "application/json", call(2, "hold"))
-            .await,
-        StatusCode::ACCEPTED
-    );
-    until("the call holding its slot", async || {
-        f.gate.started.load(Ordering::SeqCst) == 1
-    })
-    .await;
+    let (mut events, endpoint) = f.sse_holding().await;
     // Past it: the next POST and a modern request are refused.
     assert_eq!(
         f.sse_post(&endpoint, "application/json", call(3, "echo"))
@@ -889,11 +800,7 @@ async fn http_sse_requests_hold_slots_of_the_server_concurrency_limit() {
         f.modern_echo(&[]).await.status(),
         StatusCode::SERVICE_UNAVAILABLE
     );
-    f.gate.gate.add_permits(1);
-    assert_eq!(
-        events.message().await["result"]["content"][0]["text"],
-        "released"
-    );
+    release_one(&f, &mut events).await;
     // The slot is back once the answer is on the stream.
     until("the slot given back", async || {
         f.sse_post(&endpoint, "application/json", call(4, "echo"))
@@ -901,28 +808,15 @@ async fn http_sse_requests_hold_slots_of_the_server_concurrency_limit() {
             == StatusCode::ACCEPTED
     })
     .await;
-    assert_eq!(events.message().await["result"]["content"][0]["text"], "hi");
+    answered(&mut events, "hi").await;
 }
 
 #[cfg(feature = "http-sse")]
 #[tokio::test]
 async fn http_sse_initialize_counts_against_the_sessions_running_cap() {
-    let f = start(
-        HttpServerConfig::default(),
-        LegacyHttpConfig::default().max_streams_per_session(1),
-    )
-    .await;
-    let (mut events, endpoint) = f.sse_initialized().await;
+    let f = start_legacy(LegacyHttpConfig::default().max_streams_per_session(1)).await;
     // At the limit: one request running in the session.
-    assert_eq!(
-        f.sse_post(&endpoint, "application/json", call(2, "hold"))
-            .await,
-        StatusCode::ACCEPTED
-    );
-    until("the call running", async || {
-        f.gate.started.load(Ordering::SeqCst) == 1
-    })
-    .await;
+    let (mut events, endpoint) = f.sse_holding().await;
     // Past it: an initialize is a request like any other.
     let init = initialize_body("again").replace("2025-11-25", "2024-11-05");
     assert_eq!(
@@ -935,11 +829,7 @@ async fn http_sse_initialize_counts_against_the_sessions_running_cap() {
             .await,
         StatusCode::BAD_REQUEST
     );
-    f.gate.gate.add_permits(1);
-    assert_eq!(
-        events.message().await["result"]["content"][0]["text"],
-        "released"
-    );
+    release_one(&f, &mut events).await;
 }
 
 #[cfg(feature = "http-sse")]
@@ -963,7 +853,7 @@ async fn the_messages_endpoint_refuses_a_body_that_is_not_json() {
         .await,
         StatusCode::ACCEPTED
     );
-    let reply = events.message().await;
+    let (_, reply) = events.message().await;
     assert_eq!(reply["id"], 3, "the refused POSTs ran nothing: {reply}");
 }
 

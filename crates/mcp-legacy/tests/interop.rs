@@ -15,9 +15,9 @@
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
+use std::process::{Command, Stdio};
 
+use mcp_test_support::{Killed, setup_once};
 use serde_json::{Value, json};
 
 const SERVER: &str = env!("CARGO_BIN_EXE_mcp-dual-era-demo");
@@ -42,17 +42,53 @@ fn run(program: &str, args: &[&str]) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
-/// Runs `interop/setup.sh` once per test binary; the tests run in parallel and must not
-/// install at the same time.
-fn setup() {
-    static DONE: Mutex<bool> = Mutex::new(false);
-    let mut done = DONE
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if !*done {
-        run("bash", &[interop_dir().join("setup.sh").to_str().unwrap()]);
-        *done = true;
+/// Runs a peer client and reads the JSON report it prints; it must report no error.
+fn client_report(program: &str, args: &[&str]) -> Value {
+    let stdout = run(program, args);
+    let out: Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert!(
+        out.get("error").is_none(),
+        "the client failed: {}",
+        out["error"]
+    );
+    out
+}
+
+/// The demo server's identity (under `identity`), its tools, and their plain calls.
+fn check_demo(out: &Value, identity: &str) {
+    assert_eq!(
+        out[identity],
+        json!({"name": "dual-era-demo", "version": "1.0.0"})
+    );
+    assert_eq!(out["tools"], json!(["echo", "fails", "interview"]));
+    assert_eq!(out["echo"]["content"][0]["text"], "hi");
+    assert_eq!(out["fails"]["isError"], true);
+}
+
+/// The interview tool's outcome in a report: with elicitation (2025-06-18 on) the tool
+/// asked for the name `who` chose and a haiku, and finished with `answer`; without it the
+/// tool could not ask, and said why.
+fn check_interview(out: &Value, version: &str, who: &str, answer: &str) {
+    if has_elicitation(version) {
+        assert_eq!(
+            out["asked"],
+            json!(["What is your name?", format!("A haiku for {who}")])
+        );
+        assert_eq!(out["interview"]["content"][0]["text"], answer);
+    } else {
+        assert_eq!(
+            out["interview"]["error"]["code"], -32021,
+            "{}",
+            out["interview"]
+        );
+        assert_eq!(out["asked"], json!([]));
     }
+}
+
+/// Runs `interop/setup.sh` once per test binary and panics, with its output, if it fails.
+fn setup() {
+    setup_once(&interop_dir().join("setup.sh"));
 }
 
 /// How a client reaches the server.
@@ -75,15 +111,8 @@ enum Target {
 
 /// `mcp-dual-era-demo --http`, killed when dropped.
 struct HttpServer {
-    child: Child,
+    _child: Killed,
     url: String,
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn target(via: Via, version: &str) -> Target {
@@ -107,9 +136,15 @@ fn target(via: Via, version: &str) -> Target {
     let url = line.trim().to_owned();
     if via == Via::Sse {
         let url = url.replace("/mcp", "/sse");
-        return Target::Sse(HttpServer { child, url });
+        return Target::Sse(HttpServer {
+            _child: Killed(child),
+            url,
+        });
     }
-    Target::Http(HttpServer { child, url })
+    Target::Http(HttpServer {
+        _child: Killed(child),
+        url,
+    })
 }
 
 impl Target {
@@ -133,14 +168,7 @@ fn typescript_v1(via: Via, version: &str) {
     let script = interop_dir().join("ts-v1-client.mjs");
     let mut args = vec![script.to_str().unwrap()];
     args.extend(target.args());
-    let stdout = run("node", &args);
-    let out: Value =
-        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
-    assert!(
-        out.get("error").is_none(),
-        "the client failed: {}",
-        out["error"]
-    );
+    let out = client_report("node", &args);
 
     // The handshake: the pinned revision, the server's identity and capabilities.
     assert_eq!(out["protocolVersion"], version);
@@ -174,25 +202,14 @@ fn typescript_v1(via: Via, version: &str) {
     assert_eq!(out["prompts"], json!(["greet"]));
     assert_eq!(out["prompt"]["messages"][0]["content"]["text"], "Hello Ada");
     assert_eq!(out["ping"], json!({}));
+    // `input_required` became real `elicitation/create` then `sampling/createMessage`
+    // requests, answered by the SDK's handlers, and the tool finished with both.
+    check_interview(&out, version, "Ada", "Ada: Quiet numbers hum");
     if has_elicitation(version) {
-        // `input_required` became real `elicitation/create` then `sampling/createMessage`
-        // requests, answered by the SDK's handlers, and the tool finished with both.
-        assert_eq!(
-            out["asked"],
-            json!(["What is your name?", "A haiku for Ada"])
-        );
         assert_eq!(
             out["interview"],
             json!({"content": [{"type": "text", "text": "Ada: Quiet numbers hum"}]})
         );
-    } else {
-        // No elicitation in that revision: the tool cannot ask, and says why.
-        assert_eq!(
-            out["interview"]["error"]["code"], -32021,
-            "{}",
-            out["interview"]
-        );
-        assert_eq!(out["asked"], json!([]));
     }
     // `logging/setLevel` made the tool's log reach the session.
     assert_eq!(out["logs"], json!(["echoing"]));
@@ -206,171 +223,78 @@ fn python(via: Via, version: &str) {
     let script = dir.join("py-legacy-client.py");
     let mut args = vec![script.to_str().unwrap()];
     args.extend(target.args());
-    let stdout = run(python.to_str().unwrap(), &args);
-    let out: Value =
-        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let out = client_report(python.to_str().unwrap(), &args);
 
     assert_eq!(out["protocolVersion"], version);
-    assert_eq!(
-        out["serverInfo"],
-        json!({"name": "dual-era-demo", "version": "1.0.0"})
-    );
-    assert_eq!(out["tools"], json!(["echo", "fails", "interview"]));
-    assert_eq!(out["echo"]["content"][0]["text"], "hi");
-    assert_eq!(out["fails"]["isError"], true);
-    if has_elicitation(version) {
-        assert_eq!(
-            out["interview"]["content"][0]["text"],
-            "Grace: Ships in harbour"
-        );
-        assert_eq!(
-            out["asked"],
-            json!(["What is your name?", "A haiku for Grace"])
-        );
-    } else {
-        assert_eq!(
-            out["interview"]["error"]["code"], -32021,
-            "{}",
-            out["interview"]
-        );
-        assert_eq!(out["asked"], json!([]));
-    }
+    check_demo(&out, "serverInfo");
+    check_interview(&out, version, "Grace", "Grace: Ships in harbour");
     assert_eq!(out["read"]["contents"][0]["text"], "Hello, world");
     assert_eq!(out["prompt"]["messages"][0]["content"]["text"], "Hello Ada");
     assert_eq!(out["logs"], json!(["echoing"]));
 }
 
-#[test]
-fn typescript_sdk_v1_client_over_stdio() {
-    typescript_v1(Via::Stdio, "2025-11-25");
+/// One test a row: `name: client(arguments);`.
+macro_rules! interop_tests {
+    ($($name:ident: $client:ident($($arg:expr),*);)*) => {
+        $(
+            #[test]
+            fn $name() {
+                $client($($arg),*);
+            }
+        )*
+    };
 }
 
-#[test]
-fn typescript_sdk_v1_client_pinned_to_2025_06_18_over_stdio() {
-    typescript_v1(Via::Stdio, "2025-06-18");
-}
-
-#[test]
-fn typescript_sdk_v1_client_over_http() {
-    typescript_v1(Via::Http, "2025-11-25");
-}
-
-#[test]
-fn typescript_sdk_v1_client_pinned_to_2025_06_18_over_http() {
-    typescript_v1(Via::Http, "2025-06-18");
-}
-
-#[test]
-fn typescript_sdk_v1_client_pinned_to_2025_03_26_over_http() {
-    typescript_v1(Via::Http, "2025-03-26");
-}
-
-#[test]
-fn python_sdk_client_in_handshake_mode_over_stdio() {
-    python(Via::Stdio, "2025-11-25");
-}
-
-#[test]
-fn python_sdk_client_pinned_to_2025_03_26_over_stdio() {
-    python(Via::Stdio, "2025-03-26");
-}
-
-#[test]
-fn python_sdk_client_over_http() {
-    python(Via::Http, "2025-11-25");
-}
-
-#[test]
-fn python_sdk_client_pinned_to_2025_06_18_over_http() {
-    python(Via::Http, "2025-06-18");
-}
-
-#[test]
-fn python_sdk_client_pinned_to_2025_03_26_over_http() {
-    python(Via::Http, "2025-03-26");
-}
-
-#[test]
-fn typescript_sdk_v1_client_over_the_2024_11_05_http_sse_transport() {
-    typescript_v1(Via::Sse, "2024-11-05");
-}
-
-#[test]
-fn python_sdk_client_over_the_2024_11_05_http_sse_transport() {
-    python(Via::Sse, "2024-11-05");
+#[rustfmt::skip]
+interop_tests! {
+    typescript_sdk_v1_client_over_stdio: typescript_v1(Via::Stdio, "2025-11-25");
+    typescript_sdk_v1_client_pinned_to_2025_06_18_over_stdio: typescript_v1(Via::Stdio, "2025-06-18");
+    typescript_sdk_v1_client_over_http: typescript_v1(Via::Http, "2025-11-25");
+    typescript_sdk_v1_client_pinned_to_2025_06_18_over_http: typescript_v1(Via::Http, "2025-06-18");
+    typescript_sdk_v1_client_pinned_to_2025_03_26_over_http: typescript_v1(Via::Http, "2025-03-26");
+    python_sdk_client_in_handshake_mode_over_stdio: python(Via::Stdio, "2025-11-25");
+    python_sdk_client_pinned_to_2025_03_26_over_stdio: python(Via::Stdio, "2025-03-26");
+    python_sdk_client_over_http: python(Via::Http, "2025-11-25");
+    python_sdk_client_pinned_to_2025_06_18_over_http: python(Via::Http, "2025-06-18");
+    python_sdk_client_pinned_to_2025_03_26_over_http: python(Via::Http, "2025-03-26");
+    typescript_sdk_v1_client_over_the_2024_11_05_http_sse_transport: typescript_v1(Via::Sse, "2024-11-05");
+    python_sdk_client_over_the_2024_11_05_http_sse_transport: python(Via::Sse, "2024-11-05");
+    typescript_sdk_v2_client_in_legacy_mode_over_stdio: typescript_v2("legacy", Via::Stdio, "2025-11-25", "2025-11-25");
+    typescript_sdk_v2_client_in_legacy_mode_pinned_to_2025_06_18_over_http: typescript_v2("legacy", Via::Http, "2025-06-18", "2025-06-18");
+    typescript_sdk_v2_client_probing_finds_the_modern_era_over_stdio: typescript_v2("auto", Via::Stdio, "2025-11-25", "2026-07-28");
+    typescript_sdk_v2_client_probing_finds_the_modern_era_over_http: typescript_v2("auto", Via::Http, "2025-11-25", "2026-07-28");
 }
 
 /// The TypeScript SDK v2 client in `mode` (`legacy`, its default handshake, or `auto`,
-/// which probes with `server/discover` first) against the dual-era server.
-fn typescript_v2(mode: &str, via: Via, version: &str) -> Value {
+/// which probes with `server/discover` first) against the dual-era server offering
+/// `version`: it must settle on `negotiated`, in the legacy era (a result without `_meta`)
+/// or the modern one (a resource read with its `cacheScope`).
+fn typescript_v2(mode: &str, via: Via, version: &str, negotiated: &str) {
     setup();
     let target = target(via, version);
     let script = interop_dir().join("ts-v2-client.mjs");
     let mut args = vec![script.to_str().unwrap(), mode];
     args.extend(target.args());
-    let stdout = run("node", &args);
-    let out: Value =
-        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
-    assert!(
-        out.get("error").is_none(),
-        "the client failed: {}",
-        out["error"]
-    );
-    assert_eq!(
-        out["serverVersion"],
-        json!({"name": "dual-era-demo", "version": "1.0.0"})
-    );
-    assert_eq!(out["tools"], json!(["echo", "fails", "interview"]));
-    assert_eq!(out["echo"]["content"][0]["text"], "hi");
-    assert_eq!(out["fails"]["isError"], true);
+    let out = client_report("node", &args);
+    assert_eq!(out["protocolVersion"], negotiated);
+    if negotiated == "2026-07-28" {
+        assert_eq!(out["era"], "modern");
+        assert_eq!(
+            out["read"]["cacheScope"], "public",
+            "a modern result: {}",
+            out["read"]
+        );
+    } else {
+        assert_eq!(out["era"], "legacy");
+        assert!(
+            out["echo"].get("_meta").is_none(),
+            "a legacy result: {}",
+            out["echo"]
+        );
+    }
+    check_demo(&out, "serverVersion");
     assert_eq!(out["read"]["contents"][0]["text"], "Hello, world");
     assert_eq!(out["prompt"]["messages"][0]["content"]["text"], "Hello Lin");
     // Either era, the same tool body asks the same two questions.
-    assert_eq!(
-        out["asked"],
-        json!(["What is your name?", "A haiku for Lin"])
-    );
-    assert_eq!(
-        out["interview"]["content"][0]["text"],
-        "Lin: Rivers keep time"
-    );
-    out
-}
-
-#[test]
-fn typescript_sdk_v2_client_in_legacy_mode_over_stdio() {
-    let out = typescript_v2("legacy", Via::Stdio, "2025-11-25");
-    assert_eq!(out["era"], "legacy");
-    assert_eq!(out["protocolVersion"], "2025-11-25");
-    assert!(
-        out["echo"].get("_meta").is_none(),
-        "a legacy result: {}",
-        out["echo"]
-    );
-}
-
-#[test]
-fn typescript_sdk_v2_client_in_legacy_mode_pinned_to_2025_06_18_over_http() {
-    let out = typescript_v2("legacy", Via::Http, "2025-06-18");
-    assert_eq!(out["era"], "legacy");
-    assert_eq!(out["protocolVersion"], "2025-06-18");
-}
-
-#[test]
-fn typescript_sdk_v2_client_probing_finds_the_modern_era_over_stdio() {
-    let out = typescript_v2("auto", Via::Stdio, "2025-11-25");
-    assert_eq!(out["era"], "modern");
-    assert_eq!(out["protocolVersion"], "2026-07-28");
-    assert_eq!(
-        out["read"]["cacheScope"], "public",
-        "a modern result: {}",
-        out["read"]
-    );
-}
-
-#[test]
-fn typescript_sdk_v2_client_probing_finds_the_modern_era_over_http() {
-    let out = typescript_v2("auto", Via::Http, "2025-11-25");
-    assert_eq!(out["era"], "modern");
-    assert_eq!(out["protocolVersion"], "2026-07-28");
+    check_interview(&out, version, "Lin", "Lin: Rivers keep time");
 }

@@ -4,10 +4,11 @@
 
 use std::time::Duration;
 
-use mcp_jsonrpc::memory::{self, MemoryReader, MemoryWriter};
-use mcp_jsonrpc::{FrameReader, FrameWriter, PeerConfig};
+use mcp_jsonrpc::PeerConfig;
 use mcp_legacy::server::DualEra;
 use mcp_server::{ResourceDef, Server, ToolDef};
+use mcp_test_support::MemoryWire;
+use mcp_test_support::tools;
 use mcp_types::{
     CallToolResult, ElicitRequestFormParams, ElicitRequestParams, EmbeddedResourceResource,
     LoggingLevel, TextResourceContents,
@@ -17,15 +18,7 @@ use serde_json::{Value, json};
 fn server() -> Server {
     Server::builder("dual", "2.0.0")
         .instructions("Both eras")
-        .tool(ToolDef::new(
-            "echo",
-            json!({"type": "object", "properties": {"text": {"type": "string"}}}),
-            |args, _cx| async move {
-                Ok(CallToolResult::text(
-                    args["text"].as_str().unwrap_or_default(),
-                ))
-            },
-        ))
+        .tool(tools::echo(""))
         .tool(ToolDef::new(
             "chatty",
             json!({"type": "object"}),
@@ -62,72 +55,11 @@ fn server() -> Server {
         .unwrap()
 }
 
-struct Wire {
-    reader: MemoryReader,
-    writer: MemoryWriter,
-    next: i64,
-    _conn: mcp_jsonrpc::Connection,
-}
-
-impl Wire {
-    fn start(handler: DualEra<Server>) -> Wire {
-        let ((a_read, a_write), (b_read, b_write)) = memory::pair(64);
-        let (_peer, conn) = handler.connect(b_read, b_write, PeerConfig::default());
-        Wire {
-            reader: a_read,
-            writer: a_write,
-            next: 0,
-            _conn: conn,
-        }
-    }
-
-    async fn send(&mut self, value: Value) {
-        self.writer
-            .write_frame(value.to_string().into())
-            .await
-            .unwrap();
-    }
-
-    /// (notifications before the response, the response).
-    async fn call(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
-        self.next += 1;
-        let id = self.next;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        let mut notes = Vec::new();
-        loop {
-            let frame = tokio::time::timeout(Duration::from_secs(10), self.reader.read_frame())
-                .await
-                .expect("a frame in time")
-                .expect("open")
-                .unwrap();
-            let message: Value = serde_json::from_slice(&frame).unwrap();
-            if message.get("id") == Some(&json!(id)) {
-                return (notes, message);
-            }
-            notes.push(message);
-        }
-    }
-
-    async fn recv(&mut self) -> Value {
-        let frame = tokio::time::timeout(Duration::from_secs(10), self.reader.read_frame())
-            .await
-            .expect("a frame in time")
-            .expect("open")
-            .unwrap();
-        serde_json::from_slice(&frame).unwrap()
-    }
-
-    async fn result(&mut self, method: &str, params: Value) -> Value {
-        let (_, response) = self.call(method, params).await;
-        assert!(response.get("error").is_none(), "{method}: {response}");
-        response["result"].clone()
-    }
-
-    async fn error(&mut self, method: &str, params: Value) -> Value {
-        let (_, response) = self.call(method, params).await;
-        response.get("error").cloned().expect("an error")
-    }
+/// The dual-era `handler` on one end of an in-memory duplex, and the bare other end.
+fn start(handler: DualEra<Server>) -> (MemoryWire, mcp_jsonrpc::Connection) {
+    let (wire, (read, write)) = MemoryWire::pair(64, Duration::from_secs(10));
+    let (_peer, conn) = handler.connect(read, write, PeerConfig::default());
+    (wire, conn)
 }
 
 fn initialize(version: &str) -> Value {
@@ -140,7 +72,7 @@ fn initialize(version: &str) -> Value {
 
 #[tokio::test]
 async fn initialize_first_makes_a_legacy_session_served_by_the_same_handlers() {
-    let mut wire = Wire::start(DualEra::new(server()));
+    let (mut wire, _conn) = start(DualEra::new(server()));
     let init = wire.result("initialize", initialize("2025-06-18")).await;
     assert_eq!(init["protocolVersion"], "2025-06-18");
     assert_eq!(init["serverInfo"]["name"], "dual");
@@ -199,17 +131,16 @@ async fn initialize_first_makes_a_legacy_session_served_by_the_same_handlers() {
 
 #[tokio::test]
 async fn an_unknown_requested_version_gets_the_newest_enabled_one() {
-    let mut wire = Wire::start(DualEra::new(server()));
+    let (mut wire, _conn) = start(DualEra::new(server()));
     let init = wire.result("initialize", initialize("2099-01-01")).await;
     assert_eq!(init["protocolVersion"], "2025-11-25");
 
-    let mut wire =
-        Wire::start(DualEra::new(server()).with_legacy_versions(&["2025-03-26", "2024-11-05"]));
+    let (mut wire, _conn) =
+        start(DualEra::new(server()).with_legacy_versions(&["2025-03-26", "2024-11-05"]));
     let init = wire.result("initialize", initialize("2025-11-25")).await;
     assert_eq!(init["protocolVersion"], "2025-03-26");
-    let init_old =
-        Wire::start(DualEra::new(server()).with_legacy_versions(&["2025-03-26", "2024-11-05"]));
-    let mut init_old = init_old;
+    let (mut init_old, _conn) =
+        start(DualEra::new(server()).with_legacy_versions(&["2025-03-26", "2024-11-05"]));
     let old = init_old
         .result("initialize", initialize("2024-11-05"))
         .await;
@@ -218,7 +149,7 @@ async fn an_unknown_requested_version_gets_the_newest_enabled_one() {
 
 #[tokio::test]
 async fn a_modern_only_server_names_its_versions() {
-    let mut wire = Wire::start(DualEra::new(server()).with_legacy_versions(&[]));
+    let (mut wire, _conn) = start(DualEra::new(server()).with_legacy_versions(&[]));
     let error = wire.error("initialize", initialize("2025-11-25")).await;
     assert_eq!(error["code"], -32022);
     assert_eq!(error["data"]["supported"], json!(["2026-07-28"]));
@@ -226,7 +157,7 @@ async fn a_modern_only_server_names_its_versions() {
 
 #[tokio::test]
 async fn a_request_before_initialize_is_an_error_not_an_exit() {
-    let mut wire = Wire::start(DualEra::new(server()));
+    let (mut wire, _conn) = start(DualEra::new(server()));
     let error = wire.error("tools/list", json!({})).await;
     assert_eq!(error["code"], -32600);
     // The connection is still usable: the handshake follows.
@@ -236,7 +167,7 @@ async fn a_request_before_initialize_is_an_error_not_an_exit() {
 
 #[tokio::test]
 async fn modern_meta_first_makes_a_modern_connection() {
-    let mut wire = Wire::start(DualEra::new(server()));
+    let (mut wire, _conn) = start(DualEra::new(server()));
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}
@@ -252,7 +183,7 @@ async fn modern_meta_first_makes_a_modern_connection() {
 
 #[tokio::test]
 async fn input_required_becomes_real_server_to_client_requests() {
-    let mut wire = Wire::start(DualEra::new(server()));
+    let (mut wire, _conn) = start(DualEra::new(server()));
     let mut init = initialize("2025-11-25");
     init["capabilities"] = json!({"elicitation": {}});
     wire.result("initialize", init).await;
@@ -276,7 +207,7 @@ async fn input_required_becomes_real_server_to_client_requests() {
 
 #[tokio::test]
 async fn input_required_without_the_capability_is_the_cores_error() {
-    let mut wire = Wire::start(DualEra::new(server()));
+    let (mut wire, _conn) = start(DualEra::new(server()));
     wire.result("initialize", initialize("2025-11-25")).await;
     let error = wire
         .error("tools/call", json!({"name": "ask", "arguments": {}}))
@@ -286,7 +217,7 @@ async fn input_required_without_the_capability_is_the_cores_error() {
 
 #[tokio::test]
 async fn an_unknown_resource_is_the_legacy_code() {
-    let mut wire = Wire::start(DualEra::new(server()));
+    let (mut wire, _conn) = start(DualEra::new(server()));
     wire.result("initialize", initialize("2025-06-18")).await;
     let error = wire
         .error("resources/read", json!({"uri": "test://nope"}))
@@ -299,7 +230,7 @@ async fn an_unknown_resource_is_the_legacy_code() {
     assert_eq!(read["contents"][0]["text"], "here");
 
     // A modern connection keeps the 2026-07-28 code.
-    let mut wire = Wire::start(DualEra::new(server()));
+    let (mut wire, _conn) = start(DualEra::new(server()));
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}
@@ -316,7 +247,7 @@ async fn an_unknown_resource_is_the_legacy_code() {
 #[tokio::test]
 async fn changes_reach_a_legacy_session_the_legacy_way() {
     let server = server();
-    let mut wire = Wire::start(DualEra::new(server.clone()));
+    let (mut wire, _conn) = start(DualEra::new(server.clone()));
     let init = wire.result("initialize", initialize("2025-11-25")).await;
     assert_eq!(init["capabilities"]["tools"]["listChanged"], true, "{init}");
     assert_eq!(

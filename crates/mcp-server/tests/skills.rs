@@ -52,6 +52,11 @@ fn server(directory_read: bool) -> Server {
 
 /// Sends `method` with `params` and a `_meta` that does not declare the extension (the SEP
 /// binds the methods to the server's declaration alone).
+/// A request that must succeed: its result.
+async fn ok(server: &Server, method: &str, params: Value) -> Value {
+    call(server, method, params).await.unwrap()
+}
+
 async fn call(server: &Server, method: &str, params: Value) -> Result<Value, ErrorObject> {
     let mut params = params;
     params["_meta"] = json!({
@@ -163,13 +168,12 @@ async fn every_listed_file_reads_back_with_its_digest_and_size() {
         }
     }
     // A binary file is a blob with its raw bytes.
-    let read = call(
+    let read = ok(
         &server,
         "resources/read",
         json!({"uri": "skill://pdf-processing/scripts/logo.bin"}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(bytes_of(&read), [0xff, 0x00, 0xfe]);
     assert_eq!(read["contents"][0]["mimeType"], "application/octet-stream");
 }
@@ -197,13 +201,12 @@ async fn skill_md_is_listed_as_markdown_named_by_its_frontmatter() {
 #[tokio::test]
 async fn skills_get_answers_for_served_skills_only() {
     let server = server(false);
-    let got = call(
+    let got = ok(
         &server,
         "skills/get",
         json!({"uri": "skill://acme/billing/refunds/SKILL.md"}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(got["skill"]["uri"], "skill://acme/billing/refunds/SKILL.md");
     assert_eq!(got["skill"]["frontmatter"]["name"], "refunds");
     assert!(got.get("nextCursor").is_none());
@@ -295,13 +298,12 @@ fn server_without_directories() -> Server {
 #[tokio::test]
 async fn directory_pages_hold_the_page_size() {
     let server = server(true);
-    let first = call(
+    let first = ok(
         &server,
         "resources/directory/read",
         json!({"uri": "skill://pdf-processing"}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(first["resources"].as_array().unwrap().len(), 2);
     assert!(first["nextCursor"].is_string());
     let bad = call(
@@ -388,13 +390,12 @@ async fn skills_are_read_from_a_root_directory() {
         .skills(skills)
         .build()
         .unwrap();
-    let inner = call(
+    let inner = ok(
         &server,
         "resources/read",
         json!({"uri": "skill://outer/inner/SKILL.md"}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(
         bytes_of(&inner),
         b"---\nname: inner\ndescription: Inner\n---\n"

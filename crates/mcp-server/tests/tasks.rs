@@ -10,7 +10,7 @@ use mcp_server::tasks::{Clock, MemoryStore, TaskStart, TaskSupport, Tasks};
 use mcp_server::{Context, Server, ToolDef, ToolError};
 use mcp_types::{CallToolResult, ElicitRequestFormParams, ElicitRequestParams};
 use serde_json::{Value, json};
-use tasks_common::{ALICE, BOB, PLAIN, accept, call, get, settled};
+use tasks_common::{ALICE, BOB, PLAIN, accept, call, call_tool, call_tool_err, get, settled};
 use tokio::sync::Semaphore;
 
 fn form(message: &str, field: &str) -> ElicitRequestParams {
@@ -97,14 +97,7 @@ async fn start(server: &Server, caller: tasks_common::Caller, tool: &str) -> Str
 #[tokio::test]
 async fn a_task_is_created_polled_and_completed() {
     let f = fixture(Tasks::in_memory());
-    let created = call(
-        &f.server,
-        ALICE,
-        "tools/call",
-        json!({"name": "gate", "arguments": {}}),
-    )
-    .await
-    .unwrap();
+    let created = call_tool(&f.server, ALICE, "gate").await;
     assert_eq!(created["resultType"], "task");
     assert_eq!(created["status"], "working");
     for absent in [
@@ -144,26 +137,12 @@ async fn a_task_is_created_polled_and_completed() {
 async fn without_the_extension_optional_tools_answer_directly_and_required_ones_refuse() {
     let f = fixture(Tasks::in_memory());
     f.gate.add_permits(1);
-    let direct = call(
-        &f.server,
-        PLAIN,
-        "tools/call",
-        json!({"name": "gate", "arguments": {}}),
-    )
-    .await
-    .unwrap();
+    let direct = call_tool(&f.server, PLAIN, "gate").await;
     assert_eq!(direct["resultType"], "complete");
     assert_eq!(direct["content"][0]["text"], "opened");
     assert!(direct.get("taskId").is_none());
 
-    let refused = call(
-        &f.server,
-        PLAIN,
-        "tools/call",
-        json!({"name": "only_task", "arguments": {}}),
-    )
-    .await
-    .unwrap_err();
+    let refused = call_tool_err(&f.server, PLAIN, "only_task").await;
     assert_eq!(refused.code.0, -32021);
     assert_eq!(
         refused.data.unwrap()["requiredCapabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
@@ -342,14 +321,7 @@ async fn input_inside_a_task_is_asked_answered_in_parts_and_resumed() {
 #[tokio::test]
 async fn input_rounds_before_escalation_are_synchronous_then_the_task_finishes_the_work() {
     let f = fixture(Tasks::in_memory());
-    let first = call(
-        &f.server,
-        ALICE,
-        "tools/call",
-        json!({"name": "ask_then_task", "arguments": {}}),
-    )
-    .await
-    .unwrap();
+    let first = call_tool(&f.server, ALICE, "ask_then_task").await;
     assert_eq!(first["resultType"], "input_required");
     assert!(first.get("taskId").is_none());
     let state = first["requestState"].clone();
@@ -439,14 +411,7 @@ async fn tasks_expire_a_ttl_after_they_finish_and_running_ones_are_kept_alive() 
 async fn a_full_store_refuses_new_tasks() {
     let f = fixture(Tasks::new(MemoryStore::new(1)));
     start(&f.server, ALICE, "gate").await;
-    let refused = call(
-        &f.server,
-        ALICE,
-        "tools/call",
-        json!({"name": "gate", "arguments": {}}),
-    )
-    .await
-    .unwrap_err();
+    let refused = call_tool_err(&f.server, ALICE, "gate").await;
     assert_eq!(refused.code.0, -32603);
 }
 

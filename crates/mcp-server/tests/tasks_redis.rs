@@ -19,7 +19,7 @@ use mcp_server::tasks::{RedisStore, TaskRecord, TaskStore, TaskSupport, Tasks};
 use mcp_server::{Context, Server, ToolDef};
 use mcp_types::{CallToolResult, ElicitRequestFormParams, ElicitRequestParams};
 use serde_json::{Value, json};
-use tasks_common::{ALICE, BOB, accept, call, get};
+use tasks_common::{ALICE, BOB, accept, call, call_tool, get, update};
 use tokio::sync::Semaphore;
 
 /// A `redis-server` child on a free loopback port, killed when dropped.
@@ -241,14 +241,7 @@ async fn two_servers_sharing_redis_serve_one_task() {
     let b = member(&redis.url, &gate, &saw_cancel, &runs, "b").await;
 
     // Created on A, visible on B at once (durable creation), to its owner only.
-    let created = call(
-        &a,
-        ALICE,
-        "tools/call",
-        json!({"name": "gate", "arguments": {}}),
-    )
-    .await
-    .unwrap();
+    let created = call_tool(&a, ALICE, "gate").await;
     let id = created["taskId"].as_str().unwrap().to_owned();
     assert_eq!(get(&b, ALICE, &id).await.unwrap()["status"], "working");
     assert_eq!(get(&b, BOB, &id).await.unwrap_err().code.0, -32602);
@@ -279,25 +272,11 @@ async fn two_servers_sharing_redis_serve_one_task() {
     assert_eq!(get(&a, ALICE, &id).await.unwrap()["status"], "cancelled");
 
     // Asked on A, answered on B: B runs the tool again with every answer.
-    let created = call(
-        &a,
-        ALICE,
-        "tools/call",
-        json!({"name": "two_questions", "arguments": {}}),
-    )
-    .await
-    .unwrap();
+    let created = call_tool(&a, ALICE, "two_questions").await;
     let id = created["taskId"].as_str().unwrap().to_owned();
     let asking = until(&b, &id, |t| t["status"] == "input_required").await;
     assert_eq!(asking["inputRequests"].as_object().unwrap().len(), 2);
-    call(
-        &b,
-        ALICE,
-        "tasks/update",
-        json!({"taskId": id, "inputResponses": {"a": accept(json!({"a": "x"}))}}),
-    )
-    .await
-    .unwrap();
+    update(&b, ALICE, &id, json!({"a": accept(json!({"a": "x"}))})).await;
     let still = get(&a, ALICE, &id).await.unwrap();
     assert_eq!(still["status"], "input_required");
     assert_eq!(
@@ -308,14 +287,7 @@ async fn two_servers_sharing_redis_serve_one_task() {
             .collect::<Vec<_>>(),
         ["b"]
     );
-    call(
-        &b,
-        ALICE,
-        "tasks/update",
-        json!({"taskId": id, "inputResponses": {"b": accept(json!({"b": "y"}))}}),
-    )
-    .await
-    .unwrap();
+    update(&b, ALICE, &id, json!({"b": accept(json!({"b": "y"}))})).await;
     let done = until(&a, &id, |t| t["status"] == "completed").await;
     assert_eq!(done["result"]["content"][0]["text"], "x y");
     assert_eq!(

@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
-use mcp_jsonrpc::memory::{self, MemoryReader, MemoryWriter};
-use mcp_jsonrpc::{FrameReader, FrameWriter, Peer, PeerConfig};
+use mcp_jsonrpc::{Peer, PeerConfig};
 use mcp_server::{
     PromptDef, ResourceDef, ResourceTemplateDef, Server, StateKeys, ToolDef, ToolError,
 };
+use mcp_test_support::{MemoryWire, tools};
 use mcp_types::{
     CallToolResult, ContentBlock, ElicitRequestFormParams, ElicitRequestParams,
     EmbeddedResourceResource, GetPromptResult, LoggingLevel, PromptMessage, Role,
@@ -19,15 +19,6 @@ fn meta() -> Value {
 }
 
 fn server() -> Server {
-    #[derive(serde::Deserialize, schemars::JsonSchema)]
-    struct Add {
-        a: i64,
-        b: i64,
-    }
-    #[derive(serde::Serialize, schemars::JsonSchema)]
-    struct Sum {
-        sum: i64,
-    }
     Server::builder("wire-test", "1.0.0")
         .instructions("Test server")
         .tool(
@@ -38,7 +29,7 @@ fn server() -> Server {
             )
             .map(|t| t.description("Echoes")),
         )
-        .tool(ToolDef::structured("add", |args: Add, _cx| async move { Ok(Sum { sum: args.a + args.b }) }))
+        .tool(tools::add())
         .tool(ToolDef::new("boom", json!({"type": "object"}), |_args, _cx| async move {
             panic!("handler bug");
         }))
@@ -89,78 +80,26 @@ fn server() -> Server {
         .unwrap()
 }
 
-struct Client {
-    reader: MemoryReader,
-    writer: MemoryWriter,
-    next: i64,
+/// `server` on one end of an in-memory duplex, and the bare other end.
+fn start(server: &Server) -> (MemoryWire, mcp_jsonrpc::Connection) {
+    let (wire, (read, write)) = MemoryWire::pair(64, Duration::from_secs(10));
+    let (_peer, conn) = Peer::connect(read, write, server.clone(), PeerConfig::default());
+    (wire, conn)
 }
 
-impl Client {
-    fn start(server: &Server) -> (Client, mcp_jsonrpc::Connection) {
-        let ((a_read, a_write), (b_read, b_write)) = memory::pair(64);
-        let (_peer, conn) = Peer::connect(b_read, b_write, server.clone(), PeerConfig::default());
-        (
-            Client {
-                reader: a_read,
-                writer: a_write,
-                next: 0,
-            },
-            conn,
-        )
-    }
+/// The result of `tools/call` with `params` (plus `_meta`), which must succeed.
+async fn tool_result(c: &mut MemoryWire, params: Value) -> Value {
+    c.result("tools/call", with_meta(params)).await
+}
 
-    async fn send(&mut self, value: Value) {
-        self.writer
-            .write_frame(value.to_string().into())
-            .await
-            .unwrap();
-    }
+/// The error of `tools/call` with `params` (plus `_meta`), which must fail.
+async fn tool_error(c: &mut MemoryWire, params: Value) -> Value {
+    c.error("tools/call", with_meta(params)).await
+}
 
-    async fn send_bytes(&mut self, frame: &[u8]) {
-        self.writer
-            .write_frame(bytes::Bytes::copy_from_slice(frame))
-            .await
-            .unwrap();
-    }
-
-    async fn recv(&mut self) -> Value {
-        let frame = tokio::time::timeout(Duration::from_secs(10), self.reader.read_frame())
-            .await
-            .expect("a frame in time")
-            .expect("open")
-            .unwrap();
-        serde_json::from_slice(&frame).unwrap()
-    }
-
-    /// Sends a request and returns (notifications before the response, the response).
-    async fn call(&mut self, method: &str, params: Value) -> (Vec<Value>, Value) {
-        self.next += 1;
-        let id = self.next;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        let mut notes = Vec::new();
-        loop {
-            let message = self.recv().await;
-            if message.get("id") == Some(&json!(id)) {
-                return (notes, message);
-            }
-            notes.push(message);
-        }
-    }
-
-    async fn result(&mut self, method: &str, params: Value) -> Value {
-        let (_, response) = self.call(method, params).await;
-        assert!(response.get("error").is_none(), "{method}: {response}");
-        response["result"].clone()
-    }
-
-    async fn error(&mut self, method: &str, params: Value) -> Value {
-        let (_, response) = self.call(method, params).await;
-        response
-            .get("error")
-            .cloned()
-            .unwrap_or_else(|| panic!("{method}: expected an error, got {response}"))
-    }
+/// The error code of `method` with `params` (plus `_meta`), which must fail.
+async fn error_code(c: &mut MemoryWire, method: &str, params: Value) -> Value {
+    c.error(method, with_meta(params)).await["code"].clone()
 }
 
 fn with_meta(mut params: Value) -> Value {
@@ -171,7 +110,7 @@ fn with_meta(mut params: Value) -> Value {
 #[tokio::test]
 async fn every_request_is_judged_on_its_own_meta() {
     let server = server();
-    let (mut c, _conn) = Client::start(&server);
+    let (mut c, _conn) = start(&server);
     let cases = [
         (json!(null), -32602),
         (json!({}), -32602),
@@ -239,7 +178,7 @@ async fn every_request_is_judged_on_its_own_meta() {
 #[tokio::test]
 async fn discover_and_lists_carry_identity_and_cache_hints() {
     let server = server();
-    let (mut c, _conn) = Client::start(&server);
+    let (mut c, _conn) = start(&server);
     let discover = c.result("server/discover", with_meta(json!({}))).await;
     assert_eq!(discover["resultType"], "complete");
     assert_eq!(discover["supportedVersions"], json!(["2026-07-28"]));
@@ -292,8 +231,7 @@ async fn discover_and_lists_carry_identity_and_cache_hints() {
         "test://template/{id}/data"
     );
     assert_eq!(
-        c.error("tools/list", with_meta(json!({"cursor": "not-a-cursor"})))
-            .await["code"],
+        error_code(&mut c, "tools/list", json!({"cursor": "not-a-cursor"})).await,
         -32602
     );
     assert_eq!(
@@ -318,7 +256,7 @@ async fn cache_hints_are_configurable_per_kind() {
         }))
         .build()
         .unwrap();
-    let (mut c, _conn) = Client::start(&server);
+    let (mut c, _conn) = start(&server);
     let tools = c.result("tools/list", with_meta(json!({}))).await;
     assert_eq!(
         (tools["ttlMs"].clone(), tools["cacheScope"].clone()),
@@ -346,7 +284,7 @@ async fn pagination_follows_opaque_cursors() {
         }))
         .build()
         .unwrap();
-    let (mut c, _conn) = Client::start(&server);
+    let (mut c, _conn) = start(&server);
     let first = c.result("tools/list", with_meta(json!({}))).await;
     assert_eq!(first["tools"].as_array().unwrap().len(), 2);
     let cursor = first["nextCursor"].as_str().unwrap().to_owned();
@@ -378,23 +316,17 @@ async fn structured_content_is_checked_against_the_output_schema() {
         .tool(tool)
         .build()
         .expect("a valid server");
-    let (mut c, _conn) = Client::start(&server);
+    let (mut c, _conn) = start(&server);
 
-    let good = c
-        .result(
-            "tools/call",
-            with_meta(json!({"name": "shaped", "arguments": {"n": 3}})),
-        )
-        .await;
+    let good = tool_result(&mut c, json!({"name": "shaped", "arguments": {"n": 3}})).await;
     assert_eq!(good["structuredContent"], json!({"n": 3}));
     assert!(good.get("isError").is_none(), "{good}");
 
-    let bad = c
-        .error(
-            "tools/call",
-            with_meta(json!({"name": "shaped", "arguments": {"n": "three"}})),
-        )
-        .await;
+    let bad = tool_error(
+        &mut c,
+        json!({"name": "shaped", "arguments": {"n": "three"}}),
+    )
+    .await;
     assert_eq!(bad["code"], -32603, "{bad}");
     let message = bad["message"].as_str().unwrap();
     assert!(
@@ -406,22 +338,12 @@ async fn structured_content_is_checked_against_the_output_schema() {
 #[tokio::test]
 async fn tools_validate_arguments_and_report_failures_as_results() {
     let server = server();
-    let (mut c, _conn) = Client::start(&server);
-    let ok = c
-        .result(
-            "tools/call",
-            with_meta(json!({"name": "echo", "arguments": {"text": "hi"}})),
-        )
-        .await;
+    let (mut c, _conn) = start(&server);
+    let ok = tool_result(&mut c, json!({"name": "echo", "arguments": {"text": "hi"}})).await;
     assert_eq!(ok["content"], json!([{"type": "text", "text": "hi"}]));
     assert_eq!(ok["resultType"], "complete");
 
-    let bad = c
-        .result(
-            "tools/call",
-            with_meta(json!({"name": "echo", "arguments": {"text": 5}})),
-        )
-        .await;
+    let bad = tool_result(&mut c, json!({"name": "echo", "arguments": {"text": 5}})).await;
     assert_eq!(bad["isError"], true);
     let text = bad["content"][0]["text"].as_str().unwrap();
     assert!(
@@ -433,12 +355,11 @@ async fn tools_validate_arguments_and_report_failures_as_results() {
         .await;
     assert_eq!(missing["isError"], true);
 
-    let sum = c
-        .result(
-            "tools/call",
-            with_meta(json!({"name": "add", "arguments": {"a": 2, "b": 3}})),
-        )
-        .await;
+    let sum = tool_result(
+        &mut c,
+        json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
+    )
+    .await;
     assert_eq!(sum["structuredContent"], json!({"sum": 5}));
     assert_eq!(sum["content"][0]["text"], "{\"sum\":5}");
 
@@ -468,13 +389,11 @@ async fn tools_validate_arguments_and_report_failures_as_results() {
     );
 
     assert_eq!(
-        c.error("tools/call", with_meta(json!({"name": "nope"})))
-            .await["code"],
+        error_code(&mut c, "tools/call", json!({"name": "nope"})).await,
         -32602
     );
     assert_eq!(
-        c.error("tools/call", with_meta(json!({"arguments": {}})))
-            .await["code"],
+        error_code(&mut c, "tools/call", json!({"arguments": {}})).await,
         -32602
     );
 }
@@ -482,7 +401,7 @@ async fn tools_validate_arguments_and_report_failures_as_results() {
 #[tokio::test]
 async fn progress_and_logs_only_when_asked_for() {
     let server = server();
-    let (mut c, _conn) = Client::start(&server);
+    let (mut c, _conn) = start(&server);
     let (notes, response) = c
         .call("tools/call", with_meta(json!({"name": "chatty"})))
         .await;
@@ -522,7 +441,7 @@ async fn progress_and_logs_only_when_asked_for() {
 #[tokio::test]
 async fn prompts_and_resources() {
     let server = server();
-    let (mut c, _conn) = Client::start(&server);
+    let (mut c, _conn) = start(&server);
     let prompt = c
         .result(
             "prompts/get",
@@ -531,13 +450,11 @@ async fn prompts_and_resources() {
         .await;
     assert_eq!(prompt["messages"][0]["content"]["text"], "Hello Ada");
     assert_eq!(
-        c.error("prompts/get", with_meta(json!({"name": "greet"})))
-            .await["code"],
+        error_code(&mut c, "prompts/get", json!({"name": "greet"})).await,
         -32602
     );
     assert_eq!(
-        c.error("prompts/get", with_meta(json!({"name": "nope"})))
-            .await["code"],
+        error_code(&mut c, "prompts/get", json!({"name": "nope"})).await,
         -32602
     );
 
@@ -574,7 +491,7 @@ async fn prompts_and_resources() {
 #[tokio::test]
 async fn mrtr_asks_then_completes_and_refuses_forged_state() {
     let server = server();
-    let (mut c, _conn) = Client::start(&server);
+    let (mut c, _conn) = start(&server);
     let mut params = with_meta(json!({"name": "ask", "arguments": {"topic": "tea"}}));
     // Without the elicitation capability the server may not ask: -32021.
     let error = c.error("tools/call", params.clone()).await;
@@ -637,7 +554,7 @@ async fn mrtr_asks_then_completes_and_refuses_forged_state() {
 #[tokio::test]
 async fn mrtr_state_survives_a_key_rotation_but_not_a_dropped_key() {
     let server = server();
-    let (mut c, _conn) = Client::start(&server);
+    let (mut c, _conn) = start(&server);
     let mut params = with_meta(json!({"name": "ask", "arguments": {"topic": "tea"}}));
     params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {}});
     let first = c.result("tools/call", params.clone()).await;
@@ -689,7 +606,7 @@ fn a_key_overlap_shorter_than_the_state_lifetime_is_refused() {
 #[tokio::test]
 async fn subscriptions_acknowledge_then_deliver_opted_in_changes() {
     let server = server();
-    let (mut c, _conn) = Client::start(&server);
+    let (mut c, _conn) = start(&server);
     c.send(json!({"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
         "params": with_meta(json!({"notifications": {"toolsListChanged": true, "resourceSubscriptions": ["test://static-text"]}}))}))
         .await;
@@ -833,7 +750,7 @@ async fn extensions_are_advertised_and_negotiated_per_request() {
         .extension(Clock)
         .build()
         .unwrap();
-    let (mut c, _conn) = Client::start(&server);
+    let (mut c, _conn) = start(&server);
     let discover = c.result("server/discover", with_meta(json!({}))).await;
     assert_eq!(
         discover["capabilities"]["extensions"],
@@ -862,22 +779,17 @@ async fn extensions_are_advertised_and_negotiated_per_request() {
 }
 
 /// The raw frame of a `tools/call` reply.
-async fn call_frame(c: &mut Client, name: &str) -> String {
+async fn call_frame(c: &mut MemoryWire, name: &str) -> String {
     c.send(json!({"jsonrpc": "2.0", "id": 900, "method": "tools/call",
         "params": with_meta(json!({"name": name, "arguments": {"text": "hi"}}))}))
         .await;
-    let frame = tokio::time::timeout(Duration::from_secs(10), c.reader.read_frame())
-        .await
-        .expect("a frame in time")
-        .expect("open")
-        .unwrap();
-    String::from_utf8(frame.to_vec()).unwrap()
+    String::from_utf8(c.recv_frame().await.to_vec()).unwrap()
 }
 
 #[tokio::test]
 async fn a_results_own_meta_is_kept_and_server_info_added_once() {
     let server = server();
-    let (mut c, _conn) = Client::start(&server);
+    let (mut c, _conn) = start(&server);
     let plain = call_frame(&mut c, "echo").await;
     assert_eq!(plain.matches("\"_meta\"").count(), 1, "{plain}");
     let plain: Value = serde_json::from_str(&plain).unwrap();
@@ -904,13 +816,12 @@ async fn a_null_input_responses_on_a_tool_call_is_refused_however_its_key_is_spe
     // `tools/call` reads its params in one parse that tells `null` from absent; the other
     // methods scan for the key first. Either way `inputResponses` must be an object.
     let server = server();
-    let (mut c, _conn) = Client::start(&server);
-    let error = c
-        .error(
-            "tools/call",
-            with_meta(json!({"name": "echo", "arguments": {"text": "hi"}, "inputResponses": null})),
-        )
-        .await;
+    let (mut c, _conn) = start(&server);
+    let error = tool_error(
+        &mut c,
+        json!({"name": "echo", "arguments": {"text": "hi"}, "inputResponses": null}),
+    )
+    .await;
     assert_eq!(error["code"], -32602, "{error}");
     assert!(
         error["message"]
@@ -924,18 +835,17 @@ async fn a_null_input_responses_on_a_tool_call_is_refused_however_its_key_is_spe
         r#"{{"jsonrpc":"2.0","id":902,"method":"tools/call","params":{{"_meta":{},"name":"echo","arguments":{{"text":"hi"}},"input\u0052esponses":null}}}}"#,
         meta()
     );
-    c.writer.write_frame(frame.into()).await.unwrap();
+    c.send_bytes(frame).await;
     let reply = c.recv().await;
     assert_eq!(reply["id"], 902, "{reply}");
     assert_eq!(reply["error"]["code"], -32602, "{reply}");
 
     // An empty object is a plain call.
-    let ok = c
-        .result(
-            "tools/call",
-            with_meta(json!({"name": "echo", "arguments": {"text": "hi"}, "inputResponses": {}})),
-        )
-        .await;
+    let ok = tool_result(
+        &mut c,
+        json!({"name": "echo", "arguments": {"text": "hi"}, "inputResponses": {}}),
+    )
+    .await;
     assert_eq!(ok["content"][0]["text"], "hi");
 }
 
@@ -945,7 +855,7 @@ async fn a_null_input_responses_on_a_tool_call_is_refused_however_its_key_is_spe
 #[tokio::test]
 async fn requests_in_the_usual_layout_read_their_params_once_and_answer_as_any_other() {
     let server = server();
-    let (mut c, _conn) = Client::start(&server);
+    let (mut c, _conn) = start(&server);
     let meta = meta().to_string();
     let call = |id: u32, params: &str, after: &str| {
         format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}{after}}}"#)
@@ -1073,52 +983,35 @@ async fn derived_schemas_are_compiled_at_first_call() {
         }))
         .build()
         .expect("a valid server");
-    let (mut c, _conn) = Client::start(&server);
+    let (mut c, _conn) = start(&server);
 
-    let bad = c
-        .result(
-            "tools/call",
-            with_meta(json!({"name": "add", "arguments": {"a": "two", "b": 3}})),
-        )
-        .await;
+    let bad = tool_result(
+        &mut c,
+        json!({"name": "add", "arguments": {"a": "two", "b": 3}}),
+    )
+    .await;
     assert_eq!(bad["isError"], true, "{bad}");
     let text = bad["content"][0]["text"].as_str().unwrap();
     assert!(
         text.starts_with("Invalid arguments for tool add") && text.contains("/a"),
         "the derived schema's validator ran: {text}"
     );
-    let sum = c
-        .result(
-            "tools/call",
-            with_meta(json!({"name": "add", "arguments": {"a": 2, "b": 3}})),
-        )
-        .await;
+    let sum = tool_result(
+        &mut c,
+        json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
+    )
+    .await;
     assert_eq!(sum["content"][0]["text"], "5");
 
     // A schema without parameters accepts any object; one that forbids extra members
     // does not.
-    let open = c
-        .result(
-            "tools/call",
-            with_meta(json!({"name": "open", "arguments": {"extra": 1}})),
-        )
-        .await;
+    let open = tool_result(&mut c, json!({"name": "open", "arguments": {"extra": 1}})).await;
     assert_eq!(open["content"][0]["text"], "ran", "{open}");
-    let closed = c
-        .result(
-            "tools/call",
-            with_meta(json!({"name": "closed", "arguments": {"extra": 1}})),
-        )
-        .await;
+    let closed = tool_result(&mut c, json!({"name": "closed", "arguments": {"extra": 1}})).await;
     assert_eq!(closed["isError"], true, "{closed}");
 
     for _ in 0..2 {
-        let error = c
-            .error(
-                "tools/call",
-                with_meta(json!({"name": "odd", "arguments": {"s": "x"}})),
-            )
-            .await;
+        let error = tool_error(&mut c, json!({"name": "odd", "arguments": {"s": "x"}})).await;
         assert_eq!(error["code"], -32603, "{error}");
         let message = error["message"].as_str().unwrap();
         assert!(

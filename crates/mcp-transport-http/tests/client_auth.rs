@@ -124,6 +124,25 @@ fn frame() -> bytes::Bytes {
     mcp_jsonrpc::encode_request(&1.into(), "tools/list", Some(&json!({}))).unwrap()
 }
 
+/// A `tools/list` through `http`, which must be answered with a response.
+async fn lists(http: &HttpClient) {
+    let mut stream = http
+        .request(frame(), RequestHeaders::new("2026-07-28", "tools/list"))
+        .await
+        .unwrap();
+    assert!(matches!(
+        stream.next().await,
+        Some(Ok(mcp_jsonrpc::Message::Response(_)))
+    ));
+}
+
+/// A `tools/list` through `http`, which must fail: the error.
+async fn refused(http: &HttpClient) -> Error {
+    http.request(frame(), RequestHeaders::new("2026-07-28", "tools/list"))
+        .await
+        .unwrap_err()
+}
+
 #[tokio::test]
 async fn a_challenged_request_is_sent_again_with_the_new_header() {
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -133,14 +152,7 @@ async fn a_challenged_request_is_sent_again_with_the_new_header() {
         ..Scripted::default()
     });
     let http = client(&url, &authorizer);
-    let mut stream = http
-        .request(frame(), RequestHeaders::new("2026-07-28", "tools/list"))
-        .await
-        .unwrap();
-    assert!(matches!(
-        stream.next().await,
-        Some(Ok(mcp_jsonrpc::Message::Response(_)))
-    ));
+    lists(&http).await;
     // The authorizer owns the header: the configured one is not sent; then each token.
     assert_eq!(
         *seen.lock().unwrap(),
@@ -188,10 +200,7 @@ async fn giving_up_or_failing_surfaces_the_challenge() {
         script: Mutex::new(vec!["one"]),
         ..Scripted::default()
     });
-    let err = client(&url, &authorizer)
-        .request(frame(), RequestHeaders::new("2026-07-28", "tools/list"))
-        .await
-        .unwrap_err();
+    let err = refused(&client(&url, &authorizer)).await;
     let Error::Unauthorized {
         status,
         www_authenticate,
@@ -247,10 +256,7 @@ async fn an_authorizer_that_never_gives_up_is_stopped() {
         script: Mutex::new(vec!["one"; 100]),
         ..Scripted::default()
     });
-    let err = client(&url, &authorizer)
-        .request(frame(), RequestHeaders::new("2026-07-28", "tools/list"))
-        .await
-        .unwrap_err();
+    let err = refused(&client(&url, &authorizer)).await;
     assert!(matches!(err, Error::Unauthorized { .. }), "{err:?}");
     assert_eq!(
         seen.lock().unwrap().len(),
@@ -311,14 +317,7 @@ async fn a_token_renewed_before_the_request_is_the_one_sent() {
     )
     .unwrap();
     for _ in 0..2 {
-        let mut stream = http
-            .request(frame(), RequestHeaders::new("2026-07-28", "tools/list"))
-            .await
-            .unwrap();
-        assert!(matches!(
-            stream.next().await,
-            Some(Ok(mcp_jsonrpc::Message::Response(_)))
-        ));
+        lists(&http).await;
     }
     // The stale token was never sent, nothing was refused, and it was renewed once.
     assert_eq!(
@@ -455,14 +454,7 @@ async fn the_authorizer_supplies_headers_per_attempt_and_sees_every_response() {
             .authorizer(Arc::clone(&authorizer) as Arc<dyn Authorizer>),
     )
     .unwrap();
-    let mut stream = http
-        .request(frame(), RequestHeaders::new("2026-07-28", "tools/list"))
-        .await
-        .unwrap();
-    assert!(matches!(
-        stream.next().await,
-        Some(Ok(mcp_jsonrpc::Message::Response(_)))
-    ));
+    lists(&http).await;
     // A new proof per attempt, carrying what the refusal handed out; the authorizer's
     // header replaced the configured one of the same name, the others are kept.
     assert_eq!(
@@ -491,10 +483,7 @@ async fn the_authorizer_supplies_headers_per_attempt_and_sees_every_response() {
         HttpClientConfig::default().authorizer(Arc::clone(&authorizer) as Arc<dyn Authorizer>),
     )
     .unwrap();
-    let err = http
-        .request(frame(), RequestHeaders::new("2026-07-28", "tools/list"))
-        .await
-        .unwrap_err();
+    let err = refused(&http).await;
     assert!(matches!(err, Error::Unauthorized { .. }), "{err:?}");
     let earlier = authorizer.earlier.lock().unwrap().clone();
     assert_eq!(
@@ -517,10 +506,7 @@ async fn headers_that_cannot_be_made_fail_the_request_before_it_is_sent() {
         HttpClientConfig::default().authorizer(Arc::clone(&authorizer) as Arc<dyn Authorizer>),
     )
     .unwrap();
-    let err = http
-        .request(frame(), RequestHeaders::new("2026-07-28", "tools/list"))
-        .await
-        .unwrap_err();
+    let err = refused(&http).await;
     assert!(
         matches!(&err, Error::Authorization(e) if e.to_string() == "no key to sign with"),
         "{err:?}"

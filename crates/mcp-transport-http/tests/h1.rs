@@ -8,18 +8,15 @@ mod support;
 
 use std::time::Duration;
 
-use mcp_transport_http::{HttpServer, HttpServerConfig, RunningServer};
+use mcp_transport_http::{HttpServerConfig, RunningServer};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
-use support::{TestHandler, request_body, sse_events, standard_headers};
+use support::{assert_status, request_body, sse_events, standard_headers};
 
 async fn start(config: HttpServerConfig) -> (RunningServer, support::Log) {
-    let (handler, log, _gate) = TestHandler::new();
-    let server = HttpServer::bind(HttpServer::DEFAULT_ADDR, handler, config)
-        .await
-        .unwrap();
+    let (server, log, _gate) = support::serve(config).await;
     (server, log)
 }
 
@@ -90,7 +87,7 @@ async fn served(server: &RunningServer) -> TcpStream {
         .await
         .unwrap();
     let (head, body) = read_one(&mut stream).await;
-    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    assert_status(&head, "200 OK");
     assert_eq!(serde_json::from_slice::<Value>(&body).unwrap()["id"], 1);
     stream
 }
@@ -158,7 +155,7 @@ async fn a_body_split_over_many_writes_is_read_whole() {
         tokio::task::yield_now().await;
     }
     let (head, body) = read_one(&mut stream).await;
-    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    assert_status(&head, "200 OK");
     let body: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(body["id"], 7);
     assert_eq!(body["result"]["text"].as_str().map(str::len), Some(200_000));
@@ -168,7 +165,7 @@ async fn a_body_split_over_many_writes_is_read_whole() {
         .await
         .unwrap();
     let (head, body) = read_one(&mut stream).await;
-    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    assert_status(&head, "200 OK");
     assert_eq!(serde_json::from_slice::<Value>(&body).unwrap()["id"], 8);
     server.shutdown(Duration::from_secs(5)).await;
 }
@@ -190,7 +187,7 @@ async fn notifications_stream_as_chunks_and_the_connection_is_reused() {
     let (first, second) = replies
         .split_once("0\r\n\r\n")
         .expect("the stream's last chunk");
-    assert!(first.starts_with("HTTP/1.1 200 OK\r\n"), "{first}");
+    assert_status(first, "200 OK");
     assert!(
         first.contains("\r\ncontent-type: text/event-stream\r\n"),
         "{first}"
@@ -237,7 +234,7 @@ async fn a_chunked_body_is_served_by_hyper_on_the_same_connection() {
     bytes.extend_from_slice(b"0\r\n\r\n");
     stream.write_all(&bytes).await.unwrap();
     let reply = read_all(&mut stream).await;
-    assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
+    assert_status(&reply, "200 OK");
     assert_eq!(json_bodies(&reply)[0]["result"]["chunked"], true);
     server.shutdown(Duration::from_secs(5)).await;
 }
@@ -279,7 +276,7 @@ async fn a_chunked_request_with_a_trailer_section_closes_its_connection() {
     stream.write_all(&bytes).await.unwrap();
     let replies = read_all(&mut stream).await;
     assert_eq!(replies.matches("HTTP/1.1 ").count(), 1, "{replies}");
-    assert!(replies.starts_with("HTTP/1.1 200 OK\r\n"), "{replies}");
+    assert_status(&replies, "200 OK");
     assert!(replies.contains("\r\nconnection: close\r\n"), "{replies}");
     assert_eq!(json_bodies(&replies)[0]["id"], 1);
 
@@ -426,7 +423,7 @@ async fn expect_100_continue_gets_its_interim_response() {
     assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
     stream.write_all(&body).await.unwrap();
     let reply = read_all(&mut stream).await;
-    assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
+    assert_status(&reply, "200 OK");
     assert_eq!(json_bodies(&reply)[0]["id"], 3);
     server.shutdown(Duration::from_secs(5)).await;
 }
@@ -446,7 +443,7 @@ async fn another_method_after_a_served_request_is_answered_by_hyper() {
     stream.write_all(&bytes).await.unwrap();
     let replies = read_all(&mut stream).await;
     let (first, second) = replies.split_at(replies.find("HTTP/1.1 405").expect("a 405"));
-    assert!(first.starts_with("HTTP/1.1 200 OK\r\n"), "{first}");
+    assert_status(first, "200 OK");
     assert!(
         second.to_ascii_lowercase().contains("\r\nallow: post\r\n"),
         "{second}"
@@ -473,7 +470,7 @@ async fn an_http_1_0_request_and_a_malformed_head_go_to_hyper() {
         .await
         .unwrap();
     let reply = read_all(&mut stream).await;
-    assert!(reply.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{reply}");
+    assert_status(&reply, "400 Bad Request");
     server.shutdown(Duration::from_secs(5)).await;
 }
 

@@ -66,10 +66,7 @@ impl Authenticator for ApiKey {
 }
 
 async fn start(config: HttpServerConfig, own: bool) -> (RunningServer, support::Log) {
-    let (handler, log, _gate) = TestHandler::new();
-    let server = HttpServer::bind(HttpServer::DEFAULT_ADDR, handler, config.own_http1(own))
-        .await
-        .unwrap();
+    let (server, log, _gate) = support::serve(config.own_http1(own)).await;
     (server, log)
 }
 

@@ -23,8 +23,8 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
 use support::{
-    ChannelBody, TestHandler, collect, first_sse_events, next_log, request_body, sse_events,
-    standard_headers, subset,
+    ChannelBody, TestHandler, assert_status, collect, first_sse_events, next_log, request_body,
+    sse_events, standard_headers, subset,
 };
 
 /// A `tools/list` request with id `id` laid out `{"jsonrpc":"2.0","id":N,"method":"M","params":…}`,
@@ -229,6 +229,7 @@ fn table_config() -> HttpServerConfig {
         })
 }
 
+#[rustfmt::skip]
 fn cases() -> Vec<Case> {
     let ok = |params: Value| json!({"jsonrpc": "2.0", "id": 1, "result": params});
     let call = |tool: &str, args: Value| json!({"name": tool, "arguments": args});
@@ -236,19 +237,8 @@ fn cases() -> Vec<Case> {
     let null = Value::Null;
     vec![
         // Replies: JSON when the handler emits nothing, SSE when it does.
-        Case::post(
-            "the handler sees the request's headers",
-            "test/headers",
-            json!({}),
-        )
-        .set("X-Test", "hello")
-        .json(
-            200,
-            json!({"jsonrpc": "2.0", "id": 1, "result": {"x-test": "hello"}}),
-        ),
-        Case::post("json reply", "tools/list", json!({"cursor": "a"}))
-            .json(200, ok(json!({"cursor": "a"})))
-            .no_reply_header("mcp-session-id"),
+        Case::post("the handler sees the request's headers", "test/headers", json!({})).set("X-Test", "hello").json(200, json!({"jsonrpc": "2.0", "id": 1, "result": {"x-test": "hello"}})),
+        Case::post("json reply", "tools/list", json!({"cursor": "a"})).json(200, ok(json!({"cursor": "a"}))).no_reply_header("mcp-session-id"),
         Case::post("sse reply", "test/notify", json!({})).sse(vec![
             json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"n": 1}}),
             json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"n": 2}}),
@@ -264,282 +254,77 @@ fn cases() -> Vec<Case> {
         Case::post("unsupported version", "test/version", json!({})).error(400, json!(1), -32022),
         Case::post("other errors are 200", "test/params", json!({})).error(200, json!(1), -32602),
         // The endpoint, its method and media types.
-        Case::post("other path", "tools/list", json!({}))
-            .path("/other")
-            .status(404),
-        Case::post("query string", "tools/list", json!({}))
-            .path("/mcp?x=1")
-            .json(200, ok(json!({}))),
-        Case::post("GET", "tools/list", json!({}))
-            .method(Method::GET)
-            .status(405)
-            .reply_header("allow", "POST"),
-        Case::post("DELETE", "tools/list", json!({}))
-            .method(Method::DELETE)
-            .status(405)
-            .reply_header("allow", "POST"),
-        Case::post("PUT", "tools/list", json!({}))
-            .method(Method::PUT)
-            .status(405)
-            .reply_header("allow", "POST"),
-        Case::post("text/plain", "tools/list", json!({}))
-            .set("content-type", "text/plain")
-            .error(415, null.clone(), -32600),
-        Case::post("no content-type", "tools/list", json!({}))
-            .unset("content-type")
-            .error(415, null.clone(), -32600),
-        Case::post("charset", "tools/list", json!({}))
-            .set("content-type", "application/json; charset=utf-8")
-            .json(200, ok(json!({}))),
-        Case::post("accept json only", "tools/list", json!({}))
-            .set("accept", "application/json")
-            .error(406, null.clone(), -32600),
-        Case::post("accept wildcard", "tools/list", json!({}))
-            .set("accept", "*/*")
-            .error(406, null.clone(), -32600),
-        Case::post("no accept", "tools/list", json!({}))
-            .unset("accept")
-            .error(406, null.clone(), -32600),
-        Case::post("accept in two headers", "tools/list", json!({}))
-            .set("accept", "text/event-stream")
-            .add("accept", "application/json")
-            .json(200, ok(json!({}))),
+        Case::post("other path", "tools/list", json!({})).path("/other").status(404),
+        Case::post("query string", "tools/list", json!({})).path("/mcp?x=1").json(200, ok(json!({}))),
+        Case::post("GET", "tools/list", json!({})).method(Method::GET).status(405).reply_header("allow", "POST"),
+        Case::post("DELETE", "tools/list", json!({})).method(Method::DELETE).status(405).reply_header("allow", "POST"),
+        Case::post("PUT", "tools/list", json!({})).method(Method::PUT).status(405).reply_header("allow", "POST"),
+        Case::post("text/plain", "tools/list", json!({})).set("content-type", "text/plain").error(415, null.clone(), -32600),
+        Case::post("no content-type", "tools/list", json!({})).unset("content-type").error(415, null.clone(), -32600),
+        Case::post("charset", "tools/list", json!({})).set("content-type", "application/json; charset=utf-8").json(200, ok(json!({}))),
+        Case::post("accept json only", "tools/list", json!({})).set("accept", "application/json").error(406, null.clone(), -32600),
+        Case::post("accept wildcard", "tools/list", json!({})).set("accept", "*/*").error(406, null.clone(), -32600),
+        Case::post("no accept", "tools/list", json!({})).unset("accept").error(406, null.clone(), -32600),
+        Case::post("accept in two headers", "tools/list", json!({})).set("accept", "text/event-stream").add("accept", "application/json").json(200, ok(json!({}))),
         // Origin and Host: the DNS-rebinding defence.
-        Case::post("foreign origin", "tools/list", json!({}))
-            .set("origin", "https://evil.example.com")
-            .error(403, null.clone(), -32600),
-        Case::post("opaque origin", "tools/list", json!({}))
-            .set("origin", "null")
-            .status(403)
-            .json(403, json!({"id": null})),
-        Case::post("loopback origin", "tools/list", json!({}))
-            .set("origin", "http://localhost:5173")
-            .json(200, ok(json!({}))),
-        Case::post("foreign host", "tools/list", json!({}))
-            .set("host", "evil.example.com")
-            .error(403, null.clone(), -32600),
-        Case::post("rebinding host with port", "tools/list", json!({}))
-            .set("host", "evil.example.com:80")
-            .status(403)
-            .json(403, json!({})),
-        Case::post("localhost host", "tools/list", json!({}))
-            .set("host", "localhost:1234")
-            .json(200, ok(json!({}))),
-        Case::post("ipv6 host", "tools/list", json!({}))
-            .set("host", "[::1]:1234")
-            .json(200, ok(json!({}))),
+        Case::post("foreign origin", "tools/list", json!({})).set("origin", "https://evil.example.com").error(403, null.clone(), -32600),
+        Case::post("opaque origin", "tools/list", json!({})).set("origin", "null").status(403).json(403, json!({"id": null})),
+        Case::post("loopback origin", "tools/list", json!({})).set("origin", "http://localhost:5173").json(200, ok(json!({}))),
+        Case::post("foreign host", "tools/list", json!({})).set("host", "evil.example.com").error(403, null.clone(), -32600),
+        Case::post("rebinding host with port", "tools/list", json!({})).set("host", "evil.example.com:80").status(403).json(403, json!({})),
+        Case::post("localhost host", "tools/list", json!({})).set("host", "localhost:1234").json(200, ok(json!({}))),
+        Case::post("ipv6 host", "tools/list", json!({})).set("host", "[::1]:1234").json(200, ok(json!({}))),
         // The protocol version header and `_meta`.
-        Case::post("no version header", "tools/list", json!({}))
-            .unset("mcp-protocol-version")
-            .error(400, json!(1), mm),
-        Case::post("version mismatch", "tools/list", json!({}))
-            .set("mcp-protocol-version", "2025-11-25")
-            .error(400, json!(1), mm),
-        Case::raw(
-            "no _meta",
-            "tools/list",
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#,
-        )
-        .error(400, json!(1), -32602),
-        Case::raw(
-            "no params",
-            "tools/list",
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
-        )
-        .error(400, json!(1), -32602),
+        Case::post("no version header", "tools/list", json!({})).unset("mcp-protocol-version").error(400, json!(1), mm),
+        Case::post("version mismatch", "tools/list", json!({})).set("mcp-protocol-version", "2025-11-25").error(400, json!(1), mm),
+        Case::raw("no _meta", "tools/list", r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#).error(400, json!(1), -32602),
+        Case::raw("no params", "tools/list", r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#).error(400, json!(1), -32602),
         // Mcp-Method and Mcp-Name.
-        Case::post("no method header", "tools/list", json!({}))
-            .unset("mcp-method")
-            .error(400, json!(1), mm),
-        Case::post("method mismatch", "tools/list", json!({}))
-            .set("mcp-method", "prompts/list")
-            .error(400, json!(1), mm),
-        Case::post("method value case", "tools/list", json!({}))
-            .set("mcp-method", "TOOLS/LIST")
-            .error(400, json!(1), mm),
-        Case::post("header name case", "tools/list", json!({}))
-            .unset("mcp-method")
-            .set("MCP-METHOD", "tools/list")
-            .json(200, ok(json!({}))),
-        Case::post("name ok", "tools/call", call("t", json!({})))
-            .set("mcp-name", "t")
-            .json(200, ok(call("t", json!({})))),
-        Case::post("name with whitespace", "tools/call", call("t", json!({})))
-            .set("mcp-name", "  t  ")
-            .json(200, json!({"id": 1})),
+        Case::post("no method header", "tools/list", json!({})).unset("mcp-method").error(400, json!(1), mm),
+        Case::post("method mismatch", "tools/list", json!({})).set("mcp-method", "prompts/list").error(400, json!(1), mm),
+        Case::post("method value case", "tools/list", json!({})).set("mcp-method", "TOOLS/LIST").error(400, json!(1), mm),
+        Case::post("header name case", "tools/list", json!({})).unset("mcp-method").set("MCP-METHOD", "tools/list").json(200, ok(json!({}))),
+        Case::post("name ok", "tools/call", call("t", json!({}))).set("mcp-name", "t").json(200, ok(call("t", json!({})))),
+        Case::post("name with whitespace", "tools/call", call("t", json!({}))).set("mcp-name", "  t  ").json(200, json!({"id": 1})),
         Case::post("name missing", "tools/call", call("t", json!({}))).error(400, json!(1), mm),
-        Case::post("name mismatch", "tools/call", call("t", json!({})))
-            .set("mcp-name", "u")
-            .error(400, json!(1), mm),
-        Case::post("prompt name", "prompts/get", json!({"name": "p"}))
-            .set("mcp-name", "p")
-            .json(200, json!({"id": 1})),
-        Case::post(
-            "resource uri base64",
-            "resources/read",
-            json!({"uri": "file:///ü"}),
-        )
-        .set("mcp-name", "=?base64?ZmlsZTovLy/DvA==?=")
-        .json(200, json!({"id": 1})),
-        Case::post(
-            "resource uri mismatch",
-            "resources/read",
-            json!({"uri": "file:///a"}),
-        )
-        .set("mcp-name", "file:///b")
-        .error(400, json!(1), mm),
-        Case::post("repeated name", "tools/call", call("t", json!({})))
-            .set("mcp-name", "t")
-            .add("mcp-name", "t")
-            .error(400, json!(1), mm),
+        Case::post("name mismatch", "tools/call", call("t", json!({}))).set("mcp-name", "u").error(400, json!(1), mm),
+        Case::post("prompt name", "prompts/get", json!({"name": "p"})).set("mcp-name", "p").json(200, json!({"id": 1})),
+        Case::post("resource uri base64", "resources/read", json!({"uri": "file:///ü"})).set("mcp-name", "=?base64?ZmlsZTovLy/DvA==?=").json(200, json!({"id": 1})),
+        Case::post("resource uri mismatch", "resources/read", json!({"uri": "file:///a"})).set("mcp-name", "file:///b").error(400, json!(1), mm),
+        Case::post("repeated name", "tools/call", call("t", json!({}))).set("mcp-name", "t").add("mcp-name", "t").error(400, json!(1), mm),
         // Mcp-Param-* for the `sql` tool's `region` argument.
-        Case::post(
-            "param ok",
-            "tools/call",
-            call("sql", json!({"region": "us-west1"})),
-        )
-        .set("mcp-name", "sql")
-        .set("mcp-param-region", "us-west1")
-        .json(200, json!({"id": 1})),
-        Case::post(
-            "param base64",
-            "tools/call",
-            call("sql", json!({"region": "Hello, 世界"})),
-        )
-        .set("mcp-name", "sql")
-        .set("Mcp-Param-Region", "=?base64?SGVsbG8sIOS4lueVjA==?=")
-        .json(200, json!({"id": 1})),
-        Case::post(
-            "param bad base64",
-            "tools/call",
-            call("sql", json!({"region": "Hello"})),
-        )
-        .set("mcp-name", "sql")
-        .set("mcp-param-region", "=?base64?SGVsbG8?=")
-        .error(400, json!(1), mm),
-        Case::post(
-            "param mismatch",
-            "tools/call",
-            call("sql", json!({"region": "a"})),
-        )
-        .set("mcp-name", "sql")
-        .set("mcp-param-region", "b")
-        .error(400, json!(1), mm),
-        Case::post(
-            "param missing",
-            "tools/call",
-            call("sql", json!({"region": "a"})),
-        )
-        .set("mcp-name", "sql")
-        .error(400, json!(1), mm),
-        Case::post(
-            "param not expected for null",
-            "tools/call",
-            call("sql", json!({"region": null})),
-        )
-        .set("mcp-name", "sql")
-        .json(200, json!({"id": 1})),
-        Case::post(
-            "param invalid characters",
-            "tools/call",
-            call("sql", json!({"region": "é"})),
-        )
-        .set("mcp-name", "sql")
-        .set("mcp-param-region", b"\xc3\xa9")
-        .error(400, json!(1), mm),
+        Case::post("param ok", "tools/call", call("sql", json!({"region": "us-west1"}))).set("mcp-name", "sql").set("mcp-param-region", "us-west1").json(200, json!({"id": 1})),
+        Case::post("param base64", "tools/call", call("sql", json!({"region": "Hello, 世界"}))).set("mcp-name", "sql").set("Mcp-Param-Region", "=?base64?SGVsbG8sIOS4lueVjA==?=").json(200, json!({"id": 1})),
+        Case::post("param bad base64", "tools/call", call("sql", json!({"region": "Hello"}))).set("mcp-name", "sql").set("mcp-param-region", "=?base64?SGVsbG8?=").error(400, json!(1), mm),
+        Case::post("param mismatch", "tools/call", call("sql", json!({"region": "a"}))).set("mcp-name", "sql").set("mcp-param-region", "b").error(400, json!(1), mm),
+        Case::post("param missing", "tools/call", call("sql", json!({"region": "a"}))).set("mcp-name", "sql").error(400, json!(1), mm),
+        Case::post("param not expected for null", "tools/call", call("sql", json!({"region": null}))).set("mcp-name", "sql").json(200, json!({"id": 1})),
+        Case::post("param invalid characters", "tools/call", call("sql", json!({"region": "é"}))).set("mcp-name", "sql").set("mcp-param-region", b"\xc3\xa9").error(400, json!(1), mm),
         // Bodies that are not one valid request.
         Case::raw("not json", "tools/list", "{not json").error(400, null.clone(), -32700),
         Case::raw("empty body", "tools/list", "").error(400, null.clone(), -32700),
-        Case::raw(
-            "invalid envelope",
-            "tools/list",
-            r#"{"jsonrpc":"1.0","id":7,"method":"tools/list"}"#,
-        )
-        .error(400, json!(7), -32600),
-        Case::raw(
-            "null id",
-            "tools/list",
-            r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#,
-        )
-        .error(400, null.clone(), -32600),
-        Case::raw(
-            "batch",
-            "tools/list",
-            r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#,
-        )
-        .error(400, null.clone(), -32600),
-        Case::raw(
-            "a response",
-            "tools/list",
-            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
-        )
-        .error(400, null.clone(), -32600),
+        Case::raw("invalid envelope", "tools/list", r#"{"jsonrpc":"1.0","id":7,"method":"tools/list"}"#).error(400, json!(7), -32600),
+        Case::raw("null id", "tools/list", r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#).error(400, null.clone(), -32600),
+        Case::raw("batch", "tools/list", r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#).error(400, null.clone(), -32600),
+        Case::raw("a response", "tools/list", r#"{"jsonrpc":"2.0","id":1,"result":{}}"#).error(400, null.clone(), -32600),
         // The usual layout, whose params reach the handler unread: answered as any other.
-        Case::raw("usual layout", "tools/list", &usual(3, "", ""))
-            .json(200, json!({"id": 3, "result": {"_meta": support::meta()}})),
-        Case::raw(
-            "usual layout, white space",
-            "tools/list",
-            &usual(3, " ", "\n"),
-        )
-        .json(200, json!({"id": 3, "result": {"_meta": support::meta()}})),
-        Case::raw(
-            "usual layout, another member after",
-            "tools/list",
-            &usual(3, "", r#","x":1"#),
-        )
-        .json(200, json!({"id": 3, "result": {"_meta": support::meta()}})),
+        Case::raw("usual layout", "tools/list", &usual(3, "", "")).json(200, json!({"id": 3, "result": {"_meta": support::meta()}})),
+        Case::raw("usual layout, white space", "tools/list", &usual(3, " ", "\n")).json(200, json!({"id": 3, "result": {"_meta": support::meta()}})),
+        Case::raw("usual layout, another member after", "tools/list", &usual(3, "", r#","x":1"#)).json(200, json!({"id": 3, "result": {"_meta": support::meta()}})),
         Case::raw("usual layout, params not json", "tools/list", &{
             usual(3, "", "").replacen(r#""params":{"#, r#""params":{"a":tru,"#, 1)
         })
         .error(400, null.clone(), -32700),
-        Case::raw(
-            "usual layout, a second id",
-            "tools/list",
-            &usual(3, "", r#","id":4"#),
-        )
-        .error(400, null.clone(), -32600),
+        Case::raw("usual layout, a second id", "tools/list", &usual(3, "", r#","id":4"#)).error(400, null.clone(), -32600),
         // Notifications.
-        Case::raw(
-            "notification",
-            "notifications/initialized",
-            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        )
-        .status(202),
-        Case::raw(
-            "notification without headers",
-            "notifications/x",
-            r#"{"jsonrpc":"2.0","method":"notifications/x"}"#,
-        )
-        .unset("mcp-method")
-        .unset("mcp-protocol-version")
-        .status(202),
-        Case::raw(
-            "notification method mismatch",
-            "notifications/x",
-            r#"{"jsonrpc":"2.0","method":"notifications/x"}"#,
-        )
-        .set("mcp-method", "notifications/y")
-        .error(400, null.clone(), mm),
-        Case::raw(
-            "notification refused by the hook",
-            "notifications/refused",
-            r#"{"jsonrpc":"2.0","method":"notifications/refused"}"#,
-        )
-        .error(400, null.clone(), -32600),
+        Case::raw("notification", "notifications/initialized", r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).status(202),
+        Case::raw("notification without headers", "notifications/x", r#"{"jsonrpc":"2.0","method":"notifications/x"}"#).unset("mcp-method").unset("mcp-protocol-version").status(202),
+        Case::raw("notification method mismatch", "notifications/x", r#"{"jsonrpc":"2.0","method":"notifications/x"}"#).set("mcp-method", "notifications/y").error(400, null.clone(), mm),
+        Case::raw("notification refused by the hook", "notifications/refused", r#"{"jsonrpc":"2.0","method":"notifications/refused"}"#).error(400, null.clone(), -32600),
         // Legacy headers are ignored.
-        Case::post("session id ignored", "tools/list", json!({}))
-            .set("mcp-session-id", "abc")
-            .set("last-event-id", "5")
-            .json(200, ok(json!({})))
-            .no_reply_header("mcp-session-id"),
+        Case::post("session id ignored", "tools/list", json!({})).set("mcp-session-id", "abc").set("last-event-id", "5").json(200, ok(json!({}))).no_reply_header("mcp-session-id"),
         // Limits.
-        Case::raw(
-            "body over the limit",
-            "tools/list",
-            &format!(r#"{{"pad":"{}"}}"#, "x".repeat(70 << 10)),
-        )
-        .error(413, null.clone(), -32600),
+        Case::raw("body over the limit", "tools/list", &format!(r#"{{"pad":"{}"}}"#, "x".repeat(70 << 10))).error(413, null.clone(), -32600),
         Case::raw("body at the limit", "echo", &{
             let mut body = String::from_utf8(request_body(1, "echo", json!({"pad": ""}))).unwrap();
             let pad = (64 << 10) - body.len();
@@ -581,11 +366,7 @@ async fn table() {
 async fn start(
     config: HttpServerConfig,
 ) -> (RunningServer, support::Log, Arc<tokio::sync::Semaphore>) {
-    let (handler, log, gate) = TestHandler::new();
-    let server = HttpServer::bind(HttpServer::DEFAULT_ADDR, handler, config)
-        .await
-        .unwrap();
-    (server, log, gate)
+    support::serve(config).await
 }
 
 /// A POST for `method` with a streaming body, sent over its own connection, whose task the
@@ -613,15 +394,23 @@ async fn open(
     (sender, task, request.body(body).unwrap())
 }
 
+/// [`open`] with a whole body: a request (id 1) for `method` with no params.
+async fn open_full(
+    server: &RunningServer,
+    method: &str,
+) -> (
+    hyper::client::conn::http1::SendRequest<ChannelBody>,
+    tokio::task::JoinHandle<()>,
+    Request<ChannelBody>,
+) {
+    let body = ChannelBody::full(request_body(1, method, json!({})));
+    open(server, method, body).await
+}
+
 #[tokio::test]
 async fn a_client_that_disconnects_before_the_reply_cancels_the_handler() {
     let (server, mut log, _gate) = start(HttpServerConfig::default()).await;
-    let (mut sender, connection, request) = open(
-        &server,
-        "test/wait",
-        ChannelBody::full(request_body(1, "test/wait", json!({}))),
-    )
-    .await;
+    let (mut sender, connection, request) = open_full(&server, "test/wait").await;
     let pending = tokio::spawn(async move { sender.send_request(request).await });
     assert_eq!(next_log(&mut log).await, "started test/wait");
     connection.abort();
@@ -633,12 +422,7 @@ async fn a_client_that_disconnects_before_the_reply_cancels_the_handler() {
 #[tokio::test]
 async fn a_client_that_closes_its_stream_cancels_the_handler() {
     let (server, mut log, _gate) = start(HttpServerConfig::default()).await;
-    let (mut sender, connection, request) = open(
-        &server,
-        "test/listen",
-        ChannelBody::full(request_body(1, "test/listen", json!({}))),
-    )
-    .await;
+    let (mut sender, connection, request) = open_full(&server, "test/listen").await;
     let response = sender.send_request(request).await.unwrap();
     let (events, body) = first_sse_events(response).await;
     assert_eq!(
@@ -657,12 +441,7 @@ async fn a_client_that_closes_its_stream_cancels_the_handler() {
 #[tokio::test]
 async fn a_notification_from_a_task_of_the_handler_opens_the_stream() {
     let (server, _log, _gate) = start(HttpServerConfig::default()).await;
-    let (mut sender, connection, request) = open(
-        &server,
-        "test/relay",
-        ChannelBody::full(request_body(1, "test/relay", json!({}))),
-    )
-    .await;
+    let (mut sender, connection, request) = open_full(&server, "test/relay").await;
     let response = tokio::time::timeout(Duration::from_secs(5), sender.send_request(request))
         .await
         .expect("the notification woke the request")
@@ -679,12 +458,7 @@ async fn a_notification_from_a_task_of_the_handler_opens_the_stream() {
 #[tokio::test]
 async fn a_notification_after_a_json_reply_is_refused() {
     let (server, mut log, _gate) = start(HttpServerConfig::default()).await;
-    let (mut sender, _connection, request) = open(
-        &server,
-        "test/late",
-        ChannelBody::full(request_body(1, "test/late", json!({}))),
-    )
-    .await;
+    let (mut sender, _connection, request) = open_full(&server, "test/late").await;
     let response = sender.send_request(request).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()["content-type"], "application/json");
@@ -699,12 +473,7 @@ async fn a_notification_after_a_json_reply_is_refused() {
 async fn quiet_streams_get_keep_alive_comments() {
     let config = HttpServerConfig::default().keep_alive_interval(Some(Duration::from_secs(15)));
     let (server, mut log, _gate) = start(config).await;
-    let (mut sender, connection, request) = open(
-        &server,
-        "test/listen",
-        ChannelBody::full(request_body(1, "test/listen", json!({}))),
-    )
-    .await;
+    let (mut sender, connection, request) = open_full(&server, "test/listen").await;
     let response = sender.send_request(request).await.unwrap();
     let mut body = response.into_body();
     let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
@@ -765,10 +534,7 @@ async fn a_content_length_over_the_limit_is_refused_before_reading() {
     let (server, _log, _gate) = start(config).await;
     // No body follows the head: the server must answer without waiting for one.
     let reply = raw_exchange(&server, raw_head(&server, 1 << 30).as_bytes()).await;
-    assert!(
-        reply.starts_with("HTTP/1.1 413 Payload Too Large\r\n"),
-        "{reply}"
-    );
+    assert_status(&reply, "413 Payload Too Large");
     server.shutdown(Duration::from_secs(5)).await;
 }
 
@@ -779,10 +545,7 @@ async fn a_body_that_stops_arriving_gets_408() {
     let mut request = raw_head(&server, 100);
     request.push_str(r#"{"jsonrpc":"#);
     let reply = raw_exchange(&server, request.as_bytes()).await;
-    assert!(
-        reply.starts_with("HTTP/1.1 408 Request Timeout\r\n"),
-        "{reply}"
-    );
+    assert_status(&reply, "408 Request Timeout");
     server.shutdown(Duration::from_secs(5)).await;
 }
 
@@ -867,12 +630,7 @@ async fn shutdown_lets_in_flight_requests_finish() {
 #[tokio::test(start_paused = true)]
 async fn shutdown_cancels_what_outlasts_the_grace_period() {
     let (server, mut log, _gate) = start(HttpServerConfig::default()).await;
-    let (mut sender, _connection, request) = open(
-        &server,
-        "test/listen",
-        ChannelBody::full(request_body(1, "test/listen", json!({}))),
-    )
-    .await;
+    let (mut sender, _connection, request) = open_full(&server, "test/listen").await;
     let response = sender.send_request(request).await.unwrap();
     assert_eq!(next_log(&mut log).await, "started test/listen");
     let start = tokio::time::Instant::now();
@@ -941,13 +699,10 @@ async fn a_head_at_the_size_limit_is_served_and_one_byte_more_gets_431() {
     let mut reply = vec![0; 4096];
     let n = stream.read(&mut reply).await.unwrap();
     let reply = String::from_utf8_lossy(&reply[..n]);
-    assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
+    assert_status(&reply, "200 OK");
 
     let reply = raw_exchange(&server, &request(LIMIT + 1)).await;
-    assert!(
-        reply.starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"),
-        "{reply}"
-    );
+    assert_status(&reply, "431 Request Header Fields Too Large");
     assert!(reply.contains("connection: close\r\n"), "{reply}");
     server.shutdown(Duration::from_secs(5)).await;
 }

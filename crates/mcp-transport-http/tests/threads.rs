@@ -45,11 +45,7 @@ async fn open(
 
 /// A server of the test handler on `config`, with the handler's log and gate.
 async fn serve(config: HttpServerConfig) -> (RunningServer, Log, Arc<Semaphore>) {
-    let (handler, log, gate) = TestHandler::new();
-    let server = HttpServer::bind(HttpServer::DEFAULT_ADDR, handler, config)
-        .await
-        .unwrap();
-    (server, log, gate)
+    support::serve(config).await
 }
 
 /// A `test/block` call on a connection of its own, sent once the handler has started it.

@@ -162,162 +162,50 @@ async fn check_with_error(
     assert_eq!(read_all(script, max).await, expected);
 }
 
-#[tokio::test]
-async fn single_line() {
-    check(
-        &[b"{\"jsonrpc\":\"2.0\"}\n"],
-        64,
-        &[Frame(b"{\"jsonrpc\":\"2.0\"}"), Eof],
-    )
-    .await;
+/// One test a row: `name: chunks, max line => the reads that must come of them` (the
+/// reader over `chunks` with a line limit of `max`, checked by [`check`]).
+macro_rules! reads {
+    ($($(#[$doc:meta])* $name:ident: $chunks:expr, $max:expr => $expected:expr;)*) => {
+        $(
+            $(#[$doc])*
+            #[tokio::test]
+            async fn $name() {
+                check(&$chunks, $max, &$expected).await;
+            }
+        )*
+    };
 }
 
-#[tokio::test]
-async fn many_lines_in_one_chunk() {
-    check(
-        &[b"{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n"],
-        64,
-        &[
-            Frame(b"{\"a\":1}"),
-            Frame(b"{\"b\":2}"),
-            Frame(b"{\"c\":3}"),
-            Eof,
-        ],
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn lines_spanning_chunk_boundaries() {
-    check(
-        &[b"{\"a\"", b":1}\n{", b"\"b\":2}", b"\n"],
-        64,
-        &[Frame(b"{\"a\":1}"), Frame(b"{\"b\":2}"), Eof],
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn line_split_into_one_byte_chunks() {
-    check(
-        &[
-            b"{", b"\"", b"a", b"\"", b":", b"1", b"}", b"\n", b"x", b"\n",
-        ],
-        64,
-        &[Frame(b"{\"a\":1}"), Frame(b"x"), Eof],
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn crlf_endings() {
-    check(
-        &[b"{\"a\":1}\r\n{\"b\":2}\r\n"],
-        64,
-        &[Frame(b"{\"a\":1}"), Frame(b"{\"b\":2}"), Eof],
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn crlf_split_between_chunks() {
-    check(
-        &[b"a\r", b"\nb\r", b"\n"],
-        64,
-        &[Frame(b"a"), Frame(b"b"), Eof],
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn only_one_carriage_return_is_stripped() {
-    check(
-        &[b"a\r\r\nb\rc\n"],
-        64,
-        &[Frame(b"a\r"), Frame(b"b\rc"), Eof],
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn blank_and_whitespace_only_lines_are_skipped() {
-    check(
-        &[b"\n\r\n \t \n\r\r\n{}\n  \n\n{ }\n"],
-        64,
-        &[Frame(b"{}"), Frame(b"{ }"), Eof],
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn whitespace_around_a_message_is_kept() {
-    check(&[b"  {}\t\n"], 64, &[Frame(b"  {}\t"), Eof]).await;
-}
-
-#[tokio::test]
-async fn empty_input() {
-    check(&[], 64, &[Eof]).await;
-}
-
-#[tokio::test]
-async fn line_of_exactly_max_length_is_accepted() {
-    check(&[b"12345678\n"], 8, &[Frame(b"12345678"), Eof]).await;
-}
-
-#[tokio::test]
-async fn carriage_return_does_not_count_toward_the_limit() {
-    check(&[b"12345678\r\n"], 8, &[Frame(b"12345678"), Eof]).await;
-}
-
-#[tokio::test]
-async fn line_of_max_plus_one_is_too_long() {
-    check(&[b"123456789\n"], 8, &[TooLong, Eof]).await;
-}
-
-#[tokio::test]
-async fn good_line_after_an_over_long_line_still_arrives() {
-    check(&[b"123456789\n{}\n"], 8, &[TooLong, Frame(b"{}"), Eof]).await;
-}
-
-#[tokio::test]
-async fn over_long_line_spanning_chunks_then_good_line() {
-    check(
-        &[b"{}\n1234", b"56789012", b"3456", b"7\n{\"a\":1}\n"],
-        8,
-        &[Frame(b"{}"), TooLong, Frame(b"{\"a\":1}"), Eof],
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn consecutive_over_long_lines_each_yield_one_error() {
-    check(
-        &[b"123456789\n1234567890123456789\nok\n"],
-        8,
-        &[TooLong, TooLong, Frame(b"ok"), Eof],
-    )
-    .await;
+#[rustfmt::skip]
+reads! {
+    single_line: [b"{\"jsonrpc\":\"2.0\"}\n"], 64 => [Frame(b"{\"jsonrpc\":\"2.0\"}"), Eof];
+    many_lines_in_one_chunk: [b"{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n"], 64 => [Frame(b"{\"a\":1}"), Frame(b"{\"b\":2}"), Frame(b"{\"c\":3}"), Eof];
+    lines_spanning_chunk_boundaries: [b"{\"a\"", b":1}\n{", b"\"b\":2}", b"\n"], 64 => [Frame(b"{\"a\":1}"), Frame(b"{\"b\":2}"), Eof];
+    line_split_into_one_byte_chunks: [b"{", b"\"", b"a", b"\"", b":", b"1", b"}", b"\n", b"x", b"\n"], 64 => [Frame(b"{\"a\":1}"), Frame(b"x"), Eof];
+    crlf_endings: [b"{\"a\":1}\r\n{\"b\":2}\r\n"], 64 => [Frame(b"{\"a\":1}"), Frame(b"{\"b\":2}"), Eof];
+    crlf_split_between_chunks: [b"a\r", b"\nb\r", b"\n"], 64 => [Frame(b"a"), Frame(b"b"), Eof];
+    only_one_carriage_return_is_stripped: [b"a\r\r\nb\rc\n"], 64 => [Frame(b"a\r"), Frame(b"b\rc"), Eof];
+    blank_and_whitespace_only_lines_are_skipped: [b"\n\r\n \t \n\r\r\n{}\n  \n\n{ }\n"], 64 => [Frame(b"{}"), Frame(b"{ }"), Eof];
+    whitespace_around_a_message_is_kept: [b"  {}\t\n"], 64 => [Frame(b"  {}\t"), Eof];
+    empty_input: [], 64 => [Eof];
+    line_of_exactly_max_length_is_accepted: [b"12345678\n"], 8 => [Frame(b"12345678"), Eof];
+    carriage_return_does_not_count_toward_the_limit: [b"12345678\r\n"], 8 => [Frame(b"12345678"), Eof];
+    line_of_max_plus_one_is_too_long: [b"123456789\n"], 8 => [TooLong, Eof];
+    good_line_after_an_over_long_line_still_arrives: [b"123456789\n{}\n"], 8 => [TooLong, Frame(b"{}"), Eof];
+    over_long_line_spanning_chunks_then_good_line: [b"{}\n1234", b"56789012", b"3456", b"7\n{\"a\":1}\n"], 8 => [Frame(b"{}"), TooLong, Frame(b"{\"a\":1}"), Eof];
+    consecutive_over_long_lines_each_yield_one_error: [b"123456789\n1234567890123456789\nok\n"], 8 => [TooLong, TooLong, Frame(b"ok"), Eof];
+    over_long_line_ending_at_eof_yields_its_error: [b"ok\n123456789"], 8 => [Frame(b"ok"), TooLong, Eof];
+    very_long_line_ending_at_eof_yields_one_error: [b"1234567890", b"1234567890", b"1234567890"], 8 => [TooLong, Eof];
+    partial_line_at_eof_is_a_frame: [b"{\"a\":1}\n{\"b\":2}"], 64 => [Frame(b"{\"a\":1}"), Frame(b"{\"b\":2}"), Eof];
+    partial_line_at_eof_loses_its_carriage_return: [b"{}\r"], 64 => [Frame(b"{}"), Eof];
+    blank_partial_line_at_eof_is_skipped: [b"{}\n \t\r"], 64 => [Frame(b"{}"), Eof];
+    invalid_utf8_is_passed_through: [b"\xff\xfe{}\n\xc3\x28\n{}\n"], 64 => [Frame(b"\xff\xfe{}"), Frame(b"\xc3\x28"), Frame(b"{}"), Eof];
 }
 
 #[tokio::test]
 async fn over_long_whitespace_line_is_too_long_not_blank() {
     // The length is judged first, because a long line is dropped before it is whole.
     check(&[b"          \nok\n"], 8, &[TooLong, Frame(b"ok"), Eof]).await;
-}
-
-#[tokio::test]
-async fn over_long_line_ending_at_eof_yields_its_error() {
-    check(&[b"ok\n123456789"], 8, &[Frame(b"ok"), TooLong, Eof]).await;
-}
-
-#[tokio::test]
-async fn very_long_line_ending_at_eof_yields_one_error() {
-    check(
-        &[b"1234567890", b"1234567890", b"1234567890"],
-        8,
-        &[TooLong, Eof],
-    )
-    .await;
 }
 
 /// One 64 KiB read of a line that never seems to end.
@@ -393,36 +281,6 @@ async fn a_stream_of_long_lines_grows_the_buffer_to_hold_several() {
     let capacity = reader.buffered_capacity();
     assert!(capacity >= 3 * LINE, "capacity {capacity}");
     assert!(capacity <= DEFAULT_MAX_LINE + SLACK);
-}
-
-#[tokio::test]
-async fn partial_line_at_eof_is_a_frame() {
-    check(
-        &[b"{\"a\":1}\n{\"b\":2}"],
-        64,
-        &[Frame(b"{\"a\":1}"), Frame(b"{\"b\":2}"), Eof],
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn partial_line_at_eof_loses_its_carriage_return() {
-    check(&[b"{}\r"], 64, &[Frame(b"{}"), Eof]).await;
-}
-
-#[tokio::test]
-async fn blank_partial_line_at_eof_is_skipped() {
-    check(&[b"{}\n \t\r"], 64, &[Frame(b"{}"), Eof]).await;
-}
-
-#[tokio::test]
-async fn invalid_utf8_is_passed_through() {
-    check(
-        &[b"\xff\xfe{}\n\xc3\x28\n{}\n"],
-        64,
-        &[Frame(b"\xff\xfe{}"), Frame(b"\xc3\x28"), Frame(b"{}"), Eof],
-    )
-    .await;
 }
 
 #[tokio::test]

@@ -11,12 +11,13 @@
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
 use mcp_jsonrpc::{FrameReader, TransportError};
+use mcp_test_support::Recorder;
 use mcp_transport_stdio::{
     ExitAwareReader, ProcessError, STDERR_LINE_LIMIT, ServerCommand, SpawnedServer, StderrMode,
 };
@@ -315,51 +316,12 @@ fn error_is_send_sync_static() {
 // ---------------------------------------------------------------------------
 // Stderr.
 
-/// The fields of each event with target `mcp_transport_stdio::stderr`.
-type Events = Arc<Mutex<Vec<(tracing::Level, BTreeMap<&'static str, String>)>>>;
-
-/// A subscriber that records stderr events, standing in for a real one.
-struct StderrEvents(Events);
-
-#[derive(Default)]
-struct Fields(BTreeMap<&'static str, String>);
-
-impl tracing::field::Visit for Fields {
-    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        self.0.insert(field.name(), format!("{value:?}"));
-    }
-    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-        self.0.insert(field.name(), value.to_owned());
-    }
-}
-
-impl tracing::Subscriber for StderrEvents {
-    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
-        metadata.target() == "mcp_transport_stdio::stderr"
-    }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        let mut fields = Fields::default();
-        event.record(&mut fields);
-        self.0
-            .lock()
-            .unwrap()
-            .push((*event.metadata().level(), fields.0));
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
-}
-
 #[tokio::test]
 async fn stderr_lines_are_logged_by_default() {
-    let events = Events::default();
-    // The runtime of this test has one thread, so the stderr task sees this
-    // thread's default subscriber.
-    let _guard = tracing::subscriber::set_default(StderrEvents(Arc::clone(&events)));
+    // The events of the stderr task, standing in for a real subscriber. The runtime of this
+    // test has one thread, so the stderr task sees this thread's default subscriber.
+    let events = Recorder::new(|metadata| metadata.target() == "mcp_transport_stdio::stderr");
+    let _guard = tracing::subscriber::set_default(events.clone());
     let command = ServerCommand::new(FIXTURE).arg("echo").name("fixture");
     let (mut pipes, process) = spawn(&command);
     pipes.round_trip(1).await;
@@ -370,7 +332,12 @@ async fn stderr_lines_are_logged_by_default() {
         ("server", "fixture".to_owned()),
         ("truncated", "false".to_owned()),
     ]);
-    assert_eq!(*events.lock().unwrap(), [(tracing::Level::INFO, fields)]);
+    let seen: Vec<_> = events
+        .events()
+        .into_iter()
+        .map(|event| (event.level, event.fields))
+        .collect();
+    assert_eq!(seen, [(tracing::Level::INFO, fields)]);
 }
 
 #[tokio::test]

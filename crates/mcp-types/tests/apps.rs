@@ -2,21 +2,15 @@
 //! examples of the extension's specification, ext-apps `specification/2026-01-26/apps.mdx`):
 //! each reads into its type and writes back to the same JSON.
 
+mod golden;
+
+use golden::check;
+
 use mcp_types::apps::{
     ClientSettings, Csp, Permissions, ResourceUi, ToolUi, Visibility, is_app_mime_type,
 };
 use mcp_types::{ClientCapabilities, ReadResourceResult, Resource, Tool};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-
-/// Reads `wire` as `T` and checks that it writes back as the same JSON.
-fn check<T: Serialize + DeserializeOwned>(wire: &Value) -> T {
-    let typed: T = serde_json::from_value(wire.clone()).expect("reads");
-    let back = serde_json::to_value(&typed).expect("writes");
-    assert_eq!(&back, wire, "round trip");
-    typed
-}
 
 #[test]
 fn a_tool_visible_to_both_and_an_app_only_tool() {

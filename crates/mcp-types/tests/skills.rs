@@ -1,28 +1,19 @@
 //! Golden messages of the Skills extension (SEP-2640, `seps/2640-skills-extension.md`):
 //! each reads into its type and writes back to the same JSON.
 
+mod golden;
+
+use golden::{check, meta_with};
+
 use mcp_types::Request;
 use mcp_types::skills::{
     GetSkillRequest, GetSkillResult, ListSkillsRequest, ListSkillsResult, ReadDirectoryRequest,
     ReadDirectoryResult, SkillResources, SkillsSettings,
 };
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-/// Reads `wire` as `T` and checks that it writes back as the same JSON.
-fn check<T: Serialize + DeserializeOwned>(wire: &Value) -> T {
-    let typed: T = serde_json::from_value(wire.clone()).expect("reads");
-    let back = serde_json::to_value(&typed).expect("writes");
-    assert_eq!(&back, wire, "round trip");
-    typed
-}
-
 fn meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}
-    })
+    meta_with(&json!({}))
 }
 
 fn digest(n: u8) -> String {

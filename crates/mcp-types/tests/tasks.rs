@@ -1,28 +1,19 @@
 //! Golden messages of the Tasks extension (`docs/ext-tasks/specification/draft/tasks.md`):
 //! each reads into its type and writes back to the same JSON.
 
+mod golden;
+
+use golden::{check, meta_with};
+
 use mcp_types::tasks::{
     CancelTaskRequest, CreateTaskResult, GetTaskRequest, GetTaskResult, TaskAck, TaskStatus,
     TaskStatusNotification, UpdateTaskRequest,
 };
 use mcp_types::{InputRequest, InputResponse};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-/// Reads `wire` as `T` and checks that it writes back as the same JSON.
-fn check<T: Serialize + DeserializeOwned>(wire: &Value) -> T {
-    let typed: T = serde_json::from_value(wire.clone()).expect("reads");
-    let back = serde_json::to_value(&typed).expect("writes");
-    assert_eq!(&back, wire, "round trip");
-    typed
-}
-
 fn meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}
-    })
+    meta_with(&json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}))
 }
 
 #[test]

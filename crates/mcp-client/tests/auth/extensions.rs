@@ -19,8 +19,14 @@ use mcp_transport_http::Authorizer;
 use serde_json::{Value, json};
 
 use super::support::{
-    Approve, JWT_BEARER, Shared, ath, connect, connect_shared, field, start, verify_proof,
+    Approve, JWT_BEARER, Shared, assert_untouched, ath, connect, connect_shared, field, serve,
+    start, verify_proof,
 };
+
+/// A user-facing client of `url` that uses DPoP where the server supports it.
+fn dpop_if_supported(url: &str) -> OAuthClient {
+    dpop_client(url, DpopPolicy::IfSupported, &Arc::default())
+}
 
 /// A user-facing client of `url` with DPoP under `policy`.
 fn dpop_client(url: &str, policy: DpopPolicy, approve: &Arc<Approve>) -> OAuthClient {
@@ -49,17 +55,14 @@ fn assert_fresh(log: &super::support::Log) {
 
 #[tokio::test]
 async fn dpop_binds_the_token_and_meets_both_servers_nonces() {
-    let log = Shared::default();
-    {
-        let mut log = log.lock().unwrap();
+    let (log, _, url) = serve(|log| {
         log.dpop = true;
         log.as_nonce = Some("as-n".to_owned());
         log.rs_nonce = Some("rs-n".to_owned());
         log.first_lifetime = Some(600);
         log.a1_lasts = true;
-    }
-    let base = start(Arc::clone(&log)).await;
-    let url = format!("{base}/mcp");
+    })
+    .await;
     let approve = Arc::new(Approve::default());
     let client = connect(&url, dpop_client(&url, DpopPolicy::IfSupported, &approve));
     client.list_tools_all().await.unwrap();
@@ -96,19 +99,13 @@ async fn dpop_binds_the_token_and_meets_both_servers_nonces() {
 #[tokio::test]
 async fn a_server_that_never_accepts_its_nonce_gets_one_retry() {
     // The MCP endpoint asks for a new nonce with every refusal.
-    let log = Shared::default();
-    {
-        let mut log = log.lock().unwrap();
+    let (log, _, url) = serve(|log| {
         log.dpop = true;
         log.rs_nonce = Some("rs".to_owned());
         log.rotate_nonces = true;
-    }
-    let base = start(Arc::clone(&log)).await;
-    let url = format!("{base}/mcp");
-    let client = connect(
-        &url,
-        dpop_client(&url, DpopPolicy::IfSupported, &Arc::default()),
-    );
+    })
+    .await;
+    let client = connect(&url, dpop_if_supported(&url));
     let err = client.list_tools_all().await.unwrap_err();
     assert!(
         matches!(
@@ -127,19 +124,13 @@ async fn a_server_that_never_accepts_its_nonce_gets_one_retry() {
     }
 
     // The token endpoint does the same: one retry, then its refusal is the error.
-    let log = Shared::default();
-    {
-        let mut log = log.lock().unwrap();
+    let (log, _, url) = serve(|log| {
         log.dpop = true;
         log.as_nonce = Some("as".to_owned());
         log.rotate_nonces = true;
-    }
-    let base = start(Arc::clone(&log)).await;
-    let url = format!("{base}/mcp");
-    let client = connect(
-        &url,
-        dpop_client(&url, DpopPolicy::IfSupported, &Arc::default()),
-    );
+    })
+    .await;
+    let client = connect(&url, dpop_if_supported(&url));
     let err = client.list_tools_all().await.unwrap_err();
     assert!(
         matches!(&err, mcp_client::Error::Auth(AuthErrorKind::TokenEndpoint { error, .. }) if error == "use_dpop_nonce"),
@@ -150,10 +141,7 @@ async fn a_server_that_never_accepts_its_nonce_gets_one_retry() {
 
 #[tokio::test]
 async fn a_proof_is_made_for_one_request_and_never_reused() {
-    let log = Shared::default();
-    log.lock().unwrap().dpop = true;
-    let base = start(Arc::clone(&log)).await;
-    let url = format!("{base}/mcp");
+    let (log, base, url) = serve(|log| log.dpop = true).await;
     let oauth = Arc::new(dpop_client(&url, DpopPolicy::Required, &Arc::default()));
     connect_shared(&url, Arc::clone(&oauth))
         .list_tools_all()
@@ -194,14 +182,11 @@ async fn a_proof_is_made_for_one_request_and_never_reused() {
 async fn a_dpop_bound_token_is_never_sent_as_a_bearer_token() {
     // A bound token stored by one client is of no use to the next one (its key is gone):
     // the next run signs in again rather than present it.
-    let log = Shared::default();
-    {
-        let mut log = log.lock().unwrap();
+    let (log, _, url) = serve(|log| {
         log.dpop = true;
         log.first_lifetime = Some(600);
-    }
-    let base = start(Arc::clone(&log)).await;
-    let url = format!("{base}/mcp");
+    })
+    .await;
     let path = std::env::temp_dir().join(format!("mcp-auth-dpop-{}.json", std::process::id()));
     let _ = std::fs::remove_file(&path);
     let with_store = |policy| {
@@ -242,10 +227,7 @@ async fn a_dpop_bound_token_is_never_sent_as_a_bearer_token() {
     let _ = std::fs::remove_file(&path);
 
     // A server that binds a token the client did not ask to bind: refused, never used.
-    let log = Shared::default();
-    log.lock().unwrap().dpop_without_proof = true;
-    let base = start(Arc::clone(&log)).await;
-    let url = format!("{base}/mcp");
+    let (log, _, url) = serve(|log| log.dpop_without_proof = true).await;
     let err = connect(&url, dpop_client(&url, DpopPolicy::Off, &Arc::default()))
         .list_tools_all()
         .await
@@ -260,9 +242,7 @@ async fn a_dpop_bound_token_is_never_sent_as_a_bearer_token() {
     assert_eq!(log.lock().unwrap().mcp, [None]);
 
     // DPoP required from a server that does not offer it: refused before the user.
-    let log = Shared::default();
-    let base = start(Arc::clone(&log)).await;
-    let url = format!("{base}/mcp");
+    let (log, _, url) = serve(|_| {}).await;
     let approve = Arc::new(Approve::default());
     let err = connect(&url, dpop_client(&url, DpopPolicy::Required, &approve))
         .list_tools_all()
@@ -275,8 +255,7 @@ async fn a_dpop_bound_token_is_never_sent_as_a_bearer_token() {
         ),
         "{err:?}"
     );
-    assert!(approve.requests.lock().unwrap().is_empty());
-    assert!(log.lock().unwrap().token.is_empty());
+    assert_untouched(&approve, &log);
 }
 
 /// An unsigned JWT with `aud` (the client never verifies it; the server would).
@@ -293,9 +272,7 @@ fn workload_jwt(aud: &str) -> String {
 
 #[tokio::test]
 async fn a_workload_presents_its_jwt_with_the_jwt_bearer_grant() {
-    let log = Shared::default();
-    let base = start(Arc::clone(&log)).await;
-    let url = format!("{base}/mcp");
+    let (log, base, url) = serve(|_| {}).await;
     // The JWT is read from its file at each grant (a platform rotates it).
     let path = std::env::temp_dir().join(format!("mcp-auth-wif-{}.jwt", std::process::id()));
     let jwt = workload_jwt(&format!("{base}/token"));
@@ -343,9 +320,7 @@ async fn a_refused_workload_jwt_is_reported_and_never_retried() {
     }
 
     // A JWT addressed to another authorization server is never sent to this one.
-    let log = Shared::default();
-    let base = start(Arc::clone(&log)).await;
-    let url = format!("{base}/mcp");
+    let (log, _, url) = serve(|_| {}).await;
     let oauth = OAuthClient::new(
         OAuthConfig::workload_identity(
             &url,
@@ -367,9 +342,7 @@ async fn a_refused_workload_jwt_is_reported_and_never_retried() {
 
 #[tokio::test]
 async fn enterprise_managed_exchanges_the_id_token_for_an_id_jag_then_presents_it() {
-    let log = Shared::default();
-    let base = start(Arc::clone(&log)).await;
-    let url = format!("{base}/mcp");
+    let (log, base, url) = serve(|_| {}).await;
     let mut idp = EnterpriseIdp::new("https://idp.example", "idp-client");
     idp.token_endpoint = Some(format!("{base}/idp/token"));
     let config = OAuthConfig::enterprise_managed(

@@ -15,13 +15,13 @@ use mcp_client::auth::{
 };
 use mcp_client::{AuthErrorKind, Client};
 use serde_json::{Value, json};
-use support::{Approve, NoUser, Shared, connect, field, start};
+use support::{
+    Approve, NoUser, Shared, assert_untouched, code_client, connect, field, serve, start,
+};
 
 #[tokio::test]
 async fn a_refused_token_is_refreshed_and_stored_tokens_are_reused() {
-    let log = Shared::default();
-    let base = start(Arc::clone(&log)).await;
-    let url = format!("{base}/mcp");
+    let (log, base, url) = serve(|_| {}).await;
     let path = std::env::temp_dir().join(format!("mcp-auth-refresh-{}.json", std::process::id()));
     let _ = std::fs::remove_file(&path);
     let approve = Arc::new(Approve::default());
@@ -89,16 +89,9 @@ async fn a_refused_token_is_refreshed_and_stored_tokens_are_reused() {
 
 #[tokio::test]
 async fn a_server_without_pkce_s256_is_refused_before_the_user_is_involved() {
-    let log = Shared::default();
-    log.lock().unwrap().no_pkce = true;
-    let base = start(Arc::clone(&log)).await;
-    let url = format!("{base}/mcp");
+    let (log, _, url) = serve(|log| log.no_pkce = true).await;
     let approve = Arc::new(Approve::default());
-    let oauth = OAuthClient::new(
-        OAuthConfig::authorization_code(&url, Arc::clone(&approve) as Arc<dyn Interaction>)
-            .network(NetworkPolicy::development()),
-    )
-    .unwrap();
+    let oauth = code_client(&url, &approve);
     let err = connect(&url, oauth).list_tools_all().await.unwrap_err();
     assert!(
         matches!(
@@ -107,15 +100,12 @@ async fn a_server_without_pkce_s256_is_refused_before_the_user_is_involved() {
         ),
         "{err:?}"
     );
-    assert!(approve.requests.lock().unwrap().is_empty());
-    assert!(log.lock().unwrap().token.is_empty());
+    assert_untouched(&approve, &log);
 }
 
 #[tokio::test]
 async fn plain_http_is_refused_outside_development_mode() {
-    let log = Shared::default();
-    let base = start(Arc::clone(&log)).await;
-    let url = format!("{base}/mcp");
+    let (log, _, url) = serve(|_| {}).await;
     let oauth = OAuthClient::new(OAuthConfig::authorization_code(
         &url,
         Arc::new(Approve::default()),
@@ -142,9 +132,7 @@ DKADGr9zR3K3hn7ed150OTC8UmnCZ3CfP/U6vQ4snTwSzk3czNFO9Otgkg==
 
 #[tokio::test]
 async fn client_credentials_with_a_jwt_assertion_that_verifies() {
-    let log = Shared::default();
-    let base = start(Arc::clone(&log)).await;
-    let url = format!("{base}/mcp");
+    let (log, base, url) = serve(|_| {}).await;
     let oauth = OAuthClient::new(
         OAuthConfig::client_credentials(
             &url,
@@ -183,17 +171,10 @@ async fn client_credentials_with_a_jwt_assertion_that_verifies() {
 
 #[tokio::test]
 async fn a_token_about_to_expire_is_refreshed_before_the_next_request() {
-    let log = Shared::default();
     // a1 expires as it is issued: it is due for renewal at once.
-    log.lock().unwrap().first_lifetime = Some(0);
-    let base = start(Arc::clone(&log)).await;
-    let url = format!("{base}/mcp");
+    let (log, _, url) = serve(|log| log.first_lifetime = Some(0)).await;
     let approve = Arc::new(Approve::default());
-    let oauth = OAuthClient::new(
-        OAuthConfig::authorization_code(&url, Arc::clone(&approve) as Arc<dyn Interaction>)
-            .network(NetworkPolicy::development()),
-    )
-    .unwrap();
+    let oauth = code_client(&url, &approve);
     let client = connect(&url, oauth);
     client.list_tools_all().await.unwrap();
     // Refreshed before the request: a2 is sent, and the server never refused anything.

@@ -15,6 +15,7 @@ use base64::Engine as _;
 use mcp_client::Client;
 use mcp_client::auth::{
     AuthorizationRequest, AuthorizationResponse, Interaction, InteractionFuture, OAuthClient,
+    OAuthConfig,
 };
 use mcp_transport_http::HttpClientConfig;
 use serde_json::{Value, json};
@@ -402,6 +403,38 @@ impl Interaction for NoUser {
     fn authorize<'a>(&'a self, _request: &'a AuthorizationRequest) -> InteractionFuture<'a> {
         Box::pin(async { Err("no user here".into()) })
     }
+}
+
+/// Asserts that a refused authorization got as far as neither the user nor the token
+/// endpoint.
+pub(crate) fn assert_untouched(approve: &Approve, log: &Shared) {
+    assert!(
+        approve.requests.lock().unwrap().is_empty(),
+        "the user was asked"
+    );
+    assert!(
+        log.lock().unwrap().token.is_empty(),
+        "a token was asked for"
+    );
+}
+
+/// A server whose log `set` adjusts before it starts: its log, its base URL and its MCP
+/// endpoint.
+pub(crate) async fn serve(set: impl FnOnce(&mut Log)) -> (Shared, String, String) {
+    let log = Shared::default();
+    set(&mut log.lock().unwrap());
+    let base = start(Arc::clone(&log)).await;
+    let url = format!("{base}/mcp");
+    (log, base, url)
+}
+
+/// An authorization-code client of `url` in development mode (plain HTTP allowed), whose
+/// user is `approve`.
+pub(crate) fn code_client(url: &str, approve: &Arc<Approve>) -> OAuthClient {
+    let interaction = Arc::clone(approve) as Arc<dyn Interaction>;
+    let config = OAuthConfig::authorization_code(url, interaction)
+        .network(mcp_client::auth::NetworkPolicy::development());
+    OAuthClient::new(config).unwrap()
 }
 
 pub(crate) fn connect(url: &str, oauth: OAuthClient) -> Client {

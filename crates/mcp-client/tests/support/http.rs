@@ -44,6 +44,15 @@ pub(crate) enum Reply {
 
 /// A reply with `status`, the extra `headers`, and `body` (with its `Content-Length`),
 /// closing the connection after it.
+/// A 200 JSON reply of `body` in the legacy session `s-1`.
+pub(crate) fn session_json_reply(body: &serde_json::Value) -> Reply {
+    let headers = [
+        ("content-type", "application/json"),
+        ("mcp-session-id", "s-1"),
+    ];
+    reply("200 OK", &headers, body.to_string().as_bytes())
+}
+
 pub(crate) fn reply(status: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
     let mut head = format!("HTTP/1.1 {status}\r\nconnection: close\r\n");
     for (name, value) in headers {

@@ -3,18 +3,33 @@
 //! through a child process's stdout relayed from a socket ([`Script::new`] over any byte
 //! stream), and the test writes whatever bytes it likes on the server's end.
 
+use std::ops::{Deref, DerefMut};
 use std::time::Duration;
 
 use mcp_client::{Client, ClientBuilder};
+use mcp_test_support::JsonLines;
+pub(crate) use mcp_test_support::response;
 use mcp_transport_stdio::{LineReader, LineWriter};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::split;
-use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite};
 
-/// The server's end of the pipe.
-pub(crate) struct Script {
-    lines: BufReader<Box<dyn AsyncRead + Send + Unpin>>,
-    writer: Box<dyn AsyncWrite + Send + Unpin>,
+/// The server's end of the pipe: the shared line-framed end, with what a scripted server
+/// adds (requests, replies, the probe).
+pub(crate) struct Script(JsonLines);
+
+impl Deref for Script {
+    type Target = JsonLines;
+
+    fn deref(&self) -> &JsonLines {
+        &self.0
+    }
+}
+
+impl DerefMut for Script {
+    fn deref_mut(&mut self) -> &mut JsonLines {
+        &mut self.0
+    }
 }
 
 /// A client built by `builder` over the line framing with `max_line`, configured as a
@@ -42,57 +57,23 @@ pub(crate) fn connect(builder: ClientBuilder) -> (Client, Script, mcp_jsonrpc::C
 
 impl Script {
     /// The server's end over `read` (what the client writes) and `write` (what it reads).
+    /// A line is awaited at most a minute (of tokio's clock): a safety net, not a test of
+    /// time.
     pub(crate) fn new(
         read: impl AsyncRead + Send + Unpin + 'static,
         write: impl AsyncWrite + Send + Unpin + 'static,
     ) -> Self {
-        Script {
-            lines: BufReader::new(Box::new(read)),
-            writer: Box::new(write),
-        }
-    }
-
-    /// The next message the client sends, as JSON; `None` once the client closed the pipe.
-    /// Waits at most a minute (of tokio's clock): a safety net, not a test of time.
-    pub(crate) async fn next(&mut self) -> Option<Value> {
-        let mut line = String::new();
-        let read = tokio::time::timeout(Duration::from_mins(1), self.lines.read_line(&mut line))
-            .await
-            .expect("the client must write in time")
-            .unwrap();
-        if read == 0 {
-            return None;
-        }
-        assert!(line.ends_with('\n'), "every frame is one whole line");
-        Some(serde_json::from_str(&line).expect("the client writes only JSON"))
+        Script(JsonLines::new(
+            read,
+            write,
+            Duration::from_mins(1),
+            "the client",
+        ))
     }
 
     /// The next message the client sends (a request, or an answer to the server's own).
     pub(crate) async fn request(&mut self) -> Value {
-        self.next().await.expect("the client keeps the pipe open")
-    }
-
-    /// Writes `bytes` as they are.
-    pub(crate) async fn write(&mut self, bytes: &[u8]) {
-        self.writer.write_all(bytes).await.unwrap();
-        self.writer.flush().await.unwrap();
-    }
-
-    /// Ends the server's output (end of stream for the client): shuts the writer down and
-    /// drops it.
-    pub(crate) async fn close(&mut self) {
-        self.writer.shutdown().await.unwrap();
-        self.writer = Box::new(tokio::io::sink());
-    }
-
-    /// Writes `bytes` and a newline.
-    pub(crate) async fn line(&mut self, bytes: &[u8]) {
-        self.write(&[bytes, b"\n"].concat()).await;
-    }
-
-    /// Writes one message.
-    pub(crate) async fn send(&mut self, message: &Value) {
-        self.line(message.to_string().as_bytes()).await;
+        self.message().await
     }
 
     /// Answers `to` with the members of `body` (`result` or `error`).
@@ -125,13 +106,4 @@ impl Script {
             "{name}: the probe after it must succeed"
         );
     }
-}
-
-/// The response to `to` made of the members of `body` (`result` or `error`).
-pub(crate) fn response(to: &Value, body: Value) -> Value {
-    let mut message = json!({"jsonrpc": "2.0", "id": to["id"]});
-    if let (Some(message), Value::Object(body)) = (message.as_object_mut(), body) {
-        message.extend(body);
-    }
-    message
 }

@@ -12,9 +12,6 @@
     reason = "each test binary uses a part of the shared module"
 )]
 
-use std::cell::Cell;
-use std::sync::Once;
-
 use mcp_server::{ResourceDef, ResourceTemplateDef, Server, ToolDef};
 use mcp_types::{CallToolResult, EmbeddedResourceResource, TextResourceContents};
 use serde_json::{Value, json};
@@ -33,29 +30,31 @@ pub(crate) enum Era {
     Legacy,
 }
 
-thread_local! {
-    /// How many panics this thread has seen, caught or not. Each test runs its server on
-    /// its own thread (tokio's current-thread runtime), so a failing neighbour does not
-    /// count.
-    static PANICS: Cell<usize> = const { Cell::new(0) };
-}
+pub(crate) use mcp_test_support::{count_panics, panics};
 
-/// Counts every panic from now on (the default hook still prints it).
-pub(crate) fn count_panics() {
-    static HOOK: Once = Once::new();
-    HOOK.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            PANICS.with(|count| count.set(count.get() + 1));
-            previous(info);
-        }));
-    });
-}
+/// Two tests that run `$run` (an `async fn(Era)`), one in each era.
+#[allow(
+    unused_macros,
+    reason = "each test binary uses a part of the shared module"
+)]
+macro_rules! in_both_eras {
+    ($run:ident: $modern:ident, $legacy:ident) => {
+        #[tokio::test]
+        async fn $modern() {
+            $run(Era::Modern).await;
+        }
 
-/// The panics this thread has counted so far.
-pub(crate) fn panics() -> usize {
-    PANICS.with(Cell::get)
+        #[tokio::test]
+        async fn $legacy() {
+            $run(Era::Legacy).await;
+        }
+    };
 }
+#[allow(
+    unused_imports,
+    reason = "each test binary uses a part of the shared module"
+)]
+pub(crate) use in_both_eras;
 
 /// The server under attack: a tool with a strict schema, a file-like resource template
 /// and a fixed resource. Its handlers record nothing; what matters is what the wire says.
@@ -244,178 +243,115 @@ pub(crate) fn cases(era: Era) -> Vec<Case> {
         Era::Legacy => 200,
     };
     let long_id = "i".repeat(60_000);
+    let invalid = |id: Value| refused(id, INVALID_REQUEST);
+    let tool_error = |id: Value| Expect::Result {
+        id,
+        members: json!({"isError": true}),
+    };
+    let listed = |id: Value, tools: Value| Expect::Result {
+        id,
+        members: json!({ "tools": tools }),
+    };
+    // Notifications and answers nobody asked for: nothing on stdio; over HTTP a modern
+    // request refuses a response, and a legacy session takes it and drops it.
+    let stray_response = Expect::Silent {
+        status: match era {
+            Era::Modern => 400,
+            Era::Legacy => 202,
+        },
+        code: (era == Era::Modern).then_some(INVALID_REQUEST),
+    };
+    let notification = Expect::Silent {
+        status: 202,
+        code: None,
+    };
 
-    let mut cases = vec![
-        // Bytes that are not JSON.
-        case("not json", "{not json", refused(null.clone(), PARSE)),
-        case(
-            "truncated",
-            r#"{"jsonrpc":"2.0","id":1,"#,
-            refused(null.clone(), PARSE),
-        ),
-        case(
-            "invalid utf-8",
-            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}".to_vec(),
-            refused(null.clone(), PARSE),
-        ),
-        case(
-            "trailing garbage",
-            list(json!(1)) + " x",
-            refused(null.clone(), PARSE),
-        ),
-        case(
-            "a byte order mark",
-            [b"\xef\xbb\xbf".as_slice(), list(json!(1)).as_bytes()].concat(),
-            refused(null.clone(), PARSE),
-        ),
-        case(
-            "nul bytes",
-            b"\0\0\0".to_vec(),
-            refused(null.clone(), PARSE),
-        ),
-        // Deep nesting where the envelope skips it: skipping is iterative, so it costs no
-        // stack, and the message is judged by its shape (a batch; an unknown member).
-        case(
-            "deep nesting as a batch",
-            deep(100_000),
-            refused(null.clone(), INVALID_REQUEST),
-        ),
-        case(
-            "deep nesting in an unknown member",
-            format!(r#"{{"jsonrpc":"2.0","id":3,"x":{}}}"#, deep(100_000)),
-            refused(json!(3), INVALID_REQUEST),
-        ),
-        // JSON that is not a JSON-RPC message.
-        case("a number", "5", refused(null.clone(), INVALID_REQUEST)),
-        case(
-            "an empty object",
-            "{}",
-            refused(null.clone(), INVALID_REQUEST),
-        ),
-        case(
-            "jsonrpc 1.0",
-            r#"{"jsonrpc":"1.0","id":7,"method":"tools/list"}"#,
-            refused(json!(7), INVALID_REQUEST),
-        ),
-        case(
-            "jsonrpc as a number",
-            r#"{"jsonrpc":2.0,"id":7,"method":"tools/list"}"#,
-            refused(json!(7), INVALID_REQUEST),
-        ),
-        case(
-            "no jsonrpc",
-            r#"{"id":7,"method":"tools/list"}"#,
-            refused(json!(7), INVALID_REQUEST),
-        ),
-        case(
-            "method as a number",
-            r#"{"jsonrpc":"2.0","id":7,"method":5}"#,
-            refused(json!(7), INVALID_REQUEST),
-        ),
-        case(
-            "params as a string",
-            r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":"x"}"#,
-            refused(json!(7), INVALID_REQUEST),
-        ),
-        case(
-            "a request with a result",
-            r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","result":{}}"#,
-            refused(json!(7), INVALID_REQUEST),
-        ),
-        // Ids of every wrong type and size.
-        case(
-            "null id",
-            r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#,
-            refused(null.clone(), INVALID_REQUEST),
-        ),
-        case(
-            "fractional id",
-            r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}"#,
-            refused(null.clone(), INVALID_REQUEST),
-        ),
-        case(
-            "exponent id",
-            r#"{"jsonrpc":"2.0","id":1e3,"method":"tools/list"}"#,
-            refused(null.clone(), INVALID_REQUEST),
-        ),
-        case(
-            "boolean id",
-            r#"{"jsonrpc":"2.0","id":true,"method":"tools/list"}"#,
-            refused(null.clone(), INVALID_REQUEST),
-        ),
-        case(
-            "object id",
-            r#"{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}"#,
-            refused(null.clone(), INVALID_REQUEST),
-        ),
-        case(
-            "array id",
-            r#"{"jsonrpc":"2.0","id":[1],"method":"tools/list"}"#,
-            refused(null.clone(), INVALID_REQUEST),
-        ),
-        case(
-            "id past i64",
-            r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"tools/list"}"#,
-            refused(null.clone(), INVALID_REQUEST),
-        ),
-        case(
-            "id of 40 digits",
-            r#"{"jsonrpc":"2.0","id":1234567890123456789012345678901234567890,"method":"tools/list"}"#,
-            refused(null.clone(), INVALID_REQUEST),
-        ),
-        // Ids that are odd but valid are echoed exactly.
+    // Bytes that are not JSON.
+    #[rustfmt::skip]
+    let rows: &[(&str, &str)] = &[
+        ("not json", "{not json"),
+        ("truncated", r#"{"jsonrpc":"2.0","id":1,"#),
+        ("trailing garbage", &(list(json!(1)) + " x")),
+        ("a byte order mark", &format!("\u{feff}{}", list(json!(1)))),
+        ("nul bytes", "\0\0\0"),
+    ];
+    let mut cases = each(&refused(null.clone(), PARSE), rows);
+    cases.push(case(
+        "invalid utf-8",
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}".to_vec(),
+        refused(null.clone(), PARSE),
+    ));
+    // Messages judged by their shape alone, with no id to recover: deep nesting where the
+    // envelope skips it (skipping is iterative, so it costs no stack), JSON that is not a
+    // JSON-RPC message, ids of every wrong type and size, a duplicate id, and batches.
+    #[rustfmt::skip]
+    let rows: &[(&str, &str)] = &[
+        ("deep nesting as a batch", &deep(100_000)),
+        ("a number", "5"),
+        ("an empty object", "{}"),
+        ("null id", r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#),
+        ("fractional id", r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}"#),
+        ("exponent id", r#"{"jsonrpc":"2.0","id":1e3,"method":"tools/list"}"#),
+        ("boolean id", r#"{"jsonrpc":"2.0","id":true,"method":"tools/list"}"#),
+        ("object id", r#"{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}"#),
+        ("array id", r#"{"jsonrpc":"2.0","id":[1],"method":"tools/list"}"#),
+        ("id past i64", r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"tools/list"}"#),
+        ("id of 40 digits", r#"{"jsonrpc":"2.0","id":1234567890123456789012345678901234567890,"method":"tools/list"}"#),
+        ("duplicate id", r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/list"}"#),
+        ("a batch", &format!("[{}]", list(json!(1)))),
+        ("an empty batch", "[]"),
+    ];
+    cases.extend(each(&invalid(null.clone()), rows));
+    cases.push(case(
+        "deep nesting in an unknown member",
+        format!(r#"{{"jsonrpc":"2.0","id":3,"x":{}}}"#, deep(100_000)),
+        invalid(json!(3)),
+    ));
+    // JSON that is not a JSON-RPC message, with an id to name in the refusal.
+    #[rustfmt::skip]
+    let rows: &[(&str, &str)] = &[
+        ("jsonrpc 1.0", r#"{"jsonrpc":"1.0","id":7,"method":"tools/list"}"#),
+        ("jsonrpc as a number", r#"{"jsonrpc":2.0,"id":7,"method":"tools/list"}"#),
+        ("no jsonrpc", r#"{"id":7,"method":"tools/list"}"#),
+        ("method as a number", r#"{"jsonrpc":"2.0","id":7,"method":5}"#),
+        ("params as a string", r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":"x"}"#),
+        ("a request with a result", r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","result":{}}"#),
+    ];
+    cases.extend(each(&invalid(json!(7)), rows));
+    // Ids that are odd but valid are echoed exactly.
+    cases.extend([
         case(
             "the smallest i64 id",
             list(json!(i64::MIN)),
-            Expect::Result {
-                id: json!(i64::MIN),
-                members: json!({"tools": [{"name": "echo"}]}),
-            },
+            listed(json!(i64::MIN), json!([{"name": "echo"}])),
         ),
         case(
             "a 60 000-character id",
             list(json!(long_id)),
-            Expect::Result {
-                id: json!(long_id),
-                members: json!({"tools": [{"name": "echo"}]}),
-            },
+            listed(json!(long_id), json!([{"name": "echo"}])),
         ),
         case(
             "an empty string id",
             list(json!("")),
-            Expect::Result {
-                id: json!(""),
-                members: json!({"tools": []}),
-            },
+            listed(json!(""), json!([])),
         ),
-        // Duplicate, case-variant and hidden-character keys: never matched loosely.
-        case(
-            "duplicate id",
-            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/list"}"#,
-            refused(null.clone(), INVALID_REQUEST),
-        ),
-        // The engine reads a message with a repeated member to its end before refusing
-        // it, so the refusal names the request's id (unless the id is what repeats).
-        case(
-            "duplicate method",
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call"}"#,
-            refused(json!(1), INVALID_REQUEST),
-        ),
-        case(
-            "a case-variant method key",
-            r#"{"jsonrpc":"2.0","id":8,"Method":"tools/list"}"#,
-            refused(json!(8), INVALID_REQUEST),
-        ),
-        case(
-            "a method key with a zero-width space",
-            "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\u{200b}\":\"tools/list\"}",
-            refused(json!(8), INVALID_REQUEST),
-        ),
-        case(
-            "a method key with an escaped NUL",
-            r#"{"jsonrpc":"2.0","id":8,"method\u0000":"tools/list"}"#,
-            refused(json!(8), INVALID_REQUEST),
-        ),
+    ]);
+    // Case-variant and hidden-character keys: never matched loosely. The engine reads a
+    // message with a repeated member to its end before refusing it, so the refusal names
+    // the request's id (unless the id is what repeats).
+    cases.push(case(
+        "duplicate method",
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call"}"#,
+        invalid(json!(1)),
+    ));
+    #[rustfmt::skip]
+    let rows: &[(&str, &str)] = &[
+        ("a case-variant method key", r#"{"jsonrpc":"2.0","id":8,"Method":"tools/list"}"#),
+        ("a method key with a zero-width space", "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\u{200b}\":\"tools/list\"}"),
+        ("a method key with an escaped NUL", r#"{"jsonrpc":"2.0","id":8,"method\u0000":"tools/list"}"#),
+    ];
+    cases.extend(each(&invalid(json!(8)), rows));
+    cases.extend([
         case(
             "a method value with a trailing NUL",
             request(era, json!(8), "tools/list\0", json!({})).to_string(),
@@ -431,141 +367,70 @@ pub(crate) fn cases(era: Era) -> Vec<Case> {
             request(era, json!(8), "TOOLS/LIST", json!({})).to_string(),
             error(json!(8), METHOD_NOT_FOUND, no_method_status),
         ),
-        // Messages a server must not act on.
-        case(
-            "a batch",
-            format!("[{}]", list(json!(1))),
-            refused(null.clone(), INVALID_REQUEST),
-        ),
-        case(
-            "an empty batch",
-            "[]",
-            refused(null.clone(), INVALID_REQUEST),
-        ),
-        case(
-            "a response sent to the server",
-            r#"{"jsonrpc":"2.0","id":424242,"result":{}}"#,
-            Expect::Silent {
-                status: match era {
-                    Era::Modern => 400,
-                    // A legacy session takes answers to the requests it sent; an
-                    // answer to none is accepted and dropped.
-                    Era::Legacy => 202,
-                },
-                code: (era == Era::Modern).then_some(INVALID_REQUEST),
-            },
-        ),
-        case(
-            "an error response without an id",
-            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#,
-            Expect::Silent {
-                status: match era {
-                    Era::Modern => 400,
-                    Era::Legacy => 202,
-                },
-                code: (era == Era::Modern).then_some(INVALID_REQUEST),
-            },
-        ),
-        case(
-            "a request without an id is a notification",
-            r#"{"jsonrpc":"2.0","method":"tools/list","params":{}}"#,
-            Expect::Silent {
-                status: 202,
-                code: None,
-            },
-        ),
-        case(
-            "an unknown notification",
-            r#"{"jsonrpc":"2.0","method":"notifications/evil","params":{"x":1}}"#,
-            Expect::Silent {
-                status: 202,
-                code: None,
-            },
-        ),
-        case(
-            "a cancellation of nothing",
-            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}"#,
-            Expect::Silent {
-                status: 202,
-                code: None,
-            },
-        ),
-        // Deep nesting inside params: the envelope passes it on, the core refuses it.
-        case(
-            "deep nesting in params",
-            call(9, json!({"text": "DEEP"})).replacen(r#""DEEP""#, &deep(100_000), 1),
-            error(json!(9), INVALID_PARAMS, 200),
-        ),
-        // Methods and tools that do not exist.
-        case(
-            "unknown method",
-            request(era, json!(10), "evil/method", json!({})).to_string(),
-            error(json!(10), METHOD_NOT_FOUND, no_method_status),
-        ),
-        case(
-            "unknown tool",
-            request(
-                era,
-                json!(11),
-                "tools/call",
-                json!({"name": "rm -rf", "arguments": {}}),
-            )
-            .to_string(),
-            error(json!(11), INVALID_PARAMS, 200),
-        ),
-        case(
-            "a path as a tool name",
-            request(
-                era,
-                json!(11),
-                "tools/call",
-                json!({"name": "../echo", "arguments": {}}),
-            )
-            .to_string(),
-            error(json!(11), INVALID_PARAMS, 200),
-        ),
-        // Tool-level abuse: schema violations are results with isError, for the model.
-        case(
-            "arguments against the schema",
-            call(12, json!({"text": 5})),
-            Expect::Result {
-                id: json!(12),
-                members: json!({"isError": true}),
-            },
-        ),
-        case(
+    ]);
+    // Messages a server must not act on.
+    #[rustfmt::skip]
+    let rows: &[(&str, &str)] = &[
+        ("a response sent to the server", r#"{"jsonrpc":"2.0","id":424242,"result":{}}"#),
+        ("an error response without an id", r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#),
+    ];
+    cases.extend(each(&stray_response, rows));
+    #[rustfmt::skip]
+    let rows: &[(&str, &str)] = &[
+        ("a request without an id is a notification", r#"{"jsonrpc":"2.0","method":"tools/list","params":{}}"#),
+        ("an unknown notification", r#"{"jsonrpc":"2.0","method":"notifications/evil","params":{"x":1}}"#),
+        ("a cancellation of nothing", r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}"#),
+    ];
+    cases.extend(each(&notification, rows));
+    // Deep nesting inside params: the envelope passes it on, the core refuses it.
+    cases.push(case(
+        "deep nesting in params",
+        call(9, json!({"text": "DEEP"})).replacen(r#""DEEP""#, &deep(100_000), 1),
+        error(json!(9), INVALID_PARAMS, 200),
+    ));
+    // Methods and tools that do not exist.
+    cases.push(case(
+        "unknown method",
+        request(era, json!(10), "evil/method", json!({})).to_string(),
+        error(json!(10), METHOD_NOT_FOUND, no_method_status),
+    ));
+    for (name, tool) in [
+        ("unknown tool", "rm -rf"),
+        ("a path as a tool name", "../echo"),
+    ] {
+        let params = json!({"name": tool, "arguments": {}});
+        let body = request(era, json!(11), "tools/call", params).to_string();
+        cases.push(case(name, body, error(json!(11), INVALID_PARAMS, 200)));
+    }
+    // Tool-level abuse: schema violations are results with isError, for the model.
+    for (name, args) in [
+        ("arguments against the schema", json!({"text": 5})),
+        (
             "an argument past maxLength",
-            call(12, json!({"text": "x".repeat(65)})),
-            Expect::Result {
-                id: json!(12),
-                members: json!({"isError": true}),
-            },
+            json!({"text": "x".repeat(65)}),
         ),
-        case(
+        (
             "an unexpected argument",
-            call(12, json!({"text": "a", "__proto__": {"admin": true}})),
-            Expect::Result {
-                id: json!(12),
-                members: json!({"isError": true}),
-            },
+            json!({"text": "a", "__proto__": {"admin": true}}),
         ),
-        case(
-            "arguments that are not an object",
-            request(
-                era,
-                json!(13),
-                "tools/call",
-                json!({"name": "echo", "arguments": [1, 2]}),
-            )
-            .to_string(),
-            error(json!(13), INVALID_PARAMS, 200),
-        ),
+    ] {
+        cases.push(case(name, call(12, args), tool_error(json!(12))));
+    }
+    let not_an_object = json!({"name": "echo", "arguments": [1, 2]});
+    cases.push(case(
+        "arguments that are not an object",
+        request(era, json!(13), "tools/call", not_an_object).to_string(),
+        error(json!(13), INVALID_PARAMS, 200),
+    ));
+    let duplicate_name = call(14, json!({"text": "a"})).replacen(
+        r#""name":"echo""#,
+        r#""name":"echo","name":"evil""#,
+        1,
+    );
+    cases.push(
         case(
             "duplicate tool name",
-            {
-                let text = call(14, json!({"text": "a"}));
-                text.replacen(r#""name":"echo""#, r#""name":"echo","name":"evil""#, 1)
-            },
+            duplicate_name,
             error(json!(14), INVALID_PARAMS, 200),
         )
         // The modern endpoint reads `name` for the `Mcp-Name` check and refuses the
@@ -575,40 +440,44 @@ pub(crate) fn cases(era: Era) -> Vec<Case> {
             INVALID_PARAMS,
             if era == Era::Modern { 400 } else { 200 },
         )),
-        // Path-like resource URIs never reach the handler.
-        case(
+    );
+    // Path-like resource URIs never reach the handler.
+    for (name, uri) in [
+        (
             "a resource uri with dot segments",
-            read(15, "file:///srv/docs/../../etc/passwd"),
-            error(json!(15), not_found, 200),
+            "file:///srv/docs/../../etc/passwd",
         ),
-        case(
+        (
             "a resource uri with encoded dot segments",
-            read(15, "file:///srv/%2e%2E/etc/passwd"),
-            error(json!(15), not_found, 200),
+            "file:///srv/%2e%2E/etc/passwd",
         ),
-        case(
+        (
             "a resource uri that is only a dot segment",
-            read(15, "file:///srv/.."),
-            error(json!(15), not_found, 200),
+            "file:///srv/..",
         ),
-        case(
-            "an unknown resource",
-            read(15, "file:///etc/passwd"),
-            error(json!(15), not_found, 200),
-        ),
-        case(
-            "a resource inside the template still reads",
-            read(16, "file:///srv/docs/a..b.txt"),
-            Expect::Result {
-                id: json!(16),
-                members: json!({"contents": [{"text": "file docs/a..b.txt"}]}),
-            },
-        ),
-    ];
+        ("an unknown resource", "file:///etc/passwd"),
+    ] {
+        cases.push(case(name, read(15, uri), error(json!(15), not_found, 200)));
+    }
+    cases.push(case(
+        "a resource inside the template still reads",
+        read(16, "file:///srv/docs/a..b.txt"),
+        Expect::Result {
+            id: json!(16),
+            members: json!({"contents": [{"text": "file docs/a..b.txt"}]}),
+        },
+    ));
     if era == Era::Modern {
         cases.extend(meta_cases());
     }
     cases
+}
+
+/// One case for each (name, body) of `rows`, all expecting `expect`.
+fn each(expect: &Expect, rows: &[(&'static str, &str)]) -> Vec<Case> {
+    rows.iter()
+        .map(|&(name, body)| case(name, body, expect.clone()))
+        .collect()
 }
 
 /// `_meta` and version abuse, which only the modern era has (a legacy session negotiated
@@ -631,32 +500,20 @@ fn meta_cases() -> Vec<Case> {
         .shift_remove("io.modelcontextprotocol/protocolVersion")
         .unwrap();
     case_variant["io.modelcontextprotocol/ProtocolVersion"] = version;
-    vec![
-        case(
-            "no params",
-            r#"{"jsonrpc":"2.0","id":20,"method":"tools/list"}"#,
-            error(json!(20), INVALID_PARAMS, 400),
-        ),
-        case(
-            "no _meta",
-            r#"{"jsonrpc":"2.0","id":20,"method":"tools/list","params":{}}"#,
-            error(json!(20), INVALID_PARAMS, 400),
-        ),
-        case(
-            "_meta that is not an object",
-            r#"{"jsonrpc":"2.0","id":20,"method":"tools/list","params":{"_meta":[1]}}"#,
-            error(json!(20), INVALID_PARAMS, 400),
-        ),
-        case(
-            "an unsupported version",
-            with_meta(21, &unsupported),
-            error(json!(21), UNSUPPORTED_VERSION, 400),
-        ),
-        case(
-            "a legacy version in _meta",
-            with_meta(21, &legacy),
-            error(json!(21), UNSUPPORTED_VERSION, 400),
-        ),
+    #[rustfmt::skip]
+    let rows: &[(&str, &str)] = &[
+        ("no params", r#"{"jsonrpc":"2.0","id":20,"method":"tools/list"}"#),
+        ("no _meta", r#"{"jsonrpc":"2.0","id":20,"method":"tools/list","params":{}}"#),
+        ("_meta that is not an object", r#"{"jsonrpc":"2.0","id":20,"method":"tools/list","params":{"_meta":[1]}}"#),
+    ];
+    let mut cases = each(&error(json!(20), INVALID_PARAMS, 400), rows);
+    #[rustfmt::skip]
+    let rows: &[(&str, &str)] = &[
+        ("an unsupported version", &with_meta(21, &unsupported)),
+        ("a legacy version in _meta", &with_meta(21, &legacy)),
+    ];
+    cases.extend(each(&error(json!(21), UNSUPPORTED_VERSION, 400), rows));
+    cases.extend([
         case(
             "a numeric version",
             with_meta(22, &numeric),
@@ -700,5 +557,6 @@ fn meta_cases() -> Vec<Case> {
             .to_string(),
             error(json!(25), METHOD_NOT_FOUND, 404),
         ),
-    ]
+    ]);
+    cases
 }

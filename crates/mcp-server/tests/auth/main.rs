@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use support::{
     AuthServer, Call, ISSUER, Keys, RESOURCE, RS_CLIENT, claims, jwk, keys, now, serve, sign,
-    sign_with,
+    sign_with, whoami,
 };
 
 /// The metadata URL of [`RESOURCE`], as every challenge names it.
@@ -109,10 +109,7 @@ async fn a_token_in_the_query_string_is_never_accepted() {
     let (keys, _auth, mcp) = setup().await;
     let token = sign(&keys.rsa1, Some("k1"), None, &claims("alice", "files:read"));
     // The same token works in the header...
-    assert_eq!(
-        Call::tool("whoami").bearer(&token).send(&mcp).await.status,
-        200
-    );
+    assert_eq!(whoami(&mcp, &token).await.status, 200);
     // ...and is ignored in the query string, as if there were none.
     for query in ["access_token", "token", "authorization"] {
         let reply = Call::tool("whoami")
@@ -141,7 +138,7 @@ async fn malformed_tokens_and_requests_are_refused() {
         ("not a b64token", "a\"b", "the bearer token is malformed"),
         ("spaces inside", "abc def", "the bearer token is malformed"),
     ] {
-        let reply = Call::tool("whoami").bearer(token).send(&mcp).await;
+        let reply = whoami(&mcp, token).await;
         assert_invalid(&reply, description, case);
     }
     let twice = Call::tool("whoami")
@@ -174,7 +171,7 @@ async fn the_audience_must_equal_this_resource() {
         let mut claims = claims("alice", "files:read");
         claims["aud"] = audience.clone();
         let token = sign(&keys.rsa1, Some("k1"), None, &claims);
-        let reply = Call::tool("whoami").bearer(&token).send(&mcp).await;
+        let reply = whoami(&mcp, &token).await;
         assert_invalid(
             &reply,
             "the token was not issued for this resource",
@@ -184,7 +181,7 @@ async fn the_audience_must_equal_this_resource() {
     let mut no_audience = claims("alice", "files:read");
     no_audience.as_object_mut().unwrap().remove("aud");
     let token = sign(&keys.rsa1, Some("k1"), None, &no_audience);
-    let reply = Call::tool("whoami").bearer(&token).send(&mcp).await;
+    let reply = whoami(&mcp, &token).await;
     assert_invalid(
         &reply,
         "the token lacks a required claim (exp, iss, aud)",
@@ -195,10 +192,7 @@ async fn the_audience_must_equal_this_resource() {
     let mut several = claims("alice", "files:read");
     several["aud"] = json!(["https://other.example.com", RESOURCE]);
     let token = sign(&keys.rsa1, Some("k1"), None, &several);
-    assert_eq!(
-        Call::tool("whoami").bearer(&token).send(&mcp).await.status,
-        200
-    );
+    assert_eq!(whoami(&mcp, &token).await.status, 200);
 }
 
 #[tokio::test]
@@ -244,7 +238,7 @@ async fn expiry_not_before_and_issuer_are_checked_with_a_small_leeway() {
             }
         }
         let token = sign(&keys.rsa1, Some("k1"), None, &claims);
-        let reply = Call::tool("whoami").bearer(&token).send(&mcp).await;
+        let reply = whoami(&mcp, &token).await;
         match refused {
             Some(description) => assert_invalid(&reply, description, case),
             None => assert_eq!(reply.status, 200, "{case}: {reply:?}"),
@@ -265,7 +259,7 @@ async fn alg_none_wrong_keys_and_algorithm_confusion_are_refused() {
         format!("{}.{payload}", b64(&json!({"alg": "none"}))),
     ];
     for token in &unsigned {
-        let reply = Call::tool("whoami").bearer(token).send(&mcp).await;
+        let reply = whoami(&mcp, token).await;
         assert_eq!(reply.status, 401, "{token}");
         assert!(reply.challenge().contains("error=\"invalid_token\""));
     }
@@ -279,7 +273,7 @@ async fn alg_none_wrong_keys_and_algorithm_confusion_are_refused() {
         None,
         &claims("alice", "files:read"),
     );
-    let reply = Call::tool("whoami").bearer(&confused).send(&mcp).await;
+    let reply = whoami(&mcp, &confused).await;
     assert_invalid(
         &reply,
         "the algorithm HS256 is not accepted",
@@ -288,10 +282,10 @@ async fn alg_none_wrong_keys_and_algorithm_confusion_are_refused() {
 
     // Signed by another key under the published kid, and under a kid nobody published.
     let forged = sign(&keys.rsa2, Some("k1"), None, &claims("alice", "files:read"));
-    let reply = Call::tool("whoami").bearer(&forged).send(&mcp).await;
+    let reply = whoami(&mcp, &forged).await;
     assert_invalid(&reply, "the token's signature does not verify", "wrong key");
     let unknown = sign(&keys.rsa2, Some("k9"), None, &claims("alice", "files:read"));
-    let reply = Call::tool("whoami").bearer(&unknown).send(&mcp).await;
+    let reply = whoami(&mcp, &unknown).await;
     assert_invalid(
         &reply,
         "no key of the authorization server fits the token",
@@ -306,7 +300,7 @@ async fn alg_none_wrong_keys_and_algorithm_confusion_are_refused() {
         b64(&claims("mallory", "files:read files:write")),
         parts[2]
     );
-    let reply = Call::tool("whoami").bearer(&tampered).send(&mcp).await;
+    let reply = whoami(&mcp, &tampered).await;
     assert_invalid(&reply, "the token's signature does not verify", "tampered");
 }
 
@@ -347,7 +341,7 @@ async fn an_id_token_is_not_an_access_token() {
         Some("id_token+jwt"),
         &claims("alice", "files:read"),
     );
-    let reply = Call::tool("whoami").bearer(&typed).send(&mcp).await;
+    let reply = whoami(&mcp, &typed).await;
     assert_invalid(
         &reply,
         "a token of type id_token+jwt is not an access token",
@@ -360,10 +354,7 @@ async fn an_id_token_is_not_an_access_token() {
         Some("at+jwt"),
         &claims("alice", "files:read"),
     );
-    assert_eq!(
-        Call::tool("whoami").bearer(&at).send(&mcp).await.status,
-        200
-    );
+    assert_eq!(whoami(&mcp, &at).await.status, 200);
 }
 
 #[tokio::test]
@@ -375,7 +366,7 @@ async fn the_principal_reaches_the_handler_and_the_token_does_not() {
         Some("at+jwt"),
         &claims("alice", "files:read files:write"),
     );
-    let reply = Call::tool("whoami").bearer(&token).send(&mcp).await;
+    let reply = whoami(&mcp, &token).await;
     assert_eq!(reply.status, 200, "{reply:?}");
     let seen: Value = serde_json::from_str(reply.text()).unwrap();
     assert_eq!(
@@ -390,18 +381,15 @@ async fn the_principal_reaches_the_handler_and_the_token_does_not() {
     );
     // Lists and reads of an authenticated request are private to its authorization context.
     let list = Call::rpc("tools/list", json!({}))
-        .bearer(&token)
-        .send(&mcp)
+        .send_as(&token, &mcp)
         .await;
     assert_eq!(list.body["result"]["cacheScope"], "private", "{list:?}");
     let read = Call::rpc("resources/read", json!({"uri": "file:///notes"}))
-        .bearer(&token)
-        .send(&mcp)
+        .send_as(&token, &mcp)
         .await;
     assert_eq!(read.body["result"]["cacheScope"], "private");
     let discover = Call::rpc("server/discover", json!({}))
-        .bearer(&token)
-        .send(&mcp)
+        .send_as(&token, &mcp)
         .await;
     assert_eq!(discover.body["result"]["cacheScope"], "public");
 }
@@ -416,10 +404,7 @@ async fn insufficient_scope_gets_403_naming_every_scope_the_operation_needs() {
         )
     };
     let reader = sign(&keys.rsa1, Some("k1"), None, &claims("alice", "files:read"));
-    assert_eq!(
-        Call::tool("whoami").bearer(&reader).send(&mcp).await.status,
-        200
-    );
+    assert_eq!(whoami(&mcp, &reader).await.status, 200);
     let reply = Call::tool("delete").bearer(&reader).send(&mcp).await;
     assert_eq!(reply.status, 403, "{reply:?}");
     assert_eq!(reply.challenge(), forbidden("files:read files:write"));
@@ -428,8 +413,7 @@ async fn insufficient_scope_gets_403_naming_every_scope_the_operation_needs() {
     // A token without the endpoint's scope: 403 for anything.
     let nothing = sign(&keys.rsa1, Some("k1"), None, &claims("alice", "profile"));
     let reply = Call::rpc("tools/list", json!({}))
-        .bearer(&nothing)
-        .send(&mcp)
+        .send_as(&nothing, &mcp)
         .await;
     assert_eq!(reply.status, 403);
     assert_eq!(reply.challenge(), forbidden("files:read"));
@@ -440,8 +424,7 @@ async fn insufficient_scope_gets_403_naming_every_scope_the_operation_needs() {
     lying.headers.retain(|(name, _)| *name != "mcp-name");
     let lying = lying
         .header("mcp-name", "whoami")
-        .bearer(&reader)
-        .send(&mcp)
+        .send_as(&reader, &mcp)
         .await;
     assert_eq!(lying.status, 400, "{lying:?}");
 
@@ -485,8 +468,7 @@ async fn prompts_and_resources_have_scopes_of_their_own() {
     );
     // Other prompts and resources need the endpoint's scope only.
     let notes = Call::rpc("resources/read", json!({"uri": "file:///notes"}))
-        .bearer(&reader)
-        .send(&mcp)
+        .send_as(&reader, &mcp)
         .await;
     assert_eq!(notes.status, 200, "{notes:?}");
 
@@ -505,8 +487,7 @@ async fn prompts_and_resources_have_scopes_of_their_own() {
     lying.headers.retain(|(name, _)| *name != "mcp-name");
     let lying = lying
         .header("mcp-name", "file:///notes")
-        .bearer(&reader)
-        .send(&mcp)
+        .send_as(&reader, &mcp)
         .await;
     assert_eq!(lying.status, 400, "{lying:?}");
 }
@@ -602,17 +583,11 @@ async fn protected_resource_metadata_at_the_path_based_and_root_well_known_urls(
     );
     // And tokens must name this resource, not its origin.
     let token = sign(&keys.rsa1, Some("k1"), None, &claims("alice", "files:read"));
-    assert_eq!(
-        Call::tool("whoami").bearer(&token).send(&mcp).await.status,
-        401
-    );
+    assert_eq!(whoami(&mcp, &token).await.status, 401);
     let mut claims = claims("alice", "files:read");
     claims["aud"] = json!(resource);
     let token = sign(&keys.rsa1, Some("k1"), None, &claims);
-    assert_eq!(
-        Call::tool("whoami").bearer(&token).send(&mcp).await.status,
-        200
-    );
+    assert_eq!(whoami(&mcp, &token).await.status, 200);
 }
 
 #[tokio::test]
@@ -707,7 +682,7 @@ async fn introspection_accepts_only_active_tokens_for_this_resource_and_caches_a
     .unwrap();
     let mcp = serve(resource_server(RESOURCE, verifier)).await;
 
-    let reply = Call::tool("whoami").bearer("opaque-good").send(&mcp).await;
+    let reply = whoami(&mcp, "opaque-good").await;
     assert_eq!(reply.status, 200, "{reply:?}");
     let seen: Value = serde_json::from_str(reply.text()).unwrap();
     assert_eq!(seen["subject"], "carol");
@@ -721,8 +696,7 @@ async fn introspection_accepts_only_active_tokens_for_this_resource_and_caches_a
     for _ in 0..3 {
         assert_eq!(
             Call::tool("whoami")
-                .bearer("opaque-good")
-                .send(&mcp)
+                .send_as("opaque-good", &mcp)
                 .await
                 .status,
             200
@@ -748,7 +722,7 @@ async fn introspection_accepts_only_active_tokens_for_this_resource_and_caches_a
             "the token was not issued by the expected authorization server",
         ),
     ] {
-        let reply = Call::tool("whoami").bearer(token).send(&mcp).await;
+        let reply = whoami(&mcp, token).await;
         assert_invalid(&reply, description, token);
     }
 
@@ -762,8 +736,7 @@ async fn introspection_accepts_only_active_tokens_for_this_resource_and_caches_a
     let mcp = serve(resource_server(RESOURCE, wrong)).await;
     assert_eq!(
         Call::tool("whoami")
-            .bearer("opaque-good")
-            .send(&mcp)
+            .send_as("opaque-good", &mcp)
             .await
             .status,
         503

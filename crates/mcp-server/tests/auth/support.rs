@@ -302,6 +302,17 @@ impl Reply {
             .map_or("", |v| v.to_str().unwrap())
     }
 
+    /// Asserts that this is the refusal of a reader's token for a target that needs
+    /// `files:write` too: a 403 whose challenge names both scopes. `case` names it.
+    pub(crate) fn refuses_for_write(&self, case: &str) {
+        assert_eq!(self.status, 403, "{case}: {self:?}");
+        assert!(
+            self.challenge()
+                .contains("scope=\"files:read files:write\""),
+            "{case}: {self:?}"
+        );
+    }
+
     /// The text of a `tools/call` result's first content block.
     pub(crate) fn text(&self) -> &str {
         self.body["result"]["content"][0]["text"]
@@ -326,6 +337,11 @@ pub(crate) struct Call {
     /// The body as text, sent instead of `body` (for what a JSON value cannot hold: a
     /// member given twice).
     pub(crate) raw: Option<String>,
+}
+
+/// The `whoami` tool called with `token` as the bearer: the reply.
+pub(crate) async fn whoami(server: &RunningServer, token: &str) -> Reply {
+    Call::tool("whoami").bearer(token).send(server).await
 }
 
 impl Call {
@@ -403,6 +419,11 @@ impl Call {
     pub(crate) fn path(mut self, path: &str) -> Call {
         path.clone_into(&mut self.path);
         self
+    }
+
+    /// Sends the call with `token` as the bearer.
+    pub(crate) async fn send_as(self, token: &str, server: &RunningServer) -> Reply {
+        self.bearer(token).send(server).await
     }
 
     pub(crate) async fn send(self, server: &RunningServer) -> Reply {

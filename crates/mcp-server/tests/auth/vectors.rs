@@ -88,21 +88,13 @@ async fn extra_members_of_every_type_do_not_get_around_a_scope() {
                 for header in [target.to_owned(), base64_name(target)] {
                     let case = format!("{method} {params} Mcp-Name {header}");
                     let reply = Call::raw(method, &params, Some(&header))
-                        .bearer(&reader)
-                        .send(&mcp)
+                        .send_as(&reader, &mcp)
                         .await;
-                    assert_eq!(reply.status, 403, "{case}: {reply:?}");
-                    assert!(
-                        reply
-                            .challenge()
-                            .contains("scope=\"files:read files:write\""),
-                        "{case}: {reply:?}"
-                    );
+                    reply.refuses_for_write(&case);
                 }
                 // The same request with the scope runs: the extra member is no error.
                 let reply = Call::raw(method, &params, Some(target))
-                    .bearer(&writer)
-                    .send(&mcp)
+                    .send_as(&writer, &mcp)
                     .await;
                 assert_eq!(reply.status, 200, "{method} {params}: {reply:?}");
                 assert!(reply.body.get("result").is_some(), "{params}: {reply:?}");
@@ -152,8 +144,7 @@ async fn a_target_given_twice_or_not_as_text_is_refused() {
     for (method, params, header) in cases {
         for header in [header.to_owned(), base64_name(header)] {
             let reply = Call::raw(method, params, Some(&header))
-                .bearer(&reader)
-                .send(&mcp)
+                .send_as(&reader, &mcp)
                 .await;
             assert_refused(&reply, &format!("{method} {params} {header}"));
         }
@@ -170,8 +161,7 @@ async fn a_scoped_name_spelled_another_way_is_still_scoped() {
             r#"{"name":"del\u0065te","arguments":{}}"#,
             Some(&header),
         )
-        .bearer(&reader)
-        .send(&mcp)
+        .send_as(&reader, &mcp)
         .await;
         assert_eq!(reply.status, 403, "{header}: {reply:?}");
     }
@@ -185,20 +175,12 @@ async fn a_scoped_name_spelled_another_way_is_still_scoped() {
         "file:///%70ayroll",
     ] {
         let reply = Call::rpc("resources/read", json!({"uri": uri}))
-            .bearer(&reader)
-            .send(&mcp)
+            .send_as(&reader, &mcp)
             .await;
-        assert_eq!(reply.status, 403, "{uri}: {reply:?}");
-        assert!(
-            reply
-                .challenge()
-                .contains("scope=\"files:read files:write\""),
-            "{uri}: {reply:?}"
-        );
+        reply.refuses_for_write(uri);
     }
     let private = Call::rpc("resources/read", json!({"uri": "file:///private/a"}))
-        .bearer(&writer)
-        .send(&mcp)
+        .send_as(&writer, &mcp)
         .await;
     assert_eq!(
         private.body["result"]["contents"][0]["text"], "private",
@@ -209,8 +191,7 @@ async fn a_scoped_name_spelled_another_way_is_still_scoped() {
         "completion/complete",
         json!({"ref": {"type": "ref/prompt", "name": "draft"}, "argument": {"name": "a", "value": ""}}),
     )
-    .bearer(&reader)
-    .send(&mcp)
+    .send_as(&reader, &mcp)
     .await;
     assert_eq!(complete.status, 403, "{complete:?}");
 }

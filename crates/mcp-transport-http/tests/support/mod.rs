@@ -183,6 +183,31 @@ impl Handler for TestHandler {
 }
 
 /// Waits for the next log line, failing the test instead of hanging if none comes.
+/// A server of the test handler on `config`, on a free loopback port: the running server,
+/// the handler's log and its gate.
+pub async fn serve(
+    config: mcp_transport_http::HttpServerConfig,
+) -> (mcp_transport_http::RunningServer, Log, Arc<Semaphore>) {
+    let (handler, log, gate) = TestHandler::new();
+    let server = mcp_transport_http::HttpServer::bind(
+        mcp_transport_http::HttpServer::DEFAULT_ADDR,
+        handler,
+        config,
+    )
+    .await
+    .unwrap();
+    (server, log, gate)
+}
+
+/// Asserts that a raw HTTP reply starts with the status line `HTTP/1.1 {status}`.
+#[track_caller]
+pub fn assert_status(reply: &str, status: &str) {
+    assert!(
+        reply.starts_with(&format!("HTTP/1.1 {status}\r\n")),
+        "expected {status}: {reply}"
+    );
+}
+
 pub async fn next_log(log: &mut Log) -> String {
     tokio::time::timeout(Duration::from_secs(30), log.recv())
         .await

@@ -1,0 +1,50 @@
+//! Tools the servers of several crates' tests have alike.
+
+use mcp_server::ToolDef;
+use mcp_types::CallToolResult;
+use serde_json::json;
+
+/// `echo`: answers its `text` argument (a string, optional), or `fallback` without one.
+pub fn echo(fallback: &'static str) -> Result<ToolDef, mcp_server::Error> {
+    let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+    ToolDef::new("echo", schema, move |args, _cx| async move {
+        Ok(CallToolResult::text(
+            args["text"].as_str().unwrap_or(fallback),
+        ))
+    })
+}
+
+// The arguments and result of [`add`]. No doc comments: schemars would put them in the
+// derived schemas, which the tests compare as the tool lists them.
+#[allow(missing_docs, reason = "doc comments would change the derived schemas")]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub struct Add {
+    pub a: i64,
+    pub b: i64,
+}
+
+#[allow(missing_docs, reason = "doc comments would change the derived schemas")]
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct Sum {
+    pub sum: i64,
+}
+
+/// `add`: a structured tool, `{a, b}` in and `{sum}` out, with schemas derived from
+/// [`Add`] and [`Sum`].
+pub fn add() -> Result<ToolDef, mcp_server::Error> {
+    ToolDef::structured("add", |args: Add, _cx| async move {
+        Ok(Sum {
+            sum: args.a + args.b,
+        })
+    })
+}
+
+/// `slow`: reports progress 1, 2 and 3 of 3, then answers `done`.
+pub fn slow() -> Result<ToolDef, mcp_server::Error> {
+    ToolDef::new("slow", json!({"type": "object"}), |_, cx| async move {
+        for step in 1..=3 {
+            cx.progress(f64::from(step), Some(3.0), None).await;
+        }
+        Ok(CallToolResult::text("done"))
+    })
+}
