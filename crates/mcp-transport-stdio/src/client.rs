@@ -12,7 +12,9 @@ use mcp_jsonrpc::{Connection, Handler, Peer, PeerConfig};
 use tokio::process::{ChildStdin, ChildStdout};
 
 use crate::framing::{LineReader, LineWriter};
-use crate::process::{ExitAwareReader, ProcessError, ServerCommand, ServerProcess};
+use crate::process::{
+    ExitAwareReader, ExitAwareWriter, ProcessError, ServerCommand, ServerProcess,
+};
 
 /// The engine settings a client uses over stdio: cancellation by `notifications/cancelled`,
 /// and lines a misbehaving server prints to stdout that are not messages are logged and
@@ -83,7 +85,8 @@ fn connect_pipes<H: Handler>(
     config: PeerConfig,
 ) -> (Peer, Connection) {
     let reader = ExitAwareReader::new(LineReader::new(stdout), process.exit_watch());
-    Peer::connect(reader, LineWriter::new(stdin), handler, config)
+    let writer = ExitAwareWriter::new(LineWriter::new(stdin), process.exit_watch());
+    Peer::connect(reader, writer, handler, config)
 }
 
 impl ServerConnection {

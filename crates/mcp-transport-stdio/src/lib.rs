@@ -56,6 +56,6 @@ pub use server::serve;
 pub use stdio::{StdinStream, StdoutStream};
 
 pub use process::{
-    DEFAULT_DRAIN_GRACE, ExitAwareReader, ProcessError, STDERR_LINE_LIMIT, ServerCommand,
-    ServerProcess, SpawnedServer, StderrMode,
+    DEFAULT_DRAIN_GRACE, ExitAwareReader, ExitAwareWriter, ProcessError, STDERR_LINE_LIMIT,
+    ServerCommand, ServerProcess, SpawnedServer, StderrMode,
 };

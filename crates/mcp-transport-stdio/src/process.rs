@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use mcp_jsonrpc::{FrameReader, TransportError};
+use mcp_jsonrpc::{FrameReader, FrameWriter, TransportError, WriteNow};
 use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
@@ -917,6 +917,74 @@ fn pass_through(
 }
 
 /// The error that ends the stream of a server that exited.
+/// A frame writer over a server's stdin that names how the server ended when a write
+/// fails because it exited.
+///
+/// A write to a server that has exited fails with a broken pipe, which says nothing of
+/// why. When a write or a flush fails with an I/O error, this wrapper waits up to the
+/// drain grace (default [`DEFAULT_DRAIN_GRACE`]) for the server's exit and, if it
+/// exited, reports `TransportError::Closed(Some("server process exited with <status>"))`
+/// instead, as [`ExitAwareReader`] does: a crash is named the same way whichever half of
+/// the connection sees it first. Other errors pass through unchanged.
+#[derive(Debug)]
+pub struct ExitAwareWriter<W> {
+    inner: W,
+    exit: watch::Receiver<Option<ExitStatus>>,
+    drain_grace: Duration,
+}
+
+impl<W: FrameWriter> ExitAwareWriter<W> {
+    /// Wraps `inner`, a writer of the server's stdin, with the server's exit watch from
+    /// [`ServerProcess::exit_watch`].
+    pub fn new(inner: W, exit: watch::Receiver<Option<ExitStatus>>) -> Self {
+        ExitAwareWriter {
+            inner,
+            exit,
+            drain_grace: DEFAULT_DRAIN_GRACE,
+        }
+    }
+
+    /// Sets how long a failed write waits to learn whether the server exited.
+    #[must_use]
+    pub fn with_drain_grace(mut self, grace: Duration) -> Self {
+        self.drain_grace = grace;
+        self
+    }
+
+    /// `result`, or, for an I/O error while the server exits, how it exited.
+    async fn explain(&mut self, result: Result<(), TransportError>) -> Result<(), TransportError> {
+        match result {
+            Err(TransportError::Io(e)) if e.kind() != io::ErrorKind::InvalidInput => {
+                match wait_exit_within(&mut self.exit, self.drain_grace).await {
+                    Some(status) => Err(exited(status)),
+                    None => Err(TransportError::Io(e)),
+                }
+            }
+            other => other,
+        }
+    }
+}
+
+impl<W: FrameWriter> FrameWriter for ExitAwareWriter<W> {
+    async fn write_frame(&mut self, frame: Bytes) -> Result<(), TransportError> {
+        let result = self.inner.write_frame(frame).await;
+        self.explain(result).await
+    }
+
+    fn write_now(&mut self, frame: &[u8]) -> WriteNow {
+        self.inner.write_now(frame)
+    }
+
+    async fn flush(&mut self) -> Result<(), TransportError> {
+        let result = self.inner.flush().await;
+        self.explain(result).await
+    }
+
+    async fn close(&mut self) -> Result<(), TransportError> {
+        self.inner.close().await
+    }
+}
+
 fn exited(status: Option<ExitStatus>) -> TransportError {
     TransportError::Closed(Some(match status {
         Some(status) => format!("server process exited with {status}"),
@@ -978,5 +1046,85 @@ mod tests {
         for (chunks, expected) in cases {
             check(chunks, expected);
         }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod writer_tests {
+    use std::io;
+    use std::os::unix::process::ExitStatusExt as _;
+    use std::process::ExitStatus;
+    use std::time::Duration;
+
+    use bytes::Bytes;
+    use mcp_jsonrpc::{FrameWriter, TransportError};
+    use tokio::sync::watch;
+
+    use super::ExitAwareWriter;
+
+    /// A writer whose every write and flush fails with `kind`.
+    struct Failing(io::ErrorKind);
+
+    impl FrameWriter for Failing {
+        async fn write_frame(&mut self, _frame: Bytes) -> Result<(), TransportError> {
+            Err(TransportError::Io(io::Error::from(self.0)))
+        }
+
+        async fn flush(&mut self) -> Result<(), TransportError> {
+            Err(TransportError::Io(io::Error::from(self.0)))
+        }
+
+        async fn close(&mut self) -> Result<(), TransportError> {
+            Ok(())
+        }
+    }
+
+    fn failing(
+        kind: io::ErrorKind,
+    ) -> (ExitAwareWriter<Failing>, watch::Sender<Option<ExitStatus>>) {
+        let (exit, watch) = watch::channel(None);
+        (ExitAwareWriter::new(Failing(kind), watch), exit)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_broken_pipe_names_the_exit_that_comes_within_the_grace() {
+        let (mut writer, exit) = failing(io::ErrorKind::BrokenPipe);
+        // The exit becomes known a little after the failed write, as it does when the
+        // write loses the race with the process's reaper.
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            exit.send_replace(Some(ExitStatus::from_raw(3 << 8)));
+        });
+        let err = writer
+            .write_frame(Bytes::from_static(b"{}"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, TransportError::Closed(Some(reason)) if reason.contains("exit status: 3")),
+            "{err}"
+        );
+        let err = writer.flush().await.unwrap_err();
+        assert!(err.to_string().contains("exit status: 3"), "{err}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_an_exit_within_the_grace_the_write_error_stands() {
+        let (mut writer, _exit) = failing(io::ErrorKind::BrokenPipe);
+        let err = writer.flush().await.unwrap_err();
+        assert!(
+            matches!(&err, TransportError::Io(e) if e.kind() == io::ErrorKind::BrokenPipe),
+            "{err}"
+        );
+        // A frame the transport refused is the caller's error: it never waits for an exit.
+        let (mut writer, exit) = failing(io::ErrorKind::InvalidInput);
+        exit.send_replace(Some(ExitStatus::from_raw(0)));
+        let err = writer
+            .write_frame(Bytes::from_static(b"{}"))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, TransportError::Io(e) if e.kind() == io::ErrorKind::InvalidInput),
+            "{err}"
+        );
     }
 }
