@@ -55,6 +55,13 @@ async fn read_all(stream: &mut TcpStream) -> String {
     String::from_utf8(reply).unwrap()
 }
 
+/// Sends `bytes` on a new connection to `server` and reads until it closes.
+async fn exchange(server: &RunningServer, bytes: &[u8]) -> String {
+    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
+    stream.write_all(bytes).await.unwrap();
+    read_all(&mut stream).await
+}
+
 /// Reads exactly one response with a `Content-Length` body: its head and its body.
 async fn read_one(stream: &mut TcpStream) -> (String, Vec<u8>) {
     let mut bytes = Vec::new();
@@ -114,7 +121,6 @@ fn json_bodies(replies: &str) -> Vec<Value> {
 #[tokio::test]
 async fn pipelined_requests_are_answered_in_order_with_date_and_length() {
     let (server, _log) = start(HttpServerConfig::default()).await;
-    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
     let mut bytes = request(&server, 1, "tools/list", json!({"n": 1}), "");
     bytes.extend(request(&server, 2, "tools/list", json!({"n": 2}), ""));
     bytes.extend(request(
@@ -124,8 +130,7 @@ async fn pipelined_requests_are_answered_in_order_with_date_and_length() {
         json!({"n": 3}),
         "connection: close\r\n",
     ));
-    stream.write_all(&bytes).await.unwrap();
-    let replies = read_all(&mut stream).await;
+    let replies = exchange(&server, &bytes).await;
     assert_eq!(
         replies.matches("HTTP/1.1 200 OK\r\n").count(),
         3,
@@ -173,7 +178,6 @@ async fn a_body_split_over_many_writes_is_read_whole() {
 #[tokio::test]
 async fn notifications_stream_as_chunks_and_the_connection_is_reused() {
     let (server, _log) = start(HttpServerConfig::default()).await;
-    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
     let mut bytes = request(&server, 1, "test/notify", json!({}), "");
     bytes.extend(request(
         &server,
@@ -182,8 +186,7 @@ async fn notifications_stream_as_chunks_and_the_connection_is_reused() {
         json!({}),
         "connection: close\r\n",
     ));
-    stream.write_all(&bytes).await.unwrap();
-    let replies = read_all(&mut stream).await;
+    let replies = exchange(&server, &bytes).await;
     let (first, second) = replies
         .split_once("0\r\n\r\n")
         .expect("the stream's last chunk");
@@ -270,11 +273,9 @@ async fn a_chunked_request_with_a_trailer_section_closes_its_connection() {
     };
     let hidden = String::from_utf8(request(&server, 9, "tools/list", json!({}), "")).unwrap();
     let hidden = hidden.split("\r\n\r\n").next().unwrap();
-    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
     let mut bytes = chunked(1, format!("x-checksum: a\n\n{hidden}\r\n").as_bytes());
     bytes.extend(request(&server, 2, "tools/list", json!({}), ""));
-    stream.write_all(&bytes).await.unwrap();
-    let replies = read_all(&mut stream).await;
+    let replies = exchange(&server, &bytes).await;
     assert_eq!(replies.matches("HTTP/1.1 ").count(), 1, "{replies}");
     assert_status(&replies, "200 OK");
     assert!(replies.contains("\r\nconnection: close\r\n"), "{replies}");
@@ -283,23 +284,18 @@ async fn a_chunked_request_with_a_trailer_section_closes_its_connection() {
     // The same after a body over the limit, which the endpoint refuses unread.
     let config = HttpServerConfig::default().max_body_bytes(256);
     let (small, _log) = start(config).await;
-    let mut stream = TcpStream::connect(small.local_addr()).await.unwrap();
     let mut bytes = chunked(7, format!("x-checksum: a\n\n{hidden}\r\n").as_bytes());
     bytes.extend(request(&server, 8, "tools/list", json!({}), ""));
-    stream.write_all(&bytes).await.unwrap();
-    let replies = read_all(&mut stream).await;
+    let replies = exchange(&small, &bytes).await;
     assert_eq!(replies.matches("HTTP/1.1 ").count(), 1, "{replies}");
     assert!(replies.starts_with("HTTP/1.1 413 "), "{replies}");
     small.shutdown(Duration::from_secs(5)).await;
 
     // Well-formed trailers close it too; no trailers, and it stays open.
-    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
     let mut bytes = chunked(3, b"x-checksum: a\r\n");
     bytes.extend(request(&server, 4, "tools/list", json!({}), ""));
-    stream.write_all(&bytes).await.unwrap();
-    let replies = read_all(&mut stream).await;
+    let replies = exchange(&server, &bytes).await;
     assert_eq!(replies.matches("HTTP/1.1 ").count(), 1, "{replies}");
-    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
     let mut bytes = chunked(5, b"");
     bytes.extend(request(
         &server,
@@ -308,8 +304,7 @@ async fn a_chunked_request_with_a_trailer_section_closes_its_connection() {
         json!({}),
         "connection: close\r\n",
     ));
-    stream.write_all(&bytes).await.unwrap();
-    let replies = read_all(&mut stream).await;
+    let replies = exchange(&server, &bytes).await;
     let ids: Vec<_> = json_bodies(&replies)
         .iter()
         .map(|b| b["id"].clone())
@@ -348,9 +343,7 @@ async fn content_length_lines_hyper_drops_still_count_towards_the_head_limit() {
             bytes.extend_from_slice(&body);
             bytes.extend_from_slice(b"\r\n0\r\n\r\n");
         }
-        let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
-        stream.write_all(&bytes).await.unwrap();
-        let reply = read_all(&mut stream).await;
+        let reply = exchange(&server, &bytes).await;
         assert!(
             reply.starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"),
             "{framing}: {reply}"
@@ -388,15 +381,11 @@ async fn what_the_parse_drops_still_counts_towards_the_head_limit() {
         bytes.extend_from_slice(&body);
         bytes
     };
-    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
-    stream.write_all(&request(LIMIT)).await.unwrap();
-    let reply = read_all(&mut stream).await;
+    let reply = exchange(&server, &request(LIMIT)).await;
     assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
     assert_eq!(json_bodies(&reply)[0]["id"], 1, "{reply}");
 
-    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
-    stream.write_all(&request(LIMIT + 1)).await.unwrap();
-    let reply = read_all(&mut stream).await;
+    let reply = exchange(&server, &request(LIMIT + 1)).await;
     assert!(
         reply.starts_with("HTTP/1.1 431 Request Header Fields Too Large\r\n"),
         "{reply}"
@@ -431,7 +420,6 @@ async fn expect_100_continue_gets_its_interim_response() {
 #[tokio::test]
 async fn another_method_after_a_served_request_is_answered_by_hyper() {
     let (server, _log) = start(HttpServerConfig::default()).await;
-    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
     let mut bytes = request(&server, 1, "tools/list", json!({}), "");
     bytes.extend_from_slice(
         format!(
@@ -440,8 +428,7 @@ async fn another_method_after_a_served_request_is_answered_by_hyper() {
         )
         .as_bytes(),
     );
-    stream.write_all(&bytes).await.unwrap();
-    let replies = read_all(&mut stream).await;
+    let replies = exchange(&server, &bytes).await;
     let (first, second) = replies.split_at(replies.find("HTTP/1.1 405").expect("a 405"));
     assert_status(first, "200 OK");
     assert!(
@@ -478,7 +465,6 @@ async fn an_http_1_0_request_and_a_malformed_head_go_to_hyper() {
 async fn a_length_that_is_not_a_number_is_refused() {
     let (server, _log) = start(HttpServerConfig::default()).await;
     for length in ["12a", "-1", "", "1, 1"] {
-        let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
         let mut bytes = head(
             &server,
             "tools/list",
@@ -486,8 +472,7 @@ async fn a_length_that_is_not_a_number_is_refused() {
             &format!("content-length: {length}\r\n"),
         );
         bytes.extend_from_slice(b"{}");
-        stream.write_all(&bytes).await.unwrap();
-        let reply = read_all(&mut stream).await;
+        let reply = exchange(&server, &bytes).await;
         assert!(
             reply.starts_with("HTTP/1.1 400 Bad Request\r\n"),
             "{length:?}: {reply}"
