@@ -11,10 +11,9 @@ use std::time::Duration;
 use mcp_jsonrpc::{Connection, Handler, Peer, PeerConfig};
 use tokio::process::{ChildStdin, ChildStdout};
 
+use crate::exit_aware::{ExitAwareReader, ExitAwareWriter};
 use crate::framing::{LineReader, LineWriter};
-use crate::process::{
-    ExitAwareReader, ExitAwareWriter, ProcessError, ServerCommand, ServerProcess,
-};
+use crate::process::{ProcessError, ServerCommand, ServerProcess};
 
 /// The engine settings a client uses over stdio: cancellation by `notifications/cancelled`,
 /// and lines a misbehaving server prints to stdout that are not messages are logged and

@@ -45,6 +45,7 @@
 #![forbid(unsafe_code)]
 
 mod client;
+mod exit_aware;
 mod framing;
 mod process;
 mod server;
@@ -55,7 +56,8 @@ pub use framing::{DEFAULT_MAX_LINE, DEFAULT_WRITE_TIMEOUT, LineReader, LineWrite
 pub use server::serve;
 pub use stdio::{StdinStream, StdoutStream};
 
+pub use exit_aware::{ExitAwareReader, ExitAwareWriter};
 pub use process::{
-    DEFAULT_DRAIN_GRACE, ExitAwareReader, ExitAwareWriter, ProcessError, STDERR_LINE_LIMIT,
-    ServerCommand, ServerProcess, SpawnedServer, StderrMode,
+    DEFAULT_DRAIN_GRACE, ProcessError, STDERR_LINE_LIMIT, ServerCommand, ServerProcess,
+    SpawnedServer, StderrMode,
 };
