@@ -19,9 +19,9 @@
 //!    Each SDK is driven in the era it speaks. Our client (`client-load`) drives ours with
 //!    the small echo, for the "our client ÷ mcp-load" figure (over HTTP with the server on
 //!    its default worker threads and on one, against `mcp-load` driving the same server).
-//!    The HTTP/1.1 we own is measured against hyper's in the same rounds: ours with every
-//!    connection on hyper (`--hyper-http1`) under `mcp-load`'s echo loads, and our client
-//!    on hyper's client connection (`client-load --hyper-http1`) against the same server.
+//!    The client's HTTP/1.1, which we own, is measured against hyper's in the same
+//!    rounds: our client on hyper's client connection (`client-load --hyper-http1`)
+//!    against the same server.
 //!    Over stdio the driver spawns
 //!    the server itself; over HTTP the server is started here with `127.0.0.1:0`, its URL
 //!    read from the first line of its stdout, and killed after the run.
@@ -197,11 +197,8 @@ enum Role {
     OursOneWorker,
     /// The same, driven by our client.
     OursOneWorkerByClient,
-    /// Ours with every connection served by hyper, not by its own HTTP/1.1
-    /// (`--hyper-http1`): the server's side of "the HTTP/1.1 we own".
-    OursOnHyper,
     /// Ours driven by our client speaking HTTP/1.1 through hyper's client connection
-    /// (`client-load --hyper-http1`): the client's side.
+    /// (`client-load --hyper-http1`), against the client's own HTTP/1.1.
     OursByClientOnHyper,
     /// Ours over HTTP without its connection threads (and so without the idle poll):
     /// `--tokio-runtime`, a multi-threaded tokio runtime serving every connection.
@@ -370,17 +367,8 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         false,
         &["--http", "127.0.0.1:0", "--workers", "1"],
     ));
-    // The HTTP/1.1 we own, measured against hyper's in the same rounds: the server with
-    // every connection on hyper (the echo loads, beside `Role::Ours`), and our client on
-    // hyper's client connection (beside `Role::OursByClient`).
-    servers.push(ours(
-        "ours, every connection on hyper (`--hyper-http1`)",
-        Role::OursOnHyper,
-        Driver::McpLoad,
-        false,
-        false,
-        &["--http", "127.0.0.1:0", "--hyper-http1"],
-    ));
+    // The client's own HTTP/1.1, measured against hyper's in the same rounds: our client
+    // on hyper's client connection, beside `Role::OursByClient`.
     servers.push(ours(
         "ours, driven by our client on hyper's HTTP/1.1 (`client-load --hyper-http1`)",
         Role::OursByClientOnHyper,
@@ -1006,7 +994,7 @@ mod tests {
     fn who_takes_part_in_what() {
         let servers = servers(&bins(), vec![peer()]);
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names.len(), 13, "{names:?}");
+        assert_eq!(names.len(), 12, "{names:?}");
         let by_role = |role| servers.iter().find(|s| s.role == role).unwrap();
         let ours = by_role(Role::Ours);
         assert_eq!(
@@ -1064,17 +1052,8 @@ mod tests {
             by_role(Role::OursOneWorker).command(Load::Small, Transport::Http),
             one.command(Load::Small, Transport::Http)
         );
-        // The HTTP/1.1 we own against hyper's: the same server command with one flag, the
-        // same loads; the client's side against the very server `Role::OursByClient` drives.
-        let hyper = by_role(Role::OursOnHyper);
-        assert_eq!(hyper.driver, Driver::McpLoad);
-        for load in [Load::Small, Load::Large, Load::Single] {
-            let mut with = ours.command(load, Transport::Http).unwrap();
-            with.push("--hyper-http1".to_owned());
-            assert_eq!(hyper.command(load, Transport::Http).unwrap(), with);
-        }
-        assert!(hyper.command(Load::Small, Transport::Stdio).is_none());
-        assert!(hyper.command(Load::Search, Transport::Http).is_none());
+        // The client's own HTTP/1.1 against hyper's: against the very server
+        // `Role::OursByClient` drives.
         let on_hyper = by_role(Role::OursByClientOnHyper);
         assert_eq!(on_hyper.driver, Driver::ClientOnHyper);
         assert_eq!(

@@ -15,7 +15,7 @@
 //! ```text
 //! mcp-bench-server [--http ADDR] [--workers N] [--tokio-runtime] [--bench-tools]
 //!                  [--extra-tools N] [--soak-tools] [--max-concurrent-requests N]
-//!                  [--max-connections N] [--idle-poll MICROS] [--hyper-http1]
+//!                  [--max-connections N] [--idle-poll MICROS]
 //! ```
 //!
 //! Built with the `mimalloc` feature, its global allocator is the `mimalloc` crate's.
@@ -47,7 +47,7 @@ use crate::soak::Probes;
 
 const USAGE: &str = "usage: mcp-bench-server [--http ADDR] [--workers N] [--tokio-runtime] \
 [--bench-tools] [--extra-tools N] [--soak-tools] [--max-concurrent-requests N] \
-[--max-connections N] [--idle-poll MICROS] [--hyper-http1]
+[--max-connections N] [--idle-poll MICROS]
 
   --http ADDR                    serve Streamable HTTP on ADDR (such as 127.0.0.1:0) and
                                  print its URL; stdio otherwise
@@ -61,9 +61,7 @@ const USAGE: &str = "usage: mcp-bench-server [--http ADDR] [--workers N] [--toki
                                  soak://counter (cargo xtask soak)
   --max-concurrent-requests N    HTTP: requests in flight at once (default 1024)
   --max-connections N            HTTP: open connections at once (default 4096)
-  --idle-poll MICROS             HTTP: a connection thread's idle poll (default 50, 0: off)
-  --hyper-http1                  HTTP: serve every connection with hyper, not the
-                                 server's own HTTP/1.1";
+  --idle-poll MICROS             HTTP: a connection thread's idle poll (default 50, 0: off)";
 
 /// What the command line asks for.
 #[derive(Debug, Default, PartialEq)]
@@ -74,7 +72,6 @@ struct Options {
     max_concurrent_requests: Option<usize>,
     max_connections: Option<usize>,
     idle_poll: Option<Duration>,
-    hyper_http1: bool,
     tokio_runtime: bool,
 }
 
@@ -124,10 +121,6 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             "--idle-poll" => {
                 let micros = number(flag, rest.next(), 0..=1000)?;
                 options.idle_poll = Some(Duration::from_micros(micros as u64));
-                http_only = Some(flag);
-            }
-            "--hyper-http1" => {
-                options.hyper_http1 = true;
                 http_only = Some(flag);
             }
             "--tokio-runtime" => {
@@ -210,7 +203,6 @@ async fn serve(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(window) = options.idle_poll {
         config.idle_poll = window;
     }
-    config.own_http1 = !options.hyper_http1;
     // `DualEraHttp::bind` would do all of this in one call; the endpoint and the running
     // server are kept apart here so that `stats` can count the endpoint's legacy sessions
     // and every runtime's tasks.
@@ -249,13 +241,13 @@ mod tests {
     fn the_command_lines_of_the_bench_and_the_soak() {
         assert_eq!(parse(&args("")).unwrap(), Some(Options::default()));
         let options = parse(&args(
-            "--http 127.0.0.1:0 --workers 1 --bench-tools --extra-tools 500 --hyper-http1",
+            "--http 127.0.0.1:0 --workers 1 --bench-tools --extra-tools 500",
         ))
         .unwrap()
         .unwrap();
         assert_eq!(options.http, Some("127.0.0.1:0".parse().unwrap()));
         assert_eq!(options.workers, Some(1));
-        assert!(options.tools.bench && !options.tools.soak && options.hyper_http1);
+        assert!(options.tools.bench && !options.tools.soak);
         assert_eq!(options.tools.extra, 500);
         let options = parse(&args(
             "--soak-tools --http 127.0.0.1:0 --max-concurrent-requests 1064 \
@@ -283,7 +275,6 @@ mod tests {
             "--http nowhere",
             "--idle-poll 1001",
             "--max-connections 10",
-            "--hyper-http1",
             "--tokio-runtime",
             "--serve",
         ] {

@@ -221,7 +221,6 @@ fn serve_example_help_lists_serving_options_only() {
             "--extra-tools",
             "--soak-tools",
             "--idle-poll",
-            "--hyper-http1",
             "--workers",
             "--max-concurrent-requests",
             "--max-connections",
@@ -240,7 +239,7 @@ fn serve_example_help_lists_serving_options_only() {
     for args in [
         &["serve-example", "--bench-tools"][..],
         &["serve-example", "--workers", "1"],
-        &["serve-example", "--http", "127.0.0.1:0", "--hyper-http1"],
+        &["serve-example", "--http", "127.0.0.1:0", "--idle-poll", "0"],
         &["serve-example", "--server", "x"],
         &["--json", "serve-example"],
     ] {

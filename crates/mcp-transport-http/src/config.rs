@@ -163,12 +163,6 @@ pub struct HttpServerConfig {
     /// costs one file descriptor per thread at most: the duplicate of the socket of a
     /// connection that arrived on an empty thread.
     pub idle_poll: Duration,
-    /// Whether [`HttpServer`](crate::HttpServer) serves MCP's requests with its own
-    /// HTTP/1.1 (`true`, the default) or every connection with hyper (`false`). It exists
-    /// so that `cargo xtask bench` can measure the one against the other; not a stable
-    /// setting.
-    #[doc(hidden)]
-    pub own_http1: bool,
 }
 
 /// The longest [`HttpServerConfig::idle_poll`] accepted (1 ms).
@@ -214,7 +208,6 @@ impl Default for HttpServerConfig {
             authenticator: None,
             connection_threads: 0,
             idle_poll: Duration::from_micros(50),
-            own_http1: true,
         }
     }
 }
@@ -243,7 +236,6 @@ impl fmt::Debug for HttpServerConfig {
             .field("authenticator", &self.authenticator.is_some())
             .field("connection_threads", &self.connection_threads)
             .field("idle_poll", &self.idle_poll)
-            .field("own_http1", &self.own_http1)
             .finish()
     }
 }
@@ -373,14 +365,6 @@ impl HttpServerConfig {
     #[must_use]
     pub fn idle_poll(mut self, window: Duration) -> Self {
         self.idle_poll = window;
-        self
-    }
-
-    /// Sets [`own_http1`](Self::own_http1).
-    #[doc(hidden)]
-    #[must_use]
-    pub fn own_http1(mut self, own: bool) -> Self {
-        self.own_http1 = own;
         self
     }
 

@@ -19,8 +19,8 @@ pub fn reply_by_hyper(reply: &[u8]) -> Option<(u16, Vec<u8>)> {
 
 /// A server's connection handling without its listener: each stream given to
 /// [`serve`](Connections::serve) is served as `HttpServer` serves an accepted TCP
-/// connection (the server's own HTTP/1.1, handing over to hyper what it does not serve),
-/// so that a target can drive it over an in-memory stream.
+/// connection (hyper's server connection, with the server's head limit, chunked-body
+/// rule and write timeout), so that a target can drive it over an in-memory stream.
 pub struct Connections<E> {
     settings: std::sync::Arc<crate::server::Settings<E>>,
 }

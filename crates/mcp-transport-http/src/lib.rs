@@ -138,16 +138,15 @@ mod error;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
-mod h1;
 mod headers;
 mod idle;
-mod io;
 mod mirror;
+mod request_body;
 mod response;
 mod server;
 mod service;
 mod shards;
-mod timer;
+mod write_timeout;
 
 pub use auth::{AuthenticateFuture, Authenticator, header_text};
 pub use client::{
@@ -160,7 +159,7 @@ pub use config::{
     ParamHeader, ParamHeaders, check_host_and_origin,
 };
 pub use error::Error;
-pub use h1::{RequestBody, RequestBodyError};
+pub use request_body::{RequestBody, RequestBodyError};
 pub use response::McpBody;
 pub use server::{Endpoint, HttpServer, RunningServer};
 pub use service::{ConcurrencySlot, McpService, ResponseFuture, transport_info};

@@ -1,6 +1,5 @@
-//! A standalone server: a TCP listener, one HTTP/1.1 connection task per client (the
-//! server's own HTTP/1.1 for MCP's requests, `h1.rs`, and hyper for anything else, or
-//! hyper for everything with [`HttpServerConfig::own_http1`] off), and graceful shutdown.
+//! A standalone server: a TCP listener, one HTTP/1.1 connection task per client (each
+//! served by hyper's server connection), and graceful shutdown.
 //!
 //! The accept loop owns every connection task in a `JoinSet`; [`RunningServer`] owns the
 //! accept loop. It takes a permit of a semaphore of [`HttpServerConfig::max_connections`]
@@ -30,7 +29,7 @@ use http::{Request, Response};
 use http_body_util::{Either, Empty};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use mcp_jsonrpc::{CancellationToken, Handler};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
@@ -38,11 +37,10 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use crate::config::{HYPER_MAX_HEADERS, HttpServerConfig};
 use crate::error::Error;
-use crate::h1::{ChunkedEnd, RequestBody};
-use crate::io::WriteTimeout;
+use crate::request_body::{ChunkedEnd, RequestBody};
 use crate::service::McpService;
 use crate::shards::Shards;
-use crate::timer::ConnectionTimer;
+use crate::write_timeout::WriteTimeout;
 
 /// Starts MCP servers on their own listeners. See [`McpService`] to mount the endpoint in
 /// another server instead.
@@ -224,23 +222,14 @@ pub(crate) struct Settings<E> {
     builder: http1::Builder,
     pub(crate) write_timeout: Duration,
     pub(crate) max_head_bytes: usize,
-    pub(crate) header_read_timeout: Duration,
-    pub(crate) body_read_timeout: Duration,
-    /// The longest body the server's own HTTP/1.1 reads; a longer `Content-Length` goes to
-    /// hyper and the endpoint, which refuse it without reading it.
-    pub(crate) max_body_bytes: usize,
-    /// [`HttpServerConfig::max_headers`].
-    pub(crate) max_headers: usize,
-    /// [`HttpServerConfig::own_http1`]: `false` serves every connection with hyper.
-    pub(crate) own_http1: bool,
 }
 
 impl<E> Settings<E> {
     /// What the connections of `service` are served with, from a validated `config`.
     pub(crate) fn new(service: E, config: &HttpServerConfig) -> Self {
         let mut builder = http1::Builder::new();
-        // The timer is each connection's own (`serve_connection`, `timer.rs`).
         builder
+            .timer(TokioTimer::new())
             .header_read_timeout(Some(config.header_read_timeout).filter(|d| !d.is_zero()))
             .keep_alive(true)
             // hyper checks its buffer only while a head is incomplete, and refuses a
@@ -262,11 +251,6 @@ impl<E> Settings<E> {
             builder,
             write_timeout: config.write_timeout,
             max_head_bytes: config.max_head_bytes,
-            header_read_timeout: config.header_read_timeout,
-            body_read_timeout: config.body_read_timeout,
-            max_body_bytes: config.max_body_bytes,
-            max_headers: config.max_headers,
-            own_http1: config.own_http1,
         }
     }
 }
@@ -411,9 +395,9 @@ pub(crate) fn serve_connection<E: Endpoint>(
     serve_io(this, stream, closing, peer)
 }
 
-/// Serves one connection over any stream: the server's own HTTP/1.1 first, or hyper from
-/// the first byte with [`HttpServerConfig::own_http1`] off. A TCP connection comes through
-/// [`serve_connection`]; the fuzz target's, in memory, directly.
+/// Serves one connection over any stream with hyper, its writes bounded by
+/// [`HttpServerConfig::write_timeout`] (`write_timeout.rs`). A TCP connection comes
+/// through [`serve_connection`]; the fuzz target's, in memory, directly.
 pub(crate) fn serve_io<E, I>(
     this: &Arc<Settings<E>>,
     io: I,
@@ -424,28 +408,22 @@ where
     E: Endpoint,
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    if this.own_http1 {
-        tokio_util::either::Either::Left(crate::h1::serve(Arc::clone(this), io, closing, peer))
-    } else {
-        let settings = Arc::clone(this);
-        tokio_util::either::Either::Right(async move {
-            let io = WriteTimeout::new(io, settings.write_timeout);
-            serve_with_hyper(&settings, io, closing, peer, None).await;
-        })
+    let settings = Arc::clone(this);
+    async move {
+        let io = WriteTimeout::new(io, settings.write_timeout);
+        serve_with_hyper(&settings, io, closing, peer).await;
     }
 }
 
-/// Serves a connection with hyper, from its start or from where `h1.rs` left it. The
-/// first head hyper reads must be complete by `head_deadline` when there is one (the head
-/// `h1.rs` began to read), so that a head handed over mid-way does not get a second header
-/// read timeout. The response to a chunked request closes the connection unless its body
-/// was read to its end without a trailer section (`h1::ChunkedEnd` says why).
-pub(crate) async fn serve_with_hyper<E, I>(
+/// Serves a connection with hyper. A head longer than
+/// [`HttpServerConfig::max_head_bytes`] as sent gets `431` and the connection closes
+/// ([`head_bytes`]); the response to a chunked request closes the connection unless its
+/// body was read to its end without a trailer section ([`ChunkedEnd`] says why).
+async fn serve_with_hyper<E, I>(
     this: &Settings<E>,
     io: I,
     closing: CancellationToken,
     peer: SocketAddr,
-    head_deadline: Option<tokio::time::Instant>,
 ) where
     E: Endpoint,
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
@@ -483,11 +461,7 @@ pub(crate) async fn serve_with_hyper<E, I>(
             }
         }
     });
-    // One timer per connection: its header read sleeps share one tokio `Sleep`
-    // (`timer.rs`), where `TokioTimer` made a new one for every request.
-    let mut builder = this.builder.clone();
-    builder.timer(ConnectionTimer::new(head_deadline));
-    let connection = builder.serve_connection(io, service);
+    let connection = this.builder.serve_connection(io, service);
     let mut connection = pin!(connection);
     let result = tokio::select! {
         result = connection.as_mut() => result,

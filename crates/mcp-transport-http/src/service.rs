@@ -14,9 +14,9 @@
 //! 2. A concurrency slot is taken (`503` with `Retry-After` when none is free), the
 //!    authenticator (if any) authenticates the head (its refusal, a `401` or `403`, is sent
 //!    as it is), and only then is the body read, under the size limit (`413`) and the body
-//!    timeout (`408`). Both of the server's HTTP/1.1 paths (`h1.rs`, hyper) read no byte of
-//!    a body the service has not asked for, and close a connection whose body was left
-//!    unread, so a refusal in steps 0 to 2 goes out as soon as the head has arrived.
+//!    timeout (`408`). hyper's server connection reads no byte of a body the service has
+//!    not asked for beyond what came with the head, so a refusal in steps 0 to 2 goes
+//!    out as soon as the head has arrived.
 //! 3. The body is decoded as one JSON-RPC message: not JSON → `400` with -32700, not a
 //!    valid message or a batch → `400` with -32600, a response (clients never send one) →
 //!    `400` with -32600.

@@ -1,5 +1,5 @@
-//! The server decides a request from its head, on both of its HTTP/1.1 paths (its own,
-//! `src/h1.rs`, and hyper's, `HttpServerConfig::own_http1(false)`), on a real socket:
+//! The server decides a request from its head, on hyper's server connection, on a real
+//! socket:
 //!
 //! - a head refused for its path, `Host`, `Origin`, `Content-Type`, method, length, a full
 //!   concurrency slot or missing credentials is answered at once, without the body it
@@ -8,8 +8,9 @@
 //! - a body the endpoint asks for is read after the head and served, the connection kept;
 //! - `Host` and `Origin` are parsed strictly, and a target in absolute form is judged by
 //!   its own authority (RFC 9112 §3.2.2);
-//! - the header read timeout runs once per head, even when a head with more fields than
-//!   the server's own parser takes is handed to hyper half-way.
+//! - the header read timeout runs once per head, from its first byte: a head that
+//!   trickles in field by field is cut off when it runs out, and one that ends inside it
+//!   is served.
 
 mod support;
 
@@ -34,9 +35,6 @@ const PROMISED: usize = 4 << 20;
 /// How long a refusal may take before the test fails: far below the 30 s body read
 /// timeout that an answer after waiting for the body would take.
 const ANSWER_WITHIN: Duration = Duration::from_secs(5);
-
-/// Both HTTP/1.1 paths of the server: its own, then hyper for every connection.
-const PATHS: [bool; 2] = [true, false];
 
 /// Accepts `X-Api-Key: let-me-in`; anything else gets `401`.
 struct ApiKey;
@@ -65,8 +63,8 @@ impl Authenticator for ApiKey {
     }
 }
 
-async fn start(config: HttpServerConfig, own: bool) -> (RunningServer, support::Log) {
-    let (server, log, _gate) = support::serve(config.own_http1(own)).await;
+async fn start(config: HttpServerConfig) -> (RunningServer, support::Log) {
+    let (server, log, _gate) = support::serve(config).await;
     (server, log)
 }
 
@@ -139,114 +137,101 @@ fn status_of(reply: &str) -> &str {
 
 #[tokio::test]
 async fn an_unauthenticated_head_is_refused_before_its_body() {
-    for own in PATHS {
-        let config = HttpServerConfig::default().authenticator(ApiKey);
-        let (server, _log) = start(config, own).await;
-        let reply = answer_without_body(&server, &Head::new(&server)).await;
-        assert_eq!(status_of(&reply), "401", "own HTTP/1.1: {own}: {reply}");
-        server.shutdown(Duration::from_secs(5)).await;
-    }
+    let config = HttpServerConfig::default().authenticator(ApiKey);
+    let (server, _log) = start(config).await;
+    let reply = answer_without_body(&server, &Head::new(&server)).await;
+    assert_eq!(status_of(&reply), "401", "{reply}");
+    server.shutdown(Duration::from_secs(5)).await;
 }
 
 #[tokio::test]
 async fn each_check_of_the_head_is_answered_before_the_body() {
-    for own in PATHS {
-        let (server, _log) = start(HttpServerConfig::default(), own).await;
-        let cases = [
-            (
-                "foreign origin",
-                Head::new(&server).set("origin", "https://evil.example"),
-                "403",
-            ),
-            (
-                "foreign host",
-                Head::new(&server).set("host", "evil.example"),
-                "403",
-            ),
-            (
-                "content type",
-                Head::new(&server).set("content-type", "text/plain"),
-                "415",
-            ),
-            ("path", Head::new(&server).target("/other"), "404"),
-            ("method", Head::new(&server).method("PUT"), "405"),
-            (
-                "length over the limit",
-                Head::new(&server).set("content-length", &(PROMISED + 1).to_string()),
-                "413",
-            ),
-        ];
-        for (what, head, status) in cases {
-            let reply = answer_without_body(&server, &head).await;
-            assert_eq!(status_of(&reply), status, "{what}, own: {own}: {reply}");
-        }
-        server.shutdown(Duration::from_secs(5)).await;
+    let (server, _log) = start(HttpServerConfig::default()).await;
+    let cases = [
+        (
+            "foreign origin",
+            Head::new(&server).set("origin", "https://evil.example"),
+            "403",
+        ),
+        (
+            "foreign host",
+            Head::new(&server).set("host", "evil.example"),
+            "403",
+        ),
+        (
+            "content type",
+            Head::new(&server).set("content-type", "text/plain"),
+            "415",
+        ),
+        ("path", Head::new(&server).target("/other"), "404"),
+        ("method", Head::new(&server).method("PUT"), "405"),
+        (
+            "length over the limit",
+            Head::new(&server).set("content-length", &(PROMISED + 1).to_string()),
+            "413",
+        ),
+    ];
+    for (what, head, status) in cases {
+        let reply = answer_without_body(&server, &head).await;
+        assert_eq!(status_of(&reply), status, "{what}: {reply}");
     }
+    server.shutdown(Duration::from_secs(5)).await;
 }
 
 #[tokio::test]
 async fn a_full_concurrency_slot_is_answered_before_the_body() {
-    for own in PATHS {
-        let (handler, mut log, gate) = TestHandler::new();
-        let config = HttpServerConfig::default()
-            .max_concurrent_requests(1)
-            .own_http1(own);
-        let server = HttpServer::bind(HttpServer::DEFAULT_ADDR, handler, config)
-            .await
-            .unwrap();
-        // The one slot, held by a request that waits on the gate.
-        let body = request_body(1, "test/block", json!({}));
-        let mut holder = TcpStream::connect(server.local_addr()).await.unwrap();
-        let mut bytes = Head::new(&server)
-            .set("mcp-method", "test/block")
-            .set("content-length", &body.len().to_string())
-            .bytes();
-        bytes.extend_from_slice(&body);
-        holder.write_all(&bytes).await.unwrap();
-        assert_eq!(support::next_log(&mut log).await, "started test/block");
+    let (handler, mut log, gate) = TestHandler::new();
+    let config = HttpServerConfig::default().max_concurrent_requests(1);
+    let server = HttpServer::bind(HttpServer::DEFAULT_ADDR, handler, config)
+        .await
+        .unwrap();
+    // The one slot, held by a request that waits on the gate.
+    let body = request_body(1, "test/block", json!({}));
+    let mut holder = TcpStream::connect(server.local_addr()).await.unwrap();
+    let mut bytes = Head::new(&server)
+        .set("mcp-method", "test/block")
+        .set("content-length", &body.len().to_string())
+        .bytes();
+    bytes.extend_from_slice(&body);
+    holder.write_all(&bytes).await.unwrap();
+    assert_eq!(support::next_log(&mut log).await, "started test/block");
 
-        let reply = answer_without_body(&server, &Head::new(&server)).await;
-        assert_eq!(status_of(&reply), "503", "own: {own}: {reply}");
-        assert!(
-            reply.to_ascii_lowercase().contains("\r\nretry-after: "),
-            "{reply}"
-        );
-        gate.add_permits(1);
-        let mut first = [0u8; 12];
-        holder.read_exact(&mut first).await.unwrap();
-        assert_eq!(&first, b"HTTP/1.1 200");
-        server.shutdown(Duration::from_secs(5)).await;
-    }
+    let reply = answer_without_body(&server, &Head::new(&server)).await;
+    assert_eq!(status_of(&reply), "503", "{reply}");
+    assert!(
+        reply.to_ascii_lowercase().contains("\r\nretry-after: "),
+        "{reply}"
+    );
+    gate.add_permits(1);
+    let mut first = [0u8; 12];
+    holder.read_exact(&mut first).await.unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    server.shutdown(Duration::from_secs(5)).await;
 }
 
 /// A body sent after its head, once the checks passed, is read and served, and the
 /// connection stays open; with credentials, the same.
 #[tokio::test]
 async fn a_body_that_follows_its_head_is_served_and_the_connection_kept() {
-    for own in PATHS {
-        let config = HttpServerConfig::default().authenticator(ApiKey);
-        let (server, _log) = start(config, own).await;
-        let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
-        for id in 1..=2 {
-            let body = request_body(id, "tools/list", json!({"n": id}));
-            let head = Head::new(&server)
-                .set("x-api-key", "let-me-in")
-                .set("content-length", &body.len().to_string());
-            stream.write_all(&head.bytes()).await.unwrap();
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            let (first, rest) = body.split_at(body.len() / 2);
-            stream.write_all(first).await.unwrap();
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            stream.write_all(rest).await.unwrap();
-            let reply = read_response(&mut stream).await;
-            assert!(
-                reply.starts_with("HTTP/1.1 200 OK\r\n"),
-                "own: {own}: {reply}"
-            );
-            assert!(reply.contains(&format!("\"n\":{id}")), "{reply}");
-        }
-        server.shutdown(Duration::from_secs(5)).await;
+    let config = HttpServerConfig::default().authenticator(ApiKey);
+    let (server, _log) = start(config).await;
+    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
+    for id in 1..=2 {
+        let body = request_body(id, "tools/list", json!({"n": id}));
+        let head = Head::new(&server)
+            .set("x-api-key", "let-me-in")
+            .set("content-length", &body.len().to_string());
+        stream.write_all(&head.bytes()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let (first, rest) = body.split_at(body.len() / 2);
+        stream.write_all(first).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        stream.write_all(rest).await.unwrap();
+        let reply = read_response(&mut stream).await;
+        assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
+        assert!(reply.contains(&format!("\"n\":{id}")), "{reply}");
     }
+    server.shutdown(Duration::from_secs(5)).await;
 }
 
 /// Reads one response whose body has a `Content-Length`.
@@ -295,84 +280,80 @@ async fn status_for(server: &RunningServer, head: Head) -> String {
 
 #[tokio::test]
 async fn host_and_origin_are_parsed_strictly() {
-    for own in PATHS {
-        let (server, _log) = start(HttpServerConfig::default(), own).await;
-        let port = server.local_addr().port();
-        let refused_hosts = [
-            "[::1].evil.example".to_owned(),
-            format!("[::1].evil.example:{port}"),
-            "[::1]evil".to_owned(),
-            format!("[::1]:{port}x"),
-            format!("[::1]:{port}/mcp"),
-            format!("user@127.0.0.1:{port}"),
-            format!("127.0.0.1@evil.example:{port}"),
-            format!("127.0.0.1:{port}:{port}"),
-            format!("localhost.evil.example:{port}"),
-            "localhost:".to_owned(),
-        ];
-        for host in &refused_hosts {
-            let status = status_for(&server, Head::new(&server).set("host", host)).await;
-            assert!(
-                status == "403" || status == "400",
-                "Host {host:?}, own: {own}: {status}"
-            );
-        }
-        let refused_origins = [
-            "http://[::1]evil",
-            "http://[::1].evil.example",
-            "http://[::1]/path",
-            "http://localhost:3000/",
-            "http://user@localhost",
-            "http://localhost:3000x",
-            "http://localhost:3000 trailing",
-            "null",
-        ];
-        for origin in refused_origins {
-            let status = status_for(&server, Head::new(&server).set("origin", origin)).await;
-            assert_eq!(status, "403", "Origin {origin:?}, own: {own}");
-        }
-        for host in [
-            format!("127.0.0.1:{port}"),
-            format!("LOCALHOST:{port}"),
-            format!("[::1]:{port}"),
-            "localhost".to_owned(),
-        ] {
-            let status = status_for(&server, Head::new(&server).set("host", &host)).await;
-            assert_eq!(status, "200", "Host {host:?}, own: {own}");
-        }
-        for origin in ["http://localhost:5173", "https://[::1]", "http://127.0.0.1"] {
-            let status = status_for(&server, Head::new(&server).set("origin", origin)).await;
-            assert_eq!(status, "200", "Origin {origin:?}, own: {own}");
-        }
-        server.shutdown(Duration::from_secs(5)).await;
+    let (server, _log) = start(HttpServerConfig::default()).await;
+    let port = server.local_addr().port();
+    let refused_hosts = [
+        "[::1].evil.example".to_owned(),
+        format!("[::1].evil.example:{port}"),
+        "[::1]evil".to_owned(),
+        format!("[::1]:{port}x"),
+        format!("[::1]:{port}/mcp"),
+        format!("user@127.0.0.1:{port}"),
+        format!("127.0.0.1@evil.example:{port}"),
+        format!("127.0.0.1:{port}:{port}"),
+        format!("localhost.evil.example:{port}"),
+        "localhost:".to_owned(),
+    ];
+    for host in &refused_hosts {
+        let status = status_for(&server, Head::new(&server).set("host", host)).await;
+        assert!(
+            status == "403" || status == "400",
+            "Host {host:?}: {status}"
+        );
     }
+    let refused_origins = [
+        "http://[::1]evil",
+        "http://[::1].evil.example",
+        "http://[::1]/path",
+        "http://localhost:3000/",
+        "http://user@localhost",
+        "http://localhost:3000x",
+        "http://localhost:3000 trailing",
+        "null",
+    ];
+    for origin in refused_origins {
+        let status = status_for(&server, Head::new(&server).set("origin", origin)).await;
+        assert_eq!(status, "403", "Origin {origin:?}");
+    }
+    for host in [
+        format!("127.0.0.1:{port}"),
+        format!("LOCALHOST:{port}"),
+        format!("[::1]:{port}"),
+        "localhost".to_owned(),
+    ] {
+        let status = status_for(&server, Head::new(&server).set("host", &host)).await;
+        assert_eq!(status, "200", "Host {host:?}");
+    }
+    for origin in ["http://localhost:5173", "https://[::1]", "http://127.0.0.1"] {
+        let status = status_for(&server, Head::new(&server).set("origin", origin)).await;
+        assert_eq!(status, "200", "Origin {origin:?}");
+    }
+    server.shutdown(Duration::from_secs(5)).await;
 }
 
 #[tokio::test]
 async fn a_target_in_absolute_form_is_judged_by_its_own_authority() {
-    for own in PATHS {
-        let (server, _log) = start(HttpServerConfig::default(), own).await;
-        let addr = server.local_addr();
-        // A foreign authority in the target, a loopback Host: refused.
-        let foreign = Head::new(&server).target("http://evil.example/mcp");
-        assert_eq!(status_for(&server, foreign).await, "403", "own: {own}");
-        let userinfo = Head::new(&server).target(&format!("http://user@{addr}/mcp"));
-        assert_eq!(status_for(&server, userinfo).await, "403", "own: {own}");
-        // A loopback authority in the target decides, whatever Host says.
-        let loopback = Head::new(&server)
-            .target(&format!("http://{addr}/mcp"))
-            .set("host", "evil.example");
-        assert_eq!(status_for(&server, loopback).await, "200", "own: {own}");
-        let other_path = Head::new(&server).target(&format!("http://{addr}/other"));
-        assert_eq!(status_for(&server, other_path).await, "404", "own: {own}");
-        server.shutdown(Duration::from_secs(5)).await;
-    }
+    let (server, _log) = start(HttpServerConfig::default()).await;
+    let addr = server.local_addr();
+    // A foreign authority in the target, a loopback Host: refused.
+    let foreign = Head::new(&server).target("http://evil.example/mcp");
+    assert_eq!(status_for(&server, foreign).await, "403");
+    let userinfo = Head::new(&server).target(&format!("http://user@{addr}/mcp"));
+    assert_eq!(status_for(&server, userinfo).await, "403");
+    // A loopback authority in the target decides, whatever Host says.
+    let loopback = Head::new(&server)
+        .target(&format!("http://{addr}/mcp"))
+        .set("host", "evil.example");
+    assert_eq!(status_for(&server, loopback).await, "200");
+    let other_path = Head::new(&server).target(&format!("http://{addr}/other"));
+    assert_eq!(status_for(&server, other_path).await, "404");
+    server.shutdown(Duration::from_secs(5)).await;
 }
 
 /// The header read timeout of these tests: a head of [`FIELDS`] fields sent one every
 /// 100 ms ends 100 ms inside it.
 const HEAD_TIMEOUT: Duration = Duration::from_millis(4_100);
-/// More fields than the server's own parser takes (32): the head goes to hyper half-way.
+/// The fields of the trickled head, one every 100 ms.
 const FIELDS: usize = 40;
 
 /// Sends a slow head ([`trickle`]) and gives what the server sent and when it closed the
@@ -428,31 +409,32 @@ async fn trickle(
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_slow_head_past_32_fields_gets_one_header_timeout_in_all() {
-    for own in PATHS {
-        let config = HttpServerConfig::default().header_read_timeout(HEAD_TIMEOUT);
-        let (server, _log) = start(config, own).await;
-        let (_, closed) = slow_head(&server, false).await;
-        assert!(
-            closed <= HEAD_TIMEOUT + Duration::from_millis(100),
-            "own: {own}: closed after {closed:?}, past the one header read timeout"
-        );
-        server.shutdown(Duration::from_secs(5)).await;
-    }
+async fn a_slow_head_gets_one_header_timeout_in_all() {
+    let config = HttpServerConfig::default().header_read_timeout(HEAD_TIMEOUT);
+    let (server, _log) = start(config).await;
+    let (_, closed) = slow_head(&server, false).await;
+    assert!(
+        closed <= HEAD_TIMEOUT + Duration::from_millis(100),
+        "closed after {closed:?}, past the one header read timeout"
+    );
+    // And not before it: the head was still arriving.
+    assert!(
+        closed >= HEAD_TIMEOUT - Duration::from_millis(100),
+        "closed after {closed:?}, inside the header read timeout"
+    );
+    server.shutdown(Duration::from_secs(5)).await;
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_slow_head_past_32_fields_that_ends_in_time_is_served() {
-    for own in PATHS {
-        let config = HttpServerConfig::default().header_read_timeout(HEAD_TIMEOUT);
-        let (server, _log) = start(config, own).await;
-        // 40 fields at 100 ms: the head ends 4.0 s after it began, inside the timeout
-        // that runs from its first read.
-        let (reply, closed) = slow_head(&server, true).await;
-        assert!(
-            reply.starts_with("HTTP/1.1 200 OK\r\n"),
-            "own: {own}: closed after {closed:?}: {reply}"
-        );
-        server.shutdown(Duration::from_secs(5)).await;
-    }
+async fn a_slow_head_that_ends_in_time_is_served() {
+    let config = HttpServerConfig::default().header_read_timeout(HEAD_TIMEOUT);
+    let (server, _log) = start(config).await;
+    // 40 fields at 100 ms: the head ends 4.0 s after it began, inside the timeout
+    // that runs from its first read.
+    let (reply, closed) = slow_head(&server, true).await;
+    assert!(
+        reply.starts_with("HTTP/1.1 200 OK\r\n"),
+        "closed after {closed:?}: {reply}"
+    );
+    server.shutdown(Duration::from_secs(5)).await;
 }

@@ -442,13 +442,7 @@ struct Comparison {
     client_side: bool,
 }
 
-const COMPARISONS: [Comparison; 5] = [
-    Comparison {
-        code: "server's own HTTP/1.1 (vs hyper)",
-        with: Role::Ours,
-        without: Role::OursOnHyper,
-        client_side: false,
-    },
+const COMPARISONS: [Comparison; 4] = [
     Comparison {
         code: "client's own HTTP/1.1 (vs hyper)",
         with: Role::OursByClient,
@@ -640,7 +634,7 @@ mod tests {
             },
         );
         medians.insert(
-            (position(Role::OursOnHyper), Load::Small, Transport::Http),
+            (position(Role::OursOnTokio), Load::Small, Transport::Http),
             Figures {
                 calls_per_s: 8_000.0,
                 cpu_us_per_call: 6.0,
@@ -662,7 +656,7 @@ mod tests {
         let text = render(&servers, &medians, QUICK, true);
         assert!(
             text.contains(
-                "| server's own HTTP/1.1 (vs hyper) | 16 B, 16 in flight, HTTP | 10,000 / 8,000 | +25% | 5.00 µs / 6.00 µs | +20% |"
+                "| connection threads and idle poll (vs tokio's runtime) | 16 B, 16 in flight, HTTP | 10,000 / 8,000 | +25% | 5.00 µs / 6.00 µs | +20% |"
             ),
             "{text}"
         );
@@ -673,7 +667,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("| server's own HTTP/1.1 (vs hyper) | 64 KiB, 16 in flight, HTTP | — / — | — | — / — | — |"),
+            text.contains("| connection threads and idle poll (vs tokio's runtime) | 64 KiB, 16 in flight, HTTP | — / — | — | — / — | — |"),
             "{text}"
         );
         // A row for each load and transport both sides take part in, and none other.

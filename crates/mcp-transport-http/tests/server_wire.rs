@@ -1,8 +1,9 @@
-//! The server's own HTTP/1.1 (`src/h1.rs`) on a real socket, byte by byte: what it serves
-//! itself (pipelined requests, bodies split over reads, `Connection: close`, SSE in
-//! chunks, `Date`), what it hands to hyper on the same connection (chunked bodies, with
-//! trailers too, `Expect: 100-continue`, another method, HTTP/1.0, a malformed head, heads
-//! whose `Content-Length` lines hyper folds away), and its timers.
+//! The server's HTTP/1.1 (hyper's server connection, with the server's own checks around
+//! it in `src/server.rs`) on a real socket, byte by byte: pipelined requests, bodies split
+//! over reads, `Connection: close`, SSE in chunks, `Date`, chunked bodies (with trailers
+//! too, which close the connection), `Expect: 100-continue`, another method, HTTP/1.0, a
+//! malformed head, the head limit measured as sent (heads whose `Content-Length` lines
+//! hyper folds away, a target's fragment, extra spacing), and the timers.
 
 mod support;
 
@@ -217,9 +218,9 @@ async fn notifications_stream_as_chunks_and_the_connection_is_reused() {
 }
 
 #[tokio::test]
-async fn a_chunked_body_is_served_by_hyper_on_the_same_connection() {
+async fn a_chunked_body_is_served_after_a_content_length_one_on_the_same_connection() {
     let (server, _log) = start(HttpServerConfig::default()).await;
-    // First a request of the fast path, then one with a chunked body.
+    // First a request with a `Content-Length` body, then one with a chunked body.
     let mut stream = served(&server).await;
     let body = request_body(2, "tools/list", json!({"chunked": true}));
     let (a, b) = body.split_at(10);
@@ -418,7 +419,7 @@ async fn expect_100_continue_gets_its_interim_response() {
 }
 
 #[tokio::test]
-async fn another_method_after_a_served_request_is_answered_by_hyper() {
+async fn another_method_after_a_served_request_gets_405_with_allow() {
     let (server, _log) = start(HttpServerConfig::default()).await;
     let mut bytes = request(&server, 1, "tools/list", json!({}), "");
     bytes.extend_from_slice(
@@ -439,14 +440,14 @@ async fn another_method_after_a_served_request_is_answered_by_hyper() {
 }
 
 #[tokio::test]
-async fn an_http_1_0_request_and_a_malformed_head_go_to_hyper() {
+async fn an_http_1_0_request_is_served_and_a_malformed_head_refused() {
     let (server, _log) = start(HttpServerConfig::default()).await;
     let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
     let mut bytes = request(&server, 4, "tools/list", json!({}), "");
     let at = bytes.windows(8).position(|w| w == b"HTTP/1.1").unwrap();
     bytes[at..at + 8].copy_from_slice(b"HTTP/1.0");
     stream.write_all(&bytes).await.unwrap();
-    // HTTP/1.0 without keep-alive: one response, then hyper closes.
+    // HTTP/1.0 without keep-alive: one response, then the connection closes.
     let reply = read_all(&mut stream).await;
     assert!(reply.starts_with("HTTP/1.0 200 OK\r\n"), "{reply}");
     assert_eq!(json_bodies(&reply)[0]["id"], 4);
