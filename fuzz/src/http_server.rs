@@ -1,8 +1,7 @@
-//! `http_server`: raw bytes, in reads of input-chosen sizes and pauses, on one connection
-//! of the server's own HTTP/1.1 (`h1.rs`), whichever way the connection goes: served by
-//! `h1.rs`, handed over to hyper with the bytes read so far, or waiting for a body the
-//! endpoint asked for. One input in eight is served by hyper from the first byte instead
-//! (`own_http1(false)`), the reference the kept HTTP/1.1 replaced.
+//! `http_server`: raw bytes, in reads of input-chosen sizes and pauses, on one server
+//! connection: hyper's HTTP/1.1 server connection with what the server adds around it
+//! (the head limit measured as sent, the rule that a chunked body not read cleanly to its
+//! end closes the connection, the write timeout), and the endpoint behind it.
 //!
 //! The connection is an in-memory stream (`tokio::io::duplex`) served by
 //! `fuzzing::Connections`, the code `HttpServer` runs for an accepted socket, on a
@@ -24,9 +23,10 @@
 //! another whole request, or any bytes) and raw byte spans, and the reads to send them in.
 //! An input whose first byte has bit 4 set is raw instead (the seeds and regressions
 //! written by hand): a count byte, that many reads of three bytes (size - 1, little
-//! endian, then the pause), and the bytes to send. The first byte's bits 0-2 all clear
-//! serve the input with hyper alone; bit 3 keeps the client's write half open after the
-//! last byte.
+//! endian, then the pause), and the bytes to send. The first byte's bit 3 keeps the
+//! client's write half open after the last byte; its bits 0-2 mean nothing (they once
+//! chose between the server's own HTTP/1.1 and hyper, and the committed corpus keeps
+//! them).
 //!
 //! A strict HTTP/1.1 parser reads the same bytes as a sequence of requests: `httparse`
 //! for each head, then RFC 9112 §6 for the body: `Transfer-Encoding` whose last coding is
@@ -1117,9 +1117,7 @@ impl Body for Recorded {
 struct Server {
     runtime: Runtime,
     service: McpService<Echo>,
-    /// The server's own HTTP/1.1, and hyper alone.
-    own: Connections<Recorder>,
-    hyper: Connections<Recorder>,
+    connections: Connections<Recorder>,
 }
 
 fn server() -> &'static Server {
@@ -1143,14 +1141,11 @@ fn server() -> &'static Server {
                 Ok(())
             });
         let service = McpService::new(Echo, config.clone()).expect("a valid configuration");
-        let own = Connections::new(Recorder(service.clone()), &config).expect("valid");
-        let hyper =
-            Connections::new(Recorder(service.clone()), &config.own_http1(false)).expect("valid");
+        let connections = Connections::new(Recorder(service.clone()), &config).expect("valid");
         Server {
             runtime,
             service,
-            own,
-            hyper,
+            connections,
         }
     })
 }
@@ -1259,17 +1254,11 @@ pub fn run(data: &[u8]) {
 
 /// Serves `bytes` on one connection and checks every property of the module docs.
 fn check(bytes: &[u8], reads: &[(u16, u8)], flags: u8) {
-    let hyper_only = flags & 7 == 0;
     let keep_open = flags & 8 != 0;
     let server = server();
     *log() = Log::default();
-    let connections = if hyper_only {
-        &server.hyper
-    } else {
-        &server.own
-    };
     let out = server.runtime.block_on(async {
-        let out = exchange(connections, bytes, reads, keep_open).await;
+        let out = exchange(&server.connections, bytes, reads, keep_open).await;
         // What the connection started ends with it.
         for _ in 0..10 {
             if server.service.in_flight() == 0 {
@@ -1279,20 +1268,19 @@ fn check(bytes: &[u8], reads: &[(u16, u8)], flags: u8) {
         }
         out
     });
-    let path = if hyper_only { "hyper" } else { "h1" };
     let Some(out) = out else {
-        panic!("{path}: the connection was still open {HANG:?} after the input ended");
+        panic!("the connection was still open {HANG:?} after the input ended");
     };
     assert_eq!(
         server.service.in_flight(),
         0,
-        "{path}: a request was left in flight"
+        "a request was left in flight"
     );
     let log = std::mem::take(&mut *log());
     let (messages, bad_tail) = strict(bytes);
     let show = || {
         format!(
-            "{path}\ninput: {:?}\noutput: {:?}\nstrict parser: {:#?} (then a bad head: {bad_tail})\nendpoint and handler: {log:#?}",
+            "input: {:?}\noutput: {:?}\nstrict parser: {:#?} (then a bad head: {bad_tail})\nendpoint and handler: {log:#?}",
             String::from_utf8_lossy(bytes),
             String::from_utf8_lossy(&out),
             messages.iter().map(Message::summary).collect::<Vec<_>>()
