@@ -207,6 +207,10 @@ enum Role {
     OursIdlePollOff,
     /// Ours built with the `mimalloc` feature.
     OursMimalloc,
+    /// Ours built without a hand-written piece (`--cfg mcp_without="…"`).
+    OursWithout(Piece),
+    /// Ours driven by our client built without a hand-written piece.
+    OursByClientWithout(Piece),
     Rmcp,
     Floor,
     Other,
@@ -221,11 +225,55 @@ enum Driver {
     Client,
     /// `client-load --hyper-http1`: the same, its HTTP/1.1 hyper's.
     ClientOnHyper,
+    /// `client-load` built without a hand-written piece.
+    ClientWithout(Piece),
 }
 
 impl Driver {
     fn is_client(self) -> bool {
-        matches!(self, Self::Client | Self::ClientOnHyper)
+        matches!(
+            self,
+            Self::Client | Self::ClientOnHyper | Self::ClientWithout(_)
+        )
+    }
+}
+
+/// A hand-written piece that stands in for a well-kept crate, weighed against a build of
+/// the workspace without it: `RUSTFLAGS='--cfg mcp_without="<cfg>"'`, in a target
+/// directory of its own, turns it off where it is used (`docs/PERFORMANCE.md`, "Kept, and
+/// why").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Piece {
+    /// `mcp-json`'s writer, against `serde_json`'s.
+    JsonWriter,
+    /// `mcp-json`'s scan (the HTTP server's read of params), against `serde_json`.
+    JsonScan,
+    /// `mcp-jsonrpc`'s lazy reading of params and results (`received.rs`), against
+    /// decoding every frame whole.
+    LazyFrames,
+    /// `mcp-client`'s `tools/call` writer (`wire.rs`), against the typed params.
+    CallWriter,
+}
+
+impl Piece {
+    /// Those the server is built without.
+    const SERVER: [Piece; 3] = [Self::JsonWriter, Self::JsonScan, Self::LazyFrames];
+    /// Those the client is built without.
+    const CLIENT: [Piece; 2] = [Self::LazyFrames, Self::CallWriter];
+
+    /// The value of `mcp_without` that turns it off.
+    fn cfg(self) -> &'static str {
+        match self {
+            Self::JsonWriter => "json_writer",
+            Self::JsonScan => "json_scan",
+            Self::LazyFrames => "lazy_frames",
+            Self::CallWriter => "call_writer",
+        }
+    }
+
+    /// `RUSTFLAGS` for the build without it.
+    fn rustflags(self) -> String {
+        format!("--cfg mcp_without=\"{}\"", self.cfg())
     }
 }
 
@@ -406,6 +454,34 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         tools_args: &[],
         progress_http: &[],
     });
+    // The hand-written pieces, each against the build without it (`Piece`). The scan
+    // reads HTTP requests only.
+    for (piece, server) in &bins.server_without {
+        servers.push(ServerSpec {
+            name: format!("ours, without {} (`mcp_without`)", piece.cfg()),
+            role: Role::OursWithout(*piece),
+            driver: Driver::McpLoad,
+            era: "modern",
+            stdio: (*piece != Piece::JsonScan).then(|| cmd(server, &[])),
+            http: Some(cmd(server, &["--http", "127.0.0.1:0"])),
+            tools: false,
+            tools_args: &[],
+            progress_http: &[],
+        });
+    }
+    for (piece, _) in &bins.client_without {
+        servers.push(ours(
+            &format!(
+                "ours, driven by our client without {} (`mcp_without`)",
+                piece.cfg()
+            ),
+            Role::OursByClientWithout(*piece),
+            Driver::ClientWithout(*piece),
+            false,
+            false,
+            &["--http", "127.0.0.1:0"],
+        ));
+    }
     servers
 }
 
@@ -415,10 +491,28 @@ struct Bins {
     server: PathBuf,
     /// The same, built with its `mimalloc` feature.
     server_mimalloc: PathBuf,
+    /// The same, built without each of [`Piece::SERVER`].
+    server_without: Vec<(Piece, PathBuf)>,
     load: PathBuf,
     client: PathBuf,
+    /// `client-load` built without each of [`Piece::CLIENT`].
+    client_without: Vec<(Piece, PathBuf)>,
     floor: PathBuf,
     rmcp: PathBuf,
+}
+
+impl Bins {
+    /// The client binary `driver` runs.
+    fn client_of(&self, driver: Driver) -> &Path {
+        match driver {
+            Driver::ClientWithout(piece) => self
+                .client_without
+                .iter()
+                .find(|(p, _)| *p == piece)
+                .map_or(&self.client, |(_, bin)| bin),
+            _ => &self.client,
+        }
+    }
 }
 
 /// How long and how hard each run measures.
@@ -665,6 +759,23 @@ fn build() -> Result<Bins, String> {
         &mimalloc_dir,
     ])?;
     let server_mimalloc = mimalloc.join("release/mcp-bench-server");
+    let mut server_without = Vec::new();
+    for piece in Piece::SERVER {
+        let dir = crate::target_dir().join(format!("bench-without-{}", piece.cfg()));
+        let dir_arg = dir.display().to_string();
+        crate::cargo_with(
+            &[
+                "build",
+                "--release",
+                "-p",
+                "mcp-bench-server",
+                "--target-dir",
+                &dir_arg,
+            ],
+            &[("RUSTFLAGS", &piece.rustflags())],
+        )?;
+        server_without.push((piece, dir.join("release/mcp-bench-server")));
+    }
     let bench = ["build", "--release", "--manifest-path", "bench/Cargo.toml"];
     crate::cargo(
         &[
@@ -676,16 +787,28 @@ fn build() -> Result<Bins, String> {
     // On its own: built with the others, the main workspace's serde_json features
     // (preserve_order) would reach the floor and mcp-load.
     crate::cargo(&[&bench[..], &["-p", "client-load"]].concat())?;
-    let bench = match std::env::var_os("CARGO_TARGET_DIR") {
+    let bench_target = match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) => root.join(dir),
         None => root.join("bench").join("target"),
+    };
+    let mut client_without = Vec::new();
+    for piece in Piece::CLIENT {
+        let dir = bench_target.join(format!("without-{}", piece.cfg()));
+        let dir_arg = dir.display().to_string();
+        crate::cargo_with(
+            &[&bench[..], &["-p", "client-load", "--target-dir", &dir_arg]].concat(),
+            &[("RUSTFLAGS", &piece.rustflags())],
+        )?;
+        client_without.push((piece, dir.join("release/client-load")));
     }
-    .join("release");
+    let bench = bench_target.join("release");
     let bins = Bins {
         server,
         server_mimalloc,
+        server_without,
         load: bench.join("mcp-load"),
         client: bench.join("client-load"),
+        client_without,
         floor: bench.join("floor"),
         rmcp: bench.join("rmcp-server"),
     };
@@ -696,7 +819,11 @@ fn build() -> Result<Bins, String> {
         &bins.client,
         &bins.floor,
         &bins.rmcp,
-    ] {
+    ]
+    .into_iter()
+    .chain(bins.server_without.iter().map(|(_, bin)| bin))
+    .chain(bins.client_without.iter().map(|(_, bin)| bin))
+    {
         if !bin.is_file() {
             return Err(format!("{} is missing after the build", bin.display()));
         }
@@ -718,7 +845,7 @@ fn driver_args(server: &ServerSpec, load: Load, settings: Settings) -> (Vec<Stri
             args.extend(load.load_args());
             (args, "mcp-load")
         }
-        Driver::Client | Driver::ClientOnHyper => {
+        Driver::Client | Driver::ClientOnHyper | Driver::ClientWithout(_) => {
             args.extend([
                 "--in-flight".to_owned(),
                 load.in_flight().to_string(),
@@ -745,7 +872,9 @@ fn measure(
     let (mut args, driver) = driver_args(server, load, settings);
     let program = match server.driver {
         Driver::McpLoad => &bins.load,
-        Driver::Client | Driver::ClientOnHyper => &bins.client,
+        Driver::Client | Driver::ClientOnHyper | Driver::ClientWithout(_) => {
+            bins.client_of(server.driver)
+        }
     };
     let mut http_server = None;
     match transport {
@@ -932,8 +1061,16 @@ mod tests {
         Bins {
             server: "mcp-bench-server".into(),
             server_mimalloc: "mcp-bench-server-mimalloc".into(),
+            server_without: Piece::SERVER
+                .into_iter()
+                .map(|p| (p, format!("mcp-bench-server-without-{}", p.cfg()).into()))
+                .collect(),
             load: "mcp-load".into(),
             client: "client-load".into(),
+            client_without: Piece::CLIENT
+                .into_iter()
+                .map(|p| (p, format!("client-load-without-{}", p.cfg()).into()))
+                .collect(),
             floor: "floor".into(),
             rmcp: "rmcp-server".into(),
         }
@@ -994,7 +1131,7 @@ mod tests {
     fn who_takes_part_in_what() {
         let servers = servers(&bins(), vec![peer()]);
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names.len(), 12, "{names:?}");
+        assert_eq!(names.len(), 17, "{names:?}");
         let by_role = |role| servers.iter().find(|s| s.role == role).unwrap();
         let ours = by_role(Role::Ours);
         assert_eq!(
@@ -1083,6 +1220,58 @@ mod tests {
             command[0] = "mcp-bench-server-mimalloc".to_owned();
             assert_eq!(mimalloc.command(Load::Small, transport).unwrap(), command);
             assert!(mimalloc.command(Load::Search, transport).is_none());
+        }
+        // Each build without a hand-written piece: its own binary with ours' arguments, or
+        // our client's load from its own client binary.
+        for piece in Piece::SERVER {
+            let without = by_role(Role::OursWithout(piece));
+            let command = without.command(Load::Large, Transport::Http).unwrap();
+            assert_eq!(
+                command[0],
+                format!("mcp-bench-server-without-{}", piece.cfg())
+            );
+            let with = ours.command(Load::Large, Transport::Http).unwrap();
+            assert_eq!(command[1..], with[1..]);
+            let over_stdio = without.command(Load::Small, Transport::Stdio).is_some();
+            assert_eq!(over_stdio, piece != Piece::JsonScan, "{piece:?}");
+            assert!(without.command(Load::Search, Transport::Http).is_none());
+        }
+        for piece in Piece::CLIENT {
+            let without = by_role(Role::OursByClientWithout(piece));
+            assert_eq!(without.driver, Driver::ClientWithout(piece));
+            assert_eq!(
+                without.command(Load::Small, Transport::Http),
+                client.command(Load::Small, Transport::Http)
+            );
+            let bin = format!("client-load-without-{}", piece.cfg());
+            assert_eq!(bins().client_of(without.driver), Path::new(&bin));
+        }
+        assert_eq!(bins().client_of(Driver::Client), Path::new("client-load"));
+    }
+
+    /// Every switch the bench builds with is one the workspace declares (an undeclared
+    /// `--cfg` would be ignored, and the "without" build would be the "with").
+    #[test]
+    fn every_switch_is_declared_and_used() {
+        let root = crate::project_root();
+        let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+        let sources = [
+            "crates/mcp-json/src/lib.rs",
+            "crates/mcp-transport-http/src/mirror.rs",
+            "crates/mcp-jsonrpc/src/received.rs",
+            "crates/mcp-client/src/client/builder.rs",
+        ]
+        .map(|path| std::fs::read_to_string(root.join(path)).unwrap())
+        .concat();
+        for piece in Piece::SERVER.into_iter().chain(Piece::CLIENT) {
+            assert_eq!(
+                piece.rustflags(),
+                format!("--cfg mcp_without=\"{}\"", piece.cfg())
+            );
+            let value = format!("\"{}\"", piece.cfg());
+            assert!(manifest.contains(&value), "{value} is not in check-cfg");
+            let used = format!("mcp_without = {value}");
+            assert!(sources.contains(&used), "nothing reads {used}");
         }
     }
 

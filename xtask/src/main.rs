@@ -241,10 +241,17 @@ pub(crate) fn target_dir() -> PathBuf {
 }
 
 fn cargo(args: &[&str]) -> Result<(), String> {
+    cargo_with(args, &[])
+}
+
+/// [`cargo`] with environment variables set for it (the bench's `RUSTFLAGS`).
+fn cargo_with(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    eprintln!("$ cargo {}", args.join(" "));
+    let shown: Vec<String> = env.iter().map(|(k, v)| format!("{k}='{v}' ")).collect();
+    eprintln!("$ {}cargo {}", shown.concat(), args.join(" "));
     let status = Command::new(cargo)
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(project_root())
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;

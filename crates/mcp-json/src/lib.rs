@@ -1,15 +1,13 @@
-//! JSON text helpers shared by the MCP crates: a JSON writer, a scan that finds where a
-//! JSON value ends, and byte and substring searches.
+//! JSON text helpers shared by the MCP crates: a JSON writer and a scan that finds where a
+//! JSON value ends.
 //!
 //! - [`write()`], [`to_vec`], [`to_raw_value`] and the other functions at this crate's root
 //!   write compact JSON byte for byte as `serde_json` does, with a faster string escaper
 //!   (`writer.rs`): outgoing messages are written with them.
 //! - [`scan`] finds where a JSON value ends without building it, accepting exactly what
 //!   `serde_json` accepts when it skips a value.
-//! - [`find`] searches bytes and substrings (a frame's newline, an SSE field's colon, a
-//!   member name in params) without CPU feature detection for small inputs.
 //!
-//! Each stands in for `serde_json` or `memchr` on a path where they measurably cost time
+//! Each stands in for `serde_json` on a path where they measurably cost time
 //! (`docs/PERFORMANCE.md`). Tests hold each to what it stands in for, and the fuzz
 //! targets `json_writer` and `json_scan` (`fuzz/`) hold the writer and the scan to
 //! `serde_json`.
@@ -21,10 +19,20 @@
 
 #![forbid(unsafe_code)]
 
-pub mod find;
 pub mod scan;
+// Built with `--cfg mcp_without="json_writer"`, the functions at the root are `serde_json`'s
+// (`plain.rs`): the build `cargo xtask bench` measures the writer against. The scan still
+// uses the writer's escape search, so the writer is compiled either way.
+#[cfg(mcp_without = "json_writer")]
+mod plain;
+#[cfg_attr(mcp_without = "json_writer", allow(dead_code, unreachable_pub))]
 mod writer;
 
+#[cfg(mcp_without = "json_writer")]
+pub use plain::{
+    to_raw_object_led_by, to_raw_value, to_string, to_vec, write, write_object, write_value,
+};
+#[cfg(not(mcp_without = "json_writer"))]
 pub use writer::{
     to_raw_object_led_by, to_raw_value, to_string, to_vec, write, write_object, write_value,
 };

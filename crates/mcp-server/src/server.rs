@@ -1,7 +1,7 @@
 //! The server: a registry of tools, resources and prompts, and the dispatch of every
 //! 2026-07-28 request to them (`docs/2026-07-28/server/*`, `basic/index.mdx`).
 
-use mcp_json::find::Substring;
+use memchr::memmem::Finder;
 use std::sync::{Arc, LazyLock, PoisonError, RwLock, RwLockReadGuard};
 use std::time::Duration;
 
@@ -266,10 +266,9 @@ impl<T> Member<T> {
 fn check_input_responses(params: &str) -> Result<(), ErrorObject> {
     // Most requests carry no `inputResponses`: a scan for the key (and for a `\u` escape,
     // which could spell it otherwise) spares them a second parse of their params. The
-    // scans are SIMD substring searches (`mcp_json::find`: no CPU feature detection for
-    // small params), cheap next to a parse even for large arguments.
-    static KEY: LazyLock<Substring> = LazyLock::new(|| Substring::new(b"inputResponses"));
-    static ESCAPE: LazyLock<Substring> = LazyLock::new(|| Substring::new(b"\\u"));
+    // scans are SIMD substring searches, cheap next to a parse even for large arguments.
+    static KEY: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"inputResponses"));
+    static ESCAPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\\u"));
     let bytes = params.as_bytes();
     if KEY.find(bytes).is_none() && ESCAPE.find(bytes).is_none() {
         return Ok(());

@@ -272,7 +272,7 @@ pub(crate) fn encode_outcome(id: &RequestId, outcome: Outcome) -> Bytes {
 pub(crate) fn sse_event(json: &[u8]) -> Bytes {
     let mut buf = BytesMut::with_capacity(json.len() + 24);
     buf.put_slice(b"event: message\n");
-    if mcp_json::find::either(b'\n', b'\r', json).is_none() {
+    if memchr::memchr2(b'\n', b'\r', json).is_none() {
         buf.put_slice(b"data: ");
         buf.put_slice(json);
         buf.put_u8(b'\n');

@@ -174,7 +174,7 @@ impl<R> LineReader<R> {
             match self.state {
                 ReadState::Done => return None,
                 ReadState::Discard => {
-                    if let Some(newline) = mcp_json::find::byte(b'\n', &self.buf) {
+                    if let Some(newline) = memchr::memchr(b'\n', &self.buf) {
                         self.buf.advance(newline + 1);
                         self.state = ReadState::Scan;
                     } else {
@@ -185,8 +185,7 @@ impl<R> LineReader<R> {
                     }
                 }
                 ReadState::Scan => {
-                    let Some(offset) = mcp_json::find::byte(b'\n', &self.buf[self.scanned..])
-                    else {
+                    let Some(offset) = memchr::memchr(b'\n', &self.buf[self.scanned..]) else {
                         self.scanned = self.buf.len();
                         // The partial line may still end in a `\r` that its newline will
                         // strip, so it is over the limit only beyond one byte more.
@@ -442,7 +441,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> FrameWriter for LineWriter<W> {
     /// engine does not drop it, and the write timeout bounds how long it can take.
     async fn write_frame(&mut self, frame: Bytes) -> Result<(), TransportError> {
         self.check_open()?;
-        if mcp_json::find::either(b'\n', b'\r', &frame).is_some() {
+        if memchr::memchr2(b'\n', b'\r', &frame).is_some() {
             return Err(TransportError::Io(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "a frame must not contain a line break",
@@ -476,10 +475,7 @@ impl<W: AsyncWrite + Unpin + Send + 'static> FrameWriter for LineWriter<W> {
     /// timeout).
     fn write_now(&mut self, frame: &[u8]) -> WriteNow {
         let idle = matches!(self.state, WriteState::Open) && self.writer.buffer().is_empty();
-        if !idle
-            || frame.len() >= WRITE_BUFFER
-            || mcp_json::find::either(b'\n', b'\r', frame).is_some()
-        {
+        if !idle || frame.len() >= WRITE_BUFFER || memchr::memchr2(b'\n', b'\r', frame).is_some() {
             return WriteNow::Later;
         }
         // Nobody waits on this context: the engine's flush registers its own.

@@ -759,7 +759,7 @@ struct LineLimiter {
 impl LineLimiter {
     fn feed(&mut self, mut bytes: &[u8], emit: &mut impl FnMut(&[u8], bool)) {
         while !bytes.is_empty() {
-            let (part, ends_line) = match mcp_json::find::byte(b'\n', bytes) {
+            let (part, ends_line) = match memchr::memchr(b'\n', bytes) {
                 Some(i) => {
                     let part = &bytes[..i];
                     bytes = &bytes[i + 1..];

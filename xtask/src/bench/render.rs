@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::{
-    EXTRA_TOOLS, Figures, Load, PROGRESS_STEPS, ROUNDS, Role, ServerSpec, Settings, Transport,
+    EXTRA_TOOLS, Figures, Load, PROGRESS_STEPS, Piece, ROUNDS, Role, ServerSpec, Settings,
+    Transport,
 };
 
 /// A number with thousands separators, no decimals.
@@ -442,7 +443,7 @@ struct Comparison {
     client_side: bool,
 }
 
-const COMPARISONS: [Comparison; 4] = [
+const COMPARISONS: [Comparison; 9] = [
     Comparison {
         code: "client's own HTTP/1.1 (vs hyper)",
         with: Role::OursByClient,
@@ -466,6 +467,36 @@ const COMPARISONS: [Comparison; 4] = [
         with: Role::OursMimalloc,
         without: Role::Ours,
         client_side: false,
+    },
+    Comparison {
+        code: "JSON writer (vs serde_json's)",
+        with: Role::Ours,
+        without: Role::OursWithout(Piece::JsonWriter),
+        client_side: false,
+    },
+    Comparison {
+        code: "JSON scan of params (vs serde_json)",
+        with: Role::Ours,
+        without: Role::OursWithout(Piece::JsonScan),
+        client_side: false,
+    },
+    Comparison {
+        code: "lazy frames, server (vs decoding whole)",
+        with: Role::Ours,
+        without: Role::OursWithout(Piece::LazyFrames),
+        client_side: false,
+    },
+    Comparison {
+        code: "lazy frames, client (vs decoding whole)",
+        with: Role::OursByClient,
+        without: Role::OursByClientWithout(Piece::LazyFrames),
+        client_side: true,
+    },
+    Comparison {
+        code: "client's tools/call writer (vs the typed params)",
+        with: Role::OursByClient,
+        without: Role::OursByClientWithout(Piece::CallWriter),
+        client_side: true,
     },
 ];
 

@@ -283,8 +283,13 @@ impl ClientBuilder {
         // The router evicts what a subscription's notifications make stale.
         let cache = router.as_ref().map_or_else(Arc::default, Router::cache);
         let handlers = self.input_handlers();
-        let fixed_meta =
-            crate::wire::FixedMeta::new(&handlers.capabilities, &handlers.info, self.log_level);
+        // Built with `--cfg mcp_without="call_writer"`, every request is written the typed
+        // way: the build `cargo xtask bench` measures `wire.rs` against.
+        let fixed_meta = if cfg!(mcp_without = "call_writer") {
+            None
+        } else {
+            crate::wire::FixedMeta::new(&handlers.capabilities, &handlers.info, self.log_level)
+        };
         Client {
             inner: Arc::new(Inner {
                 safe_tools: Mutex::default(),

@@ -134,7 +134,7 @@ impl SseParser {
                     continue;
                 }
             }
-            let Some(end) = mcp_json::find::either(b'\n', b'\r', chunk) else {
+            let Some(end) = memchr::memchr2(b'\n', b'\r', chunk) else {
                 self.extend_line(chunk)?;
                 break;
             };
@@ -168,7 +168,7 @@ impl SseParser {
             self.dispatch();
             return Ok(());
         }
-        let (name, value) = match mcp_json::find::byte(b':', line) {
+        let (name, value) = match memchr::memchr(b':', line) {
             // A comment.
             Some(0) => return Ok(()),
             Some(colon) => {

@@ -688,7 +688,7 @@ enum Step {
 fn decode_chunk(chunk: &mut Chunk, input: &mut BytesMut) -> io::Result<Step> {
     match *chunk {
         Chunk::Size => {
-            let Some(end) = mcp_json::find::byte(b'\n', input) else {
+            let Some(end) = memchr::memchr(b'\n', input) else {
                 if input.len() > MAX_LINE {
                     return Err(invalid("a chunk size line too long"));
                 }
@@ -727,7 +727,7 @@ fn decode_chunk(chunk: &mut Chunk, input: &mut BytesMut) -> io::Result<Step> {
             Ok(Step::Next)
         }
         Chunk::Trailers(seen, fields) => {
-            let Some(end) = mcp_json::find::byte(b'\n', input) else {
+            let Some(end) = memchr::memchr(b'\n', input) else {
                 if seen.saturating_add(input.len()) > MAX_TRAILERS {
                     return Err(invalid("trailer fields too long"));
                 }
