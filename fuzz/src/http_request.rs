@@ -1,6 +1,6 @@
 //! `http_request`: one HTTP request, built from the input, through the Streamable HTTP
 //! endpoint (`McpService::handle`) of the fixture server
-//! (`docs/2026-07-28/basic/transports.mdx`).
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports>).
 //!
 //! The input chooses the method, each of the headers the spec gives rules for (Host,
 //! Origin, Accept, Content-Type, `Mcp-Method`, `Mcp-Name`, `Mcp-Protocol-Version`,

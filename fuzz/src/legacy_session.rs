@@ -1,6 +1,6 @@
 //! `legacy_session`: a sequence of requests against the dual-era HTTP endpoint
 //! (`mcp_legacy::http::DualEraHttp`), where initialize-era sessions live
-//! (`docs/2025-11-25/basic/transports.mdx`, "Session Management").
+//! (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>, "Session Management").
 //!
 //! The input is a list of operations: initialize a session (at one of several protocol
 //! versions), POST a message (one of the methods, a response, a batch, or raw bytes) with

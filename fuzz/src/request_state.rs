@@ -1,5 +1,5 @@
 //! `request_state`: unsealing a `requestState` the client sent back
-//! (`docs/2026-07-28/basic/patterns/mrtr.mdx`); it is attacker-controlled.
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr>); it is attacker-controlled.
 //!
 //! The input is `state \0 app-json`. Checks: nothing panics; arbitrary text never opens
 //! (a forged state would need the sealing key); a state sealed here opens to exactly what

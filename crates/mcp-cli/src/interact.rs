@@ -2,9 +2,9 @@
 //! as a bar. Without a terminal, elicitation is declined (a script cannot answer) and
 //! progress is not drawn.
 //!
-//! Elicitation: `docs/2026-07-28/client/elicitation.mdx` (form mode: a flat object of
+//! Elicitation: <https://modelcontextprotocol.io/specification/2026-07-28/client/elicitation> (form mode: a flat object of
 //! primitive fields; URL mode: a link the user opens). Progress:
-//! `docs/2026-07-28/basic/patterns/progress.mdx`.
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/progress>.
 
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
 

@@ -1,4 +1,4 @@
-//! Signing in to protected HTTP servers (`docs/2026-07-28/basic/authorization/`), through
+//! Signing in to protected HTTP servers (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>), through
 //! `mcp-client`'s OAuth client: the `--oauth-*` flags, the credential file, and the
 //! loopback redirect listener that receives the authorization server's redirect.
 //!

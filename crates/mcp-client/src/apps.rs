@@ -1,6 +1,6 @@
 //! The client side of the MCP Apps extension (`io.modelcontextprotocol/ui`,
-//! `docs/extensions/apps/overview.mdx` and the extension's specification, ext-apps
-//! `specification/2026-01-26/apps.mdx`): declaring that the client renders apps, reading a
+//! <https://modelcontextprotocol.io/extensions/apps/overview> and the extension's specification,
+//! <https://github.com/modelcontextprotocol/ext-apps/blob/main/specification/2026-01-26/apps.mdx>): declaring that the client renders apps, reading a
 //! tool's link to its UI, and fetching the UI resource checked for rendering.
 //!
 //! A client built with [`ClientBuilder::apps`] declares the extension with

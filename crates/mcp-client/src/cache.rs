@@ -1,5 +1,5 @@
 //! A cache of results that carry `ttlMs` and `cacheScope`
-//! (`docs/2026-07-28/server/utilities/caching.mdx`).
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching>).
 //!
 //! A result is kept for `ttlMs` after it arrives (0 means not at all). `private` entries
 //! are keyed by the authorization context in use, so a change of credentials never serves

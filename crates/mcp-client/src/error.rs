@@ -18,7 +18,7 @@ pub use self::skill::SkillErrorKind;
 /// icon may not be used.
 ///
 /// A tool that ran and failed is not an error here: it is an `Ok` result with
-/// `is_error` set, for the model to read (`docs/2026-07-28/server/tools.mdx`).
+/// `is_error` set, for the model to read (<https://modelcontextprotocol.io/specification/2026-07-28/server/tools>).
 ///
 /// The sub-areas are kinds within it, not error types of their own:
 /// [`Auth`](Self::Auth) carries an [`AuthErrorKind`], [`Skill`](Self::Skill) a
@@ -71,7 +71,7 @@ pub enum Error {
     TooManyRounds(usize),
     /// A `list_*_all` helper stopped following the server's cursors: they went on past
     /// [`MAX_PAGES`](crate::MAX_PAGES) pages or [`MAX_LISTED`](crate::MAX_LISTED) items
-    /// (`docs/2026-07-28/server/utilities/pagination.mdx`). A cursor the server repeats
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/pagination>). A cursor the server repeats
     /// is not this error: it ends the listing.
     #[error(
         "`{method}` went on past {} pages or {} items",
@@ -100,7 +100,7 @@ pub enum Error {
     },
     /// Over HTTP, the server answered the request's POST with a response to another id (a
     /// different one, or the same number as a string) or a result without an id. The
-    /// stream belongs to one request (`docs/2026-07-28/basic/transports/streamable-http.mdx`,
+    /// stream belongs to one request (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>,
     /// Sending Messages), so this is not a late answer to another request: the call fails.
     #[error("the server answered `{method}` with a response to {}", .id.as_ref().map_or_else(|| "no id".to_owned(), |id| format!("id {id}")))]
     UnexpectedResponse {

@@ -1,9 +1,9 @@
 //! Requests of methods that an extension defines, for extensions this crate does not
-//! implement itself (`docs/extensions/overview.mdx`): the client declares the extension
+//! implement itself (<https://modelcontextprotocol.io/extensions/overview>): the client declares the extension
 //! with [`ClientBuilder::extension`](crate::ClientBuilder::extension), calls its methods
 //! with [`Client::extension_request`], and accepts the result types the extension defines,
 //! and only those: an unknown `resultType`, or one of an extension the client did not
-//! declare, stays [`Error::UnknownResultType`] (`docs/2026-07-28/basic/index.mdx`, Result
+//! declare, stays [`Error::UnknownResultType`] (<https://modelcontextprotocol.io/specification/2026-07-28/basic>, Result
 //! types). Tasks, Skills and MCP Apps are built on the same pieces.
 
 use serde_json::value::RawValue;

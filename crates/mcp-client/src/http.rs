@@ -1,4 +1,4 @@
-//! The client over Streamable HTTP (`docs/2026-07-28/basic/transports/streamable-http.mdx`).
+//! The client over Streamable HTTP (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>).
 //!
 //! Each request is its own POST: the client allocates the id, sends the MCP headers
 //! (`Mcp-Name`, and `Mcp-Param-*` for the arguments the tool's `x-mcp-header` annotations

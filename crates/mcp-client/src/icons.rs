@@ -1,5 +1,5 @@
 //! Icons from servers, checked before anything fetches or shows them
-//! (`docs/2026-07-28/basic/index.mdx`, `icons`, Security considerations).
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic>, `icons`, Security considerations).
 //!
 //! Tools, prompts, resources and implementations may carry `icons`, whose `src` the
 //! server chooses. The spec tells consumers to treat them as untrusted: clients **MUST**

@@ -4,17 +4,16 @@
 //! a command), over Streamable HTTP (a URL) or over any transport `mcp-jsonrpc`
 //! accepts, and offers a typed method for every client request, cursor-following
 //! list helpers, a result cache, multi round-trip requests and subscriptions.
-//! The transports are optional, behind cargo features. Spec paths
-//! `docs/<revision>/<page>.mdx` name the pages at
-//! `https://modelcontextprotocol.io/specification/<revision>/<page>`. It implements the
+//! The transports are optional, behind cargo features.
+//! It implements the
 //! client side of:
 //!
-//! - `docs/2026-07-28/basic/index.mdx` and `docs/2026-07-28/basic/versioning.mdx`;
-//! - `docs/2026-07-28/basic/patterns/mrtr.mdx`, `.../subscriptions.mdx`,
-//!   `.../progress.mdx` and `.../cancellation.mdx`;
-//! - `docs/2026-07-28/server/utilities/caching.mdx` and `.../pagination.mdx`;
-//! - the input requests of `docs/2026-07-28/client/elicitation.mdx`,
-//!   `.../sampling.mdx` and `.../roots.mdx`.
+//! - <https://modelcontextprotocol.io/specification/2026-07-28/basic> and <https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning>;
+//! - <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr>, <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>,
+//!   <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/progress> and <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation>;
+//! - <https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching> and <https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/pagination>;
+//! - the input requests of <https://modelcontextprotocol.io/specification/2026-07-28/client/elicitation>,
+//!   <https://modelcontextprotocol.io/specification/2026-07-28/client/sampling> and <https://modelcontextprotocol.io/specification/2026-07-28/client/roots>.
 //!
 //! Invariants:
 //!
@@ -107,8 +106,8 @@
 //!
 //! Authorization (feature `auth`, module `auth`): an OAuth 2.1 client that the HTTP
 //! transport consults on every request and on every `401`/`403` challenge, as
-//! `docs/2026-07-28/basic/authorization/` specifies, with the authorization extensions of
-//! `docs/extensions/auth/` (client credentials, enterprise-managed authorization, workload
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization> specifies, with the authorization extensions of
+//! <https://modelcontextprotocol.io/extensions/auth> (client credentials, enterprise-managed authorization, workload
 //! identity federation) and DPoP-bound tokens (RFC 9449). A failed flow is
 //! [`Error::Auth`] with an [`AuthErrorKind`], from the request that needed the token.
 

@@ -1,4 +1,4 @@
-//! `subscriptions/listen` on the client side (`docs/2026-07-28/basic/patterns/subscriptions.mdx`).
+//! `subscriptions/listen` on the client side (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>).
 //!
 //! The server tags every message of a subscription with
 //! `_meta["io.modelcontextprotocol/subscriptionId"]`, the listen request's id. The client's

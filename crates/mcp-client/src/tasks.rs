@@ -1,5 +1,5 @@
 //! The Tasks extension on the client (`io.modelcontextprotocol/tasks`,
-//! `docs/ext-tasks/specification/draft/tasks.md`).
+//! <https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md>).
 //!
 //! A client built with [`ClientBuilder::tasks`](crate::ClientBuilder::tasks) declares the
 //! extension on every request, so a server may answer `tools/call` with a task handle

@@ -1,5 +1,5 @@
-//! The request `_meta` of `docs/2026-07-28/basic/index.mdx` and the params of the hottest
-//! request, `tools/call` (`docs/2026-07-28/server/tools.mdx`), written straight from what
+//! The request `_meta` of <https://modelcontextprotocol.io/specification/2026-07-28/basic> and the params of the hottest
+//! request, `tools/call` (<https://modelcontextprotocol.io/specification/2026-07-28/server/tools>), written straight from what
 //! the client holds, without building the typed params first.
 //!
 //! The typed path builds a [`RequestMetaObject`](mcp_types::RequestMetaObject) per request

@@ -1,4 +1,4 @@
-//! The client side of MCP Apps (`docs/extensions/apps/overview.mdx`) against our server:
+//! The client side of MCP Apps (<https://modelcontextprotocol.io/extensions/apps/overview>) against our server:
 //! the declaration, the tool's link, and the UI resource read and checked.
 
 use mcp_client::Client;

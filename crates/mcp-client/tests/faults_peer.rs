@@ -1,6 +1,6 @@
 //! Fault injection against the client: a scripted server on the other end of
 //! the engine's in-memory duplex (as stdio carries it) that answers slowly, never, or
-//! twice. The outcomes are those of `docs/2026-07-28/basic/patterns/cancellation.mdx`
+//! twice. The outcomes are those of <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation>
 //! and the client's documented timeouts: a request past its timeout fails with
 //! `Error::Timeout` and the server is sent `notifications/cancelled` naming it; an answer
 //! that arrives after that, or a second answer to a request already answered, is dropped

@@ -5,8 +5,8 @@
 //! case asserts the exact typed error (or the result), then a valid call with the same
 //! client must succeed, and nothing may have panicked.
 //!
-//! The rules: `docs/2026-07-28/basic/transports/streamable-http.mdx` (one POST per
-//! request, its reply JSON or SSE, statuses) and `docs/2026-07-28/basic/index.mdx`.
+//! The rules: <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http> (one POST per
+//! request, its reply JSON or SSE, statuses) and <https://modelcontextprotocol.io/specification/2026-07-28/basic>.
 
 mod support;
 

@@ -6,9 +6,9 @@
 //! or a timeout on tokio's paused clock: the response was rightly never recognised); after
 //! each the same pipe must still carry a valid call, and nothing may have panicked.
 //!
-//! The rules: `docs/2026-07-28/basic/transports/stdio.mdx` (framing),
-//! `docs/2026-07-28/basic/index.mdx` (JSON-RPC, `resultType`), `.../patterns/mrtr.mdx` and
-//! `docs/2026-07-28/server/utilities/pagination.mdx`.
+//! The rules: <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio> (framing),
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic> (JSON-RPC, `resultType`), <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr> and
+//! <https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/pagination>.
 
 mod support;
 

@@ -386,7 +386,7 @@ async fn a_subscription_is_renewed_after_a_restart() {
 /// MCP Apps against the official MCP Apps SDK: a TypeScript SDK v2 server whose tools and
 /// UI resource come from `@modelcontextprotocol/ext-apps/server`'s `registerAppTool` and
 /// `registerAppResource` (`interop/ts-apps-server.mjs`, the pattern of
-/// `docs/extensions/apps/build.mdx`). Our client declares the extension, reads each tool's
+/// <https://modelcontextprotocol.io/extensions/apps/build>). Our client declares the extension, reads each tool's
 /// link (and the app-only visibility), and reads the UI resource checked, with its
 /// sandbox metadata.
 #[tokio::test]

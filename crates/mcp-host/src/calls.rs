@@ -1,5 +1,5 @@
 //! Tool calls from each vendor's shape, and `CallToolResult`s back into each vendor's
-//! shape (`docs/2026-07-28/server/tools.mdx`, Tool Result).
+//! shape (<https://modelcontextprotocol.io/specification/2026-07-28/server/tools>, Tool Result).
 
 use mcp_types::{CallToolResult, ContentBlock, EmbeddedResourceResource, JsonObject};
 use serde_json::{Value, json};

@@ -92,7 +92,7 @@ pub enum Decision {
 
 /// A policy hook: sees each tool (with its annotations) and decides its exposure.
 ///
-/// Annotations are hints from the server (`docs/2026-07-28/server/tools.mdx`,
+/// Annotations are hints from the server (<https://modelcontextprotocol.io/specification/2026-07-28/server/tools>,
 /// `ToolAnnotations` in the schema), untrusted unless the server is: a policy may only
 /// make a tool *less* exposed because of them with confidence.
 /// Any `Fn(&str, &Tool) -> Decision` is a policy.
@@ -375,7 +375,7 @@ impl CatalogBuilder {
             }
             let mut tool = tool.clone();
             // Icons are the server's choice of URI: only safe ones reach the application
-            // (`docs/2026-07-28/basic/index.mdx`, `icons`). The catalog knows no server
+            // (https://modelcontextprotocol.io/specification/2026-07-28/basic, `icons`). The catalog knows no server
             // origin, so an application that fetches them keeps to the server's own.
             if let Some(icons) = &tool.icons {
                 tool.icons = Some(mcp_client::icons::safe_icons(icons, None));

@@ -22,10 +22,10 @@ use crate::Error;
 #[non_exhaustive]
 pub enum ServerConfig {
     /// A command spawned and spoken to over stdio
-    /// (`docs/2026-07-28/basic/transports/stdio.mdx`).
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>).
     Stdio(StdioConfig),
     /// A Streamable HTTP endpoint
-    /// (`docs/2026-07-28/basic/transports/streamable-http.mdx`).
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>).
     Http(HttpConfig),
 }
 

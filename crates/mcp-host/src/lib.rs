@@ -2,7 +2,7 @@
 //!
 //! A [`Host`] owns many [`mcp_client::Client`]s, configured in code or from an
 //! `mcpServers` JSON file ([`HostConfig`]), connects them concurrently, and keeps each
-//! server's tools (`docs/2026-07-28/server/tools.mdx`) in a [`Catalog`]: one list of tools
+//! server's tools (<https://modelcontextprotocol.io/specification/2026-07-28/server/tools>) in a [`Catalog`]: one list of tools
 //! under model-visible names, filtered by [`Exposure`] rules and a [`Policy`], that renders
 //! the declarations of OpenAI Chat Completions, OpenAI Responses, Anthropic and Gemini
 //! ([`Vendor`]). The model's calls come back as [`ToolCall`]s (parsed from each vendor's
@@ -48,7 +48,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! MCP Apps (`docs/extensions/apps/overview.mdx`): with [`HostBuilder::apps`] the host's
+//! MCP Apps (<https://modelcontextprotocol.io/extensions/apps/overview>): with [`HostBuilder::apps`] the host's
 //! clients declare the extension; each [`Entry`] keeps its tool's UI link, app-only tools
 //! stay out of every vendor's declarations and of [`Catalog::resolve`], a call's
 //! [`ToolOutcome::ui`] says which UI renders its result, [`Host::read_ui`] fetches it and

@@ -1,4 +1,4 @@
-//! Lowering a tool's input schema (JSON Schema 2020-12, `docs/2026-07-28/server/tools.mdx`)
+//! Lowering a tool's input schema (JSON Schema 2020-12, <https://modelcontextprotocol.io/specification/2026-07-28/server/tools>)
 //! to what each vendor accepts.
 //!
 //! Three lowerings, all bounded (depth, `$ref` expansion, enum size, description length,

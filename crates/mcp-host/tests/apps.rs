@@ -1,4 +1,4 @@
-//! MCP Apps in the host (`docs/extensions/apps/overview.mdx`): links kept in the catalog,
+//! MCP Apps in the host (<https://modelcontextprotocol.io/extensions/apps/overview>): links kept in the catalog,
 //! app-only tools kept from the model but callable by their own app, and the UI passed
 //! to the embedding application.
 

@@ -7,8 +7,8 @@
 //! must come out valid (names of `^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`, unique, mapped back to
 //! the exact tool), bounded, with only safe icons left, and nothing may panic.
 //!
-//! The rules: `docs/2026-07-28/server/tools.mdx` (tools, `inputSchema`) and
-//! `docs/2026-07-28/basic/index.mdx` (`icons`).
+//! The rules: <https://modelcontextprotocol.io/specification/2026-07-28/server/tools> (tools, `inputSchema`) and
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic> (`icons`).
 
 use std::cell::Cell;
 use std::collections::HashSet;

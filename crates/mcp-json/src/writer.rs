@@ -5,7 +5,7 @@
 //! mostly strings (the text blocks a model reads), and for a 64 KiB text that lookup was a
 //! third of a `tools/call`'s instructions. The writer here checks
 //! words of eight bytes, two a round, for the bytes JSON must escape (`"`, `\` and the
-//! controls below U+0020, `docs/2026-07-28/basic/index.mdx` carries JSON text as RFC 8259
+//! controls below U+0020, <https://modelcontextprotocol.io/specification/2026-07-28/basic> carries JSON text as RFC 8259
 //! defines it) and copies the runs between them whole. Everything else — numbers, floats, the
 //! escapes themselves, map keys — is written exactly as `serde_json` writes it (floats
 //! and integers by `serde_json` itself), and `serde_json::value::RawValue` passes through

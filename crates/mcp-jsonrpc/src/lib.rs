@@ -5,12 +5,10 @@
 //! outgoing requests their ids and matches responses to the callers waiting for
 //! them; enforces per-request timeouts; dispatches incoming requests to a handler
 //! with bounded concurrency; and shuts a connection down in order. It implements
-//! the message and error-code rules of `docs/2026-07-28/basic/index.mdx`, the
-//! cancellation and timeout rules of `docs/2026-07-28/basic/patterns/cancellation.mdx`,
-//! the progress rules of `docs/2026-07-28/basic/patterns/progress.mdx` and the
-//! message directions of `docs/2026-07-28/basic/transports/index.mdx`. Spec paths
-//! `docs/<revision>/<page>.mdx` name the pages at
-//! `https://modelcontextprotocol.io/specification/<revision>/<page>`.
+//! the message and error-code rules of <https://modelcontextprotocol.io/specification/2026-07-28/basic>, the
+//! cancellation and timeout rules of <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation>,
+//! the progress rules of <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/progress> and the
+//! message directions of <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports>.
 //!
 //! Invariants:
 //!

@@ -3,7 +3,7 @@
 //! Decoding reads the envelope (`jsonrpc`, `id`, `method`, `params`, `result`, `error`)
 //! borrowing from the input, checks it, and keeps `params` and `result` as raw JSON text for
 //! the layer above to deserialize into its own types: the body is parsed once, by the code
-//! that knows its shape. The rules (`docs/2026-07-28/basic/index.mdx`, JSON-RPC; JSON-RPC
+//! that knows its shape. The rules (<https://modelcontextprotocol.io/specification/2026-07-28/basic>, JSON-RPC; JSON-RPC
 //! 2.0 §4–5):
 //!
 //! - bytes that are not JSON (invalid UTF-8 included) → -32700, id null;

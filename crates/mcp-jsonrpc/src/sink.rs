@@ -3,7 +3,7 @@
 //!
 //! The progress and logging notifications a handler sends while it runs belong to its
 //! request: over stdio they go out on the connection, over Streamable HTTP on the
-//! request's own SSE stream (`docs/2026-07-28/basic/transports/streamable-http.mdx`).
+//! request's own SSE stream (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>).
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Waker};

@@ -1,20 +1,18 @@
 //! The dual-era shim: serves and speaks the initialize-era MCP revisions
 //! (2024-11-05 to 2025-11-25) over the modern server and client cores.
 //!
-//! Spec paths
-//! `docs/<revision>/<page>.mdx` name the pages at
-//! `https://modelcontextprotocol.io/specification/<revision>/<page>`. This crate implements:
+//! This crate implements:
 //!
-//! - the backward-compatibility rules of `docs/2026-07-28/basic/versioning.mdx`
+//! - the backward-compatibility rules of <https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning>
 //!   and the Backward Compatibility sections of
-//!   `docs/2026-07-28/basic/transports/stdio.mdx` and `.../streamable-http.mdx`;
+//!   <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio> and <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>;
 //! - the 2025-11-25 lifecycle, transports and utilities:
-//!   `docs/2025-11-25/basic/lifecycle.mdx`, `docs/2025-11-25/basic/transports.mdx`
-//!   and `docs/2025-11-25/basic/utilities/ping.mdx`, `.../cancellation.mdx`,
-//!   `.../progress.mdx` and `.../tasks.mdx`;
-//! - the transports of the older revisions: `docs/2025-06-18/basic/transports.mdx`,
-//!   `docs/2025-03-26/basic/transports.mdx` (sessions, batches) and
-//!   `docs/2024-11-05/basic/transports.mdx` (HTTP+SSE, behind a cargo feature).
+//!   <https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle>, <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>
+//!   and <https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/ping>, <https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation>,
+//!   <https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/progress> and <https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks>;
+//! - the transports of the older revisions: <https://modelcontextprotocol.io/specification/2025-06-18/basic/transports>,
+//!   <https://modelcontextprotocol.io/specification/2025-03-26/basic/transports> (sessions, batches) and
+//!   <https://modelcontextprotocol.io/specification/2024-11-05/basic/transports> (HTTP+SSE, behind a cargo feature).
 //!
 //! Server side, one server and the same handlers serve both eras. `initialize`
 //! negotiates among the legacy revisions the server enables, and each legacy

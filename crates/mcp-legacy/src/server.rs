@@ -1,11 +1,11 @@
 //! The dual-era server over one connection (stdio, or any transport the engine accepts):
 //! [`DualEra`] wraps a modern handler (an `mcp_server::Server`) and lets the first message
-//! choose the era, as `docs/2026-07-28/basic/transports/stdio.mdx` (Backward
-//! Compatibility) and `docs/2026-07-28/basic/versioning.mdx` say.
+//! choose the era, as <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio> (Backward
+//! Compatibility) and <https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning> say.
 //!
 //! - `initialize` first: the connection is a legacy session for its whole life. The
 //!   version is negotiated among the enabled legacy revisions
-//!   (`docs/2025-11-25/basic/lifecycle.mdx`); capabilities, server info and instructions
+//!   (<https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle>); capabilities, server info and instructions
 //!   come from the wrapped server's own `server/discover`, so nothing is declared twice.
 //!   Every later request is handed to the same handler with the session's facts as its
 //!   `_meta` (protocol version 2026-07-28 for the core, the client's capabilities, its
@@ -106,7 +106,7 @@ impl<H: Handler> DualEra<H> {
     }
 
     /// Serves both eras on this process's stdin and stdout until the client closes stdin
-    /// (`docs/2026-07-28/basic/transports/stdio.mdx`).
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>).
     #[cfg(feature = "stdio")]
     pub async fn serve_stdio(self) {
         let (reader, writer) = mcp_transport_stdio::stdio();

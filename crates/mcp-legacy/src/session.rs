@@ -5,10 +5,10 @@
 //! ([`crate::http`]) differ only in the [`Link`] that carries what the server sends on
 //! its own.
 //!
-//! Spec: `docs/2025-11-25/basic/lifecycle.mdx` (initialization, version negotiation),
-//! `docs/2025-11-25/server/resources.mdx` (subscriptions, error -32002),
-//! `docs/2025-11-25/server/utilities/logging.mdx` (`logging/setLevel`) and
-//! `docs/2026-07-28/basic/patterns/mrtr.mdx` (what `input_required` asks for).
+//! Spec: <https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle> (initialization, version negotiation),
+//! <https://modelcontextprotocol.io/specification/2025-11-25/server/resources> (subscriptions, error -32002),
+//! <https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/logging> (`logging/setLevel`) and
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr> (what `input_required` asks for).
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -162,7 +162,7 @@ pub(crate) async fn initialize<H: Handler>(
     let discovered: Value = parse(&inner.request(request, cx).await?)?;
     let mut capabilities = params.get("capabilities").cloned().unwrap_or(json!({}));
     // What the negotiated revision does not define, the client cannot be asked for:
-    // elicitation arrived in 2025-06-18 (`docs/2025-06-18/client/elicitation.mdx`).
+    // elicitation arrived in 2025-06-18 (https://modelcontextprotocol.io/specification/2025-06-18/client/elicitation).
     if version < "2025-06-18"
         && let Value::Object(capabilities) = &mut capabilities
     {
@@ -435,7 +435,7 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// A modern error in the code the legacy revisions expect: an unknown resource is -32602
 /// with the URI as data in 2026-07-28 and -32002 in every earlier revision
-/// (`docs/2025-11-25/server/resources.mdx`, Error Handling).
+/// (<https://modelcontextprotocol.io/specification/2025-11-25/server/resources>, Error Handling).
 fn legacy_error(method: &str, params: &Map<String, Value>, error: ErrorObject) -> ErrorObject {
     let unknown_resource = method == "resources/read"
         && error.code == ErrorCode::INVALID_PARAMS

@@ -11,7 +11,7 @@
 //!
 //! [`MAX_SERVER_REQUESTS`](mcp_legacy::client::MAX_SERVER_REQUESTS) is tested at and past
 //! its bound in `hostile_client_sse.rs`. The rules:
-//! `docs/2025-06-18/basic/transports.mdx` (Streamable HTTP, resumability).
+//! <https://modelcontextprotocol.io/specification/2025-06-18/basic/transports> (Streamable HTTP, resumability).
 
 #![cfg(feature = "http")]
 

@@ -1,8 +1,8 @@
 //! Fault injection on Streamable HTTP: the dual-era endpoint (`DualEraHttp`
 //! on 127.0.0.1) behind a TCP proxy that resets a connection (RST, not a clean close)
 //! right after it forwarded a progress event, and clients that vanish while their call
-//! runs. The outcomes are those of `docs/2026-07-28/basic/transports/streamable-http.mdx`
-//! and `docs/2026-07-28/basic/utilities/cancellation.mdx`:
+//! runs. The outcomes are those of <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>
+//! and <https://modelcontextprotocol.io/specification/2026-07-28/basic/utilities/cancellation>:
 //!
 //! - modern era: a broken stream loses the request (2026-07-28 has no resumption); the
 //!   client re-issues it only when it is safe to run twice and otherwise fails with

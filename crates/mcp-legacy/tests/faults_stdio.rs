@@ -1,7 +1,7 @@
 //! Fault injection over stdio: a real server process, `mcp-dual-era-demo
 //! --faults`, killed mid-request, mid-stream and mid-restart, and a server that never
-//! answers. Each test states the outcome `docs/2026-07-28/basic/transports/stdio.mdx`, the
-//! cancellation rules of `docs/2026-07-28/basic/utilities/cancellation.mdx` and the
+//! answers. Each test states the outcome <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>, the
+//! cancellation rules of <https://modelcontextprotocol.io/specification/2026-07-28/basic/utilities/cancellation> and the
 //! client's documented restart policy promise (`mcp_client::ClientBuilder::spawn_stdio`,
 //! `mcp_legacy::client::Connector::spawn_stdio`), and that it arrives without a hang:
 //! every wait is bounded by [`SAFETY`], a net that a passing run never reaches.

@@ -5,8 +5,8 @@
 //! exact outcome; after a session case a valid request in the same session must succeed;
 //! nothing may panic.
 //!
-//! The rules: `docs/2025-11-25/basic/lifecycle.mdx`, `docs/2025-11-25/basic/transports.mdx`
-//! and, for detection, `docs/2026-07-28/basic/transports/streamable-http.mdx` (Backward
+//! The rules: <https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle>, <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>
+//! and, for detection, <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http> (Backward
 //! Compatibility).
 
 #![cfg(feature = "http")]

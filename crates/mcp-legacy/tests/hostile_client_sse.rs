@@ -10,9 +10,9 @@
 //! session must succeed, and after one that ends it, every later request fails at once
 //! with a typed error. Nothing may panic.
 //!
-//! The rules: `docs/2024-11-05/basic/transports.mdx` (HTTP with SSE),
-//! `docs/2024-11-05/basic/lifecycle.mdx`, and for detection
-//! `docs/2026-07-28/basic/transports/streamable-http.mdx` (Backward Compatibility). The
+//! The rules: <https://modelcontextprotocol.io/specification/2024-11-05/basic/transports> (HTTP with SSE),
+//! <https://modelcontextprotocol.io/specification/2024-11-05/basic/lifecycle>, and for detection
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http> (Backward Compatibility). The
 //! spec does not say the `endpoint` URI must be on the SSE URL's origin; this client
 //! requires it (`mcp_transport_http::RawRequest::url`), so that messages, and any
 //! credentials in the configured headers, never go to a host the user did not name.

@@ -1,7 +1,7 @@
 //! Hostile input on Streamable HTTP: the dual-era endpoint
 //! (`DualEraHttp` on 127.0.0.1), fed the table of `hostile_common` as POST bodies in the
 //! modern era and in a 2025-11-25 session, then the header rules of
-//! `docs/2026-07-28/basic/transports/streamable-http.mdx` (Security & Endpoint, Sending
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http> (Security & Endpoint, Sending
 //! Messages) for both eras. After every case a new valid request must succeed (in the same
 //! session for the legacy era), and nothing may have panicked.
 //!

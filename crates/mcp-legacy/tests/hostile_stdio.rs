@@ -5,8 +5,8 @@
 //! nothing may have panicked. Then what only stdio has: line length at and past the limit,
 //! line endings, and a last line without its newline.
 //!
-//! The rules: `docs/2026-07-28/basic/transports/stdio.mdx` (framing) and
-//! `docs/2026-07-28/basic/index.mdx` (JSON-RPC error codes).
+//! The rules: <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio> (framing) and
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic> (JSON-RPC error codes).
 
 mod hostile_common;
 

@@ -1,7 +1,7 @@
 //! The MCP Apps extension (`io.modelcontextprotocol/ui`): tools whose results a host renders
-//! with an interactive HTML interface (`docs/extensions/apps/overview.mdx`,
-//! `docs/extensions/apps/build.mdx`, and the extension's specification, ext-apps
-//! `specification/2026-01-26/apps.mdx`).
+//! with an interactive HTML interface (<https://modelcontextprotocol.io/extensions/apps/overview>,
+//! <https://modelcontextprotocol.io/extensions/apps/build>, and the extension's specification,
+//! <https://github.com/modelcontextprotocol/ext-apps/blob/main/specification/2026-01-26/apps.mdx>).
 //!
 //! A server declares a [`UiResource`]: a `ui://` URI, an HTML document served as
 //! [`MIME_TYPE`] (`text/html;profile=mcp-app`), and the sandbox it needs (`_meta.ui`:
@@ -23,7 +23,7 @@
 //! - `tools/call` of an app-only tool is refused as for an unknown tool (-32602);
 //! - the result of a linked tool stays a plain result: `_meta.ui` and content blocks that
 //!   point at `ui://` resources are taken out, and if no content is left the
-//!   `structuredContent` is given as its JSON text (as `docs/2026-07-28/server/tools.mdx`
+//!   `structuredContent` is given as its JSON text (as <https://modelcontextprotocol.io/specification/2026-07-28/server/tools>
 //!   asks of structured results), so the model always has text to read.
 //!
 //! Reading a UI resource by its URI is allowed to every client: it is a plain resource,

@@ -222,7 +222,7 @@ impl Context {
     }
 
     /// Reports progress, if the request carried a `progressToken`; otherwise does nothing
-    /// (`docs/2026-07-28/basic/patterns/progress.mdx`).
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/progress>).
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         if let Some(token) = &self.inner.meta.progress_token {
             let _ = self
@@ -235,7 +235,7 @@ impl Context {
 
     /// Sends a log message, if the request asked for logs at `level` or more severe
     /// (`_meta["io.modelcontextprotocol/logLevel"]`); otherwise does nothing
-    /// (`docs/2026-07-28/server/utilities/logging.mdx`).
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/logging>).
     pub async fn log(&self, level: LoggingLevel, data: Value) {
         let Some(wanted) = self.inner.meta.log_level else {
             return;
@@ -336,7 +336,7 @@ impl Context {
                 if url {
                     e.url.is_some()
                 } else {
-                    // `{}` means form support (`docs/2026-07-28/client/elicitation.mdx`).
+                    // `{}` means form support (https://modelcontextprotocol.io/specification/2026-07-28/client/elicitation).
                     e.form.is_some() || e.url.is_none()
                 }
             });

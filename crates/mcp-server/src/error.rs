@@ -8,7 +8,7 @@ use mcp_types::{ClientCapabilities, ErrorCode};
 #[non_exhaustive]
 pub enum Error {
     /// A tool, prompt or resource name is empty, too long, or uses characters outside
-    /// `A-Za-z0-9_.-` (`docs/2026-07-28/server/tools.mdx`, Tool names).
+    /// `A-Za-z0-9_.-` (<https://modelcontextprotocol.io/specification/2026-07-28/server/tools>, Tool names).
     #[error("invalid name {name:?}: {reason}")]
     InvalidName {
         /// The name.
@@ -35,7 +35,7 @@ pub enum Error {
         reason: String,
     },
     /// A tool's `x-mcp-header` annotation breaks the spec's rules
-    /// (`docs/2026-07-28/basic/transports/streamable-http.mdx`, Schema Extension). Clients
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>, Schema Extension). Clients
     /// must drop such a tool, so [`ServerBuilder::tool`](crate::ServerBuilder::tool) drops it
     /// too, with a warning, instead of failing the whole server.
     #[error("tool {tool:?}: invalid x-mcp-header annotation: {reason}")]
@@ -115,7 +115,7 @@ pub enum Error {
 /// Why a tool, prompt or resource handler did not produce its result.
 ///
 /// For tools, [`ToolError::Failed`] becomes a `CallToolResult` with `isError: true` whose
-/// text the model reads (`docs/2026-07-28/server/tools.mdx`, Error Handling); the other
+/// text the model reads (<https://modelcontextprotocol.io/specification/2026-07-28/server/tools>, Error Handling); the other
 /// variants are protocol outcomes.
 #[derive(Debug)]
 #[non_exhaustive]

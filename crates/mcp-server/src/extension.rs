@@ -1,5 +1,5 @@
 //! Extensions: identified capability sets that add methods and settings
-//! (`docs/extensions/overview.mdx`; capabilities carry `extensions` in 2026-07-28).
+//! (<https://modelcontextprotocol.io/extensions/overview>; capabilities carry `extensions` in 2026-07-28).
 //!
 //! A server advertises each extension under `capabilities.extensions[id]` with its
 //! settings. Use is negotiated per request: a client declares the extensions it speaks in

@@ -4,23 +4,22 @@
 //! RFC 6570 templates), prompts and a completion handler, and serves them over
 //! any transport `mcp-jsonrpc` accepts. The stdio transport is behind the `stdio`
 //! feature (on by default); Streamable HTTP is served by `mcp-transport-http`, which
-//! takes any `mcp_jsonrpc::Handler`, this server included. Spec paths
-//! `docs/<revision>/<page>.mdx` name the pages at
-//! `https://modelcontextprotocol.io/specification/<revision>/<page>`. It implements:
+//! takes any `mcp_jsonrpc::Handler`, this server included.
+//! It implements:
 //!
-//! - `docs/2026-07-28/basic/index.mdx` (`_meta`, error codes, statelessness)
-//!   and `docs/2026-07-28/basic/versioning.mdx`;
-//! - `docs/2026-07-28/basic/patterns/mrtr.mdx`, `.../subscriptions.mdx`,
-//!   `.../progress.mdx` and `.../cancellation.mdx`;
-//! - `docs/2026-07-28/server/discover.mdx`, `.../tools.mdx`, `.../resources.mdx`
-//!   and `.../prompts.mdx`;
-//! - `docs/2026-07-28/server/utilities/completion.mdx`, `.../pagination.mdx`,
-//!   `.../caching.mdx` and `.../logging.mdx`;
-//! - with the `auth` feature, `docs/2026-07-28/basic/authorization/*` for the Streamable
+//! - <https://modelcontextprotocol.io/specification/2026-07-28/basic> (`_meta`, error codes, statelessness)
+//!   and <https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning>;
+//! - <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr>, <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>,
+//!   <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/progress> and <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation>;
+//! - <https://modelcontextprotocol.io/specification/2026-07-28/server/discover>, <https://modelcontextprotocol.io/specification/2026-07-28/server/tools>, <https://modelcontextprotocol.io/specification/2026-07-28/server/resources>
+//!   and <https://modelcontextprotocol.io/specification/2026-07-28/server/prompts>;
+//! - <https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/completion>, <https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/pagination>,
+//!   <https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching> and <https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/logging>;
+//! - with the `auth` feature, <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization> for the Streamable
 //!   HTTP transport: an OAuth 2.1 resource server (`auth::ResourceServer`, protected
 //!   resource metadata, bearer challenges, JWT and introspection verifiers);
-//! - the Tasks extension, `docs/ext-tasks/specification/draft/tasks.md` (module [`tasks`]);
-//! - the MCP Apps extension, `docs/extensions/apps/overview.mdx` (module [`apps`]): UI
+//! - the Tasks extension, <https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md> (module [`tasks`]);
+//! - the MCP Apps extension, <https://modelcontextprotocol.io/extensions/apps/overview> (module [`apps`]): UI
 //!   resources, tools linked to them, and the plain fallback for clients without it;
 //! - with the `skills` feature, the Skills extension (SEP-2640,
 //!   `io.modelcontextprotocol/skills`; module `skills`): skills served as resources,

@@ -27,7 +27,7 @@ pub struct Limits {
     /// 16). Requests without an authenticated principal are counted together, under
     /// [`anonymous_listen_streams`](Self::anonymous_listen_streams). Past it, the
     /// next `subscriptions/listen` is answered with -32603 at once, and the count goes
-    /// down as streams end (`docs/2026-07-28/basic/patterns/subscriptions.mdx`). A listen
+    /// down as streams end (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>). A listen
     /// stream holds one of the connection's concurrency slots for its whole life (64 per
     /// stdio connection, 1024 per HTTP server by default), so without this bound one
     /// client could hold them all.
@@ -40,7 +40,7 @@ pub struct Limits {
     /// How long a synchronous `tools/call` may run (default 10 minutes; `None`: no
     /// bound). Past it the handler is dropped, which cancels it, and the call answers a
     /// `CallToolResult` with `isError` saying so, for the model to read
-    /// (`docs/2026-07-28/server/tools.mdx`, Error Handling). Calls that become tasks are
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/server/tools>, Error Handling). Calls that become tasks are
     /// bounded by the task's own lifetime instead. The timer is armed only when the
     /// handler does not finish on its first poll, and then needs a tokio runtime with
     /// time enabled (`enable_time` or `enable_all`), as the server's other timers do.

@@ -1,4 +1,4 @@
-//! Prompts (`docs/2026-07-28/server/prompts.mdx`).
+//! Prompts (<https://modelcontextprotocol.io/specification/2026-07-28/server/prompts>).
 
 use std::future::Future;
 use std::sync::Arc;

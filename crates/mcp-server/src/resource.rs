@@ -1,4 +1,4 @@
-//! Resources: fixed URIs and RFC 6570 URI templates (`docs/2026-07-28/server/resources.mdx`).
+//! Resources: fixed URIs and RFC 6570 URI templates (<https://modelcontextprotocol.io/specification/2026-07-28/server/resources>).
 //!
 //! Templates support the level-1 form `{name}` (a value without `/`) and the reserved form
 //! `{+name}` (any value, `/` included), which is what URI templates for resources use in

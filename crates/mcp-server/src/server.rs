@@ -1,5 +1,5 @@
 //! The server: a registry of tools, resources and prompts, and the dispatch of every
-//! 2026-07-28 request to them (`docs/2026-07-28/server/*`, `basic/index.mdx`).
+//! 2026-07-28 request to them (<https://modelcontextprotocol.io/specification/2026-07-28/server>, <https://modelcontextprotocol.io/specification/2026-07-28/basic>).
 
 use memchr::memmem::Finder;
 use std::sync::{Arc, LazyLock, PoisonError, RwLock, RwLockReadGuard};
@@ -49,7 +49,7 @@ type CompletionFn = Arc<
 >;
 
 /// How long clients may cache a list or read result, and for whom
-/// (`docs/2026-07-28/server/utilities/caching.mdx`).
+/// (<https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching>).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CachePolicy {
@@ -484,7 +484,7 @@ impl Server {
 
     /// Ends every `subscriptions/listen` stream with its result. Call it before shutting a
     /// transport down, so that listeners receive the graceful-close result
-    /// (`docs/2026-07-28/basic/patterns/subscriptions.mdx`) rather than a dropped stream.
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>) rather than a dropped stream.
     pub fn close_subscriptions(&self) {
         self.inner.shutdown.cancel();
     }
@@ -504,7 +504,7 @@ impl Server {
     }
 
     /// Serializes a result with the server's `serverInfo` in its `_meta`
-    /// (`docs/2026-07-28/basic/index.mdx`, `_meta`: servers SHOULD include it on every
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic>, `_meta`: servers SHOULD include it on every
     /// response). A `_meta` the handler set is kept, with `serverInfo` added when it has
     /// none; without one, the server's `_meta`, serialized once, is written in front of
     /// the result's members.

@@ -1,11 +1,11 @@
 //! Tools: definitions checked at registration, argument validation, handlers.
 //!
-//! `docs/2026-07-28/server/tools.mdx`: names of 1–128 characters from `A-Za-z0-9_.-`,
+//! <https://modelcontextprotocol.io/specification/2026-07-28/server/tools>: names of 1–128 characters from `A-Za-z0-9_.-`,
 //! unique; `inputSchema` a JSON Schema object (2020-12 unless it says otherwise) with
 //! `"type": "object"` at the root; arguments validated before the handler runs, and every
 //! tool failure (invalid arguments included) reported as a result with `isError` so the
 //! model can correct itself. `x-mcp-header` annotations follow
-//! `docs/2026-07-28/basic/transports/streamable-http.mdx` (Schema Extension).
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http> (Schema Extension).
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;

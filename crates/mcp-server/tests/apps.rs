@@ -1,5 +1,5 @@
-//! The MCP Apps extension on the wire (`docs/extensions/apps/overview.mdx`,
-//! `docs/extensions/overview.mdx` Graceful Degradation): what a client that declared
+//! The MCP Apps extension on the wire (<https://modelcontextprotocol.io/extensions/apps/overview>,
+//! <https://modelcontextprotocol.io/extensions/overview> Graceful Degradation): what a client that declared
 //! `io.modelcontextprotocol/ui` sees, and the plain protocol every other client gets.
 
 use mcp_jsonrpc::memory;

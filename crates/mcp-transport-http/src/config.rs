@@ -23,7 +23,7 @@ pub(crate) const HYPER_MAX_HEADERS: usize = 100;
 /// `Err` answers `400 Bad Request` with the error (and no id) as the body.
 ///
 /// Revision 2026-07-28 defines no client-to-server notification over Streamable HTTP
-/// (`docs/2026-07-28/basic/transports/streamable-http.mdx`, Sending Messages), so the
+/// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>, Sending Messages), so the
 /// default accepts and drops them. It runs on the connection's task: it must not block.
 pub type NotificationHook = Arc<dyn Fn(Notification) -> Result<(), ErrorObject> + Send + Sync>;
 
@@ -658,7 +658,7 @@ impl<'a> Origin<'a> {
 
 /// One `Mcp-Param-{Name}` header a tool declares with `x-mcp-header`: the header's name and
 /// the path of `properties` keys from the arguments' root to the value it mirrors
-/// (`docs/2026-07-28/basic/transports/streamable-http.mdx`, Custom Headers from Tool
+/// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>, Custom Headers from Tool
 /// Parameters).
 ///
 /// ```

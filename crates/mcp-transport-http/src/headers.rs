@@ -1,6 +1,6 @@
 //! Reading and writing single headers: media types (`Content-Type`, `Accept`), whitespace
 //! and character rules, `Mcp-Param-{Name}` names, and the Base64 sentinel of `Mcp-Name` and
-//! `Mcp-Param-*` values (`docs/2026-07-28/basic/transports/streamable-http.mdx`, Value
+//! `Mcp-Param-*` values (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>, Value
 //! Encoding). The server half decodes with [`decode_sentinel`], the client half encodes with
 //! [`encode_sentinel`], so the two cannot drift apart.
 //!

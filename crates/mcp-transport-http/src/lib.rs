@@ -1,10 +1,9 @@
 //! MCP over Streamable HTTP on hyper 1: the server endpoint and the client of the 2026-07-28
 //! binding.
 //!
-//! This crate implements `docs/2026-07-28/basic/transports/streamable-http.mdx` and the
-//! message rules of `docs/2026-07-28/basic/transports/index.mdx`. Spec paths
-//! `docs/<revision>/<page>.mdx` name the pages at
-//! `https://modelcontextprotocol.io/specification/<revision>/<page>`. Each POST body is one JSON-RPC
+//! This crate implements <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http> and the
+//! message rules of <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports>.
+//! Each POST body is one JSON-RPC
 //! message, decoded by `mcp-jsonrpc` and handed to a [`mcp_jsonrpc::Handler`], the trait the
 //! server core implements. The transport knows headers and framing, never tools.
 //!

@@ -1,8 +1,8 @@
 //! Server validation of the headers that mirror body fields: `MCP-Protocol-Version`,
 //! `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`
-//! (`docs/2026-07-28/basic/transports/streamable-http.mdx`, Request Metadata and Server
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>, Request Metadata and Server
 //! Validation), plus the one `_meta` rule with an HTTP status of its own: a request without
-//! its required `_meta` fields gets `400` and -32602 (`docs/2026-07-28/basic/index.mdx`,
+//! its required `_meta` fields gets `400` and -32602 (<https://modelcontextprotocol.io/specification/2026-07-28/basic>,
 //! `_meta`).
 //!
 //! The body is the source of truth: the envelope has been decoded by `mcp-jsonrpc`, and only

@@ -1,5 +1,5 @@
 //! The response body: nothing, one JSON message, or a request-scoped SSE stream that drives
-//! the handler while it writes (`docs/2026-07-28/basic/transports/streamable-http.mdx`,
+//! the handler while it writes (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>,
 //! Receiving Messages).
 //!
 //! An SSE stream polls the handler's future itself, inside the connection's task, so a

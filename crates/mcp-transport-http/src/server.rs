@@ -51,7 +51,7 @@ pub struct HttpServer {
 
 impl HttpServer {
     /// The default address: loopback, on a port the system picks
-    /// (`docs/2026-07-28/basic/transports/streamable-http.mdx`, Security: local servers bind
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>, Security: local servers bind
     /// only to localhost).
     pub const DEFAULT_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
 

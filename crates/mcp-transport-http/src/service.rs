@@ -1,5 +1,5 @@
 //! The MCP endpoint as a service: every rule of
-//! `docs/2026-07-28/basic/transports/streamable-http.mdx` between an HTTP request and a
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http> between an HTTP request and a
 //! [`Handler`] call, in the order they apply.
 //!
 //! 0. With an [`Authenticator`](crate::Authenticator), a request it answers itself (a

@@ -1,7 +1,7 @@
 //! The HTTP client end to end, against this crate's own server on 127.0.0.1 (and, for the
 //! replies that server never sends, against canned bytes): headers, JSON and SSE replies,
 //! error replies, size limits, cancellation by dropping, connection reuse and
-//! notifications (`docs/2026-07-28/basic/transports/streamable-http.mdx`). No test sleeps
+//! notifications (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>). No test sleeps
 //! but the one that waits out the pool's idle timeout: ordering comes from a gate the
 //! handler waits on and from the handler's log.
 

@@ -1,5 +1,5 @@
 //! The HTTP server end to end, on a real socket on 127.0.0.1: a table of requests and the
-//! replies they must get (`docs/2026-07-28/basic/transports/streamable-http.mdx`), then the
+//! replies they must get (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>), then the
 //! behaviours a table cannot show (disconnects, keep-alives, limits while streaming,
 //! concurrency, timeouts and shutdown). No test sleeps: ordering comes from the handler's
 //! log and gate, and time-dependent tests run on tokio's paused clock.

@@ -1,6 +1,6 @@
 //! A connection to a server process: spawn it, run the engine over its pipes, stop it.
 //!
-//! `docs/2026-07-28/basic/transports/stdio.mdx`: the client launches the server as a
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>: the client launches the server as a
 //! subprocess, writes messages to its stdin and reads them from its stdout, one per line;
 //! to stop it, the client closes the server's stdin, waits, then sends SIGTERM and, if need
 //! be, SIGKILL.

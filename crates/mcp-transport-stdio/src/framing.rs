@@ -1,7 +1,7 @@
 //! Newline-delimited framing: one JSON-RPC message per line, read with a bound and written
 //! as exactly one line.
 //!
-//! The rules come from `docs/2026-07-28/basic/transports/stdio.mdx` (relative to the shared
+//! The rules come from <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio> (relative to the shared
 //! copy of the specification): messages are delimited by newlines and must not contain
 //! embedded newlines. The same framing serves any byte stream a custom transport offers,
 //! so nothing here knows about processes; [`stdio`] merely wraps this process's own
@@ -53,7 +53,7 @@ const WRITE_BUFFER: usize = 64 * 1024;
 /// CRLF endings are tolerated. Lines that are empty or hold only JSON whitespace (spaces,
 /// tabs, carriage returns) are skipped. Invalid UTF-8 and invalid JSON are passed through
 /// untouched: the engine answers them with a parse error (-32700) and reading goes on.
-/// The framing is that of `docs/2026-07-28/basic/transports/stdio.mdx`.
+/// The framing is that of <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>.
 ///
 /// # Limits
 ///
@@ -330,7 +330,7 @@ impl<R: fmt::Debug> fmt::Debug for LineReader<R> {
 ///
 /// Each frame is written followed by one `\n` into a buffer that
 /// [`FrameWriter::flush`] (or a full buffer) pushes to the peer, so it reaches the peer as
-/// exactly one line (`docs/2026-07-28/basic/transports/stdio.mdx`: messages are delimited
+/// exactly one line (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>: messages are delimited
 /// by newlines and must not contain embedded ones). A frame holding a `\n` or `\r` byte is
 /// refused with an [`io::ErrorKind::InvalidInput`] error and nothing is written: the
 /// engine's serializer never produces one, and a bare `\r` is a line break to peers that
@@ -552,7 +552,7 @@ async fn within(
 }
 
 /// Frames this process's standard input and output, for a server launched over stdio
-/// (`docs/2026-07-28/basic/transports/stdio.mdx`).
+/// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>).
 ///
 /// The reader has the default line limit and the writer the default write timeout. Only
 /// protocol messages may be written to stdout, so logs belong on stderr.

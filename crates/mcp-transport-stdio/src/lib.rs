@@ -1,13 +1,12 @@
 //! MCP over stdio: newline-delimited JSON framing, a server on its own
 //! stdin and stdout, and a client that spawns server processes.
 //!
-//! This crate implements `docs/2026-07-28/basic/transports/stdio.mdx` and the
-//! custom-transport framing rule of `docs/2026-07-28/basic/transports/index.mdx`
+//! This crate implements <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio> and the
+//! custom-transport framing rule of <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports>
 //! (byte-stream transports reuse the stdio framing). The framing is unchanged in
-//! the legacy revisions (`docs/2025-11-25/basic/transports.mdx`, section stdio),
-//! so the same codec carries both eras. Spec paths
-//! `docs/<revision>/<page>.mdx` name the pages at
-//! `https://modelcontextprotocol.io/specification/<revision>/<page>`. It hands whole messages to
+//! the legacy revisions (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>, section stdio),
+//! so the same codec carries both eras.
+//! It hands whole messages to
 //! `mcp-jsonrpc` and takes whole messages from it.
 //!
 //! Invariants:

@@ -1,5 +1,5 @@
 //! Spawning and managing an MCP server as a child process: the client side of
-//! `docs/2026-07-28/basic/transports/stdio.mdx`.
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>.
 //!
 //! [`ServerCommand`] says how to start a server; [`ServerCommand::spawn`] starts it
 //! and hands back its stdin and stdout pipes with a [`ServerProcess`] handle. The
@@ -107,7 +107,7 @@ pub enum ProcessError {
 /// Where a server's stderr goes.
 ///
 /// The spec lets a server write anything to stderr and tells the client not to
-/// read it as an error (`docs/2026-07-28/basic/transports/stdio.mdx`), so every
+/// read it as an error (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>), so every
 /// mode treats it as log text. In the two forwarding modes a task reads the pipe
 /// as fast as the child writes, lines longer than [`STDERR_LINE_LIMIT`] are cut
 /// to that length, and invalid UTF-8 is replaced with U+FFFD. The reader never
@@ -151,7 +151,7 @@ impl fmt::Debug for StderrMode {
 /// How to start an MCP server process, as a builder.
 ///
 /// The program is started directly, never through a shell, with piped stdin and
-/// stdout (`docs/2026-07-28/basic/transports/stdio.mdx`). On Unix it leads a new
+/// stdout (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>). On Unix it leads a new
 /// process group, so that the signals of [`ServerProcess::shutdown`] reach
 /// everything it starts.
 ///
@@ -494,7 +494,7 @@ impl ServerProcess {
     }
 
     /// Stops the server as the spec's shutdown section says
-    /// (`docs/2026-07-28/basic/transports/stdio.mdx`), and returns its exit status.
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>), and returns its exit status.
     ///
     /// 1. Drops `stdin`, closing the server's input. Pass it here if you still
     ///    hold it; if a writer owns it, close or drop the writer first and pass

@@ -1,6 +1,6 @@
 //! Serving on this process's stdin and stdout.
 //!
-//! `docs/2026-07-28/basic/transports/stdio.mdx`: the server reads messages from stdin and
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>: the server reads messages from stdin and
 //! writes them to stdout, one per line, and MUST NOT write anything to stdout that is not a
 //! valid message. This module writes nothing else; the handler must not either (log
 //! through `tracing` to stderr). At EOF on stdin the connection ends: in-flight requests get

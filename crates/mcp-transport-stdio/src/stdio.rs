@@ -4,7 +4,7 @@
 //! thread pool: each one is a hand-off to another thread and back, and each write is first
 //! copied into std's line-buffered stdout. A stdio server spends most of its time there.
 //! When standard input or output is a pipe, which is
-//! how every MCP client launches a server (`docs/2026-07-28/basic/transports/stdio.mdx`),
+//! how every MCP client launches a server (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>),
 //! these streams drive it in non-blocking mode on the runtime's reactor instead, like any
 //! socket. Anything else (a file, a terminal, a socket) keeps tokio's blocking streams.
 //!

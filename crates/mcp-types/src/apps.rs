@@ -1,6 +1,6 @@
 //! The MCP Apps extension's data (`io.modelcontextprotocol/ui`), written by hand from
-//! `docs/extensions/apps/overview.mdx` and the extension's specification (ext-apps,
-//! `specification/2026-01-26/apps.mdx`, SEP-1865): what a tool's and a UI resource's
+//! <https://modelcontextprotocol.io/extensions/apps/overview> and the extension's specification
+//! (<https://github.com/modelcontextprotocol/ext-apps/blob/main/specification/2026-01-26/apps.mdx>, SEP-1865): what a tool's and a UI resource's
 //! `_meta.ui` hold, and the settings a client declares.
 //!
 //! A server links a tool to a UI resource with [`ToolUi`] under the tool's `_meta.ui`

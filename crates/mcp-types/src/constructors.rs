@@ -69,7 +69,7 @@ impl CallToolResult {
     /// A tool error (`isError: true`) with a message the model can read and act on.
     ///
     /// Tool failures are results, not protocol errors, so that the model sees them
-    /// (`docs/2026-07-28/server/tools.mdx`, Error Handling).
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/server/tools>, Error Handling).
     pub fn error(message: impl Into<String>) -> Self {
         let mut result = CallToolResult::text(message);
         result.is_error = Some(true);

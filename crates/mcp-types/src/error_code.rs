@@ -1,4 +1,4 @@
-//! JSON-RPC and MCP error codes (`docs/2026-07-28/basic/index.mdx`, Error Codes).
+//! JSON-RPC and MCP error codes (<https://modelcontextprotocol.io/specification/2026-07-28/basic>, Error Codes).
 
 use std::fmt;
 

@@ -1,7 +1,7 @@
 //! Request ids and progress tokens: a string or an integer, nothing else.
 //!
 //! JSON-RPC 2.0 allows a string, a number or null as an id; MCP narrows that to a string or
-//! an integer and forbids null (`docs/2026-07-28/basic/index.mdx`, Requests). Integers are
+//! an integer and forbids null (<https://modelcontextprotocol.io/specification/2026-07-28/basic>, Requests). Integers are
 //! kept exactly as `i64` (so 9007199254740993, which a float would round, survives);
 //! fractional numbers, integers beyond `i64`, booleans, objects, arrays and null are refused.
 
@@ -31,7 +31,7 @@ pub enum RequestId {
 }
 
 /// A progress token has the same shape and rules as a request id
-/// (`docs/2026-07-28/basic/utilities/progress.mdx`).
+/// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/utilities/progress>).
 pub type ProgressToken = RequestId;
 
 impl fmt::Display for RequestId {

@@ -87,5 +87,5 @@ pub use version::{Era, ProtocolVersion, UnknownVersion};
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 
 /// The contents of a `_meta` member: a map whose keys follow the spec's naming rules
-/// (`docs/2026-07-28/basic/index.mdx`, General fields).
+/// (<https://modelcontextprotocol.io/specification/2026-07-28/basic>, General fields).
 pub type Meta = JsonObject;

@@ -15,7 +15,7 @@ pub struct McpParamHeader {
 }
 
 /// Finds and checks the `x-mcp-header` annotations of a tool's input schema
-/// (`docs/2026-07-28/basic/transports/streamable-http.mdx`, Schema Extension): each must
+/// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>, Schema Extension): each must
 /// be a non-empty HTTP token, unique case-insensitively, on a string, integer or boolean
 /// property reachable from the root through `properties` keys alone. An `Err` names the
 /// first rule broken; servers refuse such a tool and clients drop it.

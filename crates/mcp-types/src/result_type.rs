@@ -1,4 +1,4 @@
-//! `resultType`: how a client reads a result (`docs/2026-07-28/basic/index.mdx`, Results).
+//! `resultType`: how a client reads a result (<https://modelcontextprotocol.io/specification/2026-07-28/basic>, Results).
 
 use std::fmt;
 

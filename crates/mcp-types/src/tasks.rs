@@ -1,5 +1,5 @@
 //! The Tasks extension's messages (`io.modelcontextprotocol/tasks`, SEP-2663), written by hand
-//! from `docs/ext-tasks/schema/draft/schema.ts` (the extension's schema is not one of the five
+//! from <https://github.com/modelcontextprotocol/ext-tasks/blob/main/schema/draft/schema.ts> (the extension's schema is not one of the five
 //! revisions `cargo xtask codegen` reads).
 //!
 //! A server that negotiated the extension may answer `tools/call` with a [`CreateTaskResult`]

@@ -1,4 +1,4 @@
-//! Protocol revisions, their order and their era (`docs/2026-07-28/basic/versioning.mdx`).
+//! Protocol revisions, their order and their era (<https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning>).
 
 use std::fmt;
 use std::str::FromStr;

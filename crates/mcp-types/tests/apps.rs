@@ -1,5 +1,5 @@
-//! Golden JSON of the MCP Apps extension (`docs/extensions/apps/overview.mdx`; the
-//! examples of the extension's specification, ext-apps `specification/2026-01-26/apps.mdx`):
+//! Golden JSON of the MCP Apps extension (<https://modelcontextprotocol.io/extensions/apps/overview>; the
+//! examples of the extension's specification, <https://github.com/modelcontextprotocol/ext-apps/blob/main/specification/2026-01-26/apps.mdx>):
 //! each reads into its type and writes back to the same JSON.
 
 mod golden;

@@ -1,4 +1,4 @@
-//! Golden messages of the Tasks extension (`docs/ext-tasks/specification/draft/tasks.md`):
+//! Golden messages of the Tasks extension (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md>):
 //! each reads into its type and writes back to the same JSON.
 
 mod golden;

@@ -12,7 +12,7 @@ use super::interaction::Interaction;
 use super::store::{CredentialStore, MemoryStore};
 
 /// How many authorizations one request may trigger (the first one and step-ups) before
-/// the client treats the refusal as permanent (`docs/2026-07-28/basic/authorization/index.mdx`,
+/// the client treats the refusal as permanent (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>,
 /// Step-Up Authorization Flow: "no more than a few times").
 pub const DEFAULT_MAX_AUTHORIZATIONS: u32 = 3;
 
@@ -21,7 +21,7 @@ pub const DEFAULT_MAX_AUTHORIZATIONS: u32 = 3;
 pub const DEFAULT_REFRESH_AHEAD: Duration = Duration::from_mins(1);
 
 /// Client credentials known in advance for one authorization server
-/// (`client-registration.mdx`, Pre-registration). They are used with that issuer only.
+/// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/client-registration>, Pre-registration). They are used with that issuer only.
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct PreRegistered {
@@ -63,7 +63,7 @@ impl fmt::Debug for PreRegistered {
 }
 
 /// The identifier of the OAuth Client Credentials extension
-/// (`docs/extensions/auth/oauth-client-credentials.mdx`), which a client using that grant
+/// (<https://modelcontextprotocol.io/extensions/auth/oauth-client-credentials>), which a client using that grant
 /// declares in its capabilities' `extensions` (see `ClientBuilder::oauth`).
 pub const CLIENT_CREDENTIALS_EXTENSION: &str = "io.modelcontextprotocol/oauth-client-credentials";
 
@@ -97,7 +97,7 @@ impl fmt::Debug for ClientSecret {
 }
 
 /// A machine client of the OAuth Client Credentials extension
-/// (`docs/extensions/auth/oauth-client-credentials.mdx`): no user, no browser.
+/// (<https://modelcontextprotocol.io/extensions/auth/oauth-client-credentials>): no user, no browser.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ClientCredentials {
@@ -123,20 +123,20 @@ impl ClientCredentials {
 }
 
 /// The identifier of the Enterprise-Managed Authorization extension
-/// (`docs/extensions/auth/enterprise-managed-authorization.mdx`), which a client using the
+/// (<https://modelcontextprotocol.io/extensions/auth/enterprise-managed-authorization>), which a client using the
 /// [`Grant::EnterpriseManaged`] grant declares in its capabilities' `extensions`.
 pub const ENTERPRISE_MANAGED_EXTENSION: &str =
     "io.modelcontextprotocol/enterprise-managed-authorization";
 
 /// The identifier of the Workload Identity Federation extension (SEP-1933,
-/// `modelcontextprotocol/ext-auth` `specification/draft/workload-identity-federation.mdx`;
+/// <https://github.com/modelcontextprotocol/ext-auth/blob/main/specification/draft/workload-identity-federation.mdx>;
 /// the draft names no identifier, this is the one the conformance suite's
 /// `auth/wif-jwt-bearer` scenario is filed under), declared by a client using the
 /// [`Grant::WorkloadIdentity`] grant.
 pub const WORKLOAD_IDENTITY_EXTENSION: &str = "io.modelcontextprotocol/auth/wif";
 
-/// The identifier of the DPoP extension (SEP-1932, `modelcontextprotocol/ext-auth`
-/// `specification/draft/dpop-extension.mdx`; as for [`WORKLOAD_IDENTITY_EXTENSION`], the
+/// The identifier of the DPoP extension (SEP-1932,
+/// <https://github.com/modelcontextprotocol/ext-auth/blob/main/specification/draft/dpop-extension.mdx>; as for [`WORKLOAD_IDENTITY_EXTENSION`], the
 /// conformance suite's), declared by a client whose [`DpopPolicy`] is not
 /// [`Off`](DpopPolicy::Off).
 pub const DPOP_EXTENSION: &str = "io.modelcontextprotocol/auth/dpop";
@@ -240,8 +240,8 @@ impl fmt::Debug for EnterpriseIdp {
     }
 }
 
-/// Enterprise-Managed Authorization (`docs/extensions/auth/enterprise-managed-authorization.mdx`;
-/// `modelcontextprotocol/ext-auth` `specification/stable/enterprise-managed-authorization.mdx`):
+/// Enterprise-Managed Authorization (<https://modelcontextprotocol.io/extensions/auth/enterprise-managed-authorization>;
+/// <https://github.com/modelcontextprotocol/ext-auth/blob/main/specification/stable/enterprise-managed-authorization.mdx>):
 /// the user signed in to this client through the enterprise IdP, and the client turns that
 /// sign-in into access tokens without sending the user anywhere. For each MCP server it
 ///

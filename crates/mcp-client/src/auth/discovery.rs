@@ -1,7 +1,7 @@
 //! Discovery: the Protected Resource Metadata (RFC 9728) of the MCP server, then the
 //! metadata of its authorization server (RFC 8414 or OpenID Connect Discovery), in the
 //! order and with the checks of
-//! `docs/2026-07-28/basic/authorization/authorization-server-discovery.mdx`.
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/authorization-server-discovery>.
 //!
 //! The URL lists and the checks are pure functions ([`resource_metadata_urls`],
 //! [`authorization_server_metadata_urls`], [`resource_matches`]); [`discover_resource`]
@@ -69,7 +69,7 @@ pub struct AuthorizationServerMetadata {
 
 impl AuthorizationServerMetadata {
     /// Whether PKCE with `S256` is advertised; the client must refuse to proceed otherwise
-    /// (`security-considerations.mdx`, Authorization Code Protection).
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/security-considerations>, Authorization Code Protection).
     pub fn supports_s256(&self) -> bool {
         self.code_challenge_methods_supported
             .as_ref()

@@ -1,5 +1,5 @@
 //! DPoP, Demonstrating Proof of Possession (RFC 9449), as the MCP DPoP extension profiles
-//! it (SEP-1932, `modelcontextprotocol/ext-auth` `specification/draft/dpop-extension.mdx`):
+//! it (SEP-1932, <https://github.com/modelcontextprotocol/ext-auth/blob/main/specification/draft/dpop-extension.mdx>):
 //! an ephemeral ES256 key pair per [`OAuthClient`](super::OAuthClient), a fresh proof JWT
 //! for every request (token requests and MCP requests alike), and the nonces the servers
 //! hand out (RFC 9449 §8 and §9).

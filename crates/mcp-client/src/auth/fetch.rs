@@ -1,5 +1,5 @@
 //! The OAuth client's own HTTP requests (metadata, registration, tokens), with the safety
-//! rules of `docs/2026-07-28/basic/authorization/security-considerations.mdx`
+//! rules of <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/security-considerations>
 //! (Communication Security) and the security best practices (SSRF):
 //!
 //! - every URL must be `https`; plain `http` only to a loopback host, and only in the

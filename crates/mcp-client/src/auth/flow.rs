@@ -1,6 +1,6 @@
 //! The authorization request and the checks on its response: PKCE `S256`, `state`, the
 //! RFC 8707 `resource`, the chosen scopes, and RFC 9207 `iss` validation
-//! (`docs/2026-07-28/basic/authorization/index.mdx`, Authorization Flow Steps and
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>, Authorization Flow Steps and
 //! Authorization Response Validation). Pure functions; the flow that calls them is in
 //! `oauth.rs`.
 

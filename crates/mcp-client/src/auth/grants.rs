@@ -2,11 +2,11 @@
 //! authorization server the resource named, with the RFC 8707 `resource` and the chosen
 //! scopes, and a DPoP proof when tokens are bound (`oauth.rs` decides which):
 //!
-//! - the authorization code grant with PKCE (`docs/2026-07-28/basic/authorization/index.mdx`);
-//! - the client credentials grant (`docs/extensions/auth/oauth-client-credentials.mdx`);
+//! - the authorization code grant with PKCE (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>);
+//! - the client credentials grant (<https://modelcontextprotocol.io/extensions/auth/oauth-client-credentials>);
 //! - the JWT bearer grant (RFC 7523 §2.1) with a workload's JWT (Workload Identity
 //!   Federation, SEP-1933);
-//! - enterprise-managed authorization (`docs/extensions/auth/enterprise-managed-authorization.mdx`):
+//! - enterprise-managed authorization (<https://modelcontextprotocol.io/extensions/auth/enterprise-managed-authorization>):
 //!   a token exchange (RFC 8693) at the enterprise IdP for an ID-JAG, then the JWT bearer
 //!   grant with it;
 //! - the refresh token grant (OAuth 2.1 §4.3).

@@ -1,6 +1,6 @@
 //! The user-interaction step of the authorization code flow: sending the user agent to
 //! the authorization URL and receiving the redirect back
-//! (`docs/2026-07-28/basic/authorization/index.mdx`, Authorization Flow Steps).
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>, Authorization Flow Steps).
 //!
 //! The client builds and checks everything around it (PKCE, `state`, `iss`); an
 //! [`Interaction`] only carries the URL out and the redirect's parameters back. It must

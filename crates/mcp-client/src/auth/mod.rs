@@ -1,4 +1,4 @@
-//! The OAuth 2.1 client of `docs/2026-07-28/basic/authorization/` (feature `auth`).
+//! The OAuth 2.1 client of <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization> (feature `auth`).
 //!
 //! [`OAuthClient`] is an [`Authorizer`](mcp_transport_http::Authorizer) for the Streamable
 //! HTTP transport: it supplies `Authorization: Bearer …` (or `DPoP …` with a proof) on every
@@ -6,17 +6,17 @@
 //! server refuses one (`401`, or `403` with `insufficient_scope`) it runs the flow and the
 //! transport re-sends the request. The same authorizer serves the 2026-07-28 client and
 //! `mcp-legacy`'s sessions, since both go through the transport. The flow, with the spec
-//! section each step follows (paths under `docs/2026-07-28/basic/authorization/`):
+//! section each step follows (paths under <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>):
 //!
-//! 1. **Protected Resource Metadata** (RFC 9728; `authorization-server-discovery.mdx`):
+//! 1. **Protected Resource Metadata** (RFC 9728; <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/authorization-server-discovery>):
 //!    from the challenge's `resource_metadata`, else the path-based then the root
 //!    well-known URL. Its `resource` must name the server ([`resource_matches`]); it is
 //!    then sent, exactly as published, as the RFC 8707 `resource` of every authorization
-//!    and token request (`index.mdx`, Resource Parameter Implementation).
+//!    and token request (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>, Resource Parameter Implementation).
 //! 2. **Authorization server metadata** (RFC 8414 and OpenID Connect Discovery, in the
 //!    spec's order, [`authorization_server_metadata_urls`]); a document whose `issuer` is
 //!    not identical to the one looked up is never used.
-//! 3. **Scopes** (`index.mdx`, Scope Selection Strategy): the challenge's `scope`, else the
+//! 3. **Scopes** (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>, Scope Selection Strategy): the challenge's `scope`, else the
 //!    metadata's `scopes_supported`, else none (the parameter is omitted); on re-authorization
 //!    and step-up, the union with the scopes requested before. `offline_access` is added only
 //!    when the authorization server lists it (Refresh Tokens). At most
@@ -25,19 +25,19 @@
 //!    request ([`OAuthConfig::refresh_ahead`]: with its refresh token, or a new client
 //!    credentials grant); a `401` with a refresh token and nothing new to ask for
 //!    refreshes first.
-//! 5. **Registration** (`client-registration.mdx`): pre-registered credentials for that
+//! 5. **Registration** (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/client-registration>): pre-registered credentials for that
 //!    issuer, a Client ID Metadata Document, a registration stored for that issuer, then
 //!    dynamic registration with `application_type`. Credentials and tokens are bound to the
 //!    issuer that issued them ([`CredentialStore`]).
 //! 6. **The grant** ([`Grant`]): the authorization code with PKCE `S256` (refused when the
-//!    server does not advertise it, `security-considerations.mdx`), `state`, and `iss`
-//!    checked as RFC 9207 and `index.mdx` (Authorization Response Validation) say, the
+//!    server does not advertise it, <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/security-considerations>), `state`, and `iss`
+//!    checked as RFC 9207 and <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization> (Authorization Response Validation) say, the
 //!    user's part done by an [`Interaction`]; or one of the authorization extensions
-//!    (`docs/extensions/auth/`), which a client using it declares
+//!    (<https://modelcontextprotocol.io/extensions/auth>), which a client using it declares
 //!    ([`OAuthConfig::extensions`], with [`ClientBuilder::oauth`](crate::ClientBuilder::oauth)):
-//!    - the client credentials grant of `oauth-client-credentials.mdx`, with a secret or a
+//!    - the client credentials grant of <https://modelcontextprotocol.io/extensions/auth/oauth-client-credentials>, with a secret or a
 //!      JWT assertion ([`CLIENT_CREDENTIALS_EXTENSION`]);
-//!    - enterprise-managed authorization (`enterprise-managed-authorization.mdx`,
+//!    - enterprise-managed authorization (<https://modelcontextprotocol.io/extensions/auth/enterprise-managed-authorization>,
 //!      [`EnterpriseManaged`]): the user's ID token exchanged at the enterprise IdP for an
 //!      ID-JAG (RFC 8693), then the JWT bearer grant (RFC 7523) with it
 //!      ([`ENTERPRISE_MANAGED_EXTENSION`]);
@@ -57,7 +57,7 @@
 //!    §8) or the MCP server (`401`, §9), is answered once with the server's `DPoP-Nonce`,
 //!    which later proofs to that server carry.
 //!
-//! Safety (`security-considerations.mdx`): every URL the client fetches or hands to the user
+//! Safety (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/security-considerations>): every URL the client fetches or hands to the user
 //! must be `https` (plain `http` to a loopback host only in development mode), private and
 //! link-local addresses are refused unless allowed ([`NetworkPolicy`]), redirects carry no
 //! credential or custom header to another origin ([`redirect_headers`]), and the

@@ -1,5 +1,5 @@
 //! [`OAuthClient`]: the transport's [`Authorizer`], answering each challenge with the
-//! flow of `docs/2026-07-28/basic/authorization/index.mdx`: discovery, the choice of
+//! flow of <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>: discovery, the choice of
 //! authorization server, scope selection and step-up, refresh, registration, the grant
 //! (`grants.rs`), and presenting the token, as a bearer token or bound with DPoP
 //! (RFC 9449, `dpop.rs`).

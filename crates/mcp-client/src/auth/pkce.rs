@@ -1,5 +1,5 @@
 //! PKCE (RFC 7636) with the `S256` method, and the random values of a flow (`state`,
-//! `jti`): `docs/2026-07-28/basic/authorization/security-considerations.mdx`,
+//! `jti`): <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/security-considerations>,
 //! Authorization Code Protection.
 
 use base64::Engine as _;

@@ -1,5 +1,5 @@
 //! Obtaining a client id, in the order of
-//! `docs/2026-07-28/basic/authorization/client-registration.mdx`: pre-registered
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/client-registration>: pre-registered
 //! credentials for this issuer, a registration stored for this issuer, a Client ID
 //! Metadata Document when the server supports them, then dynamic client registration
 //! (RFC 7591, with `application_type`). Registrations are stored by issuer and never
@@ -114,7 +114,7 @@ fn identity(stored: StoredClient) -> ClientIdentity {
     }
 }
 
-/// The `application_type` for a redirect URI (`client-registration.mdx`, Application Type
+/// The `application_type` for a redirect URI (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/client-registration>, Application Type
 /// and Redirect URI Constraints): `native` for loopback and custom-scheme redirects (CLI
 /// tools, desktop apps), `web` for a remote `https` one.
 pub(crate) fn application_type(redirect_uri: Option<&str>) -> &'static str {

@@ -1,11 +1,11 @@
 //! Where credentials live between requests and runs: client registrations keyed by the
-//! authorization server's issuer (`docs/2026-07-28/basic/authorization/client-registration.mdx`,
+//! authorization server's issuer (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/client-registration>,
 //! Authorization Server Binding), and tokens keyed by the resource they are for, each
 //! recording the issuer that issued it so that it is never used with another one.
 //!
 //! [`MemoryStore`] keeps them for the life of the process; [`FileStore`] in one JSON file,
 //! written atomically and, on Unix, readable by its owner only
-//! (`security-considerations.mdx`, Token Theft).
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/security-considerations>, Token Theft).
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -131,7 +131,7 @@ impl ClientBuilder {
 
     /// Declares the extension `id` (such as `io.modelcontextprotocol/oauth-client-credentials`)
     /// with its `settings` in the `extensions` map of the capabilities every request
-    /// declares (`docs/2026-07-28/basic/versioning.mdx`, Extension Negotiation). Declaring
+    /// declares (<https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning>, Extension Negotiation). Declaring
     /// the same identifier again replaces its settings. The identifier is sent as given:
     /// it must carry a prefix, as `_meta` keys do.
     #[must_use]
@@ -143,7 +143,7 @@ impl ClientBuilder {
     /// Declares the extensions the configuration of `oauth` is defined by
     /// ([`OAuthConfig::extensions`](crate::auth::OAuthConfig::extensions)): the client
     /// credentials grant declares `io.modelcontextprotocol/oauth-client-credentials`
-    /// (`docs/extensions/auth/oauth-client-credentials.mdx`, Declare support), the
+    /// (<https://modelcontextprotocol.io/extensions/auth/oauth-client-credentials>, Declare support), the
     /// enterprise-managed and workload identity grants theirs, DPoP its own; the
     /// authorization code grant is the core protocol's and declares nothing. Install the
     /// same client as the HTTP transport's authorizer.

@@ -1,6 +1,6 @@
 //! The client: `_meta` on every request, typed methods, cursor-following lists, MRTR, and
-//! version negotiation (`docs/2026-07-28/basic/index.mdx`, `basic/patterns/mrtr.mdx`,
-//! `basic/versioning.mdx`).
+//! version negotiation (<https://modelcontextprotocol.io/specification/2026-07-28/basic>, <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr>,
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning>).
 
 use std::borrow::Borrow;
 use std::future::Future;
@@ -129,7 +129,7 @@ pub struct CallOptions {
     /// Receives the server's progress updates for this call (a `progressToken` is added).
     pub on_progress: Option<mcp_jsonrpc::ProgressCallback>,
     /// W3C trace context to propagate in `_meta` (`traceparent`, `tracestate`), reserved
-    /// keys of `docs/2026-07-28/basic/index.mdx`.
+    /// keys of <https://modelcontextprotocol.io/specification/2026-07-28/basic>.
     pub trace: Option<(String, Option<String>)>,
 }
 
@@ -202,8 +202,9 @@ pub(crate) fn tool_call_params<'a>(
     }
 }
 
-/// The most pages one `list_*_all` call fetches (`docs/2026-07-28/server/utilities/
-/// pagination.mdx`: cursors are the server's, so a client bounds how far it follows them).
+/// The most pages one `list_*_all` call fetches
+/// (<https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/pagination>:
+/// cursors are the server's, so a client bounds how far it follows them).
 /// Past it the call fails with [`Error::ListTooLong`]; the paged methods (`list_tools` …)
 /// read any number of pages one at a time.
 pub const MAX_PAGES: usize = 1000;

@@ -18,7 +18,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 #[non_exhaustive]
 pub enum AuthErrorKind {
     /// A metadata or endpoint URL breaks the communication-security rules
-    /// (`docs/2026-07-28/basic/authorization/security-considerations.mdx`, Communication
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/security-considerations>, Communication
     /// Security): it is not `https` (plain `http` is allowed only to a loopback host, and
     /// only when the caller opted into development mode), or it is not a URL at all.
     #[error("refusing URL `{url}`: {reason}")]
@@ -46,7 +46,7 @@ pub enum AuthErrorKind {
         reason: String,
     },
     /// No Protected Resource Metadata document was found (RFC 9728;
-    /// `docs/2026-07-28/basic/authorization/authorization-server-discovery.mdx`).
+    /// <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/authorization-server-discovery>).
     #[error("no protected resource metadata found (tried {})", .tried.join(", "))]
     NoResourceMetadata {
         /// The URLs tried, in order.
@@ -88,7 +88,7 @@ pub enum AuthErrorKind {
     },
     /// The authorization server does not advertise PKCE with `S256`
     /// (`code_challenge_methods_supported`), so the client must refuse to proceed
-    /// (`security-considerations.mdx`, Authorization Code Protection).
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/security-considerations>, Authorization Code Protection).
     #[error(
         "the authorization server `{issuer}` does not advertise PKCE S256; refusing to proceed"
     )]
@@ -97,7 +97,7 @@ pub enum AuthErrorKind {
         issuer: String,
     },
     /// Pre-registered credentials exist, but for other authorization servers than the one
-    /// the resource names (`client-registration.mdx`, Authorization Server Binding).
+    /// the resource names (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/client-registration>, Authorization Server Binding).
     #[error("pre-registered credentials are for {configured:?}, but the server uses `{issuer}`")]
     PreRegisteredElsewhere {
         /// The issuer the resource names.
@@ -106,7 +106,7 @@ pub enum AuthErrorKind {
         configured: Vec<String>,
     },
     /// No way to obtain a client id: no pre-registration, no Client ID Metadata Document
-    /// support and no registration endpoint (`client-registration.mdx`).
+    /// support and no registration endpoint (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/client-registration>).
     #[error("cannot register with `{issuer}`: {reason}")]
     Registration {
         /// The issuer.
@@ -119,12 +119,12 @@ pub enum AuthErrorKind {
     #[error("the authorization step failed")]
     Interaction(#[source] BoxError),
     /// The authorization response's `state` is missing or not the one sent: it is
-    /// discarded (`security-considerations.mdx`, Open Redirection).
+    /// discarded (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/security-considerations>, Open Redirection).
     #[error("the authorization response's state does not match the request's")]
     StateMismatch,
     /// The authorization response's `iss` fails RFC 9207 validation: absent although the
     /// server advertises it, or not identical to the recorded issuer
-    /// (`index.mdx`, Authorization Response Validation). Nothing else in the response is
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>, Authorization Response Validation). Nothing else in the response is
     /// acted on or shown.
     #[error("the authorization response's iss {found:?} does not match the issuer `{expected}`")]
     IssuerMismatch {

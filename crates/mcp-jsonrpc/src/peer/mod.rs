@@ -7,8 +7,8 @@
 //! [`PeerConfig::write_through`], in `write.rs`). A [`Peer`] is the cheap, cloneable handle
 //! for sending requests and notifications.
 //!
-//! Cancellation and timeouts follow `docs/2026-07-28/basic/patterns/cancellation.mdx` and
-//! `docs/2026-07-28/basic/patterns/progress.mdx`: a request that times out or whose future is
+//! Cancellation and timeouts follow <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation> and
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/progress>: a request that times out or whose future is
 //! dropped is withdrawn, and (when [`PeerConfig::cancel_notifications`] is on, as for stdio)
 //! the peer is sent `notifications/cancelled`; progress for a request resets its timeout,
 //! never past the hard maximum. A request the peer cancels gets no response.
@@ -89,7 +89,7 @@ pub struct PeerConfig {
     /// they are cancelled (default 1 s). Over stdio this must stay below the client's
     /// wait between closing the server's stdin and `SIGTERM` (2 s for
     /// `mcp-transport-stdio`'s `ServerCommand`): a server whose client went away then
-    /// cancels its handlers and exits on its own, as `docs/2026-07-28/basic/transports/stdio.mdx`
+    /// cancels its handlers and exits on its own, as <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>
     /// (Shutdown) asks, instead of being killed with its handlers mid-way.
     pub eof_grace: Duration,
     /// Let a sender write its frame itself when the writer is idle and nothing is

@@ -3,9 +3,9 @@
 //! [`Connector`] wraps a [`ClientBuilder`] (with the user's elicitation, sampling and roots
 //! handlers) and connects it to a server of either era:
 //!
-//! - It detects the era as `docs/2026-07-28/basic/versioning.mdx` and the Backward
-//!   Compatibility sections of `docs/2026-07-28/basic/transports/stdio.mdx` and
-//!   `.../streamable-http.mdx` say. Over stdio a `server/discover` probe carrying modern
+//! - It detects the era as <https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning> and the Backward
+//!   Compatibility sections of <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio> and
+//!   <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http> say. Over stdio a `server/discover` probe carrying modern
 //!   `_meta` decides: a `DiscoverResult` or a recognized modern error (-32022 with its
 //!   `supported` list, -32021, -32020) means modern, any other error or no answer within
 //!   the probe timeout means legacy. Over HTTP a modern `server/discover` POST decides
@@ -15,7 +15,7 @@
 //!   user can pin an era or a version instead ([`EraChoice`]). A server the client
 //!   owns ([`Connector::spawn_stdio`]) is started again after a crash and probed again,
 //!   so a new process that speaks another era is still reached.
-//! - A legacy server gets the handshake of `docs/2025-11-25/basic/lifecycle.mdx`:
+//! - A legacy server gets the handshake of <https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle>:
 //!   `initialize` offering the newest legacy revision (2025-11-25), accepting whichever of
 //!   2025-11-25, 2025-06-18, 2025-03-26 or 2024-11-05 the server answers with, then
 //!   `notifications/initialized`.

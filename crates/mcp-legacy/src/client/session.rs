@@ -462,7 +462,7 @@ impl<W: Wire> Drop for Unsubscribe<W> {
 }
 
 /// Whether an error from a probe is a recognized modern JSON-RPC error: the server is
-/// modern (`docs/2026-07-28/basic/versioning.mdx`, Backward Compatibility).
+/// modern (<https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning>, Backward Compatibility).
 pub(crate) fn is_modern_error(error: &ErrorObject) -> bool {
     match error.code {
         ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => error

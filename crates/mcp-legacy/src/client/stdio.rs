@@ -1,5 +1,5 @@
 //! Era detection and legacy sessions over stdio
-//! (`docs/2026-07-28/basic/transports/stdio.mdx`, Backward Compatibility).
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>, Backward Compatibility).
 //!
 //! One connection to one server process: the probe, the handshake and the session all use
 //! it. The connection's engine handler is [`StdioHandler`]: before the verdict it ignores

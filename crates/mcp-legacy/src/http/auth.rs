@@ -4,7 +4,7 @@
 //! `HttpServerConfig`), and a session belongs to the principal that created it.
 //!
 //! A session id is not a credential (the security best practices the 2025-11-25
-//! transport links for Session Hijacking, `docs/2025-11-25/basic/transports.mdx`: servers
+//! transport links for Session Hijacking, <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>: servers
 //! that implement authorization verify every inbound request, never use sessions for
 //! authentication, and bind session ids to the user). Every request of a session carries
 //! its own token; a session used by another principal is answered as if it did not exist

@@ -48,7 +48,7 @@ pub struct LegacyHttpConfig {
     pub retry: Option<Duration>,
     /// For 2025-11-25 sessions, close an SSE connection this long after it opened
     /// without ending its stream: the client polls, resuming with `Last-Event-ID` after
-    /// the `retry` delay (`docs/2025-11-25/basic/transports.mdx`, Sending Messages to the
+    /// the `retry` delay (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>, Sending Messages to the
     /// Server, 6). Default `None`: connections stay open until the stream ends.
     pub close_streams_after: Option<Duration>,
     /// The path of the 2024-11-05 HTTP+SSE transport's GET stream (default `/sse`;

@@ -1,6 +1,6 @@
 //! One resumable SSE stream of a legacy session: the messages sent on it, kept in order
 //! with their sequence numbers, independent of the HTTP connection that carries them
-//! (`docs/2025-11-25/basic/transports.mdx`, Resumability and Redelivery).
+//! (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>, Resumability and Redelivery).
 //!
 //! A writer appends JSON-RPC frames; a reader (the body of a POST or GET response)
 //! sends them as SSE events whose id is `<stream>-<seq>`, so a `Last-Event-ID` names both
@@ -319,7 +319,7 @@ impl Drop for Reader {
     }
 }
 
-/// The event that primes a client to resume (`docs/2025-11-25/basic/transports.mdx`,
+/// The event that primes a client to resume (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>,
 /// Sending Messages to the Server, 6): the stream's id 0 and empty data, with the
 /// reconnection delay in `retry` when one is given.
 pub(crate) fn priming_event(stream: u64, retry: Option<Duration>) -> Bytes {

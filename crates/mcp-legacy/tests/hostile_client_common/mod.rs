@@ -1,7 +1,7 @@
 //! What the hostile-server suites of the dual-era client share
 //! (`hostile_client_sse.rs` and `hostile_client_stdio/`): the client under attack, with a
 //! `roots` handler that counts how many server requests it answers at once, and the two
-//! calls a case makes. The rules: `docs/2025-11-25/client/roots.mdx` and the same page of
+//! calls a case makes. The rules: <https://modelcontextprotocol.io/specification/2025-11-25/client/roots> and the same page of
 //! 2024-11-05.
 
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -11,10 +11,10 @@
 //! rightly never recognised); after each, the same connection must still carry a valid
 //! call, and nothing may have panicked.
 //!
-//! The rules: `docs/2025-11-25/basic/transports.mdx` (stdio framing),
-//! `docs/2025-11-25/basic/lifecycle.mdx` (the handshake, version negotiation),
-//! `docs/2025-11-25/basic/index.mdx` (JSON-RPC ids and messages), `.../client/roots.mdx`,
-//! `.../client/sampling.mdx`, `.../client/elicitation.mdx` (requests a client answers only
+//! The rules: <https://modelcontextprotocol.io/specification/2025-11-25/basic/transports> (stdio framing),
+//! <https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle> (the handshake, version negotiation),
+//! <https://modelcontextprotocol.io/specification/2025-11-25/basic> (JSON-RPC ids and messages), <https://modelcontextprotocol.io/specification/2025-11-25/client/roots>,
+//! <https://modelcontextprotocol.io/specification/2025-11-25/client/sampling>, <https://modelcontextprotocol.io/specification/2025-11-25/client/elicitation> (requests a client answers only
 //! for a capability it declared), and the same pages of 2024-11-05.
 
 #![cfg(all(feature = "stdio", target_os = "linux"))]

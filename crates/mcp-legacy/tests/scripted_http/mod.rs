@@ -1,6 +1,6 @@
 //! What the scripted legacy Streamable HTTP servers of `client_http_session.rs` and
 //! `client_http_limits.rs` share: the body of the standalone GET stream and the header
-//! reader (`docs/2025-06-18/basic/transports.mdx`).
+//! reader (<https://modelcontextprotocol.io/specification/2025-06-18/basic/transports>).
 
 use std::pin::Pin;
 use std::task::{Context, Poll};

@@ -282,7 +282,7 @@ impl Inner {
 }
 
 /// An OpenID Connect ID token proves a login to a client; it is not an access token
-/// (RFC 9068 §4, `docs/2026-07-28/basic/authorization/security-considerations.mdx`). Its
+/// (RFC 9068 §4, <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/security-considerations>). Its
 /// audience is the client, so the audience check refuses most; this refuses one that an
 /// authorization server issued for the resource: it has the ID-token-only claims `nonce`,
 /// `at_hash` or `c_hash` and no scope, or says so in `token_use`.

@@ -1,6 +1,6 @@
 //! An OAuth 2.1 resource server for the Streamable HTTP transport (feature `auth`), as
-//! `docs/2026-07-28/basic/authorization/index.mdx`, `.../authorization-server-discovery.mdx`
-//! and `.../security-considerations.mdx` ask of a protected MCP server.
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>, <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/authorization-server-discovery>
+//! and <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/security-considerations> ask of a protected MCP server.
 //!
 //! [`ResourceServer`] is an [`mcp_transport_http::Authenticator`]: set it on the
 //! [`HttpServerConfig`](mcp_transport_http::HttpServerConfig) that serves the [`Server`](crate::Server)

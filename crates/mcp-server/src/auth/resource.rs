@@ -18,7 +18,7 @@ use super::{TokenError, TokenPrincipal, TokenVerifier, config_error};
 use crate::resource::UriTemplate;
 
 /// `offline_access` asks for refresh tokens, not for access to a resource: servers should
-/// not name it (`docs/2026-07-28/basic/authorization/index.mdx`, Refresh Tokens).
+/// not name it (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>, Refresh Tokens).
 const OFFLINE_ACCESS: &str = "offline_access";
 
 /// An OAuth 2.1 resource server for one MCP endpoint; see the [module docs](super). Cheap
@@ -196,7 +196,7 @@ impl ResourceServerBuilder {
     }
 
     /// Declares that a token granted `broad` may do what `narrower` allow (scope
-    /// hierarchies, which `docs/2026-07-28/basic/authorization/index.mdx` says servers must
+    /// hierarchies, which <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization> says servers must
     /// account for). Implications chain.
     #[must_use]
     pub fn scope_implies<S: Into<String>>(

@@ -1,5 +1,5 @@
 //! The requests that run user handlers and may answer `input_required`: `tools/call`,
-//! `prompts/get`, `resources/read` (`docs/2026-07-28/basic/patterns/mrtr.mdx`), and
+//! `prompts/get`, `resources/read` (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr>), and
 //! `completion/complete`.
 
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! `subscriptions/listen` on the server side
-//! (`docs/2026-07-28/basic/patterns/subscriptions.mdx`).
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>).
 
 use mcp_jsonrpc::{ErrorObject, RequestContext};
 use mcp_types::{
@@ -14,7 +14,7 @@ use super::{Change, Server, parse, to_raw};
 use crate::limits::ListenOwner;
 
 impl Server {
-    /// `subscriptions/listen` (`docs/2026-07-28/basic/patterns/subscriptions.mdx`): the
+    /// `subscriptions/listen` (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>): the
     /// acknowledgement first, then the changes the client opted into, each tagged with the
     /// subscription id; the result only when the server closes the stream.
     pub(super) async fn listen(

@@ -1,5 +1,5 @@
 //! The four lists: opaque cursors over the registry, with cache hints
-//! (`docs/2026-07-28/server/utilities/pagination.mdx`, `.../caching.mdx`).
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/pagination>, <https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching>).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

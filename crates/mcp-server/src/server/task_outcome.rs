@@ -1,5 +1,5 @@
 //! How a task's record changes: a `tasks/update`'s answers taken, and a run's outcome
-//! written (`docs/ext-tasks/specification/draft/tasks.md`, Task Status and Error Handling).
+//! written (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md>, Task Status and Error Handling).
 //! Pure edits of a [`TaskRecord`]; `tasks.rs` applies them with compare-and-set.
 
 use mcp_jsonrpc::ErrorObject;

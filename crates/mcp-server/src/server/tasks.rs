@@ -1,4 +1,4 @@
-//! The Tasks extension inside the server (`docs/ext-tasks/specification/draft/tasks.md`):
+//! The Tasks extension inside the server (<https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md>):
 //! a `tools/call` that becomes a task, the runs of its tool, and `tasks/get`,
 //! `tasks/update` and `tasks/cancel`. The settings and the store are in [`crate::tasks`].
 //!

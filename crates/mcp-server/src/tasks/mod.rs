@@ -1,5 +1,5 @@
 //! The Tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663;
-//! `docs/ext-tasks/specification/draft/tasks.md`): tools that run as tasks.
+//! <https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md>): tools that run as tasks.
 //!
 //! A tool registered with [`ToolDef::task_support`](crate::ToolDef::task_support) may run as
 //! a task when the client declared the extension on the `tools/call` request: the call

@@ -1,6 +1,6 @@
 //! The resource server (feature `auth`) over real HTTP on 127.0.0.1, against a made-up
 //! authorization server the tests start (`support.rs`): the challenges of
-//! `docs/2026-07-28/basic/authorization/index.mdx`, every way a token must be refused, the
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>, every way a token must be refused, the
 //! principal handlers see, scopes, MRTR state bound to its principal, the metadata
 //! document, JWKS refresh with its rate limit, and introspection.
 

@@ -9,7 +9,7 @@
 //! [`HttpClient::send`](crate::HttpClient::send), and tells it about every response's head
 //! ([`Authorizer::responded`]: a server may hand out a value for the next requests, such as
 //! a DPoP nonce). When the server answers `401 Unauthorized`, or `403 Forbidden` with a
-//! `WWW-Authenticate` challenge (`docs/2026-07-28/basic/authorization/index.mdx`, Error
+//! `WWW-Authenticate` challenge (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>, Error
 //! Handling), it hands the [`Challenge`] to the authorizer. If the authorizer says to retry
 //! (it obtained a new token, or learnt what the server wants), the same request is sent
 //! again with new headers: the server refused it before running it, so re-sending it is

@@ -1,7 +1,7 @@
 //! The client half: one POST per JSON-RPC message, over a shared pool of connections.
 //!
 //! Revision 2026-07-28 makes HTTP request-scoped
-//! (`docs/2026-07-28/basic/transports/streamable-http.mdx`, Sending Messages), so the client
+//! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>, Sending Messages), so the client
 //! is not a frame reader and writer but a call: [`HttpClient::request`] POSTs one encoded
 //! request with the headers that mirror it and returns a [`ResponseStream`] of the messages
 //! the server answers with; [`HttpClient::notify`] POSTs a notification and expects `202`.
@@ -66,8 +66,9 @@ const JSON: HeaderValue = HeaderValue::from_static("application/json");
 /// How much of a `401`/`403` body is read (and dropped) so that its connection is reused.
 const REFUSAL_BODY_LIMIT: usize = 64 << 10;
 
-/// The headers that mirror one message's body (`docs/2026-07-28/basic/transports/
-/// streamable-http.mdx`, Request Metadata). The caller reads them from the body it encoded:
+/// The headers that mirror one message's body
+/// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>,
+/// Request Metadata). The caller reads them from the body it encoded:
 /// the method, `params.name` or `params.uri`, and the arguments a tool's `x-mcp-header`
 /// annotations designate.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -1,12 +1,12 @@
 //! Era detection over HTTP, and connecting in the era found.
 //!
-//! Detection (`docs/2026-07-28/basic/transports/streamable-http.mdx`, Backward
+//! Detection (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>, Backward
 //! Compatibility): a modern `server/discover` POST first. A `DiscoverResult`, or a
 //! recognized modern JSON-RPC error in the body (whatever the status), means modern, and the
 //! plain `mcp_client` HTTP client takes over. A 400, 404 or 405 without one, or a result
 //! that is not a `DiscoverResult`, means legacy: `initialize` over the legacy Streamable
-//! HTTP transport (`docs/2025-11-25/basic/transports.mdx`); if that fails with 400, 404 or
-//! 405, the 2024-11-05 HTTP+SSE transport (`docs/2024-11-05/basic/transports.mdx`): a GET
+//! HTTP transport (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>); if that fails with 400, 404 or
+//! 405, the 2024-11-05 HTTP+SSE transport (<https://modelcontextprotocol.io/specification/2024-11-05/basic/transports>): a GET
 //! whose first event, `endpoint`, names the URL the client POSTs to, with every answer on
 //! the GET stream. The endpoint must be on the SSE URL's origin (the spec does not say; an
 //! endpoint elsewhere is refused before anything is sent, so messages and the configured
