@@ -251,9 +251,7 @@ async fn cache_hints_are_configurable_per_kind() {
             mcp_server::CacheKind::Tools,
             mcp_server::CachePolicy::new(60_000, mcp_types::CacheScope::Private),
         )
-        .tool(ToolDef::new("a", json!({"type": "object"}), |_, _| async {
-            Ok(CallToolResult::text(""))
-        }))
+        .tool(tools::answers("a", ""))
         .build()
         .unwrap();
     let (mut c, _conn) = start(&server);
@@ -273,15 +271,9 @@ async fn cache_hints_are_configurable_per_kind() {
 async fn pagination_follows_opaque_cursors() {
     let server = Server::builder("paged", "1")
         .page_size(2)
-        .tool(ToolDef::new("a", json!({"type": "object"}), |_, _| async {
-            Ok(CallToolResult::text(""))
-        }))
-        .tool(ToolDef::new("b", json!({"type": "object"}), |_, _| async {
-            Ok(CallToolResult::text(""))
-        }))
-        .tool(ToolDef::new("c", json!({"type": "object"}), |_, _| async {
-            Ok(CallToolResult::text(""))
-        }))
+        .tool(tools::answers("a", ""))
+        .tool(tools::answers("b", ""))
+        .tool(tools::answers("c", ""))
         .build()
         .unwrap();
     let (mut c, _conn) = start(&server);
