@@ -19,7 +19,7 @@ use mcp_transport_http::Authorizer;
 use serde_json::{Value, json};
 
 use super::support::{
-    Approve, JWT_BEARER, Shared, assert_untouched, ath, connect, connect_shared, field, serve,
+    Approve, JWT_BEARER, Log, Shared, assert_untouched, ath, connect, connect_shared, field, serve,
     start, verify_proof,
 };
 
@@ -96,17 +96,24 @@ async fn dpop_binds_the_token_and_meets_both_servers_nonces() {
     assert_eq!(approve.requests.lock().unwrap().len(), 1);
 }
 
-#[tokio::test]
-async fn a_server_that_never_accepts_its_nonce_gets_one_retry() {
-    // The MCP endpoint asks for a new nonce with every refusal.
+/// Lists with a DPoP client against a DPoP server whose endpoints ask for a new nonce with
+/// every refusal (`nonces` says which endpoints use nonces); the error the list ends with,
+/// and the server's log.
+async fn list_with_rotating_nonces(nonces: impl FnOnce(&mut Log)) -> (mcp_client::Error, Shared) {
     let (log, _, url) = serve(|log| {
         log.dpop = true;
-        log.rs_nonce = Some("rs".to_owned());
         log.rotate_nonces = true;
+        nonces(log);
     })
     .await;
     let client = connect(&url, dpop_if_supported(&url));
-    let err = client.list_tools_all().await.unwrap_err();
+    (client.list_tools_all().await.unwrap_err(), log)
+}
+
+#[tokio::test]
+async fn a_server_that_never_accepts_its_nonce_gets_one_retry() {
+    // The MCP endpoint asks for a new nonce with every refusal.
+    let (err, log) = list_with_rotating_nonces(|log| log.rs_nonce = Some("rs".to_owned())).await;
     assert!(
         matches!(
             &err,
@@ -124,14 +131,7 @@ async fn a_server_that_never_accepts_its_nonce_gets_one_retry() {
     }
 
     // The token endpoint does the same: one retry, then its refusal is the error.
-    let (log, _, url) = serve(|log| {
-        log.dpop = true;
-        log.as_nonce = Some("as".to_owned());
-        log.rotate_nonces = true;
-    })
-    .await;
-    let client = connect(&url, dpop_if_supported(&url));
-    let err = client.list_tools_all().await.unwrap_err();
+    let (err, log) = list_with_rotating_nonces(|log| log.as_nonce = Some("as".to_owned())).await;
     assert!(
         matches!(&err, mcp_client::Error::Auth(AuthErrorKind::TokenEndpoint { error, .. }) if error == "use_dpop_nonce"),
         "{err:?}"
