@@ -37,12 +37,22 @@ fn serve(config: PeerConfig) -> (Arc<Behaviours>, Peer, mcp_jsonrpc::Connection,
     (behaviours, peer, conn, raw)
 }
 
-/// The request `x` (no params, default options) from `peer`, on a task of its own.
-fn spawn_x(peer: Peer) -> tokio::task::JoinHandle<Result<Box<RawValue>, Error>> {
+/// The request `method` with `params` (default options) from `peer`, on a task of its own.
+fn spawn_request(
+    peer: &Peer,
+    method: &'static str,
+    params: Option<Value>,
+) -> tokio::task::JoinHandle<Result<Box<RawValue>, Error>> {
+    let peer = peer.clone();
     tokio::spawn(async move {
-        peer.request("x", None::<&Value>, RequestOptions::default())
+        peer.request(method, params.as_ref(), RequestOptions::default())
             .await
     })
+}
+
+/// The request `x` (no params, default options) from `peer`, on a task of its own.
+fn spawn_x(peer: Peer) -> tokio::task::JoinHandle<Result<Box<RawValue>, Error>> {
+    spawn_request(&peer, "x", None)
 }
 
 fn raw(value: &Value) -> Box<RawValue> {
@@ -144,20 +154,8 @@ impl Handler for Server {
 #[tokio::test(start_paused = true)]
 async fn requests_get_their_own_responses_in_any_order() {
     let (peer, _conn, mut raw_side) = connect(NoHandler, PeerConfig::default());
-    let first = tokio::spawn({
-        let peer = peer.clone();
-        async move {
-            peer.request("a", Some(&json!({"n": 1})), RequestOptions::default())
-                .await
-        }
-    });
-    let second = tokio::spawn({
-        let peer = peer.clone();
-        async move {
-            peer.request("b", None::<&Value>, RequestOptions::default())
-                .await
-        }
-    });
+    let first = spawn_request(&peer, "a", Some(json!({"n": 1})));
+    let second = spawn_request(&peer, "b", None);
     let r1 = raw_side.recv().await;
     let r2 = raw_side.recv().await;
     assert_ne!(r1["id"], r2["id"], "every request gets a fresh id");
@@ -746,13 +744,7 @@ async fn handlers_can_report_progress() {
 #[tokio::test(start_paused = true)]
 async fn the_peer_hanging_up_fails_pending_requests_at_once() {
     let (peer, conn, raw_side) = connect(NoHandler, PeerConfig::default());
-    let call = tokio::spawn({
-        let peer = peer.clone();
-        async move {
-            peer.request("x", None::<&Value>, RequestOptions::default())
-                .await
-        }
-    });
+    let call = spawn_x(peer.clone());
     tokio::task::yield_now().await;
     let started = tokio::time::Instant::now();
     drop(raw_side);

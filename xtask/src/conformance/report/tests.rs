@@ -24,6 +24,12 @@ fn assert_scenarios(leg: &str, cases: &[(&str, Option<&str>)]) {
     }
 }
 
+/// Asserts the outcome and verdict of `scenario`'s row.
+fn assert_judged(report: &Report, scenario: &str, outcome: Outcome, verdict: Verdict) {
+    let row = row(report, scenario);
+    assert_eq!((row.outcome, row.verdict), (outcome, verdict), "{scenario}");
+}
+
 fn row<'a>(report: &'a Report, scenario: &str) -> &'a Row {
     report
         .rows
@@ -121,36 +127,40 @@ fn judges_the_capture_against_an_empty_baseline() {
     assert_eq!(scored.len(), 37);
     assert_eq!(scored[0].scenario, "server-stateless");
 
-    let simple = row(&report, "tools-call-simple-text");
-    assert_eq!(
-        (simple.outcome, simple.verdict),
-        (Outcome::Pass, Verdict::Ok)
+    assert_judged(
+        &report,
+        "tools-call-simple-text",
+        Outcome::Pass,
+        Verdict::Ok,
     );
     // INFO does not fail a scenario.
-    let streams = row(&report, "server-sse-multiple-streams");
-    assert_eq!(
-        (streams.outcome, streams.verdict),
-        (Outcome::Pass, Verdict::Ok)
+    assert_judged(
+        &report,
+        "server-sse-multiple-streams",
+        Outcome::Pass,
+        Verdict::Ok,
     );
     // FAILURE first, then WARNING.
-    let list = row(&report, "tools-list");
-    assert_eq!(
-        (list.outcome, list.verdict),
-        (Outcome::Fail, Verdict::Unexpected)
-    );
-    let failing: Vec<&str> = list.failing.iter().map(|c| c.id.as_str()).collect();
+    assert_judged(&report, "tools-list", Outcome::Fail, Verdict::Unexpected);
+    let failing: Vec<&str> = row(&report, "tools-list")
+        .failing
+        .iter()
+        .map(|c| c.id.as_str())
+        .collect();
     assert_eq!(failing, ["tools-list", "tools-name-format"]);
     // A WARNING alone fails a scenario, as the suite's baseline counts it.
-    let rerequest = row(&report, "input-required-result-missing-input-response");
-    assert_eq!(
-        (rerequest.outcome, rerequest.verdict),
-        (Outcome::Warn, Verdict::Unexpected)
+    assert_judged(
+        &report,
+        "input-required-result-missing-input-response",
+        Outcome::Warn,
+        Verdict::Unexpected,
     );
     // A scored scenario without results is a failure.
-    let missing = row(&report, "completion-complete");
-    assert_eq!(
-        (missing.outcome, missing.verdict),
-        (Outcome::NoResult, Verdict::Unexpected)
+    assert_judged(
+        &report,
+        "completion-complete",
+        Outcome::NoResult,
+        Verdict::Unexpected,
     );
 
     // Not-scored scenarios are reported, never judged.
@@ -420,17 +430,14 @@ fn judges_the_client_capture_against_a_baseline_of_the_auth_scenarios() {
         Verdict::Expected
     );
     // Listed but not captured: no result directory counts as failing, so not stale.
-    let missing = row(&report, "auth/iss-supported");
-    assert_eq!(
-        (missing.outcome, missing.verdict),
-        (Outcome::NoResult, Verdict::Expected)
+    assert_judged(
+        &report,
+        "auth/iss-supported",
+        Outcome::NoResult,
+        Verdict::Expected,
     );
     // The stub passes this one vacuously: every check is SKIPPED.
-    let vacuous = row(&report, "http-standard-headers");
-    assert_eq!(
-        (vacuous.outcome, vacuous.verdict),
-        (Outcome::Pass, Verdict::Ok)
-    );
+    assert_judged(&report, "http-standard-headers", Outcome::Pass, Verdict::Ok);
     assert_eq!(
         row(&report, "auth/dpop").not_scored.as_deref(),
         Some("extension")
