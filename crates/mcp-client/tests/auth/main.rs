@@ -16,7 +16,8 @@ use mcp_client::auth::{
 use mcp_client::{AuthErrorKind, Client};
 use serde_json::{Value, json};
 use support::{
-    Approve, NoUser, Shared, assert_untouched, code_client, connect, field, serve, start,
+    Approve, NoUser, Shared, assert_auth_error, assert_untouched, code_client, connect, field,
+    list_error, serve, start,
 };
 
 #[tokio::test]
@@ -92,14 +93,8 @@ async fn a_server_without_pkce_s256_is_refused_before_the_user_is_involved() {
     let (log, _, url) = serve(|log| log.no_pkce = true).await;
     let approve = Arc::new(Approve::default());
     let oauth = code_client(&url, &approve);
-    let err = connect(&url, oauth).list_tools_all().await.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            mcp_client::Error::Auth(AuthErrorKind::PkceUnsupported { .. })
-        ),
-        "{err:?}"
-    );
+    let err = list_error(&url, oauth).await;
+    assert_auth_error!(err, AuthErrorKind::PkceUnsupported { .. });
     assert_untouched(&approve, &log);
 }
 
@@ -111,11 +106,8 @@ async fn plain_http_is_refused_outside_development_mode() {
         Arc::new(Approve::default()),
     ))
     .unwrap();
-    let err = connect(&url, oauth).list_tools_all().await.unwrap_err();
-    assert!(
-        matches!(err, mcp_client::Error::Auth(AuthErrorKind::InsecureUrl { ref url, .. }) if url.contains("oauth-protected-resource")),
-        "{err:?}"
-    );
+    let err = list_error(&url, oauth).await;
+    assert_auth_error!(err, AuthErrorKind::InsecureUrl { url, .. } if url.contains("oauth-protected-resource"));
     assert!(log.lock().unwrap().token.is_empty());
 }
 
