@@ -270,42 +270,9 @@ async fn alg_none_wrong_keys_and_algorithm_confusion_are_refused() {
         assert!(reply.challenge().contains("error=\"invalid_token\""));
     }
 
-    // HS256 with the RSA public key (as PEM) for the secret: the classic confusion.
-    let secret = EncodingKey::from_secret(keys.rsa1_public_pem).unwrap();
-    let confused = sign_with(
-        &secret,
-        Algorithm::HS256,
-        Some("k1"),
-        None,
-        &claims("alice", "files:read"),
-    );
-    assert_refused(
-        &mcp,
-        &confused,
-        "the algorithm HS256 is not accepted",
-        "HS256 with the public key",
-    )
-    .await;
-
-    // Signed by another key under the published kid, and under a kid nobody published.
-    let forged = sign(&keys.rsa2, Some("k1"), None, &claims("alice", "files:read"));
-    assert_refused(
-        &mcp,
-        &forged,
-        "the token's signature does not verify",
-        "wrong key",
-    )
-    .await;
-    let unknown = sign(&keys.rsa2, Some("k9"), None, &claims("alice", "files:read"));
-    assert_refused(
-        &mcp,
-        &unknown,
-        "no key of the authorization server fits the token",
-        "unknown kid",
-    )
-    .await;
+    let alice = claims("alice", "files:read");
     // A tampered payload under a good signature.
-    let good = sign(&keys.rsa1, Some("k1"), None, &claims("alice", "files:read"));
+    let good = sign(&keys.rsa1, Some("k1"), None, &alice);
     let parts: Vec<&str> = good.split('.').collect();
     let tampered = format!(
         "{}.{}.{}",
@@ -313,13 +280,34 @@ async fn alg_none_wrong_keys_and_algorithm_confusion_are_refused() {
         b64(&claims("mallory", "files:read files:write")),
         parts[2]
     );
-    assert_refused(
-        &mcp,
-        &tampered,
-        "the token's signature does not verify",
-        "tampered",
-    )
-    .await;
+    // HS256 with the RSA public key (as PEM) for the secret: the classic confusion.
+    let secret = EncodingKey::from_secret(keys.rsa1_public_pem).unwrap();
+    let confused = sign_with(&secret, Algorithm::HS256, Some("k1"), None, &alice);
+    for (token, description, case) in [
+        (
+            confused,
+            "the algorithm HS256 is not accepted",
+            "HS256 with the public key",
+        ),
+        // Signed by another key under the published kid, and under a kid nobody published.
+        (
+            sign(&keys.rsa2, Some("k1"), None, &alice),
+            "the token's signature does not verify",
+            "wrong key",
+        ),
+        (
+            sign(&keys.rsa2, Some("k9"), None, &alice),
+            "no key of the authorization server fits the token",
+            "unknown kid",
+        ),
+        (
+            tampered,
+            "the token's signature does not verify",
+            "tampered",
+        ),
+    ] {
+        assert_refused(&mcp, &token, description, case).await;
+    }
 }
 
 #[tokio::test]
