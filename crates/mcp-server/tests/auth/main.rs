@@ -319,48 +319,32 @@ async fn an_id_token_is_not_an_access_token() {
         "iss": ISSUER, "sub": "alice", "aud": "desktop-app", "exp": now + 600, "iat": now,
         "nonce": "n-0S6_WzA2Mj", "at_hash": "77QmUPtjPfzWtF2AnpK9RQ", "auth_time": now,
     });
-    let reply = Call::tool("whoami")
-        .bearer(&sign(&keys.rsa1, Some("k1"), None, &id_token))
-        .send(&mcp)
-        .await;
-    assert_invalid(
-        &reply,
-        "the token was not issued for this resource",
-        "client audience",
-    );
-    // One whose audience happens to be the resource is still an ID token.
     let mut for_resource = id_token.clone();
     for_resource["aud"] = json!(RESOURCE);
-    let reply = Call::tool("whoami")
-        .bearer(&sign(&keys.rsa1, Some("k1"), None, &for_resource))
-        .send(&mcp)
-        .await;
-    assert_invalid(
-        &reply,
-        "an ID token is not an access token",
-        "resource audience",
-    );
-    // So is a token typed as something other than an access token.
-    let typed = sign(
-        &keys.rsa1,
-        Some("k1"),
-        Some("id_token+jwt"),
-        &claims("alice", "files:read"),
-    );
-    assert_refused(
-        &mcp,
-        &typed,
-        "a token of type id_token+jwt is not an access token",
-        "typ",
-    )
-    .await;
+    let alice = claims("alice", "files:read");
+    for (token, description, case) in [
+        (
+            sign(&keys.rsa1, Some("k1"), None, &id_token),
+            "the token was not issued for this resource",
+            "client audience",
+        ),
+        // One whose audience happens to be the resource is still an ID token.
+        (
+            sign(&keys.rsa1, Some("k1"), None, &for_resource),
+            "an ID token is not an access token",
+            "resource audience",
+        ),
+        // So is a token typed as something other than an access token.
+        (
+            sign(&keys.rsa1, Some("k1"), Some("id_token+jwt"), &alice),
+            "a token of type id_token+jwt is not an access token",
+            "typ",
+        ),
+    ] {
+        assert_refused(&mcp, &token, description, case).await;
+    }
     // RFC 9068's type is accepted.
-    let at = sign(
-        &keys.rsa1,
-        Some("k1"),
-        Some("at+jwt"),
-        &claims("alice", "files:read"),
-    );
+    let at = sign(&keys.rsa1, Some("k1"), Some("at+jwt"), &alice);
     assert_eq!(whoami(&mcp, &at).await.status, 200);
 }
 
