@@ -263,18 +263,18 @@ async fn cancel_acknowledges_fires_the_token_and_settles_cancelled() {
     assert_eq!(again["resultType"], "complete");
 }
 
+/// The keys of a task's outstanding `inputRequests`, in order.
+fn input_keys(task: &Value) -> Vec<&String> {
+    task["inputRequests"].as_object().unwrap().keys().collect()
+}
+
 #[tokio::test]
 async fn input_inside_a_task_is_asked_answered_in_parts_and_resumed() {
     let f = fixture(Tasks::in_memory());
     let id = start(&f.server, ALICE, "two_questions").await;
     let asking = settled(&f.server, ALICE, &id).await;
     assert_eq!(asking["status"], "input_required");
-    let keys: Vec<&String> = asking["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .collect();
-    assert_eq!(keys, ["first", "second"]);
+    assert_eq!(input_keys(&asking), ["first", "second"]);
     assert_eq!(
         asking["inputRequests"]["first"]["method"],
         "elicitation/create"
@@ -296,12 +296,7 @@ async fn input_inside_a_task_is_asked_answered_in_parts_and_resumed() {
     assert_eq!(ack["resultType"], "complete");
     let waiting = get(&f.server, ALICE, &id).await.unwrap();
     assert_eq!(waiting["status"], "input_required");
-    let keys: Vec<&String> = waiting["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .collect();
-    assert_eq!(keys, ["second"]);
+    assert_eq!(input_keys(&waiting), ["second"]);
 
     call(
         &f.server,

@@ -98,6 +98,12 @@ async fn tool_error(c: &mut MemoryWire, params: Value) -> Value {
 }
 
 /// The error code of `method` with `params` (plus `_meta`), which must fail.
+/// The result of `resources/read` of `uri`.
+async fn read(c: &mut MemoryWire, uri: &str) -> Value {
+    c.result("resources/read", with_meta(json!({"uri": uri})))
+        .await
+}
+
 async fn error_code(c: &mut MemoryWire, method: &str, params: Value) -> Value {
     c.error(method, with_meta(params)).await["code"].clone()
 }
@@ -450,23 +456,13 @@ async fn prompts_and_resources() {
         -32602
     );
 
-    let fixed = c
-        .result(
-            "resources/read",
-            with_meta(json!({"uri": "test://static-text"})),
-        )
-        .await;
+    let fixed = read(&mut c, "test://static-text").await;
     assert_eq!(
         fixed["contents"],
         json!([{"uri": "test://static-text", "text": "static"}])
     );
     assert!(fixed.get("ttlMs").is_some() && fixed.get("cacheScope").is_some());
-    let templated = c
-        .result(
-            "resources/read",
-            with_meta(json!({"uri": "test://template/42/data"})),
-        )
-        .await;
+    let templated = read(&mut c, "test://template/42/data").await;
     assert_eq!(templated["contents"][0]["text"], "item 42");
     let unknown = c
         .error(
