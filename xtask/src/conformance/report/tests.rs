@@ -24,6 +24,11 @@ fn assert_scenarios(leg: &str, cases: &[(&str, Option<&str>)]) {
     }
 }
 
+/// Asserts the verdict of `scenario`'s row.
+fn assert_verdict(report: &Report, scenario: &str, verdict: Verdict) {
+    assert_eq!(row(report, scenario).verdict, verdict, "{scenario}");
+}
+
 /// Asserts the outcome and verdict of `scenario`'s row.
 fn assert_judged(report: &Report, scenario: &str, outcome: Outcome, verdict: Verdict) {
     let row = row(report, scenario);
@@ -226,21 +231,16 @@ fn judges_baseline_entries_like_the_suite() {
     )
     .unwrap();
     let report = evaluate(&req, &results("server"), &baseline);
-    assert_eq!(row(&report, "tools-list").verdict, Verdict::Expected);
-    assert_eq!(
-        row(&report, "tools-call-simple-text").verdict,
-        Verdict::Stale
-    );
+    assert_verdict(&report, "tools-list", Verdict::Expected);
+    assert_verdict(&report, "tools-call-simple-text", Verdict::Stale);
     // One listed warning does not excuse the other.
-    assert_eq!(
-        row(&report, "sep-2164-resource-not-found").verdict,
-        Verdict::Unexpected
-    );
+    assert_verdict(&report, "sep-2164-resource-not-found", Verdict::Unexpected);
     // Every failing check listed, plus one that passed: stale.
-    assert_eq!(row(&report, "caching").verdict, Verdict::Stale);
-    assert_eq!(
-        row(&report, "input-required-result-missing-input-response").verdict,
-        Verdict::Expected
+    assert_verdict(&report, "caching", Verdict::Stale);
+    assert_verdict(
+        &report,
+        "input-required-result-missing-input-response",
+        Verdict::Expected,
     );
     assert_eq!(
         report.unexpected,
@@ -419,15 +419,13 @@ fn judges_the_client_capture_against_a_baseline_of_the_auth_scenarios() {
     let requirements = requirements("client");
     let report = evaluate(&requirements, &results("client"), &baseline);
 
-    assert_eq!(row(&report, "tools_call").verdict, Verdict::Unexpected);
-    assert_eq!(
-        row(&report, "auth/metadata-default").verdict,
-        Verdict::Expected
-    );
+    assert_verdict(&report, "tools_call", Verdict::Unexpected);
+    assert_verdict(&report, "auth/metadata-default", Verdict::Expected);
     // Two of three checks pass; the scenario still fails as a whole.
-    assert_eq!(
-        row(&report, "auth/authorization-server-migration").verdict,
-        Verdict::Expected
+    assert_verdict(
+        &report,
+        "auth/authorization-server-migration",
+        Verdict::Expected,
     );
     // Listed but not captured: no result directory counts as failing, so not stale.
     assert_judged(
@@ -546,10 +544,7 @@ fn judged_extensions_leave_not_scored_and_join_the_verdict() {
     let lifecycle = row(&report, "tasks-lifecycle");
     assert!(lifecycle.extension && lifecycle.not_scored.is_none());
     assert_eq!(lifecycle.verdict, Verdict::Ok);
-    assert_eq!(
-        row(&report, "tasks-status-notifications").verdict,
-        Verdict::Ok
-    );
+    assert_verdict(&report, "tasks-status-notifications", Verdict::Ok);
     let skills = row(&report, "sep-2640-skills-enumeration");
     assert_eq!(
         skills.verdict,
@@ -562,7 +557,7 @@ fn judged_extensions_leave_not_scored_and_join_the_verdict() {
             .contains(&"sep-2640-skills-enumeration".to_owned())
     );
     // Listed in the baseline and without a result: expected, not stale.
-    assert_eq!(row(&report, "tasks-wire-fields").verdict, Verdict::Expected);
+    assert_verdict(&report, "tasks-wire-fields", Verdict::Expected);
     assert!(!report.ok());
     let table = render(&report);
     assert!(
