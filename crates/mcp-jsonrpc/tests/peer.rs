@@ -29,6 +29,13 @@ fn connect<H: Handler>(handler: H, config: PeerConfig) -> (Peer, mcp_jsonrpc::Co
     (peer, conn, raw)
 }
 
+/// The default configuration with this request timeout.
+fn with_timeout(timeout: Duration) -> PeerConfig {
+    let mut config = PeerConfig::default();
+    config.request_timeout = timeout;
+    config
+}
+
 /// A peer serving [`Server`] with `config`: what its handlers share with the test, and
 /// the bare other end.
 fn serve(config: PeerConfig) -> (Arc<Behaviours>, Peer, mcp_jsonrpc::Connection, Raw) {
@@ -323,8 +330,7 @@ async fn an_error_response_is_returned_as_data() {
 
 #[tokio::test(start_paused = true)]
 async fn a_timeout_withdraws_the_request_and_tells_the_peer() {
-    let mut config = PeerConfig::default();
-    config.request_timeout = Duration::from_secs(5);
+    let config = with_timeout(Duration::from_secs(5));
     let (peer, _conn, mut raw_side) = connect(NoHandler, config);
     let started = tokio::time::Instant::now();
     let call = tokio::spawn(async move {
@@ -350,8 +356,7 @@ async fn a_timeout_withdraws_the_request_and_tells_the_peer() {
 /// and an answered request never times out.
 #[tokio::test(start_paused = true)]
 async fn timeouts_of_different_lengths_each_fire_on_time() {
-    let mut config = PeerConfig::default();
-    config.request_timeout = Duration::from_secs(30);
+    let config = with_timeout(Duration::from_secs(30));
     let (peer, _conn, mut raw_side) = connect(NoHandler, config);
     let started = tokio::time::Instant::now();
     let timed = |peer: Peer, method: &'static str, options: RequestOptions| {
@@ -439,8 +444,7 @@ async fn dropping_the_connection_fails_waiting_requests() {
 
 #[tokio::test(start_paused = true)]
 async fn progress_resets_the_timeout_but_not_the_hard_maximum() {
-    let mut config = PeerConfig::default();
-    config.request_timeout = Duration::from_secs(10);
+    let mut config = with_timeout(Duration::from_secs(10));
     config.max_request_timeout = Duration::from_secs(25);
     let (peer, _conn, mut raw_side) = connect(NoHandler, config);
     let seen = Arc::new(AtomicUsize::new(0));
@@ -486,8 +490,7 @@ async fn progress_resets_the_timeout_but_not_the_hard_maximum() {
 
 #[tokio::test(start_paused = true)]
 async fn without_progress_the_timeout_is_not_extended() {
-    let mut config = PeerConfig::default();
-    config.request_timeout = Duration::from_secs(10);
+    let config = with_timeout(Duration::from_secs(10));
     let (peer, _conn, mut raw_side) = connect(NoHandler, config);
     let options = RequestOptions::default().progress(RequestId::from("mine"), |_| {});
     let started = tokio::time::Instant::now();
@@ -561,14 +564,30 @@ async fn a_panicking_handler_is_answered_and_the_connection_goes_on() {
     }
 }
 
+/// A peer serving [`Server`] whose request `id` of `method` has started, and which the
+/// other end has then cancelled (with `reason`, if any).
+async fn cancelled_while_running(
+    id: i64,
+    method: &str,
+    reason: Option<&str>,
+) -> (Arc<Behaviours>, Peer, mcp_jsonrpc::Connection, Raw) {
+    let (behaviours, peer, conn, mut raw_side) = serve(PeerConfig::default());
+    raw_side.request(id, method).await;
+    behaviours.started().await;
+    let mut params = json!({"requestId": id});
+    if let Some(reason) = reason {
+        params["reason"] = json!(reason);
+    }
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}))
+        .await;
+    (behaviours, peer, conn, raw_side)
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_peer_cancelling_fires_the_token_and_suppresses_the_response() {
-    let (behaviours, _peer, _conn, mut raw_side) = serve(PeerConfig::default());
-    raw_side.request(7, "hold").await;
-    behaviours.started().await;
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "reason": "user"}}))
-        .await;
+    let (behaviours, _peer, _conn, mut raw_side) =
+        cancelled_while_running(7, "hold", Some("user")).await;
     behaviours
         .until(|b| b.cancelled.load(Ordering::SeqCst) != 0)
         .await;
@@ -582,12 +601,7 @@ async fn the_peer_cancelling_fires_the_token_and_suppresses_the_response() {
 /// asked for the token is seen cancelled when it asks, and is not answered.
 #[tokio::test(start_paused = true)]
 async fn a_request_cancelled_before_it_asks_for_its_token_sees_it_cancelled() {
-    let (behaviours, _peer, _conn, mut raw_side) = serve(PeerConfig::default());
-    raw_side.request(9, "late").await;
-    behaviours.started().await;
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}))
-        .await;
+    let (behaviours, _peer, _conn, mut raw_side) = cancelled_while_running(9, "late", None).await;
     tokio::time::sleep(Duration::from_millis(10)).await;
     behaviours.release.notify_one();
     behaviours
