@@ -46,11 +46,10 @@ fn serve(config: PeerConfig) -> (Arc<Behaviours>, Peer, mcp_jsonrpc::Connection,
 
 /// The request `method` with `params` (default options) from `peer`, on a task of its own.
 fn spawn_request(
-    peer: &Peer,
+    peer: Peer,
     method: &'static str,
     params: Option<Value>,
 ) -> tokio::task::JoinHandle<Result<Box<RawValue>, Error>> {
-    let peer = peer.clone();
     tokio::spawn(async move {
         peer.request(method, params.as_ref(), RequestOptions::default())
             .await
@@ -59,7 +58,7 @@ fn spawn_request(
 
 /// The request `x` (no params, default options) from `peer`, on a task of its own.
 fn spawn_x(peer: Peer) -> tokio::task::JoinHandle<Result<Box<RawValue>, Error>> {
-    spawn_request(&peer, "x", None)
+    spawn_request(peer, "x", None)
 }
 
 fn raw(value: &Value) -> Box<RawValue> {
@@ -161,8 +160,8 @@ impl Handler for Server {
 #[tokio::test(start_paused = true)]
 async fn requests_get_their_own_responses_in_any_order() {
     let (peer, _conn, mut raw_side) = connect(NoHandler, PeerConfig::default());
-    let first = spawn_request(&peer, "a", Some(json!({"n": 1})));
-    let second = spawn_request(&peer, "b", None);
+    let first = spawn_request(peer.clone(), "a", Some(json!({"n": 1})));
+    let second = spawn_request(peer.clone(), "b", None);
     let r1 = raw_side.recv().await;
     let r2 = raw_side.recv().await;
     assert_ne!(r1["id"], r2["id"], "every request gets a fresh id");
