@@ -55,6 +55,11 @@ async fn session(legacy: LegacyHttpConfig) -> (Fixture, Server, String) {
     (f, core, id)
 }
 
+/// [`session`] on a server whose sessions expire after `timeout` idle.
+async fn idle_session(timeout: Duration) -> (Fixture, Server, String) {
+    session(LegacyHttpConfig::default().session_idle_timeout(timeout)).await
+}
+
 async fn start(legacy: LegacyHttpConfig) -> (Fixture, Server) {
     let core = server();
     let running = DualEraHttp::bind(
@@ -97,6 +102,11 @@ impl Fixture {
     async fn post(&self, session: &str, body: &str) -> Response<Incoming> {
         self.send("POST", &[("mcp-session-id", session)], body)
             .await
+    }
+
+    /// Makes a request, which sweeps the idle sessions (at most once a second).
+    async fn sweep(&self) {
+        let _ = self.initialize("2025-11-25").await;
     }
 
     /// Resumes `session`'s stream after the event `last_event_id` (a GET).
@@ -219,25 +229,22 @@ async fn a_session_idle_less_than_its_timeout_is_kept() {
     // are whole seconds: the old session is idle at least 4.1 s of its 4 s when the sweep
     // comes (sleeps only ever last longer), the recent one 2 s and whatever the machine
     // adds, which may be up to 2 s before the test fails wrongly.
-    let config = LegacyHttpConfig::default().session_idle_timeout(Duration::from_secs(4));
-    let (f, _core, old) = session(config).await;
+    let (f, _core, old) = idle_session(Duration::from_secs(4)).await;
     tokio::time::sleep(Duration::from_millis(2100)).await;
     let recent = f.initialize("2025-11-25").await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    // This request sweeps (more than a second since the last sweep): the old session
-    // expires, which shows the sweep ran; the recent one stays.
-    let _ = f.initialize("2025-11-25").await;
+    // More than a second since the last sweep: the old session expires, which shows the
+    // sweep ran; the recent one stays.
+    f.sweep().await;
     f.unknown(&old, 1).await;
     f.echoes(&recent, 2).await;
 }
 
 #[tokio::test]
 async fn an_idle_session_expires() {
-    let config = LegacyHttpConfig::default().session_idle_timeout(Duration::from_millis(100));
-    let (f, _core, id) = session(config).await;
+    let (f, _core, id) = idle_session(Duration::from_millis(100)).await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    // Any request sweeps (at most once a second).
-    let _ = f.initialize("2025-11-25").await;
+    f.sweep().await;
     f.unknown(&id, 1).await;
 }
 
