@@ -513,9 +513,7 @@ fn answer(ask: &Value) -> String {
 
 #[tokio::test]
 async fn request_streams_per_session_are_capped() {
-    let mut legacy = LegacyHttpConfig::default();
-    legacy.max_streams_per_session = 2;
-    let (f, _core, id) = session(legacy).await;
+    let (f, _core, id) = session(LegacyHttpConfig::default().max_streams_per_session(2)).await;
     // At the limit: two calls in the session, each on its own open stream.
     let (mut first, ask) = asking(&f, &id, 1).await;
     assert_eq!(ask["method"], "elicitation/create");
