@@ -20,6 +20,21 @@ use support::{
     list_error, serve, start,
 };
 
+/// The `Authorization` headers of MCP requests that began without one and went on with
+/// these bearer tokens.
+fn unauthorized_then<const N: usize>(tokens: [&str; N]) -> Vec<Option<String>> {
+    std::iter::once(None)
+        .chain(tokens.map(|t| Some(format!("Bearer {t}"))))
+        .collect()
+}
+
+/// Asserts that the second token request refreshed `r1` for the resource `url`.
+fn assert_refreshed_r1(log: &support::Log, url: &str) {
+    assert_eq!(field(&log.token[1], "grant_type"), Some("refresh_token"));
+    assert_eq!(field(&log.token[1], "refresh_token"), Some("r1"));
+    assert_eq!(field(&log.token[1], "resource"), Some(url));
+}
+
 #[tokio::test]
 async fn a_refused_token_is_refreshed_and_stored_tokens_are_reused() {
     let (log, base, url) = serve(|_| {}).await;
@@ -52,19 +67,9 @@ async fn a_refused_token_is_refreshed_and_stored_tokens_are_reused() {
             field(&log.token[0], "grant_type"),
             Some("authorization_code")
         );
-        assert_eq!(field(&log.token[1], "grant_type"), Some("refresh_token"));
-        assert_eq!(field(&log.token[1], "refresh_token"), Some("r1"));
-        assert_eq!(field(&log.token[1], "resource"), Some(url.as_str()));
+        assert_refreshed_r1(&log, &url);
         assert_eq!(field(&log.token[1], "client_id"), Some("registered"));
-        assert_eq!(
-            log.mcp,
-            [
-                None,
-                Some("Bearer a1".to_owned()),
-                Some("Bearer a1".to_owned()),
-                Some("Bearer a2".to_owned())
-            ]
-        );
+        assert_eq!(log.mcp, unauthorized_then(["a1", "a1", "a2"]));
     }
 
     // The next run reads the stored tokens: its first request carries a2.
@@ -174,19 +179,9 @@ async fn a_token_about_to_expire_is_refreshed_before_the_next_request() {
     // a2 lives 600 s: the next request just uses it.
     client.list_tools_all().await.unwrap();
     let log = log.lock().unwrap();
-    assert_eq!(
-        log.mcp,
-        [
-            None,
-            Some("Bearer a1".to_owned()),
-            Some("Bearer a2".to_owned()),
-            Some("Bearer a2".to_owned())
-        ]
-    );
+    assert_eq!(log.mcp, unauthorized_then(["a1", "a2", "a2"]));
     assert_eq!(log.token.len(), 2);
-    assert_eq!(field(&log.token[1], "grant_type"), Some("refresh_token"));
-    assert_eq!(field(&log.token[1], "refresh_token"), Some("r1"));
-    assert_eq!(field(&log.token[1], "resource"), Some(url.as_str()));
+    assert_refreshed_r1(&log, &url);
     assert_eq!(
         approve.requests.lock().unwrap().len(),
         1,
