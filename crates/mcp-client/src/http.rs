@@ -445,16 +445,28 @@ mod tests {
             }
         }
         // The region's header, from the annotation.
-        let sql = http.headers_routed(
+        assert_eq!(
+            call_params(&http, "sql", &arguments),
+            [("Region".to_owned(), Value::from("eu"))]
+        );
+    }
+
+    /// The parameter headers of a 2026-07-28 `tools/call` of `name` with `arguments`.
+    fn call_params(
+        http: &HttpTransport,
+        name: &str,
+        arguments: &JsonObject,
+    ) -> Vec<(String, Value)> {
+        let headers = http.headers_routed(
             "2026-07-28",
             method::TOOLS_CALL,
             Routing {
-                name: "sql",
-                arguments: Some(&arguments),
+                name,
+                arguments: Some(arguments),
             },
         );
-        let sql: &RequestHeaders = sql.borrow();
-        assert_eq!(sql.params, [("Region".to_owned(), Value::from("eu"))]);
+        let headers: &RequestHeaders = headers.borrow();
+        headers.params.clone()
     }
 
     /// Headers sent again for a tool without annotations are forgotten when the tools are
@@ -464,18 +476,7 @@ mod tests {
         let http = transport();
         let mut arguments = JsonObject::new();
         arguments.insert("region".to_owned(), Value::from("eu"));
-        let call = |http: &HttpTransport| {
-            let headers = http.headers_routed(
-                "2026-07-28",
-                method::TOOLS_CALL,
-                Routing {
-                    name: "late",
-                    arguments: Some(&arguments),
-                },
-            );
-            let headers: &RequestHeaders = headers.borrow();
-            headers.params.clone()
-        };
+        let call = |http: &HttpTransport| call_params(http, "late", &arguments);
         assert!(call(&http).is_empty());
         assert!(
             call(&http).is_empty(),

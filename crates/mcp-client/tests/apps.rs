@@ -3,9 +3,9 @@
 
 use mcp_client::Client;
 use mcp_client::apps::{UiLink, Visibility, model_visible};
-use mcp_jsonrpc::{PeerConfig, memory};
 use mcp_server::apps::{Csp, ToolUi, UiResource};
 use mcp_server::{ResourceDef, Server, ToolDef};
+use mcp_test_support::client::connect_in_memory;
 use mcp_types::{
     BlobResourceContents, CallToolResult, EmbeddedResourceResource, TextResourceContents,
 };
@@ -102,11 +102,7 @@ fn server() -> Server {
 fn connect(
     builder: mcp_client::ClientBuilder,
 ) -> (Client, mcp_jsonrpc::Connection, mcp_jsonrpc::Connection) {
-    let ((a_read, a_write), (b_read, b_write)) = memory::pair(16);
-    let (_server_peer, server_conn) =
-        mcp_jsonrpc::Peer::connect(b_read, b_write, server(), PeerConfig::default());
-    let (client, client_conn) = builder.connect(a_read, a_write, PeerConfig::default());
-    (client, client_conn, server_conn)
+    connect_in_memory(server(), builder, 16)
 }
 
 #[tokio::test]

@@ -3,8 +3,9 @@
 //! `Client::extension_request` by a client that declared it.
 
 use mcp_client::{Client, ClientBuilder, Error};
-use mcp_jsonrpc::{ErrorObject, Peer, PeerConfig, memory};
+use mcp_jsonrpc::ErrorObject;
 use mcp_server::{Context, Extension, Server};
+use mcp_test_support::client::connect_in_memory;
 use mcp_types::JsonObject;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -56,10 +57,7 @@ fn connect(builder: ClientBuilder) -> (Client, mcp_jsonrpc::Connection, mcp_json
         .extension(Search)
         .build()
         .unwrap();
-    let ((a_read, a_write), (b_read, b_write)) = memory::pair(16);
-    let (_peer, server_conn) = Peer::connect(b_read, b_write, server, PeerConfig::default());
-    let (client, client_conn) = builder.connect(a_read, a_write, PeerConfig::default());
-    (client, client_conn, server_conn)
+    connect_in_memory(server, builder, 16)
 }
 
 fn params(query: &str, more: bool) -> JsonObject {

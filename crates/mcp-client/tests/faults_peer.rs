@@ -72,6 +72,18 @@ fn text(result: &CallToolResult) -> String {
         .to_owned()
 }
 
+/// Calls the tool `name` (with `args(n)`) while the server answers the call with its
+/// name; the text of the result.
+async fn answered(client: &Client, server: &mut Script, name: &str, n: u32) -> String {
+    let call = client.call_tool(name, args(n));
+    let serve = async {
+        let request = server.request("tools/call").await;
+        server.answer(&request["id"], name).await;
+    };
+    let (outcome, ()) = tokio::join!(call, serve);
+    text(&outcome.unwrap())
+}
+
 fn args(n: u32) -> JsonObject {
     json!({ "n": n }).as_object().cloned().unwrap()
 }
@@ -106,13 +118,7 @@ async fn slow_and_silent_servers_time_out_and_are_told_to_cancel() {
     }
 
     // The next call is answered with its own result, not the late one.
-    let call = client.call_tool("next", args(2));
-    let serve = async {
-        let request = server.request("tools/call").await;
-        server.answer(&request["id"], "next").await;
-    };
-    let (outcome, ()) = tokio::join!(call, serve);
-    assert_eq!(text(&outcome.unwrap()), "next");
+    assert_eq!(answered(&client, &mut server, "next", 2).await, "next");
 }
 
 /// A server that answers twice: the first answer completes the call, the second (with
@@ -139,11 +145,5 @@ async fn a_second_answer_is_dropped_and_never_reaches_another_call() {
     assert_eq!(text(&b.unwrap()), "b");
 
     // The connection goes on: a third call gets its answer, not a stale duplicate.
-    let third = client.call_tool("c", args(3));
-    let serve = async {
-        let c = server.request("tools/call").await;
-        server.answer(&c["id"], "c").await;
-    };
-    let (c, ()) = tokio::join!(third, serve);
-    assert_eq!(text(&c.unwrap()), "c");
+    assert_eq!(answered(&client, &mut server, "c", 3).await, "c");
 }

@@ -26,7 +26,7 @@ const MAX_EVENT: usize = 16 << 10;
 /// waits it out).
 const TIMEOUT: Duration = Duration::from_millis(500);
 
-use support::hostile::{Case, Expect, call, list};
+use support::hostile::{self, Case, Expect, call, list};
 
 /// A valid result for the request `seen`.
 fn valid_result(seen: &Seen) -> Value {
@@ -532,7 +532,6 @@ fn is_probe(seen: &Seen) -> bool {
 }
 
 async fn check(case: &Case) {
-    let name = case.name;
     let hostile = case.reply;
     let (url, _seen) = serve(move |seen| {
         if is_probe(seen) {
@@ -542,23 +541,7 @@ async fn check(case: &Case) {
         }
     })
     .await;
-    let client = client(&url);
-    let outcome = if case.call {
-        client
-            .call_tool("t", mcp_types::JsonObject::new())
-            .await
-            .map(|_| ())
-    } else {
-        client.list_tools(None).await.map(|_| ())
-    };
-    match (&case.expect, &outcome) {
-        (Expect::Ok, Ok(())) => {}
-        (Expect::Fails(_, matches), Err(e)) if matches(e) => {}
-        (Expect::Fails(expected, _), _) => panic!("{name}: expected {expected}, got {outcome:?}"),
-        (Expect::Ok, Err(e)) => panic!("{name}: {e:?}"),
-    }
-    let probe = client.list_tools(Some("probe")).await;
-    assert!(probe.is_ok(), "{name}: the call after it: {probe:?}");
+    hostile::check(&client(&url), case).await;
 }
 
 #[tokio::test]

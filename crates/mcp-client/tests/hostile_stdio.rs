@@ -15,6 +15,9 @@ mod support;
 use mcp_client::{Client, Error};
 use mcp_test_support::Recorder;
 use serde_json::{Value, json};
+use support::hostile::{
+    Expect, LineCase, common_line_cases, is_malformed, line, line_case, nested, play,
+};
 use support::script::{Script, connect_lines, response};
 use support::{count_panics, panics};
 
@@ -32,48 +35,6 @@ enum Ask {
     Discover,
 }
 
-/// What a case must end with.
-enum Expect {
-    /// The call succeeds.
-    Ok,
-    /// The call fails with this error (described for the failure message).
-    Fails(&'static str, fn(&Error) -> bool),
-    /// Nothing the server sent was the response: the call times out (on the paused
-    /// clock) and the client withdraws it with `notifications/cancelled`.
-    TimesOut,
-}
-
-/// A frame laid out as the answer to the request (`{"jsonrpc":"2.0","id":N,"result":`)
-/// that is malformed after that: it is taken as the answer, and the request fails at once
-/// (`mcp_jsonrpc::RawResult`). Other malformed frames are dropped, and the request waits.
-fn is_malformed(e: &Error) -> bool {
-    matches!(e, Error::Transport(mcp_jsonrpc::Error::Malformed(_)))
-}
-
-/// One hostile answer and its outcome.
-struct Case {
-    name: &'static str,
-    call: Ask,
-    /// The lines the server writes for each request it reads.
-    answer: fn(&Value) -> Vec<Vec<u8>>,
-    /// How many requests of the call the server reads and answers (MRTR rounds, pages).
-    rounds: usize,
-    /// How many answers to its own requests the server then reads from the client.
-    answers: usize,
-    expect: Expect,
-}
-
-fn case(name: &'static str, call: Ask, answer: fn(&Value) -> Vec<Vec<u8>>, expect: Expect) -> Case {
-    Case {
-        name,
-        call,
-        answer,
-        rounds: 1,
-        answers: 0,
-        expect,
-    }
-}
-
 /// A valid complete result for `request`'s method.
 fn valid_result(request: &Value) -> Value {
     match request["method"].as_str() {
@@ -87,10 +48,6 @@ fn valid_result(request: &Value) -> Value {
 /// The valid response to `request`, as a line.
 fn valid(request: &Value) -> Vec<u8> {
     line(&response(request, json!({"result": valid_result(request)})))
-}
-
-fn line(message: &Value) -> Vec<u8> {
-    message.to_string().into_bytes()
 }
 
 /// A response to `request` with this result.
@@ -109,11 +66,6 @@ fn with_id(request: &Value, id: Value) -> Vec<u8> {
     line(&message)
 }
 
-/// `depth` nested arrays, as text (serde_json would recurse to build it).
-fn nested(depth: usize) -> String {
-    format!("{}{}", "[".repeat(depth), "]".repeat(depth))
-}
-
 fn is_decode(method: &'static str) -> impl Fn(&Error) -> bool {
     move |e| matches!(e, Error::Decode { method: m, .. } if m == method)
 }
@@ -123,77 +75,36 @@ fn unknown_type(e: &Error, expected: &str) -> bool {
 }
 
 #[allow(clippy::too_many_lines, reason = "one table")]
-fn cases() -> Vec<Case> {
+fn cases() -> Vec<LineCase<Ask>> {
     use Ask::{CallTool, Discover, ListAll, ListTools};
-    let mut cases = vec![
+    let mut cases = common_line_cases(ListTools, ListTools);
+    cases.extend([
         // Framing and envelopes: what is not a response to this request is dropped.
-        case(
+        line_case(
             "garbage before the response",
             ListTools,
             |r| vec![b"not json".to_vec(), valid(r)],
             Expect::Ok,
         ),
-        case(
-            "invalid UTF-8 and NUL bytes",
-            ListTools,
-            |r| vec![b"\xff\xfe{\x00}".to_vec(), b"\0\0".to_vec(), valid(r)],
-            Expect::Ok,
-        ),
-        case(
-            "blank lines, whitespace and CRLF",
-            ListTools,
-            |r| {
-                vec![
-                    Vec::new(),
-                    b" \t ".to_vec(),
-                    [valid(r), b"\r".to_vec()].concat(),
-                ]
-            },
-            Expect::Ok,
-        ),
-        case(
-            "a response behind a byte-order mark",
-            ListTools,
-            |r| vec![[b"\xef\xbb\xbf".to_vec(), valid(r)].concat()],
-            Expect::TimesOut,
-        ),
-        case(
+        line_case(
             "a line past the limit before the response",
             ListTools,
             |r| vec![vec![b'x'; MAX_LINE + 1], valid(r)],
             Expect::Ok,
         ),
-        case(
-            "the response as a batch",
-            ListTools,
-            |r| vec![format!("[{}]", String::from_utf8_lossy(&valid(r))).into_bytes()],
-            Expect::TimesOut,
-        ),
-        case(
-            "the response twice",
-            ListTools,
-            |r| vec![valid(r), valid(r)],
-            Expect::Ok,
-        ),
-        case(
+        line_case(
             "a response to an id never sent",
             ListTools,
             |r| vec![with_id(r, json!(987_654)), valid(r)],
             Expect::Ok,
         ),
-        case(
+        line_case(
             "a response whose id is the string form",
             ListTools,
             |r| vec![with_id(r, json!(r["id"].to_string())), valid(r)],
             Expect::Ok,
         ),
-        case(
-            "only a response whose id is the string form",
-            ListTools,
-            |r| vec![with_id(r, json!(r["id"].to_string()))],
-            Expect::TimesOut,
-        ),
-        case(
+        line_case(
             "ids of 40 digits, fractional, boolean, object",
             ListTools,
             |r| {
@@ -207,7 +118,7 @@ fn cases() -> Vec<Case> {
             },
             Expect::Ok,
         ),
-        case(
+        line_case(
             "an error without an id",
             ListTools,
             |r| {
@@ -216,7 +127,7 @@ fn cases() -> Vec<Case> {
             },
             Expect::Ok,
         ),
-        case(
+        line_case(
             "only an error without an id",
             ListTools,
             |_| {
@@ -225,7 +136,7 @@ fn cases() -> Vec<Case> {
             },
             Expect::TimesOut,
         ),
-        case(
+        line_case(
             "result and error together",
             ListTools,
             |r| {
@@ -235,7 +146,7 @@ fn cases() -> Vec<Case> {
             },
             Expect::Fails("Transport(Malformed)", is_malformed),
         ),
-        case(
+        line_case(
             "a duplicate id key",
             ListTools,
             |r| {
@@ -249,7 +160,7 @@ fn cases() -> Vec<Case> {
             },
             Expect::TimesOut,
         ),
-        case(
+        line_case(
             "jsonrpc 1.0",
             ListTools,
             |r| {
@@ -259,7 +170,7 @@ fn cases() -> Vec<Case> {
             },
             Expect::TimesOut,
         ),
-        case(
+        line_case(
             "an error code that is not a number",
             ListTools,
             |r| {
@@ -270,49 +181,26 @@ fn cases() -> Vec<Case> {
             Expect::TimesOut,
         ),
         // Errors are data, whatever their size.
-        case(
-            "an error with a 100 kB message",
-            ListTools,
-            |r| {
-                vec![line(&response(
-                    r,
-                    json!({"error": {"code": -32603, "message": "m".repeat(100_000)}}),
-                ))]
-            },
-            Expect::Fails("Protocol(-32603)", |e| {
-                e.protocol()
-                    .is_some_and(|p| p.code.0 == -32603 && p.message.len() == 100_000)
-            }),
-        ),
-        case(
-            "an error whose data nests 100 000 levels",
-            ListTools,
-            |r| {
-                vec![
-            format!(r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32603,"message":"x","data":{}}}}}"#, r["id"], nested(100_000)).into_bytes()]
-            },
-            Expect::TimesOut,
-        ),
         // Results that are not what the method returns.
-        case(
+        line_case(
             "a result without tools",
             ListTools,
             |r| result(r, json!({"resultType": "complete"})),
             Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
         ),
-        case(
+        line_case(
             "tools that are not an array",
             ListTools,
             |r| result(r, json!({"tools": {"a": 1}})),
             Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
         ),
-        case(
+        line_case(
             "a tool without an inputSchema",
             ListTools,
             |r| result(r, json!({"tools": [{"name": "t"}]})),
             Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
         ),
-        case(
+        line_case(
             "a tool whose name is a number",
             ListTools,
             |r| {
@@ -323,19 +211,19 @@ fn cases() -> Vec<Case> {
             },
             Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
         ),
-        case(
+        line_case(
             "a result that is a number",
             ListTools,
             |r| result(r, json!(5)),
             Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
         ),
-        case(
+        line_case(
             "a result that is null",
             ListTools,
             |r| result(r, Value::Null),
             Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
         ),
-        case(
+        line_case(
             "a duplicate member in the result",
             ListTools,
             |r| {
@@ -349,7 +237,7 @@ fn cases() -> Vec<Case> {
             },
             Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
         ),
-        case(
+        line_case(
             "a discover result without supportedVersions",
             Discover,
             |r| result(r, json!({"capabilities": {}})),
@@ -357,14 +245,14 @@ fn cases() -> Vec<Case> {
                 is_decode("server/discover")(e)
             }),
         ),
-        case(
+        line_case(
             "a tool call result whose content is a string",
             CallTool,
             |r| result(r, json!({"content": "text"})),
             Expect::Fails("Decode(tools/call)", |e| is_decode("tools/call")(e)),
         ),
         // resultType: unknown values, and extensions the client did not declare.
-        case(
+        line_case(
             "an unknown resultType",
             ListTools,
             |r| result(r, json!({"resultType": "hologram", "tools": []})),
@@ -372,7 +260,7 @@ fn cases() -> Vec<Case> {
                 unknown_type(e, "hologram")
             }),
         ),
-        case(
+        line_case(
             "an unknown resultType on a tool call",
             CallTool,
             |r| result(r, json!({"resultType": "hologram", "content": []})),
@@ -380,13 +268,13 @@ fn cases() -> Vec<Case> {
                 unknown_type(e, "hologram")
             }),
         ),
-        case(
+        line_case(
             "a task the client did not declare",
             CallTool,
             |r| result(r, json!({"resultType": "task", "task": {"taskId": "t"}})),
             Expect::Fails("UnknownResultType(task)", |e| unknown_type(e, "task")),
         ),
-        case(
+        line_case(
             "input_required for a list",
             ListTools,
             |r| {
@@ -399,13 +287,13 @@ fn cases() -> Vec<Case> {
                 unknown_type(e, "input_required")
             }),
         ),
-        case(
+        line_case(
             "a resultType that is a number",
             ListTools,
             |r| result(r, json!({"resultType": 1, "tools": []})),
             Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
         ),
-        case(
+        line_case(
             "a case-variant resultType",
             ListTools,
             |r| result(r, json!({"resultType": "Complete", "tools": []})),
@@ -415,7 +303,7 @@ fn cases() -> Vec<Case> {
         ),
         // Deep nesting: skipped without recursion where the client does not read it, refused
         // by serde_json's depth limit (128) where it does.
-        case(
+        line_case(
             "100 000 levels in an unknown member",
             ListTools,
             |r| {
@@ -430,7 +318,7 @@ fn cases() -> Vec<Case> {
             },
             Expect::Ok,
         ),
-        case(
+        line_case(
             "200 levels in a tool's inputSchema",
             ListTools,
             |r| {
@@ -439,7 +327,7 @@ fn cases() -> Vec<Case> {
             },
             Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
         ),
-        case(
+        line_case(
             "100 000 levels as the result",
             ListTools,
             |r| {
@@ -455,7 +343,7 @@ fn cases() -> Vec<Case> {
             Expect::Fails("Decode(tools/list)", |e| is_decode("tools/list")(e)),
         ),
         // Traffic around the response.
-        case(
+        line_case(
             "10 000 notifications before the response",
             ListTools,
             |r| {
@@ -470,7 +358,7 @@ fn cases() -> Vec<Case> {
             },
             Expect::Ok,
         ),
-        case(
+        line_case(
             "the server cancels the client's request",
             ListTools,
             |r| {
@@ -483,17 +371,17 @@ fn cases() -> Vec<Case> {
             },
             Expect::Ok,
         ),
-    ];
+    ]);
     // Servers of 2026-07-28 send no requests: each is refused with -32601, and the call
     // goes on.
-    cases.push(Case {
+    cases.push(LineCase {
         answers: 1,
-        ..case("a server request (elicitation)", CallTool, |r| vec![
+        ..line_case("a server request (elicitation)", CallTool, |r| vec![
             br#"{"jsonrpc":"2.0","id":"s1","method":"elicitation/create","params":{"mode":"form","message":"?","requestedSchema":{"type":"object","properties":{}}}}"#.to_vec(), valid(r)], Expect::Ok)
     });
-    cases.push(Case {
+    cases.push(LineCase {
         answers: 500,
-        ..case(
+        ..line_case(
             "500 server requests (ping)",
             ListTools,
             |r| {
@@ -509,9 +397,9 @@ fn cases() -> Vec<Case> {
         )
     });
     // MRTR: bounded rounds, and input requests the client cannot answer.
-    cases.push(Case {
+    cases.push(LineCase {
         rounds: 10,
-        ..case(
+        ..line_case(
             "input_required forever",
             CallTool,
             |r| {
@@ -525,7 +413,7 @@ fn cases() -> Vec<Case> {
             }),
         )
     });
-    cases.push(case(
+    cases.push(line_case(
         "an input request of an unknown method",
         CallTool,
         |r| {
@@ -537,13 +425,13 @@ fn cases() -> Vec<Case> {
         },
         Expect::Fails("Decode(tools/call)", |e| is_decode("tools/call")(e)),
     ));
-    cases.push(case("an elicitation the client has no handler for", CallTool, |r| result(r, json!({"resultType": "input_required",
+    cases.push(line_case("an elicitation the client has no handler for", CallTool, |r| result(r, json!({"resultType": "input_required",
         "inputRequests": {"k": {"method": "elicitation/create", "params": {"mode": "form", "message": "?", "requestedSchema": {"type": "object", "properties": {}}}}}})),
         Expect::Fails("NoHandler(elicitation/create)", |e| matches!(e, Error::NoHandler { method } if method == "elicitation/create"))));
     // Pagination: cursors that never end must not make the client loop.
-    cases.push(Case {
+    cases.push(LineCase {
         rounds: 3,
-        ..case("cursors in a cycle (a, b, a)", ListAll, |r| {
+        ..line_case("cursors in a cycle (a, b, a)", ListAll, |r| {
             let next = if r["params"]["cursor"] == "a" { "b" } else { "a" };
             result(r, json!({"tools": [{"name": next, "inputSchema": {"type": "object"}}], "nextCursor": next}))
         }, Expect::Ok)
@@ -564,40 +452,10 @@ async fn run(client: Client, call: Ask) -> Result<Value, Error> {
 }
 
 /// Runs one case, then the probe: a valid `tools/list` on the same pipe.
-async fn check(client: &Client, script: &mut Script, case: &Case) {
-    let name = case.name;
-    let call = tokio::spawn(run(client.clone(), case.call));
-    let mut last = Value::Null;
-    for _ in 0..case.rounds {
-        last = script.request().await;
-        for line in (case.answer)(&last) {
-            script.line(&line).await;
-        }
-    }
-    for _ in 0..case.answers {
-        let answer = script.request().await;
-        assert!(
-            answer["id"].as_str().is_some_and(|id| id.starts_with('s')),
-            "{name}: an answer to the server's request: {answer}"
-        );
-        assert_eq!(answer["error"]["code"], -32601, "{name}: {answer}");
-    }
-    let outcome = call.await.expect("the call must not panic");
-    match (&case.expect, &outcome) {
-        (Expect::Ok, Ok(_)) => {}
-        (Expect::Fails(_, matches), Err(e)) if matches(e) => {}
-        (Expect::TimesOut, Err(Error::Timeout { .. })) => {
-            let cancelled = script.request().await;
-            assert_eq!(
-                cancelled["method"], "notifications/cancelled",
-                "{name}: {cancelled}"
-            );
-            assert_eq!(cancelled["params"]["requestId"], last["id"], "{name}");
-        }
-        (Expect::Fails(expected, _), _) => panic!("{name}: expected {expected}, got {outcome:?}"),
-        (_, _) => panic!("{name}: got {outcome:?}"),
-    }
-    probe(client, script, name).await;
+async fn check(client: &Client, script: &mut Script, case: &LineCase<Ask>) {
+    let call = tokio::spawn(run(client.clone(), case.ask));
+    play(script, case, case.name, valid, call).await;
+    probe(client, script, case.name).await;
 }
 
 /// A valid call on the same pipe succeeds, and is the very next thing the client sends.

@@ -295,13 +295,33 @@ fn crash(pid: u32) {
     panic!("process {pid} did not die");
 }
 
+/// Waits for the next event of `subscription`, which must be an acknowledgement (`what`
+/// names the wait in a failure).
+async fn acknowledged(subscription: &mut mcp_client::Subscription, what: &str) {
+    let event = tokio::time::timeout(REQUEST_TIMEOUT, subscription.next())
+        .await
+        .expect(what);
+    assert!(
+        matches!(event, Some(mcp_client::ListenEvent::Acknowledged(_))),
+        "{event:?}"
+    );
+}
+
+/// A client that owns a child Python server, restarting it at most `restarts` times.
+fn python_child(restarts: u32) -> Client {
+    client()
+        .spawn_stdio(
+            Sdk::Python.command(),
+            mcp_client::RestartPolicy::new(restarts),
+        )
+        .expect("spawn the server")
+}
+
 /// A client that owns its stdio server restarts it after a crash, re-sends only a request
 /// that is safe to repeat, and gives up after its restart budget.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashed_server_is_restarted_and_only_safe_requests_are_resent() {
-    let client = client()
-        .spawn_stdio(Sdk::Python.command(), mcp_client::RestartPolicy::new(2))
-        .expect("spawn the server");
+    let client = python_child(2);
     let mut args = mcp_types::OrderedMap::new();
     args.insert("name", "Ada".to_owned());
     client
@@ -353,29 +373,15 @@ async fn a_crashed_server_is_restarted_and_only_safe_requests_are_resent() {
 /// restarted the client subscribes again, and the new acknowledgement says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscription_is_renewed_after_a_restart() {
-    let client = client()
-        .spawn_stdio(Sdk::Python.command(), mcp_client::RestartPolicy::new(1))
-        .expect("spawn the server");
+    let client = python_child(1);
     let mut filter = mcp_types::SubscriptionFilter::new();
     filter.tools_list_changed = Some(true);
     let mut subscription = client.listen(filter).await.expect("listen");
-    let first = tokio::time::timeout(REQUEST_TIMEOUT, subscription.next())
-        .await
-        .expect("an acknowledgement in time");
-    assert!(
-        matches!(first, Some(mcp_client::ListenEvent::Acknowledged(_))),
-        "{first:?}"
-    );
+    acknowledged(&mut subscription, "an acknowledgement in time").await;
     let before = subscription.id();
 
     crash(client.server_pid().expect("a server"));
-    let renewed = tokio::time::timeout(REQUEST_TIMEOUT, subscription.next())
-        .await
-        .expect("a renewal in time");
-    assert!(
-        matches!(renewed, Some(mcp_client::ListenEvent::Acknowledged(_))),
-        "{renewed:?}"
-    );
+    acknowledged(&mut subscription, "a renewal in time").await;
     assert!(
         before.is_some() && subscription.id().is_some(),
         "a listen request carries it"

@@ -46,9 +46,7 @@ async fn every_request_carries_meta() {
         meta["io.modelcontextprotocol/clientInfo"],
         json!({"name": "client", "version": "1.0"})
     );
-    server
-        .reply(&request, json!({"result": {"tools": []}}))
-        .await;
+    server.reply_result(&request, json!({"tools": []})).await;
     // No resultType: an earlier-revision server's result, read as complete.
     assert!(call.await.unwrap().unwrap().tools.is_empty());
 }
@@ -80,10 +78,7 @@ async fn no_common_version_is_a_clear_error() {
 async fn an_unknown_result_type_is_an_error() {
     let (call, mut server, request, _conn) = tool_call().await;
     server
-        .reply(
-            &request,
-            json!({"result": {"resultType": "task", "task": {}}}),
-        )
+        .reply_result(&request, json!({"resultType": "task", "task": {}}))
         .await;
     assert!(matches!(call.await.unwrap(), Err(Error::UnknownResultType(t)) if t == "task"));
 }
@@ -92,9 +87,9 @@ async fn an_unknown_result_type_is_an_error() {
 async fn a_retry_echoes_the_request_state_exactly_with_a_new_id() {
     let (call, mut server, first, _conn) = tool_call().await;
     server
-        .reply(
+        .reply_result(
             &first,
-            json!({"result": {"resultType": "input_required", "requestState": "opaque+/=state"}}),
+            json!({"resultType": "input_required", "requestState": "opaque+/=state"}),
         )
         .await;
     let retry = server.request().await;
@@ -105,10 +100,7 @@ async fn a_retry_echoes_the_request_state_exactly_with_a_new_id() {
         "nothing was asked"
     );
     server
-        .reply(
-            &retry,
-            json!({"result": {"resultType": "complete", "content": []}}),
-        )
+        .reply_result(&retry, json!({"resultType": "complete", "content": []}))
         .await;
     assert!(call.await.unwrap().unwrap().content.is_empty());
 }
@@ -117,10 +109,10 @@ async fn a_retry_echoes_the_request_state_exactly_with_a_new_id() {
 async fn a_question_without_a_handler_is_an_error() {
     let (call, mut server, first, _conn) = tool_call().await;
     server
-        .reply(
+        .reply_result(
             &first,
-            json!({"result": {"resultType": "input_required",
-            "inputRequests": {"r": {"method": "roots/list", "params": {}}}}}),
+            json!({"resultType": "input_required",
+            "inputRequests": {"r": {"method": "roots/list", "params": {}}}}),
         )
         .await;
     assert!(
@@ -137,7 +129,10 @@ async fn results_with_a_ttl_are_served_from_the_cache() {
     });
     let request = server.request().await;
     server
-        .reply(&request, json!({"result": {"resultType": "complete", "tools": [], "ttlMs": 60_000, "cacheScope": "public"}}))
+        .reply_result(
+            &request,
+            json!({"resultType": "complete", "tools": [], "ttlMs": 60_000, "cacheScope": "public"}),
+        )
         .await;
     first.await.unwrap().unwrap();
     // The scripted server answers nothing more: a second list only completes from the cache.
@@ -158,15 +153,13 @@ async fn results_with_a_ttl_are_served_from_the_cache() {
     });
     let read = server.request().await;
     server
-        .reply(
+        .reply_result(
             &read,
-            json!({"result": {"resultType": "input_required", "requestState": "s"}}),
+            json!({"resultType": "input_required", "requestState": "s"}),
         )
         .await;
     let retry = server.request().await;
-    server
-        .reply(&retry, json!({"result": {"resultType": "complete", "contents": [], "ttlMs": 60_000, "cacheScope": "public"}}))
-        .await;
+    server.reply_result(&retry, json!({"resultType": "complete", "contents": [], "ttlMs": 60_000, "cacheScope": "public"})).await;
     call.await.unwrap().unwrap();
     let again = tokio::spawn(async move { client.read_resource("file:///x").await });
     let fresh = server.request().await;
@@ -175,10 +168,7 @@ async fn results_with_a_ttl_are_served_from_the_cache() {
         "the retry's result was not cached"
     );
     server
-        .reply(
-            &fresh,
-            json!({"result": {"resultType": "complete", "contents": []}}),
-        )
+        .reply_result(&fresh, json!({"resultType": "complete", "contents": []}))
         .await;
     again.await.unwrap().unwrap();
 }
@@ -202,10 +192,7 @@ async fn trace_context_travels_in_meta() {
     );
     assert_eq!(request["params"]["_meta"]["tracestate"], "k=v");
     server
-        .reply(
-            &request,
-            json!({"result": {"resultType": "complete", "content": []}}),
-        )
+        .reply_result(&request, json!({"resultType": "complete", "content": []}))
         .await;
     call.await.unwrap().unwrap();
 }

@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex};
 
 use mcp_client::skills::MAX_SKILL_PAGES;
 use mcp_client::{Client, Error, SkillErrorKind};
-use mcp_jsonrpc::{ErrorObject, Handler, Peer, PeerConfig, Request, RequestContext, memory};
+use mcp_jsonrpc::{ErrorObject, Handler, Request, RequestContext};
 use mcp_server::Server;
 use mcp_server::skills::{Skill, Skills};
+use mcp_test_support::client::connect_in_memory;
 use mcp_types::ErrorCode;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -142,10 +143,7 @@ fn fixture(tamper: Tamper, directory_read: bool) -> Fixture {
         tamper,
         seen: Arc::clone(&seen),
     };
-    let ((a_read, a_write), (b_read, b_write)) = memory::pair(64);
-    let (_peer, server_conn) = Peer::connect(b_read, b_write, spy, PeerConfig::default());
-    let (client, client_conn) =
-        Client::builder("c", "1").connect(a_read, a_write, PeerConfig::default());
+    let (client, client_conn, server_conn) = connect_in_memory(spy, Client::builder("c", "1"), 64);
     Fixture {
         client,
         seen,

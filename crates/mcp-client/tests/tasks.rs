@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mcp_client::{CallOptions, Client, ClientBuilder, Error, TaskHandle, TaskOptions, ToolCall};
-use mcp_jsonrpc::{Peer, PeerConfig, memory};
 use mcp_server::tasks::{TaskSupport, Tasks};
 use mcp_server::{Context, Server, ToolDef, ToolError};
+use mcp_test_support::client::connect_in_memory;
 use mcp_types::JsonObject;
 use mcp_types::{
     CallToolResult, ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ElicitResultAction,
@@ -70,11 +70,7 @@ fn connect(
     server: &Server,
     builder: ClientBuilder,
 ) -> (Client, mcp_jsonrpc::Connection, mcp_jsonrpc::Connection) {
-    let ((a_read, a_write), (b_read, b_write)) = memory::pair(64);
-    let (_peer, server_conn) =
-        Peer::connect(b_read, b_write, server.clone(), PeerConfig::default());
-    let (client, client_conn) = builder.connect(a_read, a_write, PeerConfig::default());
-    (client, client_conn, server_conn)
+    connect_in_memory(server.clone(), builder, 64)
 }
 
 /// A client declaring the extension, answering elicitations with `Ada` and counting them.

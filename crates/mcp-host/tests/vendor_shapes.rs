@@ -100,12 +100,7 @@ fn calls_in() {
         {"id": "a", "type": "function", "function": {"name": "x", "arguments": "{}"}},
         {"id": "b", "type": "function", "function": {"name": "y", "arguments": "{}"}}
     ]});
-    let ids: Vec<String> = ToolCall::from_openai_message(&message)
-        .unwrap()
-        .into_iter()
-        .map(|c| c.id)
-        .collect();
-    assert_eq!(ids, ["a", "b"]);
+    assert_eq!(ids(ToolCall::from_openai_message(&message)), ["a", "b"]);
     assert!(
         ToolCall::from_openai_message(&json!({"role": "assistant", "content": "hi"}))
             .unwrap()
@@ -116,12 +111,15 @@ fn calls_in() {
         {"type": "tool_use", "id": "u1", "name": "x", "input": {}},
         {"type": "tool_use", "id": "u2", "name": "y", "input": {}}
     ]);
-    let ids: Vec<String> = ToolCall::from_anthropic_content(&content)
-        .unwrap()
-        .into_iter()
-        .map(|c| c.id)
-        .collect();
-    assert_eq!(ids, ["u1", "u2"]);
+    assert_eq!(
+        ids(ToolCall::from_anthropic_content(&content)),
+        ["u1", "u2"]
+    );
+}
+
+/// The ids of the tool calls read from a vendor's message, which must read.
+fn ids<E: std::fmt::Debug>(calls: Result<Vec<ToolCall>, E>) -> Vec<String> {
+    calls.unwrap().into_iter().map(|c| c.id).collect()
 }
 
 /// Renders `result` for `vendor` as the answer to call `id` and compares with `expected`.

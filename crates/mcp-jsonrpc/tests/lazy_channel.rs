@@ -8,6 +8,11 @@ use std::time::Duration;
 
 use mcp_jsonrpc::{Error, LazyChannel, NotificationSink};
 
+/// Sends a `notifications/message` without params through `sink`.
+fn message(sink: &NotificationSink) -> impl Future<Output = Result<(), Error>> + '_ {
+    sink.notify::<()>("notifications/message", None)
+}
+
 /// A slot for a channel of `capacity` frames and a sink made from it.
 fn lazy(capacity: usize) -> (Arc<LazyChannel>, NotificationSink) {
     let slot = Arc::new(LazyChannel::new(capacity));
@@ -38,12 +43,10 @@ async fn the_first_notification_makes_the_channel_and_the_receiver_is_handed_ove
     assert!(slot.close().is_none(), "and close has none left to return");
 
     // The channel goes on after the slot is closed, while its receiver lives.
-    sink.notify::<()>("notifications/message", None)
-        .await
-        .unwrap();
+    message(&sink).await.unwrap();
     assert!(events.try_recv().is_ok());
     drop(events);
-    let after = sink.notify::<()>("notifications/message", None).await;
+    let after = message(&sink).await;
     assert!(matches!(after, Err(Error::Closed(_))), "{after:?}");
 }
 
@@ -54,12 +57,9 @@ async fn a_notification_after_close_fails_without_waiting() {
     let (slot, sink) = lazy(1);
     assert!(slot.close().is_none());
     for _ in 0..3 {
-        let sent = tokio::time::timeout(
-            Duration::from_secs(5),
-            sink.notify::<()>("notifications/message", None),
-        )
-        .await
-        .expect("a closed slot answers at once");
+        let sent = tokio::time::timeout(Duration::from_secs(5), message(&sink))
+            .await
+            .expect("a closed slot answers at once");
         assert!(matches!(sent, Err(Error::Closed(_))), "{sent:?}");
     }
 }
@@ -68,9 +68,7 @@ async fn a_notification_after_close_fails_without_waiting() {
 #[tokio::test]
 async fn close_returns_a_receiver_not_taken_yet() {
     let (slot, sink) = lazy(2);
-    sink.notify::<()>("notifications/message", None)
-        .await
-        .unwrap();
+    message(&sink).await.unwrap();
     let mut events = slot.close().expect("the channel was made");
     assert!(events.try_recv().is_ok());
 }
@@ -128,10 +126,8 @@ async fn a_notification_from_another_task_wakes_the_waiting_transport() {
 #[tokio::test]
 async fn a_full_channel_makes_the_sender_wait() {
     let (slot, sink) = lazy(0);
-    sink.notify::<()>("notifications/message", None)
-        .await
-        .unwrap();
-    let second = sink.notify::<()>("notifications/message", None);
+    message(&sink).await.unwrap();
+    let second = message(&sink);
     tokio::pin!(second);
     let waited = tokio::time::timeout(Duration::from_millis(50), &mut second).await;
     assert!(

@@ -29,6 +29,13 @@ fn connect<H: Handler>(handler: H, config: PeerConfig) -> (Peer, mcp_jsonrpc::Co
     (peer, conn, raw)
 }
 
+/// The default configuration with this request timeout.
+fn with_timeout(timeout: Duration) -> PeerConfig {
+    let mut config = PeerConfig::default();
+    config.request_timeout = timeout;
+    config
+}
+
 /// A peer serving [`Server`] with `config`: what its handlers share with the test, and
 /// the bare other end.
 fn serve(config: PeerConfig) -> (Arc<Behaviours>, Peer, mcp_jsonrpc::Connection, Raw) {
@@ -37,12 +44,21 @@ fn serve(config: PeerConfig) -> (Arc<Behaviours>, Peer, mcp_jsonrpc::Connection,
     (behaviours, peer, conn, raw)
 }
 
-/// The request `x` (no params, default options) from `peer`, on a task of its own.
-fn spawn_x(peer: Peer) -> tokio::task::JoinHandle<Result<Box<RawValue>, Error>> {
+/// The request `method` with `params` (default options) from `peer`, on a task of its own.
+fn spawn_request(
+    peer: Peer,
+    method: &'static str,
+    params: Option<Value>,
+) -> tokio::task::JoinHandle<Result<Box<RawValue>, Error>> {
     tokio::spawn(async move {
-        peer.request("x", None::<&Value>, RequestOptions::default())
+        peer.request(method, params.as_ref(), RequestOptions::default())
             .await
     })
+}
+
+/// The request `x` (no params, default options) from `peer`, on a task of its own.
+fn spawn_x(peer: Peer) -> tokio::task::JoinHandle<Result<Box<RawValue>, Error>> {
+    spawn_request(peer, "x", None)
 }
 
 fn raw(value: &Value) -> Box<RawValue> {
@@ -144,20 +160,8 @@ impl Handler for Server {
 #[tokio::test(start_paused = true)]
 async fn requests_get_their_own_responses_in_any_order() {
     let (peer, _conn, mut raw_side) = connect(NoHandler, PeerConfig::default());
-    let first = tokio::spawn({
-        let peer = peer.clone();
-        async move {
-            peer.request("a", Some(&json!({"n": 1})), RequestOptions::default())
-                .await
-        }
-    });
-    let second = tokio::spawn({
-        let peer = peer.clone();
-        async move {
-            peer.request("b", None::<&Value>, RequestOptions::default())
-                .await
-        }
-    });
+    let first = spawn_request(peer.clone(), "a", Some(json!({"n": 1})));
+    let second = spawn_request(peer.clone(), "b", None);
     let r1 = raw_side.recv().await;
     let r2 = raw_side.recv().await;
     assert_ne!(r1["id"], r2["id"], "every request gets a fresh id");
@@ -325,8 +329,7 @@ async fn an_error_response_is_returned_as_data() {
 
 #[tokio::test(start_paused = true)]
 async fn a_timeout_withdraws_the_request_and_tells_the_peer() {
-    let mut config = PeerConfig::default();
-    config.request_timeout = Duration::from_secs(5);
+    let config = with_timeout(Duration::from_secs(5));
     let (peer, _conn, mut raw_side) = connect(NoHandler, config);
     let started = tokio::time::Instant::now();
     let call = tokio::spawn(async move {
@@ -352,8 +355,7 @@ async fn a_timeout_withdraws_the_request_and_tells_the_peer() {
 /// and an answered request never times out.
 #[tokio::test(start_paused = true)]
 async fn timeouts_of_different_lengths_each_fire_on_time() {
-    let mut config = PeerConfig::default();
-    config.request_timeout = Duration::from_secs(30);
+    let config = with_timeout(Duration::from_secs(30));
     let (peer, _conn, mut raw_side) = connect(NoHandler, config);
     let started = tokio::time::Instant::now();
     let timed = |peer: Peer, method: &'static str, options: RequestOptions| {
@@ -441,8 +443,7 @@ async fn dropping_the_connection_fails_waiting_requests() {
 
 #[tokio::test(start_paused = true)]
 async fn progress_resets_the_timeout_but_not_the_hard_maximum() {
-    let mut config = PeerConfig::default();
-    config.request_timeout = Duration::from_secs(10);
+    let mut config = with_timeout(Duration::from_secs(10));
     config.max_request_timeout = Duration::from_secs(25);
     let (peer, _conn, mut raw_side) = connect(NoHandler, config);
     let seen = Arc::new(AtomicUsize::new(0));
@@ -488,8 +489,7 @@ async fn progress_resets_the_timeout_but_not_the_hard_maximum() {
 
 #[tokio::test(start_paused = true)]
 async fn without_progress_the_timeout_is_not_extended() {
-    let mut config = PeerConfig::default();
-    config.request_timeout = Duration::from_secs(10);
+    let config = with_timeout(Duration::from_secs(10));
     let (peer, _conn, mut raw_side) = connect(NoHandler, config);
     let options = RequestOptions::default().progress(RequestId::from("mine"), |_| {});
     let started = tokio::time::Instant::now();
@@ -563,14 +563,30 @@ async fn a_panicking_handler_is_answered_and_the_connection_goes_on() {
     }
 }
 
+/// A peer serving [`Server`] whose request `id` of `method` has started, and which the
+/// other end has then cancelled (with `reason`, if any).
+async fn cancelled_while_running(
+    id: i64,
+    method: &str,
+    reason: Option<&str>,
+) -> (Arc<Behaviours>, Peer, mcp_jsonrpc::Connection, Raw) {
+    let (behaviours, peer, conn, mut raw_side) = serve(PeerConfig::default());
+    raw_side.request(id, method).await;
+    behaviours.started().await;
+    let mut params = json!({"requestId": id});
+    if let Some(reason) = reason {
+        params["reason"] = json!(reason);
+    }
+    raw_side
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}))
+        .await;
+    (behaviours, peer, conn, raw_side)
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_peer_cancelling_fires_the_token_and_suppresses_the_response() {
-    let (behaviours, _peer, _conn, mut raw_side) = serve(PeerConfig::default());
-    raw_side.request(7, "hold").await;
-    behaviours.started().await;
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "reason": "user"}}))
-        .await;
+    let (behaviours, _peer, _conn, mut raw_side) =
+        cancelled_while_running(7, "hold", Some("user")).await;
     behaviours
         .until(|b| b.cancelled.load(Ordering::SeqCst) != 0)
         .await;
@@ -584,12 +600,7 @@ async fn the_peer_cancelling_fires_the_token_and_suppresses_the_response() {
 /// asked for the token is seen cancelled when it asks, and is not answered.
 #[tokio::test(start_paused = true)]
 async fn a_request_cancelled_before_it_asks_for_its_token_sees_it_cancelled() {
-    let (behaviours, _peer, _conn, mut raw_side) = serve(PeerConfig::default());
-    raw_side.request(9, "late").await;
-    behaviours.started().await;
-    raw_side
-        .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}))
-        .await;
+    let (behaviours, _peer, _conn, mut raw_side) = cancelled_while_running(9, "late", None).await;
     tokio::time::sleep(Duration::from_millis(10)).await;
     behaviours.release.notify_one();
     behaviours
@@ -746,13 +757,7 @@ async fn handlers_can_report_progress() {
 #[tokio::test(start_paused = true)]
 async fn the_peer_hanging_up_fails_pending_requests_at_once() {
     let (peer, conn, raw_side) = connect(NoHandler, PeerConfig::default());
-    let call = tokio::spawn({
-        let peer = peer.clone();
-        async move {
-            peer.request("x", None::<&Value>, RequestOptions::default())
-                .await
-        }
-    });
+    let call = spawn_x(peer.clone());
     tokio::task::yield_now().await;
     let started = tokio::time::Instant::now();
     drop(raw_side);

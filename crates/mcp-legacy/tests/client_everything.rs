@@ -101,6 +101,11 @@ fn text(result: &mcp_types::CallToolResult) -> String {
         .join("\n")
 }
 
+/// Calls the tool `name` with `arguments` (an object); the text of its result.
+async fn call_text(client: &Client, name: &str, arguments: Value) -> String {
+    text(&client.call_tool(name, args(arguments)).await.unwrap())
+}
+
 /// The whole legacy session, the same way over every transport.
 async fn exercise(client: &Client, asked: &Asked) {
     // server/discover is answered from the initialize result.
@@ -129,53 +134,29 @@ async fn exercise(client: &Client, asked: &Asked) {
         );
     }
 
-    let echo = client
-        .call_tool("echo", args(json!({"message": "hi"})))
-        .await
-        .unwrap();
-    assert_eq!(text(&echo), "Echo: hi");
-    let sum = client
-        .call_tool("get-sum", args(json!({"a": 2, "b": 3})))
-        .await
-        .unwrap();
-    assert!(text(&sum).contains('5'), "{}", text(&sum));
+    assert_eq!(
+        call_text(client, "echo", json!({"message": "hi"})).await,
+        "Echo: hi"
+    );
+    let sum = call_text(client, "get-sum", json!({"a": 2, "b": 3})).await;
+    assert!(sum.contains('5'), "{sum}");
 
-    // The server's sampling/createMessage request reaches our on_sample handler.
-    let sampled = client
-        .call_tool(
+    // The server's sampling/createMessage request reaches our on_sample handler, its
+    // elicitation/create request on_elicit, and roots/list on_roots; our answers come back.
+    for (tool, arguments, expected) in [
+        (
             "trigger-sampling-request",
-            args(json!({"prompt": "a haiku", "maxTokens": 20})),
-        )
-        .await
-        .unwrap();
-    assert!(
-        text(&sampled).contains("Quiet numbers hum"),
-        "{}",
-        text(&sampled)
-    );
-    assert!(text(&sampled).contains("test-model"), "{}", text(&sampled));
-
-    // Its elicitation/create request reaches on_elicit, and our answer comes back.
-    let elicited = client
-        .call_tool("trigger-elicitation-request", JsonObject::new())
-        .await
-        .unwrap();
-    assert!(
-        text(&elicited).contains("Ada Lovelace"),
-        "{}",
-        text(&elicited)
-    );
-
-    // roots/list reaches on_roots.
-    let roots = client
-        .call_tool("get-roots-list", JsonObject::new())
-        .await
-        .unwrap();
-    assert!(
-        text(&roots).contains("file:///tmp/dual-era"),
-        "{}",
-        text(&roots)
-    );
+            json!({"prompt": "a haiku", "maxTokens": 20}),
+            &["Quiet numbers hum", "test-model"][..],
+        ),
+        ("trigger-elicitation-request", json!({}), &["Ada Lovelace"]),
+        ("get-roots-list", json!({}), &["file:///tmp/dual-era"]),
+    ] {
+        let text = call_text(client, tool, arguments).await;
+        for part in expected {
+            assert!(text.contains(part), "{tool}: {text}");
+        }
+    }
 
     let asked = asked.lock().unwrap().clone();
     assert!(
@@ -254,12 +235,10 @@ async fn a_pinned_legacy_version_is_offered_and_kept() {
         .unwrap();
     assert_eq!(connection.verdict.era, Era::Legacy);
     assert_eq!(connection.verdict.version, "2025-06-18");
-    let echo = connection
-        .client
-        .call_tool("echo", args(json!({"message": "pinned"})))
-        .await
-        .unwrap();
-    assert_eq!(text(&echo), "Echo: pinned");
+    assert_eq!(
+        call_text(&connection.client, "echo", json!({"message": "pinned"})).await,
+        "Echo: pinned"
+    );
     let _ = connection.server.shutdown(Duration::from_secs(2)).await;
 }
 

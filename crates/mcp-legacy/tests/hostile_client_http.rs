@@ -27,7 +27,7 @@ use support::{count_panics, panics};
 
 const MAX_BODY: usize = 64 << 10;
 
-use support::hostile::{Case, Expect, call, list};
+use support::hostile::{self, Case, Expect, call, list};
 
 use support::http::session_json_reply as json_reply;
 
@@ -308,24 +308,7 @@ async fn the_session_table() {
         let connection = connection.unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(connection.verdict.era, Era::Legacy, "{name}");
         let client = &connection.client;
-        let outcome = if case.call {
-            client
-                .call_tool("t", mcp_types::JsonObject::new())
-                .await
-                .map(|_| ())
-        } else {
-            client.list_tools(None).await.map(|_| ())
-        };
-        match (&case.expect, &outcome) {
-            (Expect::Ok, Ok(())) => {}
-            (Expect::Fails(_, matches), Err(e)) if matches(e) => {}
-            (Expect::Fails(expected, _), _) => {
-                panic!("{name}: expected {expected}, got {outcome:?}")
-            }
-            (Expect::Ok, Err(e)) => panic!("{name}: {e:?}"),
-        }
-        let probe = client.list_tools(Some("probe")).await;
-        assert!(probe.is_ok(), "{name}: the request after it: {probe:?}");
+        hostile::check(client, case).await;
         client.shutdown(Duration::from_secs(1)).await;
     }
     assert_eq!(panics(), 0, "nothing may panic, even caught");

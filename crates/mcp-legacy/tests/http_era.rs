@@ -48,6 +48,18 @@ struct Fixture {
     client: HttpClient,
 }
 
+/// [`start`], and a 2025-11-25 session on it: its id.
+async fn session(legacy: LegacyHttpConfig) -> (Fixture, Server, String) {
+    let (f, core) = start(legacy).await;
+    let id = f.initialize("2025-11-25").await;
+    (f, core, id)
+}
+
+/// [`session`] on a server whose sessions expire after `timeout` idle.
+async fn idle_session(timeout: Duration) -> (Fixture, Server, String) {
+    session(LegacyHttpConfig::default().session_idle_timeout(timeout)).await
+}
+
 async fn start(legacy: LegacyHttpConfig) -> (Fixture, Server) {
     let core = server();
     let running = DualEraHttp::bind(
@@ -92,6 +104,36 @@ impl Fixture {
             .await
     }
 
+    /// Makes a request, which sweeps the idle sessions (at most once a second).
+    async fn sweep(&self) {
+        let _ = self.initialize("2025-11-25").await;
+    }
+
+    /// Resumes `session`'s stream after the event `last_event_id` (a GET).
+    async fn resume(&self, session: &str, last_event_id: &str) -> Response<Incoming> {
+        self.send(
+            "GET",
+            &[
+                ("mcp-session-id", session),
+                ("last-event-id", last_event_id),
+            ],
+            "",
+        )
+        .await
+    }
+
+    /// A 2025-11-25 session whose log level is `info` (request 1 sets it): its id.
+    async fn logging_session(&self) -> String {
+        let id = self.initialize("2025-11-25").await;
+        let set_level =
+            r#"{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}"#;
+        assert_eq!(
+            json_body(self.post(&id, set_level).await).await["result"],
+            json!({})
+        );
+        id
+    }
+
     async fn initialize(&self, version: &str) -> String {
         let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": version,
@@ -121,8 +163,7 @@ fn call(id: i64, name: &str) -> String {
 
 #[tokio::test]
 async fn a_legacy_session_is_served_by_the_modern_handlers_and_ends_with_delete() {
-    let (f, _core) = start(LegacyHttpConfig::default()).await;
-    let id = f.initialize("2025-11-25").await;
+    let (f, _core, id) = session(LegacyHttpConfig::default()).await;
     assert_eq!(id.len(), 32, "128 random bits in hex: {id}");
     assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
     let other = f.initialize("2025-06-18").await;
@@ -188,34 +229,28 @@ async fn a_session_idle_less_than_its_timeout_is_kept() {
     // are whole seconds: the old session is idle at least 4.1 s of its 4 s when the sweep
     // comes (sleeps only ever last longer), the recent one 2 s and whatever the machine
     // adds, which may be up to 2 s before the test fails wrongly.
-    let config = LegacyHttpConfig::default().session_idle_timeout(Duration::from_secs(4));
-    let (f, _core) = start(config).await;
-    let old = f.initialize("2025-11-25").await;
+    let (f, _core, old) = idle_session(Duration::from_secs(4)).await;
     tokio::time::sleep(Duration::from_millis(2100)).await;
     let recent = f.initialize("2025-11-25").await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    // This request sweeps (more than a second since the last sweep): the old session
-    // expires, which shows the sweep ran; the recent one stays.
-    let _ = f.initialize("2025-11-25").await;
+    // More than a second since the last sweep: the old session expires, which shows the
+    // sweep ran; the recent one stays.
+    f.sweep().await;
     f.unknown(&old, 1).await;
     f.echoes(&recent, 2).await;
 }
 
 #[tokio::test]
 async fn an_idle_session_expires() {
-    let config = LegacyHttpConfig::default().session_idle_timeout(Duration::from_millis(100));
-    let (f, _core) = start(config).await;
-    let id = f.initialize("2025-11-25").await;
+    let (f, _core, id) = idle_session(Duration::from_millis(100)).await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    // Any request sweeps (at most once a second).
-    let _ = f.initialize("2025-11-25").await;
+    f.sweep().await;
     f.unknown(&id, 1).await;
 }
 
 #[tokio::test]
 async fn input_required_becomes_an_elicitation_request_on_the_calls_stream() {
-    let (f, _core) = start(LegacyHttpConfig::default()).await;
-    let id = f.initialize("2025-11-25").await;
+    let (f, _core, id) = session(LegacyHttpConfig::default()).await;
     let mut events = SseEvents::checked(f.post(&id, &call(7, "ask")).await);
     let (priming_id, priming) = events.next().await.unwrap().into_parts();
     assert!(priming.is_empty(), "a priming event first");
@@ -224,14 +259,8 @@ async fn input_required_becomes_an_elicitation_request_on_the_calls_stream() {
     let (_, ask) = events.message().await;
     assert_eq!(ask["method"], "elicitation/create");
     assert_eq!(ask["params"]["message"], "Your name?");
-    let answer = json!({"jsonrpc": "2.0", "id": ask["id"],
-        "result": {"action": "accept", "content": {"name": "Ada"}}})
-    .to_string();
-    assert_eq!(f.post(&id, &answer).await.status(), StatusCode::ACCEPTED);
-
-    let (_, done) = events.message().await;
+    let done = answer_ada(&f, &id, &ask, &mut events).await;
     assert_eq!(done["id"], 7);
-    assert_eq!(done["result"]["content"][0]["text"], "hello Ada");
     assert!(
         events.next().await.is_none(),
         "the stream ends after the response"
@@ -241,13 +270,7 @@ async fn input_required_becomes_an_elicitation_request_on_the_calls_stream() {
 #[tokio::test]
 async fn a_broken_stream_resumes_after_the_last_event_id() {
     let (f, _core) = start(LegacyHttpConfig::default()).await;
-    let id = f.initialize("2025-11-25").await;
-    let set_level =
-        r#"{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}"#;
-    assert_eq!(
-        json_body(f.post(&id, set_level).await).await["result"],
-        json!({})
-    );
+    let id = f.logging_session().await;
 
     let mut events = SseEvents::checked(f.post(&id, &call(2, "slow")).await);
     let _priming = events.next().await.unwrap().into_parts();
@@ -256,26 +279,14 @@ async fn a_broken_stream_resumes_after_the_last_event_id() {
     // The connection breaks before the response.
     drop(events);
 
-    let resumed = f
-        .send(
-            "GET",
-            &[("mcp-session-id", &id), ("last-event-id", &log_id)],
-            "",
-        )
-        .await;
+    let resumed = f.resume(&id, &log_id).await;
     assert_eq!(resumed.status(), StatusCode::OK);
     let mut events = SseEvents::checked(resumed);
     let (_, done) = events.message().await;
     assert_eq!(done["id"], 2, "the response, not the log again: {done}");
     assert_eq!(done["result"]["content"][0]["text"], "slow done");
 
-    let unknown = f
-        .send(
-            "GET",
-            &[("mcp-session-id", &id), ("last-event-id", "999-1")],
-            "",
-        )
-        .await;
+    let unknown = f.resume(&id, "999-1").await;
     assert_eq!(unknown.status(), StatusCode::BAD_REQUEST);
 }
 
@@ -367,13 +378,7 @@ async fn a_2025_11_25_client_polls_a_stream_the_server_closes() {
         .close_streams_after(Some(Duration::from_millis(100)))
         .retry(Some(Duration::from_millis(10)));
     let (f, _core) = start(config).await;
-    let id = f.initialize("2025-11-25").await;
-    let set_level =
-        r#"{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}"#;
-    assert_eq!(
-        json_body(f.post(&id, set_level).await).await["result"],
-        json!({})
-    );
+    let id = f.logging_session().await;
 
     let mut events = SseEvents::checked(f.post(&id, &call(5, "slow")).await);
     let mut last = String::new();
@@ -391,13 +396,7 @@ async fn a_2025_11_25_client_polls_a_stream_the_server_closes() {
         if seen.last().is_some_and(|m| m["id"] == 5) {
             break;
         }
-        let resumed = f
-            .send(
-                "GET",
-                &[("mcp-session-id", &id), ("last-event-id", &last)],
-                "",
-            )
-            .await;
+        let resumed = f.resume(&id, &last).await;
         events = SseEvents::checked(resumed);
         polls += 1;
     }
@@ -494,6 +493,18 @@ async fn asking(f: &Fixture, session: &str, id: i64) -> (SseEvents, Value) {
     (events, ask)
 }
 
+/// Answers the elicitation `ask` in `session` with the name Ada, and asserts that its
+/// call, on `events`, then completes with the greeting: the response.
+async fn answer_ada(f: &Fixture, session: &str, ask: &Value, events: &mut SseEvents) -> Value {
+    assert_eq!(
+        f.post(session, &answer(ask)).await.status(),
+        StatusCode::ACCEPTED
+    );
+    let (_, done) = events.message().await;
+    assert_eq!(done["result"]["content"][0]["text"], "hello Ada");
+    done
+}
+
 fn answer(ask: &Value) -> String {
     json!({"jsonrpc": "2.0", "id": ask["id"],
         "result": {"action": "accept", "content": {"name": "Ada"}}})
@@ -502,10 +513,7 @@ fn answer(ask: &Value) -> String {
 
 #[tokio::test]
 async fn request_streams_per_session_are_capped() {
-    let mut legacy = LegacyHttpConfig::default();
-    legacy.max_streams_per_session = 2;
-    let (f, _core) = start(legacy).await;
-    let id = f.initialize("2025-11-25").await;
+    let (f, _core, id) = session(LegacyHttpConfig::default().max_streams_per_session(2)).await;
     // At the limit: two calls in the session, each on its own open stream.
     let (mut first, ask) = asking(&f, &id, 1).await;
     assert_eq!(ask["method"], "elicitation/create");
@@ -515,12 +523,7 @@ async fn request_streams_per_session_are_capped() {
     let refused = f.post(&id, &call(3, "echo")).await;
     assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
     // A stream that ends makes room.
-    assert_eq!(
-        f.post(&id, &answer(&ask)).await.status(),
-        StatusCode::ACCEPTED
-    );
-    let (_, done) = first.message().await;
-    assert_eq!(done["result"]["content"][0]["text"], "hello Ada");
+    answer_ada(&f, &id, &ask, &mut first).await;
     assert!(first.next().await.is_none());
     f.echoes(&id, 4).await;
 }
@@ -529,8 +532,7 @@ async fn request_streams_per_session_are_capped() {
 async fn server_requests_awaiting_answers_are_capped() {
     let mut legacy = LegacyHttpConfig::default();
     legacy.max_pending_requests = 1;
-    let (f, _core) = start(legacy).await;
-    let id = f.initialize("2025-11-25").await;
+    let (f, _core, id) = session(legacy).await;
     // At the limit: one elicitation waits for its answer.
     let (mut first, ask) = asking(&f, &id, 1).await;
     assert_eq!(ask["method"], "elicitation/create");
@@ -543,28 +545,17 @@ async fn server_requests_awaiting_answers_are_capped() {
         "{failed}"
     );
     // The first is unaffected.
-    assert_eq!(
-        f.post(&id, &answer(&ask)).await.status(),
-        StatusCode::ACCEPTED
-    );
-    let (_, done) = first.message().await;
-    assert_eq!(done["result"]["content"][0]["text"], "hello Ada");
+    answer_ada(&f, &id, &ask, &mut first).await;
 }
 
 #[tokio::test]
 async fn a_server_request_unanswered_past_its_time_fails_the_call() {
     let config = LegacyHttpConfig::default().ask_timeout(Duration::from_millis(300));
-    let (f, _core) = start(config).await;
-    let id = f.initialize("2025-11-25").await;
+    let (f, _core, id) = session(config).await;
     // Inside the time: answered at once, the call completes (see also
     // `input_required_becomes_an_elicitation_request_on_the_calls_stream`).
     let (mut answered, ask) = asking(&f, &id, 1).await;
-    assert_eq!(
-        f.post(&id, &answer(&ask)).await.status(),
-        StatusCode::ACCEPTED
-    );
-    let (_, done) = answered.message().await;
-    assert_eq!(done["result"]["content"][0]["text"], "hello Ada");
+    answer_ada(&f, &id, &ask, &mut answered).await;
     // Past it: nobody answers, and the call fails after the timeout.
     let started = std::time::Instant::now();
     let (mut unanswered, ask) = asking(&f, &id, 2).await;

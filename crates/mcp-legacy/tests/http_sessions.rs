@@ -122,6 +122,11 @@ fn initialize_body(name: &str) -> String {
     .to_string()
 }
 
+/// [`initialize_body`] of a 2024-11-05 client, for the HTTP+SSE transport.
+fn sse_initialize_body(name: &str) -> String {
+    initialize_body(name).replace("2025-11-25", "2024-11-05")
+}
+
 fn call(id: i64, tool: &str) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": tool, "arguments": {}}})
@@ -585,12 +590,17 @@ impl Fixture {
         .status()
     }
 
+    /// [`sse_post`](Self::sse_post) of a JSON `body`.
+    async fn sse_post_json(&self, endpoint: &str, body: String) -> StatusCode {
+        self.sse_post(endpoint, "application/json", body).await
+    }
+
     /// An initialized HTTP+SSE session.
     async fn sse_initialized(&self) -> (SseEvents, String) {
         let (mut events, endpoint) = self.sse_session().await;
-        let init = initialize_body("old").replace("2025-11-25", "2024-11-05");
+        let init = sse_initialize_body("old");
         assert_eq!(
-            self.sse_post(&endpoint, "application/json", init).await,
+            self.sse_post_json(&endpoint, init).await,
             StatusCode::ACCEPTED
         );
         assert_eq!(
@@ -599,8 +609,7 @@ impl Fixture {
         );
         let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         assert_eq!(
-            self.sse_post(&endpoint, "application/json", initialized.to_owned())
-                .await,
+            self.sse_post_json(&endpoint, initialized.to_owned()).await,
             StatusCode::ACCEPTED
         );
         (events, endpoint)
@@ -610,8 +619,7 @@ impl Fixture {
     async fn sse_holding(&self) -> (SseEvents, String) {
         let (events, endpoint) = self.sse_initialized().await;
         assert_eq!(
-            self.sse_post(&endpoint, "application/json", call(2, "hold"))
-                .await,
+            self.sse_post_json(&endpoint, call(2, "hold")).await,
             StatusCode::ACCEPTED
         );
         self.gate.started(1).await;
@@ -792,8 +800,7 @@ async fn http_sse_requests_hold_slots_of_the_server_concurrency_limit() {
     let (mut events, endpoint) = f.sse_holding().await;
     // Past it: the next POST and a modern request are refused.
     assert_eq!(
-        f.sse_post(&endpoint, "application/json", call(3, "echo"))
-            .await,
+        f.sse_post_json(&endpoint, call(3, "echo")).await,
         StatusCode::SERVICE_UNAVAILABLE
     );
     assert_eq!(
@@ -803,9 +810,7 @@ async fn http_sse_requests_hold_slots_of_the_server_concurrency_limit() {
     release_one(&f, &mut events).await;
     // The slot is back once the answer is on the stream.
     until("the slot given back", async || {
-        f.sse_post(&endpoint, "application/json", call(4, "echo"))
-            .await
-            == StatusCode::ACCEPTED
+        f.sse_post_json(&endpoint, call(4, "echo")).await == StatusCode::ACCEPTED
     })
     .await;
     answered(&mut events, "hi").await;
@@ -818,15 +823,14 @@ async fn http_sse_initialize_counts_against_the_sessions_running_cap() {
     // At the limit: one request running in the session.
     let (mut events, endpoint) = f.sse_holding().await;
     // Past it: an initialize is a request like any other.
-    let init = initialize_body("again").replace("2025-11-25", "2024-11-05");
+    let init = sse_initialize_body("again");
     assert_eq!(
-        f.sse_post(&endpoint, "application/json", init).await,
+        f.sse_post_json(&endpoint, init).await,
         StatusCode::SERVICE_UNAVAILABLE
     );
     // A request with the id of the running one is refused as such.
     assert_eq!(
-        f.sse_post(&endpoint, "application/json", call(2, "echo"))
-            .await,
+        f.sse_post_json(&endpoint, call(2, "echo")).await,
         StatusCode::BAD_REQUEST
     );
     release_one(&f, &mut events).await;

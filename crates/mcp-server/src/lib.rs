@@ -59,6 +59,22 @@
 
 #![forbid(unsafe_code)]
 
+/// Builder methods of a definition, each setting an optional text member of the listing
+/// entry it wraps (`self.$entry`): `pub fn $member(self, $member: impl Into<String>)`,
+/// with the doc given.
+macro_rules! text_setters {
+    ($entry:ident { $($(#[$doc:meta])* $member:ident),+ $(,)? }) => {
+        $(
+            $(#[$doc])*
+            #[must_use]
+            pub fn $member(mut self, $member: impl Into<String>) -> Self {
+                self.$entry.$member = Some($member.into());
+                self
+            }
+        )+
+    };
+}
+
 pub mod apps;
 #[cfg(feature = "auth")]
 pub mod auth;

@@ -70,17 +70,10 @@ impl PromptDef {
         self
     }
 
-    /// Sets the description.
-    #[must_use]
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.prompt.description = Some(description.into());
-        self
-    }
-
-    /// Sets the display title.
-    #[must_use]
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.prompt.title = Some(title.into());
-        self
-    }
+    text_setters!(prompt {
+        /// Sets the description.
+        description,
+        /// Sets the display title.
+        title,
+    });
 }

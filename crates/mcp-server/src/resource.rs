@@ -68,26 +68,14 @@ impl ResourceDef {
         }
     }
 
-    /// Sets the description.
-    #[must_use]
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.resource.description = Some(description.into());
-        self
-    }
-
-    /// Sets the MIME type.
-    #[must_use]
-    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.resource.mime_type = Some(mime_type.into());
-        self
-    }
-
-    /// Sets the display title.
-    #[must_use]
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.resource.title = Some(title.into());
-        self
-    }
+    text_setters!(resource {
+        /// Sets the description.
+        description,
+        /// Sets the MIME type.
+        mime_type,
+        /// Sets the display title.
+        title,
+    });
 
     /// Sets `_meta` on the listing entry.
     #[must_use]
@@ -118,19 +106,12 @@ impl ResourceTemplateDef {
         })
     }
 
-    /// Sets the description.
-    #[must_use]
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.template.description = Some(description.into());
-        self
-    }
-
-    /// Sets the MIME type of the resources.
-    #[must_use]
-    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
-        self.template.mime_type = Some(mime_type.into());
-        self
-    }
+    text_setters!(template {
+        /// Sets the description.
+        description,
+        /// Sets the MIME type of the resources.
+        mime_type,
+    });
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -164,6 +164,11 @@ fn upsert<T>(items: &mut Vec<Arc<T>>, item: T, key: impl Fn(&T) -> &String) -> b
     true
 }
 
+/// A copy of the entry keyed `name`.
+fn find<T: Clone>(items: &[Arc<T>], name: &str, key: impl Fn(&T) -> &String) -> Option<T> {
+    items.iter().find(|t| key(t) == name).map(|t| T::clone(t))
+}
+
 /// Removes the entry keyed `name`; whether there was one.
 fn remove<T>(items: &mut Vec<Arc<T>>, name: &str, key: impl Fn(&T) -> &String) -> bool {
     let before = items.len();
@@ -409,20 +414,14 @@ impl Server {
 
     /// The tool named `name`, for re-registering it unchanged (which notifies listeners).
     pub fn tool(&self, name: &str) -> Option<ToolDef> {
-        read(&self.inner.registry)
-            .tools
-            .iter()
-            .find(|t| t.tool.name == name)
-            .map(|t| (**t).clone())
+        find(&read(&self.inner.registry).tools, name, |t| &t.tool.name)
     }
 
     /// The prompt named `name`.
     pub fn prompt(&self, name: &str) -> Option<PromptDef> {
-        read(&self.inner.registry)
-            .prompts
-            .iter()
-            .find(|p| p.prompt.name == name)
-            .map(|p| (**p).clone())
+        find(&read(&self.inner.registry).prompts, name, |p| {
+            &p.prompt.name
+        })
     }
 
     /// Removes a tool; listeners hear `tools/list_changed`. Returns whether it existed.

@@ -418,19 +418,12 @@ impl ToolDef {
         tool.with_output_schema(schema_of::<O>(), true)
     }
 
-    /// Sets the description the model reads.
-    #[must_use]
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.tool.description = Some(description.into());
-        self
-    }
-
-    /// Sets the display title.
-    #[must_use]
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.tool.title = Some(title.into());
-        self
-    }
+    text_setters!(tool {
+        /// Sets the description the model reads.
+        description,
+        /// Sets the display title.
+        title,
+    });
 
     /// Sets the behaviour hints (read-only, destructive, idempotent, open world).
     #[must_use]

@@ -6,6 +6,7 @@ use mcp_jsonrpc::memory;
 use mcp_jsonrpc::{FrameReader, FrameWriter, Peer, PeerConfig};
 use mcp_server::apps::{Csp, Permissions, ToolUi, UiResource, Visibility};
 use mcp_server::{Error, Server, ToolDef};
+use mcp_test_support::tools;
 use mcp_types::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
@@ -71,15 +72,11 @@ fn server() -> Server {
     )
     .ui(ToolUi::new(VIEW))
     .unwrap();
-    let refresh = ToolDef::new("refresh", json!({"type": "object"}), |_, _| async {
-        Ok(CallToolResult::text("refreshed"))
-    })
-    .unwrap()
-    .ui(ToolUi::new(VIEW).visibility([Visibility::App]))
-    .unwrap();
-    let plain = ToolDef::new("plain", json!({"type": "object"}), |_, _| async {
-        Ok(CallToolResult::text("plain"))
-    });
+    let refresh = tools::answers("refresh", "refreshed")
+        .unwrap()
+        .ui(ToolUi::new(VIEW).visibility([Visibility::App]))
+        .unwrap();
+    let plain = tools::answers("plain", "plain");
     Server::builder("weather", "1.0")
         .ui_resource(view)
         .resource(mcp_server::ResourceDef::new(
@@ -270,13 +267,7 @@ async fn the_ui_resource_reads_as_html_with_its_sandbox_metadata() {
 
 #[test]
 fn links_and_ui_resources_are_checked_at_build() {
-    let tool = |link: ToolUi| {
-        ToolDef::new("t", json!({"type": "object"}), |_, _| async {
-            Ok(CallToolResult::text(""))
-        })
-        .unwrap()
-        .ui(link)
-    };
+    let tool = |link: ToolUi| tools::answers("t", "").unwrap().ui(link);
     assert!(matches!(
         tool(ToolUi::new("https://x/view.html")),
         Err(Error::InvalidUiResource { .. })
@@ -298,9 +289,7 @@ fn links_and_ui_resources_are_checked_at_build() {
 
     // Without any app, nothing is declared.
     let bare = Server::builder("s", "1")
-        .tool(ToolDef::new("t", json!({"type": "object"}), |_, _| async {
-            Ok(CallToolResult::text(""))
-        }))
+        .tool(tools::answers("t", ""))
         .build()
         .unwrap();
     assert!(bare.capabilities().extensions.is_none());

@@ -178,16 +178,22 @@ async fn every_listed_file_reads_back_with_its_digest_and_size() {
     assert_eq!(read["contents"][0]["mimeType"], "application/octet-stream");
 }
 
-#[tokio::test]
-async fn skill_md_is_listed_as_markdown_named_by_its_frontmatter() {
-    let server = server(false);
-    let list = call(&server, "resources/list", json!({})).await.unwrap();
-    let skill_md = list["resources"]
+/// The `resources/list` entry of `uri`.
+async fn listed(server: &Server, uri: &str) -> Value {
+    let list = call(server, "resources/list", json!({})).await.unwrap();
+    list["resources"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|r| r["uri"] == "skill://pdf-processing/SKILL.md")
-        .unwrap();
+        .find(|r| r["uri"] == uri)
+        .unwrap()
+        .clone()
+}
+
+#[tokio::test]
+async fn skill_md_is_listed_as_markdown_named_by_its_frontmatter() {
+    let server = server(false);
+    let skill_md = listed(&server, "skill://pdf-processing/SKILL.md").await;
     assert_eq!(skill_md["name"], "pdf-processing");
     assert_eq!(
         skill_md["description"],
@@ -400,13 +406,7 @@ async fn skills_are_read_from_a_root_directory() {
         bytes_of(&inner),
         b"---\nname: inner\ndescription: Inner\n---\n"
     );
-    let list = call(&server, "resources/list", json!({})).await.unwrap();
-    let inner = list["resources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["uri"] == "skill://outer/inner/SKILL.md")
-        .unwrap();
+    let inner = listed(&server, "skill://outer/inner/SKILL.md").await;
     assert_eq!(inner["name"], "inner");
 }
 

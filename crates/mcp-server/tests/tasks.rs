@@ -263,18 +263,25 @@ async fn cancel_acknowledges_fires_the_token_and_settles_cancelled() {
     assert_eq!(again["resultType"], "complete");
 }
 
+/// Starts `tool` as Alice on a fresh in-memory fixture and waits for its task to settle,
+/// which must be in `status`: the fixture, the task's id and its state.
+async fn settled_task(tool: &str, status: &str) -> (Fixture, String, Value) {
+    let f = fixture(Tasks::in_memory());
+    let id = start(&f.server, ALICE, tool).await;
+    let task = settled(&f.server, ALICE, &id).await;
+    assert_eq!(task["status"], status);
+    (f, id, task)
+}
+
+/// The keys of a task's outstanding `inputRequests`, in order.
+fn input_keys(task: &Value) -> Vec<&String> {
+    task["inputRequests"].as_object().unwrap().keys().collect()
+}
+
 #[tokio::test]
 async fn input_inside_a_task_is_asked_answered_in_parts_and_resumed() {
-    let f = fixture(Tasks::in_memory());
-    let id = start(&f.server, ALICE, "two_questions").await;
-    let asking = settled(&f.server, ALICE, &id).await;
-    assert_eq!(asking["status"], "input_required");
-    let keys: Vec<&String> = asking["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .collect();
-    assert_eq!(keys, ["first", "second"]);
+    let (f, id, asking) = settled_task("two_questions", "input_required").await;
+    assert_eq!(input_keys(&asking), ["first", "second"]);
     assert_eq!(
         asking["inputRequests"]["first"]["method"],
         "elicitation/create"
@@ -296,12 +303,7 @@ async fn input_inside_a_task_is_asked_answered_in_parts_and_resumed() {
     assert_eq!(ack["resultType"], "complete");
     let waiting = get(&f.server, ALICE, &id).await.unwrap();
     assert_eq!(waiting["status"], "input_required");
-    let keys: Vec<&String> = waiting["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .collect();
-    assert_eq!(keys, ["second"]);
+    assert_eq!(input_keys(&waiting), ["second"]);
 
     call(
         &f.server,
@@ -346,10 +348,7 @@ async fn input_rounds_before_escalation_are_synchronous_then_the_task_finishes_t
 
 #[tokio::test]
 async fn a_json_rpc_error_fails_the_task_and_a_tool_error_completes_it() {
-    let f = fixture(Tasks::in_memory());
-    let id = start(&f.server, ALICE, "broken").await;
-    let failed = settled(&f.server, ALICE, &id).await;
-    assert_eq!(failed["status"], "failed");
+    let (_f, _, failed) = settled_task("broken", "failed").await;
     assert_eq!(failed["error"]["code"], -32603);
     assert_eq!(failed["error"]["message"], "the backend is down");
     assert!(failed.get("result").is_none());

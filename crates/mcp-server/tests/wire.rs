@@ -98,6 +98,12 @@ async fn tool_error(c: &mut MemoryWire, params: Value) -> Value {
 }
 
 /// The error code of `method` with `params` (plus `_meta`), which must fail.
+/// The result of `resources/read` of `uri`.
+async fn read(c: &mut MemoryWire, uri: &str) -> Value {
+    c.result("resources/read", with_meta(json!({"uri": uri})))
+        .await
+}
+
 async fn error_code(c: &mut MemoryWire, method: &str, params: Value) -> Value {
     c.error(method, with_meta(params)).await["code"].clone()
 }
@@ -251,9 +257,7 @@ async fn cache_hints_are_configurable_per_kind() {
             mcp_server::CacheKind::Tools,
             mcp_server::CachePolicy::new(60_000, mcp_types::CacheScope::Private),
         )
-        .tool(ToolDef::new("a", json!({"type": "object"}), |_, _| async {
-            Ok(CallToolResult::text(""))
-        }))
+        .tool(tools::answers("a", ""))
         .build()
         .unwrap();
     let (mut c, _conn) = start(&server);
@@ -273,15 +277,9 @@ async fn cache_hints_are_configurable_per_kind() {
 async fn pagination_follows_opaque_cursors() {
     let server = Server::builder("paged", "1")
         .page_size(2)
-        .tool(ToolDef::new("a", json!({"type": "object"}), |_, _| async {
-            Ok(CallToolResult::text(""))
-        }))
-        .tool(ToolDef::new("b", json!({"type": "object"}), |_, _| async {
-            Ok(CallToolResult::text(""))
-        }))
-        .tool(ToolDef::new("c", json!({"type": "object"}), |_, _| async {
-            Ok(CallToolResult::text(""))
-        }))
+        .tool(tools::answers("a", ""))
+        .tool(tools::answers("b", ""))
+        .tool(tools::answers("c", ""))
         .build()
         .unwrap();
     let (mut c, _conn) = start(&server);
@@ -458,23 +456,13 @@ async fn prompts_and_resources() {
         -32602
     );
 
-    let fixed = c
-        .result(
-            "resources/read",
-            with_meta(json!({"uri": "test://static-text"})),
-        )
-        .await;
+    let fixed = read(&mut c, "test://static-text").await;
     assert_eq!(
         fixed["contents"],
         json!([{"uri": "test://static-text", "text": "static"}])
     );
     assert!(fixed.get("ttlMs").is_some() && fixed.get("cacheScope").is_some());
-    let templated = c
-        .result(
-            "resources/read",
-            with_meta(json!({"uri": "test://template/42/data"})),
-        )
-        .await;
+    let templated = read(&mut c, "test://template/42/data").await;
     assert_eq!(templated["contents"][0]["text"], "item 42");
     let unknown = c
         .error(

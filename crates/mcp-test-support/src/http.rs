@@ -12,6 +12,38 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 
+/// Serves HTTP/1.1 on `listener`, a task per connection, answering each request with what
+/// `answer` makes of it and a clone of `state`, until the returned task is aborted: the
+/// stub endpoints a test stands up (an authorization server's, say).
+pub fn serve_http1<S, F, Fut>(
+    listener: tokio::net::TcpListener,
+    state: S,
+    answer: F,
+) -> tokio::task::JoinHandle<()>
+where
+    S: Clone + Send + Sync + 'static,
+    F: Fn(Request<Incoming>, S) -> Fut + Copy + Send + Sync + 'static,
+    Fut: Future<Output = Response<Full<Bytes>>> + Send + 'static,
+{
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let state = state.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |request| {
+                    let state = state.clone();
+                    async move { Ok::<_, std::convert::Infallible>(answer(request, state).await) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    })
+}
+
 /// A plain HTTP/1.1 client.
 pub type HttpClient = Client<HttpConnector, Full<Bytes>>;
 

@@ -4,6 +4,14 @@ use mcp_server::ToolDef;
 use mcp_types::CallToolResult;
 use serde_json::json;
 
+/// A tool `name` of no arguments that always answers `text`: for tests where what a tool
+/// does is beside the point.
+pub fn answers(name: &str, text: &'static str) -> Result<ToolDef, mcp_server::Error> {
+    ToolDef::new(name, json!({"type": "object"}), move |_, _| async move {
+        Ok(CallToolResult::text(text))
+    })
+}
+
 /// `echo`: answers its `text` argument (a string, optional), or `fallback` without one.
 pub fn echo(fallback: &'static str) -> Result<ToolDef, mcp_server::Error> {
     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});

@@ -111,6 +111,21 @@ impl Pipes {
     }
 }
 
+/// The `grandchild` fixture with both graces [`GRACE`], and the lines of its stderr.
+fn graceful_grandchild() -> (ServerCommand, mpsc::UnboundedReceiver<String>) {
+    let (mode, lines) = stderr_channel();
+    let command = fixture("grandchild")
+        .stderr(mode)
+        .stdin_close_grace(GRACE)
+        .term_grace(GRACE);
+    (command, lines)
+}
+
+/// The pid of its child that the `grandchild` fixture reports on stderr.
+async fn grandchild_pid(lines: &mut mpsc::UnboundedReceiver<String>) -> u32 {
+    stderr_line(lines, "grandchild ").await.parse().unwrap()
+}
+
 fn spawn(command: &ServerCommand) -> (Pipes, mcp_transport_stdio::ServerProcess) {
     let SpawnedServer {
         stdin,
@@ -477,16 +492,9 @@ async fn shutdown_sends_sigkill_to_a_server_that_ignores_sigterm() {
 
 #[tokio::test]
 async fn shutdown_ends_grandchildren() {
-    let (mode, mut lines) = stderr_channel();
-    let command = fixture("grandchild")
-        .stderr(mode)
-        .stdin_close_grace(GRACE)
-        .term_grace(GRACE);
+    let (command, mut lines) = graceful_grandchild();
     let (mut pipes, process) = spawn(&command);
-    let grandchild: u32 = stderr_line(&mut lines, "grandchild ")
-        .await
-        .parse()
-        .unwrap();
+    let grandchild = grandchild_pid(&mut lines).await;
     pipes.round_trip(1).await;
     assert!(is_running(grandchild));
     let status = process.shutdown(Some(pipes.stdin)).await.unwrap();
@@ -502,10 +510,7 @@ async fn shutdown_ends_grandchildren() {
 async fn dropping_the_handle_kills_the_group() {
     let (mode, mut lines) = stderr_channel();
     let (mut pipes, process) = spawn(&fixture("grandchild").stderr(mode));
-    let grandchild: u32 = stderr_line(&mut lines, "grandchild ")
-        .await
-        .parse()
-        .unwrap();
+    let grandchild = grandchild_pid(&mut lines).await;
     pipes.round_trip(1).await;
     let server = process.id();
     drop(process);
@@ -559,21 +564,14 @@ fn closed_reason(read: Option<&Result<Bytes, TransportError>>) -> Option<&str> {
 
 #[tokio::test]
 async fn exit_ends_reading_although_a_grandchild_holds_stdout() {
-    let (mode, mut lines) = stderr_channel();
-    let command = fixture("grandchild")
-        .stderr(mode)
-        .stdin_close_grace(GRACE)
-        .term_grace(GRACE);
+    let (command, mut lines) = graceful_grandchild();
     let SpawnedServer {
         mut stdin,
         stdout,
         process,
         ..
     } = command.spawn().unwrap();
-    let grandchild: u32 = stderr_line(&mut lines, "grandchild ")
-        .await
-        .parse()
-        .unwrap();
+    let grandchild = grandchild_pid(&mut lines).await;
     let mut reader = ExitAwareReader::new(
         StdoutLines(BufReader::new(stdout).lines()),
         process.exit_watch(),

@@ -2,8 +2,6 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
 /// The kind of a result: `complete`, `input_required`, or a value an extension defines
 /// (such as `task`).
 ///
@@ -50,15 +48,7 @@ impl From<&str> for ResultType {
     }
 }
 
-impl Serialize for ResultType {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for ResultType {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let s = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
-        Ok(ResultType::from(&*s))
-    }
-}
+// Any string is a result type: the ones this version does not know are kept as `Other`.
+crate::tag::serde_as_str!(ResultType, |s: &str| {
+    Ok::<_, std::convert::Infallible>(ResultType::from(s))
+});

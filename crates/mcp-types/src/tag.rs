@@ -9,63 +9,93 @@ use std::fmt;
 
 use serde::de::{self, Visitor};
 
-/// Defines a zero-sized type that (de)serializes as exactly one string.
-macro_rules! string_tag {
-    ($name:ident, $value:literal) => {
-        #[doc = concat!("The constant `\"", $value, "\"`.")]
+/// Defines a zero-sized type that (de)serializes as exactly `$value` (a `$ty`), written
+/// with the serializer's `$serialize` and read with the deserializer's `$deserialize`
+/// through the visitor `$visitor`, which refuses every other value.
+macro_rules! const_tag {
+    (
+        $name:ident,
+        $value:literal: $ty:ty,
+        $doc:expr,
+        $serialize:ident,
+        $deserialize:ident,
+        $visitor:ident $(,)?
+    ) => {
+        #[doc = $doc]
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
         pub struct $name;
 
         impl $name {
             /// The one value this type stands for.
-            pub const VALUE: &'static str = $value;
+            pub const VALUE: $ty = $value;
         }
 
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_str($value)
+                serializer.$serialize($value)
             }
         }
 
         impl<'de> serde::Deserialize<'de> for $name {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 deserializer
-                    .deserialize_str($crate::tag::StrTag($value))
+                    .$deserialize($crate::tag::$visitor($value))
                     .map(|()| $name)
             }
         }
+    };
+}
+
+/// Defines a zero-sized type that (de)serializes as exactly one string.
+macro_rules! string_tag {
+    ($name:ident, $value:literal) => {
+        $crate::tag::const_tag!(
+            $name,
+            $value: &'static str,
+            concat!("The constant `\"", $value, "\"`."),
+            serialize_str,
+            deserialize_str,
+            StrTag,
+        );
     };
 }
 
 /// Defines a zero-sized type that (de)serializes as exactly one integer.
 macro_rules! integer_tag {
     ($name:ident, $value:literal) => {
-        #[doc = concat!("The constant `", stringify!($value), "`.")]
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-        pub struct $name;
+        $crate::tag::const_tag!(
+            $name,
+            $value: i64,
+            concat!("The constant `", stringify!($value), "`."),
+            serialize_i64,
+            deserialize_i64,
+            IntTag,
+        );
+    };
+}
 
-        impl $name {
-            /// The one value this type stands for.
-            pub const VALUE: i64 = $value;
-        }
-
+/// Implements `Serialize` as the type's `as_str()` and `Deserialize` from a string
+/// (borrowed where the input allows) through `$from`, a `fn(&str) -> Result<Self, E>`
+/// whose error is the deserializer's custom error.
+macro_rules! serde_as_str {
+    ($name:ty, $from:expr) => {
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_i64($value)
+                serializer.serialize_str(self.as_str())
             }
         }
 
         impl<'de> serde::Deserialize<'de> for $name {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                deserializer
-                    .deserialize_i64($crate::tag::IntTag($value))
-                    .map(|()| $name)
+                let s =
+                    <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(deserializer)?;
+                $from(&*s).map_err(serde::de::Error::custom)
             }
         }
     };
 }
 
-pub(crate) use {integer_tag, string_tag};
+pub(crate) use {const_tag, integer_tag, serde_as_str, string_tag};
 
 /// Accepts one exact string.
 #[doc(hidden)]

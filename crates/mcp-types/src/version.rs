@@ -3,8 +3,6 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
 /// One of the five MCP revisions, ordered oldest first.
 ///
 /// ```
@@ -104,18 +102,7 @@ impl FromStr for ProtocolVersion {
     }
 }
 
-impl Serialize for ProtocolVersion {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for ProtocolVersion {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let s = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
+crate::tag::serde_as_str!(ProtocolVersion, str::parse::<ProtocolVersion>);
 
 #[cfg(test)]
 mod tests {

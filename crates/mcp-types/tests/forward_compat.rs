@@ -132,38 +132,32 @@ fn capabilities_keep_unknown_members() {
 
 #[test]
 fn tagged_unions_name_what_they_could_not_find() {
-    let unknown = serde_json::from_value::<ContentBlock>(json!({ "type": "hologram", "data": "" }))
-        .unwrap_err()
-        .to_string();
-    assert!(unknown.contains("unknown variant `hologram`"), "{unknown}");
+    let unknown = block_error(json!({ "type": "hologram", "data": "" }));
     assert!(
         unknown.contains("text"),
         "lists what it expected: {unknown}"
     );
+    for (value, expected) in [
+        (
+            json!({ "type": "hologram", "data": "" }),
+            "unknown variant `hologram`",
+        ),
+        (json!({ "text": "hi" }), "missing field `type`"),
+        (json!({ "type": 7 }), "must be a string"),
+        (json!("text"), "expected a JSON object"),
+        // A variant's own error surfaces too: a text block without its text.
+        (json!({ "type": "text" }), "missing field `text`"),
+    ] {
+        let error = block_error(value.clone());
+        assert!(error.contains(expected), "{value}: {error}");
+    }
+}
 
-    let missing = serde_json::from_value::<ContentBlock>(json!({ "text": "hi" }))
+/// Why `value` is not a content block.
+fn block_error(value: Value) -> String {
+    serde_json::from_value::<ContentBlock>(value)
         .unwrap_err()
-        .to_string();
-    assert!(missing.contains("missing field `type`"), "{missing}");
-
-    let wrong = serde_json::from_value::<ContentBlock>(json!({ "type": 7 }))
-        .unwrap_err()
-        .to_string();
-    assert!(wrong.contains("must be a string"), "{wrong}");
-
-    let not_object = serde_json::from_value::<ContentBlock>(json!("text"))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        not_object.contains("expected a JSON object"),
-        "{not_object}"
-    );
-
-    // A variant's own error surfaces too: a text block without its text.
-    let inner = serde_json::from_value::<ContentBlock>(json!({ "type": "text" }))
-        .unwrap_err()
-        .to_string();
-    assert!(inner.contains("missing field `text`"), "{inner}");
+        .to_string()
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! `const` member, or untagged), a string enum or an alias. Every decision about how a JSON
 //! Schema construct maps to Rust is made here; `emit.rs` only prints.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::{Map, Value};
@@ -263,6 +264,14 @@ impl<'a> Module<'a> {
         });
     }
 
+    /// `schema`, or the merge of its `allOf` parts when it has them.
+    fn flatten<'s>(&self, schema: &'s Value) -> Cow<'s, Value> {
+        match schema.get("allOf") {
+            Some(parts) => Cow::Owned(self.merge(parts)),
+            None => Cow::Borrowed(schema),
+        }
+    }
+
     /// `allOf` of object schemas (references included) as one object schema.
     fn merge(&self, parts: &Value) -> Value {
         let mut properties = Map::new();
@@ -270,14 +279,7 @@ impl<'a> Module<'a> {
         let mut open = false;
         for part in parts.as_array().into_iter().flatten() {
             let part = self.resolve(part).map_or(part, |(_, s)| s);
-            let nested;
-            let part = match part.get("allOf") {
-                Some(inner) => {
-                    nested = self.merge(inner);
-                    &nested
-                }
-                None => part,
-            };
+            let part = self.flatten(part);
             if let Some(props) = part.get("properties").and_then(Value::as_object) {
                 for (k, v) in props {
                     properties.insert(k.clone(), v.clone());
@@ -583,14 +585,7 @@ impl<'a> Module<'a> {
     /// The members of the object a reference names, if it names an object.
     fn shape(&self, reference: &Value) -> Option<Shape> {
         let (name, def) = self.resolve(reference)?;
-        let merged;
-        let def = match def.get("allOf") {
-            Some(parts) => {
-                merged = self.merge(parts);
-                &merged
-            }
-            None => def,
-        };
+        let def = self.flatten(def);
         let props = def.get("properties")?.as_object()?;
         if props.is_empty() {
             return None;

@@ -26,6 +26,34 @@ use crate::cache::Cache;
 use crate::error::Error;
 use crate::listen::{Router, Subscription};
 
+/// The two methods of a cached listing: `$page` fetches one page of `$method` through the
+/// cache, `$all` follows its cursors and gathers `$field` of every page.
+macro_rules! cached_listing {
+    (
+        $(#[$page_doc:meta])*
+        $page:ident -> $result:ty,
+        $(#[$all_doc:meta])*
+        $all:ident -> $item:ty,
+        $method:expr,
+        $field:ident $(,)?
+    ) => {
+        $(#[$page_doc])*
+        pub async fn $page(&self, cursor: Option<&str>) -> Result<$result, Error> {
+            self.cached($method, Some(cursor.unwrap_or("")), Self::page(cursor))
+                .await
+        }
+
+        $(#[$all_doc])*
+        pub async fn $all(&self) -> Result<Vec<$item>, Error> {
+            follow($method, |cursor| async move {
+                let page = self.$page(cursor.as_deref()).await?;
+                Ok((page.$field, page.next_cursor))
+            })
+            .await
+        }
+    };
+}
+
 mod builder;
 mod dispatch;
 
@@ -497,65 +525,32 @@ impl Client {
         .await
     }
 
-    /// One page of `prompts/list`.
-    pub async fn list_prompts(&self, cursor: Option<&str>) -> Result<ListPromptsResult, Error> {
-        self.cached(
-            method::PROMPTS_LIST,
-            Some(cursor.unwrap_or("")),
-            Self::page(cursor),
-        )
-        .await
-    }
+    cached_listing!(
+        /// One page of `prompts/list`.
+        list_prompts -> ListPromptsResult,
+        /// Every prompt, following cursors.
+        list_prompts_all -> Prompt,
+        method::PROMPTS_LIST,
+        prompts,
+    );
 
-    /// Every prompt, following cursors.
-    pub async fn list_prompts_all(&self) -> Result<Vec<Prompt>, Error> {
-        follow(method::PROMPTS_LIST, |cursor| async move {
-            let page = self.list_prompts(cursor.as_deref()).await?;
-            Ok((page.prompts, page.next_cursor))
-        })
-        .await
-    }
+    cached_listing!(
+        /// One page of `resources/list`.
+        list_resources -> ListResourcesResult,
+        /// Every resource, following cursors.
+        list_resources_all -> Resource,
+        method::RESOURCES_LIST,
+        resources,
+    );
 
-    /// One page of `resources/list`.
-    pub async fn list_resources(&self, cursor: Option<&str>) -> Result<ListResourcesResult, Error> {
-        self.cached(
-            method::RESOURCES_LIST,
-            Some(cursor.unwrap_or("")),
-            Self::page(cursor),
-        )
-        .await
-    }
-
-    /// Every resource, following cursors.
-    pub async fn list_resources_all(&self) -> Result<Vec<Resource>, Error> {
-        follow(method::RESOURCES_LIST, |cursor| async move {
-            let page = self.list_resources(cursor.as_deref()).await?;
-            Ok((page.resources, page.next_cursor))
-        })
-        .await
-    }
-
-    /// One page of `resources/templates/list`.
-    pub async fn list_resource_templates(
-        &self,
-        cursor: Option<&str>,
-    ) -> Result<ListResourceTemplatesResult, Error> {
-        self.cached(
-            method::RESOURCES_TEMPLATES_LIST,
-            Some(cursor.unwrap_or("")),
-            Self::page(cursor),
-        )
-        .await
-    }
-
-    /// Every resource template, following cursors.
-    pub async fn list_resource_templates_all(&self) -> Result<Vec<ResourceTemplate>, Error> {
-        follow(method::RESOURCES_TEMPLATES_LIST, |cursor| async move {
-            let page = self.list_resource_templates(cursor.as_deref()).await?;
-            Ok((page.resource_templates, page.next_cursor))
-        })
-        .await
-    }
+    cached_listing!(
+        /// One page of `resources/templates/list`.
+        list_resource_templates -> ListResourceTemplatesResult,
+        /// Every resource template, following cursors.
+        list_resource_templates_all -> ResourceTemplate,
+        method::RESOURCES_TEMPLATES_LIST,
+        resource_templates,
+    );
 
     /// `tools/call`. A tool that failed is `Ok` with `is_error` set, for the model to read.
     ///

@@ -19,8 +19,8 @@ use mcp_transport_http::Authorizer;
 use serde_json::{Value, json};
 
 use super::support::{
-    Approve, JWT_BEARER, Shared, assert_untouched, ath, connect, connect_shared, field, serve,
-    start, verify_proof,
+    Approve, JWT_BEARER, Log, Shared, assert_auth_error, assert_untouched, ath, connect,
+    connect_shared, field, list_error, serve, start, verify_proof,
 };
 
 /// A user-facing client of `url` that uses DPoP where the server supports it.
@@ -96,17 +96,24 @@ async fn dpop_binds_the_token_and_meets_both_servers_nonces() {
     assert_eq!(approve.requests.lock().unwrap().len(), 1);
 }
 
-#[tokio::test]
-async fn a_server_that_never_accepts_its_nonce_gets_one_retry() {
-    // The MCP endpoint asks for a new nonce with every refusal.
+/// Lists with a DPoP client against a DPoP server whose endpoints ask for a new nonce with
+/// every refusal (`nonces` says which endpoints use nonces); the error the list ends with,
+/// and the server's log.
+async fn list_with_rotating_nonces(nonces: impl FnOnce(&mut Log)) -> (mcp_client::Error, Shared) {
     let (log, _, url) = serve(|log| {
         log.dpop = true;
-        log.rs_nonce = Some("rs".to_owned());
         log.rotate_nonces = true;
+        nonces(log);
     })
     .await;
     let client = connect(&url, dpop_if_supported(&url));
-    let err = client.list_tools_all().await.unwrap_err();
+    (client.list_tools_all().await.unwrap_err(), log)
+}
+
+#[tokio::test]
+async fn a_server_that_never_accepts_its_nonce_gets_one_retry() {
+    // The MCP endpoint asks for a new nonce with every refusal.
+    let (err, log) = list_with_rotating_nonces(|log| log.rs_nonce = Some("rs".to_owned())).await;
     assert!(
         matches!(
             &err,
@@ -124,18 +131,8 @@ async fn a_server_that_never_accepts_its_nonce_gets_one_retry() {
     }
 
     // The token endpoint does the same: one retry, then its refusal is the error.
-    let (log, _, url) = serve(|log| {
-        log.dpop = true;
-        log.as_nonce = Some("as".to_owned());
-        log.rotate_nonces = true;
-    })
-    .await;
-    let client = connect(&url, dpop_if_supported(&url));
-    let err = client.list_tools_all().await.unwrap_err();
-    assert!(
-        matches!(&err, mcp_client::Error::Auth(AuthErrorKind::TokenEndpoint { error, .. }) if error == "use_dpop_nonce"),
-        "{err:?}"
-    );
+    let (err, log) = list_with_rotating_nonces(|log| log.as_nonce = Some("as".to_owned())).await;
+    assert_auth_error!(err, AuthErrorKind::TokenEndpoint { error, .. } if error == "use_dpop_nonce");
     assert_eq!(log.lock().unwrap().token.len(), 2);
 }
 
@@ -228,33 +225,15 @@ async fn a_dpop_bound_token_is_never_sent_as_a_bearer_token() {
 
     // A server that binds a token the client did not ask to bind: refused, never used.
     let (log, _, url) = serve(|log| log.dpop_without_proof = true).await;
-    let err = connect(&url, dpop_client(&url, DpopPolicy::Off, &Arc::default()))
-        .list_tools_all()
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            mcp_client::Error::Auth(AuthErrorKind::InvalidTokenResponse { .. })
-        ),
-        "{err:?}"
-    );
+    let err = list_error(&url, dpop_client(&url, DpopPolicy::Off, &Arc::default())).await;
+    assert_auth_error!(err, AuthErrorKind::InvalidTokenResponse { .. });
     assert_eq!(log.lock().unwrap().mcp, [None]);
 
     // DPoP required from a server that does not offer it: refused before the user.
     let (log, _, url) = serve(|_| {}).await;
     let approve = Arc::new(Approve::default());
-    let err = connect(&url, dpop_client(&url, DpopPolicy::Required, &approve))
-        .list_tools_all()
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            mcp_client::Error::Auth(AuthErrorKind::DpopUnsupported { .. })
-        ),
-        "{err:?}"
-    );
+    let err = list_error(&url, dpop_client(&url, DpopPolicy::Required, &approve)).await;
+    assert_auth_error!(err, AuthErrorKind::DpopUnsupported { .. });
     assert_untouched(&approve, &log);
 }
 
@@ -309,11 +288,8 @@ async fn a_refused_workload_jwt_is_reported_and_never_retried() {
             OAuthConfig::workload_identity(&url, workload).network(NetworkPolicy::development()),
         )
         .unwrap();
-        let err = connect(&url, oauth).list_tools_all().await.unwrap_err();
-        assert!(
-            matches!(&err, mcp_client::Error::Auth(AuthErrorKind::TokenEndpoint { error: e, .. }) if e == error),
-            "{err:?}"
-        );
+        let err = list_error(&url, oauth).await;
+        assert_auth_error!(err, AuthErrorKind::TokenEndpoint { error: e, .. } if e == error);
         let log = log.lock().unwrap();
         assert_eq!(log.token.len(), 1, "{error}: retried");
         assert_eq!(field(&log.token[0], "client_id"), Some("workload-1"));
@@ -329,14 +305,8 @@ async fn a_refused_workload_jwt_is_reported_and_never_retried() {
         .network(NetworkPolicy::development()),
     )
     .unwrap();
-    let err = connect(&url, oauth).list_tools_all().await.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            mcp_client::Error::Auth(AuthErrorKind::AssertionAudience { .. })
-        ),
-        "{err:?}"
-    );
+    let err = list_error(&url, oauth).await;
+    assert_auth_error!(err, AuthErrorKind::AssertionAudience { .. });
     assert!(log.lock().unwrap().token.is_empty());
 }
 

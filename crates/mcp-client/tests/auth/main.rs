@@ -16,8 +16,24 @@ use mcp_client::auth::{
 use mcp_client::{AuthErrorKind, Client};
 use serde_json::{Value, json};
 use support::{
-    Approve, NoUser, Shared, assert_untouched, code_client, connect, field, serve, start,
+    Approve, NoUser, Shared, assert_auth_error, assert_untouched, code_client, connect, field,
+    list_error, serve, start,
 };
+
+/// The `Authorization` headers of MCP requests that began without one and went on with
+/// these bearer tokens.
+fn unauthorized_then<const N: usize>(tokens: [&str; N]) -> Vec<Option<String>> {
+    std::iter::once(None)
+        .chain(tokens.map(|t| Some(format!("Bearer {t}"))))
+        .collect()
+}
+
+/// Asserts that the second token request refreshed `r1` for the resource `url`.
+fn assert_refreshed_r1(log: &support::Log, url: &str) {
+    assert_eq!(field(&log.token[1], "grant_type"), Some("refresh_token"));
+    assert_eq!(field(&log.token[1], "refresh_token"), Some("r1"));
+    assert_eq!(field(&log.token[1], "resource"), Some(url));
+}
 
 #[tokio::test]
 async fn a_refused_token_is_refreshed_and_stored_tokens_are_reused() {
@@ -51,19 +67,9 @@ async fn a_refused_token_is_refreshed_and_stored_tokens_are_reused() {
             field(&log.token[0], "grant_type"),
             Some("authorization_code")
         );
-        assert_eq!(field(&log.token[1], "grant_type"), Some("refresh_token"));
-        assert_eq!(field(&log.token[1], "refresh_token"), Some("r1"));
-        assert_eq!(field(&log.token[1], "resource"), Some(url.as_str()));
+        assert_refreshed_r1(&log, &url);
         assert_eq!(field(&log.token[1], "client_id"), Some("registered"));
-        assert_eq!(
-            log.mcp,
-            [
-                None,
-                Some("Bearer a1".to_owned()),
-                Some("Bearer a1".to_owned()),
-                Some("Bearer a2".to_owned())
-            ]
-        );
+        assert_eq!(log.mcp, unauthorized_then(["a1", "a1", "a2"]));
     }
 
     // The next run reads the stored tokens: its first request carries a2.
@@ -92,14 +98,8 @@ async fn a_server_without_pkce_s256_is_refused_before_the_user_is_involved() {
     let (log, _, url) = serve(|log| log.no_pkce = true).await;
     let approve = Arc::new(Approve::default());
     let oauth = code_client(&url, &approve);
-    let err = connect(&url, oauth).list_tools_all().await.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            mcp_client::Error::Auth(AuthErrorKind::PkceUnsupported { .. })
-        ),
-        "{err:?}"
-    );
+    let err = list_error(&url, oauth).await;
+    assert_auth_error!(err, AuthErrorKind::PkceUnsupported { .. });
     assert_untouched(&approve, &log);
 }
 
@@ -111,11 +111,8 @@ async fn plain_http_is_refused_outside_development_mode() {
         Arc::new(Approve::default()),
     ))
     .unwrap();
-    let err = connect(&url, oauth).list_tools_all().await.unwrap_err();
-    assert!(
-        matches!(err, mcp_client::Error::Auth(AuthErrorKind::InsecureUrl { ref url, .. }) if url.contains("oauth-protected-resource")),
-        "{err:?}"
-    );
+    let err = list_error(&url, oauth).await;
+    assert_auth_error!(err, AuthErrorKind::InsecureUrl { url, .. } if url.contains("oauth-protected-resource"));
     assert!(log.lock().unwrap().token.is_empty());
 }
 
@@ -182,19 +179,9 @@ async fn a_token_about_to_expire_is_refreshed_before_the_next_request() {
     // a2 lives 600 s: the next request just uses it.
     client.list_tools_all().await.unwrap();
     let log = log.lock().unwrap();
-    assert_eq!(
-        log.mcp,
-        [
-            None,
-            Some("Bearer a1".to_owned()),
-            Some("Bearer a2".to_owned()),
-            Some("Bearer a2".to_owned())
-        ]
-    );
+    assert_eq!(log.mcp, unauthorized_then(["a1", "a2", "a2"]));
     assert_eq!(log.token.len(), 2);
-    assert_eq!(field(&log.token[1], "grant_type"), Some("refresh_token"));
-    assert_eq!(field(&log.token[1], "refresh_token"), Some("r1"));
-    assert_eq!(field(&log.token[1], "resource"), Some(url.as_str()));
+    assert_refreshed_r1(&log, &url);
     assert_eq!(
         approve.requests.lock().unwrap().len(),
         1,

@@ -441,6 +441,24 @@ pub(crate) fn connect(url: &str, oauth: OAuthClient) -> Client {
     connect_shared(url, Arc::new(oauth))
 }
 
+/// The error a full tool listing of `url` ends with, through `oauth`.
+pub(crate) async fn list_error(url: &str, oauth: OAuthClient) -> mcp_client::Error {
+    connect(url, oauth).list_tools_all().await.unwrap_err()
+}
+
+/// Asserts that an error is `mcp_client::Error::Auth` of this kind (a pattern, with an
+/// optional guard).
+macro_rules! assert_auth_error {
+    ($err:expr, $kind:pat $(if $guard:expr)?) => {{
+        let err = &$err;
+        assert!(
+            matches!(err, mcp_client::Error::Auth($kind) $(if $guard)?),
+            "{err:?}"
+        );
+    }};
+}
+pub(crate) use assert_auth_error;
+
 pub(crate) fn connect_shared(url: &str, oauth: Arc<OAuthClient>) -> Client {
     Client::builder("auth-test", "1.0")
         .connect_http(url, HttpClientConfig::default().authorizer(oauth))

@@ -81,6 +81,12 @@ impl Script {
         self.send(&response(to, body)).await;
     }
 
+    /// Answers `to` with `result`.
+    pub(crate) async fn reply_result(&mut self, to: &Value, result: Value) {
+        self.reply(to, serde_json::json!({ "result": result }))
+            .await;
+    }
+
     /// The probe after a hostile case: a `tools/list` on the same connection,
     /// answered with the line `valid` makes of it, succeeds with no tools, and is the very
     /// next thing the client sends. `name` names the case in a failure.

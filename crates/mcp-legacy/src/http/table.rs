@@ -307,6 +307,16 @@ mod tests {
         Bucket::of(&None, Some(SocketAddr::from(([127, 0, 0, last], 1000))))
     }
 
+    /// Admits a new session `id` from the address ending in `from` into `table`.
+    fn admit(
+        table: &mut SessionTable,
+        id: &str,
+        from: u8,
+        caps: &Caps,
+    ) -> Result<(InUse, Vec<Arc<HttpSession>>), Full> {
+        table.admit(id.into(), &session(address(from)), caps)
+    }
+
     fn caps(total: usize, per_address: usize) -> Caps {
         Caps {
             total,
@@ -319,31 +329,19 @@ mod tests {
     fn a_full_bucket_evicts_its_own_idle_session_and_refuses_when_all_are_busy() {
         let caps = caps(10, 2);
         let mut table = SessionTable::default();
-        let (first, _) = table
-            .admit("a".into(), &session(address(1)), &caps)
-            .unwrap();
-        let (second, _) = table
-            .admit("b".into(), &session(address(1)), &caps)
-            .unwrap();
+        let (first, _) = admit(&mut table, "a", 1, &caps).unwrap();
+        let (second, _) = admit(&mut table, "b", 1, &caps).unwrap();
         // At the cap with both busy: refused, and nothing was evicted.
-        assert!(
-            table
-                .admit("c".into(), &session(address(1)), &caps)
-                .is_err()
-        );
+        assert!(admit(&mut table, "c", 1, &caps).is_err());
         assert_eq!(table.len(), 2);
         // Another address is not affected.
-        let (_other, evicted) = table
-            .admit("d".into(), &session(address(2)), &caps)
-            .unwrap();
+        let (_other, evicted) = admit(&mut table, "d", 2, &caps).unwrap();
         assert!(evicted.is_empty());
         // Once idle, the one never completed goes first, whatever its age.
         first.complete();
         drop(first);
         drop(second);
-        let (_third, evicted) = table
-            .admit("e".into(), &session(address(1)), &caps)
-            .unwrap();
+        let (_third, evicted) = admit(&mut table, "e", 1, &caps).unwrap();
         assert_eq!(evicted.len(), 1);
         assert!(!evicted[0].is_completed());
         assert_eq!(table.len(), 3);
@@ -355,17 +353,9 @@ mod tests {
     fn the_global_cap_evicts_across_buckets_and_counts_are_given_back() {
         let caps = caps(2, 2);
         let mut table = SessionTable::default();
-        drop(
-            table
-                .admit("a".into(), &session(address(1)), &caps)
-                .unwrap(),
-        );
-        let (_b, _) = table
-            .admit("b".into(), &session(address(2)), &caps)
-            .unwrap();
-        let (_c, evicted) = table
-            .admit("c".into(), &session(address(3)), &caps)
-            .unwrap();
+        drop(admit(&mut table, "a", 1, &caps).unwrap());
+        let (_b, _) = admit(&mut table, "b", 2, &caps).unwrap();
+        let (_c, evicted) = admit(&mut table, "c", 3, &caps).unwrap();
         assert_eq!(
             evicted.len(),
             1,
@@ -379,26 +369,14 @@ mod tests {
         );
         // Both left are busy now.
         assert!(!table.has_room(&address(4), &caps));
-        assert!(
-            table
-                .admit("d".into(), &session(address(4)), &caps)
-                .is_err()
-        );
+        assert!(admit(&mut table, "d", 4, &caps).is_err());
     }
 
     #[test]
     fn a_cap_of_zero_refuses_every_session() {
         let mut table = SessionTable::default();
-        assert!(
-            table
-                .admit("a".into(), &session(address(1)), &caps(0, 5))
-                .is_err()
-        );
-        assert!(
-            table
-                .admit("a".into(), &session(address(1)), &caps(5, 0))
-                .is_err()
-        );
+        assert!(admit(&mut table, "a", 1, &caps(0, 5)).is_err());
+        assert!(admit(&mut table, "a", 1, &caps(5, 0)).is_err());
         assert_eq!(table.len(), 0);
     }
 
@@ -415,14 +393,8 @@ mod tests {
     fn sessions_not_completed_within_the_grace_expire_and_completed_ones_stay() {
         let mut table = SessionTable::default();
         let caps = caps(10, 10);
-        drop(
-            table
-                .admit("a".into(), &session(address(1)), &caps)
-                .unwrap(),
-        );
-        let (b, _) = table
-            .admit("b".into(), &session(address(1)), &caps)
-            .unwrap();
+        drop(admit(&mut table, "a", 1, &caps).unwrap());
+        let (b, _) = admit(&mut table, "b", 1, &caps).unwrap();
         b.complete();
         drop(b);
         let expired = table.expire(Duration::ZERO, Duration::from_hours(1));

@@ -35,6 +35,7 @@ use mcp_legacy::client::{Connector, StdioConnection};
 use mcp_transport_stdio::ServerCommand;
 use mcp_types::Era;
 use serde_json::{Value, json};
+use support::hostile::{line, nested};
 use support::script::{Script, response};
 use support::{count_panics, panics};
 use tokio::task::JoinHandle;
@@ -152,10 +153,6 @@ async fn session(version: &str) -> (StdioConnection, Script) {
     (connection, script)
 }
 
-fn line(message: &Value) -> Vec<u8> {
-    message.to_string().into_bytes()
-}
-
 /// A valid legacy result for `request`'s method (no `resultType`).
 fn valid_result(request: &Value) -> Value {
     match request["method"].as_str() {
@@ -192,11 +189,6 @@ fn server_request(id: &str, method: &str, params: Value) -> Value {
         request["params"] = params;
     }
     request
-}
-
-/// `depth` nested arrays, as text.
-fn nested(depth: usize) -> String {
-    format!("{}{}", "[".repeat(depth), "]".repeat(depth))
 }
 
 /// A valid call on the same connection succeeds, and is the very next thing the client

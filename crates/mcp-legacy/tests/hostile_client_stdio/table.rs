@@ -7,53 +7,11 @@ use mcp_client::{Client, Error};
 use serde_json::{Value, json};
 
 use super::hostile_client_common::{Ask, ROOTS_MOST, run};
+use super::support::hostile::{
+    Answered, Expect, LineCase, common_line_cases, is_malformed, line, line_case, nested, play,
+};
 use super::support::script::{Script, response};
-use super::{line, nested, probe, raw_result, server_request, valid, with_id};
-
-/// How the client answers the server's own requests in a case.
-#[derive(Debug, Clone, Copy)]
-enum Answered {
-    /// With a result that passes this check.
-    Result(fn(&Value) -> bool),
-    /// With this JSON-RPC error code.
-    Error(i64),
-}
-
-/// What a case must end with.
-enum Expect {
-    Ok,
-    Fails(&'static str, fn(&Error) -> bool),
-    /// Nothing the server sent was the response: the call times out and is withdrawn
-    /// with `notifications/cancelled`.
-    TimesOut,
-}
-
-pub(super) struct Case {
-    name: &'static str,
-    ask: Ask,
-    /// The lines the server writes after reading the case's request.
-    answer: fn(&Value) -> Vec<Vec<u8>>,
-    /// How many of the server's requests the client answers, and how.
-    answers: usize,
-    answered: Answered,
-    expect: Expect,
-}
-
-const fn case(
-    name: &'static str,
-    ask: Ask,
-    answer: fn(&Value) -> Vec<Vec<u8>>,
-    expect: Expect,
-) -> Case {
-    Case {
-        name,
-        ask,
-        answer,
-        answers: 0,
-        answered: Answered::Error(0),
-        expect,
-    }
-}
+use super::{probe, raw_result, server_request, valid, with_id};
 
 /// A case where the server sends `count` requests of its own and the client answers each
 /// as `answered`; the call then succeeds.
@@ -62,22 +20,12 @@ const fn asks(
     answer: fn(&Value) -> Vec<Vec<u8>>,
     count: usize,
     answered: Answered,
-) -> Case {
-    Case {
-        name,
-        ask: Ask::List,
-        answer,
+) -> LineCase<Ask> {
+    LineCase {
         answers: count,
         answered,
-        expect: Expect::Ok,
+        ..line_case(name, Ask::List, answer, Expect::Ok)
     }
-}
-
-/// A frame laid out as the answer to the request (`{"jsonrpc":"2.0","id":N,"result":`)
-/// that is malformed after that: it is taken as the answer, and the request fails at once
-/// (`mcp_jsonrpc::RawResult`). Other malformed frames are dropped, and the request waits.
-fn is_malformed(e: &Error) -> bool {
-    matches!(e, Error::Transport(mcp_jsonrpc::Error::Malformed(_)))
 }
 
 fn is_decode(e: &Error) -> bool {
@@ -96,11 +44,12 @@ fn then_valid(to: &Value, requests: Vec<Value>) -> Vec<Vec<u8>> {
 }
 
 #[allow(clippy::too_many_lines, reason = "one table")]
-pub(super) fn cases() -> Vec<Case> {
+pub(super) fn cases() -> Vec<LineCase<Ask>> {
     use Ask::{List, Short};
-    vec![
+    let mut cases = common_line_cases(List, Short);
+    cases.extend([
         // Framing: lines that are not messages are dropped, the response after them read.
-        case(
+        line_case(
             "stdout pollution before the response",
             List,
             |r| {
@@ -112,25 +61,7 @@ pub(super) fn cases() -> Vec<Case> {
             },
             Expect::Ok,
         ),
-        case(
-            "invalid UTF-8 and NUL bytes",
-            List,
-            |r| vec![b"\xff\xfe{\x00}".to_vec(), b"\0\0".to_vec(), valid(r)],
-            Expect::Ok,
-        ),
-        case(
-            "blank lines and CRLF",
-            List,
-            |r| {
-                vec![
-                    Vec::new(),
-                    b" \t ".to_vec(),
-                    [valid(r), b"\r".to_vec()].concat(),
-                ]
-            },
-            Expect::Ok,
-        ),
-        case(
+        line_case(
             "a line past the 4 MiB limit before the response",
             List,
             |r| {
@@ -141,26 +72,14 @@ pub(super) fn cases() -> Vec<Case> {
             },
             Expect::Ok,
         ),
-        case(
-            "a response behind a byte-order mark",
-            Short,
-            |r| vec![[b"\xef\xbb\xbf".to_vec(), valid(r)].concat()],
-            Expect::TimesOut,
-        ),
-        case(
-            "the response as a batch",
-            Short,
-            |r| vec![format!("[{}]", String::from_utf8_lossy(&valid(r))).into_bytes()],
-            Expect::TimesOut,
-        ),
-        case(
+        line_case(
             "100 000 levels as a batch, then the response",
             List,
             |r| vec![nested(100_000).into_bytes(), valid(r)],
             Expect::Ok,
         ),
         // Ids: only the request's own id is its response.
-        case(
+        line_case(
             "ids of every wrong type, then the response",
             List,
             |r| {
@@ -179,25 +98,13 @@ pub(super) fn cases() -> Vec<Case> {
             },
             Expect::Ok,
         ),
-        case(
-            "only a response whose id is the string form",
-            Short,
-            |r| vec![with_id(r, json!(r["id"].to_string()))],
-            Expect::TimesOut,
-        ),
-        case(
+        line_case(
             "only a response to another request's id",
             Short,
             |r| vec![with_id(r, json!(r["id"].as_i64().unwrap_or(0) - 1))],
             Expect::TimesOut,
         ),
-        case(
-            "the response twice",
-            List,
-            |r| vec![valid(r), valid(r)],
-            Expect::Ok,
-        ),
-        case(
+        line_case(
             "an error with a null id before the response",
             List,
             |r| {
@@ -209,7 +116,7 @@ pub(super) fn cases() -> Vec<Case> {
             Expect::Ok,
         ),
         // Keys: a case variant or a hidden character is another key.
-        case(
+        line_case(
             "case-variant and hidden-character keys, then the response",
             List,
             |r| {
@@ -228,7 +135,7 @@ pub(super) fn cases() -> Vec<Case> {
             },
             Expect::Ok,
         ),
-        case(
+        line_case(
             "only a case-variant Result key",
             Short,
             |r| {
@@ -242,7 +149,7 @@ pub(super) fn cases() -> Vec<Case> {
             },
             Expect::TimesOut,
         ),
-        case(
+        line_case(
             "only a result key with a zero-width space",
             Short,
             |r| {
@@ -256,7 +163,7 @@ pub(super) fn cases() -> Vec<Case> {
             },
             Expect::TimesOut,
         ),
-        case(
+        line_case(
             "a duplicate id key",
             Short,
             |r| {
@@ -270,7 +177,7 @@ pub(super) fn cases() -> Vec<Case> {
             },
             Expect::TimesOut,
         ),
-        case(
+        line_case(
             "result and error together",
             Short,
             |r| {
@@ -281,7 +188,7 @@ pub(super) fn cases() -> Vec<Case> {
             },
             Expect::Fails("Transport(Malformed)", is_malformed),
         ),
-        case(
+        line_case(
             "jsonrpc 1.0",
             Short,
             |r| {
@@ -292,13 +199,13 @@ pub(super) fn cases() -> Vec<Case> {
             Expect::TimesOut,
         ),
         // Results: what the method returns, or a typed error.
-        case(
+        line_case(
             "a result without tools",
             List,
             |r| vec![raw_result(r, "{}")],
             Expect::Fails("Decode(tools/list)", is_decode),
         ),
-        case(
+        line_case(
             "a duplicate member in the result",
             List,
             |r| vec![raw_result(r, r#"{"tools":[],"tools":[]}"#)],
@@ -306,7 +213,7 @@ pub(super) fn cases() -> Vec<Case> {
         ),
         // Deep nesting: skipped without recursion where the client does not read it,
         // refused by serde_json's depth limit (128) where it does.
-        case(
+        line_case(
             "100 000 levels in an unknown member of the result",
             List,
             |r| {
@@ -317,7 +224,7 @@ pub(super) fn cases() -> Vec<Case> {
             },
             Expect::Ok,
         ),
-        case(
+        line_case(
             "200 levels in a tool's inputSchema",
             List,
             |r| {
@@ -331,36 +238,14 @@ pub(super) fn cases() -> Vec<Case> {
             },
             Expect::Fails("Decode(tools/list)", is_decode),
         ),
-        case(
+        line_case(
             "100 000 levels as the result",
             List,
             |r| vec![raw_result(r, &nested(100_000))],
             Expect::Fails("Decode(tools/list)", is_decode),
         ),
-        case(
-            "an error whose data nests 100 000 levels",
-            Short,
-            |r| {
-                vec![format!(r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32603,"message":"x","data":{}}}}}"#, r["id"], nested(100_000)).into_bytes()]
-            },
-            Expect::TimesOut,
-        ),
-        case(
-            "an error with a 100 kB message",
-            List,
-            |r| {
-                vec![line(&response(
-                    r,
-                    json!({"error": {"code": -32603, "message": "m".repeat(100_000)}}),
-                ))]
-            },
-            Expect::Fails("Protocol(-32603)", |e| {
-                e.protocol()
-                    .is_some_and(|p| p.code.0 == -32603 && p.message.len() == 100_000)
-            }),
-        ),
         // A legacy result has no resultType: whatever one claims, it is complete.
-        case(
+        line_case(
             "a result claiming input_required",
             List,
             |r| {
@@ -373,7 +258,7 @@ pub(super) fn cases() -> Vec<Case> {
             Expect::Ok,
         ),
         // Notifications with garbage params are dropped; the call goes on.
-        case(
+        line_case(
             "notifications with garbage params, then the response",
             List,
             |r| {
@@ -518,11 +403,12 @@ pub(super) fn cases() -> Vec<Case> {
             200,
             Answered::Result(|result| result["roots"].is_array()),
         ),
-    ]
+    ]);
+    cases
 }
 
 /// Runs one case, then the probe on the same connection.
-pub(super) async fn check(client: &Client, script: &mut Script, case: &Case, era: &str) {
+pub(super) async fn check(client: &Client, script: &mut Script, case: &LineCase<Ask>, era: &str) {
     let name = format!("{era}: {}", case.name);
     ROOTS_MOST.store(0, Ordering::SeqCst);
     let call = tokio::spawn({
@@ -530,36 +416,7 @@ pub(super) async fn check(client: &Client, script: &mut Script, case: &Case, era
         let ask = case.ask;
         async move { run(&client, ask).await }
     });
-    let request = script.request().await;
-    for line in (case.answer)(&request) {
-        script.line(&line).await;
-    }
-    for _ in 0..case.answers {
-        let answer = script.request().await;
-        assert!(
-            answer["id"].as_str().is_some_and(|id| id.starts_with('s')),
-            "{name}: an answer to the server's request: {answer}"
-        );
-        match case.answered {
-            Answered::Error(code) => assert_eq!(answer["error"]["code"], code, "{name}: {answer}"),
-            Answered::Result(ok) => assert!(ok(&answer["result"]), "{name}: {answer}"),
-        }
-    }
-    let outcome = call.await.expect("the call must not panic");
-    match (&case.expect, &outcome) {
-        (Expect::Ok, Ok(())) => {}
-        (Expect::Fails(_, matches), Err(e)) if matches(e) => {}
-        (Expect::TimesOut, Err(Error::Timeout { .. })) => {
-            let cancelled = script.request().await;
-            assert_eq!(
-                cancelled["method"], "notifications/cancelled",
-                "{name}: {cancelled}"
-            );
-            assert_eq!(cancelled["params"]["requestId"], request["id"], "{name}");
-        }
-        (Expect::Fails(expected, _), _) => panic!("{name}: expected {expected}, got {outcome:?}"),
-        (_, _) => panic!("{name}: got {outcome:?}"),
-    }
+    play(script, case, &name, valid, call).await;
     let most = ROOTS_MOST.load(Ordering::SeqCst);
     assert!(most <= 64, "{name}: {most} roots requests answered at once");
     probe(client, script, &name).await;

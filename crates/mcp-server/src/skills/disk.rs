@@ -49,28 +49,65 @@ fn entries(dir: &Path) -> Result<Vec<(String, PathBuf, bool, bool)>, Error> {
     Ok(out)
 }
 
+/// `name` under the relative path `prefix` (empty at the root).
+fn join(prefix: &str, name: String) -> String {
+    if prefix.is_empty() {
+        name
+    } else {
+        format!("{prefix}/{name}")
+    }
+}
+
+/// A walk of the directories under a root, last pushed first, that fails past
+/// [`MAX_DIRECTORIES`] directories: it hands over each directory with its path relative
+/// to the root, and the caller pushes the subdirectories to visit.
+struct Walk<'a> {
+    /// What a failure names: the skill, or the root.
+    label: &'a str,
+    pending: Vec<(PathBuf, String)>,
+    visited: usize,
+}
+
+impl<'a> Walk<'a> {
+    fn new(root: &Path, label: &'a str) -> Self {
+        Walk {
+            label,
+            pending: vec![(root.to_owned(), String::new())],
+            visited: 0,
+        }
+    }
+
+    /// The next directory to visit and its relative path, if any is left.
+    fn next_dir(&mut self) -> Result<Option<(PathBuf, String)>, Error> {
+        let Some(next) = self.pending.pop() else {
+            return Ok(None);
+        };
+        self.visited += 1;
+        if self.visited > MAX_DIRECTORIES {
+            return Err(invalid(
+                self.label,
+                format!("more than {MAX_DIRECTORIES} directories"),
+            ));
+        }
+        Ok(Some(next))
+    }
+
+    /// Visits the directory `path`, at the relative path `relative`, later.
+    fn push(&mut self, path: PathBuf, relative: String) {
+        self.pending.push((path, relative));
+    }
+}
+
 /// Every regular file under `dir` with its path relative to `dir`, for the skill `skill`.
 pub(super) fn read_skill_dir(skill: &str, dir: &Path) -> Result<Vec<(String, Vec<u8>)>, Error> {
     let mut files = Vec::new();
     let mut total: u64 = 0;
-    let mut pending = vec![(dir.to_owned(), String::new())];
-    let mut visited = 0;
-    while let Some((path, prefix)) = pending.pop() {
-        visited += 1;
-        if visited > MAX_DIRECTORIES {
-            return Err(invalid(
-                skill,
-                format!("more than {MAX_DIRECTORIES} directories"),
-            ));
-        }
+    let mut walk = Walk::new(dir, skill);
+    while let Some((path, prefix)) = walk.next_dir()? {
         for (name, child, is_dir, is_file) in entries(&path)? {
-            let relative = if prefix.is_empty() {
-                name
-            } else {
-                format!("{prefix}/{name}")
-            };
+            let relative = join(&prefix, name);
             if is_dir {
-                pending.push((child, relative));
+                walk.push(child, relative);
                 continue;
             }
             if !is_file {
@@ -100,16 +137,9 @@ pub(super) fn read_skill_dir(skill: &str, dir: &Path) -> Result<Vec<(String, Vec
 /// Every directory under `root` holding a `SKILL.md`, with its skill path.
 pub(super) fn find_skills(root: &Path) -> Result<Vec<(String, PathBuf)>, Error> {
     let mut found = Vec::new();
-    let mut pending = vec![(root.to_owned(), String::new())];
-    let mut visited = 0;
-    while let Some((path, prefix)) = pending.pop() {
-        visited += 1;
-        if visited > MAX_DIRECTORIES {
-            return Err(invalid(
-                &root.display().to_string(),
-                format!("more than {MAX_DIRECTORIES} directories"),
-            ));
-        }
+    let label = root.display().to_string();
+    let mut walk = Walk::new(root, &label);
+    while let Some((path, prefix)) = walk.next_dir()? {
         let children = entries(&path)?;
         if !prefix.is_empty() && children.iter().any(|(n, _, _, f)| *f && n == SKILL_MD) {
             found.push((prefix.clone(), path.clone()));
@@ -117,12 +147,7 @@ pub(super) fn find_skills(root: &Path) -> Result<Vec<(String, PathBuf)>, Error> 
         // Depth first, in name order.
         for (name, child, is_dir, _) in children.into_iter().rev() {
             if is_dir {
-                let relative = if prefix.is_empty() {
-                    name
-                } else {
-                    format!("{prefix}/{name}")
-                };
-                pending.push((child, relative));
+                walk.push(child, join(&prefix, name));
             }
         }
     }

@@ -55,6 +55,11 @@ fn resource_server(
         .unwrap()
 }
 
+/// Calls `whoami` with `token` and asserts the `401` of [`assert_invalid`].
+async fn assert_refused(mcp: &RunningServer, token: &str, description: &str, case: &str) {
+    assert_invalid(&whoami(mcp, token).await, description, case);
+}
+
 /// Asserts a `401` with `error="invalid_token"` and the description.
 fn assert_invalid(reply: &support::Reply, description: &str, case: &str) {
     assert_eq!(reply.status, 401, "{case}: {reply:?}");
@@ -138,8 +143,7 @@ async fn malformed_tokens_and_requests_are_refused() {
         ("not a b64token", "a\"b", "the bearer token is malformed"),
         ("spaces inside", "abc def", "the bearer token is malformed"),
     ] {
-        let reply = whoami(&mcp, token).await;
-        assert_invalid(&reply, description, case);
+        assert_refused(&mcp, token, description, case).await;
     }
     let twice = Call::tool("whoami")
         .header("authorization", "Bearer abc")
@@ -171,22 +175,24 @@ async fn the_audience_must_equal_this_resource() {
         let mut claims = claims("alice", "files:read");
         claims["aud"] = audience.clone();
         let token = sign(&keys.rsa1, Some("k1"), None, &claims);
-        let reply = whoami(&mcp, &token).await;
-        assert_invalid(
-            &reply,
+        assert_refused(
+            &mcp,
+            &token,
             "the token was not issued for this resource",
             &audience.to_string(),
-        );
+        )
+        .await;
     }
     let mut no_audience = claims("alice", "files:read");
     no_audience.as_object_mut().unwrap().remove("aud");
     let token = sign(&keys.rsa1, Some("k1"), None, &no_audience);
-    let reply = whoami(&mcp, &token).await;
-    assert_invalid(
-        &reply,
+    assert_refused(
+        &mcp,
+        &token,
         "the token lacks a required claim (exp, iss, aud)",
         "no aud",
-    );
+    )
+    .await;
 
     // One of several audiences is enough.
     let mut several = claims("alice", "files:read");
@@ -264,35 +270,9 @@ async fn alg_none_wrong_keys_and_algorithm_confusion_are_refused() {
         assert!(reply.challenge().contains("error=\"invalid_token\""));
     }
 
-    // HS256 with the RSA public key (as PEM) for the secret: the classic confusion.
-    let secret = EncodingKey::from_secret(keys.rsa1_public_pem).unwrap();
-    let confused = sign_with(
-        &secret,
-        Algorithm::HS256,
-        Some("k1"),
-        None,
-        &claims("alice", "files:read"),
-    );
-    let reply = whoami(&mcp, &confused).await;
-    assert_invalid(
-        &reply,
-        "the algorithm HS256 is not accepted",
-        "HS256 with the public key",
-    );
-
-    // Signed by another key under the published kid, and under a kid nobody published.
-    let forged = sign(&keys.rsa2, Some("k1"), None, &claims("alice", "files:read"));
-    let reply = whoami(&mcp, &forged).await;
-    assert_invalid(&reply, "the token's signature does not verify", "wrong key");
-    let unknown = sign(&keys.rsa2, Some("k9"), None, &claims("alice", "files:read"));
-    let reply = whoami(&mcp, &unknown).await;
-    assert_invalid(
-        &reply,
-        "no key of the authorization server fits the token",
-        "unknown kid",
-    );
+    let alice = claims("alice", "files:read");
     // A tampered payload under a good signature.
-    let good = sign(&keys.rsa1, Some("k1"), None, &claims("alice", "files:read"));
+    let good = sign(&keys.rsa1, Some("k1"), None, &alice);
     let parts: Vec<&str> = good.split('.').collect();
     let tampered = format!(
         "{}.{}.{}",
@@ -300,8 +280,34 @@ async fn alg_none_wrong_keys_and_algorithm_confusion_are_refused() {
         b64(&claims("mallory", "files:read files:write")),
         parts[2]
     );
-    let reply = whoami(&mcp, &tampered).await;
-    assert_invalid(&reply, "the token's signature does not verify", "tampered");
+    // HS256 with the RSA public key (as PEM) for the secret: the classic confusion.
+    let secret = EncodingKey::from_secret(keys.rsa1_public_pem).unwrap();
+    let confused = sign_with(&secret, Algorithm::HS256, Some("k1"), None, &alice);
+    for (token, description, case) in [
+        (
+            confused,
+            "the algorithm HS256 is not accepted",
+            "HS256 with the public key",
+        ),
+        // Signed by another key under the published kid, and under a kid nobody published.
+        (
+            sign(&keys.rsa2, Some("k1"), None, &alice),
+            "the token's signature does not verify",
+            "wrong key",
+        ),
+        (
+            sign(&keys.rsa2, Some("k9"), None, &alice),
+            "no key of the authorization server fits the token",
+            "unknown kid",
+        ),
+        (
+            tampered,
+            "the token's signature does not verify",
+            "tampered",
+        ),
+    ] {
+        assert_refused(&mcp, &token, description, case).await;
+    }
 }
 
 #[tokio::test]
@@ -313,47 +319,32 @@ async fn an_id_token_is_not_an_access_token() {
         "iss": ISSUER, "sub": "alice", "aud": "desktop-app", "exp": now + 600, "iat": now,
         "nonce": "n-0S6_WzA2Mj", "at_hash": "77QmUPtjPfzWtF2AnpK9RQ", "auth_time": now,
     });
-    let reply = Call::tool("whoami")
-        .bearer(&sign(&keys.rsa1, Some("k1"), None, &id_token))
-        .send(&mcp)
-        .await;
-    assert_invalid(
-        &reply,
-        "the token was not issued for this resource",
-        "client audience",
-    );
-    // One whose audience happens to be the resource is still an ID token.
     let mut for_resource = id_token.clone();
     for_resource["aud"] = json!(RESOURCE);
-    let reply = Call::tool("whoami")
-        .bearer(&sign(&keys.rsa1, Some("k1"), None, &for_resource))
-        .send(&mcp)
-        .await;
-    assert_invalid(
-        &reply,
-        "an ID token is not an access token",
-        "resource audience",
-    );
-    // So is a token typed as something other than an access token.
-    let typed = sign(
-        &keys.rsa1,
-        Some("k1"),
-        Some("id_token+jwt"),
-        &claims("alice", "files:read"),
-    );
-    let reply = whoami(&mcp, &typed).await;
-    assert_invalid(
-        &reply,
-        "a token of type id_token+jwt is not an access token",
-        "typ",
-    );
+    let alice = claims("alice", "files:read");
+    for (token, description, case) in [
+        (
+            sign(&keys.rsa1, Some("k1"), None, &id_token),
+            "the token was not issued for this resource",
+            "client audience",
+        ),
+        // One whose audience happens to be the resource is still an ID token.
+        (
+            sign(&keys.rsa1, Some("k1"), None, &for_resource),
+            "an ID token is not an access token",
+            "resource audience",
+        ),
+        // So is a token typed as something other than an access token.
+        (
+            sign(&keys.rsa1, Some("k1"), Some("id_token+jwt"), &alice),
+            "a token of type id_token+jwt is not an access token",
+            "typ",
+        ),
+    ] {
+        assert_refused(&mcp, &token, description, case).await;
+    }
     // RFC 9068's type is accepted.
-    let at = sign(
-        &keys.rsa1,
-        Some("k1"),
-        Some("at+jwt"),
-        &claims("alice", "files:read"),
-    );
+    let at = sign(&keys.rsa1, Some("k1"), Some("at+jwt"), &alice);
     assert_eq!(whoami(&mcp, &at).await.status, 200);
 }
 
@@ -722,8 +713,7 @@ async fn introspection_accepts_only_active_tokens_for_this_resource_and_caches_a
             "the token was not issued by the expected authorization server",
         ),
     ] {
-        let reply = whoami(&mcp, token).await;
-        assert_invalid(&reply, description, token);
+        assert_refused(&mcp, token, description, token).await;
     }
 
     // A resource server with the wrong credentials gets no verdict: 503.

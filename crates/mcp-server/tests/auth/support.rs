@@ -13,7 +13,7 @@ use http::{HeaderMap, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt as _, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioExecutor;
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use mcp_server::auth::ResourceServer;
@@ -137,23 +137,10 @@ impl AuthServer {
             Arc::clone(&introspection),
             Arc::clone(&introspections),
         );
-        let task = tokio::spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    return;
-                };
-                let state = state.clone();
-                tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |request| {
-                        let state = state.clone();
-                        async move { Ok::<_, std::convert::Infallible>(answer(request, &state).await) }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
+        let task =
+            mcp_test_support::http::serve_http1(listener, state, |request, state| async move {
+                answer(request, &state).await
+            });
         AuthServer {
             addr,
             jwks,

@@ -248,50 +248,71 @@ impl SkillEntry {
     }
 }
 
-/// The result of `skills/list`: a page of entries, with the list-caching attributes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ListSkillsResult {
-    /// Metadata (`_meta`).
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<ResultMetaObject>,
-    /// Always `"complete"`.
-    #[serde(rename = "resultType", default)]
-    pub result_type: ResultType,
-    /// The entries of this page; an entry is never split across pages.
-    pub skills: Vec<SkillEntry>,
-    /// The cursor of the next page.
-    #[serde(
-        rename = "nextCursor",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub next_cursor: Option<String>,
-    /// How long the listing stays fresh, in milliseconds.
-    #[serde(rename = "ttlMs", default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// Who may share a cached copy.
-    #[serde(
-        rename = "cacheScope",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub cache_scope: Option<CacheScope>,
+/// Declares a result that is one page of a listing, as the extension's listings all are:
+/// `_meta`, `resultType` (always `"complete"`), the page's items, the next cursor and the
+/// list-caching attributes, with `new` for a page of the items alone.
+macro_rules! page_result {
+    (
+        $(#[$doc:meta])*
+        $name:ident,
+        $(#[$items_doc:meta])*
+        $items:ident: $item:ty,
+        $new_doc:literal $(,)?
+    ) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[non_exhaustive]
+        pub struct $name {
+            /// Metadata (`_meta`).
+            #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+            pub meta: Option<ResultMetaObject>,
+            /// Always `"complete"`.
+            #[serde(rename = "resultType", default)]
+            pub result_type: ResultType,
+            $(#[$items_doc])*
+            pub $items: Vec<$item>,
+            /// The cursor of the next page.
+            #[serde(
+                rename = "nextCursor",
+                default,
+                skip_serializing_if = "Option::is_none"
+            )]
+            pub next_cursor: Option<String>,
+            /// How long the listing stays fresh, in milliseconds.
+            #[serde(rename = "ttlMs", default, skip_serializing_if = "Option::is_none")]
+            pub ttl_ms: Option<u64>,
+            /// Who may share a cached copy.
+            #[serde(
+                rename = "cacheScope",
+                default,
+                skip_serializing_if = "Option::is_none"
+            )]
+            pub cache_scope: Option<CacheScope>,
+        }
+
+        impl $name {
+            #[doc = $new_doc]
+            pub fn new($items: Vec<$item>) -> Self {
+                $name {
+                    meta: None,
+                    result_type: ResultType::Complete,
+                    $items,
+                    next_cursor: None,
+                    ttl_ms: None,
+                    cache_scope: None,
+                }
+            }
+        }
+    };
 }
 
-impl ListSkillsResult {
-    /// A page of `skills`.
-    pub fn new(skills: Vec<SkillEntry>) -> Self {
-        ListSkillsResult {
-            meta: None,
-            result_type: ResultType::Complete,
-            skills,
-            next_cursor: None,
-            ttl_ms: None,
-            cache_scope: None,
-        }
-    }
-}
+page_result!(
+    /// The result of `skills/list`: a page of entries, with the list-caching attributes.
+    ListSkillsResult,
+    /// The entries of this page; an entry is never split across pages.
+    skills: SkillEntry,
+    "A page of `skills`.",
+);
 
 /// The params of `skills/get`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -376,51 +397,14 @@ impl ReadDirectoryRequestParams {
     }
 }
 
-/// The result of `resources/directory/read`: the directory's direct children, files with
-/// their resource metadata and subdirectories with `mimeType` [`DIRECTORY_MIME_TYPE`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ReadDirectoryResult {
-    /// Metadata (`_meta`).
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<ResultMetaObject>,
-    /// Always `"complete"`.
-    #[serde(rename = "resultType", default)]
-    pub result_type: ResultType,
+page_result!(
+    /// The result of `resources/directory/read`: the directory's direct children, files with
+    /// their resource metadata and subdirectories with `mimeType` [`DIRECTORY_MIME_TYPE`].
+    ReadDirectoryResult,
     /// The children of this page.
-    pub resources: Vec<Resource>,
-    /// The cursor of the next page.
-    #[serde(
-        rename = "nextCursor",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub next_cursor: Option<String>,
-    /// How long the listing stays fresh, in milliseconds.
-    #[serde(rename = "ttlMs", default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// Who may share a cached copy.
-    #[serde(
-        rename = "cacheScope",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub cache_scope: Option<CacheScope>,
-}
-
-impl ReadDirectoryResult {
-    /// A page of `resources`.
-    pub fn new(resources: Vec<Resource>) -> Self {
-        ReadDirectoryResult {
-            meta: None,
-            result_type: ResultType::Complete,
-            resources,
-            next_cursor: None,
-            ttl_ms: None,
-            cache_scope: None,
-        }
-    }
-}
+    resources: Resource,
+    "A page of `resources`.",
+);
 
 request!(
     /// `skills/list`: a page of the skills the server serves.

@@ -24,6 +24,17 @@ fn assert_scenarios(leg: &str, cases: &[(&str, Option<&str>)]) {
     }
 }
 
+/// Asserts the verdict of `scenario`'s row.
+fn assert_verdict(report: &Report, scenario: &str, verdict: Verdict) {
+    assert_eq!(row(report, scenario).verdict, verdict, "{scenario}");
+}
+
+/// Asserts the outcome and verdict of `scenario`'s row.
+fn assert_judged(report: &Report, scenario: &str, outcome: Outcome, verdict: Verdict) {
+    let row = row(report, scenario);
+    assert_eq!((row.outcome, row.verdict), (outcome, verdict), "{scenario}");
+}
+
 fn row<'a>(report: &'a Report, scenario: &str) -> &'a Row {
     report
         .rows
@@ -121,36 +132,40 @@ fn judges_the_capture_against_an_empty_baseline() {
     assert_eq!(scored.len(), 37);
     assert_eq!(scored[0].scenario, "server-stateless");
 
-    let simple = row(&report, "tools-call-simple-text");
-    assert_eq!(
-        (simple.outcome, simple.verdict),
-        (Outcome::Pass, Verdict::Ok)
+    assert_judged(
+        &report,
+        "tools-call-simple-text",
+        Outcome::Pass,
+        Verdict::Ok,
     );
     // INFO does not fail a scenario.
-    let streams = row(&report, "server-sse-multiple-streams");
-    assert_eq!(
-        (streams.outcome, streams.verdict),
-        (Outcome::Pass, Verdict::Ok)
+    assert_judged(
+        &report,
+        "server-sse-multiple-streams",
+        Outcome::Pass,
+        Verdict::Ok,
     );
     // FAILURE first, then WARNING.
-    let list = row(&report, "tools-list");
-    assert_eq!(
-        (list.outcome, list.verdict),
-        (Outcome::Fail, Verdict::Unexpected)
-    );
-    let failing: Vec<&str> = list.failing.iter().map(|c| c.id.as_str()).collect();
+    assert_judged(&report, "tools-list", Outcome::Fail, Verdict::Unexpected);
+    let failing: Vec<&str> = row(&report, "tools-list")
+        .failing
+        .iter()
+        .map(|c| c.id.as_str())
+        .collect();
     assert_eq!(failing, ["tools-list", "tools-name-format"]);
     // A WARNING alone fails a scenario, as the suite's baseline counts it.
-    let rerequest = row(&report, "input-required-result-missing-input-response");
-    assert_eq!(
-        (rerequest.outcome, rerequest.verdict),
-        (Outcome::Warn, Verdict::Unexpected)
+    assert_judged(
+        &report,
+        "input-required-result-missing-input-response",
+        Outcome::Warn,
+        Verdict::Unexpected,
     );
     // A scored scenario without results is a failure.
-    let missing = row(&report, "completion-complete");
-    assert_eq!(
-        (missing.outcome, missing.verdict),
-        (Outcome::NoResult, Verdict::Unexpected)
+    assert_judged(
+        &report,
+        "completion-complete",
+        Outcome::NoResult,
+        Verdict::Unexpected,
     );
 
     // Not-scored scenarios are reported, never judged.
@@ -216,21 +231,16 @@ fn judges_baseline_entries_like_the_suite() {
     )
     .unwrap();
     let report = evaluate(&req, &results("server"), &baseline);
-    assert_eq!(row(&report, "tools-list").verdict, Verdict::Expected);
-    assert_eq!(
-        row(&report, "tools-call-simple-text").verdict,
-        Verdict::Stale
-    );
+    assert_verdict(&report, "tools-list", Verdict::Expected);
+    assert_verdict(&report, "tools-call-simple-text", Verdict::Stale);
     // One listed warning does not excuse the other.
-    assert_eq!(
-        row(&report, "sep-2164-resource-not-found").verdict,
-        Verdict::Unexpected
-    );
+    assert_verdict(&report, "sep-2164-resource-not-found", Verdict::Unexpected);
     // Every failing check listed, plus one that passed: stale.
-    assert_eq!(row(&report, "caching").verdict, Verdict::Stale);
-    assert_eq!(
-        row(&report, "input-required-result-missing-input-response").verdict,
-        Verdict::Expected
+    assert_verdict(&report, "caching", Verdict::Stale);
+    assert_verdict(
+        &report,
+        "input-required-result-missing-input-response",
+        Verdict::Expected,
     );
     assert_eq!(
         report.unexpected,
@@ -409,28 +419,23 @@ fn judges_the_client_capture_against_a_baseline_of_the_auth_scenarios() {
     let requirements = requirements("client");
     let report = evaluate(&requirements, &results("client"), &baseline);
 
-    assert_eq!(row(&report, "tools_call").verdict, Verdict::Unexpected);
-    assert_eq!(
-        row(&report, "auth/metadata-default").verdict,
-        Verdict::Expected
-    );
+    assert_verdict(&report, "tools_call", Verdict::Unexpected);
+    assert_verdict(&report, "auth/metadata-default", Verdict::Expected);
     // Two of three checks pass; the scenario still fails as a whole.
-    assert_eq!(
-        row(&report, "auth/authorization-server-migration").verdict,
-        Verdict::Expected
+    assert_verdict(
+        &report,
+        "auth/authorization-server-migration",
+        Verdict::Expected,
     );
     // Listed but not captured: no result directory counts as failing, so not stale.
-    let missing = row(&report, "auth/iss-supported");
-    assert_eq!(
-        (missing.outcome, missing.verdict),
-        (Outcome::NoResult, Verdict::Expected)
+    assert_judged(
+        &report,
+        "auth/iss-supported",
+        Outcome::NoResult,
+        Verdict::Expected,
     );
     // The stub passes this one vacuously: every check is SKIPPED.
-    let vacuous = row(&report, "http-standard-headers");
-    assert_eq!(
-        (vacuous.outcome, vacuous.verdict),
-        (Outcome::Pass, Verdict::Ok)
-    );
+    assert_judged(&report, "http-standard-headers", Outcome::Pass, Verdict::Ok);
     assert_eq!(
         row(&report, "auth/dpop").not_scored.as_deref(),
         Some("extension")
@@ -539,10 +544,7 @@ fn judged_extensions_leave_not_scored_and_join_the_verdict() {
     let lifecycle = row(&report, "tasks-lifecycle");
     assert!(lifecycle.extension && lifecycle.not_scored.is_none());
     assert_eq!(lifecycle.verdict, Verdict::Ok);
-    assert_eq!(
-        row(&report, "tasks-status-notifications").verdict,
-        Verdict::Ok
-    );
+    assert_verdict(&report, "tasks-status-notifications", Verdict::Ok);
     let skills = row(&report, "sep-2640-skills-enumeration");
     assert_eq!(
         skills.verdict,
@@ -555,7 +557,7 @@ fn judged_extensions_leave_not_scored_and_join_the_verdict() {
             .contains(&"sep-2640-skills-enumeration".to_owned())
     );
     // Listed in the baseline and without a result: expected, not stale.
-    assert_eq!(row(&report, "tasks-wire-fields").verdict, Verdict::Expected);
+    assert_verdict(&report, "tasks-wire-fields", Verdict::Expected);
     assert!(!report.ok());
     let table = render(&report);
     assert!(

@@ -12,7 +12,6 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
 use http_body_util::{BodyExt as _, Full};
-use hyper_util::rt::TokioIo;
 use mcp_transport_http::Authenticator as _;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
@@ -48,23 +47,7 @@ impl Endpoint {
         let calls = Arc::new(AtomicUsize::new(0));
         let gate = Arc::new(Semaphore::new(Semaphore::MAX_PERMITS));
         let state = (Arc::clone(&table), Arc::clone(&calls), Arc::clone(&gate));
-        let task = tokio::spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    return;
-                };
-                let state = state.clone();
-                tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |request| {
-                        let state = state.clone();
-                        async move { Ok::<_, std::convert::Infallible>(answer(request, state).await) }
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        });
+        let task = mcp_test_support::http::serve_http1(listener, state, answer);
         Endpoint {
             addr,
             table,
