@@ -10,7 +10,6 @@ pub mod fixture;
 pub mod http_reply;
 pub mod http_request;
 pub mod http_server;
-pub mod json_scan;
 pub mod json_writer;
 pub mod legacy_session;
 pub mod line_codec;
@@ -32,7 +31,6 @@ pub const TARGETS: [Target; 11] = [
     ("request_state", request_state::run),
     ("legacy_session", legacy_session::run),
     ("json_writer", json_writer::run),
-    ("json_scan", json_scan::run),
     ("http_reply", http_reply::run),
     ("http_server", http_server::run),
 ];

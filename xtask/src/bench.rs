@@ -246,8 +246,6 @@ impl Driver {
 enum Piece {
     /// `mcp-json`'s writer, against `serde_json`'s.
     JsonWriter,
-    /// `mcp-json`'s scan (the HTTP server's read of params), against `serde_json`.
-    JsonScan,
     /// `mcp-jsonrpc`'s lazy reading of params and results (`received.rs`), against
     /// decoding every frame whole.
     LazyFrames,
@@ -257,7 +255,7 @@ enum Piece {
 
 impl Piece {
     /// Those the server is built without.
-    const SERVER: [Piece; 3] = [Self::JsonWriter, Self::JsonScan, Self::LazyFrames];
+    const SERVER: [Piece; 2] = [Self::JsonWriter, Self::LazyFrames];
     /// Those the client is built without.
     const CLIENT: [Piece; 2] = [Self::LazyFrames, Self::CallWriter];
 
@@ -265,7 +263,6 @@ impl Piece {
     fn cfg(self) -> &'static str {
         match self {
             Self::JsonWriter => "json_writer",
-            Self::JsonScan => "json_scan",
             Self::LazyFrames => "lazy_frames",
             Self::CallWriter => "call_writer",
         }
@@ -454,15 +451,14 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         tools_args: &[],
         progress_http: &[],
     });
-    // The hand-written pieces, each against the build without it (`Piece`). The scan
-    // reads HTTP requests only.
+    // The hand-written pieces, each against the build without it (`Piece`).
     for (piece, server) in &bins.server_without {
         servers.push(ServerSpec {
             name: format!("ours, without {} (`mcp_without`)", piece.cfg()),
             role: Role::OursWithout(*piece),
             driver: Driver::McpLoad,
             era: "modern",
-            stdio: (*piece != Piece::JsonScan).then(|| cmd(server, &[])),
+            stdio: Some(cmd(server, &[])),
             http: Some(cmd(server, &["--http", "127.0.0.1:0"])),
             tools: false,
             tools_args: &[],
@@ -1131,7 +1127,7 @@ mod tests {
     fn who_takes_part_in_what() {
         let servers = servers(&bins(), vec![peer()]);
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names.len(), 17, "{names:?}");
+        assert_eq!(names.len(), 16, "{names:?}");
         let by_role = |role| servers.iter().find(|s| s.role == role).unwrap();
         let ours = by_role(Role::Ours);
         assert_eq!(
@@ -1232,8 +1228,7 @@ mod tests {
             );
             let with = ours.command(Load::Large, Transport::Http).unwrap();
             assert_eq!(command[1..], with[1..]);
-            let over_stdio = without.command(Load::Small, Transport::Stdio).is_some();
-            assert_eq!(over_stdio, piece != Piece::JsonScan, "{piece:?}");
+            assert!(without.command(Load::Small, Transport::Stdio).is_some());
             assert!(without.command(Load::Search, Transport::Http).is_none());
         }
         for piece in Piece::CLIENT {
@@ -1257,7 +1252,6 @@ mod tests {
         let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
         let sources = [
             "crates/mcp-json/src/lib.rs",
-            "crates/mcp-transport-http/src/mirror.rs",
             "crates/mcp-jsonrpc/src/received.rs",
             "crates/mcp-client/src/client/builder.rs",
         ]

@@ -1,16 +1,11 @@
-//! JSON text helpers shared by the MCP crates: a JSON writer and a scan that finds where a
-//! JSON value ends.
+//! The JSON writer shared by the MCP crates: [`write()`], [`to_vec`], [`to_raw_value`] and
+//! the other functions at this crate's root write compact JSON byte for byte as
+//! `serde_json` does, with a faster string escaper (`writer.rs`). Outgoing messages are
+//! written with them.
 //!
-//! - [`write()`], [`to_vec`], [`to_raw_value`] and the other functions at this crate's root
-//!   write compact JSON byte for byte as `serde_json` does, with a faster string escaper
-//!   (`writer.rs`): outgoing messages are written with them.
-//! - [`scan`] finds where a JSON value ends without building it, accepting exactly what
-//!   `serde_json` accepts when it skips a value.
-//!
-//! Each stands in for `serde_json` on a path where they measurably cost time
-//! (`docs/PERFORMANCE.md`). Tests hold each to what it stands in for, and the fuzz
-//! targets `json_writer` and `json_scan` (`fuzz/`) hold the writer and the scan to
-//! `serde_json`.
+//! It stands in for `serde_json`'s writer because a tool result is mostly strings, and on
+//! large ones the escaper roughly halves a call's CPU (`docs/PERFORMANCE.md`, "Kept, and
+//! why"). Tests, and the fuzz target `json_writer` (`fuzz/`), hold it to `serde_json`.
 //!
 //! This crate is an implementation detail shared by the MCP crates, not part of their
 //! API: `mcp-jsonrpc`, the transports, the server and the client depend on it directly,
@@ -19,13 +14,11 @@
 
 #![forbid(unsafe_code)]
 
-pub mod scan;
 // Built with `--cfg mcp_without="json_writer"`, the functions at the root are `serde_json`'s
-// (`plain.rs`): the build `cargo xtask bench` measures the writer against. The scan still
-// uses the writer's escape search, so the writer is compiled either way.
+// (`plain.rs`): the build `cargo xtask bench` measures the writer against.
 #[cfg(mcp_without = "json_writer")]
 mod plain;
-#[cfg_attr(mcp_without = "json_writer", allow(dead_code, unreachable_pub))]
+#[cfg(not(mcp_without = "json_writer"))]
 mod writer;
 
 #[cfg(mcp_without = "json_writer")]

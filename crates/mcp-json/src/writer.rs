@@ -262,7 +262,7 @@ fn escapes_in(word: u64) -> u64 {
 
 /// The index of the first byte at or after `from` that JSON must escape, or `bytes.len()`.
 #[inline]
-pub(crate) fn next_escape(bytes: &[u8], from: usize) -> usize {
+fn next_escape(bytes: &[u8], from: usize) -> usize {
     let len = bytes.len();
     let Some(rest) = bytes.get(from..) else {
         return len;

@@ -301,10 +301,6 @@ impl<'a> Peek<'a> {
         let Some(params) = params.filter(|p| p.trim_start().starts_with('{')) else {
             return Ok(Peek::default());
         };
-        if let Some(peek) = Peek::scan(params, mirrored, tool_call) {
-            return Ok(peek);
-        }
-        // What the scan does not accept, serde_json reads again, to say what is wrong.
         Peek::serde_read(params, mirrored, tool_call)
             .map_err(|e| Rejection::invalid_params(format!("invalid params: {e}")))
     }
@@ -324,78 +320,6 @@ impl<'a> Peek<'a> {
         }
         .deserialize(&mut de)
         .and_then(|peek| de.end().map(|()| peek))
-    }
-
-    /// [`read`](Self::read) by `mcp_json::scan`, which finds where each value ends
-    /// sixteen bytes a round (a large `arguments` value is mostly a long string) and
-    /// accepts exactly what `serde_json` accepts (its tests hold it to that). `None` for
-    /// anything [`read`](Self::read) could refuse, which then reads the text again: a
-    /// malformed text, or a member these rules read given twice. As there, a `null` value
-    /// counts as absent.
-    fn scan(params: &'a str, mirrored: Option<&str>, tool_call: bool) -> Option<Self> {
-        use mcp_json::scan::{skip_whitespace, string_end, value_end};
-        // The build `cargo xtask bench` measures the scan against: `serde_json` reads all.
-        if cfg!(mcp_without = "json_scan") {
-            return None;
-        }
-        let text = params.as_bytes();
-        let mut at = skip_whitespace(text, 0);
-        if text.get(at) != Some(&b'{') {
-            return None;
-        }
-        at = skip_whitespace(text, at + 1);
-        let mut peek = Peek::default();
-        if text.get(at) == Some(&b'}') {
-            at += 1;
-        } else {
-            loop {
-                let key_end = string_end(text, at)?;
-                let quoted = params.get(at..key_end)?;
-                let key: Cow<'_, str> = match quoted.get(1..quoted.len() - 1)? {
-                    inner if !inner.contains('\\') => Cow::Borrowed(inner),
-                    _ => Cow::Owned(serde_json::from_str::<String>(quoted).ok()?),
-                };
-                at = skip_whitespace(text, key_end);
-                if text.get(at) != Some(&b':') {
-                    return None;
-                }
-                let start = skip_whitespace(text, at + 1);
-                let end = value_end(text, start)?;
-                let slot = if key == "_meta" {
-                    Some(&mut peek.meta)
-                } else if mirrored == Some(&*key) {
-                    Some(&mut peek.mirrored)
-                } else if tool_call && key == "name" {
-                    Some(&mut peek.tool)
-                } else if tool_call && key == "arguments" {
-                    Some(&mut peek.arguments)
-                } else {
-                    None
-                };
-                if let Some(slot) = slot {
-                    if slot.is_some() {
-                        return None;
-                    }
-                    let value = params.get(start..end)?;
-                    if value != "null" {
-                        *slot = Some(value);
-                    }
-                }
-                at = skip_whitespace(text, end);
-                match text.get(at) {
-                    Some(b',') => at = skip_whitespace(text, at + 1),
-                    Some(b'}') => {
-                        at += 1;
-                        break;
-                    }
-                    _ => return None,
-                }
-            }
-        }
-        if peek.tool.is_none() && tool_call && mirrored == Some("name") {
-            peek.tool = peek.mirrored;
-        }
-        (skip_whitespace(text, at) == text.len()).then_some(peek)
     }
 
     fn meta(&self) -> Result<Meta<'a>, Rejection> {
@@ -932,55 +856,5 @@ mod tests {
         let long = "x".repeat(500);
         assert_eq!(Clip(&long).to_string().chars().count(), QUOTE_LIMIT + 1);
         assert_eq!(Clip("short").to_string(), "short");
-    }
-
-    #[test]
-    fn the_scan_finds_what_the_serde_read_finds_and_refuses_nothing_it_accepts() {
-        let long = "y".repeat(40_000);
-        let cases = [
-            "{}".to_owned(),
-            " { } ".to_owned(),
-            r#"{"_meta":{"a":1},"name":"echo","arguments":{"text":"hi"}}"#.to_owned(),
-            format!(r#"{{"name":"echo","arguments":{{"text":"{long}"}},"_meta":{{}}}}"#),
-            r#"{"name":null,"name":"echo"}"#.to_owned(),
-            r#"{"name":"a","name":"b"}"#.to_owned(),
-            r#"{"\u006eame":"x","arguments":[1,2]}"#.to_owned(),
-            r#"{"\u006eame":"x","name":"y"}"#.to_owned(),
-            r#"{"uri":"file:///a","other":[{"x":null}]}"#.to_owned(),
-            r#"{"name":"\ud800"}"#.to_owned(),
-            r#"{"\ud800":1}"#.to_owned(),
-            r#"{"name":"x"} x"#.to_owned(),
-            r#"{"name":"x",}"#.to_owned(),
-            r#"{"name" "x"}"#.to_owned(),
-            r#"{"arguments":{"a":01}}"#.to_owned(),
-            "{\"arguments\":\"a\u{1}\"}".to_owned(),
-            r#"{"_meta":null,"_meta":{}}"#.to_owned(),
-            r#"{"arguments":{"deep":[[[[[[]]]]]]}}"#.to_owned(),
-        ];
-        for params in &cases {
-            for (mirrored, tool_call) in [(Some("name"), true), (Some("uri"), false), (None, false)]
-            {
-                let scanned = Peek::scan(params, mirrored, tool_call);
-                let read = Peek::serde_read(params, mirrored, tool_call);
-                match (&scanned, &read) {
-                    (Some(a), Ok(b)) => {
-                        assert_eq!(
-                            (a.meta, a.mirrored, a.tool, a.arguments),
-                            (b.meta, b.mirrored, b.tool, b.arguments),
-                            "{params}"
-                        );
-                    }
-                    // The scan leaves to the serde read what it refuses.
-                    (None, _) => {}
-                    (Some(_), Err(e)) => {
-                        panic!("{params}: the scan accepts what serde refuses: {e}")
-                    }
-                }
-            }
-        }
-        // Those of the usual shapes are the scan's own.
-        assert!(Peek::scan(&cases[2], Some("name"), true).is_some());
-        assert!(Peek::scan(&cases[3], Some("name"), true).is_some());
-        assert!(Peek::scan(&cases[6], Some("name"), true).is_some());
     }
 }

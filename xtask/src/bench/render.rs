@@ -443,7 +443,7 @@ struct Comparison {
     client_side: bool,
 }
 
-const COMPARISONS: [Comparison; 9] = [
+const COMPARISONS: [Comparison; 8] = [
     Comparison {
         code: "client's own HTTP/1.1 (vs hyper)",
         with: Role::OursByClient,
@@ -472,12 +472,6 @@ const COMPARISONS: [Comparison; 9] = [
         code: "JSON writer (vs serde_json's)",
         with: Role::Ours,
         without: Role::OursWithout(Piece::JsonWriter),
-        client_side: false,
-    },
-    Comparison {
-        code: "JSON scan of params (vs serde_json)",
-        with: Role::Ours,
-        without: Role::OursWithout(Piece::JsonScan),
         client_side: false,
     },
     Comparison {
