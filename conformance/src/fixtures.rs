@@ -87,11 +87,31 @@ pub(crate) fn field(answer: &mcp_types::ElicitResult, name: &str) -> Result<Stri
         .ok_or_else(|| ToolError::invalid_params(format!("the answer has no {name:?}")))
 }
 
+/// A tool that registers an item of the server behind `handle` again with `re_add`, which
+/// notifies the listeners that its list changed, and answers `changed`.
+fn list_change(
+    name: &str,
+    description: &str,
+    changed: &'static str,
+    handle: &Arc<OnceLock<Server>>,
+    re_add: fn(&Server),
+) -> Result<ToolDef, mcp_server::Error> {
+    let handle = Arc::clone(handle);
+    ToolDef::new(name, no_args(), move |_, _| {
+        let handle = Arc::clone(&handle);
+        async move {
+            if let Some(server) = handle.get() {
+                re_add(server);
+            }
+            Ok(CallToolResult::text(changed))
+        }
+    })
+    .map(|t| t.description(description))
+}
+
 /// Every fixture, in the order `SCENARIOS.md` suggests.
 pub fn server() -> Result<Server, mcp_server::Error> {
     let handle: Arc<OnceLock<Server>> = Arc::new(OnceLock::new());
-    let tool_changes = Arc::clone(&handle);
-    let prompt_changes = Arc::clone(&handle);
 
     let builder = Server::builder("rust-mcp-conformance-server", env!("CARGO_PKG_VERSION"))
         .instructions("Fixtures of the MCP conformance suite.")
@@ -271,34 +291,28 @@ pub fn server() -> Result<Server, mcp_server::Error> {
             })
             .map(|t| t.description("Elicits with every enum form")),
         )
-        .tool(
-            ToolDef::new("test_trigger_tool_change", no_args(), move |_, _| {
-                let handle = Arc::clone(&tool_changes);
-                async move {
-                    if let Some(server) = handle.get()
-                        && let Some(tool) = server.tool("test_simple_text")
-                    {
-                        server.add_tool(tool);
-                    }
-                    Ok(CallToolResult::text("Tool list changed"))
+        .tool(list_change(
+            "test_trigger_tool_change",
+            "Notifies listeners that the tool list changed",
+            "Tool list changed",
+            &handle,
+            |server| {
+                if let Some(tool) = server.tool("test_simple_text") {
+                    server.add_tool(tool);
                 }
-            })
-            .map(|t| t.description("Notifies listeners that the tool list changed")),
-        )
-        .tool(
-            ToolDef::new("test_trigger_prompt_change", no_args(), move |_, _| {
-                let handle = Arc::clone(&prompt_changes);
-                async move {
-                    if let Some(server) = handle.get()
-                        && let Some(prompt) = server.prompt("test_simple_prompt")
-                    {
-                        server.add_prompt(prompt);
-                    }
-                    Ok(CallToolResult::text("Prompt list changed"))
+            },
+        ))
+        .tool(list_change(
+            "test_trigger_prompt_change",
+            "Notifies listeners that the prompt list changed",
+            "Prompt list changed",
+            &handle,
+            |server| {
+                if let Some(prompt) = server.prompt("test_simple_prompt") {
+                    server.add_prompt(prompt);
                 }
-            })
-            .map(|t| t.description("Notifies listeners that the prompt list changed")),
-        )
+            },
+        ))
         .tool(
             ToolDef::new("test_input_required_result_elicitation", no_args(), |_, cx: Context| async move {
                 let answer = cx.elicit("user_name", form("What is your name?", "name", "string")?)?;

@@ -30,3 +30,13 @@
 pub mod fixtures;
 mod skill_fixtures;
 mod task_fixtures;
+
+/// The runtime `builder` makes with every driver on; `None`, said on stderr, when it
+/// cannot start. The programs' `main`s share it, each failing in its own way.
+pub fn runtime(builder: &mut tokio::runtime::Builder) -> Option<tokio::runtime::Runtime> {
+    builder
+        .enable_all()
+        .build()
+        .inspect_err(|e| eprintln!("cannot start the runtime: {e}"))
+        .ok()
+}

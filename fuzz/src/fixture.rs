@@ -3,11 +3,44 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use mcp_server::{Server, ToolDef};
 use mcp_transport_http::{HttpServerConfig, ParamHeader};
 use mcp_types::CallToolResult;
 use serde_json::json;
 use tokio::runtime::Runtime;
+
+/// A `tools/call` a target sends: one of the [`server`]'s tools, or `missing`, which it
+/// lacks, with arbitrary arguments text.
+#[derive(Debug, Arbitrary)]
+pub struct ToolCall {
+    /// Picks the tool.
+    pub tool: u8,
+    /// The request id.
+    pub id: i64,
+    /// The text of the `arguments` member, sent as it is.
+    pub arguments: String,
+}
+
+impl ToolCall {
+    /// The tool called.
+    #[must_use]
+    pub fn tool(&self) -> &'static str {
+        const TOOLS: [&str; 4] = ["echo", "add", "slow", "missing"];
+        TOOLS[usize::from(self.tool) % TOOLS.len()]
+    }
+
+    /// The request's text; `extra` (members after a comma, or nothing) ends its params.
+    #[must_use]
+    pub fn text(&self, extra: &str) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"{}","arguments":{}{extra}}}}}"#,
+            self.id,
+            self.tool(),
+            self.arguments
+        )
+    }
+}
 
 /// A small server: `echo` (with an `x-mcp-header` parameter, `Mcp-Param-Region`), `add`
 /// (a schema with required integers) and `slow` (waits 1 ms, so that responses can race

@@ -19,7 +19,7 @@ use mcp_server::Server;
 use mcp_transport_http::McpService;
 use serde_json::Value;
 
-use crate::fixture;
+use crate::fixture::{self, ToolCall};
 
 /// A header value: absent, one of a few meaningful values, or arbitrary bytes.
 #[derive(Debug, Arbitrary)]
@@ -52,11 +52,7 @@ struct Input {
 enum Body {
     Raw(Vec<u8>),
     /// A tools/call of one of the fixture's tools with arbitrary arguments text.
-    Call {
-        tool: u8,
-        id: i64,
-        arguments: String,
-    },
+    Call(ToolCall),
     /// A request of a listed method with the right `_meta`.
     Method {
         method: u8,
@@ -74,7 +70,6 @@ const METHODS: [&str; 8] = [
     "subscriptions/listen",
     "ping",
 ];
-const TOOLS: [&str; 4] = ["echo", "add", "slow", "missing"];
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
 fn known<'a>(pick: &'a Pick, options: &[&'a str]) -> Option<Vec<u8>> {
@@ -88,21 +83,11 @@ fn known<'a>(pick: &'a Pick, options: &[&'a str]) -> Option<Vec<u8>> {
 fn body(body: &Body) -> (Vec<u8>, Option<String>, Option<String>) {
     match body {
         Body::Raw(bytes) => (bytes.clone(), None, None),
-        Body::Call {
-            tool,
-            id,
-            arguments,
-        } => {
-            let tool = TOOLS[usize::from(*tool) % TOOLS.len()];
-            let text = format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments},{META}}}}}"#
-            );
-            (
-                text.into_bytes(),
-                Some("tools/call".to_owned()),
-                Some(tool.to_owned()),
-            )
-        }
+        Body::Call(call) => (
+            call.text(&format!(",{META}")).into_bytes(),
+            Some("tools/call".to_owned()),
+            Some(call.tool().to_owned()),
+        ),
         Body::Method { method, id } => {
             let method = METHODS[usize::from(*method) % METHODS.len()];
             let text =

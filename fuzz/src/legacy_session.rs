@@ -19,7 +19,7 @@ use libfuzzer_sys::arbitrary::{self, Arbitrary, Unstructured};
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
 use mcp_server::Server;
 
-use crate::fixture;
+use crate::fixture::{self, ToolCall};
 
 const MAX_SESSIONS: usize = 3;
 const VERSIONS: [&str; 5] = [
@@ -61,18 +61,9 @@ enum Op {
 
 #[derive(Debug, Arbitrary)]
 enum Message {
-    Call {
-        tool: u8,
-        id: i64,
-        arguments: String,
-    },
-    Method {
-        method: u8,
-        id: Option<i64>,
-    },
-    Response {
-        id: i64,
-    },
+    Call(ToolCall),
+    Method { method: u8, id: Option<i64> },
+    Response { id: i64 },
     Batch(Vec<Message>),
     Raw(Vec<u8>),
 }
@@ -91,14 +82,7 @@ const METHODS: [&str; 9] = [
 
 fn message_text(message: &Message, depth: usize) -> Vec<u8> {
     match message {
-        Message::Call {
-            tool,
-            id,
-            arguments,
-        } => {
-            let tool = ["echo", "add", "slow", "missing"][usize::from(*tool) % 4];
-            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#).into_bytes()
-        }
+        Message::Call(call) => call.text("").into_bytes(),
         Message::Method { method, id } => {
             let method = METHODS[usize::from(*method) % METHODS.len()];
             let params = match method {

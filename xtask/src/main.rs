@@ -249,16 +249,26 @@ fn cargo_with(args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let shown: Vec<String> = env.iter().map(|(k, v)| format!("{k}='{v}' ")).collect();
     eprintln!("$ {}cargo {}", shown.concat(), args.join(" "));
-    let status = Command::new(cargo)
-        .args(args)
-        .envs(env.iter().copied())
-        .current_dir(project_root())
+    run_status(
+        Command::new(cargo)
+            .args(args)
+            .envs(env.iter().copied())
+            .current_dir(project_root()),
+        "cargo",
+        &format!("`cargo {}`", args.join(" ")),
+    )
+}
+
+/// Runs `command` to its end: `Err` says it cannot run `program`, or that `what` failed
+/// with its exit status.
+fn run_status(command: &mut Command, program: &str, what: &str) -> Result<(), String> {
+    let status = command
         .status()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
+        .map_err(|e| format!("cannot run {program}: {e}"))?;
     if status.success() {
         Ok(())
     } else {
-        Err(format!("`cargo {}` failed ({status})", args.join(" ")))
+        Err(format!("{what} failed ({status})"))
     }
 }
 

@@ -95,17 +95,14 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     );
     // `ulimit -n` to the hard limit, for this driver and the servers it starts; a limit
     // that cannot be raised is left as it is, and the driver says if it is too low.
-    let status = Command::new("bash")
-        .arg("-c")
-        .arg(r#"ulimit -n "$(ulimit -Hn)" 2>/dev/null || true; exec "$0" "$@""#)
-        .arg(&driver)
-        .args(&driver_args)
-        .current_dir(project_root())
-        .status()
-        .map_err(|e| format!("cannot run the soak driver: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("the soak failed ({status})"))
-    }
+    crate::run_status(
+        Command::new("bash")
+            .arg("-c")
+            .arg(r#"ulimit -n "$(ulimit -Hn)" 2>/dev/null || true; exec "$0" "$@""#)
+            .arg(&driver)
+            .args(&driver_args)
+            .current_dir(project_root()),
+        "the soak driver",
+        "the soak",
+    )
 }

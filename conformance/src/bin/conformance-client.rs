@@ -385,15 +385,10 @@ fn main() -> ExitCode {
     let context = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
         .and_then(|c| serde_json::from_str(&c).ok());
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) =
+        mcp_conformance::runtime(&mut tokio::runtime::Builder::new_current_thread())
+    else {
+        return ExitCode::FAILURE;
     };
     match runtime.block_on(run(&scenario, &url, context, era)) {
         Ok(()) => ExitCode::SUCCESS,

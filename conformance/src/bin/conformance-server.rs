@@ -32,15 +32,9 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("cannot start the runtime: {e}");
-            std::process::exit(1);
-        }
+    let Some(runtime) = mcp_conformance::runtime(&mut tokio::runtime::Builder::new_multi_thread())
+    else {
+        std::process::exit(1);
     };
     runtime.block_on(async move {
         match mode {

@@ -6,11 +6,16 @@
 
 use std::sync::Arc;
 
-use mcp_server::{Server, ToolDef, ToolError};
-use mcp_types::{CallToolResult, ToolAnnotations};
+use mcp_server::{Server, ToolDef};
+use mcp_types::CallToolResult;
 
 use crate::arguments::{Add, Echo, Search, Steps, extra_tool_schema};
 use crate::soak::Probes;
+
+#[path = "../../mcp-cli/src/example/echo_add.rs"]
+mod echo_add;
+
+use echo_add::{echo_and_add, read_only};
 
 /// The server's name, as `server/discover` (or `initialize`) reports it.
 const NAME: &str = "mcp-bench-server";
@@ -26,36 +31,9 @@ pub(crate) struct Choice {
     pub(crate) soak: bool,
 }
 
-fn read_only() -> ToolAnnotations {
-    let mut annotations = ToolAnnotations::default();
-    annotations.read_only_hint = Some(true);
-    annotations.idempotent_hint = Some(true);
-    annotations.open_world_hint = Some(false);
-    annotations
-}
-
 /// The server with the tools `choice` asks for. `probes` feeds the soak's `stats`.
 pub(crate) fn server(choice: Choice, probes: &Arc<Probes>) -> Result<Server, mcp_server::Error> {
-    let mut builder = Server::builder(NAME, env!("CARGO_PKG_VERSION"))
-        .tool(
-            ToolDef::typed("echo", |args: Echo, _cx| async move {
-                Ok(CallToolResult::text(args.text))
-            })
-            .map(|t| {
-                t.description("Returns its text argument")
-                    .annotations(read_only())
-            }),
-        )
-        .tool(
-            ToolDef::typed("add", |args: Add, _cx| async move {
-                let sum = args
-                    .a
-                    .checked_add(args.b)
-                    .ok_or_else(|| ToolError::failed("the sum does not fit in a 64-bit integer"))?;
-                Ok(CallToolResult::text(sum.to_string()))
-            })
-            .map(|t| t.description("Adds two integers").annotations(read_only())),
-        );
+    let mut builder = echo_and_add(Server::builder(NAME, env!("CARGO_PKG_VERSION")));
     if choice.bench {
         builder = builder
             .tool(

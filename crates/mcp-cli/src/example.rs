@@ -26,10 +26,14 @@ use mcp_server::{PromptDef, ResourceDef, ResourceTemplateDef, Server, ToolDef, T
 use mcp_types::{
     CallToolResult, CompleteResultCompletion, ContentBlock, ElicitRequestFormParams,
     ElicitRequestParams, EmbeddedResourceResource, GetPromptResult, PromptMessage, Role,
-    TextResourceContents, ToolAnnotations,
+    TextResourceContents,
 };
 use serde::Deserialize;
 use serde_json::json;
+
+use self::echo_add::echo_and_add;
+
+mod echo_add;
 
 /// The server's name, as `server/discover` (or `initialize`) reports it.
 pub(crate) const NAME: &str = "mcp-example";
@@ -68,14 +72,6 @@ struct Countdown {
     seconds: u8,
 }
 
-fn read_only() -> ToolAnnotations {
-    let mut annotations = ToolAnnotations::default();
-    annotations.read_only_hint = Some(true);
-    annotations.idempotent_hint = Some(true);
-    annotations.open_world_hint = Some(false);
-    annotations
-}
-
 const COUNTER: &str = "example://counter";
 
 /// The example server.
@@ -84,163 +80,145 @@ pub(crate) fn server() -> Result<Server, mcp_server::Error> {
     let read_counter = Arc::clone(&counter);
     let handle: Arc<OnceLock<Server>> = Arc::default();
     let notify = Arc::clone(&handle);
-    let builder = Server::builder(NAME, env!("CARGO_PKG_VERSION"))
-        .instructions(
+    let builder = echo_and_add(
+        Server::builder(NAME, env!("CARGO_PKG_VERSION")).instructions(
             "An example server: echo and add are pure, countdown reports progress, greet \
              asks the user for their name.",
-        )
-        .tool(
-            ToolDef::typed("echo", |args: Echo, _cx| async move {
-                Ok(CallToolResult::text(args.text))
-            })
-            .map(|t| {
-                t.description("Returns its text argument")
-                    .annotations(read_only())
-            }),
-        )
-        .tool(
-            ToolDef::typed("add", |args: Add, _cx| async move {
-                let sum = args
-                    .a
-                    .checked_add(args.b)
-                    .ok_or_else(|| ToolError::failed("the sum does not fit in a 64-bit integer"))?;
-                Ok(CallToolResult::text(sum.to_string()))
-            })
-            .map(|t| t.description("Adds two integers").annotations(read_only())),
-        )
-        .tool(
-            ToolDef::typed("countdown", |args: Countdown, cx| async move {
-                let seconds = args.seconds.min(10);
-                let total = f64::from(seconds);
-                for left in (1..=seconds).rev() {
-                    let done = total - f64::from(left);
-                    cx.progress(done, Some(total), Some(&format!("{left} s left")))
-                        .await;
-                    tokio::select! {
-                        () = tokio::time::sleep(Duration::from_secs(1)) => {}
-                        () = cx.cancellation().cancelled() => {
-                            return Err(ToolError::failed("cancelled"));
-                        }
+        ),
+    )
+    .tool(
+        ToolDef::typed("countdown", |args: Countdown, cx| async move {
+            let seconds = args.seconds.min(10);
+            let total = f64::from(seconds);
+            for left in (1..=seconds).rev() {
+                let done = total - f64::from(left);
+                cx.progress(done, Some(total), Some(&format!("{left} s left")))
+                    .await;
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                    () = cx.cancellation().cancelled() => {
+                        return Err(ToolError::failed("cancelled"));
                     }
                 }
-                cx.progress(total, Some(total), Some("done")).await;
-                Ok(CallToolResult::text(format!("Counted down {seconds} s")))
-            })
-            .map(|t| t.description("Counts down the given seconds, reporting progress")),
-        )
-        .tool(
-            ToolDef::new(
-                "greet",
-                json!({"type": "object", "properties": {}}),
-                |_args, cx| async move {
-                    let form: ElicitRequestFormParams = serde_json::from_value(json!({
-                        "message": "What is your name?",
-                        "requestedSchema": {
-                            "type": "object",
-                            "properties": {"name": {"type": "string", "title": "Your name"}},
-                            "required": ["name"]
-                        }
-                    }))?;
-                    let answer = cx.elicit("name", ElicitRequestParams::ElicitRequestForm(form))?;
-                    let answer = serde_json::to_value(&answer)?;
-                    match answer["action"].as_str() {
-                        Some("accept") => Ok(CallToolResult::text(format!(
-                            "Hello, {}!",
-                            answer["content"]["name"].as_str().unwrap_or("stranger")
-                        ))),
-                        _ => Ok(CallToolResult::text("Hello, whoever you are.")),
+            }
+            cx.progress(total, Some(total), Some("done")).await;
+            Ok(CallToolResult::text(format!("Counted down {seconds} s")))
+        })
+        .map(|t| t.description("Counts down the given seconds, reporting progress")),
+    )
+    .tool(
+        ToolDef::new(
+            "greet",
+            json!({"type": "object", "properties": {}}),
+            |_args, cx| async move {
+                let form: ElicitRequestFormParams = serde_json::from_value(json!({
+                    "message": "What is your name?",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {"name": {"type": "string", "title": "Your name"}},
+                        "required": ["name"]
                     }
-                },
-            )
-            .map(|t| t.description("Asks your name, then greets you")),
+                }))?;
+                let answer = cx.elicit("name", ElicitRequestParams::ElicitRequestForm(form))?;
+                let answer = serde_json::to_value(&answer)?;
+                match answer["action"].as_str() {
+                    Some("accept") => Ok(CallToolResult::text(format!(
+                        "Hello, {}!",
+                        answer["content"]["name"].as_str().unwrap_or("stranger")
+                    ))),
+                    _ => Ok(CallToolResult::text("Hello, whoever you are.")),
+                }
+            },
         )
-        .tool(
-            ToolDef::new(
-                "increment",
-                json!({"type": "object", "properties": {}}),
-                move |_args, _cx| {
-                    let counter = Arc::clone(&counter);
-                    let notify = Arc::clone(&notify);
-                    async move {
-                        let now = counter.fetch_add(1, Ordering::Relaxed) + 1;
-                        if let Some(server) = notify.get() {
-                            server.resource_updated(COUNTER);
-                        }
-                        Ok(CallToolResult::text(now.to_string()))
-                    }
-                },
-            )
-            .map(|t| t.description("Adds one to example://counter and notifies its subscribers")),
-        )
-        .resource(
-            ResourceDef::new(COUNTER, "counter", move |uri, _cx| {
-                let counter = Arc::clone(&read_counter);
+        .map(|t| t.description("Asks your name, then greets you")),
+    )
+    .tool(
+        ToolDef::new(
+            "increment",
+            json!({"type": "object", "properties": {}}),
+            move |_args, _cx| {
+                let counter = Arc::clone(&counter);
+                let notify = Arc::clone(&notify);
                 async move {
-                    Ok(vec![EmbeddedResourceResource::TextResourceContents(
-                        TextResourceContents::new(counter.load(Ordering::Relaxed).to_string(), uri),
-                    )])
+                    let now = counter.fetch_add(1, Ordering::Relaxed) + 1;
+                    if let Some(server) = notify.get() {
+                        server.resource_updated(COUNTER);
+                    }
+                    Ok(CallToolResult::text(now.to_string()))
                 }
-            })
-            .description("A number that the increment tool changes")
-            .mime_type("text/plain"),
+            },
         )
-        .resource(
-            ResourceDef::new("example://readme", "readme", |uri, _cx| async move {
-                let mut contents = TextResourceContents::new(README, uri);
-                contents.mime_type = Some("text/markdown".to_owned());
+        .map(|t| t.description("Adds one to example://counter and notifies its subscribers")),
+    )
+    .resource(
+        ResourceDef::new(COUNTER, "counter", move |uri, _cx| {
+            let counter = Arc::clone(&read_counter);
+            async move {
                 Ok(vec![EmbeddedResourceResource::TextResourceContents(
-                    contents,
+                    TextResourceContents::new(counter.load(Ordering::Relaxed).to_string(), uri),
                 )])
-            })
-            .description("What this server is")
-            .mime_type("text/markdown"),
+            }
+        })
+        .description("A number that the increment tool changes")
+        .mime_type("text/plain"),
+    )
+    .resource(
+        ResourceDef::new("example://readme", "readme", |uri, _cx| async move {
+            let mut contents = TextResourceContents::new(README, uri);
+            contents.mime_type = Some("text/markdown".to_owned());
+            Ok(vec![EmbeddedResourceResource::TextResourceContents(
+                contents,
+            )])
+        })
+        .description("What this server is")
+        .mime_type("text/markdown"),
+    )
+    .resource_template(
+        ResourceTemplateDef::new(
+            "example://squares/{n}",
+            "squares",
+            |uri, vars, _cx| async move {
+                let n: i64 = vars
+                    .get("n")
+                    .and_then(|n| n.parse().ok())
+                    .ok_or_else(|| ToolError::invalid_params("n must be an integer"))?;
+                let square = n
+                    .checked_mul(n)
+                    .ok_or_else(|| ToolError::invalid_params("n is too large"))?;
+                Ok(vec![EmbeddedResourceResource::TextResourceContents(
+                    TextResourceContents::new(square.to_string(), uri),
+                )])
+            },
         )
-        .resource_template(
-            ResourceTemplateDef::new(
-                "example://squares/{n}",
-                "squares",
-                |uri, vars, _cx| async move {
-                    let n: i64 = vars
-                        .get("n")
-                        .and_then(|n| n.parse().ok())
-                        .ok_or_else(|| ToolError::invalid_params("n must be an integer"))?;
-                    let square = n
-                        .checked_mul(n)
-                        .ok_or_else(|| ToolError::invalid_params("n is too large"))?;
-                    Ok(vec![EmbeddedResourceResource::TextResourceContents(
-                        TextResourceContents::new(square.to_string(), uri),
-                    )])
-                },
-            )
-            .map(|t| t.description("The square of n").mime_type("text/plain")),
-        )
-        .prompt(
-            PromptDef::new("explain", |args, _cx| async move {
-                let topic = args.get("topic").cloned().unwrap_or_default();
-                Ok(GetPromptResult::new(vec![PromptMessage::new(
-                    ContentBlock::text(format!(
-                        "Explain MCP {topic} to a newcomer, with one short example."
-                    )),
-                    Role::User,
-                )]))
-            })
-            .map(|p| {
-                p.description("Asks the model to explain an MCP topic")
-                    .argument("topic", "The topic, such as tools or resources", true)
-            }),
-        )
-        .completion(|params, _cx| async move {
-            let typed = params.argument.value;
-            let values: Vec<String> = TOPICS
-                .iter()
-                .filter(|t| t.starts_with(&typed))
-                .map(|t| (*t).to_owned())
-                .collect();
-            let mut completion = CompleteResultCompletion::new(values.clone());
-            completion.total = i64::try_from(values.len()).ok();
-            completion.has_more = Some(false);
-            Ok(completion)
-        });
+        .map(|t| t.description("The square of n").mime_type("text/plain")),
+    )
+    .prompt(
+        PromptDef::new("explain", |args, _cx| async move {
+            let topic = args.get("topic").cloned().unwrap_or_default();
+            Ok(GetPromptResult::new(vec![PromptMessage::new(
+                ContentBlock::text(format!(
+                    "Explain MCP {topic} to a newcomer, with one short example."
+                )),
+                Role::User,
+            )]))
+        })
+        .map(|p| {
+            p.description("Asks the model to explain an MCP topic")
+                .argument("topic", "The topic, such as tools or resources", true)
+        }),
+    )
+    .completion(|params, _cx| async move {
+        let typed = params.argument.value;
+        let values: Vec<String> = TOPICS
+            .iter()
+            .filter(|t| t.starts_with(&typed))
+            .map(|t| (*t).to_owned())
+            .collect();
+        let mut completion = CompleteResultCompletion::new(values.clone());
+        completion.total = i64::try_from(values.len()).ok();
+        completion.has_more = Some(false);
+        Ok(completion)
+    });
     let server = builder.build()?;
     let _ = handle.set(server.clone());
     Ok(server)

@@ -83,16 +83,22 @@ async fn an_unknown_result_type_is_an_error() {
     assert!(matches!(call.await.unwrap(), Err(Error::UnknownResultType(t)) if t == "task"));
 }
 
+/// Answers `request` with `input_required` carrying `state` (and no questions): the
+/// client's retry.
+async fn retry_after_input_required(server: &mut Script, request: &Value, state: &str) -> Value {
+    server
+        .reply_result(
+            request,
+            json!({"resultType": "input_required", "requestState": state}),
+        )
+        .await;
+    server.request().await
+}
+
 #[tokio::test]
 async fn a_retry_echoes_the_request_state_exactly_with_a_new_id() {
     let (call, mut server, first, _conn) = tool_call().await;
-    server
-        .reply_result(
-            &first,
-            json!({"resultType": "input_required", "requestState": "opaque+/=state"}),
-        )
-        .await;
-    let retry = server.request().await;
+    let retry = retry_after_input_required(&mut server, &first, "opaque+/=state").await;
     assert_ne!(retry["id"], first["id"], "a retry is a new request");
     assert_eq!(retry["params"]["requestState"], "opaque+/=state");
     assert!(
@@ -152,13 +158,7 @@ async fn results_with_a_ttl_are_served_from_the_cache() {
         async move { client.read_resource("file:///x").await }
     });
     let read = server.request().await;
-    server
-        .reply_result(
-            &read,
-            json!({"resultType": "input_required", "requestState": "s"}),
-        )
-        .await;
-    let retry = server.request().await;
+    let retry = retry_after_input_required(&mut server, &read, "s").await;
     server.reply_result(&retry, json!({"resultType": "complete", "contents": [], "ttlMs": 60_000, "cacheScope": "public"})).await;
     call.await.unwrap().unwrap();
     let again = tokio::spawn(async move { client.read_resource("file:///x").await });

@@ -316,35 +316,39 @@ mod tests {
             ]),
         );
         check(&json!({"servers": {}}), Ok(vec![]));
-        check(&json!({}), Err("expected an `mcpServers` object"));
-        check(
-            &json!({"mcpServers": {"a": {"command": 1}}}),
-            Err("`command` must be"),
-        );
-        check(
-            &json!({"mcpServers": {"a": {"command": "x", "url": "y"}}}),
-            Err("both"),
-        );
-        check(
-            &json!({"mcpServers": {"a": {"type": "sse", "url": "y"}}}),
-            Err("HTTP+SSE"),
-        );
-        check(
-            &json!({"mcpServers": {"a": {"type": "ws", "url": "y"}}}),
-            Err("unknown `type`"),
-        );
-        check(
-            &json!({"mcpServers": {"a": {"type": "stdio", "url": "y"}}}),
-            Err("does not match"),
-        );
-        check(
-            &json!({"mcpServers": {"a": {"command": "x", "args": [1]}}}),
-            Err("strings"),
-        );
-        check(
-            &json!({"mcpServers": {"a": {"command": "x", "env": {"K": 1}}}}),
-            Err("env.K"),
-        );
-        check(&json!({"mcpServers": {"a": []}}), Err("must be an object"));
+        for (config, error) in [
+            (json!({}), "expected an `mcpServers` object"),
+            (
+                json!({"mcpServers": {"a": {"command": 1}}}),
+                "`command` must be",
+            ),
+            (
+                json!({"mcpServers": {"a": {"command": "x", "url": "y"}}}),
+                "both",
+            ),
+            (
+                json!({"mcpServers": {"a": {"type": "sse", "url": "y"}}}),
+                "HTTP+SSE",
+            ),
+            (
+                json!({"mcpServers": {"a": {"type": "ws", "url": "y"}}}),
+                "unknown `type`",
+            ),
+            (
+                json!({"mcpServers": {"a": {"type": "stdio", "url": "y"}}}),
+                "does not match",
+            ),
+            (
+                json!({"mcpServers": {"a": {"command": "x", "args": [1]}}}),
+                "strings",
+            ),
+            (
+                json!({"mcpServers": {"a": {"command": "x", "env": {"K": 1}}}}),
+                "env.K",
+            ),
+            (json!({"mcpServers": {"a": []}}), "must be an object"),
+        ] {
+            check(&config, Err(error));
+        }
     }
 }

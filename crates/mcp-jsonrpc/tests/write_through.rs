@@ -194,50 +194,61 @@ async fn notify_in_turn(write_through: bool, answers: &[WriteNow], methods: &[&s
     calls
 }
 
-#[tokio::test]
-async fn off_the_writer_is_never_asked() {
-    let calls = notify_in_turn(false, &[], &["notifications/one"]).await;
-    assert_eq!(
-        calls,
-        [Call::Frame("notifications/one".into()), Call::Flush]
-    );
-}
+/// One sending in turn: what it is, whether write-through is on, what `write_now`
+/// answers, the notifications sent, and the writer's calls expected.
+type InTurn = (
+    &'static str,
+    bool,
+    &'static [WriteNow],
+    &'static [&'static str],
+    Vec<Call>,
+);
 
 #[tokio::test]
-async fn a_declined_frame_goes_through_the_write_loop() {
-    let calls = notify_in_turn(true, &[WriteNow::Later], &["notifications/one"]).await;
-    assert_eq!(
-        calls,
-        [
-            Call::Declined("notifications/one".into()),
-            Call::Frame("notifications/one".into()),
-            Call::Flush
-        ]
-    );
-}
-
-#[tokio::test]
-async fn a_frame_left_in_the_buffer_is_flushed_by_the_loop() {
-    // The loop flushes without writing anything of its own (the empty marker frame is
-    // never handed to the transport).
-    let calls = notify_in_turn(true, &[WriteNow::Buffered], &["notifications/one"]).await;
-    assert_eq!(calls, [Call::Now("notifications/one".into()), Call::Flush]);
-}
-
-#[tokio::test]
-async fn nothing_overtakes_a_frame_left_buffered() {
-    // On one thread: the second notification is sent before the loop has flushed the
-    // first, so it must be queued, not written through.
-    let methods = ["notifications/one", "notifications/two"];
-    let calls = notify_in_turn(true, &[WriteNow::Buffered], &methods).await;
-    assert_eq!(
-        calls,
-        [
-            Call::Now("notifications/one".into()),
-            Call::Frame("notifications/two".into()),
-            Call::Flush
-        ]
-    );
+async fn notifications_sent_in_turn_reach_the_writer_as_expected() {
+    let one = || "notifications/one".to_owned();
+    let cases: Vec<InTurn> = vec![
+        (
+            "off, the writer is never asked",
+            false,
+            &[],
+            &["notifications/one"],
+            vec![Call::Frame(one()), Call::Flush],
+        ),
+        (
+            "a declined frame goes through the write loop",
+            true,
+            &[WriteNow::Later],
+            &["notifications/one"],
+            vec![Call::Declined(one()), Call::Frame(one()), Call::Flush],
+        ),
+        // The loop flushes without writing anything of its own (the empty marker frame
+        // is never handed to the transport).
+        (
+            "a frame left in the buffer is flushed by the loop",
+            true,
+            &[WriteNow::Buffered],
+            &["notifications/one"],
+            vec![Call::Now(one()), Call::Flush],
+        ),
+        // On one thread: the second notification is sent before the loop has flushed
+        // the first, so it must be queued, not written through.
+        (
+            "nothing overtakes a frame left buffered",
+            true,
+            &[WriteNow::Buffered],
+            &["notifications/one", "notifications/two"],
+            vec![
+                Call::Now(one()),
+                Call::Frame("notifications/two".into()),
+                Call::Flush,
+            ],
+        ),
+    ];
+    for (case, write_through, answers, methods, expected) in cases {
+        let calls = notify_in_turn(write_through, answers, methods).await;
+        assert_eq!(calls, expected, "{case}");
+    }
 }
 
 #[tokio::test]

@@ -364,6 +364,19 @@ struct Run {
     slot: ConcurrencySlot,
 }
 
+impl Run {
+    /// The request's context: cancelled by its token, with its transport's information,
+    /// its notifications handed to `notifications`.
+    fn context(&self, notifications: mpsc::Sender<Bytes>) -> RequestContext {
+        RequestContext::new(
+            self.request.id.clone(),
+            self.token.clone(),
+            NotificationSink::channel(notifications),
+        )
+        .with_transport_info(Arc::clone(&self.info))
+    }
+}
+
 impl<H: Handler> Shared<H> {
     /// Whether `request` is the modern endpoint's (see the [module docs](self)): one
     /// that states a revision in `MCP-Protocol-Version` that is no legacy revision,
@@ -900,17 +913,16 @@ impl<H: Handler> Shared<H> {
         let log = Arc::clone(log);
         let remaining = Arc::clone(remaining);
         tokio::spawn(async move {
+            let (tx, mut rx) = mpsc::channel(NOTIFICATION_BUFFER);
+            let cx = run.context(tx);
             let Run {
                 session,
                 request,
                 token,
-                info,
                 slot,
+                ..
             } = run;
             let id = request.id.clone();
-            let (tx, mut rx) = mpsc::channel(NOTIFICATION_BUFFER);
-            let cx = RequestContext::new(id.clone(), token.clone(), NotificationSink::channel(tx))
-                .with_transport_info(info);
             let outbound = shared.outbound(&session, Arc::clone(&log));
             let link = Link::Http(&outbound);
             let run = async {

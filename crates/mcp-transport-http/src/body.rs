@@ -83,37 +83,23 @@ impl PutBuf for BytesMut {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::VecDeque;
     use std::convert::Infallible;
-    use std::pin::Pin;
-    use std::task::{Context, Poll};
 
+    use futures_util::stream;
     use http_body::Frame;
-    use http_body_util::Full;
+    use http_body_util::{Full, StreamBody};
 
     use super::*;
 
     /// A body that yields the given chunks, one frame each.
-    struct Chunks(VecDeque<&'static [u8]>);
-
-    impl Body for Chunks {
-        type Data = Bytes;
-        type Error = Infallible;
-
-        fn poll_frame(
-            mut self: Pin<&mut Self>,
-            _: &mut Context<'_>,
-        ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-            Poll::Ready(
-                self.0
-                    .pop_front()
-                    .map(|c| Ok(Frame::data(Bytes::from_static(c)))),
-            )
-        }
-    }
-
-    fn chunks(parts: &[&'static [u8]]) -> Chunks {
-        Chunks(parts.iter().copied().collect())
+    fn chunks(
+        parts: &[&'static [u8]],
+    ) -> StreamBody<impl futures_util::Stream<Item = Result<Frame<Bytes>, Infallible>>> {
+        let frames: Vec<_> = parts
+            .iter()
+            .map(|c| Ok(Frame::data(Bytes::from_static(c))))
+            .collect();
+        StreamBody::new(stream::iter(frames))
     }
 
     fn run<F: std::future::Future>(f: F) -> F::Output {

@@ -302,17 +302,20 @@ mod tests {
             b"application/json; charset=utf-8",
             b"application/json;charset=UTF-8",
         ];
-        for value in yes {
-            assert!(is_json_content(&headers(&[("content-type", value)])));
-        }
         let no: &[&[u8]] = &[
             b"text/plain",
             b"application/jsonx",
             b"application/json-seq",
             b"",
         ];
-        for value in no {
-            assert!(!is_json_content(&headers(&[("content-type", value)])));
+        for (values, json) in [(yes, true), (no, false)] {
+            for value in values {
+                assert_eq!(
+                    is_json_content(&headers(&[("content-type", value)])),
+                    json,
+                    "{value:?}"
+                );
+            }
         }
         assert!(!is_json_content(&HeaderMap::new()));
         assert!(!is_json_content(&headers(&[

@@ -87,6 +87,19 @@ async fn read_until_released(stream: &mut TcpStream, which: &str) -> String {
     String::from_utf8_lossy(&reply).into_owned()
 }
 
+/// Lets the blocked request that `stream` sent through once the handler has started it
+/// (as `log` says), and reads its answer; `which` names the connection in a failure.
+async fn release_one(
+    log: &mut support::Log,
+    gate: &tokio::sync::Semaphore,
+    stream: &mut TcpStream,
+    which: &str,
+) -> String {
+    assert_eq!(next_log(log).await, "started test/block");
+    gate.add_permits(1);
+    read_until_released(stream, which).await
+}
+
 #[tokio::test]
 async fn connections_past_the_limit_wait_until_one_closes() {
     past_the_limit(HttpServerConfig::default()).await;
@@ -165,9 +178,7 @@ async fn idle_keep_alive_connections_count_against_the_limit() {
         .unwrap();
     let mut first = TcpStream::connect(server.local_addr()).await.unwrap();
     first.write_all(&raw_block_request(&server)).await.unwrap();
-    assert_eq!(next_log(&mut log).await, "started test/block");
-    gate.add_permits(1);
-    read_until_released(&mut first, "first").await;
+    release_one(&mut log, &gate, &mut first, "first").await;
 
     // The first connection is idle but open (keep-alive): the second waits.
     let mut second = TcpStream::connect(server.local_addr()).await.unwrap();
@@ -175,9 +186,7 @@ async fn idle_keep_alive_connections_count_against_the_limit() {
     // Meanwhile the server serves the connection that holds the slot: the silence below
     // is the limit's doing, not a server that stopped answering.
     first.write_all(&raw_block_request(&server)).await.unwrap();
-    assert_eq!(next_log(&mut log).await, "started test/block");
-    gate.add_permits(1);
-    read_until_released(&mut first, "first").await;
+    release_one(&mut log, &gate, &mut first, "first").await;
     let mut chunk = [0u8; 4096];
     let unanswered =
         tokio::time::timeout(Duration::from_millis(300), second.read(&mut chunk)).await;
@@ -186,9 +195,7 @@ async fn idle_keep_alive_connections_count_against_the_limit() {
 
     // Once the first closes, the second is accepted and its request answered.
     drop(first);
-    assert_eq!(next_log(&mut log).await, "started test/block");
-    gate.add_permits(1);
-    let reply = read_until_released(&mut second, "second").await;
+    let reply = release_one(&mut log, &gate, &mut second, "second").await;
     assert_status(&reply, "200 OK");
     assert!(reply.contains(r#""id":7"#), "{reply}");
     server.shutdown(Duration::from_secs(5)).await;

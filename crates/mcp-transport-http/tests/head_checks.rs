@@ -356,14 +356,17 @@ const HEAD_TIMEOUT: Duration = Duration::from_millis(4_100);
 /// The fields of the trickled head, one every 100 ms.
 const FIELDS: usize = 40;
 
-/// Sends a slow head ([`trickle`]) and gives what the server sent and when it closed the
-/// connection, from the head's first byte (tokio's paused clock).
-async fn slow_head(server: &RunningServer, finish: bool) -> (String, Duration) {
+/// Sends a slow head ([`trickle`]) to a server with the [`HEAD_TIMEOUT`] and gives what
+/// the server sent and when it closed the connection, from the head's first byte (tokio's
+/// paused clock).
+async fn slow_head(finish: bool) -> (String, Duration) {
+    let config = HttpServerConfig::default().header_read_timeout(HEAD_TIMEOUT);
+    let (server, _log) = start(config).await;
     let stream = TcpStream::connect(server.local_addr()).await.unwrap();
     let (mut reader, mut writer) = stream.into_split();
     let started = tokio::time::Instant::now();
     let body = request_body(1, "tools/list", json!({}));
-    let mut head = Head::new(server)
+    let mut head = Head::new(&server)
         .set("content-length", &body.len().to_string())
         .set("connection", "close")
         .bytes();
@@ -377,6 +380,7 @@ async fn slow_head(server: &RunningServer, finish: bool) -> (String, Duration) {
     let _ = reader.read_to_end(&mut reply).await;
     let closed = started.elapsed();
     writing.abort();
+    server.shutdown(Duration::from_secs(5)).await;
     (String::from_utf8_lossy(&reply).into_owned(), closed)
 }
 
@@ -410,9 +414,7 @@ async fn trickle(
 
 #[tokio::test(start_paused = true)]
 async fn a_slow_head_gets_one_header_timeout_in_all() {
-    let config = HttpServerConfig::default().header_read_timeout(HEAD_TIMEOUT);
-    let (server, _log) = start(config).await;
-    let (_, closed) = slow_head(&server, false).await;
+    let (_, closed) = slow_head(false).await;
     assert!(
         closed <= HEAD_TIMEOUT + Duration::from_millis(100),
         "closed after {closed:?}, past the one header read timeout"
@@ -422,19 +424,15 @@ async fn a_slow_head_gets_one_header_timeout_in_all() {
         closed >= HEAD_TIMEOUT.saturating_sub(Duration::from_millis(100)),
         "closed after {closed:?}, inside the header read timeout"
     );
-    server.shutdown(Duration::from_secs(5)).await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_slow_head_that_ends_in_time_is_served() {
-    let config = HttpServerConfig::default().header_read_timeout(HEAD_TIMEOUT);
-    let (server, _log) = start(config).await;
     // 40 fields at 100 ms: the head ends 4.0 s after it began, inside the timeout
     // that runs from its first read.
-    let (reply, closed) = slow_head(&server, true).await;
+    let (reply, closed) = slow_head(true).await;
     assert!(
         reply.starts_with("HTTP/1.1 200 OK\r\n"),
         "closed after {closed:?}: {reply}"
     );
-    server.shutdown(Duration::from_secs(5)).await;
 }

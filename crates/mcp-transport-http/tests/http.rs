@@ -23,8 +23,8 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
 use support::{
-    ChannelBody, TestHandler, assert_status, collect, first_sse_events, next_log, request_body,
-    sse_events, standard_headers, subset,
+    ChannelBody, TestHandler, assert_status, channel_body, collect, first_sse_events, full_body,
+    next_log, request_body, sse_events, standard_headers, subset,
 };
 
 /// A `tools/list` request with id `id` laid out `{"jsonrpc":"2.0","id":N,"method":"M","params":…}`,
@@ -403,7 +403,7 @@ async fn open_full(
     tokio::task::JoinHandle<()>,
     Request<ChannelBody>,
 ) {
-    let body = ChannelBody::full(request_body(1, method, json!({})));
+    let body = full_body(request_body(1, method, json!({})));
     open(server, method, body).await
 }
 
@@ -495,7 +495,7 @@ async fn quiet_streams_get_keep_alive_comments() {
 async fn the_body_limit_is_enforced_while_the_body_streams() {
     let config = HttpServerConfig::default().max_body_bytes(1000);
     let (server, _log, _gate) = start(config).await;
-    let (tx, body) = ChannelBody::new();
+    let (tx, body) = channel_body();
     let (mut sender, _connection, request) = open(&server, "tools/list", body).await;
     let reply = tokio::spawn(async move { sender.send_request(request).await });
     // 1200 bytes of a chunked body whose end never comes: the reply cannot wait for it.

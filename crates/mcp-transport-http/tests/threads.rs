@@ -20,7 +20,8 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 
 use support::{
-    ChannelBody, Log, TestHandler, collect, next_log, request_body, sse_events, standard_headers,
+    ChannelBody, Log, TestHandler, collect, full_body, next_log, request_body, sse_events,
+    standard_headers,
 };
 
 /// A connection of its own and a POST for `method` on it.
@@ -39,7 +40,7 @@ async fn open(
     for (k, v) in standard_headers(method) {
         request = request.header(k, v);
     }
-    let body = ChannelBody::full(Bytes::from(request_body(1, method, json!({}))));
+    let body = full_body(Bytes::from(request_body(1, method, json!({}))));
     (sender, request.body(body).unwrap())
 }
 

@@ -54,28 +54,29 @@ pub(crate) struct Server {
     pub(crate) url: String,
 }
 
-fn command(program: &str, args: &[&str]) -> Command {
-    let mut command = Command::new(program);
-    command
+/// Starts `program --soak-tools ARGS…` with `stdin`, its stdout piped: the child, its
+/// pid and its stdout.
+fn spawn(program: &str, args: &[&str], stdin: Stdio) -> Result<(Child, u32, ChildStdout), String> {
+    let mut child = Command::new(program)
         .arg("--soak-tools")
         .args(args)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        .kill_on_drop(true);
-    command
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start {program}: {e}"))?;
+    let pid = child.id().ok_or("the server exited at once")?;
+    let stdout = child.stdout.take().ok_or("no stdout pipe")?;
+    Ok((child, pid, stdout))
 }
 
 impl Server {
     /// `mcp-bench-server --soak-tools --http 127.0.0.1:0 ARGS…`; its URL is the first
     /// line it prints.
     pub(crate) async fn http(program: &str, args: &[&str]) -> Result<Server, String> {
-        let mut child = command(program, &["--http", "127.0.0.1:0"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start {program}: {e}"))?;
-        let pid = child.id().ok_or("the server exited at once")?;
-        let stdout = child.stdout.take().ok_or("no stdout pipe")?;
+        let args = [&["--http", "127.0.0.1:0"][..], args].concat();
+        let (child, pid, stdout) = spawn(program, &args, Stdio::null())?;
         let mut lines = BufReader::new(stdout).lines();
         let first = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
             .await
@@ -98,14 +99,8 @@ impl Server {
 
     /// `mcp-bench-server --soak-tools` on raw pipes.
     pub(crate) fn stdio(program: &str) -> Result<(Server, ChildStdin, ChildStdout), String> {
-        let mut child = command(program, &[])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start {program}: {e}"))?;
-        let pid = child.id().ok_or("the server exited at once")?;
+        let (mut child, pid, stdout) = spawn(program, &[], Stdio::piped())?;
         let stdin = child.stdin.take().ok_or("no stdin pipe")?;
-        let stdout = child.stdout.take().ok_or("no stdout pipe")?;
         Ok((
             Server {
                 _child: child,

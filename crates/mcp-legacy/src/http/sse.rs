@@ -32,8 +32,7 @@ use bytes::Bytes;
 use futures_util::StreamExt as _;
 use http::{Method, Request, Response, StatusCode};
 use mcp_jsonrpc::{
-    DecodeOptions, Decoded, ErrorObject, Handler, Message, NotificationSink, RequestContext,
-    decode, encode_error, encode_raw_result,
+    DecodeOptions, Decoded, ErrorObject, Handler, Message, decode, encode_error, encode_raw_result,
 };
 use mcp_types::ErrorCode;
 
@@ -201,17 +200,16 @@ impl<H: Handler> Shared<H> {
 
     /// `initialize` on the HTTP+SSE transport: the answer goes on the stream.
     async fn sse_initialize(&self, run: Run) {
+        let (tx, _rx) = tokio::sync::mpsc::channel(1);
+        let cx = run.context(tx);
         let Run {
             session: http,
             request,
             token,
-            info,
             slot,
+            ..
         } = run;
         let id = request.id.clone();
-        let (tx, _rx) = tokio::sync::mpsc::channel(1);
-        let cx = RequestContext::new(id.clone(), token.clone(), NotificationSink::channel(tx))
-            .with_transport_info(info);
         let frame = if http.session.get().is_some() {
             Some(encode_error(
                 Some(&id),

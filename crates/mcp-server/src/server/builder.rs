@@ -69,6 +69,22 @@ impl Server {
     }
 }
 
+/// Adds `item` to `list` unless an entry there has the same `key`: a duplicate is an
+/// [`Error::Duplicate`] of `kind`, and `list` is left as it was.
+fn add_unique<T>(
+    list: &mut Vec<Arc<T>>,
+    item: T,
+    kind: &'static str,
+    key: impl Fn(&T) -> &String,
+) -> Result<(), Error> {
+    if list.iter().any(|x| key(x) == key(&item)) {
+        let name = key(&item).clone();
+        return Err(Error::Duplicate { kind, name });
+    }
+    list.push(Arc::new(item));
+    Ok(())
+}
+
 impl ServerBuilder {
     /// Records the first registration error; `build` reports it.
     fn fail(&mut self, error: Error) {
@@ -89,18 +105,10 @@ impl ServerBuilder {
     /// would drop it.
     #[must_use]
     pub fn tool(mut self, tool: Result<ToolDef, Error>) -> Self {
-        match tool {
-            Ok(tool)
-                if self
-                    .registry
-                    .tools
-                    .iter()
-                    .any(|t| t.tool.name == tool.tool.name) =>
-            {
-                let name = tool.tool.name.clone();
-                self.fail(Error::Duplicate { kind: "tool", name });
-            }
-            Ok(tool) => self.registry.tools.push(Arc::new(tool)),
+        let added = tool
+            .and_then(|tool| add_unique(&mut self.registry.tools, tool, "tool", |t| &t.tool.name));
+        match added {
+            Ok(()) => {}
             Err(e @ Error::InvalidHeaderAnnotation { .. }) => {
                 tracing::warn!(error = %e, "dropping the tool");
             }
@@ -112,22 +120,10 @@ impl ServerBuilder {
     /// Adds a prompt.
     #[must_use]
     pub fn prompt(mut self, prompt: Result<PromptDef, Error>) -> Self {
-        match prompt {
-            Ok(p)
-                if self
-                    .registry
-                    .prompts
-                    .iter()
-                    .any(|q| q.prompt.name == p.prompt.name) =>
-            {
-                let name = p.prompt.name.clone();
-                self.fail(Error::Duplicate {
-                    kind: "prompt",
-                    name,
-                });
-            }
-            Ok(p) => self.registry.prompts.push(Arc::new(p)),
-            Err(e) => self.fail(e),
+        let added = prompt
+            .and_then(|p| add_unique(&mut self.registry.prompts, p, "prompt", |p| &p.prompt.name));
+        if let Err(e) = added {
+            self.fail(e);
         }
         self
     }
@@ -135,19 +131,11 @@ impl ServerBuilder {
     /// Adds a resource at a fixed URI.
     #[must_use]
     pub fn resource(mut self, resource: ResourceDef) -> Self {
-        if self
-            .registry
-            .resources
-            .iter()
-            .any(|r| r.resource.uri == resource.resource.uri)
-        {
-            let name = resource.resource.uri.clone();
-            self.fail(Error::Duplicate {
-                kind: "resource",
-                name,
-            });
-        } else {
-            self.registry.resources.push(Arc::new(resource));
+        let added = add_unique(&mut self.registry.resources, resource, "resource", |r| {
+            &r.resource.uri
+        });
+        if let Err(e) = added {
+            self.fail(e);
         }
         self
     }

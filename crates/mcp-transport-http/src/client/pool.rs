@@ -92,6 +92,21 @@ enum Sent {
     Unsent,
 }
 
+impl Sent {
+    /// What a send comes to when its connection closed before the request could go: one
+    /// that had been idle closed meanwhile, and the request is sent again on another; a
+    /// new one that closed at once is a failure.
+    fn closed_before_sending(was_idle: bool) -> Sent {
+        if was_idle {
+            return Sent::Unsent;
+        }
+        Sent::Done(Err(Error::Send {
+            connect: true,
+            source: "the new connection closed at once".into(),
+        }))
+    }
+}
+
 /// A connection taken for one request.
 enum Taken {
     Http1(Http1),
@@ -213,12 +228,8 @@ impl Pool {
         if sender.ready().await.is_err() {
             if was_idle {
                 self.shared.forget_http2();
-                return Sent::Unsent;
             }
-            return Sent::Done(Err(Error::Send {
-                connect: true,
-                source: "the new connection closed at once".into(),
-            }));
+            return Sent::closed_before_sending(was_idle);
         }
         let mut request = Request::new(Full::new(outgoing.body.clone()));
         *request.method_mut() = outgoing.method.clone();
@@ -262,13 +273,7 @@ impl Pool {
         uri: &Uri,
     ) -> Sent {
         if sender.ready().await.is_err() {
-            if was_idle {
-                return Sent::Unsent;
-            }
-            return Sent::Done(Err(Error::Send {
-                connect: true,
-                source: "the new connection closed at once".into(),
-            }));
+            return Sent::closed_before_sending(was_idle);
         }
         let mut headers = outgoing.all_headers();
         match host_of(uri, &headers, self.shared.origin.as_ref()) {

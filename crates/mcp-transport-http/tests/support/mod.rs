@@ -3,16 +3,15 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body::{Body, Frame};
-use http_body_util::BodyExt as _;
+use futures_util::{Stream, stream};
+use http_body::Frame;
+use http_body_util::{BodyExt as _, StreamBody};
 use mcp_jsonrpc::{ErrorObject, Handler, Request, RequestContext};
 use mcp_types::ErrorCode;
 use serde_json::value::RawValue;
@@ -310,43 +309,20 @@ pub async fn collect(body: hyper::body::Incoming) -> Bytes {
 }
 
 /// A request body fed chunk by chunk from a channel; it ends when the sender is dropped.
-pub struct ChannelBody {
-    rx: mpsc::Receiver<Bytes>,
-    queued: VecDeque<Bytes>,
-}
+pub type ChannelBody =
+    StreamBody<Pin<Box<dyn Stream<Item = Result<Frame<Bytes>, Infallible>> + Send>>>;
 
-impl ChannelBody {
-    pub fn new() -> (mpsc::Sender<Bytes>, ChannelBody) {
-        let (tx, rx) = mpsc::channel(4);
-        (
-            tx,
-            ChannelBody {
-                rx,
-                queued: VecDeque::new(),
-            },
-        )
-    }
-
-    pub fn full(bytes: impl Into<Bytes>) -> ChannelBody {
-        let (_, mut body) = ChannelBody::new();
-        body.queued.push_back(bytes.into());
-        body
-    }
-}
-
-impl Body for ChannelBody {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        if let Some(chunk) = self.queued.pop_front() {
-            return Poll::Ready(Some(Ok(Frame::data(chunk))));
-        }
-        self.rx
-            .poll_recv(cx)
+/// A [`ChannelBody`] and the sender that feeds it.
+pub fn channel_body() -> (mpsc::Sender<Bytes>, ChannelBody) {
+    let (tx, mut rx) = mpsc::channel(4);
+    let frames = stream::poll_fn(move |cx| {
+        rx.poll_recv(cx)
             .map(|chunk| chunk.map(|c| Ok(Frame::data(c))))
-    }
+    });
+    (tx, StreamBody::new(Box::pin(frames)))
+}
+
+/// A [`ChannelBody`] that holds `bytes` and then ends.
+pub fn full_body(bytes: impl Into<Bytes>) -> ChannelBody {
+    StreamBody::new(Box::pin(stream::iter([Ok(Frame::data(bytes.into()))])))
 }
