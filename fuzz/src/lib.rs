@@ -6,6 +6,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod call_writer;
 pub mod fixture;
 pub mod http_reply;
 pub mod http_request;
@@ -23,7 +24,7 @@ pub mod uri_template;
 pub type Target = (&'static str, fn(&[u8]));
 
 /// Every target, by name, for the corpus replay.
-pub const TARGETS: [Target; 11] = [
+pub const TARGETS: [Target; 12] = [
     ("line_codec", line_codec::run),
     ("message", message::run),
     ("sse", sse::run),
@@ -35,4 +36,5 @@ pub const TARGETS: [Target; 11] = [
     ("json_scan", json_scan::run),
     ("http_reply", http_reply::run),
     ("http_server", http_server::run),
+    ("call_writer", call_writer::run),
 ];

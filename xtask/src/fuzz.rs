@@ -16,7 +16,7 @@
 use std::process::Command;
 use std::time::Instant;
 
-const TARGETS: [&str; 11] = [
+const TARGETS: [&str; 12] = [
     "line_codec",
     "message",
     "sse",
@@ -28,6 +28,7 @@ const TARGETS: [&str; 11] = [
     "legacy_session",
     "json_writer",
     "json_scan",
+    "call_writer",
 ];
 
 pub(crate) const USAGE: &str = "fuzz [--time SECONDS] [--jobs N] [TARGET...]";
