@@ -14,7 +14,6 @@ use mcp_jsonrpc::{RawResult, RequestOptions};
 use mcp_types::method;
 use mcp_types::{ErrorCode, RequestMetaObject};
 use serde::Serialize;
-use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::{CallOptions, Client, SUPPORTED_VERSIONS, Transport};
@@ -110,17 +109,15 @@ impl Client {
         call: &CallOptions,
     ) -> Result<Box<RawValue>, Error> {
         for attempt in 0..2 {
-            let mut meta = self.meta();
-            if let Some((parent, state)) = &call.trace {
-                meta.extra
-                    .insert("traceparent".to_owned(), Value::from(parent.clone()));
-                if let Some(state) = state {
-                    meta.extra
-                        .insert("tracestate".to_owned(), Value::from(state.clone()));
-                }
-            }
             let (options, progress_token) = self.engine_options(call);
-            meta.progress_token = progress_token;
+            let meta = super::request_meta(
+                &self.inner.handlers.capabilities,
+                &self.inner.handlers.info,
+                self.inner.log_level,
+                self.version(),
+                call.trace.as_ref(),
+                progress_token,
+            );
             let params = build(meta);
             match self.dispatch(method, &Plain(&params), options, None).await {
                 Err(Error::Protocol(error))
@@ -265,7 +262,11 @@ impl Client {
             | mcp_types::tasks::method::TASKS_CANCEL => true,
             method::TOOLS_CALL => serde_json::to_value(params)
                 .ok()
-                .and_then(|p| p.get("name").and_then(Value::as_str).map(str::to_owned))
+                .and_then(|p| {
+                    p.get("name")
+                        .and_then(serde_json::Value::as_str)
+                        .map(str::to_owned)
+                })
                 .is_some_and(|name| {
                     self.inner
                         .safe_tools

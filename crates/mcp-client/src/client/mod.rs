@@ -11,11 +11,12 @@ use std::time::Duration;
 use mcp_jsonrpc::{Peer, RequestOptions};
 use mcp_types::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, CompleteRequestParams,
-    CompleteResult, DiscoverResult, GetPromptRequestParams, GetPromptResult, InputRequest,
-    InputRequiredResult, InputResponse, InputResponses, JsonObject, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, LoggingLevel, OrderedMap,
-    PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResult,
-    RequestMetaObject, Resource, ResourceTemplate, Tool, method,
+    CompleteResult, DiscoverResult, GetPromptRequestParams, GetPromptResult, Implementation,
+    InputRequest, InputRequiredResult, InputResponse, InputResponses, JsonObject,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    LoggingLevel, OrderedMap, PaginatedRequestParams, ProgressToken, Prompt,
+    ReadResourceRequestParams, ReadResourceResult, RequestMetaObject, Resource, ResourceTemplate,
+    Tool, method,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -278,9 +279,37 @@ enum Next {
 
 /// Just enough of a result to know how to read it.
 #[derive(serde::Deserialize)]
-struct Kind {
+pub(crate) struct Kind {
     #[serde(rename = "resultType")]
-    result_type: Option<String>,
+    pub(crate) result_type: Option<String>,
+}
+
+/// A request's `_meta` the typed way: the client's capabilities, identity and log level,
+/// the protocol version, the call's progress token, and its W3C trace context
+/// (`traceparent`, `tracestate`) as extra members. What
+/// [`FixedMeta`](crate::wire::FixedMeta) and [`WireMeta`](crate::wire::WireMeta) write
+/// without building it.
+pub(crate) fn request_meta(
+    capabilities: &ClientCapabilities,
+    info: &Implementation,
+    log_level: Option<LoggingLevel>,
+    version: &str,
+    trace: Option<&(String, Option<String>)>,
+    progress_token: Option<ProgressToken>,
+) -> RequestMetaObject {
+    let mut meta = RequestMetaObject::new(capabilities.clone(), version.to_owned());
+    meta.client_info = Some(info.clone());
+    meta.log_level = log_level;
+    meta.progress_token = progress_token;
+    if let Some((parent, state)) = trace {
+        meta.extra
+            .insert("traceparent".to_owned(), Value::from(parent.clone()));
+        if let Some(state) = state {
+            meta.extra
+                .insert("tracestate".to_owned(), Value::from(state.clone()));
+        }
+    }
+    meta
 }
 
 impl Client {
@@ -312,13 +341,14 @@ impl Client {
     }
 
     fn meta(&self) -> RequestMetaObject {
-        let mut meta = RequestMetaObject::new(
-            self.inner.handlers.capabilities.clone(),
-            self.protocol_version(),
-        );
-        meta.client_info = Some(self.inner.handlers.info.clone());
-        meta.log_level = self.inner.log_level;
-        meta
+        request_meta(
+            &self.inner.handlers.capabilities,
+            &self.inner.handlers.info,
+            self.inner.log_level,
+            self.version(),
+            None,
+            None,
+        )
     }
 
     /// The server process's id, for a client that owns its server
