@@ -839,9 +839,6 @@ fn dechunk(bytes: &[u8]) -> (Vec<u8>, Arrival, usize) {
 /// decoder read from a message it refused.
 fn ids(body: &[u8]) -> Vec<RequestId> {
     let mut out = Vec::new();
-    if let Some(request) = mcp_jsonrpc::Request::from_frame(&Bytes::copy_from_slice(body)) {
-        out.push(request.id);
-    }
     match mcp_jsonrpc::decode(body, DecodeOptions::default()) {
         Ok(Decoded::Single(Rpc::Request(request))) => out.push(request.id),
         Err(e) => out.extend(e.id),

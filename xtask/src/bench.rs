@@ -246,24 +246,20 @@ impl Driver {
 enum Piece {
     /// `mcp-json`'s writer, against `serde_json`'s.
     JsonWriter,
-    /// `mcp-jsonrpc`'s lazy reading of params and results (`received.rs`), against
-    /// decoding every frame whole.
-    LazyFrames,
     /// `mcp-client`'s `tools/call` writer (`wire.rs`), against the typed params.
     CallWriter,
 }
 
 impl Piece {
     /// Those the server is built without.
-    const SERVER: [Piece; 2] = [Self::JsonWriter, Self::LazyFrames];
+    const SERVER: [Piece; 1] = [Self::JsonWriter];
     /// Those the client is built without.
-    const CLIENT: [Piece; 2] = [Self::LazyFrames, Self::CallWriter];
+    const CLIENT: [Piece; 1] = [Self::CallWriter];
 
     /// The value of `mcp_without` that turns it off.
     fn cfg(self) -> &'static str {
         match self {
             Self::JsonWriter => "json_writer",
-            Self::LazyFrames => "lazy_frames",
             Self::CallWriter => "call_writer",
         }
     }
@@ -1127,7 +1123,7 @@ mod tests {
     fn who_takes_part_in_what() {
         let servers = servers(&bins(), vec![peer()]);
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names.len(), 16, "{names:?}");
+        assert_eq!(names.len(), 14, "{names:?}");
         let by_role = |role| servers.iter().find(|s| s.role == role).unwrap();
         let ours = by_role(Role::Ours);
         assert_eq!(
@@ -1252,7 +1248,6 @@ mod tests {
         let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
         let sources = [
             "crates/mcp-json/src/lib.rs",
-            "crates/mcp-jsonrpc/src/received.rs",
             "crates/mcp-client/src/client/builder.rs",
         ]
         .map(|path| std::fs::read_to_string(root.join(path)).unwrap())

@@ -272,7 +272,7 @@ impl HttpTransport {
                 trace_received(reply);
             }
             let message = match next {
-                // The usual answer: the result is read once, by the caller's own parse.
+                // The usual answer: a successful response, its result for the caller's parse.
                 Some(Ok(Reply::Result(answered, result))) => {
                     return if answered == id {
                         Ok(result)
@@ -352,7 +352,7 @@ fn before<'a, F: std::future::Future>(
 }
 
 /// A received message as a `trace` event under `mcp_wire`, re-encoded only when that
-/// level is on (the HTTP client hands over messages already decoded, and a result unread).
+/// level is on (the HTTP client hands over messages already decoded).
 fn trace_received(reply: &Reply) {
     if !tracing::enabled!(target: "mcp_wire", tracing::Level::TRACE) {
         return;

@@ -789,18 +789,18 @@ mod tests {
         );
     }
 
-    /// A result as the HTTP transport hands it over: the unread span of its frame.
-    fn raw(text: &str) -> RawResult {
-        raw_bytes(text.as_bytes())
+    /// The result of a response frame whose result is `text`, as a transport hands it
+    /// over; `None` when that frame is no response (the text is not one JSON value), which
+    /// then answers nothing.
+    fn raw_bytes(text: &[u8]) -> Option<RawResult> {
+        let frame = [br#"{"jsonrpc":"2.0","id":1,"result":"#, text, b"}"].concat();
+        RawResult::from_response_frame(&frame.into()).map(|(_, result)| result)
     }
 
-    fn raw_bytes(text: &[u8]) -> RawResult {
-        // An empty span is no response: white space stands for it (neither reads).
-        let text = if text.is_empty() { b" " } else { text };
-        let frame = [br#"{"jsonrpc":"2.0","id":1,"result":"#, text, b"}"].concat();
-        let (_, result) = RawResult::from_response_frame(&frame.into()).unwrap();
-        assert_eq!(result.bytes(), text);
-        result
+    /// [`complete_result`] of the response whose result is `text`; `None` too when there
+    /// is no such response.
+    fn complete(fixed: &FixedMeta, text: &str) -> Option<CallToolResult> {
+        complete_result(fixed, &raw_bytes(text.as_bytes())?)
     }
 
     #[test]
@@ -808,7 +808,7 @@ mod tests {
         let fixed = fixed();
         let meta = r#"{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}"#;
         let good = format!(r#"{{"_meta":{meta},"content":[{{"text":"ok","type":"text"}}]}}"#);
-        assert!(complete_result(&fixed, &raw(&good)).is_some());
+        assert!(complete(&fixed, &good).is_some());
         for bad in [&b"\xff"[..], b"\xc3", b"a\xe2\x9c", b"\xed\xa0\x80"] {
             for long in [0, 100] {
                 let text = [
@@ -822,7 +822,7 @@ mod tests {
                 ]
                 .concat();
                 assert_eq!(text_result(&fixed, &text), None, "{bad:?}");
-                assert_eq!(complete_result(&fixed, &raw_bytes(&text)), None, "{bad:?}");
+                assert!(raw_bytes(&text).is_none(), "{bad:?}");
             }
         }
     }
@@ -954,7 +954,7 @@ mod tests {
             if ours.is_some() {
                 texts += 1;
             }
-            match (ours, complete_result(&fixed, &raw(&text)), typed) {
+            match (ours, complete(&fixed, &text), typed) {
                 (Some(ours), Some(full), Ok(typed)) => {
                     assert_eq!(ours, typed, "{text}");
                     assert_eq!(full, typed, "{text}");
@@ -970,13 +970,13 @@ mod tests {
             let text = format!(r#"{{"content":[{{"text":"{long}{tail}","type":"text"}}]}}"#);
             let typed = serde_json::from_str::<CallToolResult>(&text).ok();
             assert_eq!(text_result(&fixed, text.as_bytes()), typed, "{tail}");
-            assert_eq!(complete_result(&fixed, &raw(&text)), typed, "{tail}");
+            assert_eq!(complete(&fixed, &text), typed, "{tail}");
             assert_eq!(typed.is_some(), !matches!(tail, "\u{1f}" | "\\q"), "{tail}");
         }
         // All but the first of the first six take the text read, and so do they again
         // once that `_meta` is the last one read again.
         assert_eq!(texts, 5);
-        complete_result(&fixed, &raw(&results[0].replace('M', meta))).unwrap();
+        complete(&fixed, &results[0].replace('M', meta)).unwrap();
         for template in &results[..6] {
             let text = template.replace('M', meta);
             assert!(text_result(&fixed, text.as_bytes()).is_some(), "{text}");

@@ -445,8 +445,8 @@ fn cases() -> Vec<Case> {
                 unexpected(e, &json!(987_654))
             }),
         ),
-        // A body laid out as ours (`{"jsonrpc","id","result"…}`) reaches the caller's parse
-        // unread; one that then holds more than the result is refused, not half-read.
+        // A body that holds a result and an error is no response: the decoder refuses it,
+        // as it refuses any other malformed body.
         list(
             "result and error together",
             |s| {
@@ -454,9 +454,7 @@ fn cases() -> Vec<Case> {
                     &json!({"jsonrpc": "2.0", "id": s.body["id"], "result": {"tools": []}, "error": {"code": 1, "message": "x"}}),
                 )
             },
-            Expect::Fails("Transport(Malformed)", |e| {
-                matches!(e, Error::Transport(mcp_jsonrpc::Error::Malformed(_)))
-            }),
+            Expect::Fails("Decode", |e| matches!(http(e), Some(HttpError::Decode(_)))),
         ),
         call(
             "a call's result and error together",
@@ -465,9 +463,7 @@ fn cases() -> Vec<Case> {
                     &json!({"jsonrpc": "2.0", "id": s.body["id"], "result": {"content": [], "resultType": "complete"}, "error": {"code": 1, "message": "x"}}),
                 )
             },
-            Expect::Fails("Transport(Malformed)", |e| {
-                matches!(e, Error::Transport(mcp_jsonrpc::Error::Malformed(_)))
-            }),
+            Expect::Fails("Decode", |e| matches!(http(e), Some(HttpError::Decode(_)))),
         ),
         list(
             "an error without an id",

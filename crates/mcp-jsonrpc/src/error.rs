@@ -45,8 +45,9 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
-    /// The frame that answered the request began as a response but is not a well-formed
-    /// one (see [`RawResult`](crate::RawResult)); what the decoder reported.
+    /// The frame that answered the request is not a well-formed response; what the
+    /// decoder reported. Not produced by this crate any more: every frame is decoded
+    /// whole, and a malformed one answers no request (kept so that matches on it hold).
     #[error("the response is malformed: {0}")]
     Malformed(String),
 }

@@ -34,12 +34,10 @@
 //! - A JSON-RPC error from the peer is data: it reaches the caller as
 //!   `Error::Remote` holding the peer's `ErrorObject` untouched, apart from
 //!   this side's own failures (timeout, closed connection, encoding).
-//! - A response laid out `{"jsonrpc":"2.0","id":N,"result":…}` reaches request
-//!   `N` unread, as a [`RawResult`] (`received.rs`): its span is read only by a
-//!   parse that accepts exactly one value, or through
-//!   [`RawResult::into_raw_value`], which decodes the whole frame. Being the
-//!   request's answer, such a frame fails the request with `Error::Malformed`
-//!   when it proves malformed; a malformed frame in any other layout is dropped.
+//! - Every frame is decoded whole before anything reads it: a request's params and
+//!   a response's result reach the handler or the caller as checked JSON text
+//!   ([`Params`], [`RawResult`]), and a malformed frame is dropped (or answered,
+//!   see above), never handed to anyone.
 //!
 //! This crate must never know MCP method semantics beyond two notifications:
 //! `notifications/cancelled` and `notifications/progress`. It does not read
@@ -56,22 +54,20 @@ mod message;
 mod params;
 mod peer;
 mod pending;
-mod received;
 mod sink;
 mod transport;
 
 pub use error::Error;
 pub use message::{
-    DecodeError, DecodeOptions, Decoded, ErrorObject, Message, Notification, Request, Response,
-    decode, encode_error, encode_notification, encode_raw_result, encode_raw_result_parts,
-    encode_request, encode_result,
+    DecodeError, DecodeOptions, Decoded, ErrorObject, Message, Notification, RawResult, Request,
+    Response, decode, encode_error, encode_notification, encode_raw_result,
+    encode_raw_result_parts, encode_request, encode_result,
 };
 pub use params::Params;
 pub use peer::{
     Connection, Handler, Headers, IdCallback, NoHandler, Overload, Peer, PeerConfig, Principal,
     ProgressCallback, RequestContext, RequestOptions, TransportInfo,
 };
-pub use received::RawResult;
 pub use sink::{LazyChannel, NotificationSink};
 /// The cancellation token handlers receive (re-exported from `tokio-util`).
 pub use tokio_util::sync::CancellationToken;

@@ -43,9 +43,7 @@ pub struct Request {
     pub id: RequestId,
     /// The method name.
     pub method: String,
-    /// The params (an object or an array), if present: checked JSON, or for a request the
-    /// engine read in the usual layout the frame's unchecked span, which the handler's
-    /// parse confirms ([`Params`]).
+    /// The params (an object or an array), if present, as checked JSON ([`Params`]).
     pub params: Option<Params>,
 }
 
@@ -53,19 +51,10 @@ impl Request {
     /// A request built in process, for a layer that hands a handler a request of its own
     /// making (the dual-era shim re-runs a request with the answers it collected).
     pub fn new(id: RequestId, method: impl Into<String>, params: Option<Box<RawValue>>) -> Self {
-        Self::with_params(id, method, params.map(Params::from))
-    }
-
-    /// A request with params of either kind.
-    pub(crate) fn with_params(
-        id: RequestId,
-        method: impl Into<String>,
-        params: Option<Params>,
-    ) -> Self {
         Request {
             id,
             method: method.into(),
-            params,
+            params: params.map(Params::from),
         }
     }
 }
@@ -95,6 +84,76 @@ impl Response {
     /// A response to `id` (`None` for an error whose request's id could not be read).
     pub fn new(id: Option<RequestId>, outcome: Result<Box<RawValue>, ErrorObject>) -> Self {
         Response { id, outcome }
+    }
+}
+
+/// The `result` of a successful response, as the peer sent it
+/// ([`Peer::request_encoded`](crate::Peer::request_encoded)): a `RawValue` the decoder
+/// checked, which the caller parses into its own type.
+///
+/// ```
+/// # use mcp_jsonrpc::RawResult;
+/// let raw = serde_json::value::RawValue::from_string("{\"ok\":true}".into()).unwrap();
+/// let result = RawResult::from(raw);
+/// assert!(result.is_checked());
+/// assert_eq!(result.text(), "{\"ok\":true}");
+/// assert_eq!(result.into_raw_value().unwrap().get(), "{\"ok\":true}");
+/// ```
+#[derive(Debug, Clone)]
+pub struct RawResult(Box<RawValue>);
+
+impl From<Box<RawValue>> for RawResult {
+    fn from(raw: Box<RawValue>) -> Self {
+        RawResult(raw)
+    }
+}
+
+impl RawResult {
+    /// The result's JSON text: exactly one JSON value.
+    pub fn text(&self) -> &str {
+        self.0.get()
+    }
+
+    /// [`text`](Self::text) as bytes.
+    pub fn bytes(&self) -> &[u8] {
+        self.0.get().as_bytes()
+    }
+
+    /// Whether [`text`](Self::text) is known to be exactly one JSON value: always `true`,
+    /// since every frame is decoded whole (kept for the callers that asked).
+    pub fn is_checked(&self) -> bool {
+        true
+    }
+
+    /// The result as an owned `RawValue`.
+    ///
+    /// # Errors
+    ///
+    /// None: the result was checked when its frame was decoded. The `Result` is kept for
+    /// the callers written when results could arrive unchecked.
+    pub fn into_raw_value(self) -> Result<Box<RawValue>, crate::Error> {
+        Ok(self.0)
+    }
+
+    /// The id and the result of a frame that is a successful response to a request with
+    /// an id, decoded whole ([`decode`] with the default options); `None` for any other
+    /// frame: an error response, another message, or one the decoder refuses.
+    ///
+    /// ```
+    /// # use mcp_jsonrpc::RawResult;
+    /// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","id":3,"result":{"n":1}}"#);
+    /// let (id, result) = RawResult::from_response_frame(&frame).unwrap();
+    /// assert_eq!(id, mcp_types::RequestId::Integer(3));
+    /// assert_eq!(result.text(), r#"{"n":1}"#);
+    /// ```
+    pub fn from_response_frame(frame: &Bytes) -> Option<(RequestId, RawResult)> {
+        match decode(frame, DecodeOptions::default()) {
+            Ok(Decoded::Single(Message::Response(Response {
+                id: Some(id),
+                outcome: Ok(result),
+            }))) => Some((id, RawResult(result))),
+            _ => None,
+        }
     }
 }
 

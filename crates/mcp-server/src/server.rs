@@ -552,7 +552,7 @@ impl Server {
             return Err(invalid("params with `_meta` are required"));
         };
         // The hottest method parses its params once, `_meta` and a `null`
-        // `inputResponses` included, unchecked span or not (`Params`). The other methods
+        // `inputResponses` included (`Params`). The other methods
         // are boxed: this future (which the engine copies into a box of its own per
         // request) is then only as large as a `tools/call`'s, and the function that polls
         // it holds a `tools/call`'s code, 15 KB rather than 32 KB with every method's.
@@ -569,9 +569,6 @@ impl Server {
         params: mcp_jsonrpc::Params,
         rpc: RequestContext,
     ) -> Result<Box<RawValue>, ErrorObject> {
-        // Owned for the other methods (a copy of a span, as decoding made before spans):
-        // a `subscriptions/listen` lasts as long as its client wants, and a span would
-        // keep the whole read buffer it points into.
         let raw = params.into_raw_value().map_err(|e| e.to_error_object())?;
         let params = raw.get();
         let meta = meta_only(params)?;

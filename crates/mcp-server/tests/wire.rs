@@ -838,8 +838,8 @@ async fn a_null_input_responses_on_a_tool_call_is_refused_however_its_key_is_spe
 }
 
 /// Frames in the usual layout (`{"jsonrpc":"2.0","id":N,"method":"M","params":…}`, what our
-/// client and the Python SDK write) reach the server with their params unread; it answers
-/// them exactly as it answers the same requests laid out otherwise, malformed ones included.
+/// client and the Python SDK write) are answered exactly as the same requests laid out
+/// otherwise, malformed ones included.
 #[tokio::test]
 async fn requests_in_the_usual_layout_read_their_params_once_and_answer_as_any_other() {
     let server = server();

@@ -75,8 +75,8 @@ impl Rejection {
 
 /// Checks a request's mirrored headers against its body.
 ///
-/// `params` is the params' text, which this reads whole: when it returns `Ok`, that text is
-/// exactly one JSON value (an unchecked span from `mcp_jsonrpc::Params` included).
+/// `params` is the params' text (checked JSON, `mcp_jsonrpc::Params::text`), which this
+/// reads whole.
 pub(crate) fn check_request(
     headers: &HeaderMap,
     method: &str,

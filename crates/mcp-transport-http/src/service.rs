@@ -28,7 +28,6 @@
 //!    takes the status the spec pins for its code: -32601 → `404`, -32020, -32021 and
 //!    -32022 → `400`; any other outcome is `200`.
 
-use std::borrow::Cow;
 use std::convert::Infallible;
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
@@ -319,13 +318,7 @@ impl<H: Handler> Shared<H> {
             Err(_) => return body_timed_out(),
         };
 
-        // A request in the usual layout keeps its params unread: the header check below
-        // reads them whole (and so confirms them), then the handler (`mcp_jsonrpc::Params`).
-        let spanned = mcp_jsonrpc::Request::from_frame(&bytes).map(Message::Request);
-        let message = match spanned.map_or_else(
-            || decode(&bytes, DecodeOptions::default()),
-            |m| Ok(Decoded::Single(m)),
-        ) {
+        let message = match decode(&bytes, DecodeOptions::default()) {
             Ok(Decoded::Single(message)) => message,
             Ok(_) => return refusal(StatusCode::BAD_REQUEST, "batches are not supported"),
             Err(e) => {
@@ -334,37 +327,12 @@ impl<H: Handler> Shared<H> {
             }
         };
         match message {
-            Message::Request(mut request) => {
+            Message::Request(request) => {
                 let params = request.params.as_ref().map(Params::text);
                 if let Err(rejection) =
                     mirror::check_request(&head.headers, &request.method, params, config)
                 {
-                    // Params not known to be JSON that the check could not read: the frame
-                    // decoded whole says what is wrong with it (-32700, -32600, as for any
-                    // other frame), or what the params are (another member followed them),
-                    // which are checked again.
-                    let unchecked = request.params.as_ref().filter(|p| !p.is_checked());
-                    match unchecked.map(Params::checked) {
-                        Some(Err(e)) => {
-                            return rpc_error(
-                                StatusCode::BAD_REQUEST,
-                                e.id.as_ref(),
-                                &e.to_error_object(),
-                            );
-                        }
-                        Some(Ok(Cow::Owned(raw))) => {
-                            if let Err(rejection) = mirror::check_request(
-                                &head.headers,
-                                &request.method,
-                                Some(raw.get()),
-                                config,
-                            ) {
-                                return reject(Some(&request.id), &rejection);
-                            }
-                            request.params = Some(Params::from(raw));
-                        }
-                        _ => return reject(Some(&request.id), &rejection),
-                    }
+                    return reject(Some(&request.id), &rejection);
                 }
                 if let (Some(auth), Some(principal)) = (&config.authenticator, &principal)
                     && let Err(refusal) = auth.authorize(&**principal, &request)

@@ -660,12 +660,12 @@ async fn canned_replies() {
     }
 }
 
-/// What `next_reply` makes of a reply: the result of a response laid out
-/// `{"jsonrpc":"2.0","id":N,"result":…}` (or with its keys sorted) comes unread (from a JSON body in one chunk or in
-/// many, or from an SSE event), anything else decoded; a body in that layout that is not
-/// one value fails the reader's parse and says why through `into_raw_value`.
+/// What `next_reply` makes of a reply: a successful response comes as its id and result
+/// (from a JSON body in one chunk or in many, or from an SSE event), whatever the order of
+/// its members, anything else as a message; a body that is not a well-formed response is
+/// the decode error `next` gives too.
 #[tokio::test]
-async fn results_come_unread_when_laid_out_as_ours() {
+async fn successful_responses_come_as_results() {
     fn json_reply(body: &str) -> &'static str {
         Box::leak(
             format!(
@@ -706,7 +706,7 @@ async fn results_come_unread_when_laid_out_as_ours() {
     );
     server.await.unwrap();
 
-    // The keys sorted, as a `serde_json::Value` writes them: unread too.
+    // The keys sorted, as a `serde_json::Value` writes them.
     let (url, server) = canned(json_reply(r#"{"id":7,"jsonrpc":"2.0","result":{"a":1}}"#)).await;
     assert_eq!(
         replies(&url).await,
@@ -714,13 +714,22 @@ async fn results_come_unread_when_laid_out_as_ours() {
     );
     server.await.unwrap();
 
-    // Another member order: decoded whole, as `next` would.
+    // Another member order, and an error response, which comes as a message.
     let (url, server) = canned(json_reply(r#"{"result":{"a":1},"id":7,"jsonrpc":"2.0"}"#)).await;
+    assert_eq!(
+        replies(&url).await,
+        [("result".to_owned(), json!(7), r#"{"a":1}"#.to_owned())]
+    );
+    server.await.unwrap();
+    let (url, server) = canned(json_reply(
+        r#"{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"x"}}"#,
+    ))
+    .await;
     assert_eq!(
         replies(&url).await,
         [(
             "message".to_owned(),
-            json!({"id": 7, "result": {"a": 1}}),
+            json!({"id": 7, "error": {"code": 1, "message": "x"}}),
             String::new()
         )]
     );
@@ -736,7 +745,7 @@ async fn results_come_unread_when_laid_out_as_ours() {
     assert_eq!(got[0].2, format!(r#"{{"text":"{big}"}}"#));
     server.await.unwrap();
 
-    // Over SSE: the notification decoded, then the result unread.
+    // Over SSE: the notification, then the result.
     let (url, server) = canned(
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n\
          data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"n\":1}}\n\n\
@@ -756,8 +765,7 @@ async fn results_come_unread_when_laid_out_as_ours() {
     );
     server.await.unwrap();
 
-    // The layout, but a result and an error: the span is not one value, and the whole body
-    // says why; `next` reports the same body as a decode error.
+    // A result and an error both: a decode error, from `next_reply` as from `next`.
     let bad = r#"{"jsonrpc":"2.0","id":7,"result":{},"error":{"code":1,"message":"x"}}"#;
     let (url, server) = canned(json_reply(bad)).await;
     let client = connect(&url);
@@ -765,13 +773,10 @@ async fn results_come_unread_when_laid_out_as_ours() {
         .request(frame(1, "test/x", json!({})), headers("test/x"))
         .await
         .unwrap();
-    let Some(Ok(Reply::Result(id, result))) = stream.next_reply().await else {
-        panic!("expected an unread result");
+    let Some(Err(err)) = stream.next_reply().await else {
+        panic!("expected an error");
     };
-    assert_eq!(id, RequestId::from(7));
-    assert!(serde_json::from_str::<Value>(result.text()).is_err());
-    let err = result.into_raw_value().unwrap_err();
-    assert!(matches!(err, mcp_jsonrpc::Error::Malformed(_)), "{err:?}");
+    assert!(matches!(err, Error::Decode(_)), "{err:?}");
     drop(stream);
     drop(client);
     server.await.unwrap();

@@ -307,7 +307,7 @@ fn cases() -> Vec<Case> {
         Case::raw("null id", "tools/list", r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#).error(400, null.clone(), -32600),
         Case::raw("batch", "tools/list", r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#).error(400, null.clone(), -32600),
         Case::raw("a response", "tools/list", r#"{"jsonrpc":"2.0","id":1,"result":{}}"#).error(400, null.clone(), -32600),
-        // The usual layout, whose params reach the handler unread: answered as any other.
+        // The usual layout (what our client writes): answered as any other.
         Case::raw("usual layout", "tools/list", &usual(3, "", "")).json(200, json!({"id": 3, "result": {"_meta": support::meta()}})),
         Case::raw("usual layout, white space", "tools/list", &usual(3, " ", "\n")).json(200, json!({"id": 3, "result": {"_meta": support::meta()}})),
         Case::raw("usual layout, another member after", "tools/list", &usual(3, "", r#","x":1"#)).json(200, json!({"id": 3, "result": {"_meta": support::meta()}})),

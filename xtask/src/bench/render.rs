@@ -443,7 +443,7 @@ struct Comparison {
     client_side: bool,
 }
 
-const COMPARISONS: [Comparison; 8] = [
+const COMPARISONS: [Comparison; 6] = [
     Comparison {
         code: "client's own HTTP/1.1 (vs hyper)",
         with: Role::OursByClient,
@@ -473,18 +473,6 @@ const COMPARISONS: [Comparison; 8] = [
         with: Role::Ours,
         without: Role::OursWithout(Piece::JsonWriter),
         client_side: false,
-    },
-    Comparison {
-        code: "lazy frames, server (vs decoding whole)",
-        with: Role::Ours,
-        without: Role::OursWithout(Piece::LazyFrames),
-        client_side: false,
-    },
-    Comparison {
-        code: "lazy frames, client (vs decoding whole)",
-        with: Role::OursByClient,
-        without: Role::OursByClientWithout(Piece::LazyFrames),
-        client_side: true,
     },
     Comparison {
         code: "client's tools/call writer (vs the typed params)",

@@ -145,9 +145,8 @@ impl Client {
         answer.into_raw_value().map_err(Error::from)
     }
 
-    /// [`dispatch`](Self::dispatch), the result as it arrived: over the engine's
-    /// transports possibly unread, for a caller whose own parse checks it
-    /// ([`RawResult`]).
+    /// [`dispatch`](Self::dispatch), the result as it arrived ([`RawResult`]), for a
+    /// caller that parses it itself.
     async fn dispatch_raw<P: crate::wire::WireParams>(
         &self,
         method: &str,

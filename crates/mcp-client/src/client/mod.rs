@@ -646,10 +646,8 @@ impl Client {
                     .send_wire(fixed, method, build, routing, options)
                     .await?;
                 // The common case in one pass: a complete result (`resultType` absent or
-                // "complete" reads as `ResultType::Complete`), read straight from the frame
-                // when the engine could hand it over unread (a parse that succeeds is the
-                // check, see `RawResult`). Anything else is read as the typed path reads
-                // it, from the checked result, so the outcome and errors are the same.
+                // "complete" reads as `ResultType::Complete`). Anything else is read as
+                // the typed path reads it, so the outcome and errors are the same.
                 if let Some(result) = crate::wire::complete_result(fixed, &answer) {
                     return Ok(result);
                 }

@@ -38,13 +38,6 @@ impl Expect {
     }
 }
 
-/// A frame laid out as the answer to the request (`{"jsonrpc":"2.0","id":N,"result":`)
-/// that is malformed after that: it is taken as the answer, and the request fails at once
-/// (`mcp_jsonrpc::RawResult`). Other malformed frames are dropped, and the request waits.
-pub(crate) fn is_malformed(e: &Error) -> bool {
-    matches!(e, Error::Transport(mcp_jsonrpc::Error::Malformed(_)))
-}
-
 /// A case of the HTTP tables.
 pub(crate) struct Case {
     pub(crate) name: &'static str,

@@ -21,10 +21,9 @@ use super::{
 };
 use crate::error::Error;
 use crate::message::{
-    Decoded, ErrorObject, Message, Notification, Request, Response, decode, encode_error,
-    encode_raw_result,
+    Decoded, ErrorObject, Message, Notification, RawResult, Request, Response, decode,
+    encode_error, encode_raw_result,
 };
-use crate::received::RawResult;
 use crate::sink::NotificationSink;
 use crate::transport::{FrameReader, TransportError};
 
@@ -126,27 +125,11 @@ struct Stop;
 impl<H: Handler> Dispatch<'_, H> {
     async fn frame(&self, frame: &Bytes) -> Result<(), Stop> {
         let shared = &self.peer.shared;
-        // The usual layouts, their head read once. A response to a request still waiting
-        // is handed over unread: the requester's parse of the result is the only one
-        // (`received.rs`). Likewise a request: its handler's parse of the params is the
-        // only one (`params.rs`).
-        if let Some((id, after_id)) = crate::received::integer_id(frame) {
-            if let Some(result) = crate::received::result_after_id(frame, after_id) {
-                let waiter = lock(&shared.pending).remove(&RequestId::Integer(id));
-                if let Some(waiter) = waiter {
-                    let _ = waiter.tx.send(Ok(result));
-                    return Ok(());
-                }
-            } else if let Some(request) = crate::params::request_after_id(frame, id, after_id) {
-                return self.request(request).await;
-            }
-        }
         match decode(frame, shared.config.decode) {
-            // What needs no waiting is done here; the rest (a request of another layout, a
-            // batch, a malformed frame answered) waits in a box of its own. This future is
-            // moved into the reader's state once per frame, copied whole: with the rare
-            // paths inline it was twice the size of a request's (1,440 bytes), and
-            // `memmove` was 7% of a stdio server's samples.
+            // What needs no waiting is done here; the rest (a request, a batch, a malformed
+            // frame answered) waits in a box of its own. This future is moved into the
+            // reader's state once per frame, copied whole: with those paths inline it was
+            // twice the size, and `memmove` a noticeable share of a stdio server's samples.
             Ok(Decoded::Single(Message::Response(response))) => {
                 self.response(response);
                 Ok(())

@@ -34,11 +34,11 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
+use crate::message::RawResult;
 use crate::message::{
     DecodeOptions, ErrorObject, Notification, Request, encode_notification, encode_request,
 };
 use crate::pending::{Closed, PendingTable};
-use crate::received::RawResult;
 use crate::transport::{FrameReader, FrameWriter};
 
 mod context;
@@ -450,9 +450,8 @@ impl Peer {
     /// (for a caller that keeps parts of its requests serialized, or knows their size).
     /// A failure to encode fails the request with [`Error::Encode`], as in `request`.
     ///
-    /// The result comes as a [`RawResult`]: when the response is laid out
-    /// `{"jsonrpc":"2.0","id":N,"result":…}` it is the unread text of the result, which the
-    /// caller's own parse checks (one pass over it instead of two); see [`RawResult`].
+    /// The result comes as a [`RawResult`], the checked text of the result, for the
+    /// caller's own parse.
     pub async fn request_encoded<F: Into<Bytes>>(
         &self,
         method: &str,

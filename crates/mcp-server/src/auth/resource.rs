@@ -545,20 +545,8 @@ impl Authenticator for ResourceServer {
         let mut refused = false;
         for request in requests {
             let params = request.params.as_ref();
-            let checked;
-            let mut text = params.map(mcp_jsonrpc::Params::text);
-            let mut target = read_target(&request.method, text);
-            // An unchecked span (the frame's own bytes) that did not read is read again as
-            // the frame says the params are, exactly as the core does before it answers.
-            if target == Target::Unreadable
-                && let Some(params) = params.filter(|p| !p.is_checked())
-                && let Ok(whole) = params.checked()
-            {
-                checked = whole;
-                text = Some(checked.get());
-                target = read_target(&request.method, text);
-            }
-            let target = match target {
+            let text = params.map(mcp_jsonrpc::Params::text);
+            let target = match read_target(&request.method, text) {
                 Target::None => continue,
                 Target::Named(operation, _) if rules.scoped.is_empty(operation) => continue,
                 Target::Named(operation, target) => (operation, target),

@@ -55,30 +55,6 @@ enum CallPlan<'a> {
     Plain(PlainCall),
 }
 
-/// Why [`Server::plan_call`] made no plan.
-enum Unplanned {
-    /// The call is refused with this error.
-    Refused(ErrorObject),
-    /// Params not known to be JSON did not parse: check them, then plan again.
-    Unconfirmed(RequestContext),
-}
-
-impl From<ErrorObject> for Unplanned {
-    fn from(error: ErrorObject) -> Self {
-        Unplanned::Refused(error)
-    }
-}
-
-impl Unplanned {
-    /// The error of a plan made from confirmed params (which never asks to check them).
-    fn into_error(self) -> ErrorObject {
-        match self {
-            Unplanned::Refused(error) => error,
-            Unplanned::Unconfirmed(_) => ErrorObject::internal("params were checked twice"),
-        }
-    }
-}
-
 /// A plain `tools/call`, ready to run.
 struct PlainCall {
     tool: Arc<crate::tool::ToolDef>,
@@ -264,24 +240,8 @@ impl Server {
         // Read and checked by a plain function: the params and their `_meta` (1 KB) then
         // take no room in this future while the tool runs, and the engine copies a
         // request's whole future into its box.
-        let checked;
-        let text = params.text();
-        let (plan, raw_params) = match self.plan_call(text, rpc, params.is_checked()) {
-            Ok(plan) => (plan, text),
-            Err(Unplanned::Refused(e)) => return Err(e),
-            Err(Unplanned::Unconfirmed(rpc)) => {
-                // An unchecked span that did not parse: the frame decoded whole says what
-                // the params are (another member followed them) or what is wrong with it.
-                checked = params.checked().map_err(|e| e.to_error_object())?;
-                let text = checked.get();
-                (
-                    self.plan_call(text, rpc, true)
-                        .map_err(Unplanned::into_error)?,
-                    text,
-                )
-            }
-        };
-        let plan = match plan {
+        let raw_params = params.text();
+        let plan = match self.plan_call(raw_params, rpc)? {
             CallPlan::Task(task) => return task.await,
             CallPlan::Plain(plan) => plan,
         };
@@ -326,26 +286,19 @@ impl Server {
 
     /// The part of `tools/call` before the tool runs: its params read and checked, the
     /// tool found, a resumed call's state unsealed, its [`Context`] made.
-    ///
-    /// `confirmed` says whether `raw_params` is known to be one JSON value; when it is not
-    /// and does not parse, the caller gets its `rpc` back to check the params and retry.
     fn plan_call<'a>(
         &'a self,
         raw_params: &str,
         rpc: RequestContext,
-        confirmed: bool,
-    ) -> Result<CallPlan<'a>, Unplanned> {
+    ) -> Result<CallPlan<'a>, ErrorObject> {
         if let Some((meta, rest)) = remembered_call(raw_params) {
-            return self.plan_read(meta, rest, rpc).map_err(Unplanned::Refused);
+            return self.plan_read(meta, rest, rpc);
         }
         match serde_json::from_str::<WholeParams<'_>>(raw_params) {
-            Ok(params) => self
-                .plan_parsed(params, raw_params, rpc)
-                .map_err(Unplanned::Refused),
-            Err(_) if !confirmed => Err(Unplanned::Unconfirmed(rpc)),
+            Ok(params) => self.plan_parsed(params, raw_params, rpc),
             Err(e) => {
                 super::meta_only(raw_params)?;
-                Err(invalid(format!("invalid params: {e}")).into())
+                Err(invalid(format!("invalid params: {e}")))
             }
         }
     }

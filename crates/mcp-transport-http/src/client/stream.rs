@@ -1,6 +1,6 @@
 //! The reply to one request, read as it arrives: one JSON message, or the events of an SSE
 //! stream, each decoded by `mcp-jsonrpc`, or, for a caller that parses the result itself,
-//! a successful response handed over with its result unread ([`Reply::Result`]).
+//! a successful response handed over as its id and result ([`Reply::Result`]).
 //!
 //! Bounds: the whole body is counted against `max_response_bytes` and each SSE event against
 //! `max_event_bytes`, while reading; past either, the stream yields one error and ends, and
@@ -50,29 +50,26 @@ enum State {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Reply {
-    /// A message decoded whole: a notification, a request, an error response, or a
-    /// response in another layout.
+    /// A message: a notification, a request, or an error response (or, from
+    /// [`ResponseStream::next`], any response).
     Message(Message),
-    /// A successful response laid out `{"jsonrpc":"2.0","id":N,"result":…}`: its id and
-    /// its result, unread. Parse [`RawResult::text`] as exactly one value; when that fails
-    /// the body was not a response after all, and [`RawResult::into_raw_value`] says why
-    /// (see [`RawResult`]).
+    /// A successful response to a request with an id: that id and its result, checked
+    /// JSON ([`RawResult`]).
     Result(RequestId, RawResult),
 }
 
 impl Reply {
-    /// The message, decoding an unread result's body whole: what
-    /// [`ResponseStream::next`] yields.
+    /// The message, a result put back into its response: what [`ResponseStream::next`]
+    /// yields.
     pub fn into_message(self) -> Result<Message, Error> {
         match self {
             Reply::Message(message) => Ok(message),
-            Reply::Result(id, result) => match result.into_raw_value() {
-                Ok(result) => Ok(Message::Response(Response::new(Some(id), Ok(result)))),
-                Err(mcp_jsonrpc::Error::Remote(error)) => {
-                    Ok(Message::Response(Response::new(Some(id), Err(error))))
-                }
-                Err(e) => Err(Error::Body(Box::new(e))),
-            },
+            Reply::Result(id, result) => {
+                let result = result
+                    .into_raw_value()
+                    .map_err(|e| Error::Body(Box::new(e)))?;
+                Ok(Message::Response(Response::new(Some(id), Ok(result))))
+            }
         }
     }
 }
@@ -110,28 +107,26 @@ impl ResponseStream {
             .map(|reply| reply.and_then(Reply::into_message))
     }
 
-    /// [`next`](Self::next), but a successful response whose body (or event) is laid out
-    /// `{"jsonrpc":"2.0","id":N,"result":…}` comes as [`Reply::Result`], its result not
-    /// read: for a caller that parses the result into its own type anyway, that parse is
-    /// then the only one. Everything else is as [`next`](Self::next) says.
+    /// [`next`](Self::next), but a successful response to a request with an id comes as
+    /// [`Reply::Result`], its id and result, for a caller that parses the result into its
+    /// own type. Everything else is as [`next`](Self::next) says.
     pub async fn next_reply(&mut self) -> Option<Result<Reply, Error>> {
         self.read(true).await
     }
 
-    /// The next message; with `unread`, a successful response in the layout above as
-    /// [`Reply::Result`].
-    async fn read(&mut self, unread: bool) -> Option<Result<Reply, Error>> {
+    /// The next message; with `as_result`, a successful response as [`Reply::Result`].
+    async fn read(&mut self, as_result: bool) -> Option<Result<Reply, Error>> {
         loop {
             match &mut self.state {
                 State::Done => return None,
                 State::Json(status) => {
                     let status = *status;
                     self.state = State::Done;
-                    return Some(self.json_message(status, unread).await);
+                    return Some(self.json_message(status, as_result).await);
                 }
                 State::Sse(parser) => {
                     if let Some(event) = parser.next_event() {
-                        let reply = reply(&event, unread);
+                        let reply = reply(&event, as_result);
                         if let Ok(Reply::Result(..) | Reply::Message(Message::Response(_))) = &reply
                         {
                             self.state = State::Draining;
@@ -192,7 +187,7 @@ impl ResponseStream {
         }
     }
 
-    async fn json_message(&mut self, status: StatusCode, unread: bool) -> Result<Reply, Error> {
+    async fn json_message(&mut self, status: StatusCode, as_result: bool) -> Result<Reply, Error> {
         if self.body.size_hint().lower() > self.limits.body as u64 {
             return Err(Error::BodyTooLarge {
                 limit: self.limits.body,
@@ -202,7 +197,7 @@ impl ResponseStream {
         // once, without polling the body for it.
         if let Some(body) = self.body.take_whole() {
             self.received += body.len();
-            return json_reply(status, &body, unread);
+            return json_reply(status, &body, as_result);
         }
         // A body that arrives in one chunk (most do) is used as it is, without a copy.
         let mut body = Bytes::new();
@@ -225,15 +220,15 @@ impl ResponseStream {
             }
         }
         let body = joined.map_or(body, BytesMut::freeze);
-        json_reply(status, &body, unread)
+        json_reply(status, &body, as_result)
     }
 }
 
 /// The message of a whole JSON reply: a success's, or the JSON-RPC error response an
 /// error status should carry (else [`Error::Status`]).
-fn json_reply(status: StatusCode, body: &Bytes, unread: bool) -> Result<Reply, Error> {
+fn json_reply(status: StatusCode, body: &Bytes, as_result: bool) -> Result<Reply, Error> {
     if status.is_success() {
-        return reply(body, unread);
+        return reply(body, as_result);
     }
     match decode(body) {
         Ok(Message::Response(response)) if response.outcome.is_err() => {
@@ -246,13 +241,17 @@ fn json_reply(status: StatusCode, body: &Bytes, unread: bool) -> Result<Reply, E
     }
 }
 
-/// One message of a successful reply; with `unread`, a response laid out
-/// `{"jsonrpc":"2.0","id":N,"result":…}` keeps its result unread.
-fn reply(frame: &Bytes, unread: bool) -> Result<Reply, Error> {
-    if unread && let Some((id, result)) = RawResult::from_response_frame(frame) {
-        return Ok(Reply::Result(id, result));
-    }
-    decode(frame).map(Reply::Message)
+/// One message of a successful reply; with `as_result`, a successful response to a request
+/// with an id as [`Reply::Result`].
+fn reply(frame: &Bytes, as_result: bool) -> Result<Reply, Error> {
+    Ok(match decode(frame)? {
+        Message::Response(Response {
+            id: Some(id),
+            outcome: Ok(result),
+            ..
+        }) if as_result => Reply::Result(id, RawResult::from(result)),
+        message => Reply::Message(message),
+    })
 }
 
 /// Reads a whole body of at most `limit` bytes.
