@@ -23,7 +23,7 @@ pub mod uri_template;
 pub type Target = (&'static str, fn(&[u8]));
 
 /// Every target, by name, for the corpus replay.
-pub const TARGETS: [Target; 10] = [
+pub const TARGETS: [Target; 11] = [
     ("line_codec", line_codec::run),
     ("message", message::run),
     ("sse", sse::run),
