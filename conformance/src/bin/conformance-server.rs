@@ -6,7 +6,7 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 
 use mcp_legacy::http::{DualEraHttp, LegacyHttpConfig};
-use mcp_transport_http::{HttpServerConfig, ParamHeader};
+use mcp_transport_http::HttpServerConfig;
 
 fn usage() -> ! {
     eprintln!("usage: conformance-server [--http IP:PORT | --stdio]");
@@ -40,16 +40,9 @@ fn main() {
         match mode {
             Mode::Stdio => server.serve_stdio().await,
             Mode::Http(addr) => {
-                let lookup = server.clone();
-                let config = HttpServerConfig::default().param_headers(move |tool: &str| {
-                    ParamHeader::from_annotations(&lookup.param_headers(tool))
-                });
-                // The Tasks extension's methods mirror `params.taskId` into `Mcp-Name`.
-                let config = mcp_types::tasks::ROUTED_METHODS
-                    .into_iter()
-                    .fold(config, |config, method| {
-                        config.name_field(method, mcp_types::tasks::NAME_FIELD)
-                    });
+                // The `Mcp-Param-*` checks and the Tasks extension's `Mcp-Name` fields
+                // come from the server itself: nothing to wire here.
+                let config = HttpServerConfig::default();
                 // One endpoint for both eras: 2026-07-28 requests go to the modern
                 // endpoint untouched, `initialize` opens a legacy session.
                 let running = match DualEraHttp::bind(

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use mcp_client::{CallOptions, Client, ListenEvent};
 use mcp_server::{Server, ToolDef};
 use mcp_test_support::tools;
-use mcp_transport_http::{HttpClientConfig, HttpServer, HttpServerConfig, ParamHeader};
+use mcp_transport_http::{HttpClientConfig, HttpServer, HttpServerConfig};
 use mcp_types::{
     CallToolResult, ContentBlock, ElicitRequestFormParams, ElicitRequestParams, ElicitResult,
     ElicitResultAction, OrderedMap,
@@ -37,15 +37,8 @@ fn server() -> Server {
 }
 
 async fn start(server: Server) -> mcp_transport_http::RunningServer {
-    let lookup = server.clone();
-    let config = HttpServerConfig::default().param_headers(move |tool: &str| {
-        let headers: Vec<ParamHeader> = lookup
-            .param_headers(tool)
-            .into_iter()
-            .filter_map(|h| ParamHeader::new(&h.header, h.path).ok())
-            .collect();
-        (!headers.is_empty()).then(|| Arc::from(headers))
-    });
+    // The `Mcp-Param-*` checks come from the server's tools, with no wiring.
+    let config = HttpServerConfig::default();
     HttpServer::bind("127.0.0.1:0".parse().unwrap(), server, config)
         .await
         .unwrap()

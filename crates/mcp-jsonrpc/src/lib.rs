@@ -65,8 +65,8 @@ pub use message::{
 };
 pub use params::Params;
 pub use peer::{
-    Connection, Handler, Headers, IdCallback, NoHandler, Overload, Peer, PeerConfig, Principal,
-    ProgressCallback, RequestContext, RequestOptions, TransportInfo,
+    Connection, Handler, Headers, IdCallback, Mirrored, NoHandler, Overload, ParamHeaderLookup,
+    Peer, PeerConfig, Principal, ProgressCallback, RequestContext, RequestOptions, TransportInfo,
 };
 pub use sink::{LazyChannel, NotificationSink};
 /// The cancellation token handlers receive (re-exported from `tokio-util`).

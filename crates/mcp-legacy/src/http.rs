@@ -214,6 +214,10 @@ impl<H: Handler> Handler for Core<H> {
     fn notification(&self, notification: Notification, peer: &Peer) {
         self.0.notification(notification, peer);
     }
+
+    fn mirrored(&self) -> mcp_jsonrpc::Mirrored {
+        self.0.mirrored()
+    }
 }
 
 impl<H: Handler> DualEraHttp<H> {

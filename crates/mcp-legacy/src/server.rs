@@ -184,4 +184,8 @@ impl<H: Handler> Handler for DualEra<H> {
             _ => self.inner.notification(notification, peer),
         }
     }
+
+    fn mirrored(&self) -> mcp_jsonrpc::Mirrored {
+        self.inner.mirrored()
+    }
 }

@@ -617,3 +617,75 @@ async fn the_dual_era_endpoint_keeps_the_connection_limit() {
     assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
     running.shutdown(Duration::from_secs(1)).await;
 }
+
+/// Served with the default configuration, the endpoint checks what its server registered:
+/// the `Mcp-Param-*` header of a tool's `x-mcp-header` annotation, and `Mcp-Name` on the
+/// Tasks extension's methods when the server serves tasks. A server without tasks leaves
+/// `tasks/get` to the core.
+#[tokio::test]
+async fn the_endpoint_checks_the_headers_its_server_registered() {
+    let sql = ToolDef::new(
+        "sql",
+        json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}
+        }}),
+        |_args, _cx| async move { Ok(CallToolResult::text("ran")) },
+    )
+    .unwrap();
+    let with_tasks = Server::builder("routed", "1.0.0")
+        .tool(Ok(sql.clone()))
+        .tasks(mcp_server::tasks::Tasks::in_memory())
+        .build()
+        .unwrap();
+    let without_tasks = Server::builder("plain", "1.0.0")
+        .tool(Ok(sql))
+        .build()
+        .unwrap();
+    for (core, serves_tasks) in [(with_tasks, true), (without_tasks, false)] {
+        let running = DualEraHttp::bind(
+            HttpServer::DEFAULT_ADDR,
+            core,
+            HttpServerConfig::default(),
+            LegacyHttpConfig::default(),
+        )
+        .await
+        .unwrap();
+        let f = Fixture {
+            running,
+            client: client(),
+        };
+        let modern = async |method: &str, params: Value, extra: &[(&str, &str)]| {
+            let mut params = params;
+            params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}});
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+            let mut headers = vec![
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", method),
+            ];
+            headers.extend_from_slice(extra);
+            f.send("POST", &headers, &body.to_string()).await
+        };
+        let call = json!({"name": "sql", "arguments": {"region": "eu"}});
+        let reply = modern("tools/call", call.clone(), &[("mcp-name", "sql")]).await;
+        assert_eq!(reply.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(json_body(reply).await["error"]["code"], -32020);
+        let headers = [("mcp-name", "sql"), ("mcp-param-region", "eu")];
+        let reply = modern("tools/call", call, &headers).await;
+        assert_eq!(reply.status(), StatusCode::OK);
+        assert_eq!(
+            json_body(reply).await["result"]["content"][0]["text"],
+            "ran"
+        );
+
+        let reply = modern("tasks/get", json!({"taskId": "t-1"}), &[]).await;
+        let status = reply.status();
+        let code = json_body(reply).await["error"]["code"].clone();
+        if serves_tasks {
+            assert_eq!((status, code), (StatusCode::BAD_REQUEST, json!(-32020)));
+        } else {
+            assert_ne!(code, json!(-32020), "no tasks, no Mcp-Name rule for them");
+        }
+        f.running.shutdown(Duration::from_secs(1)).await;
+    }
+}

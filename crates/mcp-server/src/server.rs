@@ -666,6 +666,24 @@ impl Handler for Server {
     ) -> Result<Box<RawValue>, ErrorObject> {
         self.handle(request, rpc).await
     }
+
+    /// Every tool's `x-mcp-header` annotations, looked up at each call so that tools
+    /// registered later count, and the Tasks extension's `Mcp-Name` fields when this server
+    /// serves tasks: what a Streamable HTTP transport must check for it
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>).
+    fn mirrored(&self) -> mcp_jsonrpc::Mirrored {
+        let server = self.clone();
+        let mirrored =
+            mcp_jsonrpc::Mirrored::default().param_headers(move |tool| server.param_headers(tool));
+        if self.inner.tasks.is_none() {
+            return mirrored;
+        }
+        mcp_types::tasks::ROUTED_METHODS
+            .into_iter()
+            .fold(mirrored, |mirrored, method| {
+                mirrored.name_field(method, mcp_types::tasks::NAME_FIELD)
+            })
+    }
 }
 
 #[cfg(test)]

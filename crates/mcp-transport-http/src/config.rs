@@ -115,11 +115,14 @@ pub struct HttpServerConfig {
     /// their connections are dropped.
     pub cancel_grace: Duration,
     /// Which body field each method mirrors into `Mcp-Name` (default: `tools/call` and
-    /// `prompts/get` → `params.name`, `resources/read` → `params.uri`). An extension that
-    /// adds one (the Tasks extension's `taskId`) adds an entry.
+    /// `prompts/get` → `params.name`, `resources/read` → `params.uri`). Serving a handler
+    /// adds the ones it asks for ([`Handler::mirrored`](mcp_jsonrpc::Handler::mirrored)),
+    /// as the server core does for the Tasks extension's `taskId` when it serves tasks.
     pub name_fields: Vec<(Cow<'static, str>, Cow<'static, str>)>,
-    /// Where the `Mcp-Param-*` headers of each tool come from (default: none, so no tool
-    /// has any). The server core supplies this from the tools' `x-mcp-header` annotations.
+    /// Where the `Mcp-Param-*` headers of each tool come from. When it is `None` (the
+    /// default), serving a handler takes them from the handler
+    /// ([`Handler::mirrored`](mcp_jsonrpc::Handler::mirrored)): the server core derives them
+    /// from its tools' `x-mcp-header` annotations.
     pub param_headers: Option<Arc<dyn ParamHeaders>>,
     /// What happens to a notification POST (default: accepted and dropped).
     pub on_notification: Option<NotificationHook>,
@@ -439,6 +442,28 @@ impl HttpServerConfig {
             )));
         }
         Ok(())
+    }
+
+    /// Adds what the handler asks to be checked ([`Handler::mirrored`]): its `Mcp-Name`
+    /// fields for methods this configuration does not name yet, and its `Mcp-Param-*`
+    /// lookup unless [`param_headers`](Self::param_headers) set one.
+    ///
+    /// [`Handler::mirrored`]: mcp_jsonrpc::Handler::mirrored
+    pub(crate) fn adopt(mut self, mirrored: mcp_jsonrpc::Mirrored) -> Self {
+        for (method, field) in mirrored.name_fields {
+            if self.name_field_of(method).is_none() {
+                self.name_fields
+                    .push((Cow::Borrowed(method), Cow::Borrowed(field)));
+            }
+        }
+        if self.param_headers.is_none()
+            && let Some(lookup) = mirrored.param_headers
+        {
+            self.param_headers = Some(Arc::new(move |tool: &str| {
+                ParamHeader::from_annotations(&lookup(tool))
+            }));
+        }
+        self
     }
 
     pub(crate) fn name_field_of(&self, method: &str) -> Option<&str> {

@@ -164,8 +164,10 @@ impl<H> McpService<H> {
 
 impl<H: Handler> McpService<H> {
     /// The endpoint for `handler` with `config`; fails if the configuration cannot work.
+    /// What the handler asks to be checked ([`Handler::mirrored`]) is added to `config`.
     pub fn new(handler: H, config: HttpServerConfig) -> Result<Self, Error> {
         config.validate()?;
+        let config = config.adopt(handler.mirrored());
         let seconds = config.retry_after.as_secs().max(1);
         let permits = Arc::new(Semaphore::new(config.max_concurrent_requests));
         Ok(McpService {

@@ -24,7 +24,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use mcp_types::{
-    CancelledNotificationParams, ProgressNotificationParams, ProgressToken, RequestId,
+    CancelledNotificationParams, McpParamHeader, ProgressNotificationParams, ProgressToken,
+    RequestId,
 };
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -202,6 +203,62 @@ pub trait Handler: Send + Sync + 'static {
     /// wait on the peer (spawn a task for anything slow). The default ignores it.
     fn notification(&self, notification: Notification, peer: &Peer) {
         let _ = (notification, peer);
+    }
+
+    /// The request fields this handler's requests mirror into transport metadata, for a
+    /// transport that checks them before dispatch (Streamable HTTP's `Mcp-Name` and
+    /// `Mcp-Param-*` headers). A server core derives them from what it has registered, so
+    /// that serving it checks what the spec requires without further wiring. The default
+    /// adds nothing to the transport's own rules.
+    fn mirrored(&self) -> Mirrored {
+        Mirrored::default()
+    }
+}
+
+/// A tool's mirrored arguments by tool name, as [`Mirrored::param_headers`] looks them up.
+pub type ParamHeaderLookup = Arc<dyn Fn(&str) -> Vec<McpParamHeader> + Send + Sync>;
+
+/// What a [`Handler`] asks a transport to check, beyond the transport's own rules, where
+/// the transport mirrors request fields into its metadata
+/// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>,
+/// the `Mcp-Name` and `Mcp-Param-*` headers). Wrappers of a handler pass it on.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct Mirrored {
+    /// Methods, beyond `tools/call`, `prompts/get` and `resources/read`, whose `params`
+    /// field of this name is mirrored into `Mcp-Name`: the Tasks extension's `tasks/*`
+    /// methods and `taskId` when the handler serves tasks.
+    pub name_fields: Vec<(&'static str, &'static str)>,
+    /// The `x-mcp-header` annotations of a tool's input schema, looked up on every
+    /// `tools/call`; `None` when no tool can declare any.
+    pub param_headers: Option<ParamHeaderLookup>,
+}
+
+impl Mirrored {
+    /// Mirrors `field` of `method`'s params into `Mcp-Name`.
+    #[must_use]
+    pub fn name_field(mut self, method: &'static str, field: &'static str) -> Self {
+        self.name_fields.push((method, field));
+        self
+    }
+
+    /// Looks up each tool's mirrored arguments with `lookup`.
+    #[must_use]
+    pub fn param_headers(
+        mut self,
+        lookup: impl Fn(&str) -> Vec<McpParamHeader> + Send + Sync + 'static,
+    ) -> Self {
+        self.param_headers = Some(Arc::new(lookup));
+        self
+    }
+}
+
+impl std::fmt::Debug for Mirrored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mirrored")
+            .field("name_fields", &self.name_fields)
+            .field("param_headers", &self.param_headers.is_some())
+            .finish()
     }
 }
 
