@@ -21,6 +21,7 @@ mod bench;
 mod codegen;
 mod conformance;
 mod fuzz;
+mod minimal;
 mod soak;
 
 use std::path::{Path, PathBuf};
@@ -42,9 +43,10 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("soak") => soak::run(&args[1..]),
+        Some("minimal-server") => minimal::run(&args[1..]),
         Some("dist") => build_mcp_release().map(|mcp| println!("{}", mcp.display())),
         _ => Err(
-            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)\n  soak [--size ci|full] [--minutes N] [--release|--debug]\n                     load and soak mcp-bench-server (docs/RELIABILITY.md)\n  dist               build the release mcp binary (cargo build --release -p mcp-cli)"
+            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)\n  soak [--size ci|full] [--minutes N] [--release|--debug]\n                     load and soak mcp-bench-server (docs/RELIABILITY.md)\n  minimal-server     build the README's quick-start server in release, check its crates and size, and run the SDK clients against it\n  dist               build the release mcp binary (cargo build --release -p mcp-cli)"
                 .to_owned(),
         ),
     };
@@ -73,6 +75,13 @@ pub(crate) fn project_root() -> PathBuf {
 /// change elsewhere could undo without a word); [`check_test_features`] fails the run when
 /// a target needs a feature this list lacks.
 const TEST_FEATURES: &[&str] = &[
+    "mcp/server",
+    "mcp/client",
+    "mcp/host",
+    "mcp/stdio",
+    "mcp/http",
+    "mcp/legacy",
+    "mcp/validation",
     "mcp-client/auth",
     "mcp-client/skills",
     "mcp-server/auth",

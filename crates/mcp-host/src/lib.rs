@@ -56,11 +56,6 @@
 
 #![forbid(unsafe_code)]
 
-// The README's examples are doc tests of this crate, the one that sees every layer.
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-struct ReadmeDoctests;
-
 mod agent;
 mod calls;
 mod catalog;

@@ -1,6 +1,10 @@
 //! A small MCP server over stdio: `echo` and `add` tools, a resource, a prompt.
 //!
-//! Run it under any MCP client that launches stdio servers, or by hand:
+//! It uses this crate alone, so it serves 2026-07-28 clients only: an `initialize`
+//! handshake gets -32601. Clients that still open with `initialize` (2025-11-25 and older,
+//! most clients in use) need the server served by `mcp::serve_stdio` of the `mcp` crate
+//! (or `mcp_legacy::server::DualEra`), as `examples/minimal-server` at the repository's
+//! root does. Run it under a 2026-07-28 client that launches stdio servers, or by hand:
 //!
 //! ```sh
 //! cargo run -p mcp-server --example demo

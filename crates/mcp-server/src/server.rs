@@ -488,7 +488,10 @@ impl Server {
         self.inner.shutdown.cancel();
     }
 
-    /// Serves on stdin and stdout until the client closes stdin.
+    /// Serves on stdin and stdout until the client closes stdin, to 2026-07-28 clients
+    /// only: an `initialize` handshake gets -32601. To serve the clients that still open
+    /// with `initialize` too, serve the server with `mcp::serve_stdio` (the `mcp` crate) or
+    /// `mcp_legacy::server::DualEra`.
     #[cfg(feature = "stdio")]
     pub async fn serve_stdio(self) {
         let (_peer, connection) =

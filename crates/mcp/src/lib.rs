@@ -1,0 +1,204 @@
+//! The Model Context Protocol in Rust: one crate to depend on, with features by role.
+//!
+//! MCP is the JSON-RPC protocol between AI applications and the servers that give them
+//! tools, resources and prompts
+//! (<https://modelcontextprotocol.io/specification/2026-07-28>). This crate re-exports the
+//! layered crates under one name and adds the two calls that serve a server to every
+//! client in use today: [`serve_stdio`] and [`serve_http`] answer clients of revision
+//! 2026-07-28 and clients of the initialize-era revisions (2025-11-25 back to 2024-11-05)
+//! on the same transport. It holds no protocol logic of its own; each layer stays usable
+//! alone.
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `server` | [`server`]: tools, resources, prompts; [`serve_stdio`], [`serve_http`], [`bind_http`] |
+//! | `client` | [`client`]: the 2026-07-28 client, and with `legacy` a client for servers of any era |
+//! | `host` | [`host`]: many servers as one set of model tools (OpenAI, Anthropic, Gemini) |
+//! | `stdio`, `http` | the transports, for the roles chosen |
+//! | `legacy` (default) | the initialize-era revisions beside 2026-07-28 |
+//! | `validation` (default) | tool arguments and structured output checked against their JSON Schemas |
+//! | `rustls` (default) | `https://` for the client; only a build with `client` and `http` compiles TLS |
+//! | `auth`, `skills`, `tasks-redis` | OAuth 2.1, the Skills extension, the Tasks store in Redis |
+//!
+//! A server on stdio and Streamable HTTP, for both eras:
+//!
+//! ```toml
+//! [dependencies]
+//! mcp = { version = "0.2", features = ["server", "stdio", "http"] }
+//! ```
+//!
+//! ```no_run
+//! use mcp::prelude::*;
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Add { a: i64, b: i64 }
+//!
+//! # async fn run() -> Result<(), mcp::Error> {
+//! let server = Server::builder("calculator", "1.0.0")
+//!     .tool(ToolDef::typed("add", |args: Add, _cx| async move {
+//!         Ok(CallToolResult::text((args.a + args.b).to_string()))
+//!     }))
+//!     .build()?;
+//! mcp::serve_stdio(server).await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Modern-only serving is an explicit choice: [`serve_stdio_modern`] and
+//! [`bind_http_modern`], the only two in a build without the `legacy` feature.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![forbid(unsafe_code)]
+
+// This crate's README example is a doc test too.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
+// The repository README's examples are doc tests of this crate, the one that sees every
+// layer. Outside the repository (a packaged crate) the file is not there, and
+// `cfg(doctest)` keeps it from being read.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct RepositoryReadmeDoctests;
+
+#[cfg(feature = "client")]
+pub use mcp_client as client;
+#[cfg(feature = "host")]
+pub use mcp_host as host;
+pub use mcp_jsonrpc as jsonrpc;
+#[cfg(feature = "legacy")]
+pub use mcp_legacy as legacy;
+#[cfg(feature = "server")]
+pub use mcp_server as server;
+#[cfg(feature = "http")]
+pub use mcp_transport_http as http;
+#[cfg(feature = "stdio")]
+pub use mcp_transport_stdio as stdio;
+pub use mcp_types as types;
+/// The JSON values tools take and return.
+pub use serde_json;
+
+/// The names most programs use.
+pub mod prelude {
+    #[cfg(feature = "client")]
+    pub use mcp_client::Client;
+    #[cfg(feature = "server")]
+    pub use mcp_server::{
+        Context, PromptDef, ResourceDef, ResourceTemplateDef, Server, ServerBuilder, ToolDef,
+        ToolError,
+    };
+    pub use mcp_types::{CallToolResult, ContentBlock, GetPromptResult, JsonObject};
+    pub use serde_json::{Value, json};
+}
+
+/// What can go wrong through this crate: the error of the layer that failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Building or running a server.
+    #[cfg(feature = "server")]
+    #[error(transparent)]
+    Server(#[from] mcp_server::Error),
+    /// A client call.
+    #[cfg(feature = "client")]
+    #[error(transparent)]
+    Client(#[from] mcp_client::Error),
+    /// The host.
+    #[cfg(feature = "host")]
+    #[error(transparent)]
+    Host(#[from] mcp_host::Error),
+    /// The dual-era layer: serving both eras, or connecting to a server of either.
+    #[cfg(feature = "legacy")]
+    #[error(transparent)]
+    Legacy(#[from] mcp_legacy::Error),
+    /// The Streamable HTTP transport.
+    #[cfg(feature = "http")]
+    #[error(transparent)]
+    Http(#[from] mcp_transport_http::Error),
+    /// An address to listen on that is not `IP:PORT`.
+    #[error("{addr:?} is not an address to listen on (IP:PORT): {source}")]
+    Address {
+        /// The text given.
+        addr: String,
+        /// Why it did not parse.
+        source: std::net::AddrParseError,
+    },
+}
+
+#[cfg(all(feature = "server", feature = "http"))]
+fn listen_addr(addr: &str) -> Result<std::net::SocketAddr, Error> {
+    addr.parse().map_err(|source| Error::Address {
+        addr: addr.to_owned(),
+        source,
+    })
+}
+
+/// Serves `server` on stdin and stdout until stdin closes, to clients of every revision:
+/// 2026-07-28 requests go to the server as they are, and an `initialize` handshake opens
+/// an initialize-era session served by the same handlers
+/// ([`mcp_legacy::server::DualEra`]).
+///
+/// It returns when stdin closes; the `Result` leaves room for failures a later version
+/// reports, so that callers need not change.
+#[cfg(all(feature = "server", feature = "stdio", feature = "legacy"))]
+pub async fn serve_stdio(server: mcp_server::Server) -> Result<(), Error> {
+    mcp_legacy::server::DualEra::new(server)
+        .serve_stdio()
+        .await;
+    Ok(())
+}
+
+/// Serves `server` on Streamable HTTP at `addr` (`IP:PORT`) until the process ends, to
+/// clients of every revision: [`bind_http`], then waits. Returns only if it cannot listen
+/// there.
+#[cfg(all(feature = "server", feature = "http", feature = "legacy"))]
+pub async fn serve_http(server: mcp_server::Server, addr: &str) -> Result<(), Error> {
+    let running = bind_http(server, addr).await?;
+    tracing::info!(url = %running.url(), "serving both eras on Streamable HTTP");
+    std::future::pending::<()>().await;
+    drop(running);
+    Ok(())
+}
+
+/// Serves `server` on Streamable HTTP at `addr` (`IP:PORT`; port 0 picks a free one),
+/// endpoint `/mcp`, to clients of every revision, with the 2024-11-05 HTTP+SSE transport
+/// beside it ([`mcp_legacy::http::DualEraHttp`] with the default limits; bind that
+/// directly to change them). The server runs until the returned handle is shut down or
+/// dropped.
+#[cfg(all(feature = "server", feature = "http", feature = "legacy"))]
+pub async fn bind_http(
+    server: mcp_server::Server,
+    addr: &str,
+) -> Result<mcp_transport_http::RunningServer, Error> {
+    Ok(mcp_legacy::http::DualEraHttp::bind(
+        listen_addr(addr)?,
+        server,
+        mcp_transport_http::HttpServerConfig::default(),
+        mcp_legacy::http::LegacyHttpConfig::default(),
+    )
+    .await?)
+}
+
+/// Serves `server` on stdin and stdout to 2026-07-28 clients only: an `initialize`
+/// handshake gets -32601.
+#[cfg(all(feature = "server", feature = "stdio"))]
+pub async fn serve_stdio_modern(server: mcp_server::Server) -> Result<(), Error> {
+    server.serve_stdio().await;
+    Ok(())
+}
+
+/// Serves `server` on Streamable HTTP at `addr` to 2026-07-28 clients only, until the
+/// returned handle is shut down or dropped.
+#[cfg(all(feature = "server", feature = "http"))]
+pub async fn bind_http_modern(
+    server: mcp_server::Server,
+    addr: &str,
+) -> Result<mcp_transport_http::RunningServer, Error> {
+    Ok(mcp_transport_http::HttpServer::bind(
+        listen_addr(addr)?,
+        server,
+        mcp_transport_http::HttpServerConfig::default(),
+    )
+    .await?)
+}

@@ -1,0 +1,73 @@
+//! Serving through the front door answers both eras on one endpoint: an `initialize`
+//! handshake opens a session, and a 2026-07-28 request is served beside it.
+#![cfg(all(feature = "server", feature = "http", feature = "legacy"))]
+
+use std::time::Duration;
+
+use mcp::prelude::*;
+use mcp_test_support::http::{client, json_body, send, session_id};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+fn server() -> Server {
+    Server::builder("front-door", "1.0.0")
+        .tool(ToolDef::typed("add", |args: Add, _cx| async move {
+            Ok(CallToolResult::text((args.a + args.b).to_string()))
+        }))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn bind_http_serves_both_eras() {
+    let running = mcp::bind_http(server(), "127.0.0.1:0").await.unwrap();
+    let http = client();
+    let url = running.url();
+
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "legacy", "version": "1"}}});
+    let reply = send(&http, "POST", url, &[], initialize.to_string()).await;
+    assert_eq!(reply.status(), 200);
+    assert!(!session_id(&reply).is_empty());
+    let reply = json_body(reply).await;
+    assert_eq!(reply["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(reply["result"]["serverInfo"]["name"], "front-door");
+
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "add", "arguments": {"a": 2, "b": 3},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "add"),
+    ];
+    let reply = send(&http, "POST", url, &headers, call.to_string()).await;
+    assert_eq!(reply.status(), 200);
+    let reply = json_body(reply).await;
+    assert_eq!(reply["result"]["content"][0]["text"], "5", "{reply}");
+    running.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn the_modern_endpoint_refuses_the_handshake() {
+    let running = mcp::bind_http_modern(server(), "127.0.0.1:0").await.unwrap();
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "legacy", "version": "1"}}});
+    let reply = send(&client(), "POST", running.url(), &[], initialize.to_string()).await;
+    assert_ne!(reply.status(), 200, "a modern-only endpoint opens no session");
+    running.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn an_address_that_is_not_ip_and_port_is_refused_by_name() {
+    let error = mcp::serve_http(server(), "localhost").await.unwrap_err();
+    assert!(matches!(error, mcp::Error::Address { .. }), "{error}");
+    assert!(error.to_string().contains("\"localhost\""), "{error}");
+}
