@@ -62,7 +62,8 @@
 //! 2024-11-05 HTTP+SSE transport); `Connector::spawn_stdio` owns its server and
 //! probes each new process after a crash. Features: the roles `server` (`DualEra`,
 //! `DualEraHttp`) and `client` (`Connector`), the transports `stdio`, `http` and
-//! `http-sse`, and `rustls` (`https://` for the client), all on by default; the roles
+//! `http-sse`, `rustls` (`https://` for the client) and `schema-validation` (passed to
+//! `mcp-server`, for the demo binary), all on by default; the roles
 //! combine with the transports, so that `default-features = false, features = ["server",
 //! "stdio", "http", "http-sse"]` builds the dual-era server without `mcp-client`, an HTTP
 //! client or TLS. Not yet on the client side: switching a live HTTP client to another era
