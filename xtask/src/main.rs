@@ -86,10 +86,15 @@ const TEST_FEATURES: &[&str] = &[
     "mcp-client/skills",
     "mcp-server/auth",
     "mcp-server/skills",
+    "mcp-legacy/server",
+    "mcp-legacy/client",
     "mcp-legacy/stdio",
     "mcp-legacy/http",
     "mcp-legacy/http-sse",
+    "mcp-transport-http/server",
+    "mcp-transport-http/client",
     "mcp-transport-http/rustls",
+    "mcp-transport-stdio/client",
 ];
 
 /// Features a test target needs that the test run leaves off, and where that target runs.

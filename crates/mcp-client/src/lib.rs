@@ -4,7 +4,9 @@
 //! a command), over Streamable HTTP (a URL) or over any transport `mcp-jsonrpc`
 //! accepts, and offers a typed method for every client request, cursor-following
 //! list helpers, a result cache, multi round-trip requests and subscriptions.
-//! The transports are optional, behind cargo features.
+//! The transports are optional, behind cargo features (`stdio`, `http`, and `rustls` for
+//! `https://` URLs; all three on by default), and pull in only the client halves of the
+//! transport crates.
 //! It implements the
 //! client side of:
 //!

@@ -1,13 +1,13 @@
 //! The crate's one error type.
 
-use crate::server::LEGACY_VERSIONS;
+use crate::LEGACY_VERSIONS;
 
 /// What can go wrong in this crate: setting up a dual-era server ([`Bind`](Self::Bind),
 /// `Http`), or connecting to a server of either era with `client::Connector` (the other
 /// variants).
 ///
 /// `Http` and `Spawn` carry the transport crate's own error, typed, so they exist only
-/// with the feature (`http`, `stdio`) that brings that crate in.
+/// with the features (`http`; `client` and `stdio`) that bring that crate in.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -24,10 +24,11 @@ pub enum Error {
     #[error(transparent)]
     Http(#[from] mcp_transport_http::Error),
     /// The server process could not be started.
-    #[cfg(feature = "stdio")]
+    #[cfg(all(feature = "client", feature = "stdio"))]
     #[error("cannot start the server")]
     Spawn(#[source] mcp_transport_stdio::ProcessError),
     /// The probe or the `initialize` handshake failed.
+    #[cfg(feature = "client")]
     #[error("the handshake with the server failed")]
     Handshake(#[source] mcp_client::Error),
     /// The server answered `initialize` with a version this client does not accept.
@@ -49,6 +50,7 @@ pub enum Error {
     #[error("the initialize result is malformed")]
     Malformed(#[source] serde_json::Error),
     /// A request after the handshake failed.
+    #[cfg(feature = "client")]
     #[error(transparent)]
     Client(#[from] mcp_client::Error),
 }

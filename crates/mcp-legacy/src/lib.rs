@@ -60,21 +60,32 @@
 //! it (feature `http-sse`); and the dual-era client, [`client::Connector`], over stdio
 //! (feature `stdio`) and HTTP (feature `http`: legacy Streamable HTTP and the
 //! 2024-11-05 HTTP+SSE transport); `Connector::spawn_stdio` owns its server and
-//! probes each new process after a crash. Features: `stdio`, `http` and `http-sse`,
-//! all on by default. Not yet on the client side: switching a live HTTP client to
-//! another era (the verdict holds for its life; an expired session is re-initialized,
-//! and a session that cannot be re-established makes the next connection probe
+//! probes each new process after a crash. Features: the roles `server` (`DualEra`,
+//! `DualEraHttp`) and `client` (`Connector`), the transports `stdio`, `http` and
+//! `http-sse`, `rustls` (`https://` for the client) and `schema-validation` (passed to
+//! `mcp-server`, for the demo binary), all on by default; the roles
+//! combine with the transports, so that `default-features = false, features = ["server",
+//! "stdio", "http", "http-sse"]` builds the dual-era server without `mcp-client`, an HTTP
+//! client or TLS. Not yet on the client side: switching a live HTTP client to another era
+//! (the verdict holds for its life; an expired session is re-initialized, and a session
+//! that cannot be re-established makes the next connection probe
 //! again), and 2025-11-25 tasks.
 
 #![forbid(unsafe_code)]
 
 // The client needs a transport to be of any use.
-#[cfg(any(feature = "stdio", feature = "http"))]
+#[cfg(all(feature = "client", any(feature = "stdio", feature = "http")))]
 pub mod client;
 mod error;
-#[cfg(feature = "http")]
+#[cfg(all(feature = "server", feature = "http"))]
 pub mod http;
+#[cfg(feature = "server")]
 pub mod server;
+#[cfg(feature = "server")]
 mod session;
 
 pub use error::Error;
+
+/// The initialize-era revisions, newest first: what the server negotiates among and the
+/// client offers. Also `server::LEGACY_VERSIONS`, where it was first.
+pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];

@@ -22,8 +22,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-/// The initialize-era revisions, newest first.
-pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub use crate::LEGACY_VERSIONS;
 
 /// The revisions of [`LEGACY_VERSIONS`] that `versions` names, newest first (others are
 /// ignored).

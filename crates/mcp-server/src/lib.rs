@@ -37,7 +37,8 @@
 //!   takes the server down. Arguments are validated against the tool's
 //!   `inputSchema`, compiled once with a bounded cost: a raw schema at
 //!   registration (a bad one is refused there), one derived from a Rust type at
-//!   the tool's first call.
+//!   the tool's first call. That is the `schema-validation` feature, on by default (see
+//!   below).
 //! - The server never initiates a JSON-RPC request. What it needs from the
 //!   client it asks for with an `input_required` result, and `requestState` is
 //!   sealed and treated as attacker-controlled on the way back.
@@ -48,6 +49,15 @@
 //! - Nothing is sent that was not asked for: progress only with a
 //!   `progressToken`, log messages only with a log level in `_meta`, change
 //!   notifications only on a `subscriptions/listen` stream that opted in.
+//!
+//! Without the `schema-validation` feature (`default-features = false`), the JSON Schema
+//! validator (`jsonschema`, with its regex engines and meta-schemas) is not compiled in:
+//! a typed tool's arguments are checked only by deserializing them into its type (a
+//! failure is still an `isError` result saying `Invalid arguments`), a raw tool
+//! ([`ToolDef::new`]) gets its arguments as they are, `structuredContent` is not checked
+//! against `outputSchema`, and a schema is not checked against its meta-schema at
+//! registration (only its root `"type": "object"`, its size and depth limits and its
+//! `x-mcp-header` annotations are). A server built without it says so once in its log.
 //!
 //! This crate must never branch on a legacy revision: `initialize`, `ping`,
 //! `logging/setLevel`, `resources/subscribe` and sessions get -32601 here, and

@@ -36,10 +36,23 @@ type ToolFn =
 pub type ParamHeader = mcp_types::McpParamHeader;
 
 /// A tool: its definition and its handler.
+///
+/// With the `schema-validation` feature (on by default) a call's arguments are validated
+/// against the tool's `inputSchema` before the handler runs, `structuredContent` against
+/// its `outputSchema`, and a schema given as JSON ([`new`](Self::new),
+/// [`output_schema`](Self::output_schema)) against its meta-schema here. Without it,
+/// [`typed`](Self::typed) and [`structured`](Self::structured) tools still refuse arguments
+/// that do not deserialize into their type (an `isError` result, as a failed validation
+/// gives), but [`new`](Self::new) hands the handler its arguments as they are, output is
+/// not checked, and a schema is held only to a root `"type": "object"` and the size and
+/// depth limits.
 #[derive(Clone)]
 pub struct ToolDef {
     pub(crate) tool: mcp_types::Tool,
     pub(crate) handler: ToolFn,
+    // Only validation reads it; without the feature it is still built, for the schema's
+    // limits check at registration.
+    #[cfg_attr(not(feature = "schema-validation"), allow(dead_code))]
     pub(crate) input: Arc<Check>,
     pub(crate) output: Option<Arc<Check>>,
     pub(crate) headers: Vec<ParamHeader>,
@@ -82,6 +95,7 @@ pub const MAX_SCHEMA_BYTES: usize = 1 << 20;
 /// The deepest nesting of objects and arrays accepted in a schema.
 pub const MAX_SCHEMA_DEPTH: usize = 64;
 /// How many backtracking steps one `pattern` may take on one value before it gives up.
+#[cfg(feature = "schema-validation")]
 const REGEX_BACKTRACK_LIMIT: usize = 100_000;
 
 fn depth(value: &Value) -> usize {
@@ -145,6 +159,7 @@ fn check_limits(tool: &str, which: &'static str, schema: &Value) -> Result<(), E
 /// validator sees it, remote `$ref`s are never fetched (no resolver is compiled in), and
 /// `pattern` regexes have size and backtracking limits, so a hostile schema cannot make
 /// registration or validation slow.
+#[cfg(feature = "schema-validation")]
 fn compile(
     tool: &str,
     which: &'static str,
@@ -175,13 +190,18 @@ fn compile(
 /// schema still not compile (a hand-written `JsonSchema` impl, a `#[schemars(regex)]` that
 /// is no regex), every call of the tool fails with an internal error (-32603) that says
 /// why, and the reason is logged.
+///
+/// Without the `schema-validation` feature nothing is compiled: a schema is only held to
+/// the size and depth limits, and the check validates nothing.
 pub(crate) struct Check {
     /// The schema accepts every JSON object ([`accepts_any_object`]): the arguments of a
     /// call, always an object, need no validator.
     pub(crate) any_object: bool,
+    #[cfg(feature = "schema-validation")]
     compiled: Compiled,
 }
 
+#[cfg(feature = "schema-validation")]
 enum Compiled {
     /// Compiled at registration.
     Ready(jsonschema::Validator),
@@ -208,6 +228,12 @@ fn accepts_any_object(schema: &Value) -> bool {
 impl Check {
     /// Compiles `schema` now, or on first use when every object satisfies it.
     fn now(tool: &str, which: &'static str, schema: &Value) -> Result<Self, Error> {
+        #[cfg(not(feature = "schema-validation"))]
+        {
+            check_limits(tool, which, schema)?;
+            Ok(Check::deferred(schema))
+        }
+        #[cfg(feature = "schema-validation")]
         if accepts_any_object(schema) {
             check_limits(tool, which, schema)?;
             return Ok(Check {
@@ -215,6 +241,7 @@ impl Check {
                 compiled: Compiled::Deferred(std::sync::OnceLock::new()),
             });
         }
+        #[cfg(feature = "schema-validation")]
         Ok(Check {
             any_object: false,
             compiled: Compiled::Ready(compile(tool, which, schema)?),
@@ -225,6 +252,7 @@ impl Check {
     fn deferred(schema: &Value) -> Self {
         Check {
             any_object: accepts_any_object(schema),
+            #[cfg(feature = "schema-validation")]
             compiled: Compiled::Deferred(std::sync::OnceLock::new()),
         }
     }
@@ -232,6 +260,7 @@ impl Check {
     /// The validator, compiling it first if it was deferred (from `schema`: the definition's
     /// own, so that nothing is kept twice); a schema that does not compile is an internal
     /// error (-32603).
+    #[cfg(feature = "schema-validation")]
     pub(crate) fn validator(
         &self,
         tool: &str,
@@ -264,15 +293,16 @@ impl Check {
 
 impl std::fmt::Debug for Check {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        #[cfg(feature = "schema-validation")]
+        let compiled = match self.compiled {
+            Compiled::Ready(_) => "at registration",
+            Compiled::Deferred(_) => "on first use",
+        };
+        #[cfg(not(feature = "schema-validation"))]
+        let compiled = "never (no schema-validation)";
         f.debug_struct("Check")
             .field("any_object", &self.any_object)
-            .field(
-                "compiled",
-                &match self.compiled {
-                    Compiled::Ready(_) => "at registration",
-                    Compiled::Deferred(_) => "on first use",
-                },
-            )
+            .field("compiled", &compiled)
             .finish()
     }
 }
@@ -372,16 +402,21 @@ impl ToolDef {
         F: Fn(A, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
     {
+        let name: String = name.into();
+        // Worded as a failed validation is, since without `schema-validation` this is the
+        // only check the arguments get.
+        let refusal: Arc<str> = format!("Invalid arguments for tool {name}").into();
         let handler = Arc::new(handler);
         let handler: ToolFn = Arc::new(move |args, cx| {
             let handler = Arc::clone(&handler);
+            let refusal = Arc::clone(&refusal);
             Box::pin(async move {
                 let args: A = serde_json::from_value(args)
-                    .map_err(|e| ToolError::failed(format!("Invalid arguments: {e}")))?;
+                    .map_err(|e| ToolError::failed(format!("{refusal}: {e}")))?;
                 handler(args, cx).await.map(Box::new)
             })
         });
-        ToolDef::with_schema(name.into(), schema_of::<A>(), handler, true)
+        ToolDef::with_schema(name, schema_of::<A>(), handler, true)
     }
 
     /// A tool with typed arguments and a typed, structured result: the result's JSON
@@ -541,7 +576,9 @@ impl ToolDef {
         // `is_valid` first: it stops at the first failure and tracks no error paths (no
         // allocation), so a valid call, the common case, pays for no more.
         // Arguments are an object: a schema that accepts any object needs no validator.
+        #[cfg(feature = "schema-validation")]
         let trivially_valid = self.input.any_object && arguments.is_object();
+        #[cfg(feature = "schema-validation")]
         if !trivially_valid
             && let input = self.input.validator(&self.tool.name, "inputSchema", || {
                 serde_json::to_value(&self.tool.input_schema)
@@ -584,6 +621,7 @@ impl ToolDef {
                 ))));
             }
         };
+        #[cfg(feature = "schema-validation")]
         if let (Some(check), Some(structured)) = (&self.output, &result.structured_content)
             && result.is_error != Some(true)
             && let validator = check.validator(&self.tool.name, "outputSchema", || {
@@ -656,6 +694,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "schema-validation")]
     fn schemas_are_checked_at_registration() {
         let ok = |_: serde_json::Value, _| async { Ok(mcp_types::CallToolResult::text("")) };
         assert!(ToolDef::new("t", json!({"type": "object"}), ok).is_ok());
@@ -715,6 +754,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "schema-validation")]
     fn hostile_schemas_have_a_bounded_cost() {
         let ok = |_: serde_json::Value, _| async { Ok(mcp_types::CallToolResult::text("")) };
         let mut deep = json!({"type": "string"});

@@ -296,6 +296,7 @@ async fn pagination_follows_opaque_cursors() {
 /// A tool's `structuredContent` is checked against its `outputSchema`: a result that
 /// matches goes out, one that does not is the server's fault (-32603, naming the tool),
 /// never sent as if it were valid.
+#[cfg(feature = "schema-validation")]
 #[tokio::test]
 async fn structured_content_is_checked_against_the_output_schema() {
     let tool = ToolDef::new(
@@ -333,6 +334,33 @@ async fn structured_content_is_checked_against_the_output_schema() {
     );
 }
 
+/// Without `schema-validation` a typed tool's arguments are still refused when they do not
+/// deserialize into its type, with the same `isError` result a failed validation gives;
+/// a raw tool gets its arguments as they are.
+#[cfg(not(feature = "schema-validation"))]
+#[tokio::test]
+async fn typed_tools_refuse_arguments_that_do_not_deserialize_without_schema_validation() {
+    let server = server();
+    let (mut c, _conn) = start(&server);
+    let bad = tool_result(
+        &mut c,
+        json!({"name": "add", "arguments": {"a": "two", "b": 3}}),
+    )
+    .await;
+    assert_eq!(bad["isError"], true, "{bad}");
+    let text = bad["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("Invalid arguments for tool add"), "{text}");
+    let sum = tool_result(
+        &mut c,
+        json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
+    )
+    .await;
+    assert_eq!(sum["structuredContent"], json!({"sum": 5}));
+    let raw = tool_result(&mut c, json!({"name": "echo", "arguments": {"text": 5}})).await;
+    assert!(raw.get("isError").is_none(), "{raw}");
+}
+
+#[cfg(feature = "schema-validation")]
 #[tokio::test]
 async fn tools_validate_arguments_and_report_failures_as_results() {
     let server = server();
@@ -916,6 +944,7 @@ async fn requests_in_the_usual_layout_read_their_params_once_and_answer_as_any_o
 /// registration (`Check` in `tool.rs`): its arguments are still validated by it, and one
 /// that does not compile (here a hand-written `JsonSchema` impl with a pattern that is no
 /// regex) fails each call with -32603 saying why, instead of failing registration.
+#[cfg(feature = "schema-validation")]
 #[tokio::test]
 async fn derived_schemas_are_compiled_at_first_call() {
     #[derive(serde::Deserialize, schemars::JsonSchema)]

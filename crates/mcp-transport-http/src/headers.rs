@@ -16,6 +16,11 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 pub(crate) const JSON: &str = "application/json";
 /// The media type of an SSE stream.
 pub(crate) const SSE: &str = "text/event-stream";
+/// The headers that mirror the body, which the client half writes and the server half
+/// checks.
+pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+pub(crate) const METHOD: HeaderName = HeaderName::from_static("mcp-method");
+pub(crate) const NAME: HeaderName = HeaderName::from_static("mcp-name");
 const SENTINEL_PREFIX: &str = "=?base64?";
 const SENTINEL_SUFFIX: &str = "?=";
 

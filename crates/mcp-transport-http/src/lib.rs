@@ -120,6 +120,14 @@
 //! - Dropping a call or its [`ResponseStream`] closes its connection: the spec's
 //!   cancellation. A stream read to its end returns its connection to the pool.
 //!
+//! Features, by role: `server` (the endpoint: [`HttpServer`], [`McpService`],
+//! [`HttpServerConfig`], [`Authenticator`]; hyper's server half, HTTP/1.1 only), `client`
+//! ([`HttpClient`], [`HttpClientConfig`], [`Authorizer`], the raw requests and event
+//! streams; hyper's client half with HTTP/1.1 and HTTP/2, hyper-util's pooled connector,
+//! httparse) and `rustls` (`https://` for the client; implies `client`). All three are on
+//! by default; a server-only build (`default-features = false, features = ["server"]`)
+//! compiles no HTTP client and no TLS. [`Error`] and the header rules are shared.
+//!
 //! This crate must never hold tool logic: the `Mcp-Param-*` headers to expect come from the
 //! core above, which owns the tool definitions. It never branches on legacy revisions: it
 //! mints no `Mcp-Session-Id`, writes no SSE event ids and ignores `Last-Event-ID`. Legacy
@@ -129,36 +137,57 @@
 
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "server")]
 mod auth;
+#[cfg(feature = "server")]
 mod body;
+#[cfg(feature = "client")]
 mod client;
+#[cfg(feature = "server")]
 mod config;
 mod error;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+// Shared by both halves; with only one of them built, the other half's helpers go unused.
+#[cfg_attr(not(all(feature = "server", feature = "client")), allow(dead_code))]
 mod headers;
+#[cfg(feature = "server")]
 mod idle;
+#[cfg(feature = "server")]
 mod mirror;
+#[cfg(feature = "server")]
 mod request_body;
+#[cfg(feature = "server")]
 mod response;
+#[cfg(feature = "server")]
 mod server;
+#[cfg(feature = "server")]
 mod service;
+#[cfg(feature = "server")]
 mod shards;
+#[cfg(feature = "server")]
 mod write_timeout;
 
+#[cfg(feature = "server")]
 pub use auth::{AuthenticateFuture, Authenticator, header_text};
+#[cfg(feature = "client")]
 pub use client::{
     AuthFuture, Authorizer, AuthorizerError, Challenge, EventStream, HttpClient, HttpClientConfig,
     MAX_CHALLENGES, PreparedHeaders, RawRequest, RawResponse, Reply, RequestHeaders,
     ResponseStream, SseEvent,
 };
+#[cfg(feature = "server")]
 pub use config::{
     AllowList, HttpServerConfig, MAX_CONNECTION_THREADS, MAX_IDLE_POLL, NotificationHook,
     ParamHeader, ParamHeaders, check_host_and_origin,
 };
 pub use error::Error;
+#[cfg(feature = "server")]
 pub use request_body::{RequestBody, RequestBodyError};
+#[cfg(feature = "server")]
 pub use response::McpBody;
+#[cfg(feature = "server")]
 pub use server::{Endpoint, HttpServer, RunningServer};
+#[cfg(feature = "server")]
 pub use service::{ConcurrencySlot, McpService, ResponseFuture, transport_info};

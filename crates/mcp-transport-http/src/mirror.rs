@@ -14,7 +14,7 @@ use std::cell::RefCell;
 use std::fmt;
 use std::ops::Range;
 
-use http::{HeaderMap, HeaderName, StatusCode};
+use http::{HeaderMap, StatusCode};
 use mcp_jsonrpc::ErrorObject;
 use mcp_types::{ErrorCode, Request as _};
 use serde::Deserialize;
@@ -22,11 +22,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visi
 use serde_json::value::RawValue;
 
 use crate::config::{HttpServerConfig, ParamHeader};
-use crate::headers::{self, Malformed};
-
-pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-pub(crate) const METHOD: HeaderName = HeaderName::from_static("mcp-method");
-pub(crate) const NAME: HeaderName = HeaderName::from_static("mcp-name");
+use crate::headers::{self, METHOD, Malformed, NAME, PROTOCOL_VERSION};
 
 /// How much of a mismatched value an error message quotes.
 const QUOTE_LIMIT: usize = 120;
@@ -442,7 +438,7 @@ impl<'de> Visitor<'de> for PeekSeed<'_> {
 mod tests {
     use std::sync::Arc;
 
-    use http::HeaderValue;
+    use http::{HeaderName, HeaderValue};
     use serde_json::json;
 
     use super::*;

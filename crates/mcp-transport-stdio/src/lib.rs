@@ -36,6 +36,10 @@
 //!   a dropped outbound request becomes a `notifications/cancelled`, because
 //!   stdio has no per-request stream to close.
 //!
+//! The client side (spawning and supervising a server process) is the `client` feature, on
+//! by default; a server on its own stdin and stdout builds without it, and without tokio's
+//! process support or nix.
+//!
 //! This crate must never hold tool, resource or prompt logic, never interpret a
 //! method name, and never depend on `mcp-server`, `mcp-client` or `mcp-legacy`; it depends on
 //! `mcp-jsonrpc` only. It never writes anything but protocol messages to the
@@ -43,19 +47,25 @@
 
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "client")]
 mod client;
+#[cfg(feature = "client")]
 mod exit_aware;
 mod framing;
+#[cfg(feature = "client")]
 mod process;
 mod server;
 mod stdio;
 
+#[cfg(feature = "client")]
 pub use client::{ServerConnection, client_config, connect};
 pub use framing::{DEFAULT_MAX_LINE, DEFAULT_WRITE_TIMEOUT, LineReader, LineWriter, stdio};
 pub use server::serve;
 pub use stdio::{StdinStream, StdoutStream};
 
+#[cfg(feature = "client")]
 pub use exit_aware::{ExitAwareReader, ExitAwareWriter};
+#[cfg(feature = "client")]
 pub use process::{
     DEFAULT_DRAIN_GRACE, ProcessError, STDERR_LINE_LIMIT, ServerCommand, ServerProcess,
     SpawnedServer, StderrMode,

@@ -101,7 +101,7 @@ use mcp_types::Era;
 use serde_json::{Value, json};
 
 use crate::Error;
-use crate::server::LEGACY_VERSIONS;
+use crate::LEGACY_VERSIONS;
 use session::{Handshake, Wire};
 
 #[cfg(feature = "http")]

@@ -286,6 +286,18 @@ impl ServerBuilder {
         if let Some(error) = self.error {
             return Err(error);
         }
+        #[cfg(not(feature = "schema-validation"))]
+        {
+            // Once per process: a server that quietly stopped validating arguments would
+            // be a surprise in production, but a log line per built server is noise.
+            static NOTICE: std::sync::Once = std::sync::Once::new();
+            NOTICE.call_once(|| {
+                tracing::info!(
+                    "mcp-server built without the schema-validation feature: tool arguments \
+                     are checked only by deserializing them, structured output is not checked"
+                );
+            });
+        }
         apps::check_links(&self.registry)?;
         if apps::in_use(&self.registry)
             && !self

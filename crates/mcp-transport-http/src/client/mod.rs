@@ -53,7 +53,7 @@ pub use stream::{Reply, ResponseStream};
 
 use crate::error::Error;
 use crate::headers;
-use crate::mirror::{METHOD, NAME, PROTOCOL_VERSION};
+use crate::headers::{METHOD, NAME, PROTOCOL_VERSION};
 use wire::Media;
 
 #[cfg(feature = "rustls")]
