@@ -123,7 +123,9 @@ fn compare(expected: &str, actual: &str) -> Option<String> {
         let n = left.get_mut(line).expect("counted above");
         if *n > 0 {
             *n -= 1;
-            diff.push_str(&format!("- {line}\n"));
+            diff.push_str("- ");
+            diff.push_str(line);
+            diff.push('\n');
         }
     }
     let mut left = count;
@@ -131,7 +133,9 @@ fn compare(expected: &str, actual: &str) -> Option<String> {
         let n = left.get_mut(line).expect("counted above");
         if *n < 0 {
             *n += 1;
-            diff.push_str(&format!("+ {line}\n"));
+            diff.push_str("+ ");
+            diff.push_str(line);
+            diff.push('\n');
         }
     }
     if diff.is_empty() {
@@ -178,13 +182,19 @@ mod tests {
 
     #[test]
     fn a_lost_duplicate_is_seen() {
-        let diff = compare("impl a::T for a::S\nimpl a::T for a::S\n", "impl a::T for a::S\n");
+        let diff = compare(
+            "impl a::T for a::S\nimpl a::T for a::S\n",
+            "impl a::T for a::S\n",
+        );
         assert_eq!(diff.unwrap(), "- impl a::T for a::S\n");
     }
 
     #[test]
     fn a_reordering_alone_still_fails() {
-        let diff = compare("pub fn a::f()\npub fn a::g()\n", "pub fn a::g()\npub fn a::f()\n");
+        let diff = compare(
+            "pub fn a::f()\npub fn a::g()\n",
+            "pub fn a::g()\npub fn a::f()\n",
+        );
         assert!(diff.unwrap().contains("ordered or terminated differently"));
     }
 }
