@@ -16,12 +16,15 @@
 //!   `mcp-bench-server` (see `soak.rs` and `docs/RELIABILITY.md`).
 //! - `dist`: the release `mcp` binary, built as users build it (see
 //!   [`build_mcp_release`]).
+//! - `public-api [--bless]`: each published library crate's public API against its
+//!   snapshot in `api/` (see `public_api.rs`); `--bless` rewrites the snapshots.
 
 mod bench;
 mod codegen;
 mod conformance;
 mod fuzz;
 mod minimal;
+mod public_api;
 mod soak;
 
 use std::path::{Path, PathBuf};
@@ -45,8 +48,9 @@ fn main() -> ExitCode {
         Some("soak") => soak::run(&args[1..]),
         Some("minimal-server") => minimal::run(&args[1..]),
         Some("dist") => build_mcp_release().map(|mcp| println!("{}", mcp.display())),
+        Some("public-api") => public_api::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)\n  soak [--size ci|full] [--minutes N] [--release|--debug]\n                     load and soak mcp-bench-server (docs/RELIABILITY.md)\n  minimal-server     build the README's quick-start server in release, check its crates and size, and run the SDK clients against it\n  dist               build the release mcp binary (cargo build --release -p mcp-cli)"
+            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)\n  soak [--size ci|full] [--minutes N] [--release|--debug]\n                     load and soak mcp-bench-server (docs/RELIABILITY.md)\n  minimal-server     build the README's quick-start server in release, check its crates and size, and run the SDK clients against it\n  dist               build the release mcp binary (cargo build --release -p mcp-cli)\n  public-api [--bless]\n                     compare each published crate's public API with api/ (--bless rewrites it)"
                 .to_owned(),
         ),
     };

@@ -55,6 +55,15 @@
 //! [`Host::call_from_app`] runs the calls the rendered app makes to its own server.
 
 #![forbid(unsafe_code)]
+// On docs.rs (`--cfg docsrs`, nightly rustdoc) every feature-gated item is labelled with
+// the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+// The crate's README (its page on crates.io) is compiled and run as doc tests, so that its
+// example keeps working.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadmeDoctests;
 
 mod agent;
 mod calls;

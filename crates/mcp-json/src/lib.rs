@@ -13,6 +13,15 @@
 //! version. It knows nothing of JSON-RPC or MCP: the JSON-RPC engine is `mcp-jsonrpc`.
 
 #![forbid(unsafe_code)]
+// On docs.rs (`--cfg docsrs`, nightly rustdoc) every feature-gated item is labelled with
+// the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+// The crate's README (its page on crates.io) is compiled and run as doc tests, so that its
+// example keeps working.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 // Built with `--cfg mcp_without="json_writer"`, the functions at the root are `serde_json`'s
 // (`plain.rs`): the build `cargo xtask bench` measures the writer against.

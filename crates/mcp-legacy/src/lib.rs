@@ -72,6 +72,15 @@
 //! again), and 2025-11-25 tasks.
 
 #![forbid(unsafe_code)]
+// On docs.rs (`--cfg docsrs`, nightly rustdoc) every feature-gated item is labelled with
+// the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+// The crate's README (its page on crates.io) is compiled and run as doc tests, so that its
+// example keeps working.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 // The client needs a transport to be of any use.
 #[cfg(all(feature = "client", any(feature = "stdio", feature = "http")))]

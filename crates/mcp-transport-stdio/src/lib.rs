@@ -46,6 +46,15 @@
 //! stdout of a stdio server, and never reads the child's stderr as an error.
 
 #![forbid(unsafe_code)]
+// On docs.rs (`--cfg docsrs`, nightly rustdoc) every feature-gated item is labelled with
+// the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+// The crate's README (its page on crates.io) is compiled and run as doc tests, so that its
+// example keeps working.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 #[cfg(feature = "client")]
 mod client;

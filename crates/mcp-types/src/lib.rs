@@ -35,6 +35,15 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 #![forbid(unsafe_code)]
+// On docs.rs (`--cfg docsrs`, nightly rustdoc) every feature-gated item is labelled with
+// the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+// The crate's README (its page on crates.io) is compiled and run as doc tests, so that its
+// example keeps working.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 pub mod apps;
 mod constructors;
