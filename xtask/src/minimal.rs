@@ -34,8 +34,19 @@ const CLIENT_TIMEOUT: Duration = Duration::from_secs(90);
 
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     if let Some(unknown) = args.first() {
-        return Err(format!("minimal-server takes no arguments, got {unknown:?}"));
+        return Err(format!(
+            "minimal-server takes no arguments, got {unknown:?}"
+        ));
     }
+    let root = project_root();
+    let read = |path: &str| {
+        std::fs::read_to_string(root.join(path)).map_err(|e| format!("cannot read {path}: {e}"))
+    };
+    check_readme(
+        &read("README.md")?,
+        &read("examples/minimal-server/src/main.rs")?,
+        &read("examples/minimal-server/Cargo.toml")?,
+    )?;
     cargo(&["build", "--release", "-p", "minimal-server"])?;
     let binary = target_dir().join("release/minimal-server");
     check_tree()?;
@@ -76,7 +87,15 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
 fn check_tree() -> Result<(), String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let output = Command::new(cargo)
-        .args(["tree", "-p", "minimal-server", "-e", "normal", "--prefix", "none"])
+        .args([
+            "tree",
+            "-p",
+            "minimal-server",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ])
         .current_dir(project_root())
         .output()
         .map_err(|e| format!("cannot run cargo tree: {e}"))?;
@@ -200,11 +219,13 @@ impl Client {
         match self {
             Client::TsV1 | Client::TsV2Auto => {
                 let mut command = Command::new("node");
-                command.arg(interop.join("ts-list-call.mjs")).arg(if self == Client::TsV1 {
-                    "v1"
-                } else {
-                    "v2-auto"
-                });
+                command
+                    .arg(interop.join("ts-list-call.mjs"))
+                    .arg(if self == Client::TsV1 {
+                        "v1"
+                    } else {
+                        "v2-auto"
+                    });
                 command
             }
             Client::Python => {
@@ -251,7 +272,10 @@ fn check_output(client: Client, out: &Value) -> Result<String, String> {
         .collect();
     tools.sort_unstable();
     if tools != ["add", "echo"] {
-        return Err(format!("tools/list gave {}, not add and echo", out["tools"]));
+        return Err(format!(
+            "tools/list gave {}, not add and echo",
+            out["tools"]
+        ));
     }
     if out["echo"][0]["text"] != "hi" {
         return Err(format!("echo of \"hi\" gave {}", out["echo"]));
@@ -263,14 +287,20 @@ fn check_output(client: Client, out: &Value) -> Result<String, String> {
         return Err(format!("the server's name is {}", out["serverName"]));
     }
     let version = out["protocolVersion"].as_str().unwrap_or_default();
-    let known = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+    let known = [
+        "2026-07-28",
+        "2025-11-25",
+        "2025-06-18",
+        "2025-03-26",
+        "2024-11-05",
+    ];
     match client.expected_version() {
-        Some(expected) if version != expected => Err(format!(
-            "the client spoke {version:?}, not {expected}"
-        )),
-        None if !known.contains(&version) => {
-            Err(format!("the client spoke {version:?}, no revision we serve"))
+        Some(expected) if version != expected => {
+            Err(format!("the client spoke {version:?}, not {expected}"))
         }
+        None if !known.contains(&version) => Err(format!(
+            "the client spoke {version:?}, no revision we serve"
+        )),
         _ => Ok(version.to_owned()),
     }
 }
@@ -317,7 +347,7 @@ fn run_with_timeout(command: &mut Command) -> Result<String, String> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run {:?}: {e}", command.get_program()))?;
+        .map_err(|e| format!("cannot run {}: {e}", command.get_program().display()))?;
     let mut stdout = child.stdout.take().ok_or("the client has no stdout")?;
     // Read on a thread, so that a client filling the pipe cannot stall the wait below.
     let reader = std::thread::spawn(move || {
@@ -331,7 +361,10 @@ fn run_with_timeout(command: &mut Command) -> Result<String, String> {
             Ok(None) if Instant::now() > deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("the client ran past {} s", CLIENT_TIMEOUT.as_secs()));
+                return Err(format!(
+                    "the client ran past {} s",
+                    CLIENT_TIMEOUT.as_secs()
+                ));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(50)),
             Err(e) => return Err(format!("cannot wait for the client: {e}")),
@@ -402,7 +435,10 @@ mod tests {
             "tools": ["echo", "add"], "echo": [{"type": "text", "text": "hi"}],
             "add": [{"type": "text", "text": "5"}]});
         assert_eq!(check_output(Client::TsV1, &good).unwrap(), "2025-11-25");
-        assert!(check_output(Client::TsV2Auto, &good).is_err(), "v2 auto must go modern");
+        assert!(
+            check_output(Client::TsV2Auto, &good).is_err(),
+            "v2 auto must go modern"
+        );
         assert!(check_output(Client::Python, &good).is_ok());
         let mut wrong_sum = good.clone();
         wrong_sum["add"][0]["text"] = "6".into();

@@ -126,6 +126,11 @@ pub enum Error {
     },
 }
 
+// The serving functions below are generic (`impl Into<Server>`, `impl AsRef<str>`), so
+// that they are compiled in the caller's crate with the rest of its server. Compiled here,
+// the generic code they reach was instantiated a second time, and a stripped two-tool
+// server grew by a third (1.5 MB).
+
 #[cfg(all(feature = "server", feature = "http"))]
 fn listen_addr(addr: &str) -> Result<std::net::SocketAddr, Error> {
     addr.parse().map_err(|source| Error::Address {
@@ -142,8 +147,8 @@ fn listen_addr(addr: &str) -> Result<std::net::SocketAddr, Error> {
 /// It returns when stdin closes; the `Result` leaves room for failures a later version
 /// reports, so that callers need not change.
 #[cfg(all(feature = "server", feature = "stdio", feature = "legacy"))]
-pub async fn serve_stdio(server: mcp_server::Server) -> Result<(), Error> {
-    mcp_legacy::server::DualEra::new(server)
+pub async fn serve_stdio(server: impl Into<mcp_server::Server>) -> Result<(), Error> {
+    mcp_legacy::server::DualEra::new(server.into())
         .serve_stdio()
         .await;
     Ok(())
@@ -153,7 +158,10 @@ pub async fn serve_stdio(server: mcp_server::Server) -> Result<(), Error> {
 /// clients of every revision: [`bind_http`], then waits. Returns only if it cannot listen
 /// there.
 #[cfg(all(feature = "server", feature = "http", feature = "legacy"))]
-pub async fn serve_http(server: mcp_server::Server, addr: &str) -> Result<(), Error> {
+pub async fn serve_http(
+    server: impl Into<mcp_server::Server>,
+    addr: impl AsRef<str>,
+) -> Result<(), Error> {
     let running = bind_http(server, addr).await?;
     tracing::info!(url = %running.url(), "serving both eras on Streamable HTTP");
     std::future::pending::<()>().await;
@@ -168,12 +176,12 @@ pub async fn serve_http(server: mcp_server::Server, addr: &str) -> Result<(), Er
 /// dropped.
 #[cfg(all(feature = "server", feature = "http", feature = "legacy"))]
 pub async fn bind_http(
-    server: mcp_server::Server,
-    addr: &str,
+    server: impl Into<mcp_server::Server>,
+    addr: impl AsRef<str>,
 ) -> Result<mcp_transport_http::RunningServer, Error> {
     Ok(mcp_legacy::http::DualEraHttp::bind(
-        listen_addr(addr)?,
-        server,
+        listen_addr(addr.as_ref())?,
+        server.into(),
         mcp_transport_http::HttpServerConfig::default(),
         mcp_legacy::http::LegacyHttpConfig::default(),
     )
@@ -183,8 +191,8 @@ pub async fn bind_http(
 /// Serves `server` on stdin and stdout to 2026-07-28 clients only: an `initialize`
 /// handshake gets -32601.
 #[cfg(all(feature = "server", feature = "stdio"))]
-pub async fn serve_stdio_modern(server: mcp_server::Server) -> Result<(), Error> {
-    server.serve_stdio().await;
+pub async fn serve_stdio_modern(server: impl Into<mcp_server::Server>) -> Result<(), Error> {
+    server.into().serve_stdio().await;
     Ok(())
 }
 
@@ -192,12 +200,12 @@ pub async fn serve_stdio_modern(server: mcp_server::Server) -> Result<(), Error>
 /// returned handle is shut down or dropped.
 #[cfg(all(feature = "server", feature = "http"))]
 pub async fn bind_http_modern(
-    server: mcp_server::Server,
-    addr: &str,
+    server: impl Into<mcp_server::Server>,
+    addr: impl AsRef<str>,
 ) -> Result<mcp_transport_http::RunningServer, Error> {
     Ok(mcp_transport_http::HttpServer::bind(
-        listen_addr(addr)?,
-        server,
+        listen_addr(addr.as_ref())?,
+        server.into(),
         mcp_transport_http::HttpServerConfig::default(),
     )
     .await?)

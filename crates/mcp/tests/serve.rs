@@ -56,12 +56,25 @@ async fn bind_http_serves_both_eras() {
 
 #[tokio::test]
 async fn the_modern_endpoint_refuses_the_handshake() {
-    let running = mcp::bind_http_modern(server(), "127.0.0.1:0").await.unwrap();
+    let running = mcp::bind_http_modern(server(), "127.0.0.1:0")
+        .await
+        .unwrap();
     let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "legacy", "version": "1"}}});
-    let reply = send(&client(), "POST", running.url(), &[], initialize.to_string()).await;
-    assert_ne!(reply.status(), 200, "a modern-only endpoint opens no session");
+    let reply = send(
+        &client(),
+        "POST",
+        running.url(),
+        &[],
+        initialize.to_string(),
+    )
+    .await;
+    assert_ne!(
+        reply.status(),
+        200,
+        "a modern-only endpoint opens no session"
+    );
     running.shutdown(Duration::from_secs(1)).await;
 }
 
