@@ -28,6 +28,7 @@ const CRATES: &[&str] = &[
     "mcp-client",
     "mcp-legacy",
     "mcp-host",
+    "mcp",
 ];
 
 pub(crate) const USAGE: &str = "public-api [--bless]";
