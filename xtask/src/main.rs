@@ -86,6 +86,7 @@ const TEST_FEATURES: &[&str] = &[
     "mcp/http",
     "mcp/legacy",
     "mcp/validation",
+    "mcp/skills",
     "mcp-client/auth",
     "mcp-client/skills",
     "mcp-server/auth",

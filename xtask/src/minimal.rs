@@ -1,7 +1,8 @@
 //! `cargo xtask minimal-server`: the README's quick-start server (`examples/minimal-server`)
 //! as a new user builds it and as the clients in use meet it.
 //!
-//! It builds the server in release with plain cargo, then checks what its users pay: no TLS
+//! It builds the server in release with plain cargo, in the workspace and as a project of
+//! its own made from the README alone, then checks what its users pay: no client or TLS
 //! crate in its dependency tree, at most [`MAX_CRATES`] crates, and a stripped binary of at
 //! most [`MAX_STRIPPED_BYTES`]. Then the TypeScript SDK v1 client (the initialize
 //! handshake, 2025-11-25), the TypeScript SDK v2 client in auto mode (which goes modern,
@@ -11,7 +12,7 @@
 
 use std::io::Read as _;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -26,8 +27,15 @@ pub(crate) const MAX_CRATES: usize = 110;
 /// At most this many bytes of stripped release binary (6 MB).
 pub(crate) const MAX_STRIPPED_BYTES: u64 = 6_000_000;
 
-/// Crates a server-only build must not compile: TLS belongs to the client role.
-const FORBIDDEN: [&str; 4] = ["rustls", "ring", "hyper-rustls", "tokio-rustls"];
+/// Crates a server-only build must not compile: the client and TLS belong to the client
+/// role.
+const FORBIDDEN: [&str; 5] = [
+    "mcp-client",
+    "rustls",
+    "ring",
+    "hyper-rustls",
+    "tokio-rustls",
+];
 
 /// How long one client run may take, spawn to exit.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(90);
@@ -49,8 +57,28 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     )?;
     cargo(&["build", "--release", "-p", "minimal-server"])?;
     let binary = target_dir().join("release/minimal-server");
-    check_tree()?;
-    check_size(&binary)?;
+    check_tree("minimal-server", &["-p", "minimal-server"])?;
+    check_size("minimal-server", &binary)?;
+    // The same server as a new user makes it, in a project of its own from the README
+    // alone: a lockfile of its own, so the newest compatible dependencies.
+    let project = readme_project(&read("README.md")?)?;
+    let manifest = project.join("Cargo.toml");
+    let manifest = manifest.to_string_lossy();
+    let select = ["--manifest-path", &*manifest];
+    let target = target_dir();
+    let target = target.to_string_lossy();
+    cargo(
+        &[
+            &["build", "--release", "--target-dir", &*target][..],
+            &select,
+        ]
+        .concat(),
+    )?;
+    check_tree("the README's quick start", &select)?;
+    check_size(
+        "the README's quick start",
+        &target_dir().join("release/quick-start"),
+    )?;
     run_status(
         Command::new("bash")
             .arg("interop/setup.sh")
@@ -83,19 +111,54 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     }
 }
 
-/// `cargo tree` of the server: the crate count and no TLS.
-fn check_tree() -> Result<(), String> {
+/// A project of its own, outside the workspace, made from the README alone: its
+/// `Cargo.toml` dependencies block and its quick-start `main.rs`, with the unpublished
+/// `mcp` taken from this checkout (`[patch.crates-io]`), as a user of a checkout would.
+/// Its directory.
+fn readme_project(readme: &str) -> Result<PathBuf, String> {
+    let dependencies = fenced_blocks(readme, "toml")
+        .find(|block| block.starts_with("[dependencies]") && block.contains("\nmcp = "))
+        .ok_or("the README has no `[dependencies]` block with `mcp`")?;
+    let main_rs = fenced_blocks(readme, "rust")
+        .find(|code| code.contains("mcp::serve_http"))
+        .ok_or("the README has no quick-start block that calls mcp::serve_http")?;
+    let project = target_dir().join("readme-quick-start");
+    let front_door = project_root().join("crates/mcp");
+    let manifest = format!(
+        "[package]\nname = \"quick-start\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+         [workspace]\n\n{dependencies}\n[patch.crates-io]\nmcp = {{ path = {:?} }}\n",
+        front_door.to_string_lossy()
+    );
+    let write = |path: &Path, text: &str| {
+        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    };
+    std::fs::create_dir_all(project.join("src"))
+        .map_err(|e| format!("cannot make {}: {e}", project.display()))?;
+    write(&project.join("Cargo.toml"), &manifest)?;
+    write(&project.join("src/main.rs"), main_rs)?;
+    Ok(project)
+}
+
+/// The bodies of the README's fenced blocks whose info string starts with `lang`.
+fn fenced_blocks<'a>(readme: &'a str, lang: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    readme
+        .split("```")
+        .skip(1)
+        .step_by(2)
+        .filter_map(move |block| {
+            let (info, body) = block.split_once('\n')?;
+            info.starts_with(lang).then_some(body)
+        })
+}
+
+/// `cargo tree` of a server (`what`, picked by `select`): the crate count, and no client
+/// or TLS crate.
+fn check_tree(what: &str, select: &[&str]) -> Result<(), String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let output = Command::new(cargo)
-        .args([
-            "tree",
-            "-p",
-            "minimal-server",
-            "-e",
-            "normal",
-            "--prefix",
-            "none",
-        ])
+        .arg("tree")
+        .args(select)
+        .args(["-e", "normal", "--prefix", "none"])
         .current_dir(project_root())
         .output()
         .map_err(|e| format!("cannot run cargo tree: {e}"))?;
@@ -108,7 +171,7 @@ fn check_tree() -> Result<(), String> {
     let tree = String::from_utf8_lossy(&output.stdout);
     let tree = Tree::read(&tree);
     eprintln!(
-        "minimal-server depends on {} crates ({} unique lines of cargo tree)",
+        "{what} depends on {} crates ({} unique lines of cargo tree)",
         tree.crates, tree.lines
     );
     let forbidden: Vec<&str> = FORBIDDEN
@@ -117,14 +180,14 @@ fn check_tree() -> Result<(), String> {
         .collect();
     if !forbidden.is_empty() {
         return Err(format!(
-            "a server-only build compiles TLS: {} in `cargo tree -p minimal-server`",
+            "a server-only build compiles client code or TLS: {} in the tree of {what}",
             forbidden.join(", ")
         ));
     }
     if tree.lines > MAX_CRATES {
         return Err(format!(
-            "minimal-server depends on {} crates (unique lines of `cargo tree -e normal \
-             --prefix none`), more than {MAX_CRATES}",
+            "{what} depends on {} crates (unique lines of `cargo tree -e normal --prefix \
+             none`), more than {MAX_CRATES}",
             tree.lines
         ));
     }
@@ -167,8 +230,8 @@ impl Tree {
     }
 }
 
-/// Strips a copy of the release binary and checks its size.
-fn check_size(binary: &Path) -> Result<(), String> {
+/// Strips a copy of the release binary of `what` and checks its size.
+fn check_size(what: &str, binary: &Path) -> Result<(), String> {
     let stripped = binary.with_extension("stripped");
     run_status(
         Command::new("strip").arg("-o").arg(&stripped).arg(binary),
@@ -178,10 +241,10 @@ fn check_size(binary: &Path) -> Result<(), String> {
     let size = std::fs::metadata(&stripped)
         .map_err(|e| format!("cannot read {}: {e}", stripped.display()))?
         .len();
-    eprintln!("minimal-server, release, stripped: {size} bytes");
+    eprintln!("{what}, release, stripped: {size} bytes");
     if size > MAX_STRIPPED_BYTES {
         return Err(format!(
-            "the stripped release minimal-server is {size} bytes, more than {MAX_STRIPPED_BYTES}"
+            "{what}'s stripped release binary is {size} bytes, more than {MAX_STRIPPED_BYTES}"
         ));
     }
     Ok(())
@@ -384,11 +447,7 @@ fn run_with_timeout(command: &mut Command) -> Result<String, String> {
 /// The README's quick start is the minimal server, verbatim: the `main.rs` block and the
 /// dependency line.
 pub(crate) fn check_readme(readme: &str, main_rs: &str, manifest: &str) -> Result<(), String> {
-    let block = readme
-        .split("```rust")
-        .skip(1)
-        .filter_map(|rest| rest.split_once('\n').map(|(_, body)| body))
-        .filter_map(|body| body.split_once("```").map(|(code, _)| code))
+    let block = fenced_blocks(readme, "rust")
         .find(|code| code.contains("mcp::serve_http"))
         .ok_or("the README has no quick-start block that calls mcp::serve_http")?;
     if block != main_rs {
@@ -449,6 +508,21 @@ mod tests {
         let mut unknown = good;
         unknown["protocolVersion"] = "1999-01-01".into();
         assert!(check_output(Client::Python, &unknown).is_err());
+    }
+
+    #[test]
+    fn fenced_blocks_are_found_by_their_language() {
+        let readme = "text\n```toml\n[dependencies]\nmcp = 1\n```\nmore\n```rust,no_run\n\
+                      fn main() {}\n```\n```sh\nls\n```\n";
+        assert_eq!(
+            fenced_blocks(readme, "toml").collect::<Vec<_>>(),
+            ["[dependencies]\nmcp = 1\n"]
+        );
+        assert_eq!(
+            fenced_blocks(readme, "rust").collect::<Vec<_>>(),
+            ["fn main() {}\n"]
+        );
+        assert_eq!(fenced_blocks(readme, "json").count(), 0);
     }
 
     /// The README's quick start and `examples/minimal-server` stay one program.
