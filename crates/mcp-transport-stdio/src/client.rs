@@ -2,8 +2,8 @@
 //!
 //! <https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>: the client launches the server as a
 //! subprocess, writes messages to its stdin and reads them from its stdout, one per line;
-//! to stop it, the client closes the server's stdin, waits, then sends SIGTERM and, if need
-//! be, SIGKILL.
+//! to stop it, the client closes the server's stdin, waits for it to exit (reading and
+//! discarding its stdout meanwhile), then sends SIGTERM and, if need be, SIGKILL.
 
 use std::process::ExitStatus;
 use std::time::Duration;
@@ -83,7 +83,13 @@ fn connect_pipes<H: Handler>(
     handler: H,
     config: PeerConfig,
 ) -> (Peer, Connection) {
-    let reader = ExitAwareReader::new(LineReader::new(stdout), process.exit_watch());
+    // The engine drops its reader when the connection stops, before the server is asked
+    // to exit; the wrapper then hands stdout to a drain, so that what the server writes
+    // while it shuts down meets a reader rather than a closed pipe (EPIPE).
+    let reader = ExitAwareReader::new(
+        LineReader::new(process.drained_stdout(stdout)),
+        process.exit_watch(),
+    );
     let writer = ExitAwareWriter::new(LineWriter::new(stdin), process.exit_watch());
     Peer::connect(reader, writer, handler, config)
 }
@@ -97,10 +103,13 @@ impl ServerConnection {
     /// Stops the connection and the server, as the spec says: in-flight requests from the
     /// server get `grace` to finish, our pending requests fail, the server's stdin closes,
     /// and the process (its whole group) is given the command's graces before SIGTERM and
-    /// SIGKILL. Returns how the server exited.
+    /// SIGKILL (see [`ServerProcess::shutdown`]). Until the server has exited, its stdout
+    /// is still read, and discarded, so that a server writing as it shuts down neither
+    /// blocks nor gets `EPIPE`. Returns how the server exited.
     pub async fn shutdown(self, grace: Duration) -> Result<ExitStatus, ProcessError> {
         // The engine's writer owns the server's stdin; when the connection ends it drops it,
-        // which closes the pipe.
+        // which closes the pipe. Its reader of stdout is dropped too, and the drain takes
+        // the pipe over until the process shutdown ends.
         self.connection.shutdown(grace).await;
         self.process.shutdown(None).await
     }

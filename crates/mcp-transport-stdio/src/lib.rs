@@ -28,9 +28,11 @@
 //!   skipped.
 //! - When the child exits, every pending request fails at once with a typed
 //!   transport error that is never mistaken for a server's JSON-RPC error.
-//! - Shutdown follows the spec: close stdin, wait a grace period, send SIGTERM,
-//!   wait, send SIGKILL, all to the child's process group so no grandchild is
-//!   orphaned. A child that stops reading its stdin causes backpressure or a
+//! - Shutdown follows the spec: close stdin, wait a grace period (2 s by
+//!   default) for the child to exit, send SIGTERM, wait (3 s), send SIGKILL, all
+//!   to the child's process group so no grandchild is orphaned. Until the child
+//!   has exited its stdout is still read and discarded (never buffered), so a
+//!   server that writes while it shuts down neither blocks nor dies of `EPIPE`. A child that stops reading its stdin causes backpressure or a
 //!   write timeout, never an unbounded queue.
 //! - The transport tells `mcp-jsonrpc` that cancellation travels as a message:
 //!   a dropped outbound request becomes a `notifications/cancelled`, because

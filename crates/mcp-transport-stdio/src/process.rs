@@ -5,7 +5,9 @@
 //! and hands back its stdin and stdout pipes with a [`ServerProcess`] handle. The
 //! handle owns the two tasks this module spawns: the waiter, which reaps the child
 //! and publishes its exit status on a watch channel, and the stderr reader, which
-//! forwards the child's stderr line by line with a bound on every line.
+//! forwards the child's stderr line by line with a bound on every line. A third
+//! task, started when the connection's reader of stdout is dropped, reads and
+//! discards the child's stdout until the child is gone.
 //! [`ServerProcess::shutdown`] runs the spec's shutdown sequence on the child's
 //! whole process group. The exit status it publishes is what
 //! [`ExitAwareReader`](crate::ExitAwareReader) and
@@ -20,11 +22,13 @@ use std::future::Future;
 use std::io;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -53,9 +57,18 @@ const STDERR_READ_CHUNK: usize = 64 * 1024;
 /// uninterruptible kernel wait takes this long.
 const REAP_LIMIT: Duration = Duration::from_secs(5);
 
-/// How long shutdown waits for the stderr reader to reach end of file once the
-/// process group is gone, before aborting it.
+/// How long shutdown waits for the stderr reader (and the stdout drain) to reach
+/// end of file once the process group is gone, before aborting it.
 const STDERR_JOIN_LIMIT: Duration = Duration::from_millis(100);
+
+/// How much of the stdout pipe the drain reads at once; all it ever holds.
+const STDOUT_DRAIN_CHUNK: usize = 16 * 1024;
+
+/// The default of [`ServerCommand::stdin_close_grace`]: 2 s.
+const DEFAULT_STDIN_CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+/// The default of [`ServerCommand::term_grace`]: 3 s.
+const DEFAULT_TERM_GRACE: Duration = Duration::from_secs(3);
 
 /// How often shutdown checks whether processes left in the group after the
 /// server exited are gone. They are not our children, so nothing notifies us.
@@ -202,7 +215,7 @@ pub struct ServerCommand {
 impl ServerCommand {
     /// A command that runs `program` with no arguments, an empty environment, this
     /// process's working directory, stderr forwarded to `tracing`, and the default
-    /// shutdown graces (2 s after closing stdin, 2 s after SIGTERM).
+    /// shutdown graces (2 s after closing stdin, 3 s after SIGTERM).
     pub fn new(program: impl AsRef<OsStr>) -> Self {
         ServerCommand {
             program: program.as_ref().to_owned(),
@@ -213,8 +226,8 @@ impl ServerCommand {
             current_dir: None,
             stderr: StderrMode::default(),
             name: None,
-            stdin_close_grace: Duration::from_secs(2),
-            term_grace: Duration::from_secs(2),
+            stdin_close_grace: DEFAULT_STDIN_CLOSE_GRACE,
+            term_grace: DEFAULT_TERM_GRACE,
         }
     }
 
@@ -306,7 +319,8 @@ impl ServerCommand {
     }
 
     /// How long [`ServerProcess::shutdown`] waits after SIGTERM before sending
-    /// SIGKILL (default 2 s).
+    /// SIGKILL (default 3 s). Processes the server leaves behind in its group get
+    /// the same grace between their SIGTERM and SIGKILL.
     #[must_use]
     pub fn term_grace(mut self, grace: Duration) -> Self {
         self.term_grace = grace;
@@ -368,6 +382,7 @@ impl ServerCommand {
                 exit,
                 waiter,
                 stderr_task,
+                stdout_drain: Arc::default(),
                 stdin_close_grace: self.stdin_close_grace,
                 term_grace: self.term_grace,
                 group_may_live: true,
@@ -448,6 +463,8 @@ pub struct ServerProcess {
     exit: watch::Receiver<Option<ExitStatus>>,
     waiter: JoinHandle<()>,
     stderr_task: Option<JoinHandle<()>>,
+    /// The task that discards stdout once the connection stopped reading it.
+    stdout_drain: Arc<Mutex<DrainSlot>>,
     stdin_close_grace: Duration,
     term_grace: Duration,
     /// Cleared once shutdown has found the process group empty, so that `Drop`
@@ -500,15 +517,29 @@ impl ServerProcess {
     ///    hold it; if a writer owns it, close or drop the writer first and pass
     ///    `None`. Until every handle on the pipe is closed the server sees no end
     ///    of file, and only the signals below will stop it.
-    /// 2. Waits up to the command's `stdin_close_grace` for the server to exit.
-    /// 3. Sends SIGTERM to its process group and waits up to `term_grace`.
+    /// 2. Waits up to the command's `stdin_close_grace` (default 2 s) for the
+    ///    server to exit.
+    /// 3. Sends SIGTERM to its process group and waits up to `term_grace`
+    ///    (default 3 s).
     /// 4. Sends SIGKILL to the process group and reaps the server.
+    ///
+    /// All along, the server's stdout keeps a reader: a server may still write
+    /// (a last log line, a reply to a request it was working on) after its stdin
+    /// closes, and with nobody reading it would block on a full pipe or, once the
+    /// read end is closed, die of `SIGPIPE`/`EPIPE` instead of exiting cleanly. A
+    /// stdout wrapped by [`connect`](crate::connect) is handed, when the
+    /// connection's reader is dropped, to a task that reads and discards it (a
+    /// fixed 16 KiB buffer, nothing kept) until end of file or the end of this
+    /// shutdown. A caller holding the raw `stdout` of a [`SpawnedServer`] should
+    /// likewise keep reading it until this returns.
     ///
     /// Whichever step the server exits at, processes it leaves behind in its
     /// group get SIGTERM and, if they outlive `term_grace`, SIGKILL, so no
     /// grandchild is orphaned. (Those are not our children, so shutdown polls for
     /// them every 10 ms; a zombie still counts until init reaps it.) Then the
-    /// stderr reader is given 100 ms to forward the last lines.
+    /// stderr reader and the stdout drain are given 100 ms to reach end of file,
+    /// and are stopped. The whole sequence is bounded by the two graces, the
+    /// reaping limit after SIGKILL and those 100 ms.
     ///
     /// Cancel safety: dropping the future drops the handle, which kills the
     /// process group with SIGKILL at once.
@@ -536,10 +567,15 @@ impl ServerProcess {
         };
         self.clear_group(signalled).await?;
         self.group_may_live = false;
-        if let Some(mut task) = self.stderr_task.take()
-            && timeout(STDERR_JOIN_LIMIT, &mut task).await.is_err()
+        let stdout_drain = lock(&self.stdout_drain).close();
+        let deadline = tokio::time::Instant::now() + STDERR_JOIN_LIMIT;
+        for mut task in [self.stderr_task.take(), stdout_drain]
+            .into_iter()
+            .flatten()
         {
-            task.abort();
+            if tokio::time::timeout_at(deadline, &mut task).await.is_err() {
+                task.abort();
+            }
         }
         tracing::debug!(server = %self.name, pid = self.pid, ?status, "MCP server shut down");
         status.ok_or(ProcessError::StatusUnavailable { pid: self.pid })
@@ -611,6 +647,110 @@ impl Drop for ServerProcess {
         if let Some(task) = &self.stderr_task {
             task.abort();
         }
+        if let Some(task) = lock(&self.stdout_drain).close() {
+            task.abort();
+        }
+    }
+}
+
+impl ServerProcess {
+    /// Wraps the server's `stdout` so that, when the wrapper is dropped while this
+    /// handle lives, a task takes the pipe over and reads and discards it until
+    /// end of file or until [`shutdown`](Self::shutdown) ends (or this handle is
+    /// dropped). The connection's reader is dropped when the connection stops,
+    /// before the server is asked to exit; without this, whatever the server
+    /// writes from then on would meet a pipe nobody reads.
+    pub(crate) fn drained_stdout(&self, stdout: ChildStdout) -> DrainedStdout {
+        DrainedStdout {
+            pipe: Some(stdout),
+            slot: Arc::clone(&self.stdout_drain),
+            server: self.name.clone(),
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Where a [`DrainedStdout`] puts its drain task, shared with the [`ServerProcess`].
+#[derive(Debug, Default)]
+struct DrainSlot {
+    /// The process handle is done with the server: no drain may start any more.
+    closed: bool,
+    task: Option<JoinHandle<()>>,
+}
+
+impl DrainSlot {
+    /// Forbids later drains, and hands back the running one, if any.
+    fn close(&mut self) -> Option<JoinHandle<()>> {
+        self.closed = true;
+        self.task.take()
+    }
+}
+
+/// A server's stdout that, when dropped, is handed to a task that reads and
+/// discards it, so that the server never writes into a pipe nobody reads while
+/// it is being shut down. Reads pass straight through to the pipe.
+#[derive(Debug)]
+pub(crate) struct DrainedStdout {
+    pipe: Option<ChildStdout>,
+    slot: Arc<Mutex<DrainSlot>>,
+    server: String,
+}
+
+impl AsyncRead for DrainedStdout {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.pipe.as_mut() {
+            Some(pipe) => Pin::new(pipe).poll_read(cx, buf),
+            None => Poll::Ready(Ok(())),
+        }
+    }
+}
+
+impl Drop for DrainedStdout {
+    fn drop(&mut self) {
+        let Some(pipe) = self.pipe.take() else {
+            return;
+        };
+        let mut slot = lock(&self.slot);
+        // Once the process handle is done, the server and its group are gone or
+        // being killed: dropping the pipe is all that is left to do. Outside a
+        // runtime there is nowhere to run the drain, and dropping is all we can do.
+        if slot.closed {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if let Some(old) = slot.task.take() {
+            old.abort();
+        }
+        slot.task = Some(runtime.spawn(discard_stdout(pipe, self.server.clone())));
+    }
+}
+
+/// The stdout drain task: reads the pipe to its end and throws every byte away.
+async fn discard_stdout(mut pipe: ChildStdout, server: String) {
+    let mut buf = vec![0; STDOUT_DRAIN_CHUNK];
+    let mut discarded = 0_u64;
+    loop {
+        match pipe.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => discarded += n as u64,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => {
+                tracing::debug!(%server, %error, "reading the MCP server's stdout failed");
+                break;
+            }
+        }
+    }
+    if discarded > 0 {
+        tracing::debug!(%server, discarded, "discarded the MCP server's stdout after the connection ended");
     }
 }
 

@@ -157,6 +157,63 @@ async fn dropping_a_request_tells_the_server_which_stops_work() {
     assert_eq!(status.code(), Some(0), "{status}");
 }
 
+#[tokio::test]
+async fn a_server_writing_after_stdin_closes_is_read_until_it_exits() {
+    // The server writes 1 MiB, more than a pipe holds, once its stdin closes and then
+    // exits 0, or 4 if a write fails. Graces far longer than it needs: an exit status of
+    // 0 shows stdout was still read (and discarded) after the connection stopped, so the
+    // server neither blocked on a full pipe nor got EPIPE.
+    let command = ServerCommand::new(FIXTURE)
+        .arg("write-after-close")
+        .stderr(StderrMode::Discard)
+        .stdin_close_grace(Duration::from_secs(30))
+        .term_grace(Duration::from_secs(30));
+    let (peer, server) = connect(&command, NoHandler, client_config()).unwrap();
+    let back = peer
+        .request("echo", Some(&json!({"a": 1})), RequestOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(value(&back)["echo"], json!({"a": 1}));
+    let started = Instant::now();
+    let status = tokio::time::timeout(
+        Duration::from_secs(20),
+        server.shutdown(Duration::from_secs(1)),
+    )
+    .await
+    .expect("shutdown hung")
+    .unwrap();
+    assert_eq!(status.code(), Some(0), "{status}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_server_writing_for_ever_after_stdin_closes_is_terminated() {
+    use std::os::unix::process::ExitStatusExt;
+
+    // `yes` ignores stdin and writes without end: the drain reads it, and the graces,
+    // not end of file, bound the close.
+    let command = ServerCommand::new("/usr/bin/env")
+        .arg("yes")
+        .inherit_var("PATH")
+        .stderr(StderrMode::Discard)
+        .stdin_close_grace(Duration::from_millis(200))
+        .term_grace(Duration::from_millis(200));
+    let (_peer, server) = connect(&command, NoHandler, client_config()).unwrap();
+    let started = Instant::now();
+    let status = tokio::time::timeout(
+        Duration::from_secs(20),
+        server.shutdown(Duration::from_secs(1)),
+    )
+    .await
+    .expect("shutdown hung")
+    .unwrap();
+    // Killed by SIGTERM after the grace, not by SIGPIPE (13) as it would be if stdout
+    // lost its reader when the connection stopped.
+    assert_eq!(status.signal(), Some(15), "{status}");
+    assert!(started.elapsed() >= Duration::from_millis(200));
+}
+
 /// The server side: a real engine-based server, driven over raw pipes, writes nothing but
 /// protocol messages to stdout, answers hostile lines with errors, and exits at EOF.
 #[tokio::test]

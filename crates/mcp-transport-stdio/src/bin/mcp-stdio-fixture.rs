@@ -25,6 +25,9 @@
 //!   the null device and stdout and stderr inherited, so it holds the stdout pipe
 //!   open), writes `grandchild <pid>` to stderr, then echoes and exits 0 at end of
 //!   file, leaving the grandchild running.
+//! - `write-after-close`: echoes, and at end of file on stdin writes 1 MiB to
+//!   stdout (1024 lines of 1023 `z`, more than a pipe holds) and exits 0; if a
+//!   write fails (nobody reads stdout any more: `EPIPE`), it exits with status 4.
 //!
 //! An unknown mode writes a usage line to stderr and exits with status 2. Errors
 //! writing to stdout or stderr (the client hung up) end the process quietly.
@@ -67,11 +70,19 @@ fn main() -> ExitCode {
         }
         ("never-read", _) => sleep_forever(),
         ("grandchild", _) => grandchild().and_then(|()| echo(Echo::default())),
+        ("write-after-close", _) => {
+            let _ = echo(Echo::default());
+            if let Err(error) = write_after_close() {
+                let _ = writeln!(io::stderr(), "writing stdout after stdin closed: {error}");
+                return ExitCode::from(4);
+            }
+            return ExitCode::SUCCESS;
+        }
         _ => {
             let _ = writeln!(
                 io::stderr(),
                 "usage: mcp-stdio-fixture echo | crash-on <method> | stderr-flood | pollute \
-                 | ignore-stdin-close | never-read | grandchild"
+                 | ignore-stdin-close | never-read | grandchild | write-after-close"
             );
             return ExitCode::from(2);
         }
@@ -130,6 +141,18 @@ fn flood() -> io::Result<()> {
         stderr.write_all(&block)?;
     }
     stderr.write_all(b"flood end\n")
+}
+
+/// Writes 1 MiB to stdout in lines, as a server still talking while it shuts
+/// down would.
+fn write_after_close() -> io::Result<()> {
+    let mut stdout = io::stdout().lock();
+    let mut line = vec![b'z'; 1023];
+    line.push(b'\n');
+    for _ in 0..1024 {
+        stdout.write_all(&line)?;
+    }
+    stdout.flush()
 }
 
 /// Starts `sleep 1000` and reports its pid on stderr.
