@@ -26,7 +26,7 @@ use mcp_legacy::client::{Connector, EraChoice};
 use mcp_test_support::tool_names;
 #[cfg(feature = "http")]
 use mcp_test_support::{Killed, free_port, spawn_ready};
-use mcp_transport_stdio::ServerCommand;
+use mcp_transport_stdio::{ServerCommand, StderrMode};
 use mcp_types::{Era, JsonObject};
 use serde_json::{Value, json};
 
@@ -222,6 +222,44 @@ async fn server_everything_over_stdio_is_legacy_and_fully_usable() {
     assert_eq!(connection.verdict.version, "2025-11-25");
     exercise(&connection.client, &asked).await;
     let _ = connection.server.shutdown(Duration::from_secs(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_server_everything_over_stdio_is_clean() {
+    // What `mcp call get-sum a=2 b=3 -- npx -y @modelcontextprotocol/server-everything
+    // stdio` does: one call, then the CLI's close (the client, then the server). With
+    // the client capabilities the CLI declares (roots, elicitation), the server still
+    // writes to stdout after its stdin closes; if nobody read it any more, Node would
+    // die of an unhandled `EPIPE` and print its stack trace on stderr.
+    setup();
+    let stderr = Arc::new(Mutex::new(Vec::<String>::new()));
+    let lines = Arc::clone(&stderr);
+    let command = ServerCommand::new("node")
+        .arg(everything())
+        .arg("stdio")
+        .stderr(StderrMode::callback(move |line| {
+            lines.lock().unwrap().push(line.to_owned());
+        }));
+    let connection = Connector::new(builder(&Asked::default()))
+        .connect_stdio(&command)
+        .await
+        .unwrap();
+    assert_eq!(
+        call_text(&connection.client, "get-sum", json!({"a": 2, "b": 3})).await,
+        "The sum of 2 and 3 is 5."
+    );
+    connection.client.shutdown(Duration::from_millis(500)).await;
+    let status = tokio::time::timeout(
+        Duration::from_secs(30),
+        connection.server.shutdown(Duration::from_secs(2)),
+    )
+    .await
+    .expect("the close is bounded by the graces")
+    .unwrap();
+    let stderr = stderr.lock().unwrap().join("\n");
+    assert!(!stderr.contains("EPIPE"), "exited with {status}:\n{stderr}");
+    // It exits by itself or of the SIGTERM after the stdin grace, never of an error.
+    assert_ne!(status.code(), Some(1), "{status}:\n{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
