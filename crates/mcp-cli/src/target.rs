@@ -210,9 +210,12 @@ pub(crate) async fn connect(
             env,
             cwd,
         } => {
+            // Found on the user's PATH and run as the user, as MCP hosts start servers;
+            // other variables only from the config's `env`.
             let mut command = ServerCommand::new(program)
                 .args(args)
                 .envs(env)
+                .inherit_default_vars()
                 .stderr(StderrMode::Inherit);
             if let Some(cwd) = cwd {
                 command = command.current_dir(cwd);

@@ -12,10 +12,6 @@ use mcp_transport_stdio::{ServerCommand, ServerConnection};
 use crate::Error;
 use crate::config::ServerConfig;
 
-/// The variables a stdio server inherits from this process (the TypeScript SDK's list);
-/// everything else it gets only from its configuration.
-const INHERITED: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
-
 /// The identity the host's clients introduce themselves with, and the extensions they
 /// declare for the embedding application.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,10 +75,9 @@ pub async fn connect(
             let mut command = ServerCommand::new(&stdio.command)
                 .args(&stdio.args)
                 .envs(stdio.env.iter().map(|(k, v)| (k, v)))
-                .name(name);
-            for var in INHERITED {
-                command = command.inherit_var(var);
-            }
+                .name(name)
+                // Everything else the server gets only from its configuration.
+                .inherit_default_vars();
             if let Some(dir) = &stdio.cwd {
                 command = command.current_dir(dir);
             }

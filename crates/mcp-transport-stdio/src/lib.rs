@@ -78,6 +78,6 @@ pub use stdio::{StdinStream, StdoutStream};
 pub use exit_aware::{ExitAwareReader, ExitAwareWriter};
 #[cfg(feature = "client")]
 pub use process::{
-    DEFAULT_DRAIN_GRACE, ProcessError, STDERR_LINE_LIMIT, ServerCommand, ServerProcess,
-    SpawnedServer, StderrMode,
+    DEFAULT_DRAIN_GRACE, DEFAULT_INHERITED_VARS, ProcessError, STDERR_LINE_LIMIT, ServerCommand,
+    ServerProcess, SpawnedServer, StderrMode,
 };

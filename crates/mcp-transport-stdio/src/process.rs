@@ -52,6 +52,11 @@ const STDERR_TARGET: &str = "mcp_transport_stdio::stderr";
 /// one line of at most [`STDERR_LINE_LIMIT`] bytes, nothing more.
 const STDERR_READ_CHUNK: usize = 64 * 1024;
 
+/// The variables [`ServerCommand::inherit_default_vars`] passes on: the TypeScript SDK's
+/// default environment for a stdio server on Unix, so that a command such as `npx` is
+/// found and runs as the user, while secrets in other variables stay with this process.
+pub const DEFAULT_INHERITED_VARS: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
 /// How long [`ServerProcess::shutdown`] waits for a SIGKILLed child to be reaped
 /// before reporting [`ProcessError::NotReaped`]. Only a process stuck in an
 /// uninterruptible kernel wait takes this long.
@@ -278,6 +283,17 @@ impl ServerCommand {
     #[must_use]
     pub fn inherit_var(mut self, key: impl AsRef<OsStr>) -> Self {
         self.inherited_vars.push(key.as_ref().to_owned());
+        self
+    }
+
+    /// Passes on [`DEFAULT_INHERITED_VARS`], the variables a program needs to be found and
+    /// to run as its user (`PATH`, `HOME`, …), and no others: what MCP hosts commonly give
+    /// a stdio server whose configuration sets no environment of its own.
+    #[must_use]
+    pub fn inherit_default_vars(mut self) -> Self {
+        for var in DEFAULT_INHERITED_VARS {
+            self = self.inherit_var(var);
+        }
         self
     }
 

@@ -282,6 +282,23 @@ async fn environment_is_explicit() {
         ["MCP_FIXTURE_VAR=hello".to_owned(), format!("PATH={path}")],
         "one variable inherited",
     );
+    // The default set: each of its variables that is set here, and nothing else.
+    let mut defaults: Vec<String> = mcp_transport_stdio::DEFAULT_INHERITED_VARS
+        .iter()
+        .filter_map(|key| {
+            std::env::var(key)
+                .ok()
+                .map(|value| format!("{key}={value}"))
+        })
+        .chain(["MCP_FIXTURE_VAR=hello".to_owned()])
+        .collect();
+    defaults.sort();
+    assert!(defaults.contains(&format!("PATH={path}")));
+    assert_eq!(
+        env_of(env().inherit_default_vars()).await,
+        defaults,
+        "the default set inherited"
+    );
     let all = env_of(env().env("PATH", "/explicit").inherit_env(true)).await;
     assert!(all.contains(&"MCP_FIXTURE_VAR=hello".to_owned()), "{all:?}");
     assert!(
