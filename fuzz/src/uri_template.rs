@@ -3,8 +3,8 @@
 //!
 //! The input is `template \0 uri` (without a `\0`, the whole input is both). Checks:
 //! nothing panics, in parsing, matching or expansion; and a match is never wrong:
-//! expanding the template with the matched values gives a URI that matches again, with
-//! the same values unless one holds a `%` (the URI itself may differ in how it was
+//! expanding the template with the matched values gives a URI that matches again with
+//! the same values, unless one holds a `%` (the URI itself may differ in how it was
 //! percent-encoded).
 
 use mcp_server::fuzzing::{expand_uri_template, match_uri_template};
@@ -25,19 +25,15 @@ pub fn run(input: &[u8]) {
     };
     let expanded =
         expand_uri_template(template, &vars).expect("a matched template expands its values");
-    let again = match_uri_template(template, &expanded);
-    assert!(
-        again.is_some(),
-        "{uri:?} matched, but its values expand to {expanded:?}, which does not match"
-    );
     // `{+x}` and `{#x}` pass a value's `%XX` through unencoded (RFC 6570 section 3.2.3),
-    // so a decoded value holding one reads back decoded once more.
-    let literal_percent = vars.iter().any(|(_, value)| value.to_joined().contains('%'));
-    if !literal_percent {
-        assert_eq!(
-            again.as_ref(),
-            Some(&vars),
-            "{uri:?} matched, but its values expand to {expanded:?}, which matches otherwise"
-        );
+    // so a decoded value holding one reads back decoded once more, or not at all.
+    if vars.iter().any(|(_, value)| value.to_joined().contains('%')) {
+        return;
     }
+    let again = match_uri_template(template, &expanded);
+    assert_eq!(
+        again.as_ref(),
+        Some(&vars),
+        "{uri:?} matched, but its values expand to {expanded:?}, which does not match alike"
+    );
 }

@@ -490,6 +490,9 @@ impl UriTemplate {
             return None;
         }
         let mut values = OrderedMap::new();
+        // The variables some expression left undefined: one named again elsewhere with a
+        // value would expand there too, so the URI does not match.
+        let mut undefined = Vec::new();
         let mut rest = uri;
         for (i, part) in self.parts.iter().enumerate() {
             match part {
@@ -511,12 +514,13 @@ impl UriTemplate {
                             .unwrap_or(rest.len()),
                         None => rest.len(),
                     };
-                    match_expression(*op, vars, &rest[..end], &mut values)?;
+                    match_expression(*op, vars, &rest[..end], &mut values, &mut undefined)?;
                     rest = &rest[end..];
                 }
             }
         }
-        rest.is_empty().then_some(values)
+        let consistent = undefined.iter().all(|name| !values.contains_key(name));
+        (rest.is_empty() && consistent).then_some(values)
     }
 }
 
@@ -656,8 +660,10 @@ fn match_expression(
     vars: &[VarSpec],
     text: &str,
     values: &mut OrderedMap<TemplateValue>,
+    undefined: &mut Vec<String>,
 ) -> Option<()> {
     if text.is_empty() {
+        undefined.extend(vars.iter().map(|v| v.name.clone()));
         // `{x}` and `{+x}` expand an undefined and an empty value alike: an empty part
         // names no resource. The others expand to nothing only when all are undefined.
         return (!matches!(op, Op::Simple | Op::Reserved)).then_some(());
@@ -679,6 +685,7 @@ fn match_expression(
                 let rest = &pairs_left[next..];
                 next = pairs_left.len();
                 if rest.is_empty() {
+                    undefined.push(var.name.clone());
                     continue;
                 }
                 let value = if rest.iter().all(|(name, _)| *name == var.name) {
@@ -698,6 +705,8 @@ fn match_expression(
             } else if let Some((_, raw)) = pairs_left.get(next).filter(|(n, _)| *n == var.name) {
                 next += 1;
                 bind(values, var, unexploded(op, raw)?)?;
+            } else {
+                undefined.push(var.name.clone());
             }
         }
         return (next == pairs_left.len()).then_some(());
@@ -953,6 +962,22 @@ mod tests {
         let path = UriTemplate::parse_matchable("m://x{;a,b}").unwrap();
         let got = path.matches("m://x;a;b=2").unwrap();
         assert_eq!(got.get("a"), Some(&TemplateValue::from("")));
+    }
+
+    #[test]
+    fn a_variable_undefined_in_one_place_is_undefined_everywhere() {
+        // Found by a property test: `{.a}` matched nothing while `{;a*}` bound `a`, but
+        // expanding that value fills `{.a}` too.
+        let t = UriTemplate::parse_matchable("x:{;a*}#{.a}").unwrap();
+        assert!(t.matches("x:;.#").is_none());
+        assert!(
+            t.matches("x:;a=1#.1").is_none(),
+            "a list in one place, a string in the other"
+        );
+        let same = UriTemplate::parse_matchable("x:{/a}#{.a}").unwrap();
+        assert!(same.matches("x:/1#.1").is_some());
+        assert!(same.matches("x:/1#").is_none());
+        assert!(same.matches("x:#").is_some());
     }
 
     #[test]
