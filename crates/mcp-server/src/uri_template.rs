@@ -771,7 +771,8 @@ fn decode_value(op: Op, raw: &str) -> Option<String> {
     if has_dot_segment(raw) {
         return None;
     }
-    decode(raw)
+    // Once more after decoding, for a handler that decodes again (`%252e%252e`).
+    decode(raw).filter(|value| !has_dot_segment(value))
 }
 
 /// Percent-decodes `raw`: `None` for a malformed `%` or bytes that are not UTF-8.
@@ -881,6 +882,7 @@ mod tests {
         assert!(t.matches("file:///srv/docs/a.txt").is_some());
         assert!(t.matches("file:///srv/docs/../../etc/passwd").is_none());
         assert!(t.matches("file:///srv/docs/%2e%2e/x").is_none());
+        assert!(t.matches("file:///srv/docs/%252e%252e/x").is_none());
         let simple = UriTemplate::parse_matchable("test://item/{id}").unwrap();
         assert!(simple.matches("test://item/..").is_none());
         assert!(simple.matches("test://item/a..b").is_some());
