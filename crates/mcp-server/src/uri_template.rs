@@ -206,13 +206,17 @@ enum Part {
 /// - `{/x}`, `{.x}`, `{#x}` and the named forms match an empty part of the URI as
 ///   undefined variables, which are then absent from the result.
 ///
-/// Values are percent-decoded; one that decodes to invalid UTF-8, or that holds a `.` or
-/// `..` path segment (which would name a resource outside the template's prefix), does
-/// not match. A variable named twice must have the same value both times.
+/// An expression's part of the URI runs to the first occurrence of the literal after it
+/// (to the end of the URI when that literal ends the template): `x:{a}-{b}` matches
+/// `x:1-2-3` with `a` = `1`, `b` = `2-3`. Values are percent-decoded; one that decodes to
+/// invalid UTF-8, or that holds a `.` or `..` path segment before or after decoding
+/// (which would name a resource outside the template's prefix), does not match. A
+/// variable named twice must match the same value both times (`{a}/{a:1}` then matches
+/// only one-character values), or be undefined in both.
 ///
 /// **Refused** for matching ([`parse_matchable`](Self::parse_matchable) fails and
-/// [`ambiguity`](Self::ambiguity) says why; such a template still expands), because a URI could match them in more than
-/// one way: two expressions with no literal between them unless the second starts with a
+/// [`ambiguity`](Self::ambiguity) says why; such a template still expands), because a
+/// URI could match them in more than one way: two expressions with no literal between them unless the second starts with a
 /// character the first's values cannot hold (`{a}{b}` and `{+a}{?q}` are refused,
 /// `{a}{/b}` and `{/a}{?q}` are accepted); several variables in one `{+…}`, `{#…}` or
 /// `{.…}` expression (their values may hold the separator); an exploded variable in
