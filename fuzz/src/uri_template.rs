@@ -1,12 +1,13 @@
-//! `uri_template`: resource URI templates (`{name}`, `{+name}`) and matching URIs
-//! against them.
+//! `uri_template`: resource URI templates (RFC 6570, every operator and modifier) and
+//! matching URIs against them.
 //!
 //! The input is `template \0 uri` (without a `\0`, the whole input is both). Checks:
-//! nothing panics; a match's values are non-empty, a `{name}` value holds no `/`, and
-//! expanding the template with the matched values gives back the URI exactly (a match
-//! is never wrong).
+//! nothing panics, in parsing, matching or expansion; and a match is never wrong:
+//! expanding the template with the matched values gives a URI that matches again with
+//! the same values, unless one holds a `%` (the URI itself may differ in how it was
+//! percent-encoded).
 
-use mcp_server::fuzzing::match_uri_template;
+use mcp_server::fuzzing::{expand_uri_template, match_uri_template};
 
 /// One input: see the module docs.
 pub fn run(input: &[u8]) {
@@ -14,32 +15,25 @@ pub fn run(input: &[u8]) {
         return;
     };
     let (template, uri) = text.split_once('\0').unwrap_or((text, text));
+    // Expansion of any template, with values taken from the URI, must not panic.
+    let _ = expand_uri_template(
+        template,
+        &[("a".to_owned(), mcp_server::TemplateValue::from(uri))],
+    );
     let Some(vars) = match_uri_template(template, uri) else {
         return;
     };
-    let mut expanded = String::new();
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        expanded.push_str(&rest[..open]);
-        let close = open
-            + rest[open..]
-                .find('}')
-                .expect("a matched template is closed");
-        let expression = &rest[open + 1..close];
-        let (reserved, name) = match expression.strip_prefix('+') {
-            Some(name) => (true, name),
-            None => (false, expression),
-        };
-        let value = vars
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-            .expect("every variable of a match has a value");
-        assert!(!value.is_empty(), "an empty value for {name}");
-        assert!(reserved || !value.contains('/'), "a `/` in {{{name}}}");
-        expanded.push_str(value);
-        rest = &rest[close + 1..];
+    let expanded =
+        expand_uri_template(template, &vars).expect("a matched template expands its values");
+    // `{+x}` and `{#x}` pass a value's `%XX` through unencoded (RFC 6570 section 3.2.3),
+    // so a decoded value holding one reads back decoded once more, or not at all.
+    if vars.iter().any(|(_, value)| value.to_joined().contains('%')) {
+        return;
     }
-    expanded.push_str(rest);
-    assert_eq!(expanded, uri, "the match does not describe the URI");
+    let again = match_uri_template(template, &expanded);
+    assert_eq!(
+        again.as_ref(),
+        Some(&vars),
+        "{uri:?} matched, but its values expand to {expanded:?}, which does not match alike"
+    );
 }

@@ -45,13 +45,23 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
-    /// A resource template is not a valid RFC 6570 template of the supported form.
+    /// A resource template is not a valid RFC 6570 template, or is one whose match against
+    /// a URI would be ambiguous (see [`UriTemplate`](crate::UriTemplate)).
     #[error("invalid URI template {template:?}: {reason}")]
     InvalidTemplate {
         /// The template.
         template: String,
         /// What is wrong with it.
         reason: &'static str,
+    },
+    /// A URI template could not be expanded with the values given: a prefix modifier
+    /// (`{x:3}`) on a list or map, which RFC 6570 does not define.
+    #[error("cannot expand URI template {template:?}: {reason}")]
+    TemplateExpansion {
+        /// The template.
+        template: String,
+        /// What the expansion reported.
+        reason: String,
     },
     /// A UI resource of the MCP Apps extension, or a tool's link to one, is unusable: a URI
     /// outside the `ui://` scheme, a link without a URI, or a link to a UI resource the

@@ -6,17 +6,31 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::resource::UriTemplate;
 use crate::state::{Binding, StateKeys};
+use crate::{TemplateValue, UriTemplate};
 
 /// Parses `template` as a resource URI template and matches `uri` against it: `None`
 /// when the template is refused or the URI does not match, else the variables in order.
 #[must_use]
-pub fn match_uri_template(template: &str, uri: &str) -> Option<Vec<(String, String)>> {
+pub fn match_uri_template(template: &str, uri: &str) -> Option<Vec<(String, TemplateValue)>> {
+    let parsed = UriTemplate::parse_matchable(template).ok()?;
+    parsed.matches(uri).map(|vars| {
+        vars.iter()
+            .map(|(name, value)| (name.to_owned(), value.clone()))
+            .collect()
+    })
+}
+
+/// Expands `template` with `values`: `None` when it is not a template or the values
+/// do not fit it (a prefix modifier on a list or a map).
+#[must_use]
+pub fn expand_uri_template(template: &str, values: &[(String, TemplateValue)]) -> Option<String> {
     let parsed = UriTemplate::parse(template).ok()?;
-    parsed
-        .matches(uri)
-        .map(|vars| vars.into_iter().collect::<Vec<_>>())
+    let mut map = mcp_types::OrderedMap::new();
+    for (name, value) in values {
+        map.insert(name.clone(), value.clone());
+    }
+    parsed.expand(&map).ok()
 }
 
 /// A `requestState` sealer under a fixed key, bound to one request shape.

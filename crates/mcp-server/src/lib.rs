@@ -112,6 +112,7 @@ pub mod skills;
 mod state;
 pub mod tasks;
 mod tool;
+mod uri_template;
 
 pub use context::Context;
 pub use error::{Error, InputRequired, ToolError};
@@ -122,3 +123,4 @@ pub use resource::{ResourceDef, ResourceTemplateDef};
 pub use server::{CacheKind, CachePolicy, SUPPORTED_VERSIONS, Server, ServerBuilder};
 pub use state::StateKeys;
 pub use tool::{MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, ParamHeader, ToolDef};
+pub use uri_template::{TemplateValue, UriTemplate};

@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use mcp_jsonrpc::{Peer, PeerConfig};
 use mcp_server::{
-    PromptDef, ResourceDef, ResourceTemplateDef, Server, StateKeys, ToolDef, ToolError,
+    PromptDef, ResourceDef, ResourceTemplateDef, Server, StateKeys, TemplateValue, ToolDef,
+    ToolError,
 };
 use mcp_test_support::{MemoryWire, tools};
 use mcp_types::{
@@ -75,6 +76,10 @@ fn server() -> Server {
         .resource_template(ResourceTemplateDef::new("test://template/{id}/data", "item", |uri, vars, _cx| async move {
             let id = vars.get("id").cloned().unwrap_or_default();
             Ok(vec![EmbeddedResourceResource::TextResourceContents(TextResourceContents::new(format!("item {id}"), uri))])
+        }))
+        // Query, explode and path-segment forms, with the values as matched.
+        .resource_template(ResourceTemplateDef::with_values("test://search{/scope}{?q,tag*}", "search", |uri, vars, _cx| async move {
+            Ok(vec![EmbeddedResourceResource::TextResourceContents(TextResourceContents::new(format!("{vars:?}"), uri))])
         }))
         .build()
         .unwrap()
@@ -492,6 +497,34 @@ async fn prompts_and_resources() {
     assert!(fixed.get("ttlMs").is_some() && fixed.get("cacheScope").is_some());
     let templated = read(&mut c, "test://template/42/data").await;
     assert_eq!(templated["contents"][0]["text"], "item 42");
+    // Values come percent-decoded; a list (a bare `,`) reaches `new`'s handler joined.
+    let decoded = read(&mut c, "test://template/caf%C3%A9%20au%20lait/data").await;
+    assert_eq!(decoded["contents"][0]["text"], "item café au lait");
+    let list = read(&mut c, "test://template/a,b%2Cc/data").await;
+    assert_eq!(list["contents"][0]["text"], "item a,b,c");
+    // The query forms route to the template that has them, lists and all.
+    let search = read(&mut c, "test://search/docs?q=rust%20mcp&tag=a&tag=b%26c").await;
+    let mut expected = mcp_types::OrderedMap::new();
+    expected.insert("scope", TemplateValue::from("docs"));
+    expected.insert("q", TemplateValue::from("rust mcp"));
+    expected.insert("tag", TemplateValue::List(vec!["a".into(), "b&c".into()]));
+    assert_eq!(search["contents"][0]["text"], format!("{expected:?}"));
+    let bare = read(&mut c, "test://search").await;
+    assert_eq!(
+        bare["contents"][0]["text"],
+        format!("{:?}", mcp_types::OrderedMap::<TemplateValue>::new())
+    );
+    // A value that is not UTF-8 once decoded, or a `/` in `{id}`, matches no template.
+    for uri in [
+        "test://template/%FF/data",
+        "test://template/a/b/data",
+        "test://search?q=%C3",
+    ] {
+        let error = c
+            .error("resources/read", with_meta(json!({"uri": uri})))
+            .await;
+        assert_eq!(error["code"], -32602, "{uri}");
+    }
     let unknown = c
         .error(
             "resources/read",

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::challenge::{self, Challenge, WELL_KNOWN};
 use super::scopes::{Operation, Rules, Scoped, Target, normal_uri, read_target};
 use super::{TokenError, TokenPrincipal, TokenVerifier, config_error};
-use crate::resource::UriTemplate;
+use crate::UriTemplate;
 
 /// `offline_access` asks for refresh tokens, not for access to a resource: servers should
 /// not name it (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>, Refresh Tokens).
@@ -242,7 +242,7 @@ impl ResourceServerBuilder {
         let mut resources = HashMap::new();
         for (uri, needed) in std::mem::take(&mut scoped.resources) {
             if uri.contains('{') {
-                let template = UriTemplate::parse(&uri).map_err(|e| {
+                let template = UriTemplate::parse_matchable(&uri).map_err(|e| {
                     config_error(format!("the scoped resource template {uri:?}: {e}"))
                 })?;
                 scoped.templates.push((template, needed.clone()));

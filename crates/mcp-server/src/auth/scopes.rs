@@ -15,7 +15,7 @@ use std::collections::{BTreeSet, HashMap};
 use mcp_types::method;
 
 use super::TokenPrincipal;
-use crate::resource::UriTemplate;
+use crate::UriTemplate;
 
 /// The requests whose scopes can be set for one target, besides the endpoint's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
