@@ -25,7 +25,10 @@ pub enum ServerConfig {
     /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/stdio>).
     Stdio(StdioConfig),
     /// A Streamable HTTP endpoint
-    /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>).
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http>),
+    /// or the SSE URL of a 2024-11-05 HTTP+SSE server (`"type": "sse"`,
+    /// <https://modelcontextprotocol.io/specification/2024-11-05/basic/transports>): the
+    /// connection finds which.
     Http(HttpConfig),
 }
 
@@ -164,10 +167,6 @@ impl ServerConfig {
         let command = entry.get("command");
         let url = entry.get("url");
         match (command, url, ty) {
-            (_, _, Some("sse")) => Err(bad(
-                name,
-                "HTTP+SSE (2024-11-05) servers are not supported yet; use Streamable HTTP",
-            )),
             (Some(_), Some(_), _) => Err(bad(name, "has both `command` and `url`")),
             (Some(command), None, None | Some("stdio")) => {
                 let command = command
@@ -186,7 +185,13 @@ impl ServerConfig {
                     cwd,
                 }))
             }
-            (None, Some(url), None | Some("http" | "streamable-http" | "streamableHttp")) => {
+            // `sse` is the 2024-11-05 HTTP+SSE transport, `url` its SSE URL: the connector
+            // finds it there as it finds either era's Streamable HTTP.
+            (
+                None,
+                Some(url),
+                None | Some("http" | "streamable-http" | "streamableHttp" | "sse"),
+            ) => {
                 let url = url
                     .as_str()
                     .filter(|u| !u.is_empty())
@@ -196,7 +201,12 @@ impl ServerConfig {
                     headers: pairs(name, "headers", entry.get("headers"))?,
                 }))
             }
-            (_, _, Some(other)) if !matches!(other, "stdio" | "http" | "streamable-http") => {
+            (_, _, Some(other))
+                if !matches!(
+                    other,
+                    "stdio" | "http" | "streamable-http" | "streamableHttp" | "sse"
+                ) =>
+            {
                 Err(bad(name, &format!("unknown `type` `{other}`")))
             }
             (None, None, _) => Err(bad(name, "needs `command` (stdio) or `url` (HTTP)")),
@@ -327,8 +337,8 @@ mod tests {
                 "both",
             ),
             (
-                json!({"mcpServers": {"a": {"type": "sse", "url": "y"}}}),
-                "HTTP+SSE",
+                json!({"mcpServers": {"a": {"type": "sse", "command": "y"}}}),
+                "does not match",
             ),
             (
                 json!({"mcpServers": {"a": {"type": "ws", "url": "y"}}}),

@@ -132,3 +132,41 @@ async fn a_bad_header_is_a_configuration_error() {
         .await;
     assert!(matches!(result, Err(Error::Config(_))), "{result:?}");
 }
+
+/// A `"type": "sse"` entry reaches a 2024-11-05 HTTP+SSE server at its SSE URL.
+#[tokio::test]
+async fn an_sse_entry_of_the_config_connects() {
+    let server = Server::builder("old", "1")
+        .tool(tool("echo"))
+        .build()
+        .unwrap();
+    let running = mcp_legacy::http::DualEraHttp::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        server,
+        mcp_transport_http::HttpServerConfig::default(),
+        mcp_legacy::http::LegacyHttpConfig::default(),
+    )
+    .await
+    .unwrap();
+    let sse = running.url().replace("/mcp", "/sse");
+    let config = mcp_host::HostConfig::from_json(
+        &json!({"mcpServers": {"old": {"type": "sse", "url": sse}}}).to_string(),
+    )
+    .unwrap();
+    let host = Host::builder().config(config).connect().await.unwrap();
+    assert!(host.failures().is_empty(), "{:?}", host.failures());
+    assert_eq!(names(&host), ["old__echo"]);
+    let outcome = host
+        .call(
+            &host.catalog(),
+            vec![ToolCall::new(
+                "1",
+                "old__echo",
+                mcp_types::JsonObject::new(),
+            )],
+        )
+        .await;
+    assert!(!outcome[0].is_error(), "{outcome:?}");
+    host.shutdown().await;
+    running.shutdown(Duration::from_secs(1)).await;
+}
