@@ -45,6 +45,16 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// An icon's `src` is neither an `https:` nor a `data:` URI, which clients must reject
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic#icons>).
+    #[error("{owner}: icon {src:?} is neither an https: nor a data: URI")]
+    InvalidIcon {
+        /// Whose icon: `tool "x"`, `prompt "x"`, `resource "x"`, `resource template "x"`
+        /// or `server`.
+        owner: String,
+        /// The icon's `src`.
+        src: String,
+    },
     /// A resource template is not a valid RFC 6570 template, or is one whose match against
     /// a URI would be ambiguous (see [`UriTemplate`](crate::UriTemplate)).
     #[error("invalid URI template {template:?}: {reason}")]

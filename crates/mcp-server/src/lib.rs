@@ -94,6 +94,24 @@ macro_rules! text_setters {
     };
 }
 
+/// `icons(...)` on a definition whose `$entry` (a generated type) has `icons`; each icon is
+/// checked when the definition is registered ([`ServerBuilder`]).
+macro_rules! icons_setter {
+    ($entry:ident) => {
+        /// Sets the icons a client may show for it
+        /// (<https://modelcontextprotocol.io/specification/2026-07-28/basic#icons>): each an
+        /// `https:` or `data:` URI with an optional MIME type, sizes and theme. Any other
+        /// scheme is refused when the definition is registered, since clients must reject
+        /// it.
+        #[must_use]
+        pub fn icons(mut self, icons: impl IntoIterator<Item = mcp_types::Icon>) -> Self {
+            let icons: Vec<mcp_types::Icon> = icons.into_iter().collect();
+            self.$entry.icons = (!icons.is_empty()).then_some(icons);
+            self
+        }
+    };
+}
+
 pub mod apps;
 #[cfg(feature = "auth")]
 pub mod auth;

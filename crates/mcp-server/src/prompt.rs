@@ -76,4 +76,6 @@ impl PromptDef {
         /// Sets the display title.
         title,
     });
+
+    icons_setter!(prompt);
 }

@@ -77,6 +77,8 @@ impl ResourceDef {
         title,
     });
 
+    icons_setter!(resource);
+
     /// Sets `_meta` on the listing entry.
     #[must_use]
     pub fn meta(mut self, meta: mcp_types::JsonObject) -> Self {
@@ -171,4 +173,6 @@ impl ResourceTemplateDef {
         /// Sets the MIME type of the resources.
         mime_type,
     });
+
+    icons_setter!(template);
 }

@@ -460,6 +460,8 @@ impl ToolDef {
         title,
     });
 
+    icons_setter!(tool);
+
     /// Sets the behaviour hints (read-only, destructive, idempotent, open world).
     #[must_use]
     pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {

@@ -1070,3 +1070,77 @@ async fn derived_schemas_are_compiled_at_first_call() {
         );
     }
 }
+
+/// Icons set on the server, a tool, a prompt, a resource and a template are listed with
+/// them; an icon that is neither `https:` nor `data:` is refused where it is registered.
+#[tokio::test]
+async fn icons_are_listed_and_unsafe_schemes_refused() {
+    let icon = |src: &str| mcp_types::Icon::new(src);
+    let png = "https://example.com/icon.png";
+    let svg = "data:image/svg+xml;base64,PHN2Zy8+";
+    let text = |_uri: String, _cx| async move { Ok(vec![]) };
+    let server = Server::builder("iconic", "1.0.0")
+        .title("Iconic")
+        .icons([icon(png), icon(svg)])
+        .tool(tools::add().map(|t| t.icons([icon(png)])))
+        .prompt(
+            PromptDef::new(
+                "p",
+                |_args, _cx| async move { Ok(GetPromptResult::new(vec![])) },
+            )
+            .map(|p| p.icons([icon(svg)])),
+        )
+        .resource(ResourceDef::new("demo://r", "r", text).icons([icon(png)]))
+        .resource_template(
+            ResourceTemplateDef::new("demo://t/{id}", "t", |_uri, _vars, _cx| async move {
+                Ok(vec![])
+            })
+            .map(|t| t.icons([icon(svg)])),
+        )
+        .build()
+        .unwrap();
+    let (mut c, _conn) = start(&server);
+    let discover = c.result("server/discover", with_meta(json!({}))).await;
+    let info = &discover["_meta"]["io.modelcontextprotocol/serverInfo"];
+    assert_eq!(info["title"], "Iconic");
+    assert_eq!(info["icons"], json!([{"src": png}, {"src": svg}]));
+    let listed = [
+        ("tools/list", "tools", png),
+        ("prompts/list", "prompts", svg),
+        ("resources/list", "resources", png),
+        ("resources/templates/list", "resourceTemplates", svg),
+    ];
+    for (method, key, src) in listed {
+        let list = c.result(method, with_meta(json!({}))).await;
+        assert_eq!(list[key][0]["icons"], json!([{"src": src}]), "{method}");
+    }
+
+    let refused = [
+        Server::builder("s", "1")
+            .icons([icon("javascript:alert(1)")])
+            .build(),
+        Server::builder("s", "1")
+            .tool(tools::add().map(|t| t.icons([icon("file:///etc/passwd")])))
+            .build(),
+        Server::builder("s", "1")
+            .resource(
+                ResourceDef::new("demo://r", "r", text).icons([icon("http://plain.example/i.png")]),
+            )
+            .build(),
+        Server::builder("s", "1")
+            .resource(ResourceDef::new("demo://r", "r", text).icons([icon("no-scheme.png")]))
+            .build(),
+    ];
+    for (result, owner) in
+        refused
+            .into_iter()
+            .zip(["server", "tool \"add\"", "resource", "resource"])
+    {
+        let error = result.unwrap_err();
+        assert!(
+            matches!(error, mcp_server::Error::InvalidIcon { .. }),
+            "{error}"
+        );
+        assert!(error.to_string().starts_with(owner), "{error}");
+    }
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mcp_jsonrpc::CancellationToken;
 use mcp_types::{
-    CompleteRequestParams, CompleteResultCompletion, Implementation, ResultMetaObject,
+    CompleteRequestParams, CompleteResultCompletion, Icon, Implementation, ResultMetaObject,
     ServerCapabilities,
 };
 use serde_json::Value;
@@ -69,6 +69,21 @@ impl Server {
     }
 }
 
+/// Checks the icons of `owner`: each `src` must be an `https:` or a `data:` URI.
+fn check_icons(owner: impl FnOnce() -> String, icons: Option<&Vec<Icon>>) -> Result<(), Error> {
+    let unsafe_src = icons.into_iter().flatten().find(|icon| {
+        let scheme = icon.src.split_once(':').map(|(scheme, _)| scheme);
+        !scheme.is_some_and(|s| s.eq_ignore_ascii_case("https") || s.eq_ignore_ascii_case("data"))
+    });
+    match unsafe_src {
+        Some(icon) => Err(Error::InvalidIcon {
+            owner: owner(),
+            src: icon.src.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Adds `item` to `list` unless an entry there has the same `key`: a duplicate is an
 /// [`Error::Duplicate`] of `kind`, and `list` is left as it was.
 fn add_unique<T>(
@@ -93,6 +108,15 @@ impl ServerBuilder {
         }
     }
 
+    text_setters!(info {
+        /// Sets the server's display title (`serverInfo.title`).
+        title,
+        /// Sets the server's description (`serverInfo.description`).
+        description,
+    });
+
+    icons_setter!(info);
+
     /// Sets the instructions clients may show the model (`server/discover`).
     #[must_use]
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
@@ -105,8 +129,13 @@ impl ServerBuilder {
     /// would drop it.
     #[must_use]
     pub fn tool(mut self, tool: Result<ToolDef, Error>) -> Self {
-        let added = tool
-            .and_then(|tool| add_unique(&mut self.registry.tools, tool, "tool", |t| &t.tool.name));
+        let added = tool.and_then(|tool| {
+            check_icons(
+                || format!("tool {:?}", tool.tool.name),
+                tool.tool.icons.as_ref(),
+            )?;
+            add_unique(&mut self.registry.tools, tool, "tool", |t| &t.tool.name)
+        });
         match added {
             Ok(()) => {}
             Err(e @ Error::InvalidHeaderAnnotation { .. }) => {
@@ -120,8 +149,13 @@ impl ServerBuilder {
     /// Adds a prompt.
     #[must_use]
     pub fn prompt(mut self, prompt: Result<PromptDef, Error>) -> Self {
-        let added = prompt
-            .and_then(|p| add_unique(&mut self.registry.prompts, p, "prompt", |p| &p.prompt.name));
+        let added = prompt.and_then(|p| {
+            check_icons(
+                || format!("prompt {:?}", p.prompt.name),
+                p.prompt.icons.as_ref(),
+            )?;
+            add_unique(&mut self.registry.prompts, p, "prompt", |p| &p.prompt.name)
+        });
         if let Err(e) = added {
             self.fail(e);
         }
@@ -131,8 +165,11 @@ impl ServerBuilder {
     /// Adds a resource at a fixed URI.
     #[must_use]
     pub fn resource(mut self, resource: ResourceDef) -> Self {
-        let added = add_unique(&mut self.registry.resources, resource, "resource", |r| {
-            &r.resource.uri
+        let owner = || format!("resource {:?}", resource.resource.uri);
+        let added = check_icons(owner, resource.resource.icons.as_ref()).and_then(|()| {
+            add_unique(&mut self.registry.resources, resource, "resource", |r| {
+                &r.resource.uri
+            })
         });
         if let Err(e) = added {
             self.fail(e);
@@ -151,7 +188,11 @@ impl ServerBuilder {
     /// Adds a resource template.
     #[must_use]
     pub fn resource_template(mut self, template: Result<ResourceTemplateDef, Error>) -> Self {
-        match template {
+        let checked = template.and_then(|t| {
+            let owner = || format!("resource template {:?}", t.template.uri_template);
+            check_icons(owner, t.template.icons.as_ref()).map(|()| t)
+        });
+        match checked {
             Ok(t) => self.registry.templates.push(Arc::new(t)),
             Err(e) => self.fail(e),
         }
@@ -286,6 +327,7 @@ impl ServerBuilder {
         if let Some(error) = self.error {
             return Err(error);
         }
+        check_icons(|| "server".to_owned(), self.info.icons.as_ref())?;
         #[cfg(not(feature = "schema-validation"))]
         {
             // Once per process: a server that quietly stopped validating arguments would
