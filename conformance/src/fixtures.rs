@@ -95,7 +95,7 @@ fn list_change(
     changed: &'static str,
     handle: &Arc<OnceLock<Server>>,
     re_add: fn(&Server),
-) -> Result<ToolDef, mcp_server::Error> {
+) -> ToolDef {
     let handle = Arc::clone(handle);
     ToolDef::new(name, no_args(), move |_, _| {
         let handle = Arc::clone(&handle);
@@ -106,7 +106,7 @@ fn list_change(
             Ok(CallToolResult::text(changed))
         }
     })
-    .map(|t| t.description(description))
+    .description(description)
 }
 
 /// Every fixture, in the order `SCENARIOS.md` suggests.
@@ -119,19 +119,19 @@ pub fn server() -> Result<Server, mcp_server::Error> {
             ToolDef::new("test_simple_text", no_args(), |_, _| async {
                 Ok(CallToolResult::text("This is a simple text response for testing."))
             })
-            .map(|t| t.description("Returns a simple text response")),
+            .description("Returns a simple text response"),
         )
         .tool(
             ToolDef::new("test_image_content", no_args(), |_, _| async {
                 Ok(CallToolResult::new(vec![ContentBlock::image(PNG, "image/png")]))
             })
-            .map(|t| t.description("Returns an image")),
+            .description("Returns an image"),
         )
         .tool(
             ToolDef::new("test_audio_content", no_args(), |_, _| async {
                 Ok(CallToolResult::new(vec![ContentBlock::audio(WAV, "audio/wav")]))
             })
-            .map(|t| t.description("Returns audio")),
+            .description("Returns audio"),
         )
         .tool(
             ToolDef::new("test_embedded_resource", no_args(), |_, _| async {
@@ -141,7 +141,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                     "This is an embedded resource content.",
                 )]))
             })
-            .map(|t| t.description("Returns an embedded resource")),
+            .description("Returns an embedded resource"),
         )
         .tool(
             ToolDef::new("test_multiple_content_types", no_args(), |_, _| async {
@@ -155,13 +155,13 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                     ),
                 ]))
             })
-            .map(|t| t.description("Returns text, an image and a resource")),
+            .description("Returns text, an image and a resource"),
         )
         .tool(
             ToolDef::new("test_error_handling", no_args(), |_, _| async {
                 Err(ToolError::failed("This tool intentionally returns an error for testing"))
             })
-            .map(|t| t.description("Always fails")),
+            .description("Always fails"),
         )
         .tool(
             ToolDef::new("test_tool_with_progress", no_args(), |_, cx: Context| async move {
@@ -173,21 +173,21 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                 }
                 Ok(CallToolResult::text("Progress test completed"))
             })
-            .map(|t| t.description("Reports progress")),
+            .description("Reports progress"),
         )
         .tool(
             ToolDef::new("test_missing_capability", no_args(), |_, cx: Context| async move {
                 let answer = cx.sample("question", sampling("Say something", 50)?)?;
                 Ok(CallToolResult::text(sampled_text(&answer.content)))
             })
-            .map(|t| t.description("Needs the client's sampling capability")),
+            .description("Needs the client's sampling capability"),
         )
         .tool(
             ToolDef::new("test_streaming_elicitation", no_args(), |_, cx: Context| async move {
                 let answer = cx.elicit("value", form("Please provide a value", "value", "string")?)?;
                 Ok(CallToolResult::text(format!("Received: {}", field(&answer, "value")?)))
             })
-            .map(|t| t.description("Asks the user for a value")),
+            .description("Asks the user for a value"),
         )
         .tool(
             ToolDef::new("test_logging_tool", no_args(), |_, cx: Context| async move {
@@ -195,7 +195,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                 cx.log(LoggingLevel::Info, json!("Logging tool finished")).await;
                 Ok(CallToolResult::text("Logging done"))
             })
-            .map(|t| t.description("Logs when asked to")),
+            .description("Logs when asked to"),
         )
         // The 2025-11-25 scenarios (`cargo xtask conformance server --revision
         // 2025-11-25`): written once, in the input_required form; a legacy session gets
@@ -209,7 +209,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                 cx.log(LoggingLevel::Info, json!("Tool execution completed")).await;
                 Ok(CallToolResult::text("Logging tool completed"))
             })
-            .map(|t| t.description("Sends three log messages while it runs")),
+            .description("Sends three log messages while it runs"),
         )
         .tool(
             ToolDef::new(
@@ -221,7 +221,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                     Ok(CallToolResult::text(format!("LLM response: {}", sampled_text(&answer.content))))
                 },
             )
-            .map(|t| t.description("Asks the client's model the given prompt")),
+            .description("Asks the client's model the given prompt"),
         )
         .tool(
             ToolDef::new(
@@ -246,7 +246,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                     )))
                 },
             )
-            .map(|t| t.description("Asks the user for a name and an email address")),
+            .description("Asks the user for a name and an email address"),
         )
         .tool(
             ToolDef::new("test_elicitation_sep1034_defaults", no_args(), |_, cx: Context| async move {
@@ -263,7 +263,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                 let answer = cx.elicit("defaults", form_schema("Please review your details", &schema)?)?;
                 elicitation_summary(&answer)
             })
-            .map(|t| t.description("Elicits with a default for every primitive type")),
+            .description("Elicits with a default for every primitive type"),
         )
         .tool(
             ToolDef::new("test_elicitation_sep1330_enums", no_args(), |_, cx: Context| async move {
@@ -289,7 +289,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                 let answer = cx.elicit("enums", form_schema("Pick your options", &schema)?)?;
                 elicitation_summary(&answer)
             })
-            .map(|t| t.description("Elicits with every enum form")),
+            .description("Elicits with every enum form"),
         )
         .tool(list_change(
             "test_trigger_tool_change",
@@ -298,7 +298,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
             &handle,
             |server| {
                 if let Some(tool) = server.tool("test_simple_text") {
-                    server.add_tool(tool);
+                    let _registered = server.add_tool(tool);
                 }
             },
         ))
@@ -309,7 +309,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
             &handle,
             |server| {
                 if let Some(prompt) = server.prompt("test_simple_prompt") {
-                    server.add_prompt(prompt);
+                    let _registered = server.add_prompt(prompt);
                 }
             },
         ))
@@ -318,14 +318,14 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                 let answer = cx.elicit("user_name", form("What is your name?", "name", "string")?)?;
                 Ok(CallToolResult::text(format!("Hello, {}!", field(&answer, "name")?)))
             })
-            .map(|t| t.description("Asks for the user's name")),
+            .description("Asks for the user's name"),
         )
         .tool(
             ToolDef::new("test_input_required_result_sampling", no_args(), |_, cx: Context| async move {
                 let answer = cx.sample("capital_question", sampling("What is the capital of France?", 100)?)?;
                 Ok(CallToolResult::text(sampled_text(&answer.content)))
             })
-            .map(|t| t.description("Asks the client's model a question")),
+            .description("Asks the client's model a question"),
         )
         .tool(
             ToolDef::new("test_input_required_result_list_roots", no_args(), |_, cx: Context| async move {
@@ -333,7 +333,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                 let uris: Vec<&str> = roots.roots.iter().map(|r| r.uri.as_str()).collect();
                 Ok(CallToolResult::text(format!("Roots: {}", uris.join(", "))))
             })
-            .map(|t| t.description("Asks for the client's roots")),
+            .description("Asks for the client's roots"),
         )
         .tool(
             ToolDef::new("test_input_required_result_request_state", no_args(), |_, cx: Context| async move {
@@ -344,7 +344,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                 let state = cx.state().and_then(Value::as_str).unwrap_or("no-state").to_owned();
                 Ok(CallToolResult::text(format!("{state}: {:?}", answer.action)))
             })
-            .map(|t| t.description("Carries state across a round trip")),
+            .description("Carries state across a round trip"),
         )
         .tool(
             ToolDef::new("test_input_required_result_multiple_inputs", no_args(), |_, cx: Context| async move {
@@ -360,7 +360,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                     roots.roots.len()
                 )))
             })
-            .map(|t| t.description("Asks three questions at once")),
+            .description("Asks three questions at once"),
         )
         .tool(
             ToolDef::new("test_input_required_result_multi_round", no_args(), |_, cx: Context| async move {
@@ -379,7 +379,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                 let name = cx.state().and_then(|s| s["name"].as_str()).unwrap_or_default().to_owned();
                 Ok(CallToolResult::text(format!("{name} likes {}", field(&color, "color")?)))
             })
-            .map(|t| t.description("Asks two questions in two rounds")),
+            .description("Asks two questions in two rounds"),
         )
         .tool(
             ToolDef::new("test_input_required_result_tampered_state", no_args(), |_, cx: Context| async move {
@@ -387,7 +387,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                 let answer = cx.elicit("confirm", form("Please confirm", "ok", "boolean")?)?;
                 Ok(CallToolResult::text(format!("confirmed: {:?}", answer.action)))
             })
-            .map(|t| t.description("Refuses a tampered requestState")),
+            .description("Refuses a tampered requestState"),
         )
         .tool(
             ToolDef::new("test_input_required_result_capabilities", no_args(), |_, cx: Context| async move {
@@ -405,13 +405,13 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                 let answers: Result<Vec<String>, _> = asked.into_iter().collect();
                 Ok(CallToolResult::text(format!("answers: {}", answers?.join(", "))))
             })
-            .map(|t| t.description("Asks only for what the client declared")),
+            .description("Asks only for what the client declared"),
         )
         .tool(
             ToolDef::new("json_schema_2020_12_tool", json_schema_2020_12(), |_, _| async {
                 Ok(CallToolResult::text("ok"))
             })
-            .map(|t| t.description("Tool with JSON Schema 2020-12 features")),
+            .description("Tool with JSON Schema 2020-12 features"),
         )
         .resource(
             ResourceDef::new("test://static-text", "static-text", |uri, _| async move {
@@ -457,7 +457,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                     Role::User,
                 )]))
             })
-            .map(|p| p.description("A simple prompt")),
+            .description("A simple prompt"),
         )
         .prompt(
             PromptDef::new("test_prompt_with_arguments", |args, _| async move {
@@ -467,11 +467,9 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                     Role::User,
                 )]))
             })
-            .map(|p| {
-                p.description("A prompt with arguments")
+            .description("A prompt with arguments")
                     .argument("arg1", "First test argument", true)
-                    .argument("arg2", "Second test argument", true)
-            }),
+                    .argument("arg2", "Second test argument", true),
         )
         .prompt(
             PromptDef::new("test_prompt_with_embedded_resource", |args, _| async move {
@@ -481,7 +479,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                     PromptMessage::new(ContentBlock::text("Please process the embedded resource above."), Role::User),
                 ]))
             })
-            .map(|p| p.description("A prompt with an embedded resource").argument("resourceUri", "The resource's URI", true)),
+            .description("A prompt with an embedded resource").argument("resourceUri", "The resource's URI", true),
         )
         .prompt(
             PromptDef::new("test_prompt_with_image", |_, _| async {
@@ -490,7 +488,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                     PromptMessage::new(ContentBlock::text("Please analyze the image above."), Role::User),
                 ]))
             })
-            .map(|p| p.description("A prompt with an image")),
+            .description("A prompt with an image"),
         )
         .prompt(
             PromptDef::new("test_input_required_result_prompt", |_, cx: Context| async move {
@@ -500,7 +498,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                     Role::User,
                 )]))
             })
-            .map(|p| p.description("A prompt that asks the user first")),
+            .description("A prompt that asks the user first"),
         )
         .completion(|params, _| async move {
             const VALUES: [&str; 4] = ["test", "test-value", "testing", "other"];

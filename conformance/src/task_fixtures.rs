@@ -47,7 +47,7 @@ pub(crate) fn install(builder: ServerBuilder) -> ServerBuilder {
                     Ok(CallToolResult::text(format!("Hello, {name}!")))
                 },
             )
-            .map(|t| t.description("Greets someone (never a task)")),
+            .description("Greets someone (never a task)"),
         )
         .tool(
             ToolDef::new(
@@ -65,10 +65,8 @@ pub(crate) fn install(builder: ServerBuilder) -> ServerBuilder {
                     Ok(CallToolResult::text(format!("Computed {label} in {seconds}s")))
                 },
             )
-            .map(|t| {
-                t.description("Sleeps `seconds`, then answers (a task when the client allows)")
-                    .task_support(TaskSupport::Optional)
-            }),
+            .description("Sleeps `seconds`, then answers (a task when the client allows)")
+                    .task_support(TaskSupport::Optional),
         )
         .tool(
             ToolDef::new("failing_job", json!({"type": "object", "properties": {}}), |_, cx: Context| async move {
@@ -77,10 +75,8 @@ pub(crate) fn install(builder: ServerBuilder) -> ServerBuilder {
                 }
                 Err(ToolError::failed("The job failed: the input could not be processed"))
             })
-            .map(|t| {
-                t.description("Fails with a tool error after about a second (only as a task)")
-                    .task_support(TaskSupport::Required)
-            }),
+            .description("Fails with a tool error after about a second (only as a task)")
+                    .task_support(TaskSupport::Required),
         )
         .tool(
             ToolDef::new(
@@ -93,10 +89,8 @@ pub(crate) fn install(builder: ServerBuilder) -> ServerBuilder {
                     Err(ToolError::Protocol(ErrorObject::internal("The job crashed")))
                 },
             )
-            .map(|t| {
-                t.description("Fails with a JSON-RPC error (a task when the client allows)")
-                    .task_support(TaskSupport::Optional)
-            }),
+            .description("Fails with a JSON-RPC error (a task when the client allows)")
+                    .task_support(TaskSupport::Optional),
         )
         .tool(
             ToolDef::new(
@@ -113,10 +107,8 @@ pub(crate) fn install(builder: ServerBuilder) -> ServerBuilder {
                     }))
                 },
             )
-            .map(|t| {
-                t.description("Asks for confirmation, then deletes (a task when the client allows)")
-                    .task_support(TaskSupport::Optional)
-            }),
+            .description("Asks for confirmation, then deletes (a task when the client allows)")
+                    .task_support(TaskSupport::Optional),
         )
         .tool(
             ToolDef::new("multi_input", json!({"type": "object", "properties": {}}), |_, cx: Context| async move {
@@ -131,10 +123,8 @@ pub(crate) fn install(builder: ServerBuilder) -> ServerBuilder {
                     confirmed(&confirm)
                 )))
             })
-            .map(|t| {
-                t.description("Asks two questions at once (a task when the client allows)")
-                    .task_support(TaskSupport::Optional)
-            }),
+            .description("Asks two questions at once (a task when the client allows)")
+                    .task_support(TaskSupport::Optional),
         )
         .tool(
             ToolDef::new("test_tool_with_task", json!({"type": "object", "properties": {}}), |_, cx: Context| async move {
@@ -147,11 +137,9 @@ pub(crate) fn install(builder: ServerBuilder) -> ServerBuilder {
                 }
                 Ok(CallToolResult::text(format!("Hello, {name}! Your task is done.")))
             })
-            .map(|t| {
-                t.description("Asks for a name, then runs as a task (only as a task)")
+            .description("Asks for a name, then runs as a task (only as a task)")
                     .task_support(TaskSupport::Required)
-                    .task_start(TaskStart::OnEscalate)
-            }),
+                    .task_start(TaskStart::OnEscalate),
         )
         .tasks(Tasks::in_memory().poll_interval(Duration::from_millis(200)))
 }

@@ -155,7 +155,7 @@ pub(crate) fn register(
                     }
                 },
             )
-            .map(|t| t.description("Adds one to soak://counter and notifies its subscribers")),
+            .description("Adds one to soak://counter and notifies its subscribers"),
         )
         .resource(
             ResourceDef::new(COUNTER, "counter", move |uri, _cx| {
@@ -202,7 +202,7 @@ pub(crate) fn register(
                     }
                 }
             })
-            .map(|t| t.description("Answers once `size` calls of `group` are in at once (soak)")),
+            .description("Answers once `size` calls of `group` are in at once (soak)"),
         )
         .tool(
             ToolDef::typed("wait", |args: Wait, cx| async move {
@@ -213,7 +213,7 @@ pub(crate) fn register(
                     () = cx.cancellation().cancelled() => Err(ToolError::failed("cancelled")),
                 }
             })
-            .map(|t| t.description("Answers `text` after `ms` milliseconds (soak)")),
+            .description("Answers `text` after `ms` milliseconds (soak)"),
         )
         .tool(
             ToolDef::new(
@@ -237,6 +237,6 @@ pub(crate) fn register(
                     }
                 },
             )
-            .map(|t| t.description("The server's tasks and legacy sessions, as JSON (soak)")),
+            .description("The server's tasks and legacy sessions, as JSON (soak)"),
         )
 }

@@ -44,10 +44,8 @@ pub(crate) fn server(choice: Choice, probes: &Arc<Probes>) -> Result<Server, mcp
                         args.scope.as_str()
                     )))
                 })
-                .map(|t| {
-                    t.description("Searches code, issues or docs (finds nothing: a benchmark tool)")
-                        .annotations(read_only())
-                }),
+                .description("Searches code, issues or docs (finds nothing: a benchmark tool)")
+                .annotations(read_only()),
             )
             .tool(
                 ToolDef::typed("steps", |args: Steps, cx| async move {
@@ -57,10 +55,8 @@ pub(crate) fn server(choice: Choice, probes: &Arc<Probes>) -> Result<Server, mcp
                     }
                     Ok(CallToolResult::text(format!("{} steps", args.steps)))
                 })
-                .map(|t| {
-                    t.description("Sends the given number of progress notifications, then answers")
-                        .annotations(read_only())
-                }),
+                .description("Sends the given number of progress notifications, then answers")
+                .annotations(read_only()),
             );
     }
     let counter = choice.soak.then(crate::soak::Counter::default);
@@ -76,13 +72,11 @@ pub(crate) fn server(choice: Choice, probes: &Arc<Probes>) -> Result<Server, mcp
                     args["id"]
                 )))
             })
-            .map(|t| {
-                t.description(format!(
-                    "Fetches a record (generated tool {i} of {}, for benchmarks)",
-                    choice.extra
-                ))
-                .annotations(read_only())
-            }),
+            .description(format!(
+                "Fetches a record (generated tool {i} of {}, for benchmarks)",
+                choice.extra
+            ))
+            .annotations(read_only()),
         );
     }
     let server = builder.build()?;

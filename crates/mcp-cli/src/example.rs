@@ -104,7 +104,7 @@ pub(crate) fn server() -> Result<Server, mcp_server::Error> {
             cx.progress(total, Some(total), Some("done")).await;
             Ok(CallToolResult::text(format!("Counted down {seconds} s")))
         })
-        .map(|t| t.description("Counts down the given seconds, reporting progress")),
+        .description("Counts down the given seconds, reporting progress"),
     )
     .tool(
         ToolDef::new(
@@ -130,7 +130,7 @@ pub(crate) fn server() -> Result<Server, mcp_server::Error> {
                 }
             },
         )
-        .map(|t| t.description("Asks your name, then greets you")),
+        .description("Asks your name, then greets you"),
     )
     .tool(
         ToolDef::new(
@@ -148,7 +148,7 @@ pub(crate) fn server() -> Result<Server, mcp_server::Error> {
                 }
             },
         )
-        .map(|t| t.description("Adds one to example://counter and notifies its subscribers")),
+        .description("Adds one to example://counter and notifies its subscribers"),
     )
     .resource(
         ResourceDef::new(COUNTER, "counter", move |uri, _cx| {
@@ -202,10 +202,8 @@ pub(crate) fn server() -> Result<Server, mcp_server::Error> {
                 Role::User,
             )]))
         })
-        .map(|p| {
-            p.description("Asks the model to explain an MCP topic")
-                .argument("topic", "The topic, such as tools or resources", true)
-        }),
+        .description("Asks the model to explain an MCP topic")
+        .argument("topic", "The topic, such as tools or resources", true),
     )
     .completion(|params, _cx| async move {
         let typed = params.argument.value;

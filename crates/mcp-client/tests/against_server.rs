@@ -53,7 +53,7 @@ fn server() -> Server {
                 let who = args.get("who").cloned().unwrap_or_default();
                 Ok(GetPromptResult::new(vec![PromptMessage::new(ContentBlock::text(format!("hi {who}")), Role::User)]))
             })
-            .map(|p| p.argument("who", "who", true)),
+            .argument("who", "who", true),
         )
         .build()
         .unwrap()

@@ -38,10 +38,9 @@ fn server() -> Server {
     let tool = |name: &str, link: Option<ToolUi>| {
         let tool = ToolDef::new(name, json!({"type": "object"}), |_, _| async {
             Ok(CallToolResult::text("ok"))
-        })
-        .unwrap();
+        });
         match link {
-            Some(link) => tool.ui(link).unwrap(),
+            Some(link) => tool.ui(link),
             None => tool,
         }
     };

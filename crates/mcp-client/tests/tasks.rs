@@ -42,7 +42,7 @@ fn fixture() -> Fixture {
                     () = cx.cancellation().cancelled() => { seen.store(true, Ordering::SeqCst); Err(ToolError::failed("stopped")) }
                 }
             }
-        }).map(|t| t.task_support(TaskSupport::Required)))
+        }).task_support(TaskSupport::Required))
         .tool(ToolDef::new("ask", json!({"type": "object"}), |_, cx: Context| async move {
             let form: ElicitRequestFormParams = serde_json::from_value(json!({
                 "message": "Name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
@@ -50,10 +50,10 @@ fn fixture() -> Fixture {
             let answer = cx.elicit("name", ElicitRequestParams::ElicitRequestForm(form))?;
             let name = serde_json::to_value(&answer.content)?["name"].as_str().unwrap_or_default().to_owned();
             Ok(CallToolResult::text(format!("Hello, {name}!")))
-        }).map(|t| t.task_support(TaskSupport::Optional)))
+        }).task_support(TaskSupport::Optional))
         .tool(ToolDef::new("broken", json!({"type": "object"}), |_, _| async {
             Err(ToolError::Protocol(mcp_jsonrpc::ErrorObject::internal("the backend is down")))
-        }).map(|t| t.task_support(TaskSupport::Required)))
+        }).task_support(TaskSupport::Required))
         .tasks(Tasks::in_memory().poll_interval(Duration::from_millis(10)))
         .build()
         .unwrap();

@@ -40,21 +40,18 @@ fn stdio_server() -> Server {
             Ok(CallToolResult::text(sum.to_string()))
         },
     )
-    .unwrap()
     .annotations(read_only());
     let fail = ToolDef::new("fail", json!({"type": "object"}), |_, _| async {
         Ok(CallToolResult::error("the disk is on fire"))
     })
-    .unwrap()
     .annotations(read_only());
     let wipe = ToolDef::new("wipe", json!({"type": "object"}), |_, _| async {
         Ok(CallToolResult::text("wiped"))
-    })
-    .unwrap();
+    });
     Server::builder("local", "1")
-        .tool(Ok(add))
-        .tool(Ok(fail))
-        .tool(Ok(wipe))
+        .tool(add)
+        .tool(fail)
+        .tool(wipe)
         .build()
         .unwrap()
 }
@@ -70,12 +67,8 @@ fn http_server() -> Server {
             Ok(CallToolResult::text("met"))
         }
     })
-    .unwrap()
     .annotations(read_only());
-    let server = Server::builder("remote", "1")
-        .tool(Ok(meet))
-        .build()
-        .unwrap();
+    let server = Server::builder("remote", "1").tool(meet).build().unwrap();
     let handle = server.clone();
     let unlock = ToolDef::new("unlock", json!({"type": "object"}), move |_, _| {
         let handle = handle.clone();
@@ -83,15 +76,13 @@ fn http_server() -> Server {
             let secret = ToolDef::new("secret", json!({"type": "object"}), |_, _| async {
                 Ok(CallToolResult::text("the secret is 42"))
             })
-            .unwrap()
             .annotations(read_only());
-            handle.add_tool(secret);
+            handle.add_tool(secret).unwrap();
             Ok(CallToolResult::text("unlocked"))
         }
     })
-    .unwrap()
     .annotations(read_only());
-    server.add_tool(unlock);
+    server.add_tool(unlock).unwrap();
     server
 }
 

@@ -15,10 +15,9 @@ const HTML: &str = "<!DOCTYPE html><html><body>cart</body></html>";
 fn tool(name: &'static str, link: Option<ToolUi>) -> ToolDef {
     let tool = ToolDef::new(name, json!({"type": "object"}), move |_, _| async move {
         Ok(CallToolResult::text(format!("{name} ran")))
-    })
-    .unwrap();
+    });
     match link {
-        Some(link) => tool.ui(link).unwrap(),
+        Some(link) => tool.ui(link),
         None => tool,
     }
 }

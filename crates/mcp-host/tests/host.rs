@@ -13,7 +13,7 @@ use mcp_server::{Server, ToolDef};
 use mcp_types::CallToolResult;
 use serde_json::json;
 
-fn tool(name: &'static str) -> Result<ToolDef, mcp_server::Error> {
+fn tool(name: &'static str) -> ToolDef {
     ToolDef::new(name, json!({"type": "object"}), move |_, _| async move {
         Ok(CallToolResult::text(format!("{name} ran")))
     })
@@ -87,7 +87,7 @@ async fn groups_refresh_failures_and_middleware() {
     // Nothing changed, nothing refreshed; a change is picked up by the next refresh.
     assert!(!host.refresh().await);
     let mut changes = host.changes();
-    server.add_tool(tool("later").unwrap());
+    server.add_tool(tool("later")).unwrap();
     tokio::time::timeout(Duration::from_secs(10), changes.wait_for(|n| *n >= 1))
         .await
         .unwrap()

@@ -131,10 +131,10 @@ fn server(probe: &Probe) -> Server {
                 Ok(CallToolResult::text("done"))
             }
         })
-        .map(|t| {
+        .annotations({
             let mut hints = ToolAnnotations::default();
             hints.read_only_hint = Some(read_only);
-            t.annotations(hints)
+            hints
         })
     };
     Server::builder("faults", "1.0.0")

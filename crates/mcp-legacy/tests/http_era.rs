@@ -300,12 +300,12 @@ async fn the_get_stream_carries_list_changes_and_is_one_per_session() {
     let second = f.send("GET", &[("mcp-session-id", &id)], "").await;
     assert_eq!(second.status(), StatusCode::CONFLICT);
 
-    core.add_tool(
-        ToolDef::new("late", json!({"type": "object"}), |_a, _c| async move {
-            Ok(CallToolResult::text("late"))
-        })
-        .unwrap(),
-    );
+    core.add_tool(ToolDef::new(
+        "late",
+        json!({"type": "object"}),
+        |_a, _c| async move { Ok(CallToolResult::text("late")) },
+    ))
+    .unwrap();
     let (_, changed) = events.message().await;
     assert_eq!(changed["method"], "notifications/tools/list_changed");
     assert!(changed.get("params").is_none(), "untagged: {changed}");
@@ -630,17 +630,13 @@ async fn the_endpoint_checks_the_headers_its_server_registered() {
             "region": {"type": "string", "x-mcp-header": "Region"}
         }}),
         |_args, _cx| async move { Ok(CallToolResult::text("ran")) },
-    )
-    .unwrap();
+    );
     let with_tasks = Server::builder("routed", "1.0.0")
         .tool(Ok(sql.clone()))
         .tasks(mcp_server::tasks::Tasks::in_memory())
         .build()
         .unwrap();
-    let without_tasks = Server::builder("plain", "1.0.0")
-        .tool(Ok(sql))
-        .build()
-        .unwrap();
+    let without_tasks = Server::builder("plain", "1.0.0").tool(sql).build().unwrap();
     for (core, serves_tasks) in [(with_tasks, true), (without_tasks, false)] {
         let running = DualEraHttp::bind(
             HttpServer::DEFAULT_ADDR,

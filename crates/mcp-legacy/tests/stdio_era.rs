@@ -268,12 +268,13 @@ async fn changes_reach_a_legacy_session_the_legacy_way() {
             "params": {"uri": "test://here"}})
     );
 
-    server.add_tool(
-        ToolDef::new("late", json!({"type": "object"}), |_args, _cx| async move {
-            Ok(CallToolResult::text("late"))
-        })
-        .unwrap(),
-    );
+    server
+        .add_tool(ToolDef::new(
+            "late",
+            json!({"type": "object"}),
+            |_args, _cx| async move { Ok(CallToolResult::text("late")) },
+        ))
+        .unwrap();
     let changed = wire.recv().await;
     assert_eq!(
         changed,

@@ -41,7 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ToolDef::typed("echo", |args: Echo, _cx| async move {
                 Ok(CallToolResult::text(args.text))
             })
-            .map(|t| t.description("Echoes the text back")),
+            .description("Echoes the text back"),
         )
         .tool(
             ToolDef::structured("add", |args: Add, _cx| async move {
@@ -49,7 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     sum: args.a + args.b,
                 })
             })
-            .map(|t| t.description("Adds two integers")),
+            .description("Adds two integers"),
         )
         .resource(
             ResourceDef::new("demo://readme", "readme", |uri, _cx| async move {
@@ -67,7 +67,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     Role::User,
                 )]))
             })
-            .map(|p| p.argument("name", "Who to greet", true)),
+            .argument("name", "Who to greet", true),
         )
         .build()?;
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -39,16 +39,16 @@
 //!     .prefers_border(true);
 //! let now = ToolDef::new("now", serde_json::json!({"type": "object"}), |_, _| async {
 //!     Ok(CallToolResult::text("12:00"))
-//! })?
-//! .ui(ToolUi::new("ui://clock/view.html"))?;
+//! })
+//! .ui(ToolUi::new("ui://clock/view.html"));
 //! let tick = ToolDef::new("tick", serde_json::json!({"type": "object"}), |_, _| async {
 //!     Ok(CallToolResult::text("12:01"))
-//! })?
-//! .ui(ToolUi::new("ui://clock/view.html").visibility([Visibility::App]))?;
+//! })
+//! .ui(ToolUi::new("ui://clock/view.html").visibility([Visibility::App]));
 //! let server = Server::builder("clock", "1.0")
 //!     .ui_resource(view)
-//!     .tool(Ok(now))
-//!     .tool(Ok(tick))
+//!     .tool(now)
+//!     .tool(tick)
 //!     .build()?;
 //! assert!(server.capabilities().extensions.as_ref().unwrap().contains_key(mcp_types::apps::EXTENSION_ID));
 //! # Ok::<(), mcp_server::Error>(())
@@ -250,21 +250,25 @@ pub(crate) fn plain_result(mut result: CallToolResult) -> CallToolResult {
 impl crate::ToolDef {
     /// Links the tool to a UI resource (`_meta.ui`: `resourceUri` and `visibility`),
     /// shown only to clients that render apps (see [`crate::apps`]). A `resourceUri` that
-    /// is missing or not a `ui://` URI is refused.
-    pub fn ui(mut self, link: ToolUi) -> Result<Self, Error> {
-        match link.resource_uri.as_deref() {
-            Some(uri) => check_ui_uri(uri)?,
-            None => {
-                return Err(Error::InvalidUiResource {
-                    uri: String::new(),
-                    reason: "a tool's UI link needs a resourceUri",
-                });
-            }
+    /// is missing or not a `ui://` URI makes the definition unusable
+    /// ([`check`](crate::ToolDef::check)).
+    #[must_use]
+    pub fn ui(mut self, link: ToolUi) -> Self {
+        let checked = match link.resource_uri.as_deref() {
+            Some(uri) => check_ui_uri(uri),
+            None => Err(Error::InvalidUiResource {
+                uri: String::new(),
+                reason: "a tool's UI link needs a resourceUri",
+            }),
+        };
+        if let Err(defect) = checked {
+            self.defect.get_or_insert_with(|| Arc::new(defect));
+            return self;
         }
         self.ui = Some(Arc::new(link));
         self.json = std::sync::OnceLock::new();
         self.json_ui = std::sync::OnceLock::new();
-        Ok(self)
+        self
     }
 
     /// The tool's UI link, if it has one.

@@ -130,6 +130,16 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The error of a definition that was cloned before it was registered: each copy
+    /// reports the same error, shared.
+    #[error("{0}")]
+    Shared(std::sync::Arc<Error>),
+}
+
+/// The error a definition carries ([`ToolDef::check`](crate::ToolDef::check)), as the
+/// error itself when this copy of the definition is the only one that holds it.
+pub(crate) fn unshared(defect: std::sync::Arc<Error>) -> Error {
+    std::sync::Arc::try_unwrap(defect).unwrap_or_else(Error::Shared)
 }
 
 /// Why a tool, prompt or resource handler did not produce its result.
@@ -189,6 +199,20 @@ impl std::error::Error for ToolError {}
 impl From<InputRequired> for ToolError {
     fn from(_: InputRequired) -> Self {
         ToolError::InputRequired
+    }
+}
+
+impl From<String> for ToolError {
+    /// A failure with this message for the model, so that a handler returning
+    /// `Result<_, String>` reads as it should.
+    fn from(message: String) -> Self {
+        ToolError::Failed(message)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError::Failed(message.to_owned())
     }
 }
 

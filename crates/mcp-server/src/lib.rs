@@ -116,6 +116,7 @@ pub mod apps;
 #[cfg(feature = "auth")]
 pub mod auth;
 mod context;
+mod define;
 mod error;
 mod extension;
 #[cfg(feature = "fuzzing")]
@@ -133,6 +134,10 @@ mod tool;
 mod uri_template;
 
 pub use context::Context;
+pub use define::{
+    __macros, FromContext, IntoPromptDef, IntoPromptResult, IntoResourceContents, IntoResourceDef,
+    IntoResourceTemplateDef, IntoToolDef, IntoToolResult, Json, ToolSet,
+};
 pub use error::{Error, InputRequired, ToolError};
 pub use extension::Extension;
 pub use limits::Limits;

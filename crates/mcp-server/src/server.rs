@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 
 use crate::context::Context;
-use crate::error::ToolError;
+use crate::error::{Error, ToolError};
 use crate::extension::Extension;
 use crate::limits::{Limits, ListenStreams};
 use crate::prompt::PromptDef;
@@ -406,10 +406,16 @@ impl Server {
     }
 
     /// Adds (or replaces) a tool at run time; listeners hear `tools/list_changed`.
-    pub fn add_tool(&self, tool: ToolDef) {
+    ///
+    /// # Errors
+    /// The error that makes the definition unusable ([`ToolDef::check`]); nothing changes
+    /// then.
+    pub fn add_tool(&self, tool: impl crate::IntoToolDef) -> Result<(), Error> {
+        let tool = tool.into_tool_def()?;
         self.edit(Change::Tools, |r| {
             upsert(&mut r.tools, tool, |t| &t.tool.name)
         });
+        Ok(())
     }
 
     /// The tool named `name`, for re-registering it unchanged (which notifies listeners).
@@ -432,10 +438,16 @@ impl Server {
     }
 
     /// Adds (or replaces) a prompt at run time; listeners hear `prompts/list_changed`.
-    pub fn add_prompt(&self, prompt: PromptDef) {
+    ///
+    /// # Errors
+    /// The error that makes the definition unusable ([`PromptDef::check`]); nothing
+    /// changes then.
+    pub fn add_prompt(&self, prompt: impl crate::IntoPromptDef) -> Result<(), Error> {
+        let prompt = prompt.into_prompt_def()?;
         self.edit(Change::Prompts, |r| {
             upsert(&mut r.prompts, prompt, |p| &p.prompt.name)
         });
+        Ok(())
     }
 
     /// Adds (or replaces) a resource at run time; listeners hear

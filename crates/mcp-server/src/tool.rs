@@ -66,6 +66,10 @@ pub struct ToolDef {
     pub(crate) ui: Option<Arc<mcp_types::apps::ToolUi>>,
     /// The definition with its link, serialized at its first listing to such a client.
     pub(crate) json_ui: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
+    /// Why the definition is unusable, kept until it is registered ([`ToolDef::check`]),
+    /// so that the builder methods can chain. Shared, since a definition is `Clone` and
+    /// the error is not.
+    pub(crate) defect: Option<Arc<Error>>,
 }
 
 mcp_types::debug_fields!(ToolDef { tool });
@@ -309,9 +313,10 @@ impl std::fmt::Debug for Check {
 
 impl ToolDef {
     /// A tool with a raw JSON Schema for its arguments and a handler taking them as JSON.
-    /// The schema is compiled here, so a bad one is an error now (one without parameters,
-    /// which every object satisfies, is compiled only if a value that is not an object
-    /// ever has to be checked).
+    /// The schema is compiled here (one without parameters, which every object satisfies,
+    /// only if a value that is not an object ever has to be checked); a bad one, or a bad
+    /// name, makes the definition unusable, which registering it reports
+    /// ([`check`](Self::check)).
     ///
     /// ```
     /// use mcp_server::ToolDef;
@@ -321,15 +326,11 @@ impl ToolDef {
     ///     "echo",
     ///     serde_json::json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
     ///     |args, _cx| async move { Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default())) },
-    /// )?
+    /// )
     /// .description("Echoes its text back");
-    /// # Ok::<(), mcp_server::Error>(())
+    /// assert!(echo.check().is_ok());
     /// ```
-    pub fn new<F, Fut>(
-        name: impl Into<String>,
-        input_schema: Value,
-        handler: F,
-    ) -> Result<Self, Error>
+    pub fn new<F, Fut>(name: impl Into<String>, input_schema: Value, handler: F) -> Self
     where
         F: Fn(Value, Context) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
@@ -341,9 +342,59 @@ impl ToolDef {
         ToolDef::with_schema(name.into(), input_schema, handler, false)
     }
 
+    /// The definition as it stands: `Err` with the first error of its construction
+    /// (an invalid name, an unusable schema or `x-mcp-header` annotation), if any.
+    /// [`ServerBuilder::tool`](crate::ServerBuilder::tool) and
+    /// [`Server::add_tool`](crate::Server::add_tool) call it; call it yourself to see the
+    /// error sooner.
+    ///
+    /// ```
+    /// use mcp_server::{Error, ToolDef};
+    ///
+    /// let bad = ToolDef::new("no spaces allowed", serde_json::json!({"type": "object"}), |_, _| async {
+    ///     Ok(mcp_types::CallToolResult::text("unreachable"))
+    /// })
+    /// .description("still chains");
+    /// assert!(matches!(bad.check(), Err(Error::InvalidName { .. })));
+    /// ```
+    pub fn check(self) -> Result<Self, Error> {
+        match self.defect {
+            None => Ok(self),
+            Some(defect) => Err(crate::error::unshared(defect)),
+        }
+    }
+
     /// A tool from its parts; `derived` defers compiling the schema to the first call
     /// ([`Check`]).
-    fn with_schema(
+    fn with_schema(name: String, input_schema: Value, handler: ToolFn, derived: bool) -> Self {
+        match ToolDef::try_with_schema(name.clone(), input_schema, handler, derived) {
+            Ok(tool) => tool,
+            Err(defect) => ToolDef::defective(name, defect),
+        }
+    }
+
+    /// A definition that only carries `defect` (with the name it was given, for the
+    /// setters to work on): registering it fails with that error.
+    fn defective(name: String, defect: Error) -> Self {
+        let handler: ToolFn = Arc::new(|_, _| {
+            Box::pin(async { Err(ToolError::failed("this tool's definition is invalid")) })
+        });
+        let schema = serde_json::json!({"type": "object"});
+        ToolDef {
+            tool: mcp_types::Tool::new(ToolInputSchema::new(), name),
+            handler,
+            input: Arc::new(Check::deferred(&schema)),
+            output: None,
+            headers: Vec::new(),
+            task: (TaskSupport::Forbidden, TaskStart::Immediately),
+            json: std::sync::OnceLock::new(),
+            ui: None,
+            json_ui: std::sync::OnceLock::new(),
+            defect: Some(Arc::new(defect)),
+        }
+    }
+
+    fn try_with_schema(
         name: String,
         input_schema: Value,
         handler: ToolFn,
@@ -386,6 +437,7 @@ impl ToolDef {
             json: std::sync::OnceLock::new(),
             ui: None,
             json_ui: std::sync::OnceLock::new(),
+            defect: None,
         })
     }
 
@@ -396,7 +448,21 @@ impl ToolDef {
     /// schema derived from a type is well formed, and a server's start-up then pays only
     /// for the tools it is asked to run. Should it not compile (a hand-written
     /// `JsonSchema` impl), each call fails with an internal error (-32603) that says why.
-    pub fn typed<A, F, Fut>(name: impl Into<String>, handler: F) -> Result<Self, Error>
+    ///
+    /// ```
+    /// use mcp_server::ToolDef;
+    /// use mcp_types::CallToolResult;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Shout { text: String }
+    ///
+    /// let shout = ToolDef::typed("shout", |args: Shout, _cx| async move {
+    ///     Ok(CallToolResult::text(args.text.to_uppercase()))
+    /// })
+    /// .description("Repeats its text, louder");
+    /// # assert!(shout.check().is_ok());
+    /// ```
+    pub fn typed<A, F, Fut>(name: impl Into<String>, handler: F) -> Self
     where
         A: DeserializeOwned + JsonSchema + Send + 'static,
         F: Fn(A, Context) -> Fut + Send + Sync + 'static,
@@ -431,10 +497,10 @@ impl ToolDef {
     /// #[derive(serde::Serialize, schemars::JsonSchema)]
     /// struct Sum { sum: i64 }
     ///
-    /// let add = ToolDef::structured("add", |args: Add, _cx| async move { Ok(Sum { sum: args.a + args.b }) })?;
-    /// # Ok::<(), mcp_server::Error>(())
+    /// let add = ToolDef::structured("add", |args: Add, _cx| async move { Ok(Sum { sum: args.a + args.b }) });
+    /// # assert!(add.check().is_ok());
     /// ```
-    pub fn structured<A, O, F, Fut>(name: impl Into<String>, handler: F) -> Result<Self, Error>
+    pub fn structured<A, O, F, Fut>(name: impl Into<String>, handler: F) -> Self
     where
         A: DeserializeOwned + JsonSchema + Send + 'static,
         O: Serialize + JsonSchema + 'static,
@@ -449,8 +515,47 @@ impl ToolDef {
                 let value = serde_json::to_value(output)?;
                 Ok(CallToolResult::structured(value))
             }
-        })?;
+        });
         tool.with_output_schema(schema_of::<O>(), true)
+    }
+
+    /// A tool with typed arguments whose handler returns anything that
+    /// [`IntoToolResult`](crate::IntoToolResult): text, a [`CallToolResult`], a
+    /// [`Json`](crate::Json) value (whose type's schema becomes `outputSchema`), or a
+    /// `Result` of one. The `#[tool]` macro builds its tools with it.
+    ///
+    /// ```
+    /// use mcp_server::{Json, ToolDef, ToolError};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Div { a: f64, b: f64 }
+    /// #[derive(serde::Serialize, schemars::JsonSchema)]
+    /// struct Quotient { quotient: f64 }
+    ///
+    /// let div = ToolDef::returning("div", |args: Div, _cx| async move {
+    ///     if args.b == 0.0 {
+    ///         return Err(ToolError::failed("division by zero"));
+    ///     }
+    ///     Ok(Json(Quotient { quotient: args.a / args.b }))
+    /// });
+    /// assert!(div.tool().output_schema.is_some());
+    /// ```
+    pub fn returning<A, R, F, Fut>(name: impl Into<String>, handler: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        R: crate::IntoToolResult + 'static,
+        F: Fn(A, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        let tool = ToolDef::typed(name, move |args: A, cx| {
+            let handler = Arc::clone(&handler);
+            async move { handler(args, cx).await.into_tool_result() }
+        });
+        match R::output_schema() {
+            Some(schema) => tool.with_output_schema(schema, true),
+            None => tool,
+        }
     }
 
     text_setters!(tool {
@@ -496,14 +601,26 @@ impl ToolDef {
     }
 
     /// Declares an `outputSchema`; `structuredContent` is checked against it. The schema
-    /// is compiled here, so a bad one is an error now.
-    pub fn output_schema(self, schema: Value) -> Result<Self, Error> {
+    /// is compiled here; a bad one makes the definition unusable
+    /// ([`check`](Self::check)).
+    #[must_use]
+    pub fn output_schema(self, schema: Value) -> Self {
         self.with_output_schema(schema, false)
     }
 
     /// Sets the `outputSchema`; `derived` defers compiling it to the first call
-    /// ([`Check`]).
-    fn with_output_schema(mut self, schema: Value, derived: bool) -> Result<Self, Error> {
+    /// ([`Check`]). An error is kept as the definition's defect, the first one winning.
+    fn with_output_schema(mut self, schema: Value, derived: bool) -> Self {
+        if self.defect.is_some() {
+            return self;
+        }
+        if let Err(defect) = self.try_output_schema(schema, derived) {
+            self.defect = Some(Arc::new(defect));
+        }
+        self
+    }
+
+    fn try_output_schema(&mut self, schema: Value, derived: bool) -> Result<(), Error> {
         let check = if derived {
             Check::deferred(&schema)
         } else {
@@ -512,7 +629,7 @@ impl ToolDef {
         self.output = Some(Arc::new(check));
         let Value::Object(object) = schema else {
             return Err(Error::InvalidSchema {
-                tool: self.tool.name,
+                tool: self.tool.name.clone(),
                 which: "outputSchema",
                 reason: "must be a JSON object".to_owned(),
             });
@@ -526,7 +643,7 @@ impl ToolDef {
                 }
             })?,
         );
-        Ok(self)
+        Ok(())
     }
 
     /// The definition clients see.
@@ -643,7 +760,7 @@ impl ToolDef {
     }
 }
 
-fn schema_of<T: JsonSchema>() -> Value {
+pub(crate) fn schema_of<T: JsonSchema>() -> Value {
     schemars::schema_for!(T).to_value()
 }
 
@@ -699,9 +816,15 @@ mod tests {
     #[cfg(feature = "schema-validation")]
     fn schemas_are_checked_at_registration() {
         let ok = |_: serde_json::Value, _| async { Ok(mcp_types::CallToolResult::text("")) };
-        assert!(ToolDef::new("t", json!({"type": "object"}), ok).is_ok());
         assert!(
-            ToolDef::new("t", json!({"type": "string"}), ok).is_err(),
+            ToolDef::new("t", json!({"type": "object"}), ok)
+                .check()
+                .is_ok()
+        );
+        assert!(
+            ToolDef::new("t", json!({"type": "string"}), ok)
+                .check()
+                .is_err(),
             "the root must be an object"
         );
         assert!(
@@ -710,9 +833,14 @@ mod tests {
                 json!({"type": "object", "properties": {"a": {"type": 5}}}),
                 ok
             )
+            .check()
             .is_err()
         );
-        assert!(ToolDef::new("t", json!({"type": "object", "minProperties": "x"}), ok).is_err());
+        assert!(
+            ToolDef::new("t", json!({"type": "object", "minProperties": "x"}), ok)
+                .check()
+                .is_err()
+        );
     }
 
     #[test]
@@ -730,12 +858,15 @@ mod tests {
         let at = nested(json!({"type": "string"}));
         assert_eq!(depth(&at), MAX_SCHEMA_DEPTH);
         assert!(
-            ToolDef::new("at", at, ok).is_ok(),
+            ToolDef::new("at", at, ok).check().is_ok(),
             "{MAX_SCHEMA_DEPTH} levels"
         );
         let past = nested(json!({"type": "string", "enum": ["x"]}));
         assert_eq!(depth(&past), MAX_SCHEMA_DEPTH + 1);
-        assert!(ToolDef::new("past", past, ok).is_err(), "one level more");
+        assert!(
+            ToolDef::new("past", past, ok).check().is_err(),
+            "one level more"
+        );
 
         // Size: the serialized schema, exactly the limit, then one byte more.
         let sized = |bytes: usize| {
@@ -746,8 +877,16 @@ mod tests {
             assert_eq!(serde_json::to_vec(&schema).unwrap().len(), bytes);
             schema
         };
-        assert!(ToolDef::new("at", sized(MAX_SCHEMA_BYTES), ok).is_ok());
-        assert!(ToolDef::new("past", sized(MAX_SCHEMA_BYTES + 1), ok).is_err());
+        assert!(
+            ToolDef::new("at", sized(MAX_SCHEMA_BYTES), ok)
+                .check()
+                .is_ok()
+        );
+        assert!(
+            ToolDef::new("past", sized(MAX_SCHEMA_BYTES + 1), ok)
+                .check()
+                .is_err()
+        );
         // The count is exact at any limit (`{"a":"bc"}` is ten bytes).
         let ten = json!({"a": "bc"});
         assert!(!super::serialized_over(&ten, 10));
@@ -763,16 +902,21 @@ mod tests {
         for _ in 0..200 {
             deep = json!({"type": "object", "properties": {"a": deep}});
         }
-        assert!(ToolDef::new("deep", deep, ok).is_err(), "nesting is capped");
+        assert!(
+            ToolDef::new("deep", deep, ok).check().is_err(),
+            "nesting is capped"
+        );
         let big: serde_json::Map<String, serde_json::Value> = (0..40_000)
             .map(|i| (format!("property_{i}"), json!({"type": "string"})))
             .collect();
         assert!(
-            ToolDef::new("big", json!({"type": "object", "properties": big}), ok).is_err(),
+            ToolDef::new("big", json!({"type": "object", "properties": big}), ok)
+                .check()
+                .is_err(),
             "size is capped"
         );
         assert!(
-            ToolDef::new("remote", json!({"type": "object", "properties": {"a": {"$ref": "https://example.com/s.json"}}}), ok).is_err(),
+            ToolDef::new("remote", json!({"type": "object", "properties": {"a": {"$ref": "https://example.com/s.json"}}}), ok).check().is_err(),
             "remote references are never fetched"
         );
 
@@ -782,8 +926,7 @@ mod tests {
             "regex",
             json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a|aa)+(?=b)c$"}}}),
             ok,
-        )
-        .unwrap();
+        );
         let hostile = json!({"s": format!("{}!", "a".repeat(64))});
         let _ = tool
             .input

@@ -63,19 +63,15 @@ fn server() -> Server {
             Ok(result)
         },
     )
-    .unwrap()
     .meta(
         json!({"com.example/owner": "weather-team"})
             .as_object()
             .cloned()
             .unwrap(),
     )
-    .ui(ToolUi::new(VIEW))
-    .unwrap();
-    let refresh = tools::answers("refresh", "refreshed")
-        .unwrap()
-        .ui(ToolUi::new(VIEW).visibility([Visibility::App]))
-        .unwrap();
+    .ui(ToolUi::new(VIEW));
+    let refresh =
+        tools::answers("refresh", "refreshed").ui(ToolUi::new(VIEW).visibility([Visibility::App]));
     let plain = tools::answers("plain", "plain");
     Server::builder("weather", "1.0")
         .ui_resource(view)
@@ -90,8 +86,8 @@ fn server() -> Server {
                 ])
             },
         ))
-        .tool(Ok(forecast))
-        .tool(Ok(refresh))
+        .tool(forecast)
+        .tool(refresh)
         .tool(plain)
         .page_size(2)
         .build()
@@ -267,7 +263,7 @@ async fn the_ui_resource_reads_as_html_with_its_sandbox_metadata() {
 
 #[test]
 fn links_and_ui_resources_are_checked_at_build() {
-    let tool = |link: ToolUi| tools::answers("t", "").unwrap().ui(link);
+    let tool = |link: ToolUi| tools::answers("t", "").ui(link).check();
     assert!(matches!(
         tool(ToolUi::new("https://x/view.html")),
         Err(Error::InvalidUiResource { .. })

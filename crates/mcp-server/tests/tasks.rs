@@ -53,24 +53,24 @@ fn fixture(tasks: Tasks) -> Fixture {
                     }
                 }
             }
-        }).map(|t| t.task_support(TaskSupport::Optional)))
+        }).task_support(TaskSupport::Optional))
         .tool(ToolDef::new("only_task", json!({"type": "object"}), |_, _| async {
             Ok(CallToolResult::text("done"))
-        }).map(|t| t.task_support(TaskSupport::Required)))
+        }).task_support(TaskSupport::Required))
         .tool(ToolDef::new("two_questions", json!({"type": "object"}), |_, cx: Context| async move {
             let first = cx.elicit("first", form("First?", "a"));
             let second = cx.elicit("second", form("Second?", "b"));
             let (first, second) = (first?, second?);
             Ok(CallToolResult::text(format!("{} and {}", text(&first, "a"), text(&second, "b"))))
-        }).map(|t| t.task_support(TaskSupport::Optional)))
+        }).task_support(TaskSupport::Optional))
         .tool(ToolDef::new("ask_then_task", json!({"type": "object"}), |_, cx: Context| async move {
             let answer = cx.elicit("name", form("Name?", "name"))?;
             cx.escalate().await?;
             Ok(CallToolResult::text(format!("Hello, {}! (task {})", text(&answer, "name"), cx.task_id().unwrap_or("none"))))
-        }).map(|t| t.task_support(TaskSupport::Required).task_start(TaskStart::OnEscalate)))
+        }).task_support(TaskSupport::Required).task_start(TaskStart::OnEscalate))
         .tool(ToolDef::new("broken", json!({"type": "object"}), |_, _| async {
             Err(ToolError::Protocol(mcp_jsonrpc::ErrorObject::internal("the backend is down")))
-        }).map(|t| t.task_support(TaskSupport::Optional)))
+        }).task_support(TaskSupport::Optional))
         .tasks(tasks)
         .build()
         .unwrap();

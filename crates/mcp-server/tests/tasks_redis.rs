@@ -199,7 +199,7 @@ async fn member(
                     () = cx.cancellation().cancelled() => { seen.store(true, Ordering::SeqCst); Ok(CallToolResult::text("stopped")) }
                 }
             }
-        }).map(|t| t.task_support(TaskSupport::Required)))
+        }).task_support(TaskSupport::Required))
         .tool(ToolDef::new("two_questions", json!({"type": "object"}), move |_, cx: Context| {
             let runs = Arc::clone(&runs);
             async move {
@@ -210,7 +210,7 @@ async fn member(
                 let text = |r: &mcp_types::ElicitResult, k: &str| serde_json::to_value(&r.content).unwrap()[k].as_str().unwrap_or_default().to_owned();
                 Ok(CallToolResult::text(format!("{} {}", text(&a, "a"), text(&b, "b"))))
             }
-        }).map(|t| t.task_support(TaskSupport::Required)))
+        }).task_support(TaskSupport::Required))
         .tasks(Tasks::new(store).poll_interval(Duration::from_millis(50)))
         .build()
         .unwrap()

@@ -28,7 +28,7 @@ fn server() -> Server {
                 json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
                 |args, _cx| async move { Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default())) },
             )
-            .map(|t| t.description("Echoes")),
+            .description("Echoes"),
         )
         .tool(tools::add())
         .tool(ToolDef::new("boom", json!({"type": "object"}), |_args, _cx| async move {
@@ -68,7 +68,7 @@ fn server() -> Server {
                 let name = args.get("name").cloned().unwrap_or_default();
                 Ok(GetPromptResult::new(vec![PromptMessage::new(ContentBlock::text(format!("Hello {name}")), Role::User)]))
             })
-            .map(|p| p.argument("name", "Who", true)),
+            .argument("name", "Who", true),
         )
         .resource(ResourceDef::new("test://static-text", "static", |uri, _cx| async move {
             Ok(vec![EmbeddedResourceResource::TextResourceContents(TextResourceContents::new("static", uri))])
@@ -309,13 +309,11 @@ async fn structured_content_is_checked_against_the_output_schema() {
         json!({"type": "object"}),
         |args, _cx| async move { Ok(CallToolResult::structured(args)) },
     )
-    .and_then(|t| {
-        t.output_schema(json!({
-            "type": "object",
-            "properties": {"n": {"type": "integer"}},
-            "required": ["n"]
-        }))
-    });
+    .output_schema(json!({
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+        "required": ["n"]
+    }));
     let server = Server::builder("output-test", "1.0.0")
         .tool(tool)
         .build()
@@ -670,9 +668,11 @@ async fn subscriptions_acknowledge_then_deliver_opted_in_changes() {
         json!({"toolsListChanged": true, "resourceSubscriptions": ["test://static-text"]})
     );
 
-    server.add_prompt(
-        PromptDef::new("quiet", |_, _| async { Ok(GetPromptResult::new(vec![])) }).unwrap(),
-    );
+    server
+        .add_prompt(PromptDef::new("quiet", |_, _| async {
+            Ok(GetPromptResult::new(vec![]))
+        }))
+        .unwrap();
     server.remove_tool("boom");
     let changed = c.recv().await;
     assert_eq!(
@@ -685,7 +685,7 @@ async fn subscriptions_acknowledge_then_deliver_opted_in_changes() {
     );
 
     // Re-registering a tool notifies listeners and keeps the list's order.
-    server.add_tool(server.tool("echo").unwrap());
+    server.add_tool(server.tool("echo").unwrap()).unwrap();
     assert_eq!(c.recv().await["method"], "notifications/tools/list_changed");
     let (_, listed) = c.call("tools/list", with_meta(json!({}))).await;
     assert_eq!(listed["result"]["tools"][0]["name"], "echo");
@@ -735,7 +735,7 @@ fn definitions_are_checked_at_build() {
         noop,
     );
     assert!(matches!(
-        bad_header,
+        bad_header.check(),
         Err(mcp_server::Error::InvalidHeaderAnnotation { .. })
     ));
     // The builder drops such a tool (clients would) and keeps the rest of the server.
@@ -749,6 +749,53 @@ fn definitions_are_checked_at_build() {
         .build()
         .unwrap();
     assert!(server.tool("ok").is_some() && server.tool("t").is_none());
+}
+
+#[test]
+fn a_definitions_error_waits_for_its_registration() {
+    let noop = |_: Value, _| async { Ok(CallToolResult::text("")) };
+    // The setters chain on an invalid definition; the first error is the one reported.
+    let bad = ToolDef::new("bad name", json!({"type": "object"}), noop)
+        .description("chained")
+        .output_schema(json!("not an object"));
+    assert_eq!(bad.tool().description.as_deref(), Some("chained"));
+    // A copy reports the same error, shared while another copy holds it.
+    assert!(matches!(
+        bad.clone().check(),
+        Err(mcp_server::Error::Shared(e)) if matches!(*e, mcp_server::Error::InvalidName { .. })
+    ));
+    let built = Server::builder("s", "1").tool(bad).build();
+    assert!(matches!(built, Err(mcp_server::Error::InvalidName { .. })));
+    // A bad output schema is the error of an otherwise valid tool.
+    let bad_output = ToolDef::new("t", json!({"type": "object"}), noop).output_schema(
+        json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "(unclosed"}}}),
+    );
+    assert!(matches!(
+        bad_output.check(),
+        Err(mcp_server::Error::InvalidSchema {
+            which: "outputSchema",
+            ..
+        })
+    ));
+    // At run time, an invalid definition is refused and the registry is unchanged.
+    let server = Server::builder("s", "1")
+        .tool(ToolDef::new("ok", json!({"type": "object"}), noop))
+        .build()
+        .unwrap();
+    let refused = server.add_tool(ToolDef::new("bad name", json!({"type": "object"}), noop));
+    assert!(matches!(
+        refused,
+        Err(mcp_server::Error::InvalidName { .. })
+    ));
+    assert!(server.tool("bad name").is_none() && server.tool("ok").is_some());
+    let refused = server.add_prompt(mcp_server::PromptDef::new("bad name", |_, _| async {
+        Ok(mcp_types::GetPromptResult::new(Vec::new()))
+    }));
+    assert!(matches!(
+        refused,
+        Err(mcp_server::Error::InvalidName { .. })
+    ));
+    assert!(server.prompt("bad name").is_none());
 }
 
 struct Clock;
@@ -1005,7 +1052,7 @@ async fn derived_schemas_are_compiled_at_first_call() {
         Ok(CallToolResult::text("ran"))
     });
     assert!(
-        odd.is_ok(),
+        odd.clone().check().is_ok(),
         "a derived schema is not compiled at registration"
     );
     let raw = ToolDef::new(
@@ -1013,7 +1060,10 @@ async fn derived_schemas_are_compiled_at_first_call() {
         json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "(unclosed"}}}),
         |_args, _cx| async move { Ok(CallToolResult::text("ran")) },
     );
-    assert!(raw.is_err(), "a raw schema is compiled at registration");
+    assert!(
+        raw.check().is_err(),
+        "a raw schema is compiled at registration"
+    );
     let open = ToolDef::new(
         "open",
         json!({"type": "object", "properties": {}}),
@@ -1082,13 +1132,13 @@ async fn icons_are_listed_and_unsafe_schemes_refused() {
     let server = Server::builder("iconic", "1.0.0")
         .title("Iconic")
         .icons([icon(png), icon(svg)])
-        .tool(tools::add().map(|t| t.icons([icon(png)])))
+        .tool(tools::add().icons([icon(png)]))
         .prompt(
             PromptDef::new(
                 "p",
                 |_args, _cx| async move { Ok(GetPromptResult::new(vec![])) },
             )
-            .map(|p| p.icons([icon(svg)])),
+            .icons([icon(svg)]),
         )
         .resource(ResourceDef::new("demo://r", "r", text).icons([icon(png)]))
         .resource_template(
@@ -1120,7 +1170,7 @@ async fn icons_are_listed_and_unsafe_schemes_refused() {
             .icons([icon("javascript:alert(1)")])
             .build(),
         Server::builder("s", "1")
-            .tool(tools::add().map(|t| t.icons([icon("file:///etc/passwd")])))
+            .tool(tools::add().icons([icon("file:///etc/passwd")]))
             .build(),
         Server::builder("s", "1")
             .resource(

@@ -6,14 +6,14 @@ use serde_json::json;
 
 /// A tool `name` of no arguments that always answers `text`: for tests where what a tool
 /// does is beside the point.
-pub fn answers(name: &str, text: &'static str) -> Result<ToolDef, mcp_server::Error> {
+pub fn answers(name: &str, text: &'static str) -> ToolDef {
     ToolDef::new(name, json!({"type": "object"}), move |_, _| async move {
         Ok(CallToolResult::text(text))
     })
 }
 
 /// `echo`: answers its `text` argument (a string, optional), or `fallback` without one.
-pub fn echo(fallback: &'static str) -> Result<ToolDef, mcp_server::Error> {
+pub fn echo(fallback: &'static str) -> ToolDef {
     let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
     ToolDef::new("echo", schema, move |args, _cx| async move {
         Ok(CallToolResult::text(
@@ -39,7 +39,7 @@ pub struct Sum {
 
 /// `add`: a structured tool, `{a, b}` in and `{sum}` out, with schemas derived from
 /// [`Add`] and [`Sum`].
-pub fn add() -> Result<ToolDef, mcp_server::Error> {
+pub fn add() -> ToolDef {
     ToolDef::structured("add", |args: Add, _cx| async move {
         Ok(Sum {
             sum: args.a + args.b,
@@ -48,7 +48,7 @@ pub fn add() -> Result<ToolDef, mcp_server::Error> {
 }
 
 /// `slow`: reports progress 1, 2 and 3 of 3, then answers `done`.
-pub fn slow() -> Result<ToolDef, mcp_server::Error> {
+pub fn slow() -> ToolDef {
     ToolDef::new("slow", json!({"type": "object"}), |_, cx| async move {
         for step in 1..=3 {
             cx.progress(f64::from(step), Some(3.0), None).await;

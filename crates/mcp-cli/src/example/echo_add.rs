@@ -25,10 +25,8 @@ pub(super) fn echo_and_add(builder: ServerBuilder) -> ServerBuilder {
             ToolDef::typed("echo", |args: Echo, _cx| async move {
                 Ok(CallToolResult::text(args.text))
             })
-            .map(|t| {
-                t.description("Returns its text argument")
-                    .annotations(read_only())
-            }),
+            .description("Returns its text argument")
+            .annotations(read_only()),
         )
         .tool(
             ToolDef::typed("add", |args: Add, _cx| async move {
@@ -38,6 +36,7 @@ pub(super) fn echo_and_add(builder: ServerBuilder) -> ServerBuilder {
                     .ok_or_else(|| ToolError::failed("the sum does not fit in a 64-bit integer"))?;
                 Ok(CallToolResult::text(sum.to_string()))
             })
-            .map(|t| t.description("Adds two integers").annotations(read_only())),
+            .description("Adds two integers")
+            .annotations(read_only()),
         )
 }

@@ -38,7 +38,7 @@ fn server(faults: bool) -> Result<Server, mcp_server::Error> {
                     Ok(CallToolResult::text(args["text"].as_str().unwrap_or_default()))
                 },
             )
-            .map(|t| t.description("Echoes the text back")),
+            .description("Echoes the text back"),
         )
         .tool(ToolDef::new("fails", json!({"type": "object"}), |_args, _cx| async move {
             Err(ToolError::failed("this tool always fails"))
@@ -67,7 +67,7 @@ fn server(faults: bool) -> Result<Server, mcp_server::Error> {
                 let poem = serde_json::to_value(&poem.content)?;
                 Ok(CallToolResult::text(format!("{name}: {}", poem["text"].as_str().unwrap_or_default())))
             })
-            .map(|t| t.description("Asks the user's name, then the client's model for a poem")),
+            .description("Asks the user's name, then the client's model for a poem"),
         )
         .resource(ResourceDef::new("demo://hello", "hello", |uri, _cx| async move {
             Ok(vec![EmbeddedResourceResource::TextResourceContents(
@@ -82,7 +82,7 @@ fn server(faults: bool) -> Result<Server, mcp_server::Error> {
                     Role::User,
                 )]))
             })
-            .map(|p| p.argument("name", "Who to greet", true)),
+            .argument("name", "Who to greet", true),
         );
     if !faults {
         return builder.build();

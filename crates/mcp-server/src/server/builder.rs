@@ -17,13 +17,13 @@ use tokio::sync::broadcast;
 use super::skills;
 use super::{CacheKind, CachePolicy, CompletionFn, Inner, Registry, Server, apps, tasks, to_raw};
 use crate::context::Context;
+use crate::define::{
+    IntoPromptDef, IntoResourceDef, IntoResourceTemplateDef, IntoToolDef, ToolSet,
+};
 use crate::error::{Error, ToolError};
 use crate::extension::Extension;
 use crate::limits::{Limits, ListenStreams};
-use crate::prompt::PromptDef;
-use crate::resource::{ResourceDef, ResourceTemplateDef};
 use crate::state::StateKeys;
-use crate::tool::ToolDef;
 
 /// Builds a [`Server`].
 pub struct ServerBuilder {
@@ -124,12 +124,13 @@ impl ServerBuilder {
         self
     }
 
-    /// Adds a tool. A duplicate name or an invalid definition is an error at `build`; a tool
+    /// Adds a tool: a [`ToolDef`](crate::ToolDef), a `Result` of one, or a function the `#[tool]` macro
+    /// defined. A duplicate name or an invalid definition is an error at `build`; a tool
     /// whose `x-mcp-header` annotations are invalid is dropped with a warning, as clients
     /// would drop it.
     #[must_use]
-    pub fn tool(mut self, tool: Result<ToolDef, Error>) -> Self {
-        let added = tool.and_then(|tool| {
+    pub fn tool(mut self, tool: impl IntoToolDef) -> Self {
+        let added = tool.into_tool_def().and_then(|tool| {
             check_icons(
                 || format!("tool {:?}", tool.tool.name),
                 tool.tool.icons.as_ref(),
@@ -146,10 +147,17 @@ impl ServerBuilder {
         self
     }
 
-    /// Adds a prompt.
+    /// Adds every tool of a set: what the `#[tools]` macro makes of an impl block.
     #[must_use]
-    pub fn prompt(mut self, prompt: Result<PromptDef, Error>) -> Self {
-        let added = prompt.and_then(|p| {
+    pub fn tools(self, tools: impl ToolSet) -> Self {
+        tools.into_tool_defs().into_iter().fold(self, Self::tool)
+    }
+
+    /// Adds a prompt: a [`PromptDef`](crate::PromptDef), a `Result` of one, or a function the `#[prompt]`
+    /// macro defined.
+    #[must_use]
+    pub fn prompt(mut self, prompt: impl IntoPromptDef) -> Self {
+        let added = prompt.into_prompt_def().and_then(|p| {
             check_icons(
                 || format!("prompt {:?}", p.prompt.name),
                 p.prompt.icons.as_ref(),
@@ -162,9 +170,11 @@ impl ServerBuilder {
         self
     }
 
-    /// Adds a resource at a fixed URI.
+    /// Adds a resource at a fixed URI: a [`ResourceDef`](crate::ResourceDef) or a function the `#[resource]`
+    /// macro defined.
     #[must_use]
-    pub fn resource(mut self, resource: ResourceDef) -> Self {
+    pub fn resource(mut self, resource: impl IntoResourceDef) -> Self {
+        let resource = resource.into_resource_def();
         let owner = || format!("resource {:?}", resource.resource.uri);
         let added = check_icons(owner, resource.resource.icons.as_ref()).and_then(|()| {
             add_unique(&mut self.registry.resources, resource, "resource", |r| {
@@ -185,10 +195,11 @@ impl ServerBuilder {
         self.resource(resource.into_def())
     }
 
-    /// Adds a resource template.
+    /// Adds a resource template: a [`ResourceTemplateDef`](crate::ResourceTemplateDef), a `Result` of one, or a
+    /// function the `#[resource(template = "...")]` macro defined.
     #[must_use]
-    pub fn resource_template(mut self, template: Result<ResourceTemplateDef, Error>) -> Self {
-        let checked = template.and_then(|t| {
+    pub fn resource_template(mut self, template: impl IntoResourceTemplateDef) -> Self {
+        let checked = template.into_resource_template_def().and_then(|t| {
             let owner = || format!("resource template {:?}", t.template.uri_template);
             check_icons(owner, t.template.icons.as_ref()).map(|()| t)
         });

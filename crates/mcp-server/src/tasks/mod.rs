@@ -42,10 +42,10 @@
 //!         () = cx.cancellation().cancelled() => Ok(CallToolResult::error("cancelled")),
 //!         () = tokio::time::sleep(std::time::Duration::from_millis(10)) => Ok(CallToolResult::text("done")),
 //!     }
-//! })?
+//! })
 //! .task_support(TaskSupport::Required);
 //! let server = Server::builder("reports", "1.0")
-//!     .tool(Ok(report))
+//!     .tool(report)
 //!     .tasks(Tasks::in_memory().ttl(std::time::Duration::from_secs(600)))
 //!     .build()?;
 //! assert!(server.capabilities().extensions.as_ref().unwrap().contains_key("io.modelcontextprotocol/tasks"));
