@@ -22,6 +22,11 @@
 //!    exit status must agree. Extension scenarios are judged by the same baseline
 //!    (`report::Requirements::judge_extensions`), which the suite itself never does.
 //!
+//! With `--suite all` the suite runs `--suite all --spec-version R` instead of the
+//! requirement set: every scenario that applies at R, all judged; then, forced at R, the
+//! leg's extension scenarios (R = 2026-07-28) or the scenarios older than every revision
+//! here (R = 2025-11-25). See [`Suite::All`]; results in `conformance/.work/<leg>-all/`.
+//!
 //! Everything but the leg-specific start ([`server`], [`client`]) is shared: [`prepare`],
 //! [`run_suite`], [`Prepared::finish`]. The server is killed on every path out of here, by
 //! [`ServerProcess`]'s `Drop`. Logs and results land in `conformance/.work/<leg>/`
