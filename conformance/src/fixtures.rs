@@ -413,6 +413,23 @@ pub fn server() -> Result<Server, mcp_server::Error> {
             })
             .description("Tool with JSON Schema 2020-12 features"),
         )
+        // http-custom-header-server-validation: a string argument mirrored into the
+        // `Mcp-Param-Region` header, which the server checks against the body.
+        .tool(
+            ToolDef::new(
+                "test_custom_header",
+                json!({
+                    "type": "object",
+                    "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+                    "required": ["region"]
+                }),
+                |args, _| async move {
+                    let region = args.get("region").and_then(Value::as_str).unwrap_or_default();
+                    Ok(CallToolResult::text(format!("region: {region}")))
+                },
+            )
+            .map(|t| t.description("Echoes its region, mirrored into the Mcp-Param-Region header")),
+        )
         .resource(
             ResourceDef::new("test://static-text", "static-text", |uri, _| async move {
                 let mut contents = TextResourceContents::new("This is the content of the static text resource.", uri);

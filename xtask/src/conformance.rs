@@ -22,6 +22,11 @@
 //!    exit status must agree. Extension scenarios are judged by the same baseline
 //!    (`report::Requirements::judge_extensions`), which the suite itself never does.
 //!
+//! With `--suite all` the suite runs `--suite all --spec-version R` instead of the
+//! requirement set: every scenario that applies at R, all judged; then, forced at R, the
+//! leg's extension scenarios (R = 2026-07-28) or the scenarios older than every revision
+//! here (R = 2025-11-25). See [`Suite::All`]; results in `conformance/.work/<leg>-all/`.
+//!
 //! Everything but the leg-specific start ([`server`], [`client`]) is shared: [`prepare`],
 //! [`run_suite`], [`Prepared::finish`]. The server is killed on every path out of here, by
 //! [`ServerProcess`]'s `Drop`. Logs and results land in `conformance/.work/<leg>/`
@@ -75,8 +80,24 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// this bounds the whole run.
 const SUITE_TIMEOUT: Duration = Duration::from_mins(45);
 
-pub(crate) const USAGE: &str =
-    "conformance server [--revision R] [--url URL] | conformance client [--revision R]";
+pub(crate) const USAGE: &str = "conformance server [--revision R] [--suite all] [--url URL] | \
+     conformance client [--revision R] [--suite all]";
+
+/// Which scenarios a run takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Suite {
+    /// The requirement set of the revision (`--requirements R`), plus, for [`REVISION`],
+    /// the extension scenarios it does not name ([`EXTRA_EXTENSIONS_SERVER`], …).
+    Requirements,
+    /// `--suite all`: every scenario of the pinned suite that applies at the revision
+    /// (`--suite all --spec-version R`), all judged; then, one by one and forced at the
+    /// revision, every extension scenario of the leg (for [`REVISION`] only: the
+    /// extensions are implemented for the 2026-07-28 wire) and every scenario that
+    /// applies only before the oldest of [`REVISIONS`] (the 2025-03-26 authorization
+    /// scenarios; for that oldest revision only, whose wire the suite itself runs them
+    /// at when no `--spec-version` is given).
+    All,
+}
 
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let usage = || {
@@ -87,6 +108,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     };
     let (leg, rest) = args.split_first().ok_or_else(usage)?;
     let mut revision = REVISION;
+    let mut suite = Suite::Requirements;
     let mut url = None;
     let mut rest = rest.iter();
     while let Some(flag) = rest.next() {
@@ -98,13 +120,14 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                     .find(|known| known == r)
                     .ok_or_else(usage)?;
             }
+            ("--suite", Some(name)) if name == "all" => suite = Suite::All,
             ("--url", Some(u)) if leg == "server" => url = Some(u.as_str()),
             _ => return Err(usage()),
         }
     }
     match leg.as_str() {
-        "server" => server(revision, url),
-        "client" => client(revision),
+        "server" => server(revision, suite, url),
+        "client" => client(revision, suite),
         _ => Err(usage()),
     }
 }
@@ -132,6 +155,9 @@ fn baseline_file(revision: &str) -> String {
 struct Prepared {
     leg: &'static str,
     revision: &'static str,
+    suite: Suite,
+    /// The scenarios run one by one after the suite's run, `--force`d at the revision.
+    forced: Vec<String>,
     node: PathBuf,
     entry: PathBuf,
     suite_version: String,
@@ -146,26 +172,44 @@ struct Prepared {
     suite_log: PathBuf,
 }
 
-fn prepare(leg: &'static str, revision: &'static str) -> Result<Prepared, String> {
+fn prepare(leg: &'static str, revision: &'static str, suite: Suite) -> Result<Prepared, String> {
     let dir = crate::project_root().join("conformance");
     install_suite(&dir)?;
     let node = node_binary(&dir)?;
-    let suite = dir.join(SUITE_PACKAGE);
-    let (entry, suite_version) = suite_entry(&suite)?;
-    let requirements_path = suite.join(format!("requirements/{revision}.yaml"));
-    let mut requirements = report::parse_requirements(&read(&requirements_path)?, leg)
-        .map_err(|e| format!("{}: {e}", requirements_path.display()))?;
-    if revision == REVISION {
-        requirements.judge_extensions(extra_extensions(leg));
-    }
+    let package = dir.join(SUITE_PACKAGE);
+    let (entry, suite_version) = suite_entry(&package)?;
+    let (requirements, forced) = match suite {
+        Suite::Requirements => {
+            let requirements_path = package.join(format!("requirements/{revision}.yaml"));
+            let mut requirements = report::parse_requirements(&read(&requirements_path)?, leg)
+                .map_err(|e| format!("{}: {e}", requirements_path.display()))?;
+            let mut forced = Vec::new();
+            if revision == REVISION {
+                requirements.judge_extensions(extra_extensions(leg));
+                forced = extra_extensions(leg)
+                    .iter()
+                    .map(|&s| s.to_owned())
+                    .collect();
+            }
+            (requirements, forced)
+        }
+        Suite::All => {
+            let listed = list_scenarios(&node, &entry, leg)?;
+            suite_all(&listed, revision)
+        }
+    };
     let baseline_path = dir.join(baseline_file(revision));
     let baseline = report::parse_baseline(&read(&baseline_path)?, leg)
         .map_err(|e| format!("{}: {e}", baseline_path.display()))?;
 
+    let name = match suite {
+        Suite::Requirements => leg.to_owned(),
+        Suite::All => format!("{leg}-all"),
+    };
     let work = if revision == REVISION {
-        dir.join(".work").join(leg)
+        dir.join(".work").join(name)
     } else {
-        dir.join(".work").join(format!("{leg}-{revision}"))
+        dir.join(".work").join(format!("{name}-{revision}"))
     };
     if work.exists() {
         std::fs::remove_dir_all(&work).map_err(|e| format!("clearing {}: {e}", work.display()))?;
@@ -177,6 +221,8 @@ fn prepare(leg: &'static str, revision: &'static str) -> Result<Prepared, String
     Ok(Prepared {
         leg,
         revision,
+        suite,
+        forced,
         node,
         entry,
         suite_version,
@@ -190,13 +236,16 @@ fn prepare(leg: &'static str, revision: &'static str) -> Result<Prepared, String
 }
 
 impl Prepared {
-    /// The suite's arguments for this leg: `<leg> <target…> --requirements … --output-dir
-    /// … --expected-failures …`.
+    /// The suite's arguments for this leg: `<leg> <target…> --requirements R` (or
+    /// `--suite all --spec-version R`) `--output-dir … --expected-failures …`.
     fn suite_args(&self, target: &[&str]) -> Vec<String> {
         let mut args = vec![self.leg.to_owned()];
         args.extend(target.iter().map(|&a| a.to_owned()));
+        match self.suite {
+            Suite::Requirements => args.push("--requirements".to_owned()),
+            Suite::All => args.extend(["--suite", "all", "--spec-version"].map(str::to_owned)),
+        }
         args.extend([
-            "--requirements".to_owned(),
             self.revision.to_owned(),
             "--output-dir".to_owned(),
             self.results.display().to_string(),
@@ -206,16 +255,15 @@ impl Prepared {
         args
     }
 
-    /// Runs the leg's extension scenarios outside the requirement set, one suite run each
-    /// (`--scenario`, at this revision's wire version, `--force`d because an extension is
-    /// on no spec timeline), into the same results directory; each run logs to
-    /// `<work>/suite-<scenario>.log`. Their failures are judged by [`Prepared::finish`],
-    /// so the suite's own exit status (0 or 1) only has to say that it ran.
-    fn run_extra_extensions(&self, target: &[&str]) -> Result<(), String> {
-        if self.revision != REVISION {
-            return Ok(());
-        }
-        for scenario in extra_extensions(self.leg) {
+    /// Runs the scenarios the suite's own selection leaves out ([`Prepared::forced`]: the
+    /// extension scenarios outside the requirement set, or those `--suite all` filters out
+    /// at this revision), one suite run each (`--scenario`, at this revision's wire
+    /// version, `--force`d because it does not apply there by the suite's timeline), into
+    /// the same results directory; each run logs to `<work>/suite-<scenario>.log`. Their
+    /// failures are judged by [`Prepared::finish`], so the suite's own exit status (0 or
+    /// 1) only has to say that it ran.
+    fn run_forced(&self, target: &[&str]) -> Result<(), String> {
+        for scenario in &self.forced {
             let mut args = vec![self.leg.to_owned()];
             args.extend(target.iter().map(|&a| a.to_owned()));
             args.extend(
@@ -223,7 +271,7 @@ impl Prepared {
                     "--scenario",
                     scenario,
                     "--spec-version",
-                    REVISION,
+                    self.revision,
                     "--force",
                     "--output-dir",
                 ]
@@ -246,13 +294,24 @@ impl Prepared {
     }
 
     fn announce(&self, target: &str) {
+        let selection = match self.suite {
+            Suite::Requirements => "--requirements",
+            Suite::All => "--suite all --spec-version",
+        };
         eprintln!(
-            "conformance {} on node {}: `{} --requirements {}` {target}",
+            "conformance {} on node {}: `{} {selection} {}` {target}",
             self.suite_version,
             version_of(&self.node).unwrap_or_else(|| "?".to_owned()),
             self.leg,
             self.revision,
         );
+        if !self.forced.is_empty() {
+            eprintln!(
+                "  then, forced at {}: {}",
+                self.revision,
+                self.forced.join(", ")
+            );
+        }
         eprintln!("  (suite log: {})", self.suite_log.display());
     }
 
@@ -302,8 +361,8 @@ fn verdict(
     }
 }
 
-fn server(revision: &'static str, url: Option<&str>) -> Result<(), String> {
-    let run = prepare("server", revision)?;
+fn server(revision: &'static str, suite: Suite, url: Option<&str>) -> Result<(), String> {
+    let run = prepare("server", revision, suite)?;
     let mut server = None;
     let url = if let Some(url) = url {
         url.to_owned()
@@ -322,7 +381,7 @@ fn server(revision: &'static str, url: Option<&str>) -> Result<(), String> {
     };
     run.announce(&format!("against {url}"));
     let status = run_suite(&run, &run.suite_args(&["--url", &url]))?;
-    let extra = run.run_extra_extensions(&["--url", &url]);
+    let extra = run.run_forced(&["--url", &url]);
     let server_exit = match &mut server {
         Some(process) => process.exited()?,
         None => None,
@@ -341,8 +400,8 @@ fn server(revision: &'static str, url: Option<&str>) -> Result<(), String> {
 
 /// The client leg: the suite starts one mock server per scenario, all scenarios at once,
 /// and runs `conformance-client <url>` against each (see `conformance/SCENARIOS-client.md`).
-fn client(revision: &'static str) -> Result<(), String> {
-    let run = prepare("client", revision)?;
+fn client(revision: &'static str, suite: Suite) -> Result<(), String> {
+    let run = prepare("client", revision, suite)?;
     let exe = build_bin(
         CLIENT_BIN,
         &format!(
@@ -353,7 +412,7 @@ fn client(revision: &'static str) -> Result<(), String> {
     let command = client_command(&exe)?;
     run.announce(&format!("with --command {command}"));
     let status = run_suite(&run, &run.suite_args(&["--command", &command]))?;
-    run.run_extra_extensions(&["--command", &command])?;
+    run.run_forced(&["--command", &command])?;
     run.finish(status)
 }
 
@@ -684,7 +743,51 @@ fn progress(line: &str) -> Option<&str> {
     if let Some(scenario) = line.strip_prefix("=== Running scenario: ") {
         return Some(scenario.trim_end_matches(" ==="));
     }
-    line.starts_with("Running requirements ").then_some(line)
+    (line.starts_with("Running requirements ") || line.starts_with("Running all suite "))
+        .then_some(line)
+}
+
+/// The leg's scenarios as `conformance list --<leg>` names them, with their tags.
+fn list_scenarios(node: &Path, entry: &Path, leg: &str) -> Result<Vec<report::Listed>, String> {
+    let output = Command::new(node)
+        .arg(entry)
+        .args(["list", &format!("--{leg}")])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run `conformance list`: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "`conformance list --{leg}` failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    report::parse_scenario_list(&String::from_utf8_lossy(&output.stdout))
+        .map_err(|e| format!("`conformance list --{leg}`: {e}"))
+}
+
+/// What `--suite all` at `revision` runs and judges (see [`Suite::All`]): the scenarios
+/// that apply at it, which the suite runs, are judged like scored ones, and so are the
+/// forced ones (returned second, in the list's order): the extension scenarios, judged
+/// as extensions, for [`REVISION`]; the scenarios that apply only before every revision
+/// of [`REVISIONS`], for the oldest of them.
+fn suite_all(listed: &[report::Listed], revision: &str) -> (report::Requirements, Vec<String>) {
+    let oldest = REVISIONS.iter().copied().min().unwrap_or(REVISION);
+    let mut requirements = report::Requirements::default();
+    let mut forced = Vec::new();
+    for entry in listed {
+        let name = entry.scenario.clone();
+        if entry.applies_at(revision) {
+            requirements.scored.push(name);
+        } else if entry.is_extension() && revision == REVISION {
+            forced.push(name.clone());
+            requirements.extensions.push(name);
+        } else if entry.only_before(oldest) && revision == oldest {
+            forced.push(name.clone());
+            requirements.scored.push(name);
+        }
+    }
+    (requirements, forced)
 }
 
 fn read(path: &Path) -> Result<String, String> {
@@ -730,6 +833,27 @@ mod tests {
     }
 
     #[test]
+    fn suite_all_runs_every_scenario_at_one_revision_or_another() {
+        let text = "Client scenarios (test against a client):\n  - initialize [2025-06-18,2025-11-25]\n  - tools_call [2025-06-18,2025-11-25,2026-07-28]\n  - auth/2025-03-26-oauth-endpoint-fallback [2025-03-26]\n  - request-metadata [2026-07-28]\n  - auth/dpop [extension]\n";
+        let listed = super::report::parse_scenario_list(text).unwrap();
+        let (modern, forced) = super::suite_all(&listed, "2026-07-28");
+        assert_eq!(modern.scored, ["tools_call", "request-metadata"]);
+        assert_eq!(modern.extensions, ["auth/dpop"]);
+        assert_eq!(forced, ["auth/dpop"]);
+        let (legacy, forced) = super::suite_all(&listed, "2025-11-25");
+        assert_eq!(
+            legacy.scored,
+            [
+                "initialize",
+                "tools_call",
+                "auth/2025-03-26-oauth-endpoint-fallback"
+            ]
+        );
+        assert!(legacy.extensions.is_empty());
+        assert_eq!(forced, ["auth/2025-03-26-oauth-endpoint-fallback"]);
+    }
+
+    #[test]
     fn shows_progress_of_either_leg() {
         assert_eq!(
             super::progress("=== Running scenario: tools-list ==="),
@@ -737,6 +861,8 @@ mod tests {
         );
         let client = "Running requirements 2026-07-28 (39 scenarios) in parallel...";
         assert_eq!(super::progress(client), Some(client));
+        let all = "Running all suite (45 scenarios) in parallel...";
+        assert_eq!(super::progress(all), Some(all));
         assert_eq!(super::progress("✗ tools_call: 0 passed, 1 failed"), None);
     }
 }

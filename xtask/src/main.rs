@@ -4,10 +4,11 @@
 //! - `codegen [--check]`: regenerate `crates/mcp-types/src/generated/` from the vendored
 //!   schemas; with `--check`, fail instead of writing when a file is stale.
 //! - `test`: the whole test suite, exactly what the README and `.ci/run` call.
-//! - `conformance server [--url URL]`: the official MCP conformance suite against
-//!   `conformance-server` (see `conformance.rs` and `conformance/SCENARIOS.md`).
-//! - `conformance client`: the suite's client leg against `conformance-client` (see
-//!   `conformance/SCENARIOS-client.md`).
+//! - `conformance server [--revision R] [--suite all] [--url URL]`: the official MCP
+//!   conformance suite against `conformance-server` (see `conformance.rs` and
+//!   `conformance/SCENARIOS.md`).
+//! - `conformance client [--revision R] [--suite all]`: the suite's client leg against
+//!   `conformance-client` (see `conformance/SCENARIOS-client.md`).
 //! - `bench [--quick]`: the measurement of our server against rmcp, the TypeScript
 //!   and Python SDKs and the floor (see `bench.rs` and `docs/PERFORMANCE.md`).
 //! - `fuzz [--time SECONDS] [--jobs N] [TARGET…]`: the cargo-fuzz targets of `fuzz/`
@@ -50,7 +51,7 @@ fn main() -> ExitCode {
         Some("dist") => build_mcp_release().map(|mcp| println!("{}", mcp.display())),
         Some("public-api") => public_api::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R]\n                     run the official conformance suite against conformance-client\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)\n  soak [--size ci|full] [--minutes N] [--release|--debug]\n                     load and soak mcp-bench-server (docs/RELIABILITY.md)\n  minimal-server     build the README's quick-start server in release, check its crates and size, and run the SDK clients against it\n  dist               build the release mcp binary (cargo build --release -p mcp-cli)\n  public-api [--bless]\n                     compare each published crate's public API with api/ (--bless rewrites it)"
+            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--suite all] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R] [--suite all]\n                     run the official conformance suite against conformance-client\n                     (--suite all: every scenario of the suite that applies at R)\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)\n  soak [--size ci|full] [--minutes N] [--release|--debug]\n                     load and soak mcp-bench-server (docs/RELIABILITY.md)\n  minimal-server     build the README's quick-start server in release, check its crates and size, and run the SDK clients against it\n  dist               build the release mcp binary (cargo build --release -p mcp-cli)\n  public-api [--bless]\n                     compare each published crate's public API with api/ (--bless rewrites it)"
                 .to_owned(),
         ),
     };

@@ -321,6 +321,27 @@ async fn scenario_flow(
             client.discover().await?;
             call_every_tool(client).await?;
         }
+        // json-schema-2020-12-preservation: the focal tool's inputSchema, as this client
+        // parsed it, goes back verbatim through the echo tool, so the scenario can see
+        // which keywords survived.
+        "json-schema-2020-12-preservation" => {
+            client.discover().await?;
+            let tools = client.list_tools_all().await?;
+            // Without the focal tool there is nothing to echo; the scenario's own checks
+            // then fail.
+            let Some(focal) = tools
+                .iter()
+                .find(|tool| tool.name == "json_schema_2020_12_tool")
+            else {
+                eprintln!("tools/list has no json_schema_2020_12_tool");
+                return Ok(());
+            };
+            let schema = serde_json::to_value(&focal.input_schema).unwrap_or_default();
+            let mut arguments = JsonObject::new();
+            arguments.insert("schema".to_owned(), schema);
+            let result = client.call_tool("json_schema_echo", arguments).await?;
+            eprintln!("json_schema_echo: {:?}", result.content);
+        }
         "json-schema-ref-no-deref" => {
             client.discover().await?;
             client.list_tools_all().await?;

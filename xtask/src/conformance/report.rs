@@ -145,6 +145,65 @@ impl Requirements {
     }
 }
 
+/// One scenario of `conformance list --server` or `--client`: its name and its tags, the
+/// spec revisions it applies at (`2025-11-25`, …) or `extension` for one on no timeline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Listed {
+    pub(crate) scenario: String,
+    pub(crate) tags: Vec<String>,
+}
+
+impl Listed {
+    /// An extension scenario, on no spec timeline.
+    pub(crate) fn is_extension(&self) -> bool {
+        self.tags.iter().any(|t| t == "extension")
+    }
+
+    /// Whether the scenario applies at `revision` (the suite's `--spec-version` filter).
+    pub(crate) fn applies_at(&self, revision: &str) -> bool {
+        self.tags.iter().any(|t| t == revision)
+    }
+
+    /// A dated scenario that applies only before `revision` (every tag a date earlier
+    /// than it; dates compare as text).
+    pub(crate) fn only_before(&self, revision: &str) -> bool {
+        !self.tags.is_empty()
+            && self.tags.iter().all(|t| {
+                t.as_str() < revision && t.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+            })
+    }
+}
+
+/// Parses the output of `conformance list --<leg>`: `  - name [tag,tag]` lines under a
+/// heading. A line of another shape is an error rather than a scenario quietly dropped.
+pub(crate) fn parse_scenario_list(text: &str) -> Result<Vec<Listed>, String> {
+    let mut listed = Vec::new();
+    for line in text.lines() {
+        let Some(item) = line.trim_start().strip_prefix("- ") else {
+            if line.trim().is_empty() || line.trim_end().ends_with(':') {
+                continue;
+            }
+            return Err(format!("unexpected line in the scenario list: `{line}`"));
+        };
+        let (scenario, tags) = item
+            .trim_end()
+            .strip_suffix(']')
+            .and_then(|rest| rest.rsplit_once(" ["))
+            .ok_or_else(|| format!("a scenario without tags in the list: `{line}`"))?;
+        if scenario.is_empty() || scenario.contains(' ') {
+            return Err(format!("not a scenario name: `{line}`"));
+        }
+        listed.push(Listed {
+            scenario: scenario.to_owned(),
+            tags: tags.split(',').map(|t| t.trim().to_owned()).collect(),
+        });
+    }
+    if listed.is_empty() {
+        return Err("the scenario list is empty".to_owned());
+    }
+    Ok(listed)
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct NotScored {
     pub(crate) scenario: String,

@@ -6,7 +6,20 @@
 //! The URL lists and the checks are pure functions ([`resource_metadata_urls`],
 //! [`authorization_server_metadata_urls`], [`resource_matches`]); [`discover_resource`]
 //! and [`discover_authorization_server`] fetch in that order.
+//!
+//! A server of revision 2025-03-26 has no Protected Resource Metadata: its authorization
+//! server is at its own origin, with metadata at the RFC 8414 well-known URL or none at
+//! all, in which case the default endpoints `/authorize`, `/token` and `/register` apply
+//! (<https://modelcontextprotocol.io/specification/2025-03-26/basic/authorization>, Server
+//! Metadata Discovery and Fallbacks for Servers without Metadata Discovery).
+//! [`discover_resource`] says [`ResourceDiscovery::Absent`] only when every well-known
+//! location answered 404 and no challenge named a document; [`discover_origin`] then does
+//! that revision's discovery. Anything else (a network failure, a 5xx, a malformed or
+//! mismatching document, a challenge whose `resource_metadata` is missing) stays an error:
+//! the fallback is for a server that has no metadata, never for one whose metadata could
+//! not be read.
 
+use http::StatusCode;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -188,19 +201,33 @@ fn parse_json<T: serde::de::DeserializeOwned>(url: &str, body: &[u8]) -> Result<
     serde_json::from_value(value).map_err(|e| AuthErrorKind::metadata(url, e.to_string()))
 }
 
+/// What [`discover_resource`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ResourceDiscovery {
+    /// The server's Protected Resource Metadata, checked.
+    Found(ResourceMetadata),
+    /// The server has none: every well-known location answered 404 and no challenge named
+    /// a document. A server of revision 2025-03-26 (see [`discover_origin`]).
+    Absent,
+}
+
 /// Fetches the server's Protected Resource Metadata from the first URL of
 /// [`resource_metadata_urls`] that serves it, and checks it: its `resource` must match
-/// `server` and it must name at least one authorization server.
+/// `server` and it must name at least one authorization server. [`ResourceDiscovery::Absent`]
+/// only when no challenge named a document and every well-known URL answered 404; any
+/// other status without a document (5xx, 401, …) is [`AuthErrorKind::NoResourceMetadata`].
 pub(crate) async fn discover_resource(
     fetcher: &Fetcher,
     server: &str,
     from_challenge: Option<&str>,
-) -> Result<ResourceMetadata, AuthErrorKind> {
+) -> Result<ResourceDiscovery, AuthErrorKind> {
     let urls = resource_metadata_urls(server, from_challenge);
+    let mut all_not_found = from_challenge.is_none() && !urls.is_empty();
     for url in &urls {
         let reply = fetcher.get(url).await?;
         if !reply.status.is_success() {
             tracing::debug!(%url, status = %reply.status, "no protected resource metadata here");
+            all_not_found &= reply.status == StatusCode::NOT_FOUND;
             continue;
         }
         let metadata: ResourceMetadata = parse_json(url, &reply.body)?;
@@ -216,9 +243,78 @@ pub(crate) async fn discover_resource(
                 "authorization_servers is empty",
             ));
         }
-        return Ok(metadata);
+        return Ok(ResourceDiscovery::Found(metadata));
+    }
+    if all_not_found {
+        tracing::info!(
+            server,
+            "no protected resource metadata anywhere (404): discovery of revision 2025-03-26"
+        );
+        return Ok(ResourceDiscovery::Absent);
     }
     Err(AuthErrorKind::NoResourceMetadata { tried: urls })
+}
+
+/// The authorization server metadata of a server without Protected Resource Metadata, as
+/// revision 2025-03-26 finds it
+/// (<https://modelcontextprotocol.io/specification/2025-03-26/basic/authorization>): the
+/// authorization server is the MCP server's origin (its URL with the path discarded), its
+/// metadata at `<origin>/.well-known/oauth-authorization-server`. A 404 there means the
+/// default endpoints `<origin>/authorize`, `<origin>/token` and `<origin>/register`,
+/// with PKCE `S256`, which that revision requires of every client. A document that is not
+/// valid metadata, or names another issuer than the origin (RFC 8414 §3.3), is an error,
+/// and so is any other status: only a server that has no metadata gets the defaults.
+///
+/// Returns the resource as this client sees it (the server's URL, sent as the RFC 8707
+/// `resource`; its authorization server the origin) and the metadata.
+pub(crate) async fn discover_origin(
+    fetcher: &Fetcher,
+    server: &str,
+) -> Result<(ResourceMetadata, AuthorizationServerMetadata), AuthErrorKind> {
+    let (issuer, _) = split(server)
+        .ok_or_else(|| AuthErrorKind::metadata(server, "the server URL has no origin"))?;
+    fetcher.policy().check(&issuer)?;
+    let url = format!("{issuer}/.well-known/oauth-authorization-server");
+    let reply = fetcher.get(&url).await?;
+    let metadata = if reply.status == StatusCode::NOT_FOUND {
+        tracing::info!(%issuer, "no authorization server metadata: the default endpoints");
+        default_endpoints(&issuer)
+    } else if reply.status.is_success() {
+        let metadata: AuthorizationServerMetadata = parse_json(&url, &reply.body)?;
+        if metadata.issuer != issuer {
+            return Err(AuthErrorKind::NoAuthorizationServerMetadata {
+                issuer,
+                tried: vec![url],
+                issuer_mismatch: Some(metadata.issuer),
+            });
+        }
+        metadata
+    } else {
+        tracing::debug!(%url, status = %reply.status, "authorization server metadata unavailable");
+        return Err(AuthErrorKind::NoAuthorizationServerMetadata {
+            issuer,
+            tried: vec![url],
+            issuer_mismatch: None,
+        });
+    };
+    let resource = ResourceMetadata {
+        resource: server.to_owned(),
+        authorization_servers: vec![issuer],
+        scopes_supported: None,
+    };
+    Ok((resource, metadata))
+}
+
+/// The metadata revision 2025-03-26 gives an authorization server at `issuer` (an origin)
+/// that serves none: the default endpoints, PKCE `S256` (required of every client by that
+/// revision), the rest unknown (so `client_secret_basic` by RFC 8414's default).
+pub(crate) fn default_endpoints(issuer: &str) -> AuthorizationServerMetadata {
+    let mut metadata =
+        AuthorizationServerMetadata::token_endpoint_only(issuer, &format!("{issuer}/token"));
+    metadata.authorization_endpoint = Some(format!("{issuer}/authorize"));
+    metadata.registration_endpoint = Some(format!("{issuer}/register"));
+    metadata.code_challenge_methods_supported = Some(vec!["S256".to_owned()]);
+    metadata
 }
 
 /// Fetches `issuer`'s metadata from the URLs of [`authorization_server_metadata_urls`] in
@@ -369,6 +465,24 @@ mod tests {
                 "{resource} for {server}"
             );
         }
+    }
+
+    #[test]
+    fn the_default_endpoints_of_2025_03_26_are_at_the_origin() {
+        let m = default_endpoints("https://mcp.example.com:8443");
+        assert_eq!(m.issuer, "https://mcp.example.com:8443");
+        assert_eq!(
+            m.authorization_endpoint.as_deref(),
+            Some("https://mcp.example.com:8443/authorize")
+        );
+        assert_eq!(m.token_endpoint, "https://mcp.example.com:8443/token");
+        assert_eq!(
+            m.registration_endpoint.as_deref(),
+            Some("https://mcp.example.com:8443/register")
+        );
+        assert!(m.supports_s256());
+        assert_eq!(m.token_endpoint_auth_methods_supported, None);
+        assert_eq!(m.authorization_response_iss_parameter_supported, None);
     }
 
     #[test]

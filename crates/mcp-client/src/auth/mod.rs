@@ -13,6 +13,14 @@
 //!    well-known URL. Its `resource` must name the server ([`resource_matches`]); it is
 //!    then sent, exactly as published, as the RFC 8707 `resource` of every authorization
 //!    and token request (<https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization>, Resource Parameter Implementation).
+//!    A server with no such document at all (every well-known URL answers 404, and the
+//!    challenge names none) is taken for a server of revision 2025-03-26: its origin is
+//!    its authorization server, whose metadata is at
+//!    `<origin>/.well-known/oauth-authorization-server` or, when that answers 404 too,
+//!    made of the default endpoints `/authorize`, `/token` and `/register`
+//!    (<https://modelcontextprotocol.io/specification/2025-03-26/basic/authorization>);
+//!    the server's URL is the `resource`. Any other failure to read the metadata stays an
+//!    error.
 //! 2. **Authorization server metadata** (RFC 8414 and OpenID Connect Discovery, in the
 //!    spec's order, [`authorization_server_metadata_urls`]); a document whose `issuer` is
 //!    not identical to the one looked up is never used.

@@ -14,7 +14,8 @@ use mcp_transport_http::{AuthFuture, Authorizer, Challenge};
 use super::challenge::{BearerChallenge, wants_dpop_nonce};
 use super::config::{DpopPolicy, Grant, OAuthConfig};
 use super::discovery::{
-    AuthorizationServerMetadata, ResourceMetadata, discover_authorization_server, discover_resource,
+    AuthorizationServerMetadata, ResourceDiscovery, ResourceMetadata,
+    discover_authorization_server, discover_origin, discover_resource,
 };
 use super::dpop::{ALGORITHM, DPOP, Dpop, Role};
 use super::fetch::Fetcher;
@@ -222,11 +223,8 @@ impl OAuthClient {
         if challenge.status == StatusCode::FORBIDDEN && !step_up {
             return Ok(false);
         }
-        let server = &self.config.server_url;
-        let resource =
-            discover_resource(&self.fetcher, server, bearer.resource_metadata.as_deref()).await?;
-        let issuer = self.choose_issuer(&resource)?;
-        let metadata = discover_authorization_server(&self.fetcher, &issuer).await?;
+        let Discovered { resource, metadata } =
+            self.discover(bearer.resource_metadata.as_deref()).await?;
         *self
             .discovered
             .lock()
@@ -271,6 +269,27 @@ impl OAuthClient {
         }
         let tokens = self.grant(&metadata, &resource, scopes).await?;
         self.install(&mut held, tokens)
+    }
+
+    /// The resource's metadata and its authorization server's, from the challenge's
+    /// `resource_metadata` or the well-known URLs; for a server without Protected Resource
+    /// Metadata, the discovery of revision 2025-03-26 at its origin (`discover_origin`).
+    /// Either way the authorization server must be one that bound credentials belong to
+    /// ([`OAuthClient::choose_issuer`]).
+    async fn discover(&self, from_challenge: Option<&str>) -> Result<Discovered, AuthErrorKind> {
+        let server = &self.config.server_url;
+        match discover_resource(&self.fetcher, server, from_challenge).await? {
+            ResourceDiscovery::Found(resource) => {
+                let issuer = self.choose_issuer(&resource)?;
+                let metadata = discover_authorization_server(&self.fetcher, &issuer).await?;
+                Ok(Discovered { resource, metadata })
+            }
+            ResourceDiscovery::Absent => {
+                let (resource, metadata) = discover_origin(&self.fetcher, server).await?;
+                self.choose_issuer(&resource)?;
+                Ok(Discovered { resource, metadata })
+            }
+        }
     }
 
     /// The authorization server to use: the first one listed, or, with pre-registered,
@@ -390,10 +409,7 @@ impl OAuthClient {
         if let Some(discovered) = cached {
             return Ok(discovered);
         }
-        let resource = discover_resource(&self.fetcher, &self.config.server_url, None).await?;
-        let issuer = self.choose_issuer(&resource)?;
-        let metadata = discover_authorization_server(&self.fetcher, &issuer).await?;
-        let discovered = Arc::new(Discovered { resource, metadata });
+        let discovered = Arc::new(self.discover(None).await?);
         *self
             .discovered
             .lock()

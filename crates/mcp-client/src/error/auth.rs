@@ -46,7 +46,12 @@ pub enum AuthErrorKind {
         reason: String,
     },
     /// No Protected Resource Metadata document was found (RFC 9728;
-    /// <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/authorization-server-discovery>).
+    /// <https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization/authorization-server-discovery>)
+    /// where the challenge named one, or where a well-known URL answered with another
+    /// failure than 404. (A 404 from every well-known URL, with no document named, is a
+    /// server of revision 2025-03-26, which has none: the client then looks for its
+    /// authorization server at the server's origin,
+    /// <https://modelcontextprotocol.io/specification/2025-03-26/basic/authorization>.)
     #[error("no protected resource metadata found (tried {})", .tried.join(", "))]
     NoResourceMetadata {
         /// The URLs tried, in order.

@@ -2,9 +2,11 @@
 //! loopback (development mode, `support.rs`), for what the conformance suite does not
 //! cover: refresh after a 401, stored tokens reused by the next run, a JWT client
 //! assertion that verifies, refusing a server without PKCE S256, and refusing plain http
-//! outside development mode; the authorization extensions and DPoP in `extensions.rs`.
+//! outside development mode; the authorization extensions and DPoP in `extensions.rs`; a
+//! server of revision 2025-03-26, without Protected Resource Metadata, in `legacy.rs`.
 
 mod extensions;
+mod legacy;
 mod support;
 
 use std::sync::Arc;

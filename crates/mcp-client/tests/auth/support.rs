@@ -65,6 +65,19 @@ pub(crate) struct Log {
     pub(crate) refuse_jwt_bearer: Option<&'static str>,
     /// The form of every request to the IdP's token endpoint.
     pub(crate) idp: Vec<Vec<(String, String)>>,
+    /// What the path-based Protected Resource Metadata URL answers instead of the
+    /// document (the root one always answers 404).
+    pub(crate) prm_reply: Option<(StatusCode, &'static str)>,
+    /// What the RFC 8414 metadata URL answers instead of the document.
+    pub(crate) metadata_reply: Option<(StatusCode, String)>,
+    /// The metadata names `<base>/oauth/authorize` as its authorization endpoint.
+    pub(crate) moved_authorize: bool,
+    /// The MCP endpoint's challenge is a bare `Bearer` (no `resource_metadata`, no
+    /// scope), as a server of revision 2025-03-26 sends it.
+    pub(crate) bare_challenge: bool,
+    /// How many times the metadata URL and the registration endpoint were asked.
+    pub(crate) metadata_hits: u32,
+    pub(crate) registrations: u32,
 }
 
 pub(crate) type Shared = Arc<Mutex<Log>>;
@@ -168,10 +181,14 @@ pub(crate) async fn start(log: Shared) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let prm = {
-        let base = base.clone();
+        let (base, log) = (base.clone(), Arc::clone(&log));
         move || {
             let body = json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]});
-            async move { json_response(StatusCode::OK, &body) }
+            let reply = match log.lock().unwrap().prm_reply {
+                Some((status, text)) => (status, text.to_owned()).into_response(),
+                None => json_response(StatusCode::OK, &body),
+            };
+            async move { reply }
         }
     };
     let metadata = {
@@ -186,7 +203,15 @@ pub(crate) async fn start(log: Shared) -> String {
                 "code_challenge_methods_supported": ["S256"],
                 "authorization_response_iss_parameter_supported": true,
             });
-            let log = log.lock().unwrap();
+            let mut log = log.lock().unwrap();
+            log.metadata_hits += 1;
+            if log.moved_authorize {
+                body["authorization_endpoint"] = json!(format!("{base}/oauth/authorize"));
+            }
+            if let Some((status, text)) = log.metadata_reply.clone() {
+                let reply = (status, text).into_response();
+                return std::future::ready(reply);
+            }
             if log.no_pkce {
                 body.as_object_mut()
                     .unwrap()
@@ -195,14 +220,18 @@ pub(crate) async fn start(log: Shared) -> String {
             if log.dpop {
                 body["dpop_signing_alg_values_supported"] = json!(["ES256", "RS256"]);
             }
-            async move { json_response(StatusCode::OK, &body) }
+            std::future::ready(json_response(StatusCode::OK, &body))
         }
     };
-    let register = || async {
-        json_response(
-            StatusCode::CREATED,
-            &json!({"client_id": "registered", "redirect_uris": ["http://127.0.0.1:9/cb"]}),
-        )
+    let register = {
+        let log = Arc::clone(&log);
+        move || {
+            log.lock().unwrap().registrations += 1;
+            std::future::ready(json_response(
+                StatusCode::CREATED,
+                &json!({"client_id": "registered", "redirect_uris": ["http://127.0.0.1:9/cb"]}),
+            ))
+        }
     };
     let token = {
         let (base, log) = (base.clone(), Arc::clone(&log));
@@ -321,9 +350,13 @@ fn mcp_endpoint(base: &str, log: &mut Log, headers: &HeaderMap, body: &[u8]) -> 
         }
         response
     };
-    let bearer = format!(
-        r#"Bearer resource_metadata="{base}/.well-known/oauth-protected-resource/mcp", scope="mcp""#
-    );
+    let bearer = if log.bare_challenge {
+        "Bearer".to_owned()
+    } else {
+        format!(
+            r#"Bearer resource_metadata="{base}/.well-known/oauth-protected-resource/mcp", scope="mcp""#
+        )
+    };
     let bound = log.bound.iter().any(|b| b == token);
     if bound && scheme != "DPoP" {
         log.violations

@@ -565,3 +565,41 @@ fn judged_extensions_leave_not_scored_and_join_the_verdict() {
         "{table}"
     );
 }
+
+#[test]
+fn reads_the_scenario_list_and_its_tags() {
+    let text = "Client scenarios (test against a client):\n  - initialize [2025-06-18,2025-11-25]\n  - auth/2025-03-26-oauth-endpoint-fallback [2025-03-26]\n  - request-metadata [2026-07-28]\n  - auth/dpop [extension]\n\n";
+    let listed = parse_scenario_list(text).unwrap();
+    let names: Vec<&str> = listed.iter().map(|l| l.scenario.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "initialize",
+            "auth/2025-03-26-oauth-endpoint-fallback",
+            "request-metadata",
+            "auth/dpop"
+        ]
+    );
+    let [initialize, fallback, metadata, dpop] = &listed[..] else {
+        panic!("four scenarios");
+    };
+    assert!(initialize.applies_at("2025-11-25") && !initialize.applies_at("2026-07-28"));
+    assert!(!initialize.only_before("2025-11-25") && !initialize.is_extension());
+    assert!(fallback.only_before("2025-11-25") && !fallback.applies_at("2025-11-25"));
+    assert!(!metadata.only_before("2025-11-25") && metadata.applies_at("2026-07-28"));
+    assert!(dpop.is_extension() && !dpop.only_before("2025-11-25"));
+    assert!(!dpop.applies_at("2026-07-28"));
+}
+
+#[test]
+fn a_scenario_list_of_another_shape_is_refused() {
+    for text in [
+        "",
+        "Server scenarios:\n",
+        "Server scenarios:\n  - tools-list\n",
+        "Server scenarios:\n  - tools list [2026-07-28]\n",
+        "Server scenarios:\n  tools-list [2026-07-28]\n",
+    ] {
+        assert!(parse_scenario_list(text).is_err(), "accepted {text:?}");
+    }
+}
