@@ -428,7 +428,7 @@ pub fn server() -> Result<Server, mcp_server::Error> {
                     Ok(CallToolResult::text(format!("region: {region}")))
                 },
             )
-            .map(|t| t.description("Echoes its region, mirrored into the Mcp-Param-Region header")),
+            .description("Echoes its region, mirrored into the Mcp-Param-Region header"),
         )
         .resource(
             ResourceDef::new("test://static-text", "static-text", |uri, _| async move {
