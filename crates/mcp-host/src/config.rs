@@ -676,7 +676,8 @@ fn is_variable_name(name: &str) -> bool {
 ///     "web": {"url": "http://127.0.0.1:8080/mcp", "headers": {"Authorization": "Bearer t"}}
 /// }}"#)?;
 /// assert_eq!(config.servers.len(), 2);
-/// assert_eq!(config.get("fs").and_then(|s| s.stdio()).map(|s| s.args.clone()), Some(vec!["/tmp".to_owned()]));
+/// let fs = config.get("fs").and_then(|s| s.stdio()).unwrap();
+/// assert_eq!(fs.args, ["/tmp"]);
 /// assert!(HostConfig::from_json(r#"{"mcpServers": {"x": {}}}"#).is_err());
 /// # Ok::<(), mcp_host::Error>(())
 /// ```
@@ -812,11 +813,11 @@ mod tests {
         HostConfig::from_value_with_env(input, &env).map(|c| c.servers)
     }
 
-    fn one(entry: Value) -> Result<ServerConfig, Error> {
-        ServerConfig::from_value_with_env("s", &entry, &env)
+    fn one(entry: &Value) -> Result<ServerConfig, Error> {
+        ServerConfig::from_value_with_env("s", entry, &env)
     }
 
-    fn error(entry: Value) -> String {
+    fn error(entry: &Value) -> String {
         match one(entry) {
             Ok(config) => panic!("accepted: {config:?}"),
             Err(e) => e.to_string(),
@@ -993,12 +994,12 @@ mod tests {
                 "`groups[0]` must be a string",
             ),
         ] {
-            let e = error(entry.clone());
+            let e = error(&entry);
             assert!(e.contains("server `s`"), "{entry}: {e}");
             assert!(e.contains(message), "{entry}: {e}");
         }
         // The typed error carries the server and the member.
-        match one(json!({"command": "x", "env": {"K": 1}})) {
+        match one(&json!({"command": "x", "env": {"K": 1}})) {
             Err(Error::InvalidField { server, field, .. }) => {
                 assert_eq!((server.as_str(), field.as_str()), ("s", "env.K"));
             }
@@ -1008,7 +1009,7 @@ mod tests {
 
     #[test]
     fn variables_are_substituted_once() {
-        let config = one(json!({
+        let config = one(&json!({
             "command": "${HOME}/bin/srv",
             "args": ["--home=${HOME}", "${MISSING:-fallback}", "${EMPTY:-was empty}", "[${EMPTY}]",
                      "$$HOME", "cost: $5", "${TRICKY}", "a$"],
@@ -1034,7 +1035,7 @@ mod tests {
         );
         assert_eq!(stdio.env, [("TOKEN".to_owned(), String::new())]);
         assert_eq!(stdio.cwd.as_deref(), Some(Path::new("/home/ada")));
-        let http = one(json!({"url": "https://${MISSING:-example.com}/mcp",
+        let http = one(&json!({"url": "https://${MISSING:-example.com}/mcp",
                               "headers": {"X-Home": "${HOME}"}}))
         .unwrap();
         let http = http.http().unwrap();
@@ -1044,13 +1045,13 @@ mod tests {
             [("X-Home".to_owned(), "/home/ada".to_owned())]
         );
         // Names are not expanded.
-        let named = one(json!({"command": "x", "allow": ["${HOME}"]})).unwrap();
+        let named = one(&json!({"command": "x", "allow": ["${HOME}"]})).unwrap();
         assert_eq!(named.allow, Some(vec!["${HOME}".to_owned()]));
     }
 
     #[test]
     fn an_unset_variable_fails_closed() {
-        match one(json!({"command": "x", "args": ["a", "--token=${API_TOKEN}"]})) {
+        match one(&json!({"command": "x", "args": ["a", "--token=${API_TOKEN}"]})) {
             Err(Error::UnsetVariable {
                 server,
                 field,
@@ -1064,7 +1065,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let e =
-            error(json!({"url": "http://x", "headers": {"Authorization": "Bearer ${API_TOKEN}"}}));
+            error(&json!({"url": "http://x", "headers": {"Authorization": "Bearer ${API_TOKEN}"}}));
         assert!(
             e.contains("API_TOKEN") && e.contains("headers.Authorization"),
             "{e}"
@@ -1076,7 +1077,7 @@ mod tests {
             (json!({"command": "${A B}"}), "neither"),
             (json!({"command": "${A-b}"}), "neither"),
         ] {
-            let e = error(entry.clone());
+            let e = error(&entry);
             assert!(
                 e.contains(message) && e.contains("`command`"),
                 "{entry}: {e}"

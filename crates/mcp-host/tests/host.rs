@@ -181,7 +181,7 @@ struct ApiKey;
 struct Tester;
 
 impl mcp_jsonrpc::Principal for Tester {
-    fn id(&self) -> &str {
+    fn id(&self) -> &'static str {
         "tester"
     }
 }
