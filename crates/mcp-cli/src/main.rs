@@ -6,7 +6,7 @@
 //! mcp call add a=2 b=3                 call a tool (key=value, or --args JSON)
 //! mcp tools --server https://host/mcp  any Streamable HTTP server
 //! mcp tools -- npx -y @modelcontextprotocol/server-everything
-//! mcp tools --server files             a server named in mcp.json (mcpServers)
+//! mcp tools --server files             a server named in the config file (docs/CONFIG.md)
 //! mcp serve-example [--http ADDR]      run the example server
 //! ```
 //!
@@ -37,7 +37,7 @@ use mcp_client::{CallOptions, Client, ListenEvent};
 use mcp_legacy::client::EraChoice;
 use serde_json::{Map, Value, json};
 
-use crate::target::{Config, Session, Target};
+use crate::target::{Overrides, Session, Target};
 
 /// What went wrong, in one line.
 #[derive(Debug, thiserror::Error)]
@@ -48,20 +48,19 @@ pub(crate) enum Error {
     /// The server could not be reached, or its era could not be settled.
     #[error("{0}")]
     Connect(#[from] mcp_legacy::Error),
-    #[error("cannot read {path}: {source}")]
-    ConfigRead {
+    /// The config file could not be read or is not valid.
+    #[error("{path}: {source}")]
+    Config {
         path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path} is not an mcpServers config: {source}")]
-    ConfigParse {
-        path: PathBuf,
-        source: serde_json::Error,
+        source: mcp_host::Error,
     },
     #[error("no server named {name:?} in the config{}", known_list(.known))]
     UnknownServer { name: String, known: Vec<String> },
-    #[error("the header {0:?} is not a valid HTTP header")]
-    BadHeader(String),
+    /// The config entry's `allow` / `deny` lists keep the tool from being called.
+    #[error(
+        "the config of {server:?} does not allow the tool {tool:?} (see its allow and deny lists)"
+    )]
+    NotAllowed { server: String, tool: String },
     #[error("cannot find this program's own path to run the example server: {0}")]
     CurrentExe(std::io::Error),
     #[error("bad arguments: {0}")]
@@ -82,7 +81,8 @@ pub(crate) enum Error {
 
 fn known_list(known: &[String]) -> String {
     if known.is_empty() {
-        " (no config file found: pass --config FILE, set MCP_CONFIG, or create ./mcp.json)"
+        " (no config file found: pass --config FILE, set MCP_CONFIG, or create ./mcp.json \
+         or ~/.config/mcp/mcp.json)"
             .to_owned()
     } else {
         format!(" (known: {})", known.join(", "))
@@ -117,7 +117,8 @@ struct ClientArgs {
     /// Print the protocol's JSON instead of readable text.
     #[arg(long)]
     json: bool,
-    /// An `mcpServers` config file (default: $MCP_CONFIG, then ./mcp.json).
+    /// The config file (default: $MCP_CONFIG, then ./mcp.json, then
+    /// $XDG_CONFIG_HOME/mcp/mcp.json or ~/.config/mcp/mcp.json; see docs/CONFIG.md).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// The server: an http(s) URL, or a name from the config file.
@@ -127,6 +128,14 @@ struct ClientArgs {
     /// initialize handshake), `modern`, `legacy`, or a revision such as 2025-06-18.
     #[arg(long, value_name = "ERA")]
     protocol: Option<String>,
+    /// An environment variable for a stdio server (`-- COMMAND` or a config entry), on
+    /// top of the entry's `env`. Repeatable.
+    #[arg(short = 'e', long = "env", value_name = "KEY=VAL")]
+    env: Vec<String>,
+    /// A header for an HTTP server (a URL or a config entry), instead of the entry's
+    /// header of that name. Repeatable.
+    #[arg(short = 'H', long = "header", value_name = "NAME:VALUE")]
+    header: Vec<String>,
     #[command(flatten)]
     oauth: oauth::OAuthArgs,
 }
@@ -140,6 +149,9 @@ impl ClientArgs {
             config: self.config.or(before.config),
             server: self.server.or(before.server),
             protocol: self.protocol.or(before.protocol),
+            // Those given before the command's name first, so that the later ones win.
+            env: [before.env, self.env].concat(),
+            header: [before.header, self.header].concat(),
             oauth: self.oauth.or(before.oauth),
         }
     }
@@ -341,7 +353,7 @@ async fn run(cli: Cli) -> Result<(), Error> {
         if cli.client != ClientArgs::default() {
             return Err(Error::Arguments(
                 "serve-example takes no client options (--json, --config, --server, \
-                 --protocol, --oauth-*, --no-auth)"
+                 --protocol, -e, --header, --oauth-*, --no-auth)"
                     .to_owned(),
             ));
         }
@@ -364,7 +376,15 @@ async fn run(cli: Cli) -> Result<(), Error> {
     };
     let options = stdio.client.clone().or(cli.client);
     let config_path = target::config_path(options.config.as_deref());
-    let config = config_path.as_deref().map(Config::load).transpose()?;
+    let config = match &config_path {
+        Some(path) => Some(
+            mcp_host::HostConfig::load(path).map_err(|source| Error::Config {
+                path: path.clone(),
+                source,
+            })?,
+        ),
+        None => None,
+    };
     // Declarations for a whole config: every server in the file, through mcp-host.
     if let Command::Tools {
         format: Some(vendor),
@@ -372,19 +392,33 @@ async fn run(cli: Cli) -> Result<(), Error> {
     } = &command
         && options.server.is_none()
         && stdio.command.is_empty()
-        && let Some(path) = &config_path
+        && let Some(config) = config
     {
-        return declarations_for_config(path, *vendor).await;
+        return declarations_for_config(config, *vendor).await;
     }
-    let target = target::resolve(options.server.as_deref(), &stdio.command, config.as_ref())?;
-    let era = match options.protocol.as_deref().unwrap_or("detect") {
+    let overrides = Overrides {
+        env: options.env.clone(),
+        headers: options.header.clone(),
+    };
+    let target = target::resolve(
+        options.server.as_deref(),
+        &stdio.command,
+        config.as_ref(),
+        &overrides,
+    )?;
+    // Without --protocol, the config entry's protocolVersions (or detection) decide.
+    let era = options.protocol.as_deref().map(|protocol| match protocol {
         "detect" => EraChoice::Detect,
         "modern" => EraChoice::Modern,
         "legacy" => EraChoice::Legacy,
         version => EraChoice::Version(version.to_owned()),
+    });
+    let rules = match &target {
+        Target::Server { name, config } => Some(Rules::of(name, config)),
+        Target::Example => None,
     };
     let session = connect(&target, era, Some(&options.oauth)).await?;
-    let outcome = execute(&session, command, options.json).await;
+    let outcome = execute(&session, command, options.json, rules.as_ref()).await;
     session.close().await;
     outcome
 }
@@ -399,7 +433,7 @@ fn unreachable_serve() -> &'static Stdio {
 /// and (for an HTTP server, unless `oauth` is `None` or says `--no-auth`) OAuth sign-in.
 pub(crate) async fn connect(
     target: &Target,
-    era: EraChoice,
+    era: Option<EraChoice>,
     oauth: Option<&oauth::OAuthArgs>,
 ) -> Result<Session, Error> {
     let builder = Client::builder("mcp", env!("CARGO_PKG_VERSION"))
@@ -413,7 +447,35 @@ pub(crate) async fn connect(
     target::connect(target, builder, era, oauth).await
 }
 
-async fn execute(session: &Session, command: Command, json: bool) -> Result<(), Error> {
+/// A config entry's `allow` and `deny` lists, for the commands that list or call tools.
+struct Rules {
+    server: String,
+    exposure: mcp_host::Exposure,
+}
+
+impl Rules {
+    fn of(server: &str, config: &mcp_host::ServerConfig) -> Self {
+        let mut exposure = mcp_host::Exposure::new();
+        if let Some(allow) = &config.allow {
+            exposure = exposure.allow(server, allow.iter().cloned());
+        }
+        Rules {
+            server: server.to_owned(),
+            exposure: exposure.deny(server, config.deny.iter().cloned()),
+        }
+    }
+
+    fn admits(rules: Option<&Rules>, tool: &str) -> bool {
+        rules.is_none_or(|r| r.exposure.admits(&r.server, tool))
+    }
+}
+
+async fn execute(
+    session: &Session,
+    command: Command,
+    json: bool,
+    rules: Option<&Rules>,
+) -> Result<(), Error> {
     let client = &session.client;
     let width = output::width();
     match command {
@@ -426,7 +488,8 @@ async fn execute(session: &Session, command: Command, json: bool) -> Result<(), 
             print!("{}", describe(&value, &session.verdict.version));
         }
         Command::Tools { format, .. } => {
-            let tools = client.list_tools_all().await?;
+            let mut tools = client.list_tools_all().await?;
+            tools.retain(|tool| Rules::admits(rules, &tool.name));
             if let Some(vendor) = format {
                 // One server: its declared name (what a config would call it) prefixes the
                 // tools, as mcp-host names them for a model.
@@ -446,6 +509,12 @@ async fn execute(session: &Session, command: Command, json: bool) -> Result<(), 
         Command::Call {
             tool, pairs, args, ..
         } => {
+            if !Rules::admits(rules, &tool) {
+                return Err(Error::NotAllowed {
+                    server: rules.map(|r| r.server.clone()).unwrap_or_default(),
+                    tool,
+                });
+            }
             let arguments = call_arguments(args.as_deref(), &pairs)?;
             let options = CallOptions::default().progress(interact::progress);
             let result = client.call_tool_with(&tool, arguments, &options).await;
@@ -597,10 +666,9 @@ async fn execute(session: &Session, command: Command, json: bool) -> Result<(), 
 /// `mcp tools --format VENDOR` with a config file and no server named: every server of
 /// the file, connected concurrently by mcp-host, as one set of declarations.
 async fn declarations_for_config(
-    path: &std::path::Path,
+    config: mcp_host::HostConfig,
     vendor: mcp_host::Vendor,
 ) -> Result<(), Error> {
-    let config = mcp_host::HostConfig::load(path)?;
     let host = mcp_host::Host::builder().config(config).connect().await?;
     for (server, error) in host.failures() {
         eprintln!("warning: {server}: {error}");

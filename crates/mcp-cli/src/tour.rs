@@ -28,7 +28,7 @@ pub(crate) async fn run() -> Result<(), Error> {
     );
     let session = connect(
         &Target::Example,
-        mcp_legacy::client::EraChoice::Modern,
+        Some(mcp_legacy::client::EraChoice::Modern),
         None,
     )
     .await?;

@@ -10,14 +10,34 @@ use serde_json::Value;
 
 const MCP: &str = env!("CARGO_BIN_EXE_mcp");
 
+/// An `XDG_CONFIG_HOME` with no `mcp/mcp.json`: the user's own config stays out of the
+/// tests.
+const NO_USER_CONFIG: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/no-user-config");
+
 fn mcp(args: &[&str]) -> Output {
+    mcp_with(args, &[])
+}
+
+/// `mcp ARGS` with these environment variables set.
+fn mcp_with(args: &[&str], vars: &[(&str, &str)]) -> Output {
     Command::new(MCP)
         .args(args)
         .stdin(Stdio::null())
         .env_remove("MCP_CONFIG")
+        .env("XDG_CONFIG_HOME", NO_USER_CONFIG)
+        .envs(vars.iter().copied())
         .current_dir(env!("CARGO_TARGET_TMPDIR"))
         .output()
         .expect("mcp runs")
+}
+
+/// Writes `config` to `dir/name` under the tests' temporary directory; returns its path.
+fn write_config(dir: &str, name: &str, config: &Value) -> String {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, config.to_string()).unwrap();
+    path.to_str().unwrap().to_owned()
 }
 
 fn stdout(output: &Output) -> String {
@@ -201,6 +221,161 @@ fn the_example_server_over_http() {
     assert_eq!(stdout(&out), "42\n");
     let out = mcp(&["tools", "--server", &server.url]);
     assert!(stdout(&out).contains("countdown"), "{}", stdout(&out));
+}
+
+/// A `"type": "sse"` entry reaches a 2024-11-05 HTTP+SSE server at its SSE URL (the
+/// example server serves that transport next to Streamable HTTP).
+#[test]
+fn an_sse_entry_of_the_config() {
+    let server = http_example();
+    let sse = server.url.replace("/mcp", "/sse");
+    let config = write_config(
+        "cli-sse",
+        "mcp.json",
+        &serde_json::json!({"mcpServers": {"old": {"type": "sse", "url": sse}}}),
+    );
+    let out = mcp(&[
+        "call", "add", "a=1", "b=2", "--config", &config, "-s", "old",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "3\n");
+    let out = mcp(&["discover", "--config", &config, "-s", "old", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // `-e` is for stdio servers: an SSE entry refuses it.
+    let out = mcp(&["tools", "--config", &config, "-s", "old", "-e", "A=1"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("-e applies to a stdio server"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A legacy stdio server in `sh` that answers `initialize` with 2025-03-26 and every
+/// `tools/call` with `hello $GREETING`, and refuses any other request.
+const GREETER: &str = r#"
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+  case "$line" in
+    *'"method":"initialize"'*)
+      echo "{\"jsonrpc\":\"2.0\",\"id\":$id,\"result\":{\"protocolVersion\":\"2025-03-26\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"greeter\",\"version\":\"1\"}}}" ;;
+    *'"method":"tools/call"'*)
+      echo "{\"jsonrpc\":\"2.0\",\"id\":$id,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hello $GREETING\"}]}}" ;;
+    *)
+      if [ -n "$id" ]; then
+        echo "{\"jsonrpc\":\"2.0\",\"id\":$id,\"error\":{\"code\":-32601,\"message\":\"no\"}}"
+      fi ;;
+  esac
+done
+"#;
+
+/// A config entry's `env` (with a `${VAR:-default}` from mcp's own environment), its
+/// `protocolVersions`, its `deny` list, and `-e` on top, all reach the server.
+#[test]
+fn a_config_entry_reaches_its_stdio_server() {
+    let config = write_config(
+        "cli-entry",
+        "mcp.json",
+        &serde_json::json!({"mcpServers": {"greeter": {
+            "command": "sh",
+            "args": ["-c", GREETER],
+            "env": {"GREETING": "${WHO:-nobody}"},
+            "protocolVersions": ["2025-03-26"],
+            "deny": ["forbidden*"]
+        }}}),
+    );
+    let call = |extra: &[&str], vars: &[(&str, &str)]| {
+        let mut args = vec!["call", "greet", "--config", &config, "-s", "greeter"];
+        args.extend_from_slice(extra);
+        mcp_with(&args, vars)
+    };
+    let out = call(&[], &[("WHO", "ada")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "hello ada\n");
+    let out = call(&[], &[]);
+    assert_eq!(stdout(&out), "hello nobody\n", "{}", stderr(&out));
+    let out = call(&["-e", "GREETING=grace"], &[("WHO", "ada")]);
+    assert_eq!(stdout(&out), "hello grace\n", "{}", stderr(&out));
+    // The revision the entry allows, without a probe.
+    let out = mcp(&["discover", "--config", &config, "-s", "greeter"]);
+    assert!(
+        stdout(&out).contains("protocol  2025-03-26"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    // The deny list.
+    let out = mcp(&[
+        "call",
+        "forbidden_tool",
+        "--config",
+        &config,
+        "-s",
+        "greeter",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("does not allow the tool"),
+        "{}",
+        stderr(&out)
+    );
+    // `-e` works on a command after `--` too.
+    let out = mcp(&[
+        "call",
+        "greet",
+        "-e",
+        "GREETING=linus",
+        "--protocol",
+        "legacy",
+        "--",
+        "sh",
+        "-c",
+        GREETER,
+    ]);
+    assert_eq!(stdout(&out), "hello linus\n", "{}", stderr(&out));
+}
+
+/// Without --config or MCP_CONFIG, `./mcp.json` and then the user's config are read; an
+/// unset `${VAR}` stops the command with the server and the variable named.
+#[test]
+fn the_config_file_is_found_and_checked() {
+    let entry = serde_json::json!({"command": MCP, "args": ["serve-example"]});
+    let user = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-xdg");
+    write_config(
+        "cli-xdg/mcp",
+        "mcp.json",
+        &serde_json::json!({"servers": {"mine": entry}}),
+    );
+    let out = mcp_with(
+        &["call", "add", "a=1", "b=1", "-s", "mine"],
+        &[("XDG_CONFIG_HOME", user.to_str().unwrap())],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "2\n");
+    // Not found without it.
+    let out = mcp(&["call", "add", "a=1", "b=1", "-s", "mine"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("no server named \"mine\""),
+        "{}",
+        stderr(&out)
+    );
+
+    let bad = write_config(
+        "cli-unset",
+        "mcp.json",
+        &serde_json::json!({"mcpServers": {"needs": {"command": MCP, "args": ["--token=${MCP_TEST_UNSET_TOKEN}"]}}}),
+    );
+    let out = mcp(&["tools", "-s", "needs", "--config", &bad]);
+    assert!(!out.status.success());
+    let error = stderr(&out);
+    assert!(
+        error.contains("server `needs`")
+            && error.contains("MCP_TEST_UNSET_TOKEN")
+            && error.contains("args[0]"),
+        "{error}"
+    );
+    assert_eq!(error.lines().count(), 1, "{error}");
 }
 
 /// `serve-example` is a server: its help offers what serving takes, not the benchmark's
@@ -449,6 +624,7 @@ fn on_a_terminal(args: &str, typing: &[(&str, &str)]) -> String {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .env_remove("MCP_CONFIG")
+        .env("XDG_CONFIG_HOME", NO_USER_CONFIG)
         .current_dir(env!("CARGO_TARGET_TMPDIR"))
         .spawn()
         .expect("util-linux `script` runs");

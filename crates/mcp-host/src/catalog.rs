@@ -134,7 +134,8 @@ pub fn require_approval_if_destructive(_server: &str, tool: &Tool) -> Decision {
 ///
 /// A tool is exposed when its server's allow list (if any) names it, its deny list does
 /// not, and it belongs to no group or to at least one enabled group. A selector is a tool
-/// name or `*` for every tool of the server.
+/// name in which `*` matches any run of characters: `*` alone is every tool of the
+/// server, `read_*` every tool whose name starts with `read_`.
 ///
 /// ```
 /// use mcp_host::Exposure;
@@ -163,7 +164,34 @@ struct Group {
 }
 
 fn selects(selectors: Option<&HashSet<String>>, tool: &str) -> bool {
-    selectors.is_some_and(|s| s.contains(tool) || s.contains("*"))
+    selectors.is_some_and(|s| s.contains(tool) || s.iter().any(|p| glob(p, tool)))
+}
+
+/// Whether `name` matches `pattern`, where `*` matches any run of characters (none
+/// included) and every other character itself. Linear in the lengths for one `*`, at
+/// most their product otherwise; no recursion.
+pub(crate) fn glob(pattern: &str, name: &str) -> bool {
+    let (p, n) = (pattern.as_bytes(), name.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    // The last `*` seen, and where in `name` its match ends for now.
+    let mut star: Option<(usize, usize)> = None;
+    while j < n.len() {
+        if i < p.len() && p[i] == b'*' {
+            star = Some((i, j));
+            i += 1;
+        } else if i < p.len() && p[i] == n[j] {
+            i += 1;
+            j += 1;
+        } else if let Some((at, matched)) = star {
+            // Let the last `*` take one more byte and try again after it.
+            star = Some((at, matched + 1));
+            i = at + 1;
+            j = matched + 1;
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|&c| c == b'*')
 }
 
 impl Exposure {
@@ -200,7 +228,7 @@ impl Exposure {
         self
     }
 
-    /// Defines (or redefines) a group of `(server, tool or "*")` members.
+    /// Defines (or redefines) a group of `(server, tool selector)` members.
     #[must_use]
     pub fn group<I, A, B>(mut self, name: &str, members: I, enabled: bool) -> Self
     where
@@ -225,6 +253,33 @@ impl Exposure {
             .is_some()
     }
 
+    /// Adds a configured server's `allow`, `deny` and `groups` (a group first named here
+    /// starts on; one already defined keeps its state).
+    pub(crate) fn add_server_rules(&mut self, server: &str, config: &crate::ServerConfig) {
+        if let Some(allow) = &config.allow {
+            self.allow
+                .entry(server.to_owned())
+                .or_default()
+                .extend(allow.iter().cloned());
+        }
+        if !config.deny.is_empty() {
+            self.deny
+                .entry(server.to_owned())
+                .or_default()
+                .extend(config.deny.iter().cloned());
+        }
+        for name in &config.groups {
+            self.groups
+                .entry(name.clone())
+                .or_insert_with(|| Group {
+                    members: Vec::new(),
+                    enabled: true,
+                })
+                .members
+                .push((server.to_owned(), "*".to_owned()));
+        }
+    }
+
     /// The groups and whether each is on, by name.
     pub fn groups(&self) -> impl Iterator<Item = (&str, bool)> {
         self.groups.iter().map(|(n, g)| (n.as_str(), g.enabled))
@@ -243,7 +298,7 @@ impl Exposure {
             let member = group
                 .members
                 .iter()
-                .any(|(s, t)| s == server && (t == tool || t == "*"));
+                .any(|(s, t)| s == server && (t == tool || glob(t, tool)));
             if member {
                 if group.enabled {
                     return true;
@@ -637,6 +692,60 @@ mod tests {
             ["fs__read", "fs__rm", "git__log", first[2].0.as_str()]
         );
         assert!(!builder.exposure_mut().set_group("nope", true));
+    }
+
+    #[test]
+    fn selectors_are_globs() {
+        for (pattern, name, matches) in [
+            ("*", "", true),
+            ("*", "anything", true),
+            ("read", "read", true),
+            ("read", "reads", false),
+            ("read_*", "read_file", true),
+            ("read_*", "read_", true),
+            ("read_*", "write_file", false),
+            ("*_file", "read_file", true),
+            ("*_file", "read_files", false),
+            ("a*b*c", "aXbYc", true),
+            ("a*b*c", "abcbc", true),
+            ("a*b*c", "acb", false),
+            ("**", "x", true),
+            ("", "", true),
+            ("", "x", false),
+        ] {
+            assert_eq!(glob(pattern, name), matches, "{pattern} {name}");
+        }
+        let rules = Exposure::new()
+            .allow("fs", ["read_*", "stat"])
+            .deny("fs", ["*_secret"]);
+        assert!(rules.admits("fs", "read_file"));
+        assert!(rules.admits("fs", "stat"));
+        assert!(!rules.admits("fs", "read_secret"));
+        assert!(!rules.admits("fs", "write_file"));
+        assert!(rules.admits("git", "read_secret"));
+    }
+
+    #[test]
+    fn a_servers_configured_rules_join_the_exposure() {
+        let server = crate::ServerConfig::new(crate::StdioConfig::new("x"))
+            .allow(["read_*"])
+            .deny(["read_secret"])
+            .groups(["files", "admin"]);
+        let mut rules = Exposure::new().group("admin", [("other", "*")], false);
+        rules.add_server_rules("fs", &server);
+        assert!(rules.admits("fs", "read_file"));
+        assert!(!rules.admits("fs", "read_secret"));
+        assert!(!rules.admits("fs", "write"));
+        // `files` is new, so on; `admin` keeps its state and gains `fs`.
+        assert_eq!(
+            rules.groups().collect::<Vec<_>>(),
+            [("admin", false), ("files", true)]
+        );
+        assert!(rules.set_group("files", false));
+        assert!(!rules.admits("fs", "read_file"));
+        assert!(rules.set_group("admin", true));
+        assert!(rules.admits("fs", "read_file"));
+        assert!(rules.admits("other", "anything"));
     }
 
     #[test]

@@ -5,12 +5,11 @@
 //! revision through the same `mcp_client::Client` API.
 
 use mcp_client::{Client, RestartPolicy};
-use mcp_legacy::client::{Connector, Verdict};
-use mcp_transport_http::HttpClientConfig;
-use mcp_transport_stdio::{ServerCommand, ServerConnection};
+use mcp_legacy::client::Verdict;
+use mcp_transport_stdio::ServerConnection;
 
 use crate::Error;
-use crate::config::ServerConfig;
+use crate::config::{ServerConfig, ServerTransport};
 
 /// The identity the host's clients introduce themselves with, and the extensions they
 /// declare for the embedding application.
@@ -52,8 +51,10 @@ pub struct Connection {
 
 /// Connects to the server `name` as `config` says, in whichever era it speaks: spawns a
 /// stdio server (probed with `server/discover`, then `initialize` if it is an
-/// initialize-era server; restarted and probed again after a crash) or reaches a Streamable HTTP endpoint (a modern request first,
-/// then a legacy session, then the 2024-11-05 HTTP+SSE transport).
+/// initialize-era server; restarted and probed again after a crash) or reaches a
+/// Streamable HTTP endpoint (a modern request first, then a legacy session, then the
+/// 2024-11-05 HTTP+SSE transport), with the configuration's headers, environment, working
+/// directory, request timeout and protocol revisions ([`ServerConfig::connector`]).
 ///
 /// Cancel safety: dropping the future before it completes drops the connection and stops
 /// its server.
@@ -70,21 +71,14 @@ pub async fn connect(
         server: name.to_owned(),
         source: Box::new(source),
     };
-    match config {
-        ServerConfig::Stdio(stdio) => {
-            let mut command = ServerCommand::new(&stdio.command)
-                .args(&stdio.args)
-                .envs(stdio.env.iter().map(|(k, v)| (k, v)))
-                .name(name)
-                // Everything else the server gets only from its configuration.
-                .inherit_default_vars();
-            if let Some(dir) = &stdio.cwd {
-                command = command.current_dir(dir);
-            }
+    // The request timeout and the protocol revisions of the configuration.
+    let connector = config.connector(builder);
+    match &config.transport {
+        ServerTransport::Stdio(stdio) => {
             // The client owns the process: it is restarted (and probed again) after a
             // crash within the default budget, and stopped by `Client::shutdown`.
-            let supervised = Connector::new(builder)
-                .spawn_stdio(command, RestartPolicy::default())
+            let supervised = connector
+                .spawn_stdio(stdio.to_command(name), RestartPolicy::default())
                 .await
                 .map_err(server)?;
             Ok(Connection {
@@ -93,19 +87,12 @@ pub async fn connect(
                 process: None,
             })
         }
-        ServerConfig::Http(http) => {
-            let mut client_config = HttpClientConfig::default();
+        ServerTransport::Http(http) => {
+            let mut client_config = http.to_client_config(name)?;
             // A `subscriptions/listen` stream lives as long as the host and its bytes count
             // against this bound: 64 MiB is about 300 000 change notifications.
             client_config.max_response_bytes = 64 << 20;
-            for (key, value) in &http.headers {
-                let header = http::HeaderName::from_bytes(key.as_bytes())
-                    .map_err(|e| Error::Config(format!("server `{name}`: header `{key}`: {e}")))?;
-                let value = http::HeaderValue::from_str(value)
-                    .map_err(|e| Error::Config(format!("server `{name}`: header `{key}`: {e}")))?;
-                client_config = client_config.header(header, value);
-            }
-            let connected = Connector::new(builder)
+            let connected = connector
                 .connect_http(&http.url, client_config)
                 .await
                 .map_err(server)?;

@@ -8,6 +8,31 @@ pub enum Error {
     /// The configuration is not valid (what is wrong is in the message).
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// A member of a server's entry in the configuration is not valid.
+    #[error("invalid configuration: server `{server}`: `{field}` {reason}")]
+    InvalidField {
+        /// The server's name in the configuration.
+        server: String,
+        /// The member, with its key or index: `command`, `args[1]`, `env.TOKEN`,
+        /// `headers.Authorization` (empty when the entry itself is not an object).
+        field: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A `${NAME}` in a server's entry names an environment variable that is not set, and
+    /// gives no default (`${NAME:-default}`).
+    #[error(
+        "invalid configuration: server `{server}`: `{field}` uses the environment variable \
+         `{variable}`, which is not set (write `${{{variable}:-default}}` to give a default)"
+    )]
+    UnsetVariable {
+        /// The server's name in the configuration.
+        server: String,
+        /// The member that refers to it.
+        field: String,
+        /// The variable.
+        variable: String,
+    },
     /// The configuration file could not be read.
     #[error("cannot read {path}: {source}")]
     Io {

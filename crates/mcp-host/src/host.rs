@@ -129,14 +129,16 @@ impl HostBuilder {
         self
     }
 
-    /// Adds a server to connect to.
+    /// Adds a server to connect to. Its `allow`, `deny` and `groups` are added to the
+    /// exposure rules when the host connects.
     #[must_use]
-    pub fn server(mut self, name: impl Into<String>, config: ServerConfig) -> Self {
-        self.sources.push((name.into(), Source::Config(config)));
+    pub fn server(mut self, name: impl Into<String>, config: impl Into<ServerConfig>) -> Self {
+        self.sources
+            .push((name.into(), Source::Config(config.into())));
         self
     }
 
-    /// Adds every server of a configuration.
+    /// Adds every server of a configuration (see [`server`](Self::server)).
     #[must_use]
     pub fn config(mut self, config: HostConfig) -> Self {
         for (name, server) in config.servers {
@@ -159,7 +161,9 @@ impl HostBuilder {
         self
     }
 
-    /// Sets the allow, deny and group rules.
+    /// Sets the allow, deny and group rules. The servers' own rules (their
+    /// [`ServerConfig`]'s `allow`, `deny` and `groups`) are added to these when the host
+    /// connects.
     #[must_use]
     pub fn exposure(mut self, exposure: Exposure) -> Self {
         self.catalog = self.catalog.exposure(exposure);
@@ -198,10 +202,16 @@ impl HostBuilder {
     /// Connects every server concurrently, lists each one's tools, and subscribes to its
     /// tool-list changes. A server that fails is left out and reported by
     /// [`Host::failures`]; this fails only on a configuration error (a bad header).
+    /// Each configured server's `allow`, `deny` and `groups` join the exposure rules.
     /// Must be called within a tokio runtime. Waits up to 10 s per server for its change
     /// subscription to be acknowledged, so that no change made after this returns is
     /// missed; a server without subscriptions is simply never refreshed.
-    pub async fn connect(self) -> Result<Host, Error> {
+    pub async fn connect(mut self) -> Result<Host, Error> {
+        for (name, source) in &self.sources {
+            if let Source::Config(config) = source {
+                self.catalog.exposure_mut().add_server_rules(name, config);
+            }
+        }
         let mut set = JoinSet::new();
         for (index, (name, source)) in self.sources.into_iter().enumerate() {
             let info = self.info.clone();
@@ -239,7 +249,11 @@ impl HostBuilder {
                         process,
                     },
                 )),
-                Err(Error::Config(message)) => return Err(Error::Config(message)),
+                Err(
+                    e @ (Error::Config(_)
+                    | Error::InvalidField { .. }
+                    | Error::UnsetVariable { .. }),
+                ) => return Err(e),
                 Err(e) => failures.push((index, name, e)),
             }
         }

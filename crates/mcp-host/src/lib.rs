@@ -82,7 +82,10 @@ pub use catalog::{
     Catalog, CatalogBuilder, Decision, Entry, Exposure, Policy, Vendor,
     require_approval_if_destructive,
 };
-pub use config::{HostConfig, HttpConfig, ServerConfig, StdioConfig};
+pub use config::{
+    HostConfig, HttpConfig, KNOWN_PROTOCOL_VERSIONS, MAX_TIMEOUT_MS, ServerConfig, ServerTransport,
+    StdioConfig,
+};
 pub use connect::{ClientInfo, Connection, connect};
 pub use error::Error;
 pub use host::{Host, HostBuilder};

@@ -12,8 +12,7 @@ use std::time::Duration;
 
 use mcp_host::{
     Agent, AuditLog, BoxFuture, CallInfo, Catalog, Error, Host, HostConfig, HttpConfig, Message,
-    Middleware, Model, Reply, ServerConfig, StdioConfig, ToolCall, Vendor,
-    require_approval_if_destructive,
+    Middleware, Model, Reply, StdioConfig, ToolCall, Vendor, require_approval_if_destructive,
 };
 use mcp_server::{Server, ToolDef};
 use mcp_transport_http::{HttpServer, HttpServerConfig};
@@ -264,9 +263,9 @@ async fn the_loop_drives_two_servers() {
     let config = HostConfig::new()
         .server(
             "local",
-            ServerConfig::Stdio(StdioConfig::new(exe.to_string_lossy()).env(SERVE_STDIO, "1")),
+            StdioConfig::new(exe.to_string_lossy()).env(SERVE_STDIO, "1"),
         )
-        .server("remote", ServerConfig::Http(HttpConfig::new(running.url())));
+        .server("remote", HttpConfig::new(running.url()));
 
     let audit = AuditLog::new();
     let await_change = AwaitChange::default();

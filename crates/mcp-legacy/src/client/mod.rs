@@ -256,6 +256,38 @@ impl Connector {
         self
     }
 
+    /// The legacy revisions this connector may use with an initialize-era server, in order
+    /// of preference: the first is offered in `initialize`, any of them is accepted in the
+    /// answer (default: every revision of [`LEGACY_VERSIONS`], newest first). Revisions
+    /// this client does not speak are dropped; with none left, no legacy answer is
+    /// accepted (the handshake fails with [`Error::UnsupportedVersion`]). A later
+    /// [`era`](Self::era) pinning a legacy version replaces the list.
+    ///
+    /// ```
+    /// use mcp_legacy::client::{Connector, EraChoice};
+    ///
+    /// let connector = Connector::new(mcp_client::Client::builder("agent", "1.0"))
+    ///     .era(EraChoice::Legacy)
+    ///     .legacy_versions(["2025-06-18", "2025-03-26"]);
+    /// # let _ = connector;
+    /// ```
+    #[must_use]
+    pub fn legacy_versions<I, S>(mut self, versions: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut offer: Vec<String> = Vec::new();
+        for version in versions {
+            let version = version.as_ref();
+            if LEGACY_VERSIONS.contains(&version) && !offer.iter().any(|v| v == version) {
+                offer.push(version.to_owned());
+            }
+        }
+        self.legacy_offer = offer;
+        self
+    }
+
     /// How long the probe (and the `initialize` request) waits for an answer (default
     /// [`DEFAULT_PROBE_TIMEOUT`]).
     #[must_use]
@@ -381,4 +413,29 @@ async fn handshake<W: Wire>(
         version: result.protocol_version,
         result: serde_json::from_str(raw.get()).map_err(Error::Malformed)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_legacy_offer_keeps_known_revisions_in_order() {
+        let connector = || Connector::new(mcp_client::Client::builder("t", "1"));
+        let offer = connector()
+            .legacy_versions(["2025-03-26", "1999-01-01", "2025-11-25", "2025-03-26"])
+            .legacy_offer;
+        assert_eq!(offer, ["2025-03-26", "2025-11-25"]);
+        assert!(
+            connector()
+                .legacy_versions(["2026-07-28"])
+                .legacy_offer
+                .is_empty()
+        );
+        // A pinned legacy version replaces the list.
+        let pinned = connector()
+            .legacy_versions(["2025-03-26"])
+            .era(EraChoice::Version("2024-11-05".to_owned()));
+        assert_eq!(pinned.legacy_offer, ["2024-11-05"]);
+    }
 }
