@@ -303,7 +303,7 @@ async fn scenario_flow(
                 .read_resource("https://example.com/resource?id=123")
                 .await?;
             client.list_prompts_all().await?;
-            client.get_prompt("test_prompt", OrderedMap::new()).await?;
+            client.get_prompt("test_prompt", ()).await?;
         }
         "http-custom-headers" => {
             client.discover().await?;

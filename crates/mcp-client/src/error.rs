@@ -66,6 +66,11 @@ pub enum Error {
         /// What it reported.
         message: String,
     },
+    /// A call's arguments are not what the method takes: not a JSON object (tools,
+    /// prompts), a prompt argument that is not a string, or a value that does not
+    /// serialize. Nothing was sent.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
     /// The server kept asking for input past the round limit.
     #[error("the server asked for input {0} times without completing the request")]
     TooManyRounds(usize),

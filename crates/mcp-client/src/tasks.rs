@@ -24,7 +24,7 @@ use mcp_types::tasks::{
     CreateTaskResult, DetailedTask, GetTaskResult, Task, TaskAck, TaskIdParams, TaskStatus,
     UpdateTaskRequestParams, method as task_method,
 };
-use mcp_types::{CallToolResult, InputResponses, JsonObject, method};
+use mcp_types::{CallToolResult, InputResponses, method};
 
 use crate::client::{CallOptions, Client, Reply};
 use crate::error::Error;
@@ -262,9 +262,10 @@ impl Client {
     pub async fn call_tool_or_task(
         &self,
         name: &str,
-        arguments: JsonObject,
+        arguments: impl serde::Serialize,
         options: &CallOptions,
     ) -> Result<ToolCall, Error> {
+        let arguments = crate::client::arguments_object(&arguments)?;
         let (raw, reply) = self
             .rounds(
                 method::TOOLS_CALL,

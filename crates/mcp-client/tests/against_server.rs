@@ -238,3 +238,65 @@ async fn listen_delivers_the_acknowledgement_then_the_opted_in_changes() {
         Err(Error::ListenUnavailable)
     ));
 }
+
+#[tokio::test]
+async fn arguments_are_anything_that_serializes_to_an_object() {
+    let (client, _client_conn, _server_conn) = connect(Client::builder("c", "1"));
+    #[derive(serde::Serialize)]
+    struct Add {
+        a: i64,
+        b: i64,
+    }
+    let sum = |r: CallToolResult| r.structured_content.unwrap()["sum"].clone();
+    assert_eq!(
+        sum(client.call_tool("add", Add { a: 2, b: 3 }).await.unwrap()),
+        5
+    );
+    assert_eq!(
+        sum(client
+            .call_tool("add", json!({"a": 4, "b": 3}))
+            .await
+            .unwrap()),
+        7
+    );
+    let lent = json!({"a": 1, "b": 1}).as_object().cloned().unwrap();
+    assert_eq!(sum(client.call_tool("add", &lent).await.unwrap()), 2);
+    assert!(
+        !client
+            .call_tool("t0", ())
+            .await
+            .unwrap()
+            .is_error
+            .unwrap_or(false)
+    );
+    // Not an object: refused before anything is sent.
+    for refused in [
+        client.call_tool("add", 5).await,
+        client.call_tool("add", vec![1, 2]).await,
+        client.call_tool("add", "text").await,
+    ] {
+        assert!(
+            matches!(refused, Err(Error::InvalidArguments(_))),
+            "{refused:?}"
+        );
+    }
+
+    let text = |r: GetPromptResult| r.messages[0].content.clone();
+    #[derive(serde::Serialize)]
+    struct Who<'a> {
+        who: &'a str,
+    }
+    assert_eq!(
+        text(client.get_prompt("p", Who { who: "ann" }).await.unwrap()),
+        ContentBlock::text("hi ann")
+    );
+    assert_eq!(
+        text(client.get_prompt("p", json!({"who": "bo"})).await.unwrap()),
+        ContentBlock::text("hi bo")
+    );
+    let refused = client.get_prompt("p", json!({"who": 7})).await;
+    assert!(
+        matches!(&refused, Err(Error::InvalidArguments(m)) if m.contains("\"who\" is a number")),
+        "{refused:?}"
+    );
+}

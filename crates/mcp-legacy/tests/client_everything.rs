@@ -182,10 +182,7 @@ async fn exercise(client: &Client, asked: &Asked) {
         .map(|p| p.name)
         .collect();
     assert!(prompts.iter().any(|p| p == "simple-prompt"), "{prompts:?}");
-    let prompt = client
-        .get_prompt("simple-prompt", mcp_types::OrderedMap::new())
-        .await
-        .unwrap();
+    let prompt = client.get_prompt("simple-prompt", ()).await.unwrap();
     assert!(!prompt.messages.is_empty());
 
     // A listen on one resource becomes resources/subscribe; the server's

@@ -2,7 +2,6 @@
 //! version negotiation (<https://modelcontextprotocol.io/specification/2026-07-28/basic>, <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr>,
 //! <https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning>).
 
-use std::borrow::Borrow;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -214,6 +213,46 @@ pub(crate) enum Reply {
 pub(crate) struct Round {
     pub(crate) responses: Option<InputResponses>,
     pub(crate) state: Option<String>,
+}
+
+/// The arguments of a call as a JSON object: `arguments` serialized. `null` (from `()`
+/// or `None`) is no arguments.
+pub(crate) fn arguments_object<T: Serialize + ?Sized>(arguments: &T) -> Result<JsonObject, Error> {
+    let refuse = |reason: String| Error::InvalidArguments(reason);
+    match serde_json::to_value(arguments).map_err(|e| refuse(e.to_string()))? {
+        Value::Object(object) => Ok(object),
+        Value::Null => Ok(JsonObject::new()),
+        other => Err(refuse(format!(
+            "they serialize to {}, not to a JSON object",
+            json_kind(&other)
+        ))),
+    }
+}
+
+/// A prompt's arguments: an object of strings.
+fn prompt_arguments<T: Serialize + ?Sized>(arguments: &T) -> Result<OrderedMap<String>, Error> {
+    let mut strings = OrderedMap::new();
+    for (name, value) in &arguments_object(arguments)? {
+        let Value::String(value) = value else {
+            return Err(Error::InvalidArguments(format!(
+                "prompt argument {name:?} is {}, not a string",
+                json_kind(value)
+            )));
+        };
+        strings.insert(name.clone(), value.clone());
+    }
+    Ok(strings)
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// The typed `tools/call` params of each round: the tool's name and arguments, with the
@@ -584,14 +623,27 @@ impl Client {
 
     /// `tools/call`. A tool that failed is `Ok` with `is_error` set, for the model to read.
     ///
-    /// `arguments` are the tool's, owned or borrowed (`&JsonObject`): the call only reads
-    /// them, so a caller that keeps them (to call again, or to log) lends them.
+    /// `arguments` are anything that serializes to a JSON object (or to `null`, for
+    /// none): a `JsonObject`, owned or lent, a `json!({...})` value, a struct of yours.
+    /// Anything else is [`Error::InvalidArguments`], before a request is sent.
+    ///
+    /// ```no_run
+    /// # async fn run(client: mcp_client::Client) -> Result<(), mcp_client::Error> {
+    /// #[derive(serde::Serialize)]
+    /// struct Add { a: i64, b: i64 }
+    ///
+    /// let sum = client.call_tool("add", Add { a: 2, b: 3 }).await?;
+    /// let same = client.call_tool("add", serde_json::json!({"a": 2, "b": 3})).await?;
+    /// let none = client.call_tool("now", ()).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn call_tool(
         &self,
         name: &str,
-        arguments: impl Borrow<JsonObject>,
+        arguments: impl Serialize,
     ) -> Result<CallToolResult, Error> {
-        self.call_tool_lent(name, arguments.borrow(), &CallOptions::default())
+        let arguments = arguments_object(&arguments)?;
+        self.call_tool_lent(name, &arguments, &CallOptions::default())
             .await
     }
 
@@ -600,10 +652,11 @@ impl Client {
     pub async fn call_tool_with(
         &self,
         name: &str,
-        arguments: impl Borrow<JsonObject>,
+        arguments: impl Serialize,
         options: &CallOptions,
     ) -> Result<CallToolResult, Error> {
-        self.call_tool_lent(name, arguments.borrow(), options).await
+        let arguments = arguments_object(&arguments)?;
+        self.call_tool_lent(name, &arguments, options).await
     }
 
     /// [`call_tool_with`](Self::call_tool_with) with the arguments lent: one body for
@@ -670,12 +723,16 @@ impl Client {
         .await
     }
 
-    /// `prompts/get`.
+    /// `prompts/get`. `arguments` are anything that serializes to a JSON object whose
+    /// values are strings, as prompt arguments are (an `OrderedMap<String>`, a
+    /// `json!({...})` value, a struct of `String` fields), or to `null` for none; anything
+    /// else is [`Error::InvalidArguments`].
     pub async fn get_prompt(
         &self,
         name: &str,
-        arguments: OrderedMap<String>,
+        arguments: impl Serialize,
     ) -> Result<GetPromptResult, Error> {
+        let arguments = prompt_arguments(&arguments)?;
         self.with_input(
             method::PROMPTS_GET,
             |meta, round| {
