@@ -241,12 +241,12 @@ async fn listen_delivers_the_acknowledgement_then_the_opted_in_changes() {
 
 #[tokio::test]
 async fn arguments_are_anything_that_serializes_to_an_object() {
-    let (client, _client_conn, _server_conn) = connect(Client::builder("c", "1"));
     #[derive(serde::Serialize)]
     struct Add {
         a: i64,
         b: i64,
     }
+    let (client, _client_conn, _server_conn) = connect(Client::builder("c", "1"));
     let sum = |r: CallToolResult| r.structured_content.unwrap()["sum"].clone();
     assert_eq!(
         sum(client.call_tool("add", Add { a: 2, b: 3 }).await.unwrap()),
@@ -281,11 +281,11 @@ async fn arguments_are_anything_that_serializes_to_an_object() {
         );
     }
 
-    let text = |r: GetPromptResult| r.messages[0].content.clone();
     #[derive(serde::Serialize)]
     struct Who<'a> {
         who: &'a str,
     }
+    let text = |r: GetPromptResult| r.messages[0].content.clone();
     assert_eq!(
         text(client.get_prompt("p", Who { who: "ann" }).await.unwrap()),
         ContentBlock::text("hi ann")
