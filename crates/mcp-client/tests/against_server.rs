@@ -246,6 +246,10 @@ async fn arguments_are_anything_that_serializes_to_an_object() {
         a: i64,
         b: i64,
     }
+    #[derive(serde::Serialize)]
+    struct Who<'a> {
+        who: &'a str,
+    }
     let (client, _client_conn, _server_conn) = connect(Client::builder("c", "1"));
     let sum = |r: CallToolResult| r.structured_content.unwrap()["sum"].clone();
     assert_eq!(
@@ -281,10 +285,6 @@ async fn arguments_are_anything_that_serializes_to_an_object() {
         );
     }
 
-    #[derive(serde::Serialize)]
-    struct Who<'a> {
-        who: &'a str,
-    }
     let text = |r: GetPromptResult| r.messages[0].content.clone();
     assert_eq!(
         text(client.get_prompt("p", Who { who: "ann" }).await.unwrap()),
