@@ -30,12 +30,23 @@ use crate::{PromptDef, ResourceDef, ResourceTemplateDef, ToolDef};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Json<T>(pub T);
 
+/// A tool's whole argument object as one typed value: a `#[tool]` function's parameter
+/// `Args(args): Args<T>` makes `T` (deriving `Deserialize` and `JsonSchema`) the
+/// arguments, instead of one parameter an argument.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Args<T>(pub T);
+
 /// What a tool handler returns: anything that becomes a [`CallToolResult`].
 ///
 /// Text (`String`, `&'static str`) becomes one text block; `()` an empty result;
 /// [`Json`] a structured result with an `outputSchema`; a `Result` whose error converts
 /// into a [`ToolError`] fails the call as that error does (an `isError` result the model
 /// reads, for [`ToolError::Failed`]).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool result",
+    label = "a tool returns this",
+    note = "return text (`String`, `&'static str`), a `CallToolResult`, content blocks, `Json<T>` of a type that is `Serialize` and `JsonSchema`, or a `Result` of one whose error converts into a `ToolError` (a `String` does)"
+)]
 pub trait IntoToolResult {
     /// The `outputSchema` the result's type implies, if any.
     fn output_schema() -> Option<Value> {
@@ -104,6 +115,10 @@ impl<T: IntoToolResult, E: Into<ToolError>> IntoToolResult for Result<T, E> {
 
 /// What a prompt handler returns: anything that becomes a [`GetPromptResult`]. Text
 /// becomes one user message.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a prompt result",
+    note = "return text (one user message), a `PromptMessage`, a `Vec<PromptMessage>`, a `GetPromptResult`, or a `Result` of one whose error converts into a `ToolError`"
+)]
 pub trait IntoPromptResult {
     /// The result.
     fn into_prompt_result(self) -> Result<GetPromptResult, ToolError>;
@@ -147,6 +162,10 @@ impl<T: IntoPromptResult, E: Into<ToolError>> IntoPromptResult for Result<T, E> 
 
 /// What a resource handler returns: the contents of the resource at `uri`. Text becomes
 /// one text entry and bytes one blob (base64), each with the resource's MIME type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a resource's contents",
+    note = "return text, bytes (`Vec<u8>`), the contents (`Vec<EmbeddedResourceResource>`), or a `Result` of one whose error converts into a `ToolError`"
+)]
 pub trait IntoResourceContents {
     /// The contents of the resource at `uri`, whose MIME type is `mime_type`.
     fn into_contents(
@@ -317,7 +336,7 @@ impl IntoResourceTemplateDef for Result<ResourceTemplateDef, Error> {
 #[doc(hidden)]
 pub mod __macros {
     pub use crate::{
-        Context, Error, FromContext, IntoPromptDef, IntoPromptResult, IntoResourceContents,
+        Args, Context, Error, FromContext, IntoPromptDef, IntoPromptResult, IntoResourceContents,
         IntoResourceDef, IntoResourceTemplateDef, IntoToolDef, IntoToolResult, PromptDef,
         ResourceDef, ResourceTemplateDef, ToolDef, ToolError, ToolSet,
     };

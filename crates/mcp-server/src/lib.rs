@@ -135,8 +135,8 @@ mod uri_template;
 
 pub use context::Context;
 pub use define::{
-    __macros, FromContext, IntoPromptDef, IntoPromptResult, IntoResourceContents, IntoResourceDef,
-    IntoResourceTemplateDef, IntoToolDef, IntoToolResult, Json, ToolSet,
+    __macros, Args, FromContext, IntoPromptDef, IntoPromptResult, IntoResourceContents,
+    IntoResourceDef, IntoResourceTemplateDef, IntoToolDef, IntoToolResult, Json, ToolSet,
 };
 pub use error::{Error, InputRequired, ToolError};
 pub use extension::Extension;

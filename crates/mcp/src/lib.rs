@@ -79,14 +79,22 @@ pub use mcp_types as types;
 /// The JSON values tools take and return.
 pub use serde_json;
 
+/// The attribute macros that define a server's tools, prompts and resources from
+/// functions: `#[tool]`, `#[tools]` (an impl block of tools), `#[prompt]` and
+/// `#[resource]`.
+#[cfg(feature = "server")]
+pub use mcp_macros::{prompt, resource, tool, tools};
+
 /// The names most programs use.
 pub mod prelude {
     #[cfg(feature = "client")]
     pub use mcp_client::Client;
     #[cfg(feature = "server")]
+    pub use mcp_macros::{prompt, resource, tool, tools};
+    #[cfg(feature = "server")]
     pub use mcp_server::{
-        Context, PromptDef, ResourceDef, ResourceTemplateDef, Server, ServerBuilder, ToolDef,
-        ToolError,
+        Args, Context, Json, PromptDef, ResourceDef, ResourceTemplateDef, Server, ServerBuilder,
+        ToolDef, ToolError,
     };
     pub use mcp_types::{CallToolResult, ContentBlock, GetPromptResult, JsonObject};
     pub use serde_json::{Value, json};

@@ -1,0 +1,9 @@
+use mcp::prelude::*;
+
+/// Shows.
+#[tool]
+async fn show() -> impl Into<String> {
+    "x"
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use mcp::prelude::*;
+
+#[tool]
+struct Echo;
+
+#[tools]
+fn helper() {}
+
+fn main() {}

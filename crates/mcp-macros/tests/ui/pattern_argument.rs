@@ -1,0 +1,9 @@
+use mcp::prelude::*;
+
+/// Adds.
+#[tool]
+async fn add((a, b): (i64, i64)) -> String {
+    (a + b).to_string()
+}
+
+fn main() {}

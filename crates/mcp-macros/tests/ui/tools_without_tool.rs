@@ -1,0 +1,10 @@
+use mcp::prelude::*;
+
+struct Nothing;
+
+#[tools]
+impl Nothing {
+    fn helper(&self) {}
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use mcp::prelude::*;
+
+/// Reads.
+#[tool(readonly)]
+async fn read() -> String {
+    String::new()
+}
+
+fn main() {}
