@@ -131,6 +131,7 @@ pub mod skills;
 mod state;
 pub mod tasks;
 mod tool;
+pub mod trace;
 mod uri_template;
 
 pub use context::Context;

@@ -539,8 +539,19 @@ impl Server {
         }
     }
 
-    /// Serves one request (what the [`Handler`] implementation calls).
+    /// Serves one request (what the [`Handler`] implementation calls), in a `tracing`
+    /// span of its own ([`crate::trace`]).
     pub async fn handle(
+        &self,
+        request: Request,
+        rpc: RequestContext,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        use tracing::Instrument as _;
+        let span = crate::trace::request_span(&request, &rpc);
+        self.handle_unspanned(request, rpc).instrument(span).await
+    }
+
+    async fn handle_unspanned(
         &self,
         request: Request,
         rpc: RequestContext,
@@ -587,6 +598,7 @@ impl Server {
         let raw = params.into_raw_value().map_err(|e| e.to_error_object())?;
         let params = raw.get();
         let meta = meta_only(params)?;
+        crate::trace::record_version(&meta.protocol_version);
         let authenticated = principal_of(&rpc).is_some();
         match method {
             method::SERVER_DISCOVER => self.discover(),

@@ -246,6 +246,8 @@ impl Server {
             CallPlan::Plain(plan) => plan,
         };
         let (cx, name, principal) = (&plan.cx, &plan.name, &plan.principal);
+        crate::trace::record_tool(name);
+        crate::trace::record_version(&cx.meta().protocol_version);
         let call = plan.tool.call_boxed(plan.arguments, cx.clone());
         let mut outcome = match self.inner.limits.tool_timeout {
             None => call.await,
@@ -392,6 +394,7 @@ impl Server {
     ) -> Result<Box<RawValue>, ErrorObject> {
         let params: GetPromptRequestParams = parse(params)?;
         let principal = principal_id(&rpc);
+        crate::trace::record_prompt(&params.name);
         permitted(principal.as_deref(), method::PROMPTS_GET, &params.name)?;
         let prompt = read(&self.inner.registry)
             .prompts
@@ -433,6 +436,7 @@ impl Server {
     ) -> Result<Box<RawValue>, ErrorObject> {
         let params: ReadResourceRequestParams = parse(params)?;
         let principal = principal_id(&rpc);
+        crate::trace::record_resource(&params.uri);
         permitted(principal.as_deref(), method::RESOURCES_READ, &params.uri)?;
         let (read_fn, vars) = {
             let registry = read(&self.inner.registry);

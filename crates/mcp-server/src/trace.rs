@@ -1,0 +1,163 @@
+//! Observability: one `tracing` span per request, and (feature `opentelemetry`) the
+//! request's W3C trace context as its parent.
+//!
+//! Every request the server handles runs in a span named `mcp.request` at level `INFO`,
+//! with the attribute names of OpenTelemetry's semantic conventions for MCP:
+//!
+//! | field | value |
+//! |---|---|
+//! | `otel.name` | the method, then the tool, prompt or resource: `tools/call echo` |
+//! | `otel.kind` | `server` |
+//! | `mcp.method.name` | the method |
+//! | `jsonrpc.request.id` | the request's id |
+//! | `gen_ai.tool.name` | the tool a `tools/call` runs |
+//! | `gen_ai.prompt.name` | the prompt a `prompts/get` renders |
+//! | `mcp.resource.uri` | the URI a `resources/read` reads |
+//! | `mcp.protocol.version` | the request's protocol version |
+//! | `mcp.era` | `stateless` (2026-07-28) or `initialize` (the earlier revisions, served by `mcp-legacy`) |
+//! | `network.transport` | `http`, or `pipe` (stdio and in-process connections) |
+//! | `enduser.id` | the authenticated principal's id |
+//!
+//! A span costs next to nothing unless a subscriber enables it: without one, or with a
+//! filter above `INFO` for `mcp_server`, it is never built.
+//!
+//! With the `opentelemetry` feature, a request whose `_meta` carries `traceparent` (and
+//! `tracestate`, `baggage`), as
+//! <https://modelcontextprotocol.io/specification/2026-07-28/basic> defines, gets that
+//! context as its span's parent, through the propagator installed with
+//! `opentelemetry::global::set_text_map_propagator` (a `TraceContextPropagator` reads the
+//! W3C headers; none is installed by default). The spans reach OpenTelemetry through
+//! `tracing-opentelemetry`'s layer.
+
+use mcp_jsonrpc::{Request, RequestContext};
+use tracing::Span;
+use tracing::field::Empty;
+
+/// The span of one request, with what is known before its params are read; the rest is
+/// recorded as it is read.
+pub(crate) fn request_span(request: &Request, rpc: &RequestContext) -> Span {
+    let method = request.method.as_str();
+    let transport = rpc.transport_info();
+    let span = tracing::info_span!(
+        "mcp.request",
+        otel.name = method,
+        otel.kind = "server",
+        mcp.method.name = method,
+        jsonrpc.request.id = %rpc.id(),
+        gen_ai.tool.name = Empty,
+        gen_ai.prompt.name = Empty,
+        mcp.resource.uri = Empty,
+        mcp.protocol.version = Empty,
+        mcp.era = Empty,
+        network.transport = if transport.is_some() { "http" } else { "pipe" },
+        enduser.id = transport.and_then(|t| t.principal()).map(|p| p.id()),
+    );
+    #[cfg(feature = "opentelemetry")]
+    if !span.is_disabled() {
+        otel::adopt_parent(&span, request);
+    }
+    span
+}
+
+/// Records the tool a `tools/call` runs.
+pub(crate) fn record_tool(name: &str) {
+    record_target("tools/call", "gen_ai.tool.name", name);
+}
+
+/// Records the prompt a `prompts/get` renders.
+pub(crate) fn record_prompt(name: &str) {
+    record_target("prompts/get", "gen_ai.prompt.name", name);
+}
+
+/// Records the URI a `resources/read` reads.
+pub(crate) fn record_resource(uri: &str) {
+    record_target("resources/read", "mcp.resource.uri", uri);
+}
+
+/// Records `target` in `field` of the current request span, and in its name.
+fn record_target(method: &str, field: &str, target: &str) {
+    let span = Span::current();
+    if span.is_disabled() {
+        return;
+    }
+    span.record(field, target);
+    span.record("otel.name", format!("{method} {target}").as_str());
+}
+
+/// Records the request's protocol version, and its era.
+pub(crate) fn record_version(version: &str) {
+    let span = Span::current();
+    if span.is_disabled() {
+        return;
+    }
+    span.record("mcp.protocol.version", version);
+    let era = if version < "2026-07-28" {
+        "initialize"
+    } else {
+        "stateless"
+    };
+    span.record("mcp.era", era);
+}
+
+#[cfg(feature = "opentelemetry")]
+mod otel {
+    use mcp_jsonrpc::Request;
+    use opentelemetry::propagation::Extractor;
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+
+    /// The trace context members of a request's `_meta`.
+    #[derive(serde::Deserialize)]
+    struct Carrier {
+        #[serde(rename = "_meta")]
+        meta: Option<TraceMeta>,
+    }
+
+    #[derive(serde::Deserialize)]
+    struct TraceMeta {
+        traceparent: Option<String>,
+        tracestate: Option<String>,
+        baggage: Option<String>,
+    }
+
+    impl Extractor for TraceMeta {
+        fn get(&self, key: &str) -> Option<&str> {
+            match key {
+                "traceparent" => self.traceparent.as_deref(),
+                "tracestate" => self.tracestate.as_deref(),
+                "baggage" => self.baggage.as_deref(),
+                _ => None,
+            }
+        }
+
+        fn keys(&self) -> Vec<&str> {
+            [
+                ("traceparent", &self.traceparent),
+                ("tracestate", &self.tracestate),
+                ("baggage", &self.baggage),
+            ]
+            .into_iter()
+            .filter_map(|(key, value)| value.as_ref().map(|_| key))
+            .collect()
+        }
+    }
+
+    /// Makes the trace context of `request`'s `_meta`, if any, the parent of `span`. Params
+    /// that do not read, or a context the propagator refuses, leave the span a root: the
+    /// request itself is judged elsewhere.
+    pub(super) fn adopt_parent(span: &tracing::Span, request: &Request) {
+        let Some(params) = &request.params else {
+            return;
+        };
+        let text = params.text();
+        if !text.contains("traceparent") {
+            return;
+        }
+        let Ok(Carrier { meta: Some(meta) }) = serde_json::from_str::<Carrier>(text) else {
+            return;
+        };
+        let parent =
+            opentelemetry::global::get_text_map_propagator(|propagator| propagator.extract(&meta));
+        // Without tracing-opentelemetry's layer there is nothing to parent.
+        let _ = span.set_parent(parent);
+    }
+}
