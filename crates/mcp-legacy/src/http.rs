@@ -269,6 +269,43 @@ impl<H: Handler> DualEraHttp<H> {
         Ok(HttpServer::serve_endpoint(listener, service, &limits)?)
     }
 
+    /// Binds `addr` and serves both eras there behind a tower `layer` (a timeout, a rate
+    /// limit, tracing, authentication that inserts claims in the request's extensions,
+    /// which handlers read), until [`RunningServer::shutdown`]: see
+    /// [`HttpServer::serve_endpoint_with_layer`]. The layer wraps this endpoint as a tower
+    /// `Service`. Must be called within a tokio runtime.
+    pub async fn bind_with_layer<L, B>(
+        addr: SocketAddr,
+        handler: H,
+        http: HttpServerConfig,
+        legacy: LegacyHttpConfig,
+        layer: L,
+    ) -> Result<RunningServer, Error>
+    where
+        L: tower_layer::Layer<Self>,
+        L::Service: tower_service::Service<
+                Request<mcp_transport_http::RequestBody>,
+                Response = Response<B>,
+                Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+                Future: Send + 'static,
+            > + Clone
+            + Send
+            + Sync
+            + 'static,
+        B: Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>>
+            + Send
+            + 'static,
+    {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| Error::Bind { addr, source })?;
+        let limits = http.clone();
+        let service = DualEraHttp::new(handler, http, legacy)?;
+        Ok(HttpServer::serve_endpoint_with_layer(
+            listener, service, &limits, layer,
+        )?)
+    }
+
     /// How many legacy sessions are open.
     pub fn sessions(&self) -> usize {
         lock(&self.shared.sessions).len()
@@ -328,6 +365,36 @@ impl<H: Handler> Endpoint for DualEraHttp<H> {
         for session in lock(&self.shared.sessions).values() {
             session.end();
         }
+    }
+}
+
+/// The endpoint as a tower service, to mount in a router (axum's `route_service`) or to
+/// wrap in tower layers. The client's address is the request's
+/// [`PeerAddr`](mcp_transport_http::PeerAddr) extension when the server put one there
+/// (this crate's [`HttpServer`] does), else unknown (see [`DualEraHttp::handle`]).
+impl<H: Handler, B> tower_service::Service<Request<B>> for DualEraHttp<H>
+where
+    B: Body + Send + 'static,
+    B::Data: Buf + Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = Response<DualEraBody>;
+    type Error = Infallible;
+    type Future = DualEraFuture;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> DualEraFuture {
+        let peer = request
+            .extensions()
+            .get::<mcp_transport_http::PeerAddr>()
+            .map(|peer| peer.0);
+        self.handle_from(request, peer)
     }
 }
 
@@ -490,8 +557,7 @@ impl<H: Handler> Shared<H> {
             Ok(Decoded::Single(Message::Request(r)))
                 if r.method == "initialize" && !session::has_modern_meta(r.params.as_ref()) =>
             {
-                self.initialize(&head.headers, &caller, bucket, r, slot)
-                    .await
+                self.initialize(head, &caller, bucket, r, slot).await
             }
             _ => {
                 // The modern endpoint takes a slot of its own.
@@ -644,7 +710,7 @@ impl<H: Handler> Shared<H> {
     /// A new legacy session, from its `initialize` request.
     async fn initialize(
         &self,
-        headers: &HeaderMap,
+        head: http::request::Parts,
         caller: &auth::Caller,
         bucket: Bucket,
         request: mcp_jsonrpc::Request,
@@ -654,7 +720,7 @@ impl<H: Handler> Shared<H> {
         let token = self.root.child_token();
         let (tx, _rx) = mpsc::channel(1);
         let cx = RequestContext::new(id.clone(), token.clone(), NotificationSink::channel(tx))
-            .with_transport_info(auth::transport_info(headers, caller));
+            .with_transport_info(auth::transport_info(head, caller));
         let (session, result) =
             match session::initialize(&*self.inner, &self.legacy.versions, request, cx).await {
                 Ok(done) => done,
@@ -846,7 +912,7 @@ impl<H: Handler> Shared<H> {
                 "too many open streams in this session",
             );
         };
-        let info = auth::transport_info(&head.headers, &caller);
+        let info = auth::transport_info(head, &caller);
         let mut runs = Vec::with_capacity(requests.len());
         for (request, slot) in requests.into_iter().zip(slots) {
             let token = session.token.child_token();

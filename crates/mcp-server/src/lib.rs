@@ -122,6 +122,8 @@ mod extension;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+#[cfg(feature = "http")]
+mod http_request;
 mod limits;
 mod prompt;
 mod resource;
@@ -141,6 +143,8 @@ pub use define::{
 };
 pub use error::{Error, InputRequired, ToolError};
 pub use extension::Extension;
+#[cfg(feature = "http")]
+pub use http_request::{HttpExtension, HttpParts};
 pub use limits::Limits;
 pub use prompt::PromptDef;
 pub use resource::{ResourceDef, ResourceTemplateDef};

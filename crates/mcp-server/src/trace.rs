@@ -50,7 +50,7 @@ pub(crate) fn request_span(request: &Request, rpc: &RequestContext) -> Span {
         mcp.protocol.version = Empty,
         mcp.era = Empty,
         network.transport = if transport.is_some() { "http" } else { "pipe" },
-        enduser.id = transport.and_then(|t| t.principal()).map(|p| p.id()),
+        enduser.id = transport.and_then(|t| t.principal()).map(mcp_jsonrpc::Principal::id),
     );
     #[cfg(feature = "opentelemetry")]
     if !span.is_disabled() {

@@ -164,6 +164,8 @@ mod headers;
 #[cfg(feature = "server")]
 mod idle;
 #[cfg(feature = "server")]
+mod layer;
+#[cfg(feature = "server")]
 mod mirror;
 #[cfg(feature = "server")]
 mod request_body;
@@ -192,6 +194,8 @@ pub use config::{
     ParamHeader, ParamHeaders, check_host_and_origin,
 };
 pub use error::Error;
+#[cfg(feature = "server")]
+pub use layer::PeerAddr;
 #[cfg(feature = "server")]
 pub use request_body::{RequestBody, RequestBodyError};
 #[cfg(feature = "server")]

@@ -37,6 +37,7 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use crate::config::{HYPER_MAX_HEADERS, HttpServerConfig};
 use crate::error::Error;
+use crate::layer::Layered;
 use crate::request_body::{ChunkedEnd, RequestBody};
 use crate::service::McpService;
 use crate::shards::Shards;
@@ -81,6 +82,73 @@ impl HttpServer {
         let limits = config.clone();
         let service = McpService::new(handler, config)?;
         HttpServer::serve_endpoint(listener, service, &limits)
+    }
+
+    /// Binds `addr` and serves the MCP endpoint there with `handler` behind a tower
+    /// `layer` (a timeout, a rate limit, tracing, authentication: see
+    /// [`serve_endpoint_with_layer`](Self::serve_endpoint_with_layer)), until
+    /// [`RunningServer::shutdown`]. Must be called within a tokio runtime.
+    pub async fn bind_with_layer<H, L, B>(
+        addr: SocketAddr,
+        handler: H,
+        config: HttpServerConfig,
+        layer: L,
+    ) -> Result<RunningServer, Error>
+    where
+        H: Handler,
+        L: tower_layer::Layer<McpService<H>>,
+        L::Service: tower_service::Service<Request<RequestBody>, Response = Response<B>>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        <L::Service as tower_service::Service<Request<RequestBody>>>::Error:
+            Into<Box<dyn std::error::Error + Send + Sync>>,
+        <L::Service as tower_service::Service<Request<RequestBody>>>::Future: Send + 'static,
+        B: http_body::Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>>
+            + Send
+            + 'static,
+    {
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| Error::Bind { addr, source })?;
+        let service = McpService::new(handler, config.clone())?;
+        HttpServer::serve_endpoint_with_layer(listener, service, &config, layer)
+    }
+
+    /// Serves any [`Endpoint`] behind a tower `layer`, as
+    /// [`serve_endpoint`](Self::serve_endpoint) does without one: the layers a router
+    /// such as axum would run in front of the endpoint (a timeout, a rate limit, tracing,
+    /// authentication that inserts claims in the request's extensions, which handlers
+    /// read). The layer wraps `endpoint` as a tower `Service` (an [`McpService`] is one);
+    /// the server puts each request's [`PeerAddr`](crate::PeerAddr) in its extensions,
+    /// clones the layered service, waits until it is ready and calls it. An error of the
+    /// layer's service is answered `503` with a JSON-RPC error (-32603) and logged; a layer
+    /// that wants another answer handles its errors itself.
+    ///
+    /// Fails with [`Error::Config`] if `config` is not valid.
+    pub fn serve_endpoint_with_layer<E, L, B>(
+        listener: TcpListener,
+        endpoint: E,
+        config: &HttpServerConfig,
+        layer: L,
+    ) -> Result<RunningServer, Error>
+    where
+        E: Endpoint,
+        L: tower_layer::Layer<E>,
+        L::Service: tower_service::Service<Request<RequestBody>, Response = Response<B>>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        <L::Service as tower_service::Service<Request<RequestBody>>>::Error:
+            Into<Box<dyn std::error::Error + Send + Sync>>,
+        <L::Service as tower_service::Service<Request<RequestBody>>>::Future: Send + 'static,
+        B: http_body::Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>>
+            + Send
+            + 'static,
+    {
+        HttpServer::serve_endpoint(listener, Layered::new(endpoint, &layer), config)
     }
 
     /// Serves any [`Endpoint`] (an [`McpService`], or a layer around one such as the
@@ -182,8 +250,11 @@ impl Drop for RunningServer {
 /// [`McpService`] is one; a layer that wraps it (routing some requests elsewhere) is
 /// another.
 pub trait Endpoint: Clone + Send + Sync + 'static {
-    /// The response body.
-    type Body: http_body::Body<Data = Bytes, Error = Infallible> + Send + 'static;
+    /// The response body. An error while it is sent aborts the connection, so the client
+    /// never takes a cut response for a whole one.
+    type Body: http_body::Body<Data = Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>>
+        + Send
+        + 'static;
     /// The response future.
     type Future: Future<Output = Result<Response<Self::Body>, Infallible>> + Send + 'static;
 

@@ -341,7 +341,7 @@ impl<H: Handler> Shared<H> {
                 {
                     return refusal.map(|body| McpBody::full(body, None));
                 }
-                let info = transport_info(head.headers, principal);
+                let info = transport_info(head, principal);
                 Arc::clone(&self).dispatch(request, permit, info).await
             }
             Message::Notification(notification) => {
@@ -584,7 +584,11 @@ fn refusal(status: StatusCode, message: &str) -> Response<McpBody> {
     refusal_with(status, ErrorCode::INVALID_REQUEST, message)
 }
 
-fn refusal_with(status: StatusCode, code: ErrorCode, message: &str) -> Response<McpBody> {
+pub(crate) fn refusal_with(
+    status: StatusCode,
+    code: ErrorCode,
+    message: &str,
+) -> Response<McpBody> {
     rpc_error(status, None, &ErrorObject::new(code, message))
 }
 
@@ -660,38 +664,48 @@ where
     }
 }
 
-/// The request's headers for the handler (`Context::transport` in `mcp-server`): names
-/// lower-cased as `http` stores them, values that are not visible ASCII skipped. The
-/// header map itself is moved in, not copied; with the principal of an authenticated
-/// request, without the credentials (`Authorization`), which no handler may pass on.
+/// What the transport knows of a request for its handler (`Context::transport` in
+/// `mcp-server`): the request's head, moved once into an `Arc` (not copied), lent through
+/// [`mcp_jsonrpc::Headers`]. Headers read with names lower-cased as `http` stores them,
+/// values that are not visible ASCII skipped; [`TransportInfo::request`] gives the whole
+/// head as an `Arc<http::request::Parts>` (method, URI, version, headers, and the
+/// extensions a tower or axum layer inserted). With the principal of an authenticated
+/// request, and without the credentials (`Authorization`), which no handler may pass on.
+///
+/// [`TransportInfo::request`]: mcp_jsonrpc::TransportInfo::request
 pub fn transport_info(
-    mut headers: http::HeaderMap,
+    mut head: http::request::Parts,
     principal: Option<Arc<dyn mcp_jsonrpc::Principal>>,
 ) -> Arc<mcp_jsonrpc::TransportInfo> {
     if principal.is_some() {
-        crate::auth::strip_credentials(&mut headers);
+        crate::auth::strip_credentials(&mut head.headers);
     }
-    let info = mcp_jsonrpc::TransportInfo::from_headers(RequestHeaders(headers));
+    let info = mcp_jsonrpc::TransportInfo::from_headers(RequestParts(Arc::new(head)));
     Arc::new(match principal {
         Some(principal) => info.with_principal(principal),
         None => info,
     })
 }
 
-/// An HTTP request's header map, lent to handlers through [`mcp_jsonrpc::Headers`].
+/// An HTTP request's head, lent to handlers through [`mcp_jsonrpc::Headers`].
 #[derive(Debug)]
-struct RequestHeaders(http::HeaderMap);
+struct RequestParts(Arc<http::request::Parts>);
 
-impl mcp_jsonrpc::Headers for RequestHeaders {
+impl mcp_jsonrpc::Headers for RequestParts {
     fn get(&self, name: &str) -> Option<&str> {
-        self.0.get(name)?.to_str().ok()
+        self.0.headers.get(name)?.to_str().ok()
     }
 
     fn iter(&self) -> Box<dyn Iterator<Item = (&str, &str)> + '_> {
         Box::new(
             self.0
+                .headers
                 .iter()
                 .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?))),
         )
+    }
+
+    fn request(&self) -> Option<&(dyn std::any::Any + Send + Sync)> {
+        Some(&self.0)
     }
 }

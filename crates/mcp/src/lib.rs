@@ -11,7 +11,7 @@
 //!
 //! | feature | what it adds |
 //! |---|---|
-//! | `server` | [`server`]: tools, resources, prompts; [`serve_stdio`], [`serve_http`], [`bind_http`] |
+//! | `server` | [`server`]: tools, resources, prompts; [`serve_stdio`], [`serve_http`], [`bind_http`], [`bind_http_with_layer`] |
 //! | `client` | [`client`]: the 2026-07-28 client, and with `legacy` a client for servers of any era |
 //! | `host` | [`host`]: many servers as one set of model tools (OpenAI, Anthropic, Gemini) |
 //! | `stdio`, `http` | the transports, for the roles chosen |
@@ -44,8 +44,9 @@
 //! # }
 //! ```
 //!
-//! Modern-only serving is an explicit choice: [`serve_stdio_modern`] and
-//! [`bind_http_modern`], the only two in a build without the `legacy` feature.
+//! Modern-only serving is an explicit choice: [`serve_stdio_modern`],
+//! [`bind_http_modern`] and [`bind_http_modern_with_layer`], the only ones in a build
+//! without the `legacy` feature.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
@@ -196,6 +197,44 @@ pub async fn bind_http(
     .await?)
 }
 
+/// [`bind_http`] behind a tower `layer` (a timeout, a rate limit, tracing, authentication
+/// that inserts claims in the request's extensions, which tools read with
+/// `Context::http_extension`): see
+/// [`HttpServer::serve_endpoint_with_layer`](mcp_transport_http::HttpServer::serve_endpoint_with_layer).
+/// The layer wraps the dual-era endpoint ([`mcp_legacy::http::DualEraHttp`]), so it runs
+/// on every request of either era.
+#[cfg(all(feature = "server", feature = "http", feature = "legacy"))]
+pub async fn bind_http_with_layer<S, L, B>(
+    server: S,
+    addr: impl AsRef<str>,
+    layer: L,
+) -> Result<mcp_transport_http::RunningServer, Error>
+where
+    S: Into<mcp_server::Server>,
+    L: tower_layer::Layer<mcp_legacy::http::DualEraHttp<mcp_server::Server>>,
+    L::Service: tower_service::Service<
+            ::http::Request<mcp_transport_http::RequestBody>,
+            Response = ::http::Response<B>,
+            Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+            Future: Send + 'static,
+        > + Clone
+        + Send
+        + Sync
+        + 'static,
+    B: http_body::Body<Data = bytes::Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>>
+        + Send
+        + 'static,
+{
+    Ok(mcp_legacy::http::DualEraHttp::bind_with_layer(
+        listen_addr(addr.as_ref())?,
+        server.into(),
+        mcp_transport_http::HttpServerConfig::default(),
+        mcp_legacy::http::LegacyHttpConfig::default(),
+        layer,
+    )
+    .await?)
+}
+
 /// Serves `server` on stdin and stdout to 2026-07-28 clients only: an `initialize`
 /// handshake gets -32601.
 #[cfg(all(feature = "server", feature = "stdio"))]
@@ -215,6 +254,39 @@ pub async fn bind_http_modern(
         listen_addr(addr.as_ref())?,
         server.into(),
         mcp_transport_http::HttpServerConfig::default(),
+    )
+    .await?)
+}
+
+/// [`bind_http_modern`] behind a tower `layer`, as [`bind_http_with_layer`] does for both
+/// eras.
+#[cfg(all(feature = "server", feature = "http"))]
+pub async fn bind_http_modern_with_layer<S, L, B>(
+    server: S,
+    addr: impl AsRef<str>,
+    layer: L,
+) -> Result<mcp_transport_http::RunningServer, Error>
+where
+    S: Into<mcp_server::Server>,
+    L: tower_layer::Layer<mcp_transport_http::McpService<mcp_server::Server>>,
+    L::Service: tower_service::Service<
+            ::http::Request<mcp_transport_http::RequestBody>,
+            Response = ::http::Response<B>,
+            Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+            Future: Send + 'static,
+        > + Clone
+        + Send
+        + Sync
+        + 'static,
+    B: http_body::Body<Data = bytes::Bytes, Error: Into<Box<dyn std::error::Error + Send + Sync>>>
+        + Send
+        + 'static,
+{
+    Ok(mcp_transport_http::HttpServer::bind_with_layer(
+        listen_addr(addr.as_ref())?,
+        server.into(),
+        mcp_transport_http::HttpServerConfig::default(),
+        layer,
     )
     .await?)
 }

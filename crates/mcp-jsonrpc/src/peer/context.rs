@@ -23,6 +23,14 @@ pub trait Headers: Send + Sync + fmt::Debug + 'static {
 
     /// Every header, names lower-cased, in arrival order.
     fn iter(&self) -> Box<dyn Iterator<Item = (&str, &str)> + '_>;
+
+    /// The transport's own record of the request, for a layer that knows its type
+    /// ([`TransportInfo::request`]): for HTTP (`mcp-transport-http`), the request's
+    /// `Arc<http::request::Parts>`, with the extensions that middleware inserted. The
+    /// default lends none.
+    fn request(&self) -> Option<&(dyn std::any::Any + Send + Sync)> {
+        None
+    }
 }
 
 impl Headers for Vec<(String, String)> {
@@ -150,6 +158,13 @@ impl TransportInfo {
     /// Every header, names lower-cased, in arrival order.
     pub fn headers(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
         self.headers.iter()
+    }
+
+    /// The transport's own record of the request, if it lends one of type `T`
+    /// ([`Headers::request`]): for HTTP, `Arc<http::request::Parts>` (its method, URI,
+    /// version, headers and extensions). The engine never reads it.
+    pub fn request<T: std::any::Any>(&self) -> Option<&T> {
+        self.headers.request()?.downcast_ref()
     }
 }
 

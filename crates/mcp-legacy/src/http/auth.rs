@@ -87,9 +87,9 @@ impl HttpSession {
     }
 }
 
-/// The request's headers for the handler, as the modern endpoint gives them: without the
-/// credentials, and with the principal, when the request was authenticated. A clone of the
-/// map shares its values (`Bytes`) with it.
-pub(super) fn transport_info(headers: &HeaderMap, caller: &Caller) -> Arc<TransportInfo> {
-    mcp_transport_http::transport_info(headers.clone(), caller.clone())
+/// The request's head for the handler, as the modern endpoint gives it (headers, and the
+/// extensions middleware inserted): without the credentials, and with the principal, when
+/// the request was authenticated. The head is moved, not copied.
+pub(super) fn transport_info(head: http::request::Parts, caller: &Caller) -> Arc<TransportInfo> {
+    mcp_transport_http::transport_info(head, caller.clone())
 }

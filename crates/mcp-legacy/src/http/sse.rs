@@ -136,7 +136,7 @@ impl<H: Handler> Shared<H> {
                     };
                     return json(status, encode_error(Some(&request.id), &refused.error()));
                 }
-                let info = transport_info(&head.headers, &caller);
+                let info = transport_info(head, &caller);
                 let run = Run {
                     session,
                     request,

@@ -23,6 +23,10 @@ pub const VERSION: &str = "2026-07-28";
 /// Records what handlers did (`started test/wait`, `cancelled test/wait`), in order.
 pub type Log = mpsc::UnboundedReceiver<String>;
 
+/// What a test's tower layer puts in a request's extensions, for `test/parts` to read.
+#[derive(Debug, Clone, Copy)]
+pub struct Tag(pub &'static str);
+
 /// The test handler. Its methods:
 ///
 /// - `test/notify`: two `notifications/message`, then `{"done": true}`;
@@ -38,6 +42,8 @@ pub type Log = mpsc::UnboundedReceiver<String>;
 ///   later and logs `late refused` or `late sent`;
 /// - `test/flood`: sends `params.count` notifications, logging `sent <n>` after each,
 ///   then returns `{"sent": count}`;
+/// - `test/parts`: the request's head (method, path, a [`Tag`] extension, the
+///   `PeerAddr` extension);
 /// - `test/caps`, `test/version`, `test/params`: errors -32021, -32022 and -32602;
 /// - `tools/list`, `tools/call`, `prompts/get`, `resources/read`, `echo`: the params back;
 /// - anything else: -32601.
@@ -88,6 +94,23 @@ impl Handler for TestHandler {
                     .and_then(|info| info.header("x-test"))
                     .map(str::to_owned);
                 Ok(raw(&json!({ "x-test": seen })))
+            }
+            "test/parts" => {
+                // The request's head as the transport lends it: what a tower layer put in
+                // its extensions, and the client's address the server put there.
+                let parts = cx
+                    .transport_info()
+                    .and_then(|info| info.request::<Arc<http::request::Parts>>());
+                let tag = parts.and_then(|p| p.extensions.get::<Tag>()).map(|t| t.0);
+                let peer = parts
+                    .and_then(|p| p.extensions.get::<mcp_transport_http::PeerAddr>())
+                    .map(|p| p.0.ip().to_string());
+                Ok(raw(&json!({
+                    "method": parts.map(|p| p.method.as_str()),
+                    "path": parts.map(|p| p.uri.path()),
+                    "tag": tag,
+                    "peer": peer,
+                })))
             }
             "test/notify" => {
                 for n in 1..=2 {
