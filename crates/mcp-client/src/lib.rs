@@ -144,6 +144,7 @@ mod restart;
 #[cfg(feature = "skills")]
 pub mod skills;
 mod tasks;
+pub mod trace;
 mod wire;
 
 pub use client::{

@@ -65,9 +65,9 @@ use tool_set::tool_set;
 /// `crate = path` (default `::mcp::server`).
 ///
 /// Parameters are the tool's arguments, each with its doc comment as its description; an
-/// `Option` one is optional. A parameter whose type is `Context`, or that is marked
-/// `#[context]`, is taken from the request instead (any type implementing
-/// `FromContext`). A single parameter of type `Args<T>` makes `T` (a struct deriving
+/// `Option` one is optional. A parameter whose type is `Context`, `HttpParts` or
+/// `HttpExtension<T>`, or that is marked `#[context]`, is taken from the request instead
+/// (any type implementing `FromContext`). A single parameter of type `Args<T>` makes `T` (a struct deriving
 /// `Deserialize` and `JsonSchema`) the whole argument object.
 ///
 /// ```
@@ -333,7 +333,11 @@ fn params(sig: &mut Signature, kind: Kind) -> syn::Result<Vec<Param>> {
             .attrs
             .retain(|a| !a.path().is_ident("context") && !a.path().is_ident("doc"));
         let segment = last_segment(&typed.ty);
-        if marked || segment.is_some_and(|(ident, _)| ident == "Context") {
+        if marked
+            || segment.is_some_and(|(ident, _)| {
+                ident == "Context" || ident == "HttpParts" || ident == "HttpExtension"
+            })
+        {
             params.push(Param::Context {
                 ty: typed.ty.clone(),
             });

@@ -6,7 +6,7 @@
 //!
 //! | field | value |
 //! |---|---|
-//! | `otel.name` | the method, then the tool, prompt or resource: `tools/call echo` |
+//! | `otel.name` | the method (`tools/call`): the span starts before the params are read |
 //! | `otel.kind` | `server` |
 //! | `mcp.method.name` | the method |
 //! | `jsonrpc.request.id` | the request's id |
@@ -61,27 +61,25 @@ pub(crate) fn request_span(request: &Request, rpc: &RequestContext) -> Span {
 
 /// Records the tool a `tools/call` runs.
 pub(crate) fn record_tool(name: &str) {
-    record_target("tools/call", "gen_ai.tool.name", name);
+    record_target("gen_ai.tool.name", name);
 }
 
 /// Records the prompt a `prompts/get` renders.
 pub(crate) fn record_prompt(name: &str) {
-    record_target("prompts/get", "gen_ai.prompt.name", name);
+    record_target("gen_ai.prompt.name", name);
 }
 
 /// Records the URI a `resources/read` reads.
 pub(crate) fn record_resource(uri: &str) {
-    record_target("resources/read", "mcp.resource.uri", uri);
+    record_target("mcp.resource.uri", uri);
 }
 
-/// Records `target` in `field` of the current request span, and in its name.
-fn record_target(method: &str, field: &str, target: &str) {
+/// Records `target` in `field` of the current request span.
+fn record_target(field: &str, target: &str) {
     let span = Span::current();
-    if span.is_disabled() {
-        return;
+    if !span.is_disabled() {
+        span.record(field, target);
     }
-    span.record(field, target);
-    span.record("otel.name", format!("{method} {target}").as_str());
 }
 
 /// Records the request's protocol version, and its era.

@@ -77,27 +77,35 @@ impl Client {
         routing: crate::wire::Routing<'_>,
         call: &CallOptions,
     ) -> Result<RawResult, Error> {
-        for attempt in 0..2 {
-            let (options, progress_token) = self.engine_options(call);
-            let params = build(crate::wire::WireMeta {
-                fixed: Arc::clone(fixed),
-                protocol_version: self.version(),
-                progress_token,
-                trace: call.trace.clone(),
-            });
-            match self
-                .dispatch_raw(method, &params, options, Some(routing))
-                .await
-            {
-                Err(Error::Protocol(error))
-                    if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION && attempt == 0 =>
+        use tracing::Instrument as _;
+        let span = crate::trace::request_span(method, Some(routing.name), self.version());
+        let trace = crate::trace::context(&span, call.trace.as_ref());
+        async move {
+            for attempt in 0..2 {
+                let (options, progress_token) = self.engine_options(call);
+                let params = build(crate::wire::WireMeta {
+                    fixed: Arc::clone(fixed),
+                    protocol_version: self.version(),
+                    progress_token,
+                    trace: trace.clone(),
+                });
+                match self
+                    .dispatch_raw(method, &params, options, Some(routing))
+                    .await
                 {
-                    self.renegotiate(&error)?;
+                    Err(Error::Protocol(error))
+                        if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+                            && attempt == 0 =>
+                    {
+                        self.renegotiate(&error)?;
+                    }
+                    other => return other,
                 }
-                other => return other,
             }
+            unreachable!("the loop returns on its second attempt")
         }
-        unreachable!("the loop returns on its second attempt")
+        .instrument(span)
+        .await
     }
 
     /// Sends one request; on -32022 picks the newest version both sides support and
@@ -108,27 +116,35 @@ impl Client {
         build: impl Fn(RequestMetaObject) -> P,
         call: &CallOptions,
     ) -> Result<Box<RawValue>, Error> {
-        for attempt in 0..2 {
-            let (options, progress_token) = self.engine_options(call);
-            let meta = super::request_meta(
-                &self.inner.handlers.capabilities,
-                &self.inner.handlers.info,
-                self.inner.log_level,
-                self.version(),
-                call.trace.as_ref(),
-                progress_token,
-            );
-            let params = build(meta);
-            match self.dispatch(method, &Plain(&params), options, None).await {
-                Err(Error::Protocol(error))
-                    if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION && attempt == 0 =>
-                {
-                    self.renegotiate(&error)?;
+        use tracing::Instrument as _;
+        let span = crate::trace::request_span(method, None, self.version());
+        let trace = crate::trace::context(&span, call.trace.as_ref());
+        async move {
+            for attempt in 0..2 {
+                let (options, progress_token) = self.engine_options(call);
+                let meta = super::request_meta(
+                    &self.inner.handlers.capabilities,
+                    &self.inner.handlers.info,
+                    self.inner.log_level,
+                    self.version(),
+                    trace.as_ref(),
+                    progress_token,
+                );
+                let params = build(meta);
+                match self.dispatch(method, &Plain(&params), options, None).await {
+                    Err(Error::Protocol(error))
+                        if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+                            && attempt == 0 =>
+                    {
+                        self.renegotiate(&error)?;
+                    }
+                    other => return other,
                 }
-                other => return other,
             }
+            unreachable!("the loop returns on its second attempt")
         }
-        unreachable!("the loop returns on its second attempt")
+        .instrument(span)
+        .await
     }
 
     /// Sends one request on the client's transport. `routing` (HTTP only) is what the
