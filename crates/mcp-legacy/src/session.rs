@@ -256,7 +256,8 @@ pub(crate) async fn serve<H: Handler>(
     let mut rounds = 0;
     let mut result = loop {
         let retry = Request::new(id.clone(), method.clone(), Some(raw(&params)?));
-        let answer = inner.request(retry, cx.clone()).await;
+        let answer =
+            mcp_server::trace::in_session(session.version, inner.request(retry, cx.clone())).await;
         let result: Value = parse(&answer.map_err(|e| legacy_error(&method, &params, e))?)?;
         let Value::Object(mut result) = result else {
             return raw(&result);

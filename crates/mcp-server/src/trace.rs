@@ -82,19 +82,36 @@ fn record_target(field: &str, target: &str) {
     }
 }
 
+tokio::task_local! {
+    /// The revision of the initialize-era session a request came in, while `mcp-legacy`
+    /// runs it through this core (whose `_meta` then says 2026-07-28).
+    static SESSION_VERSION: &'static str;
+}
+
+/// Runs `request` (this core serving a request of an initialize-era session of
+/// `version`) so that its span records that version and era. For `mcp-legacy`, which
+/// translates such sessions; not otherwise useful.
+#[doc(hidden)]
+pub async fn in_session<F: std::future::Future>(version: &'static str, request: F) -> F::Output {
+    SESSION_VERSION.scope(version, request).await
+}
+
 /// Records the request's protocol version, and its era.
 pub(crate) fn record_version(version: &str) {
     let span = Span::current();
     if span.is_disabled() {
         return;
     }
-    span.record("mcp.protocol.version", version);
-    let era = if version < "2026-07-28" {
-        "initialize"
-    } else {
-        "stateless"
-    };
-    span.record("mcp.era", era);
+    match SESSION_VERSION.try_with(|session| *session) {
+        Ok(session) => {
+            span.record("mcp.protocol.version", session);
+            span.record("mcp.era", "initialize");
+        }
+        Err(_) => {
+            span.record("mcp.protocol.version", version);
+            span.record("mcp.era", "stateless");
+        }
+    }
 }
 
 #[cfg(feature = "opentelemetry")]

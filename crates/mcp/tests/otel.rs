@@ -27,8 +27,13 @@ fn named<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {
     })
 }
 
-#[tokio::test]
-async fn a_call_is_one_trace_from_the_caller_to_the_tool() {
+/// An in-memory exporter behind this thread's subscriber (the test's runtime runs client
+/// and server tasks on it), with the W3C propagator installed.
+fn exporting() -> (
+    InMemorySpanExporter,
+    SdkTracerProvider,
+    tracing::subscriber::DefaultGuard,
+) {
     let exporter = InMemorySpanExporter::default();
     let provider = SdkTracerProvider::builder()
         .with_simple_exporter(exporter.clone())
@@ -36,8 +41,32 @@ async fn a_call_is_one_trace_from_the_caller_to_the_tool() {
     opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
     let subscriber = tracing_subscriber::registry()
         .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
-    // This thread's subscriber: the test's runtime runs client and server tasks here.
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let guard = tracing::subscriber::set_default(subscriber);
+    (exporter, provider, guard)
+}
+
+/// The spans exported once `count` have ended: a server's request span ends when its
+/// future is dropped, after the answer went.
+async fn finished(
+    exporter: &InMemorySpanExporter,
+    provider: &SdkTracerProvider,
+    count: usize,
+) -> Vec<SpanData> {
+    let mut spans = Vec::new();
+    for _ in 0..200 {
+        provider.force_flush().unwrap();
+        spans = exporter.get_finished_spans().unwrap();
+        if spans.len() >= count {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    spans
+}
+
+#[tokio::test]
+async fn a_call_is_one_trace_from_the_caller_to_the_tool() {
+    let (exporter, provider, _guard) = exporting();
 
     let server = Server::builder("traced", "1.0").tool(work).build().unwrap();
     let ((a_read, a_write), (b_read, b_write)) = mcp::jsonrpc::memory::pair(16);
@@ -52,16 +81,7 @@ async fn a_call_is_one_trace_from_the_caller_to_the_tool() {
         .await
         .unwrap();
     assert_eq!(result.content[0], ContentBlock::text("done"));
-    // The server's span ends when its request's future is dropped, after the answer went.
-    let mut spans = Vec::new();
-    for _ in 0..100 {
-        provider.force_flush().unwrap();
-        spans = exporter.get_finished_spans().unwrap();
-        if spans.len() >= 4 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    let spans = finished(&exporter, &provider, 4).await;
     let agent = named(&spans, "agent.step");
     let client_span = named(&spans, "tools/call work");
     let tool = named(&spans, "tool.work");
@@ -111,4 +131,48 @@ async fn a_call_is_one_trace_from_the_caller_to_the_tool() {
         attribute(server_span, "network.transport").as_deref(),
         Some("pipe")
     );
+}
+
+/// The initialize era: a 2025-11-25 session over HTTP carries the trace context in
+/// `_meta` just the same, and the server's span says which era it served.
+#[cfg(all(feature = "legacy", feature = "http"))]
+#[tokio::test]
+async fn a_legacy_session_call_is_one_trace_too() {
+    let (exporter, provider, _guard) = exporting();
+    let server = Server::builder("traced", "1.0").tool(work).build().unwrap();
+    let running = mcp::bind_http(server, "127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", running.local_addr());
+    let connection = mcp::legacy::client::Connector::new(Client::builder("agent", "1.0"))
+        .era(mcp::legacy::client::EraChoice::Version("2025-11-25".into()))
+        .connect_http(&url, mcp::http::HttpClientConfig::default())
+        .await
+        .unwrap();
+    let result = connection
+        .client
+        .call_tool("work", ())
+        .instrument(tracing::info_span!("agent.step"))
+        .await
+        .unwrap();
+    assert_eq!(result.content[0], ContentBlock::text("done"));
+
+    let spans = finished(&exporter, &provider, 4).await;
+    let agent = named(&spans, "agent.step");
+    let tool = named(&spans, "tool.work");
+    let server_span = spans
+        .iter()
+        .find(|s| s.span_kind == opentelemetry::trace::SpanKind::Server && s.name == "tools/call")
+        .expect("the server's request span");
+    assert_eq!(tool.span_context.trace_id(), agent.span_context.trace_id());
+    assert_eq!(
+        server_span.span_context.trace_id(),
+        agent.span_context.trace_id(),
+        "the legacy request carried the trace context"
+    );
+    assert_eq!(tool.parent_span_id, server_span.span_context.span_id());
+    let era = server_span
+        .attributes
+        .iter()
+        .find(|kv| kv.key.as_str() == "mcp.era")
+        .map(|kv| kv.value.to_string());
+    assert_eq!(era.as_deref(), Some("initialize"));
 }
