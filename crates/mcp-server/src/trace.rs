@@ -102,15 +102,12 @@ pub(crate) fn record_version(version: &str) {
     if span.is_disabled() {
         return;
     }
-    match SESSION_VERSION.try_with(|session| *session) {
-        Ok(session) => {
-            span.record("mcp.protocol.version", session);
-            span.record("mcp.era", "initialize");
-        }
-        Err(_) => {
-            span.record("mcp.protocol.version", version);
-            span.record("mcp.era", "stateless");
-        }
+    if let Ok(session) = SESSION_VERSION.try_with(|session| *session) {
+        span.record("mcp.protocol.version", session);
+        span.record("mcp.era", "initialize");
+    } else {
+        span.record("mcp.protocol.version", version);
+        span.record("mcp.era", "stateless");
     }
 }
 
