@@ -66,6 +66,28 @@ pub enum Error {
         /// What it reported.
         message: String,
     },
+    /// The server asked for input this client refuses to hand to its handler (such as a
+    /// sampling request with `tools` when `sampling.tools` was not declared). A legacy
+    /// transport answers the server's request with -32602 (Invalid params).
+    #[error("the server's `{method}` input request is refused: {reason}")]
+    InvalidInputRequest {
+        /// The input request's method.
+        method: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A `tools/call` result does not match the tool's declared `outputSchema`
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/server/tools>, Output
+    /// Schema: clients SHOULD validate structured results against it): its
+    /// `structuredContent` is missing or invalid. Only checked for tools the client has
+    /// listed, and never for a result with `isError: true`.
+    #[error("the result of tool `{tool}` does not match its outputSchema: {reason}")]
+    StructuredContentInvalid {
+        /// The tool's name.
+        tool: String,
+        /// What is wrong (the first validation errors).
+        reason: String,
+    },
     /// The server kept asking for input past the round limit.
     #[error("the server asked for input {0} times without completing the request")]
     TooManyRounds(usize),

@@ -139,6 +139,7 @@ pub mod fuzzing;
 mod http;
 pub mod icons;
 mod listen;
+mod logs;
 #[cfg(feature = "stdio")]
 mod restart;
 #[cfg(feature = "skills")]
@@ -153,6 +154,7 @@ pub use custom::{BoxFuture, CustomTransport, EventSink, ListenRouter};
 pub use error::{AuthErrorKind, Error, IconErrorKind, SkillErrorKind};
 pub use extension::ExtensionResult;
 pub use listen::{ListenEvent, Subscription};
+pub use logs::{DEFAULT_LOG_BUFFER, LogReceiver, MAX_LOG_BUFFER};
 #[cfg(feature = "stdio")]
 pub use restart::RestartPolicy;
 pub use tasks::{TaskHandle, TaskOptions, ToolCall};

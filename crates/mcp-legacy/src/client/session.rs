@@ -9,6 +9,8 @@
 //! - Server requests (`elicitation/create`, `sampling/createMessage`, `roots/list`,
 //!   `ping`) are answered with the user's handlers ([`InputHandlers`]), the same ones the
 //!   modern MRTR loop uses.
+//! - Log messages (`notifications/message`) reach the user's log callback and channel
+//!   (`ClientBuilder::on_log`, `log_channel`).
 //! - Change notifications reach every open `listen` whose filter asked for them; a
 //!   filter's `resourceSubscriptions` become `resources/subscribe` (and
 //!   `resources/unsubscribe` when the subscription ends).
@@ -143,13 +145,24 @@ impl Shared {
             Err(mcp_client::Error::NoHandler { method }) => {
                 Err(ErrorObject::method_not_found(&method))
             }
+            // Such as tools in a sampling request when `sampling.tools` was not declared.
+            Err(mcp_client::Error::InvalidInputRequest { reason, .. }) => {
+                Err(ErrorObject::invalid_params(reason))
+            }
             Err(e) => Err(ErrorObject::internal(e.to_string())),
         }
     }
 
-    /// Delivers a legacy change notification to the subscriptions that asked for it.
+    /// Delivers a legacy change notification to the subscriptions that asked for it, and
+    /// a log message (`notifications/message`) to the user's log callback and channel.
     pub(crate) fn notify(&self, method: &str, params: Option<&Value>) {
         let event = match method {
+            method::NOTIFICATIONS_MESSAGE => {
+                if let Some(params) = params {
+                    self.handlers.log(params);
+                }
+                return;
+            }
             method::NOTIFICATIONS_TOOLS_LIST_CHANGED => ListenEvent::ToolsListChanged,
             method::NOTIFICATIONS_PROMPTS_LIST_CHANGED => ListenEvent::PromptsListChanged,
             method::NOTIFICATIONS_RESOURCES_LIST_CHANGED => ListenEvent::ResourcesListChanged,
