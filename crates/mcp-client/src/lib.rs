@@ -140,6 +140,8 @@ mod http;
 pub mod icons;
 mod listen;
 mod logs;
+#[cfg(feature = "schema-validation")]
+mod output;
 #[cfg(feature = "stdio")]
 mod restart;
 #[cfg(feature = "skills")]
@@ -155,6 +157,8 @@ pub use error::{AuthErrorKind, Error, IconErrorKind, SkillErrorKind};
 pub use extension::ExtensionResult;
 pub use listen::{ListenEvent, Subscription};
 pub use logs::{DEFAULT_LOG_BUFFER, LogReceiver, MAX_LOG_BUFFER};
+#[cfg(feature = "schema-validation")]
+pub use output::{MAX_OUTPUT_SCHEMA_BYTES, MAX_OUTPUT_SCHEMA_DEPTH};
 #[cfg(feature = "stdio")]
 pub use restart::RestartPolicy;
 pub use tasks::{TaskHandle, TaskOptions, ToolCall};

@@ -169,7 +169,9 @@ mod tests {
         assert!(!sink.deliver(message(3)));
         assert!(!sink.deliver(message(4)));
         assert_eq!(rx.dropped(), 2);
-        let kept: Vec<_> = std::iter::from_fn(|| rx.try_recv()).map(|m| m.data).collect();
+        let kept: Vec<_> = std::iter::from_fn(|| rx.try_recv())
+            .map(|m| m.data)
+            .collect();
         assert_eq!(kept, [0, 1, 2]);
         // Room again: delivered.
         assert!(sink.deliver(message(5)));

@@ -349,6 +349,8 @@ impl ClientBuilder {
         Client {
             inner: Arc::new(Inner {
                 safe_tools: Mutex::default(),
+                #[cfg(feature = "schema-validation")]
+                output_checks: crate::output::OutputChecks::default(),
                 cache,
                 auth_context: String::new(),
                 router,
