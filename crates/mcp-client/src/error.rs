@@ -88,6 +88,14 @@ pub enum Error {
         /// What is wrong (the first validation errors).
         reason: String,
     },
+    /// A [`blocking`](crate::blocking) client's method was called from within an async
+    /// runtime, whose thread it would block (`reqwest::blocking` panics there; this
+    /// refuses). Use the async [`Client`](crate::Client) there.
+    #[error("a blocking client cannot be used from within an async runtime")]
+    BlockingInAsync,
+    /// The runtime of a [`blocking`](crate::blocking) client could not be started.
+    #[error("cannot start the blocking client's runtime")]
+    Runtime(#[source] std::io::Error),
     /// The server kept asking for input past the round limit.
     #[error("the server asked for input {0} times without completing the request")]
     TooManyRounds(usize),
