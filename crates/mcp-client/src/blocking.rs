@@ -64,7 +64,7 @@ use crate::{ClientBuilder, Error};
 
 /// A connection to one MCP server whose methods block ([module docs](self)).
 pub struct Client {
-    client: crate::Client,
+    inner: crate::Client,
     /// The owned runtime; `None` only while being dropped.
     runtime: Option<tokio::runtime::Runtime>,
     /// The server process, for a client that spawned one.
@@ -75,7 +75,7 @@ pub struct Client {
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("blocking::Client")
-            .field("client", &self.client)
+            .field("client", &self.inner)
             .finish_non_exhaustive()
     }
 }
@@ -112,7 +112,7 @@ impl Client {
             builder.connect_stdio(command)?
         };
         Ok(Client {
-            client,
+            inner: client,
             runtime: Some(runtime),
             server: Some(server),
         })
@@ -132,7 +132,7 @@ impl Client {
             builder.connect_http(url, config)?
         };
         Ok(Client {
-            client,
+            inner: client,
             runtime: Some(runtime),
             #[cfg(feature = "stdio")]
             server: None,
@@ -142,7 +142,7 @@ impl Client {
     /// The async client underneath, for what this one does not wrap. Its futures must be
     /// run on [`handle`](Self::handle)'s runtime (`handle().block_on(...)`).
     pub fn as_async(&self) -> &crate::Client {
-        &self.client
+        &self.inner
     }
 
     /// The owned runtime's handle.
@@ -161,23 +161,23 @@ impl Client {
 
     /// `server/discover` ([`crate::Client::discover`]).
     pub fn discover(&self) -> Result<DiscoverResult, Error> {
-        self.block(self.client.discover())
+        self.block(self.inner.discover())
     }
 
     /// One page of `tools/list` ([`crate::Client::list_tools`]).
     pub fn list_tools(&self, cursor: Option<&str>) -> Result<ListToolsResult, Error> {
-        self.block(self.client.list_tools(cursor))
+        self.block(self.inner.list_tools(cursor))
     }
 
     /// Every tool, following cursors ([`crate::Client::list_tools_all`]).
     pub fn list_tools_all(&self) -> Result<Vec<Tool>, Error> {
-        self.block(self.client.list_tools_all())
+        self.block(self.inner.list_tools_all())
     }
 
     /// `tools/call` ([`crate::Client::call_tool`]): a tool failure is `Ok` with
     /// `is_error` set.
     pub fn call_tool(&self, name: &str, arguments: &JsonObject) -> Result<CallToolResult, Error> {
-        self.block(self.client.call_tool(name, arguments))
+        self.block(self.inner.call_tool(name, arguments))
     }
 
     /// `tools/call` with per-call options ([`crate::Client::call_tool_with`]).
@@ -187,27 +187,27 @@ impl Client {
         arguments: &JsonObject,
         options: &crate::CallOptions,
     ) -> Result<CallToolResult, Error> {
-        self.block(self.client.call_tool_with(name, arguments, options))
+        self.block(self.inner.call_tool_with(name, arguments, options))
     }
 
     /// Every resource, following cursors ([`crate::Client::list_resources_all`]).
     pub fn list_resources_all(&self) -> Result<Vec<Resource>, Error> {
-        self.block(self.client.list_resources_all())
+        self.block(self.inner.list_resources_all())
     }
 
     /// Every resource template ([`crate::Client::list_resource_templates_all`]).
     pub fn list_resource_templates_all(&self) -> Result<Vec<ResourceTemplate>, Error> {
-        self.block(self.client.list_resource_templates_all())
+        self.block(self.inner.list_resource_templates_all())
     }
 
     /// `resources/read` ([`crate::Client::read_resource`]).
     pub fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
-        self.block(self.client.read_resource(uri))
+        self.block(self.inner.read_resource(uri))
     }
 
     /// Every prompt, following cursors ([`crate::Client::list_prompts_all`]).
     pub fn list_prompts_all(&self) -> Result<Vec<Prompt>, Error> {
-        self.block(self.client.list_prompts_all())
+        self.block(self.inner.list_prompts_all())
     }
 
     /// `prompts/get` ([`crate::Client::get_prompt`]).
@@ -216,7 +216,7 @@ impl Client {
         name: &str,
         arguments: OrderedMap<String>,
     ) -> Result<GetPromptResult, Error> {
-        self.block(self.client.get_prompt(name, arguments))
+        self.block(self.inner.get_prompt(name, arguments))
     }
 
     /// Ends the connection: a server this client spawned is stopped (stdin closed, then
@@ -228,7 +228,7 @@ impl Client {
         };
         #[cfg(feature = "stdio")]
         let server = self.server.take();
-        let client = self.client.clone();
+        let client = self.inner.clone();
         let outcome = runtime.block_on(async move {
             client.shutdown(grace).await;
             #[cfg(feature = "stdio")]

@@ -86,13 +86,13 @@ impl LogSink {
         if !self.is_wanted() {
             return false;
         }
-        match <LoggingMessageNotificationParams as serde::Deserialize>::deserialize(params) {
-            Ok(params) => self.deliver(params),
-            Err(_) => {
-                tracing::debug!("an ill-formed log message was dropped");
-                false
-            }
+        if let Ok(params) =
+            <LoggingMessageNotificationParams as serde::Deserialize>::deserialize(params)
+        {
+            return self.deliver(params);
         }
+        tracing::debug!("an ill-formed log message was dropped");
+        false
     }
 }
 

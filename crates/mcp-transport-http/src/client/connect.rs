@@ -217,7 +217,8 @@ pub(crate) enum Route {
     },
 }
 
-/// Which HTTP proxy (if any) serves an endpoint ([`HttpClientConfig::proxy`]).
+/// Which HTTP proxy (if any) serves an endpoint
+/// ([`HttpClientConfig::proxy`](crate::HttpClientConfig::proxy)).
 ///
 /// The default is no proxy. [`from_env`](Self::from_env) reads the variables curl reads:
 ///

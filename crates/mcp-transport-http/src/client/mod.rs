@@ -287,7 +287,7 @@ impl HttpClient {
         // Through a forward proxy every request goes in absolute form, with the proxy's
         // credentials beside it.
         let forward = match route {
-            connect::Route::Forward { auth, .. } => Some(auth),
+            connect::Route::Forward { auth, .. } => Some(pool::ForwardProxy { auth }),
             _ => None,
         };
         Ok(HttpClient {

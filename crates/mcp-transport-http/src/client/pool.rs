@@ -54,6 +54,11 @@ type Http1 = Box<wire::Conn<Stream>>;
 type Hyper1 = http1::SendRequest<Full<Bytes>>;
 type Http2 = http2::SendRequest<Full<Bytes>>;
 
+/// A forward proxy every connection goes to, and its `Proxy-Authorization` if any.
+pub(super) struct ForwardProxy {
+    pub(super) auth: Option<HeaderValue>,
+}
+
 /// The pool; cloning it shares the connections.
 #[derive(Clone)]
 pub(super) struct Pool {
@@ -128,7 +133,7 @@ impl Pool {
         idle_timeout: Duration,
         endpoint: &Uri,
         own_http1: bool,
-        forward: Option<Option<HeaderValue>>,
+        forward: Option<ForwardProxy>,
     ) -> Self {
         Pool {
             shared: Arc::new(Shared {
@@ -137,7 +142,7 @@ impl Pool {
                 idle_timeout,
                 own_http1,
                 absolute_form: forward.is_some(),
-                proxy_auth: forward.flatten(),
+                proxy_auth: forward.and_then(|f| f.auth),
                 idle: Mutex::new(Idle::default()),
             }),
         }
