@@ -247,6 +247,13 @@ impl Drop for Client {
         // Dropping a runtime blocks, which a thread of another runtime may not do; shut it
         // down without waiting instead. A spawned server is killed with its connection.
         if let Some(runtime) = self.runtime.take() {
+            // The server connection's parts are dropped in the runtime's context (the
+            // process is killed, its tasks aborted).
+            #[cfg(feature = "stdio")]
+            {
+                let _entered = runtime.enter();
+                drop(self.server.take());
+            }
             runtime.shutdown_background();
         }
     }

@@ -91,7 +91,15 @@ fn over_stdio() {
     let client =
         blocking::Client::connect_stdio(Client::builder("blocking", "1"), &command).unwrap();
     exercise(&client);
+    let pid_before = client.as_async().server_pid();
+    assert_eq!(pid_before, None, "connect_stdio does not supervise");
     client.close(Duration::from_secs(2)).unwrap();
+
+    // Dropped without close: the server is killed, nothing panics.
+    let client =
+        blocking::Client::connect_stdio(Client::builder("blocking", "1"), &command).unwrap();
+    assert_eq!(client.list_tools_all().unwrap().len(), 1);
+    drop(client);
 }
 
 fn over_http() {
