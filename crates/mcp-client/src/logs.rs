@@ -44,6 +44,12 @@ pub(crate) struct LogSink {
     )>,
 }
 
+// A panic while delivering leaves nothing half-updated: the callback is run under
+// `catch_unwind` already, and the channel and its counter are consistent at every step. So
+// the types holding a sink (the router, subscriptions) stay unwind-safe, as they were.
+impl std::panic::UnwindSafe for LogSink {}
+impl std::panic::RefUnwindSafe for LogSink {}
+
 impl std::fmt::Debug for LogSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LogSink")
