@@ -143,7 +143,8 @@ struct ReadmeDoctests;
 pub mod apps;
 #[cfg(feature = "auth")]
 pub mod auth;
-#[cfg(feature = "blocking")]
+// Without a transport there is nothing to connect to, so no blocking client.
+#[cfg(all(feature = "blocking", any(feature = "stdio", feature = "http")))]
 pub mod blocking;
 mod cache;
 mod client;
