@@ -71,6 +71,36 @@ pub enum Error {
     /// serialize. Nothing was sent.
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
+    /// The server asked for input this client refuses to hand to its handler (such as a
+    /// sampling request with `tools` when `sampling.tools` was not declared). A legacy
+    /// transport answers the server's request with -32602 (Invalid params).
+    #[error("the server's `{method}` input request is refused: {reason}")]
+    InvalidInputRequest {
+        /// The input request's method.
+        method: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A `tools/call` result does not match the tool's declared `outputSchema`
+    /// (<https://modelcontextprotocol.io/specification/2026-07-28/server/tools>, Output
+    /// Schema: clients SHOULD validate structured results against it): its
+    /// `structuredContent` is missing or invalid. Only checked for tools the client has
+    /// listed, and never for a result with `isError: true`.
+    #[error("the result of tool `{tool}` does not match its outputSchema: {reason}")]
+    StructuredContentInvalid {
+        /// The tool's name.
+        tool: String,
+        /// What is wrong (the first validation errors).
+        reason: String,
+    },
+    /// A [`blocking`](crate::blocking) client's method was called from within an async
+    /// runtime, whose thread it would block (`reqwest::blocking` panics there; this
+    /// refuses). Use the async [`Client`](crate::Client) there.
+    #[error("a blocking client cannot be used from within an async runtime")]
+    BlockingInAsync,
+    /// The runtime of a [`blocking`](crate::blocking) client could not be started.
+    #[error("cannot start the blocking client's runtime")]
+    Runtime(#[source] std::io::Error),
     /// The server kept asking for input past the round limit.
     #[error("the server asked for input {0} times without completing the request")]
     TooManyRounds(usize),

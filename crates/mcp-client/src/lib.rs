@@ -101,6 +101,22 @@
 //! digest, then for `SKILL.md` the frontmatter field by field) and refused with
 //! [`Error::Skill`] on any mismatch, its [`SkillErrorKind`] saying which.
 //!
+//! Log messages (`notifications/message`): [`ClientBuilder::on_log`] and
+//! [`ClientBuilder::log_channel`] (bounded, the newest dropped and counted when full)
+//! receive what servers send when [`ClientBuilder::log_level`] asks for it.
+//!
+//! Structured results (feature `schema-validation`, default): a `tools/call` result of a
+//! listed tool that declares an `outputSchema` must carry `structuredContent` the schema
+//! accepts, or the call fails with [`Error::StructuredContentInvalid`].
+//!
+//! Tool use in sampling: [`ClientBuilder::sampling_tools`] declares `sampling.tools`;
+//! without it a sampling request carrying `tools` or `toolChoice` is refused
+//! ([`Error::InvalidInputRequest`]) before it reaches the handler.
+//!
+//! A synchronous client (feature `blocking`, module `blocking`): `blocking::Client` owns a
+//! runtime and blocks; called from within an async runtime it fails with
+//! [`Error::BlockingInAsync`] instead of panicking.
+//!
 //! Icons (module [`icons`]): [`icons::check_icon`] and [`icons::safe_icons`] apply the
 //! spec's rules to the icons servers attach to tools, prompts, resources and themselves
 //! (`https` on the server's origin or `data:` images only), for whoever shows them; a
@@ -127,6 +143,9 @@ struct ReadmeDoctests;
 pub mod apps;
 #[cfg(feature = "auth")]
 pub mod auth;
+// Without a transport there is nothing to connect to, so no blocking client.
+#[cfg(all(feature = "blocking", any(feature = "stdio", feature = "http")))]
+pub mod blocking;
 mod cache;
 mod client;
 mod custom;
@@ -139,6 +158,9 @@ pub mod fuzzing;
 mod http;
 pub mod icons;
 mod listen;
+mod logs;
+#[cfg(feature = "schema-validation")]
+mod output;
 #[cfg(feature = "stdio")]
 mod restart;
 #[cfg(feature = "skills")]
@@ -154,6 +176,9 @@ pub use custom::{BoxFuture, CustomTransport, EventSink, ListenRouter};
 pub use error::{AuthErrorKind, Error, IconErrorKind, SkillErrorKind};
 pub use extension::ExtensionResult;
 pub use listen::{ListenEvent, Subscription};
+pub use logs::{DEFAULT_LOG_BUFFER, LogReceiver, MAX_LOG_BUFFER};
+#[cfg(feature = "schema-validation")]
+pub use output::{MAX_OUTPUT_SCHEMA_BYTES, MAX_OUTPUT_SCHEMA_DEPTH};
 #[cfg(feature = "stdio")]
 pub use restart::RestartPolicy;
 pub use tasks::{TaskHandle, TaskOptions, ToolCall};

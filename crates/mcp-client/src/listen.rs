@@ -48,12 +48,20 @@ type Routes = Arc<Mutex<HashMap<RequestId, (u64, mpsc::Sender<ListenEvent>)>>>;
 pub(crate) struct Router {
     routes: Routes,
     cache: Arc<crate::cache::Cache>,
+    /// Where the connection's log messages go (set once, when the client is assembled).
+    logs: Arc<std::sync::OnceLock<crate::logs::LogSink>>,
 }
 
 impl Router {
     pub(crate) fn cache(&self) -> Arc<crate::cache::Cache> {
         Arc::clone(&self.cache)
     }
+
+    /// Sends the connection's log messages to `logs` (the first call wins).
+    pub(crate) fn set_logs(&self, logs: crate::logs::LogSink) {
+        let _ = self.logs.set(logs);
+    }
+
     pub(crate) fn register(&self, id: RequestId, token: u64, tx: mpsc::Sender<ListenEvent>) {
         self.routes
             .lock()
@@ -131,6 +139,13 @@ impl Router {
         else {
             return;
         };
+        if notification.method == method::NOTIFICATIONS_MESSAGE {
+            // A log message, request-scoped: it belongs to no subscription.
+            if let Some(logs) = self.logs.get() {
+                logs.deliver_json(&params);
+            }
+            return;
+        }
         if notification.method == method::NOTIFICATIONS_CANCELLED {
             // The server ends a subscription with notifications/cancelled naming it.
             if let Some(id) = params

@@ -184,9 +184,9 @@ mod write_timeout;
 pub use auth::{AuthenticateFuture, Authenticator, header_text};
 #[cfg(feature = "client")]
 pub use client::{
-    AuthFuture, Authorizer, AuthorizerError, Challenge, EventStream, HttpClient, HttpClientConfig,
-    MAX_CHALLENGES, PreparedHeaders, RawRequest, RawResponse, Reply, RequestHeaders,
-    ResponseStream, SseEvent,
+    AuthFuture, Authorizer, AuthorizerError, Challenge, ConnectionIo, CustomConnector, EventStream,
+    HttpClient, HttpClientConfig, MAX_CHALLENGES, PreparedHeaders, ProxyConfig, RawRequest,
+    RawResponse, Reply, RequestHeaders, ResponseStream, SseEvent,
 };
 #[cfg(feature = "server")]
 pub use config::{

@@ -35,6 +35,8 @@ pub struct ClientBuilder {
     elicit: Option<ElicitFn>,
     sample: Option<SampleFn>,
     roots: Option<RootsFn>,
+    logs: crate::logs::LogSink,
+    sampling_tools: bool,
     log_level: Option<LoggingLevel>,
     max_rounds: usize,
     timeout: Option<Duration>,
@@ -53,6 +55,8 @@ impl Client {
             elicit: None,
             sample: None,
             roots: None,
+            logs: crate::logs::LogSink::default(),
+            sampling_tools: false,
             log_level: None,
             max_rounds: 10,
             timeout: None,
@@ -97,10 +101,53 @@ impl ClientBuilder {
         self
     }
 
-    /// Asks for log messages at `level` or above on every request.
+    /// Asks for log messages at `level` or above on every request
+    /// (`_meta["io.modelcontextprotocol/logLevel"]`; `logging/setLevel` in the initialize
+    /// era). Without it servers send none: register where they go with
+    /// [`on_log`](Self::on_log) or [`log_channel`](Self::log_channel).
     #[must_use]
     pub fn log_level(mut self, level: LoggingLevel) -> Self {
         self.log_level = Some(level);
+        self
+    }
+
+    /// Calls `handler` with each log message a server sends (`notifications/message`).
+    /// It runs on the connection's reading task, so it must return quickly; a panic in it
+    /// is caught and the message dropped. Servers send log messages only when asked: set
+    /// [`log_level`](Self::log_level) too.
+    #[must_use]
+    pub fn on_log<F>(mut self, handler: F) -> Self
+    where
+        F: Fn(mcp_types::LoggingMessageNotificationParams) + Send + Sync + 'static,
+    {
+        self.logs.handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// Sends each log message a server sends to a bounded channel of `capacity` messages
+    /// (0: [`DEFAULT_LOG_BUFFER`](crate::DEFAULT_LOG_BUFFER); clamped to
+    /// [`MAX_LOG_BUFFER`](crate::MAX_LOG_BUFFER)), read from the returned
+    /// [`LogReceiver`](crate::LogReceiver). When the consumer falls behind and the channel
+    /// is full, the newest message is dropped and counted
+    /// ([`LogReceiver::dropped`](crate::LogReceiver::dropped)). Set
+    /// [`log_level`](Self::log_level) too.
+    #[must_use]
+    pub fn log_channel(mut self, capacity: usize) -> (Self, crate::LogReceiver) {
+        let (channel, receiver) = crate::logs::channel(capacity);
+        self.logs.channel = Some(channel);
+        (self, receiver)
+    }
+
+    /// Declares that the sampling handler ([`on_sample`](Self::on_sample)) supports tool
+    /// use: the capability `sampling.tools`
+    /// (<https://modelcontextprotocol.io/specification/2025-11-25/client/sampling>, Tools in
+    /// Sampling), so that servers may send sampling requests carrying `tools` and
+    /// `toolChoice`. Without it such a request is refused (-32602 in the initialize era,
+    /// [`Error::InvalidInputRequest`] in an MRTR round) and never reaches the handler.
+    /// Declares nothing unless a sampling handler is registered.
+    #[must_use]
+    pub fn sampling_tools(mut self, supported: bool) -> Self {
+        self.sampling_tools = supported;
         self
     }
 
@@ -237,7 +284,11 @@ impl ClientBuilder {
             capabilities.elicitation = Some(elicitation);
         }
         if self.sample.is_some() {
-            capabilities.sampling = Some(mcp_types::ClientCapabilitiesSampling::new());
+            let mut sampling = mcp_types::ClientCapabilitiesSampling::new();
+            if self.sampling_tools {
+                sampling.tools = Some(JsonObject::new());
+            }
+            capabilities.sampling = Some(sampling);
         }
         if self.roots.is_some() {
             capabilities.roots = Some(JsonObject::new());
@@ -258,6 +309,7 @@ impl ClientBuilder {
             elicit: self.elicit.clone(),
             sample: self.sample.clone(),
             roots: self.roots.clone(),
+            logs: self.logs.clone(),
         }
     }
 
@@ -283,6 +335,10 @@ impl ClientBuilder {
         // The router evicts what a subscription's notifications make stale.
         let cache = router.as_ref().map_or_else(Arc::default, Router::cache);
         let handlers = self.input_handlers();
+        // The router hands the connection's log messages to the user's sink.
+        if let Some(router) = &router {
+            router.set_logs(handlers.logs.clone());
+        }
         // Built with `--cfg mcp_without="call_writer"`, every request is written the typed
         // way: the build `cargo xtask bench` measures `wire.rs` against.
         let fixed_meta = if cfg!(mcp_without = "call_writer") {
@@ -293,6 +349,8 @@ impl ClientBuilder {
         Client {
             inner: Arc::new(Inner {
                 safe_tools: Mutex::default(),
+                #[cfg(feature = "schema-validation")]
+                output_checks: crate::output::OutputChecks::default(),
                 cache,
                 auth_context: String::new(),
                 router,
@@ -323,6 +381,7 @@ pub struct InputHandlers {
     elicit: Option<ElicitFn>,
     sample: Option<SampleFn>,
     roots: Option<RootsFn>,
+    pub(crate) logs: crate::logs::LogSink,
 }
 
 mcp_types::debug_fields!(InputHandlers { info, capabilities });
@@ -336,6 +395,23 @@ impl InputHandlers {
     /// The capabilities the registered handlers declare.
     pub fn capabilities(&self) -> &ClientCapabilities {
         &self.capabilities
+    }
+
+    /// Hands a server's log message (the params of `notifications/message`, as JSON) to
+    /// the registered log callback and channel ([`ClientBuilder::on_log`],
+    /// [`ClientBuilder::log_channel`]), for a transport that receives notifications
+    /// itself. `false` if nobody wants it, it does not parse, or the channel was full
+    /// (the message was dropped).
+    pub fn log(&self, params: &Value) -> bool {
+        self.logs.deliver_json(params)
+    }
+
+    /// Whether the capabilities declare `sampling.tools`.
+    fn sampling_tools(&self) -> bool {
+        self.capabilities
+            .sampling
+            .as_ref()
+            .is_some_and(|s| s.tools.is_some())
     }
 
     /// Runs the handler registered for `request`. A request with no handler is
@@ -360,6 +436,18 @@ impl InputHandlers {
                     .map_err(failed(method::ELICITATION_CREATE))
             }
             InputRequest::CreateMessage(request) => {
+                // <https://modelcontextprotocol.io/specification/2025-11-25/client/sampling>:
+                // tools are only for a client that declared `sampling.tools`; the schema
+                // says the client MUST return an error otherwise.
+                if !self.sampling_tools()
+                    && (request.params.tools.is_some() || request.params.tool_choice.is_some())
+                {
+                    return Err(Error::InvalidInputRequest {
+                        method: method::SAMPLING_CREATEMESSAGE.to_owned(),
+                        reason: "`tools` or `toolChoice` without the sampling.tools capability"
+                            .to_owned(),
+                    });
+                }
                 let handler = self.sample.as_ref().ok_or_else(|| Error::NoHandler {
                     method: method::SAMPLING_CREATEMESSAGE.to_owned(),
                 })?;

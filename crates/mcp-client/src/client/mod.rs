@@ -65,6 +65,9 @@ pub const SUPPORTED_VERSIONS: &[&str] = &["2026-07-28"];
 struct Inner {
     /// Tools whose annotations say a call may be repeated (read-only or idempotent).
     safe_tools: Mutex<std::collections::HashSet<String>>,
+    /// The `outputSchema` of each listed tool, and its validator.
+    #[cfg(feature = "schema-validation")]
+    output_checks: crate::output::OutputChecks,
     cache: Arc<Cache>,
     /// The authorization context private cache entries are keyed by (the credentials in
     /// use; one context over stdio).
@@ -582,6 +585,8 @@ impl Client {
             }
         }
         drop(safe);
+        #[cfg(feature = "schema-validation")]
+        self.inner.output_checks.record(&result.tools);
         Ok(result)
     }
 
@@ -660,8 +665,22 @@ impl Client {
     }
 
     /// [`call_tool_with`](Self::call_tool_with) with the arguments lent: one body for
-    /// every caller's type.
+    /// every caller's type. The result is checked against the tool's `outputSchema`
+    /// (feature `schema-validation`).
     async fn call_tool_lent(
+        &self,
+        name: &str,
+        arguments: &JsonObject,
+        options: &CallOptions,
+    ) -> Result<CallToolResult, Error> {
+        let result = self.call_tool_unchecked(name, arguments, options).await?;
+        #[cfg(feature = "schema-validation")]
+        self.inner.output_checks.check(name, &result)?;
+        Ok(result)
+    }
+
+    /// The call itself, its result unchecked.
+    async fn call_tool_unchecked(
         &self,
         name: &str,
         arguments: &JsonObject,

@@ -9,6 +9,8 @@
 //! - Server requests (`elicitation/create`, `sampling/createMessage`, `roots/list`,
 //!   `ping`) are answered with the user's handlers ([`InputHandlers`]), the same ones the
 //!   modern MRTR loop uses.
+//! - Log messages (`notifications/message`) reach the user's log callback and channel
+//!   (`ClientBuilder::on_log`, `log_channel`).
 //! - Change notifications reach every open `listen` whose filter asked for them; a
 //!   filter's `resourceSubscriptions` become `resources/subscribe` (and
 //!   `resources/unsubscribe` when the subscription ends).
@@ -143,13 +145,24 @@ impl Shared {
             Err(mcp_client::Error::NoHandler { method }) => {
                 Err(ErrorObject::method_not_found(&method))
             }
+            // Such as tools in a sampling request when `sampling.tools` was not declared.
+            Err(mcp_client::Error::InvalidInputRequest { reason, .. }) => {
+                Err(ErrorObject::invalid_params(reason))
+            }
             Err(e) => Err(ErrorObject::internal(e.to_string())),
         }
     }
 
-    /// Delivers a legacy change notification to the subscriptions that asked for it.
+    /// Delivers a legacy change notification to the subscriptions that asked for it, and
+    /// a log message (`notifications/message`) to the user's log callback and channel.
     pub(crate) fn notify(&self, method: &str, params: Option<&Value>) {
         let event = match method {
+            method::NOTIFICATIONS_MESSAGE => {
+                if let Some(params) = params {
+                    self.handlers.log(params);
+                }
+                return;
+            }
             method::NOTIFICATIONS_TOOLS_LIST_CHANGED => ListenEvent::ToolsListChanged,
             method::NOTIFICATIONS_PROMPTS_LIST_CHANGED => ListenEvent::PromptsListChanged,
             method::NOTIFICATIONS_RESOURCES_LIST_CHANGED => ListenEvent::ResourcesListChanged,
@@ -483,7 +496,71 @@ mod tests {
     use serde_json::value::RawValue;
     use serde_json::{Value, json};
 
-    use super::{Handshake, is_modern_error, to_legacy, to_modern, wants};
+    use super::{Handshake, Shared, is_modern_error, to_legacy, to_modern, wants};
+
+    /// Shared state whose sampling handler counts its calls; `tools` declares
+    /// `sampling.tools`.
+    fn sampling(
+        tools: bool,
+    ) -> (
+        std::sync::Arc<Shared>,
+        std::sync::Arc<std::sync::atomic::AtomicU32>,
+    ) {
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let counted = std::sync::Arc::clone(&calls);
+        let builder = mcp_client::Client::builder("c", "1")
+            .on_sample(move |_| {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async {
+                    Ok(serde_json::from_value(json!({
+                        "role": "assistant",
+                        "content": {"type": "text", "text": "ok"},
+                        "model": "m"
+                    }))
+                    .unwrap())
+                }
+            })
+            .sampling_tools(tools);
+        (Shared::new(builder.input_handlers()), calls)
+    }
+
+    #[tokio::test]
+    async fn a_tool_enabled_sampling_request_is_invalid_params_without_sampling_tools() {
+        let with_tools = json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+            "maxTokens": 10,
+            "tools": [{"name": "t", "inputSchema": {"type": "object"}}]
+        });
+        let with_choice = json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+            "maxTokens": 10,
+            "toolChoice": {"mode": "none"}
+        });
+        let (shared, calls) = sampling(false);
+        for params in [&with_tools, &with_choice] {
+            let err = shared
+                .answer("sampling/createMessage", Some(params.clone()))
+                .await
+                .unwrap_err();
+            assert_eq!(err.code, ErrorCode::INVALID_PARAMS, "{err:?}");
+        }
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+        // A plain sampling request still reaches the handler.
+        let mut plain = with_tools.clone();
+        plain.as_object_mut().unwrap().remove("tools");
+        shared
+            .answer("sampling/createMessage", Some(plain))
+            .await
+            .unwrap();
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+
+        let (shared, calls) = sampling(true);
+        shared
+            .answer("sampling/createMessage", Some(with_tools))
+            .await
+            .unwrap();
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
 
     #[test]
     fn requests_lose_the_modern_meta_and_keep_the_rest() {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 use super::auth::Authorizer;
+use super::connect::{CustomConnector, ProxyConfig};
 
 /// The settings of an [`HttpClient`](crate::HttpClient).
 ///
@@ -61,6 +62,12 @@ pub struct HttpClientConfig {
     /// stable setting.
     #[doc(hidden)]
     pub own_http1: bool,
+    /// The HTTP proxy that serves the endpoint, if any (default: none; see
+    /// [`ProxyConfig::from_env`] for the environment's).
+    pub proxy: ProxyConfig,
+    /// The connector that opens connections in place of the client's own TCP connector
+    /// (default: none). TLS and the proxy are still added on top of it.
+    pub connector: Option<CustomConnector>,
 }
 
 impl Default for HttpClientConfig {
@@ -75,6 +82,8 @@ impl Default for HttpClientConfig {
             tls: None,
             authorizer: None,
             own_http1: true,
+            proxy: ProxyConfig::none(),
+            connector: None,
         }
     }
 }
@@ -119,6 +128,20 @@ impl HttpClientConfig {
     #[must_use]
     pub fn authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
         self.authorizer = Some(authorizer);
+        self
+    }
+
+    /// Sets [`proxy`](Self::proxy).
+    #[must_use]
+    pub fn proxy(mut self, proxy: ProxyConfig) -> Self {
+        self.proxy = proxy;
+        self
+    }
+
+    /// Sets [`connector`](Self::connector).
+    #[must_use]
+    pub fn connector(mut self, connector: CustomConnector) -> Self {
+        self.connector = Some(connector);
         self
     }
 

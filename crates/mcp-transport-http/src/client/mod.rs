@@ -30,6 +30,7 @@
 
 mod auth;
 mod config;
+mod connect;
 mod pool;
 mod raw;
 pub(crate) mod sse;
@@ -47,6 +48,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 
 pub use auth::{AuthFuture, Authorizer, AuthorizerError, Challenge, MAX_CHALLENGES};
 pub use config::HttpClientConfig;
+pub use connect::{ConnectionIo, CustomConnector, ProxyConfig};
 pub use raw::{EventStream, RawRequest, RawResponse};
 pub use sse::SseEvent;
 pub use stream::{Reply, ResponseStream};
@@ -57,9 +59,9 @@ use crate::headers::{METHOD, NAME, PROTOCOL_VERSION};
 use wire::Media;
 
 #[cfg(feature = "rustls")]
-type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+type Connector = hyper_rustls::HttpsConnector<connect::Dial>;
 #[cfg(not(feature = "rustls"))]
-type Connector = HttpConnector;
+type Connector = connect::Dial;
 
 const ACCEPT_BOTH: HeaderValue = HeaderValue::from_static("application/json, text/event-stream");
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
@@ -274,13 +276,28 @@ impl HttpClient {
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_nodelay(true);
-        http.set_connect_timeout(Some(config.connect_timeout).filter(|t| !t.is_zero()));
+        let timeout = Some(config.connect_timeout).filter(|t| !t.is_zero());
+        http.set_connect_timeout(timeout);
+        let route = config.proxy.route(&uri)?;
+        let dial = connect::dial(&route, config.connector.as_ref(), http, timeout);
         #[cfg(feature = "rustls")]
-        let connector = connector(http, config.tls.as_deref())?;
+        let connector = connector(dial, config.tls.as_deref())?;
         #[cfg(not(feature = "rustls"))]
-        let connector = http;
+        let connector = dial;
+        // Through a forward proxy every request goes in absolute form, with the proxy's
+        // credentials beside it.
+        let forward = match route {
+            connect::Route::Forward { auth, .. } => Some(pool::ForwardProxy { auth }),
+            _ => None,
+        };
         Ok(HttpClient {
-            pool: pool::Pool::new(connector, config.pool_idle_timeout, &uri, config.own_http1),
+            pool: pool::Pool::new(
+                connector,
+                config.pool_idle_timeout,
+                &uri,
+                config.own_http1,
+                forward,
+            ),
             url: uri,
             headers: config.headers,
             limits: Limits {
@@ -627,7 +644,7 @@ async fn refused(body: pool::Body, challenge: auth::Challenge) -> Error {
 /// a connection where the server chose it (one connection then carries every concurrent
 /// call). Plain `http://` stays HTTP/1.1: no prior-knowledge HTTP/2.
 #[cfg(feature = "rustls")]
-fn connector(http: HttpConnector, tls: Option<&rustls::ClientConfig>) -> Result<Connector, Error> {
+fn connector(http: connect::Dial, tls: Option<&rustls::ClientConfig>) -> Result<Connector, Error> {
     let builder = hyper_rustls::HttpsConnectorBuilder::new();
     let builder = match tls {
         Some(config) => {

@@ -54,6 +54,11 @@ type Http1 = Box<wire::Conn<Stream>>;
 type Hyper1 = http1::SendRequest<Full<Bytes>>;
 type Http2 = http2::SendRequest<Full<Bytes>>;
 
+/// A forward proxy every connection goes to, and its `Proxy-Authorization` if any.
+pub(super) struct ForwardProxy {
+    pub(super) auth: Option<HeaderValue>,
+}
+
 /// The pool; cloning it shares the connections.
 #[derive(Clone)]
 pub(super) struct Pool {
@@ -68,6 +73,11 @@ struct Shared {
     idle_timeout: Duration,
     /// Whether HTTP/1.1 is `wire.rs`'s (`true`) or hyper's.
     own_http1: bool,
+    /// Whether every connection goes to a forward proxy: request targets are then in
+    /// absolute form (RFC 9112, section 3.2.2).
+    absolute_form: bool,
+    /// The forward proxy's `Proxy-Authorization`, added to every request.
+    proxy_auth: Option<HeaderValue>,
     idle: Mutex<Idle>,
 }
 
@@ -116,12 +126,14 @@ enum Taken {
 
 impl Pool {
     /// A pool for the origin of `endpoint`; HTTP/1.1 is `wire.rs`'s when `own_http1`, else
-    /// hyper's.
+    /// hyper's. With `forward` (a forward proxy, and its credentials if any) request
+    /// targets are in absolute form.
     pub(super) fn new(
         connector: Connector,
         idle_timeout: Duration,
         endpoint: &Uri,
         own_http1: bool,
+        forward: Option<ForwardProxy>,
     ) -> Self {
         Pool {
             shared: Arc::new(Shared {
@@ -129,6 +141,8 @@ impl Pool {
                 origin: Origin::of(endpoint),
                 idle_timeout,
                 own_http1,
+                absolute_form: forward.is_some(),
+                proxy_auth: forward.and_then(|f| f.auth),
                 idle: Mutex::new(Idle::default()),
             }),
         }
@@ -139,6 +153,22 @@ impl Pool {
     /// response once its head has arrived. An HTTP/1.1 response's header map holds the
     /// fields `outgoing.kept` says (an HTTP/2 one, hyper's, holds them all).
     pub(super) async fn send(&self, outgoing: &Outgoing, uri: &Uri) -> Result<Answer, Error> {
+        let with_auth;
+        let outgoing = match &self.shared.proxy_auth {
+            Some(auth) => {
+                let mut headers = outgoing.headers.clone();
+                headers.insert(http::header::PROXY_AUTHORIZATION, auth.clone());
+                with_auth = Outgoing {
+                    method: outgoing.method.clone(),
+                    headers,
+                    fields: outgoing.fields.clone(),
+                    body: outgoing.body.clone(),
+                    kept: outgoing.kept,
+                };
+                &with_auth
+            }
+            None => outgoing,
+        };
         loop {
             let idle = std::future::poll_fn(|cx| Poll::Ready(self.shared.checkout(cx)));
             let (taken, was_idle) = match idle.await {
@@ -154,6 +184,7 @@ impl Pool {
                         method: &outgoing.method,
                         uri,
                         headers: &outgoing.headers,
+                        absolute_form: self.shared.absolute_form,
                     };
                     match conn
                         .send(
@@ -286,6 +317,8 @@ impl Pool {
         let mut request = Request::new(Full::new(outgoing.body.clone()));
         *request.method_mut() = outgoing.method.clone();
         *request.uri_mut() = match uri.path_and_query() {
+            // hyper writes the URI as given: absolute for a forward proxy.
+            _ if self.shared.absolute_form => uri.clone(),
             Some(target) => Uri::from(target.clone()),
             None => Uri::from_static("/"),
         };

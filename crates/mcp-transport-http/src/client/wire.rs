@@ -185,8 +185,15 @@ impl Probe for TokioIo<tokio::net::TcpStream> {
     }
 }
 
+impl Probe for super::connect::BoxedIo {
+    fn probe(&self) -> Option<bool> {
+        // Only the client's own TCP connections can be read beside the stream.
+        self.tcp()?.probe()
+    }
+}
+
 #[cfg(feature = "rustls")]
-impl Probe for hyper_rustls::MaybeHttpsStream<TokioIo<tokio::net::TcpStream>> {
+impl Probe for hyper_rustls::MaybeHttpsStream<super::connect::BoxedIo> {
     fn probe(&self) -> Option<bool> {
         match self {
             hyper_rustls::MaybeHttpsStream::Http(io) => io.probe(),
@@ -844,6 +851,9 @@ pub(super) struct RequestLine<'a> {
     pub(super) method: &'a Method,
     pub(super) uri: &'a http::Uri,
     pub(super) headers: &'a HeaderMap,
+    /// Whether the target is written in absolute form (to a forward proxy) rather than
+    /// origin form.
+    pub(super) absolute_form: bool,
 }
 
 #[cfg(test)]
@@ -853,6 +863,7 @@ impl<'a> From<&'a http::request::Parts> for RequestLine<'a> {
             method: &parts.method,
             uri: &parts.uri,
             headers: &parts.headers,
+            absolute_form: false,
         }
     }
 }
@@ -872,6 +883,13 @@ pub(super) fn encode_head(
     out.extend_from_slice(parts.method.as_str().as_bytes());
     out.push(b' ');
     let target = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    if parts.absolute_form
+        && let (Some(scheme), Some(authority)) = (parts.uri.scheme_str(), parts.uri.authority())
+    {
+        out.extend_from_slice(scheme.as_bytes());
+        out.extend_from_slice(b"://");
+        out.extend_from_slice(authority.as_str().as_bytes());
+    }
     out.extend_from_slice(if target.is_empty() {
         b"/"
     } else {
@@ -951,6 +969,7 @@ pub(crate) fn fuzz_reply(reply: &[u8], reads: &[usize]) -> Option<(u16, Vec<u8>)
             method: &Method::POST,
             uri: &uri,
             headers: &headers,
+            absolute_form: false,
         };
         let outcome = async {
             let head = conn
