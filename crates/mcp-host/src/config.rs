@@ -218,9 +218,12 @@ impl HttpConfig {
     }
 
     /// The transport configuration for the server `name`: these headers on every
-    /// request. Fails on a header name or value HTTP does not allow.
+    /// request, through the proxy the environment names (`HTTPS_PROXY`, `HTTP_PROXY`,
+    /// `ALL_PROXY`, `NO_PROXY`, as curl reads them). Fails on a header name or value HTTP
+    /// does not allow.
     pub fn to_client_config(&self, name: &str) -> Result<HttpClientConfig, Error> {
-        let mut config = HttpClientConfig::default();
+        let mut config =
+            HttpClientConfig::default().proxy(mcp_transport_http::ProxyConfig::from_env());
         for (key, value) in &self.headers {
             let (header, value) = check_header(name, key, value)?;
             config = config.header(header, value);
