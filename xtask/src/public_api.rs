@@ -24,6 +24,7 @@ const CRATES: &[&str] = &[
     "mcp-jsonrpc",
     "mcp-transport-stdio",
     "mcp-transport-http",
+    "mcp-macros",
     "mcp-server",
     "mcp-client",
     "mcp-legacy",
