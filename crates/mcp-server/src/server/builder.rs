@@ -231,7 +231,7 @@ impl ServerBuilder {
     }
 
     /// Serves the Tasks extension (`io.modelcontextprotocol/tasks`): tools registered with
-    /// [`ToolDef::task_support`] may run as tasks, and `tasks/get`, `tasks/update` and
+    /// [`ToolDef::task_support`](crate::ToolDef::task_support) may run as tasks, and `tasks/get`, `tasks/update` and
     /// `tasks/cancel` are served to requests that declare the extension. See
     /// [`crate::tasks`].
     #[must_use]
