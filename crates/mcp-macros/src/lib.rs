@@ -65,9 +65,9 @@ use tool_set::tool_set;
 /// `crate = path` (default `::mcp::server`).
 ///
 /// Parameters are the tool's arguments, each with its doc comment as its description; an
-/// `Option` one is optional. A parameter whose type is `Context`, `HttpParts` or
-/// `HttpExtension<T>`, or that is marked `#[context]`, is taken from the request instead
-/// (any type implementing `FromContext`). A single parameter of type `Args<T>` makes `T` (a struct deriving
+/// `Option` one is optional. A parameter whose type is `Context`, `Caller` (or
+/// `Option<Caller>`), `HttpParts` or `HttpExtension<T>`, or that is marked `#[context]`,
+/// is taken from the request instead (any type implementing `FromContext`). A single parameter of type `Args<T>` makes `T` (a struct deriving
 /// `Deserialize` and `JsonSchema`) the whole argument object.
 ///
 /// ```
@@ -333,11 +333,15 @@ fn params(sig: &mut Signature, kind: Kind) -> syn::Result<Vec<Param>> {
             .attrs
             .retain(|a| !a.path().is_ident("context") && !a.path().is_ident("doc"));
         let segment = last_segment(&typed.ty);
-        if marked
-            || segment.is_some_and(|(ident, _)| {
-                ident == "Context" || ident == "HttpParts" || ident == "HttpExtension"
+        // `Option<Caller>` too: an extractor that may find nothing.
+        let extractor = |ty: &Type| {
+            last_segment(ty).is_some_and(|(ident, _)| {
+                ["Context", "Caller", "HttpParts", "HttpExtension"].contains(&&*ident.to_string())
             })
-        {
+        };
+        let optional_extractor =
+            segment.is_some_and(|(ident, inner)| ident == "Option" && inner.is_some_and(extractor));
+        if marked || extractor(&typed.ty) || optional_extractor {
             params.push(Param::Context {
                 ty: typed.ty.clone(),
             });
@@ -608,42 +612,33 @@ fn free_function(options: &Options, mut item: ItemFn, kind: Kind) -> syn::Result
     let vis = item.vis.clone();
     let attrs = item.attrs.clone();
     let docs: Vec<&Attribute> = attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
-    let (trait_name, method, ty, body) = match kind {
-        Kind::Tool => {
-            let body = definition(
-                kind,
-                options,
-                &krate,
-                &item.sig,
-                &attrs,
-                &params,
-                Callee::function(quote!(#ident::call)),
-            )?;
-            (
-                quote!(IntoToolDef),
-                quote!(into_tool_def),
-                quote!(#k::Result<#k::ToolDef, #k::Error>),
-                quote!((#body).check()),
-            )
-        }
-        Kind::Prompt => {
-            let body = definition(
-                kind,
-                options,
-                &krate,
-                &item.sig,
-                &attrs,
-                &params,
-                Callee::function(quote!(#ident::call)),
-            )?;
+    let (trait_name, method, ty, body) = if kind == Kind::Resource {
+        resource_definition(options, &krate, &item.sig, &attrs, &params)?
+    } else {
+        let body = definition(
+            kind,
+            options,
+            &krate,
+            &item.sig,
+            &attrs,
+            &params,
+            Callee::function(quote!(#ident::call)),
+        )?;
+        let (trait_name, method, def) = if kind == Kind::Tool {
+            (quote!(IntoToolDef), quote!(into_tool_def), quote!(ToolDef))
+        } else {
             (
                 quote!(IntoPromptDef),
                 quote!(into_prompt_def),
-                quote!(#k::Result<#k::PromptDef, #k::Error>),
-                quote!((#body).check()),
+                quote!(PromptDef),
             )
-        }
-        Kind::Resource => resource_definition(options, &krate, &item.sig, &attrs, &params)?,
+        };
+        (
+            trait_name,
+            method,
+            quote!(#k::Result<#k::#def, #k::Error>),
+            quote!((#body).check()),
+        )
     };
     // The function as written, kept as the value's `call`.
     item.sig.ident = Ident::new("call", ident.span());

@@ -246,6 +246,40 @@ impl FromContext for Context {
     }
 }
 
+/// Who made the request, as a handler's parameter: the principal the transport
+/// authenticated (an HTTP server with an authenticator). As a parameter it fails the call
+/// when the request is not authenticated; `Option<Caller>` is `None` then.
+///
+/// ```
+/// use mcp_server::{Caller, FromContext, ToolDef};
+/// use mcp_types::CallToolResult;
+///
+/// // `#[tool] async fn whoami(caller: Option<Caller>) -> String` with the macros.
+/// let whoami = ToolDef::new("whoami", serde_json::json!({"type": "object"}), |_args, cx| async move {
+///     let caller = Option::<Caller>::from_context(&cx)?;
+///     Ok(CallToolResult::text(caller.map_or_else(|| "anonymous".to_owned(), |c| c.0.id().to_owned())))
+/// });
+/// # assert!(whoami.check().is_ok());
+/// ```
+#[derive(Debug, Clone)]
+pub struct Caller(pub std::sync::Arc<dyn mcp_jsonrpc::Principal>);
+
+impl FromContext for Caller {
+    fn from_context(cx: &Context) -> Result<Self, ToolError> {
+        Option::<Caller>::from_context(cx)?
+            .ok_or_else(|| ToolError::failed("this tool needs an authenticated caller"))
+    }
+}
+
+impl FromContext for Option<Caller> {
+    fn from_context(cx: &Context) -> Result<Self, ToolError> {
+        Ok(cx
+            .transport()
+            .and_then(|transport| transport.principal.clone())
+            .map(Caller))
+    }
+}
+
 /// Something [`ServerBuilder::tool`](crate::ServerBuilder::tool) registers as a tool: a
 /// [`ToolDef`], a `Result` of one, or a function the `#[tool]` macro defined.
 pub trait IntoToolDef {
@@ -336,9 +370,9 @@ impl IntoResourceTemplateDef for Result<ResourceTemplateDef, Error> {
 #[doc(hidden)]
 pub mod __macros {
     pub use crate::{
-        Args, Context, Error, FromContext, IntoPromptDef, IntoPromptResult, IntoResourceContents,
-        IntoResourceDef, IntoResourceTemplateDef, IntoToolDef, IntoToolResult, PromptDef,
-        ResourceDef, ResourceTemplateDef, ToolDef, ToolError, ToolSet,
+        Args, Caller, Context, Error, FromContext, IntoPromptDef, IntoPromptResult,
+        IntoResourceContents, IntoResourceDef, IntoResourceTemplateDef, IntoToolDef,
+        IntoToolResult, PromptDef, ResourceDef, ResourceTemplateDef, ToolDef, ToolError, ToolSet,
     };
     pub use mcp_types::{OrderedMap, ToolAnnotations};
     pub use schemars;

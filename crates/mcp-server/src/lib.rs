@@ -138,7 +138,7 @@ mod uri_template;
 
 pub use context::Context;
 pub use define::{
-    __macros, Args, FromContext, IntoPromptDef, IntoPromptResult, IntoResourceContents,
+    __macros, Args, Caller, FromContext, IntoPromptDef, IntoPromptResult, IntoResourceContents,
     IntoResourceDef, IntoResourceTemplateDef, IntoToolDef, IntoToolResult, Json, ToolSet,
 };
 pub use error::{Error, InputRequired, ToolError};

@@ -94,8 +94,8 @@ pub mod prelude {
     pub use mcp_macros::{prompt, resource, tool, tools};
     #[cfg(feature = "server")]
     pub use mcp_server::{
-        Args, Context, Json, PromptDef, ResourceDef, ResourceTemplateDef, Server, ServerBuilder,
-        ToolDef, ToolError,
+        Args, Caller, Context, Json, PromptDef, ResourceDef, ResourceTemplateDef, Server,
+        ServerBuilder, ToolDef, ToolError,
     };
     pub use mcp_types::{CallToolResult, ContentBlock, GetPromptResult, JsonObject};
     pub use serde_json::{Value, json};

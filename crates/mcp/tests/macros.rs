@@ -46,6 +46,18 @@ async fn divide(Args(args): Args<Divide>, cx: Context) -> Result<Json<Quotient>,
     }))
 }
 
+/// Says who is asking.
+#[tool]
+async fn whoami(caller: Option<Caller>) -> String {
+    caller.map_or_else(|| "anonymous".to_owned(), |c| c.0.id().to_owned())
+}
+
+/// Only for the authenticated.
+#[tool]
+async fn private(caller: Caller) -> String {
+    caller.0.id().to_owned()
+}
+
 #[derive(Default)]
 struct Counter {
     count: AtomicU64,
@@ -110,6 +122,8 @@ fn server() -> Server {
         .tool(echo)
         .tool(add)
         .tool(divide)
+        .tool(whoami)
+        .tool(private)
         .tools(Counter::default())
         .prompt(review)
         .resource(readme)
@@ -202,6 +216,27 @@ async fn a_client_calls_them() {
         .await
         .unwrap();
     assert_eq!((r.is_error, text(&r)), (Some(true), "division by zero"));
+
+    // Extractors take nothing from the arguments: no schema property, and over an
+    // unauthenticated connection no caller.
+    let listed = client.list_tools_all().await.unwrap();
+    let entry = listed.iter().find(|t| t.name == "whoami").unwrap();
+    let schema = serde_json::to_value(&entry.input_schema).unwrap();
+    assert!(
+        schema
+            .get("properties")
+            .is_none_or(|p| p.as_object().unwrap().is_empty()),
+        "{schema}"
+    );
+    assert_eq!(
+        text(&client.call_tool("whoami", ()).await.unwrap()),
+        "anonymous"
+    );
+    let r = client.call_tool("private", ()).await.unwrap();
+    assert_eq!(
+        (r.is_error, text(&r)),
+        (Some(true), "this tool needs an authenticated caller")
+    );
 
     // The tools of one value share it.
     client
