@@ -3,7 +3,9 @@
 //!
 //! Each request runs in a span named `mcp.request` at level `INFO`, with OpenTelemetry's
 //! attribute names for MCP: `otel.name` (`tools/call echo`), `otel.kind` (`client`),
-//! `mcp.method.name`, `gen_ai.tool.name` (for `tools/call`) and `mcp.protocol.version`.
+//! `mcp.method.name`, `gen_ai.tool.name` (for `tools/call`), `mcp.protocol.version`,
+//! `mcp.era` (`stateless` for 2026-07-28, `initialize` for the earlier revisions) and
+//! `network.transport` (`http`, `pipe` for stdio and in-process connections, `custom`).
 //! Without a subscriber that enables it, the span is never built.
 //!
 //! With the `opentelemetry` feature, a request whose [`CallOptions`](crate::CallOptions)
@@ -17,8 +19,18 @@
 use tracing::Span;
 
 /// The span of one request of `method` (to the tool `name`, for `tools/call`), at
-/// protocol `version`.
-pub(crate) fn request_span(method: &str, name: Option<&str>, version: &str) -> Span {
+/// protocol `version`, over `transport`.
+pub(crate) fn request_span(
+    method: &str,
+    name: Option<&str>,
+    version: &str,
+    transport: &'static str,
+) -> Span {
+    let era = if version < "2026-07-28" {
+        "initialize"
+    } else {
+        "stateless"
+    };
     let span = tracing::info_span!(
         "mcp.request",
         otel.name = method,
@@ -26,6 +38,8 @@ pub(crate) fn request_span(method: &str, name: Option<&str>, version: &str) -> S
         mcp.method.name = method,
         gen_ai.tool.name = name,
         mcp.protocol.version = version,
+        mcp.era = era,
+        network.transport = transport,
     );
     if let Some(name) = name
         && !span.is_disabled()

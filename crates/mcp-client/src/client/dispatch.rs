@@ -67,6 +67,18 @@ impl Client {
         }
     }
 
+    /// What the client's transport is, as OpenTelemetry's `network.transport` names it.
+    fn transport_kind(&self) -> &'static str {
+        match &self.inner.transport {
+            Transport::Engine(_) => "pipe",
+            #[cfg(feature = "stdio")]
+            Transport::Supervised(_) => "pipe",
+            #[cfg(feature = "http")]
+            Transport::Http(_) => "http",
+            Transport::Custom(_) => "custom",
+        }
+    }
+
     /// [`send`](Self::send) with the `_meta` written from the client's
     /// [`FixedMeta`](crate::wire::FixedMeta).
     pub(crate) async fn send_wire<P: crate::wire::WireParams>(
@@ -78,7 +90,12 @@ impl Client {
         call: &CallOptions,
     ) -> Result<RawResult, Error> {
         use tracing::Instrument as _;
-        let span = crate::trace::request_span(method, Some(routing.name), self.version());
+        let span = crate::trace::request_span(
+            method,
+            Some(routing.name),
+            self.version(),
+            self.transport_kind(),
+        );
         let trace = crate::trace::context(&span, call.trace.as_ref());
         async move {
             for attempt in 0..2 {
@@ -117,7 +134,7 @@ impl Client {
         call: &CallOptions,
     ) -> Result<Box<RawValue>, Error> {
         use tracing::Instrument as _;
-        let span = crate::trace::request_span(method, None, self.version());
+        let span = crate::trace::request_span(method, None, self.version(), self.transport_kind());
         let trace = crate::trace::context(&span, call.trace.as_ref());
         async move {
             for attempt in 0..2 {
