@@ -8,6 +8,7 @@
 //! mcp tools -- npx -y @modelcontextprotocol/server-everything
 //! mcp tools --server files             a server named in the config file (docs/CONFIG.md)
 //! mcp serve-example [--http ADDR]      run the example server
+//! mcp gateway [--http ADDR]            serve every server of the config file as one
 //! ```
 //!
 //! Every command prints readable text, or the protocol's JSON with `--json`. `--verbose`
@@ -48,6 +49,9 @@ pub(crate) enum Error {
     /// The server could not be reached, or its era could not be settled.
     #[error("{0}")]
     Connect(#[from] mcp_legacy::Error),
+    /// The gateway could not start.
+    #[error("{0}")]
+    Gateway(mcp_host::Error),
     /// The config file could not be read or is not valid.
     #[error("{path}: {source}")]
     Config {
@@ -240,6 +244,18 @@ enum Command {
         #[command(flatten)]
         stdio: Stdio,
     },
+    /// Serves every server of the config file as one MCP server, in both protocol eras
+    /// (stdio by default). Tools and prompts are named server__name.
+    Gateway {
+        /// The config file (default: $MCP_CONFIG, then ./mcp.json, then
+        /// $XDG_CONFIG_HOME/mcp/mcp.json or ~/.config/mcp/mcp.json; see docs/CONFIG.md).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Serve Streamable HTTP (with the 2024-11-05 HTTP+SSE endpoint beside it) on this
+        /// address instead, such as 127.0.0.1:8080.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<SocketAddr>,
+    },
     /// Runs the bundled example server (stdio by default).
     ServeExample {
         /// Serve Streamable HTTP on this address instead, such as 127.0.0.1:8080.
@@ -343,6 +359,50 @@ fn wire_log() {
         .try_init();
 }
 
+/// `mcp gateway`: the servers of the config file, served as one until stdin closes (stdio)
+/// or the process is interrupted (HTTP).
+async fn gateway(config: Option<PathBuf>, http: Option<SocketAddr>) -> Result<(), Error> {
+    let Some(path) = target::config_path(config.as_deref()) else {
+        return Err(Error::Arguments(
+            "mcp gateway needs a config file: --config FILE, $MCP_CONFIG or ./mcp.json \
+             (see docs/CONFIG.md)"
+                .to_owned(),
+        ));
+    };
+    let config = mcp_host::HostConfig::load(&path).map_err(|source| Error::Config {
+        path: path.clone(),
+        source,
+    })?;
+    let gateway = mcp_host::Gateway::builder()
+        .info("mcp-gateway", env!("CARGO_PKG_VERSION"))
+        .config(config)
+        .connect()
+        .await
+        .map_err(Error::Gateway)?;
+    for (name, down) in gateway.status() {
+        if let Some(reason) = down {
+            eprintln!("mcp gateway: {name} is unavailable: {reason}");
+        }
+    }
+    match http {
+        None => gateway.serve_stdio().await,
+        Some(addr) => {
+            let running = gateway
+                .bind_http(
+                    addr,
+                    mcp_transport_http::HttpServerConfig::default().connection_threads(2),
+                )
+                .await
+                .map_err(Error::Gateway)?;
+            println!("{}", running.url());
+            let _ = tokio::signal::ctrl_c().await;
+            running.shutdown(std::time::Duration::from_secs(2)).await;
+            gateway.shutdown().await;
+        }
+    }
+    Ok(())
+}
+
 async fn run(cli: Cli) -> Result<(), Error> {
     let Some(command) = cli.command else {
         return tour::run().await;
@@ -362,6 +422,9 @@ async fn run(cli: Cli) -> Result<(), Error> {
             Some(addr) => example::serve_http(addr).await,
         };
     }
+    if let Command::Gateway { config, http } = command {
+        return gateway(config.or(cli.client.config), http).await;
+    }
     let stdio = match &command {
         Command::Discover(s)
         | Command::Resources(s)
@@ -372,7 +435,7 @@ async fn run(cli: Cli) -> Result<(), Error> {
         | Command::Prompt { stdio: s, .. }
         | Command::Complete { stdio: s, .. }
         | Command::Listen { stdio: s, .. } => s,
-        Command::ServeExample { .. } => unreachable_serve(),
+        Command::ServeExample { .. } | Command::Gateway { .. } => unreachable_serve(),
     };
     let options = stdio.client.clone().or(cli.client);
     let config_path = target::config_path(options.config.as_deref());
@@ -658,7 +721,7 @@ async fn execute(
             }
         }
         Command::Listen { uris, count, .. } => listen(client, uris, count, json).await?,
-        Command::ServeExample { .. } => {}
+        Command::ServeExample { .. } | Command::Gateway { .. } => {}
     }
     Ok(())
 }

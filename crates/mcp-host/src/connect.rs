@@ -4,7 +4,7 @@
 //! `initialize` for an initialize-era server), so a host reaches servers of every MCP
 //! revision through the same `mcp_client::Client` API.
 
-use mcp_client::{Client, RestartPolicy};
+use mcp_client::{Client, ClientBuilder, RestartPolicy};
 use mcp_legacy::client::Verdict;
 use mcp_transport_stdio::ServerConnection;
 
@@ -67,6 +67,15 @@ pub async fn connect(
     if info.apps {
         builder = builder.apps();
     }
+    connect_with(name, config, builder).await
+}
+
+/// [`connect`] with a client builder of the caller's (its handlers, its extensions).
+pub(crate) async fn connect_with(
+    name: &str,
+    config: &ServerConfig,
+    builder: ClientBuilder,
+) -> Result<Connection, Error> {
     let server = |source| Error::Connect {
         server: name.to_owned(),
         source: Box::new(source),

@@ -33,6 +33,9 @@ pub enum Error {
         /// The variable.
         variable: String,
     },
+    /// The gateway could not be built or bound (feature `gateway`).
+    #[error("gateway: {0}")]
+    Gateway(String),
     /// The configuration file could not be read.
     #[error("cannot read {path}: {source}")]
     Io {

@@ -71,6 +71,8 @@ mod catalog;
 mod config;
 mod connect;
 mod error;
+#[cfg(feature = "gateway")]
+mod gateway;
 mod host;
 mod middleware;
 mod naming;
@@ -88,6 +90,10 @@ pub use config::{
 };
 pub use connect::{ClientInfo, Connection, connect};
 pub use error::Error;
+#[cfg(feature = "gateway")]
+pub use gateway::{
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_PARKED, DEFAULT_PARK_TTL, Gateway, GatewayBuilder,
+};
 pub use host::{Host, HostBuilder};
 pub use middleware::{Approver, AuditEntry, AuditLog, BoxFuture, CallInfo, Middleware, Verdict};
 pub use naming::{DEFAULT_MAX_NAME_LEN, NamingPolicy};

@@ -58,6 +58,22 @@ impl PromptDef {
         }
     }
 
+    /// A prompt served exactly as `prompt` describes it (title, description, arguments,
+    /// icons, `_meta`), rendered by `get`: for a proxy or gateway that republishes another
+    /// server's prompts. The name is checked as for [`new`](Self::new).
+    pub fn from_prompt<F, Fut>(prompt: Prompt, get: F) -> Self
+    where
+        F: Fn(OrderedMap<String>, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult, ToolError>> + Send + 'static,
+    {
+        let defect = check_name(&prompt.name).err().map(Arc::new);
+        PromptDef {
+            prompt,
+            get: Arc::new(move |args, cx| Box::pin(get(args, cx))),
+            defect,
+        }
+    }
+
     /// A prompt whose arguments are the fields of a Rust type: each becomes a declared
     /// argument (its doc comment the description; required unless it is an `Option` or
     /// has a default), and the handler receives them deserialized. Prompt arguments are

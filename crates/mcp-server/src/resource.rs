@@ -68,6 +68,21 @@ impl ResourceDef {
         }
     }
 
+    /// A resource served exactly as `resource` describes it (URI, name, title,
+    /// description, MIME type, size, annotations, icons, `_meta`), read by `read`: for a
+    /// proxy or gateway that republishes another server's resources.
+    pub fn from_resource<F, Fut>(resource: Resource, read: F) -> Self
+    where
+        F: Fn(String, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<EmbeddedResourceResource>, ToolError>> + Send + 'static,
+    {
+        ResourceDef {
+            resource,
+            read: Arc::new(move |uri, _vars, cx| Box::pin(read(uri, cx))),
+            ui: false,
+        }
+    }
+
     text_setters!(resource {
         /// Sets the description.
         description,
@@ -150,6 +165,24 @@ impl ResourceTemplateDef {
             template: ResourceTemplate::new(name, template),
             pattern,
             read: Arc::new(move |uri, vars, cx| Box::pin(read(uri, vars, cx))),
+        })
+    }
+
+    /// A template served exactly as `template` describes it, read by `read` with the URI
+    /// asked for: for a proxy or gateway that republishes another server's templates.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn from_template<F, Fut>(template: ResourceTemplate, read: F) -> Result<Self, Error>
+    where
+        F: Fn(String, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<EmbeddedResourceResource>, ToolError>> + Send + 'static,
+    {
+        let pattern = UriTemplate::parse_matchable(&template.uri_template)?;
+        Ok(ResourceTemplateDef {
+            template,
+            pattern,
+            read: Arc::new(move |uri, _vars, cx| Box::pin(read(uri, cx))),
         })
     }
 

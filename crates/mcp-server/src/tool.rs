@@ -342,6 +342,58 @@ impl ToolDef {
         ToolDef::with_schema(name.into(), input_schema, handler, false)
     }
 
+    /// A tool served exactly as `tool` describes it (title, description, annotations,
+    /// schemas, `_meta`), for a proxy or gateway that republishes another server's tools:
+    /// the arguments go to `handler` unvalidated and the result is not checked against the
+    /// `outputSchema`, since the server that runs the tool does both. The name is checked
+    /// as for [`new`](Self::new), and so are the `x-mcp-header` annotations, which this
+    /// server then verifies against the `Mcp-Param-*` headers of each request.
+    ///
+    /// ```
+    /// use mcp_server::ToolDef;
+    /// use mcp_types::{CallToolResult, Tool};
+    ///
+    /// let upstream = Tool::from_schema("search", serde_json::json!({"type": "object"}).as_object().unwrap().clone())?;
+    /// let relayed = ToolDef::from_tool(upstream, |_args, _cx| async { Ok(CallToolResult::text("from upstream")) });
+    /// assert_eq!(relayed.check()?.tool().name, "search");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_tool<F, Fut>(tool: mcp_types::Tool, handler: F) -> Self
+    where
+        F: Fn(Value, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
+    {
+        let handler: ToolFn = Arc::new(move |args, cx| {
+            let call = handler(args, cx);
+            Box::pin(async move { call.await.map(Box::new) })
+        });
+        let headers = match serde_json::to_value(&tool.input_schema) {
+            Ok(Value::Object(schema)) => param_headers(&schema),
+            _ => Err("the input schema is not a JSON object".to_owned()),
+        };
+        let defect = match (check_name(&tool.name), headers.as_ref()) {
+            (Err(e), _) => Some(e),
+            (Ok(()), Err(reason)) => Some(Error::InvalidHeaderAnnotation {
+                tool: tool.name.clone(),
+                reason: reason.clone(),
+            }),
+            (Ok(()), Ok(_)) => None,
+        };
+        ToolDef {
+            tool,
+            handler,
+            // Every object passes: the upstream validates.
+            input: Arc::new(Check::deferred(&serde_json::json!({"type": "object"}))),
+            output: None,
+            headers: headers.unwrap_or_default(),
+            task: (TaskSupport::Forbidden, TaskStart::Immediately),
+            json: std::sync::OnceLock::new(),
+            ui: None,
+            json_ui: std::sync::OnceLock::new(),
+            defect: defect.map(Arc::new),
+        }
+    }
+
     /// The definition as it stands: `Err` with the first error of its construction
     /// (an invalid name, an unusable schema or `x-mcp-header` annotation), if any.
     /// [`ServerBuilder::tool`](crate::ServerBuilder::tool) and

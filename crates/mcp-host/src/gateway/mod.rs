@@ -1,0 +1,390 @@
+//! The gateway: many MCP servers, of either era and any transport, served as one MCP
+//! server that speaks both eras (feature `gateway`).
+//!
+//! Each upstream of the configuration is connected as the host connects it ([`connect`](crate::connect())),
+//! with the gateway's own handlers for the questions servers ask. Its tools, prompts,
+//! resources and resource templates are republished on one `mcp_server::Server`:
+//!
+//! - tools and prompts under namespaced names (`server__tool`, see [`NamingPolicy`]),
+//!   filtered by the configuration's `allow`, `deny` and `groups` ([`Exposure`]) and a
+//!   [`Policy`];
+//! - resources and templates under their own URIs, except that a URI two upstreams both
+//!   list is served as `server+uri` for every upstream but the first; reads, contents and
+//!   `resources/updated` are mapped both ways.
+//!
+//! When an upstream reports a list change (or restarts), its listing is read again and
+//! the difference republished, which the server announces to its own listeners
+//! (`subscriptions/listen`) and legacy sessions (`notifications/*/list_changed`). An
+//! upstream that is down is named in the instructions and the logs, and tried again with
+//! a growing delay; its tools are absent until it is back. An upstream that answers with
+//! garbage fails the call that met it, with an error that names the upstream.
+//!
+//! A call that needs approval (its [`Policy`] says [`Decision::RequireApproval`]) is first
+//! put to the downstream user as an elicitation form; questions an upstream asks during a
+//! call reach the downstream client whatever the two eras (see `relay.rs`); progress flows
+//! down and cancellation up. Every call goes through the [`Middleware`]s (an [`AuditLog`](crate::AuditLog)
+//! records them).
+
+mod calls;
+mod publish;
+mod relay;
+mod upstream;
+
+use publish::{Published, Shared};
+use upstream::{BuilderFn, Connected, UpState, Upstream, client_builder, follow};
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_client::Client;
+use mcp_server::Server;
+use tokio::task::JoinHandle;
+
+use crate::Error;
+use crate::catalog::{Exposure, Policy};
+use crate::config::{HostConfig, ServerConfig};
+use crate::middleware::Middleware;
+use crate::naming::NamingPolicy;
+
+pub use relay::{DEFAULT_MAX_PARKED, DEFAULT_PARK_TTL};
+
+/// How long [`GatewayBuilder::connect`] waits for the upstreams before serving without
+/// those not yet connected.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Builds a [`Gateway`].
+pub struct GatewayBuilder {
+    name: String,
+    version: String,
+    upstreams: Vec<(String, ServerConfig)>,
+    naming: NamingPolicy,
+    exposure: Exposure,
+    policy: Option<Arc<dyn Policy>>,
+    middleware: Vec<Arc<dyn Middleware>>,
+    connect_timeout: Duration,
+    max_parked: usize,
+    park_ttl: Duration,
+}
+
+impl std::fmt::Debug for GatewayBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatewayBuilder")
+            .field("name", &self.name)
+            .field(
+                "upstreams",
+                &self.upstreams.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for GatewayBuilder {
+    fn default() -> Self {
+        GatewayBuilder {
+            name: "mcp-gateway".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            upstreams: Vec::new(),
+            naming: NamingPolicy::default(),
+            exposure: Exposure::default(),
+            policy: None,
+            middleware: Vec::new(),
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            max_parked: DEFAULT_MAX_PARKED,
+            park_ttl: DEFAULT_PARK_TTL,
+        }
+    }
+}
+
+impl GatewayBuilder {
+    /// The name and version the gateway serves as (and introduces itself to upstreams
+    /// with).
+    #[must_use]
+    pub fn info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.name = name.into();
+        self.version = version.into();
+        self
+    }
+
+    /// Adds every server of a configuration as an upstream; their `allow`, `deny` and
+    /// `groups` join the exposure rules.
+    #[must_use]
+    pub fn config(mut self, config: HostConfig) -> Self {
+        for (name, server) in config.servers {
+            self = self.upstream(name, server);
+        }
+        self
+    }
+
+    /// Adds an upstream; its `allow`, `deny` and `groups` join the exposure rules.
+    #[must_use]
+    pub fn upstream(mut self, name: impl Into<String>, config: impl Into<ServerConfig>) -> Self {
+        let name = name.into();
+        let config = config.into();
+        self.exposure.add_server_rules(&name, &config);
+        self.upstreams.push((name, config));
+        self
+    }
+
+    /// How tool and prompt names are derived (default `server__tool`).
+    #[must_use]
+    pub fn naming(mut self, naming: NamingPolicy) -> Self {
+        self.naming = naming;
+        self
+    }
+
+    /// The policy: which tools are hidden and which need approval
+    /// ([`require_approval_if_destructive`](crate::require_approval_if_destructive) asks
+    /// before every call that may destroy something).
+    #[must_use]
+    pub fn policy(mut self, policy: impl Policy + 'static) -> Self {
+        self.policy = Some(Arc::new(policy));
+        self
+    }
+
+    /// Adds a middleware, run around every call in the order added (an
+    /// [`AuditLog`](crate::AuditLog) records them).
+    #[must_use]
+    pub fn middleware(mut self, middleware: impl Middleware + 'static) -> Self {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+
+    /// How long [`connect`](Self::connect) waits for the upstreams (default 30 s); those
+    /// not connected by then join when they are.
+    #[must_use]
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// How many upstream calls may wait for a downstream answer at once (default
+    /// [`DEFAULT_MAX_PARKED`]), and for how long (default [`DEFAULT_PARK_TTL`]). Past the
+    /// number a question fails the call; past the time the question is declined upstream.
+    #[must_use]
+    pub fn waiting_calls(mut self, max: usize, ttl: Duration) -> Self {
+        self.max_parked = max;
+        self.park_ttl = ttl;
+        self
+    }
+
+    /// Connects every upstream concurrently (waiting up to the connect timeout), builds
+    /// the server with their tools, prompts and resources, and follows their changes.
+    /// Must be called within a tokio runtime.
+    ///
+    /// # Errors
+    /// [`Error::Gateway`] when the server cannot be built.
+    pub async fn connect(self) -> Result<Gateway, Error> {
+        let upstreams: Vec<Arc<Upstream>> = self
+            .upstreams
+            .iter()
+            .map(|(name, config)| {
+                Arc::new(Upstream {
+                    name: name.clone(),
+                    config: config.clone(),
+                    in_flight: Arc::default(),
+                    state: Mutex::new(UpState::default()),
+                })
+            })
+            .collect();
+        // The first attempts, concurrently, before anything is served.
+        let first = upstreams.iter().map(|up| {
+            let builder = client_builder(&self.name, &self.version, up);
+            let up = Arc::clone(up);
+            let timeout = self.connect_timeout;
+            async move {
+                let outcome = tokio::time::timeout(timeout, up.connect(builder)).await;
+                match outcome {
+                    Ok(Ok(connected)) => Some(connected),
+                    Ok(Err(e)) => {
+                        up.set_down(e.to_string());
+                        None
+                    }
+                    Err(_) => {
+                        up.set_down("it did not answer in time".to_owned());
+                        None
+                    }
+                }
+            }
+        });
+        let connected: Vec<Option<Connected>> = futures_join_all(first).await;
+        let mut instructions = String::from(
+            "This server is a gateway: it serves the tools, prompts and resources of several \
+             MCP servers, each tool and prompt named after its server (server__name).",
+        );
+        for up in &upstreams {
+            if let Some(reason) = up.down_reason() {
+                let _ = write!(
+                    instructions,
+                    "\nThe server {} is unavailable ({reason}); its tools are absent until it \
+                     is back.",
+                    up.name
+                );
+            }
+        }
+        let server = Server::builder(self.name.clone(), self.version.clone())
+            .instructions(instructions)
+            .enable(true, true, true)
+            .build()
+            .map_err(|e| Error::Gateway(e.to_string()))?;
+        let shared = Arc::new(Shared {
+            server: server.clone(),
+            naming: self.naming.clone(),
+            exposure: self.exposure.clone(),
+            policy: self.policy.clone(),
+            middleware: self.middleware.clone(),
+            upstreams: upstreams.clone(),
+            published: Mutex::new(Published::default()),
+            lot: relay::ParkingLot::new(self.max_parked, self.park_ttl),
+        });
+        shared.publish();
+        let mut tasks = Vec::new();
+        for (index, connected) in connected.into_iter().enumerate() {
+            let (name, version) = (self.name.clone(), self.version.clone());
+            let up = Arc::clone(&upstreams[index]);
+            let builder: BuilderFn = Arc::new(move || client_builder(&name, &version, &up));
+            tasks.push(tokio::spawn(follow(
+                Arc::clone(&shared),
+                index,
+                connected,
+                builder,
+            )));
+        }
+        Ok(Gateway {
+            server,
+            shared,
+            tasks,
+        })
+    }
+}
+
+/// Awaits every future, keeping their order (a small `join_all`).
+async fn futures_join_all<F>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let mut set = tokio::task::JoinSet::new();
+    let mut count = 0;
+    for (index, future) in futures.into_iter().enumerate() {
+        count += 1;
+        set.spawn(async move { (index, future.await) });
+    }
+    let mut out: Vec<Option<F::Output>> = (0..count).map(|_| None).collect();
+    while let Some(joined) = set.join_next().await {
+        if let Ok((index, value)) = joined {
+            out[index] = Some(value);
+        }
+    }
+    out.into_iter().flatten().collect()
+}
+
+/// Many MCP servers served as one.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use mcp_host::{Gateway, HostConfig};
+///
+/// let gateway = Gateway::builder()
+///     .config(HostConfig::load("mcp.json")?)
+///     .connect()
+///     .await?;
+/// gateway.serve_stdio().await;
+/// # Ok(())
+/// # }
+/// ```
+pub struct Gateway {
+    server: Server,
+    shared: Arc<Shared>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("upstreams", &self.status())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+impl Gateway {
+    /// Starts building a gateway.
+    pub fn builder() -> GatewayBuilder {
+        GatewayBuilder::default()
+    }
+
+    /// The server the gateway serves (its tools and prompts are the upstreams'), to
+    /// serve on a transport of the caller's.
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// Each upstream and, if it is down, why.
+    pub fn status(&self) -> Vec<(String, Option<String>)> {
+        self.shared
+            .upstreams
+            .iter()
+            .map(|up| (up.name.clone(), up.down_reason()))
+            .collect()
+    }
+
+    /// How many upstream calls are waiting for a downstream answer.
+    pub fn waiting_calls(&self) -> usize {
+        self.shared.lot.len()
+    }
+
+    /// Serves the gateway on stdin and stdout, in both eras, until stdin closes; then
+    /// stops the upstreams.
+    pub async fn serve_stdio(self) {
+        mcp_legacy::server::DualEra::new(self.server.clone())
+            .serve_stdio()
+            .await;
+        self.shutdown().await;
+    }
+
+    /// Serves the gateway over Streamable HTTP on `addr` (both eras, and the 2024-11-05
+    /// HTTP+SSE transport beside it), until the returned server is shut down.
+    ///
+    /// # Errors
+    /// [`Error::Gateway`] when the address cannot be bound.
+    pub async fn bind_http(
+        &self,
+        addr: SocketAddr,
+        config: mcp_transport_http::HttpServerConfig,
+    ) -> Result<mcp_transport_http::RunningServer, Error> {
+        mcp_legacy::http::DualEraHttp::bind(
+            addr,
+            self.server.clone(),
+            config,
+            mcp_legacy::http::LegacyHttpConfig::default(),
+        )
+        .await
+        .map_err(|e| Error::Gateway(e.to_string()))
+    }
+
+    /// Stops following the upstreams and shuts their clients down (stopping the stdio
+    /// servers).
+    pub async fn shutdown(self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+        let clients: Vec<Client> = self
+            .shared
+            .upstreams
+            .iter()
+            .filter_map(|up| up.client())
+            .collect();
+        for client in clients {
+            client.shutdown(Duration::from_secs(2)).await;
+        }
+    }
+}
