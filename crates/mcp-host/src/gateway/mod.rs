@@ -53,6 +53,9 @@ pub use relay::{DEFAULT_MAX_PARKED, DEFAULT_PARK_TTL};
 /// How long [`GatewayBuilder::connect`] waits for the upstreams before serving without
 /// those not yet connected.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long [`GatewayBuilder::connect`] waits for an upstream to acknowledge its change
+/// subscription before serving without it.
+const LISTEN_ACK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Builds a [`Gateway`].
 pub struct GatewayBuilder {
@@ -208,7 +211,11 @@ impl GatewayBuilder {
                 }
             }
         });
-        let connected: Vec<Option<Connected>> = futures_join_all(first).await;
+        let connected: Vec<Option<Connected>> = futures_join_all(first)
+            .await
+            .into_iter()
+            .map(Option::flatten)
+            .collect();
         let mut instructions = String::from(
             "This server is a gateway: it serves the tools, prompts and resources of several \
              MCP servers, each tool and prompt named after its server (server__name).",
@@ -240,7 +247,13 @@ impl GatewayBuilder {
         });
         shared.publish();
         let mut tasks = Vec::new();
+        let mut acks = Vec::new();
         for (index, connected) in connected.into_iter().enumerate() {
+            let (ack_tx, ack_rx) = tokio::sync::oneshot::channel();
+            // Only a connected upstream has a subscription to wait for.
+            if connected.is_some() {
+                acks.push(ack_rx);
+            }
             let (name, version) = (self.name.clone(), self.version.clone());
             let up = Arc::clone(&upstreams[index]);
             let builder: BuilderFn = Arc::new(move || client_builder(&name, &version, &up));
@@ -249,7 +262,13 @@ impl GatewayBuilder {
                 index,
                 connected,
                 builder,
+                ack_tx,
             )));
+        }
+        // Serving starts once every upstream's change subscription is in place (or
+        // failed), so that no change made through the gateway goes unnoticed.
+        for ack in acks {
+            let _ = tokio::time::timeout(LISTEN_ACK_TIMEOUT, ack).await;
         }
         Ok(Gateway {
             server,
@@ -259,8 +278,9 @@ impl GatewayBuilder {
     }
 }
 
-/// Awaits every future, keeping their order (a small `join_all`).
-async fn futures_join_all<F>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output>
+/// Awaits every future concurrently, keeping their order (a small `join_all`); `None`
+/// for one that panicked.
+async fn futures_join_all<F>(futures: impl IntoIterator<Item = F>) -> Vec<Option<F::Output>>
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
@@ -277,7 +297,7 @@ where
             out[index] = Some(value);
         }
     }
-    out.into_iter().flatten().collect()
+    out
 }
 
 /// Many MCP servers served as one.

@@ -158,7 +158,9 @@ pub(super) async fn follow(
     index: usize,
     mut connected: Option<Connected>,
     builder: BuilderFn,
+    ack: tokio::sync::oneshot::Sender<()>,
 ) {
+    let mut ack = Some(ack);
     let up = Arc::clone(&shared.upstreams[index]);
     let mut delay = Duration::from_secs(1);
     loop {
@@ -175,7 +177,7 @@ pub(super) async fn follow(
             continue;
         };
         delay = Duration::from_secs(1);
-        watch(&shared, index, &client).await;
+        watch(&shared, index, &client, &mut ack).await;
         // The subscription ended: the upstream is gone for good (a stdio server past its
         // restart budget, an HTTP server that closed the stream).
         up.set_down("the connection ended".to_owned());
@@ -185,7 +187,12 @@ pub(super) async fn follow(
 }
 
 /// Follows one connected upstream's changes until its subscription ends.
-pub(super) async fn watch(shared: &Arc<Shared>, index: usize, client: &Client) {
+pub(super) async fn watch(
+    shared: &Arc<Shared>,
+    index: usize,
+    client: &Client,
+    ack: &mut Option<tokio::sync::oneshot::Sender<()>>,
+) {
     let up = &shared.upstreams[index];
     let mut filter = SubscriptionFilter::new();
     filter.tools_list_changed = Some(true);
@@ -206,6 +213,9 @@ pub(super) async fn watch(shared: &Arc<Shared>, index: usize, client: &Client) {
         Ok(subscription) => subscription,
         Err(e) => {
             tracing::info!(upstream = %up.name, error = %e, "no change subscription");
+            if let Some(ack) = ack.take() {
+                let _ = ack.send(());
+            }
             // Without one, the upstream is still served; nothing more to follow.
             std::future::pending::<()>().await;
             return;
@@ -216,7 +226,12 @@ pub(super) async fn watch(shared: &Arc<Shared>, index: usize, client: &Client) {
         let relist = match event {
             // The first acknowledgement opens the subscription; a later one follows a
             // restart of the upstream, whose lists may have changed meanwhile.
-            ListenEvent::Acknowledged(_) => std::mem::replace(&mut acknowledged, true),
+            ListenEvent::Acknowledged(_) => {
+                if let Some(ack) = ack.take() {
+                    let _ = ack.send(());
+                }
+                std::mem::replace(&mut acknowledged, true)
+            }
             ListenEvent::ToolsListChanged
             | ListenEvent::PromptsListChanged
             | ListenEvent::ResourcesListChanged => true,
