@@ -74,6 +74,7 @@ mod error;
 mod host;
 mod middleware;
 mod naming;
+mod render;
 pub mod schema;
 
 pub use agent::{Agent, Conversation, Message, Model, Reply};
@@ -91,4 +92,5 @@ pub use error::Error;
 pub use host::{Host, HostBuilder};
 pub use middleware::{Approver, AuditEntry, AuditLog, BoxFuture, CallInfo, Middleware, Verdict};
 pub use naming::{DEFAULT_MAX_NAME_LEN, NamingPolicy};
+pub use render::DEFAULT_MAX_MEDIA_LEN;
 pub use schema::SchemaLimits;
