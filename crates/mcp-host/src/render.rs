@@ -36,7 +36,7 @@ enum Source<'a> {
 
 /// An image, audio clip or binary resource that passed the checks.
 #[derive(Debug)]
-pub(crate) struct Media<'a> {
+struct Media<'a> {
     source: Source<'a>,
     /// The MIME type's essence in lower case (`image/png`), checked to be `type/subtype`
     /// of token characters, so it is safe inside a data URL.
@@ -47,14 +47,14 @@ pub(crate) struct Media<'a> {
 
 /// One piece of a result, vendor-neutral.
 #[derive(Debug)]
-pub(crate) enum Piece<'a> {
+enum Piece<'a> {
     Text(Cow<'a, str>),
     Media(Media<'a>),
 }
 
 /// When `structuredContent` also goes to the model as JSON text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StructuredText {
+enum StructuredText {
     /// Only when no block is text (Gemini, which gets the value itself besides).
     WithoutText,
     /// Unless a text block already holds the same JSON, as the spec asks servers to send
@@ -65,7 +65,7 @@ pub(crate) enum StructuredText {
 /// The result as pieces: text blocks as they are, embedded text resources as their text,
 /// media that pass the checks as media, everything else described in a line of text, and
 /// `structuredContent` as JSON text per `structured`.
-pub(crate) fn pieces(
+fn pieces(
     result: &CallToolResult,
     max_media_len: usize,
     structured: StructuredText,
@@ -434,16 +434,16 @@ mod tests {
     #[test]
     fn media_at_the_limit_pass_and_past_it_are_described() {
         assert_eq!(image("AAAAAAAA", 8), Ok("AAAAAAAA".to_owned()));
+        // The length is checked first: one byte more is over the limit, whatever it holds.
         assert_eq!(
-            image("AAAAAAAAAAAA", 8),
+            image("AAAAAAAAA", 8),
             Err(
-                "[image: image/png, 12 bytes of base64 not shown: over the 8-byte limit]"
-                    .to_owned()
+                "[image: image/png, 9 bytes of base64 not shown: over the 8-byte limit]".to_owned()
             )
         );
         let at = "A".repeat(DEFAULT_MAX_MEDIA_LEN);
         assert!(image(&at, DEFAULT_MAX_MEDIA_LEN).is_ok());
-        let past = "A".repeat(DEFAULT_MAX_MEDIA_LEN + 4);
+        let past = "A".repeat(DEFAULT_MAX_MEDIA_LEN + 1);
         let described = image(&past, DEFAULT_MAX_MEDIA_LEN).unwrap_err();
         assert!(
             described.ends_with("over the 4194304-byte limit]"),

@@ -261,3 +261,35 @@ fn results_out() {
         &json!({"functionResponse": {"id": "id", "name": "s__t", "response": {"error": "boom"}}}),
     );
 }
+
+#[test]
+fn an_openai_chat_turn_is_its_tool_messages_then_one_user_message_with_the_media() {
+    let shot = CallToolResult::new(vec![ContentBlock::image("AAAA", "image/png")]);
+    let voice = CallToolResult::new(vec![
+        ContentBlock::text("said it"),
+        ContentBlock::audio("AAAA", "audio/mpeg"),
+    ]);
+    let outcomes = [
+        ToolOutcome::new("a", "cam__shot", shot),
+        ToolOutcome::new("b", "fs__read", CallToolResult::text("plain")),
+        ToolOutcome::new("c", "voice__say", voice),
+    ];
+    let messages = ToolOutcome::openai_chat_messages(&outcomes);
+    let roles: Vec<&Value> = messages.iter().map(|m| &m["role"]).collect();
+    assert_eq!(roles, ["tool", "tool", "tool", "user"]);
+    let ids: Vec<&Value> = messages[..3].iter().map(|m| &m["tool_call_id"]).collect();
+    assert_eq!(ids, ["a", "b", "c"]);
+    assert_eq!(
+        messages[3]["content"],
+        json!([
+            {"type": "text", "text": "Attached to the result of tool call a (cam__shot):"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+            {"type": "text", "text": "Attached to the result of tool call c (voice__say):"},
+            {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "mp3"}}
+        ])
+    );
+    // Without media, the tool messages alone.
+    let text_only = ToolOutcome::openai_chat_messages(&outcomes[1..2]);
+    assert_eq!(text_only, [outcomes[1].to_openai_chat()]);
+    assert!(ToolOutcome::openai_chat_messages(&[]).is_empty());
+}
