@@ -8,8 +8,11 @@ use crate::host::Host;
 use crate::middleware::BoxFuture;
 
 /// One message of the conversation, vendor-neutral. A model adapter turns these into its
-/// vendor's messages (with [`ToolOutcome::to_vendor`] for results) and the catalog into
-/// its declarations ([`Catalog::declarations`]).
+/// vendor's messages and the catalog into its declarations ([`Catalog::declarations`]).
+/// Results go with [`ToolOutcome::to_vendor`], except for OpenAI Chat Completions, whose
+/// tool messages carry only text: there one [`Message::ToolResults`] becomes
+/// [`ToolOutcome::openai_chat_messages`], the tool messages and then a user message with
+/// the results' images, audio and PDFs.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Message {
@@ -22,7 +25,8 @@ pub enum Message {
         /// The calls it made.
         calls: Vec<ToolCall>,
     },
-    /// The results of the previous assistant message's calls, in its order.
+    /// The results of the previous assistant message's calls, in its order. Kept whole
+    /// (media included), so that each adapter renders what its vendor accepts.
     ToolResults(Vec<ToolOutcome>),
 }
 

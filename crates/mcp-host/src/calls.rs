@@ -1,9 +1,10 @@
 //! Tool calls from each vendor's shape, and `CallToolResult`s back into each vendor's
 //! shape (<https://modelcontextprotocol.io/specification/2026-07-28/server/tools>, Tool Result).
 
-use mcp_types::{CallToolResult, ContentBlock, EmbeddedResourceResource, JsonObject};
+use mcp_types::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 
+use crate::render::{self, DEFAULT_MAX_MEDIA_LEN};
 use crate::{Error, Vendor};
 
 /// A call the model made: its id, the model-visible name, and its arguments, or why they
@@ -177,6 +178,10 @@ pub struct ToolOutcome {
     /// embedding application reads it with [`Host::read_ui`](crate::Host::read_ui) and
     /// shows the result in it. The model still gets [`result`](Self::result) as usual.
     pub ui: Option<UiRef>,
+    /// The longest image, audio clip or binary resource, in bytes of base64, that the
+    /// result passes to the model as data; a longer one is described in a line of text
+    /// ([`DEFAULT_MAX_MEDIA_LEN`](crate::DEFAULT_MAX_MEDIA_LEN) unless set).
+    pub max_media_len: usize,
 }
 
 /// Where a tool's UI lives: the server (its name in the host) and the `ui://` resource.
@@ -199,72 +204,6 @@ impl UiRef {
     }
 }
 
-/// One piece of a result, vendor-neutral.
-enum Piece {
-    Text(String),
-    Image { mime: String, data: String },
-}
-
-/// The result as text and images: text blocks as they are, images as images, embedded
-/// text resources as their text, everything else described in a line of text, and
-/// `structuredContent` as JSON when no block is text.
-fn pieces(result: &CallToolResult) -> Vec<Piece> {
-    let mut out = Vec::new();
-    for block in &result.content {
-        out.push(match block {
-            ContentBlock::TextContent(t) => Piece::Text(t.text.clone()),
-            ContentBlock::ImageContent(i) => Piece::Image {
-                mime: i.mime_type.clone(),
-                data: i.data.clone(),
-            },
-            ContentBlock::AudioContent(a) => Piece::Text(format!(
-                "[audio: {}, {} bytes of base64 not shown]",
-                a.mime_type,
-                a.data.len()
-            )),
-            ContentBlock::ResourceLink(link) => {
-                Piece::Text(format!("[resource link: {} <{}>]", link.name, link.uri))
-            }
-            ContentBlock::EmbeddedResource(embedded) => match &embedded.resource {
-                EmbeddedResourceResource::TextResourceContents(t) => Piece::Text(t.text.clone()),
-                EmbeddedResourceResource::BlobResourceContents(b) => Piece::Text(format!(
-                    "[binary resource <{}>{}, {} bytes of base64 not shown]",
-                    b.uri,
-                    b.mime_type
-                        .as_deref()
-                        .map(|m| format!(", {m}"))
-                        .unwrap_or_default(),
-                    b.blob.len()
-                )),
-                _ => Piece::Text("[resource of an unknown kind]".to_owned()),
-            },
-            _ => Piece::Text("[content of an unknown kind]".to_owned()),
-        });
-    }
-    let has_text = result
-        .content
-        .iter()
-        .any(|b| matches!(b, ContentBlock::TextContent(_)));
-    if !has_text && let Some(structured) = &result.structured_content {
-        out.push(Piece::Text(structured.to_string()));
-    }
-    out
-}
-
-/// All pieces as one string; images described.
-fn flat_text(result: &CallToolResult) -> String {
-    let text: Vec<String> = pieces(result)
-        .into_iter()
-        .map(|p| match p {
-            Piece::Text(t) => t,
-            Piece::Image { mime, data } => {
-                format!("[image: {mime}, {} bytes of base64 not shown]", data.len())
-            }
-        })
-        .collect();
-    text.join("\n")
-}
-
 fn is_error(result: &CallToolResult) -> bool {
     result.is_error == Some(true)
 }
@@ -281,6 +220,7 @@ impl ToolOutcome {
             name: name.into(),
             result,
             ui: None,
+            max_media_len: DEFAULT_MAX_MEDIA_LEN,
         }
     }
 
@@ -291,14 +231,28 @@ impl ToolOutcome {
         self
     }
 
+    /// The outcome with another limit on the media it passes to the model
+    /// ([`max_media_len`](Self::max_media_len)).
+    #[must_use]
+    pub fn with_max_media_len(mut self, max_media_len: usize) -> Self {
+        self.max_media_len = max_media_len;
+        self
+    }
+
     /// Whether the result is an error (`isError: true`).
     pub fn is_error(&self) -> bool {
         is_error(&self.result)
     }
 
     /// The OpenAI Chat Completions tool message `{role: "tool", tool_call_id, content}`.
-    /// Chat tool messages carry text only, so images are described; OpenAI has no error
-    /// flag, so an error's text starts with `Error: `.
+    /// OpenAI has no error flag, so an error's text starts with `Error: `.
+    ///
+    /// A tool message carries text only: images, WAV and MP3 audio and PDFs go into the
+    /// user message of [`to_openai_chat_follow_up`](Self::to_openai_chat_follow_up), sent
+    /// after the turn's tool messages, and the tool message says so in their place.
+    /// [`openai_chat_messages`](Self::openai_chat_messages) does both for a turn. Other
+    /// media are described, and `structuredContent` is added as JSON text unless a text
+    /// block already holds it.
     ///
     /// ```
     /// use mcp_host::ToolOutcome;
@@ -307,27 +261,84 @@ impl ToolOutcome {
     /// assert_eq!(outcome.to_openai_chat(), serde_json::json!({
     ///     "role": "tool", "tool_call_id": "call_1", "content": "Error: no such file"
     /// }));
+    /// assert_eq!(outcome.to_openai_chat_follow_up(), None);
     /// ```
     pub fn to_openai_chat(&self) -> Value {
-        json!({"role": "tool", "tool_call_id": self.call_id, "content": self.error_prefixed()})
+        let (content, _) = render::openai_chat(&self.result, self.max_media_len, self.is_error());
+        json!({"role": "tool", "tool_call_id": self.call_id, "content": content})
+    }
+
+    /// The media of the result that an OpenAI Chat tool message cannot carry, as a user
+    /// message `{role: "user", content: [...]}` to send after the turn's tool messages:
+    /// a text part naming the call, then `image_url` parts (data URLs), `input_audio`
+    /// parts (WAV and MP3) and `file` parts (PDFs). `None` when there are none.
+    pub fn to_openai_chat_follow_up(&self) -> Option<Value> {
+        let parts = self.openai_chat_parts();
+        (!parts.is_empty()).then(|| json!({"role": "user", "content": parts}))
+    }
+
+    /// The follow-up parts with the text part that names the call, or none.
+    fn openai_chat_parts(&self) -> Vec<Value> {
+        let (_, media) = render::openai_chat(&self.result, self.max_media_len, self.is_error());
+        if media.is_empty() {
+            return media;
+        }
+        let intro = format!(
+            "Attached to the result of tool call {} ({}):",
+            self.call_id, self.name
+        );
+        let mut parts = Vec::with_capacity(media.len() + 1);
+        parts.push(json!({"type": "text", "text": intro}));
+        parts.extend(media);
+        parts
+    }
+
+    /// The OpenAI Chat Completions messages that answer one assistant turn: every
+    /// outcome's tool message in order, then, if any result has media a tool message
+    /// cannot carry, one user message with all of them, each result's introduced by the
+    /// call it answers. OpenAI wants the tool messages right after the assistant message
+    /// that made the calls, so the user message comes last.
+    ///
+    /// ```
+    /// use mcp_host::ToolOutcome;
+    /// use mcp_types::{CallToolResult, ContentBlock};
+    /// let shot = CallToolResult::new(vec![ContentBlock::image("iVBORw0K", "image/png")]);
+    /// let outcomes = [
+    ///     ToolOutcome::new("call_1", "cam__shot", shot),
+    ///     ToolOutcome::new("call_2", "fs__read", CallToolResult::text("hello")),
+    /// ];
+    /// let messages = ToolOutcome::openai_chat_messages(&outcomes);
+    /// assert_eq!(messages.len(), 3);
+    /// assert_eq!(messages[1]["content"], "hello");
+    /// assert_eq!(messages[2]["role"], "user");
+    /// assert_eq!(messages[2]["content"][1]["image_url"]["url"], "data:image/png;base64,iVBORw0K");
+    /// ```
+    pub fn openai_chat_messages(outcomes: &[ToolOutcome]) -> Vec<Value> {
+        let mut messages: Vec<Value> = outcomes.iter().map(ToolOutcome::to_openai_chat).collect();
+        let parts: Vec<Value> = outcomes
+            .iter()
+            .flat_map(ToolOutcome::openai_chat_parts)
+            .collect();
+        if !parts.is_empty() {
+            messages.push(json!({"role": "user", "content": parts}));
+        }
+        messages
     }
 
     /// The OpenAI Responses input item `{type: "function_call_output", call_id, output}`.
+    /// The output is a string when the result is all text; with images or PDFs it is an
+    /// array of `input_text`, `input_image` and `input_file` items (data URLs). Audio and
+    /// other types are described; errors and `structuredContent` as for
+    /// [`to_openai_chat`](Self::to_openai_chat).
     pub fn to_openai_responses(&self) -> Value {
-        json!({"type": "function_call_output", "call_id": self.call_id, "output": self.error_prefixed()})
-    }
-
-    fn error_prefixed(&self) -> String {
-        let text = flat_text(&self.result);
-        if self.is_error() {
-            format!("Error: {text}")
-        } else {
-            text
-        }
+        let output = render::openai_responses(&self.result, self.max_media_len, self.is_error());
+        json!({"type": "function_call_output", "call_id": self.call_id, "output": output})
     }
 
     /// The Anthropic block `{type: "tool_result", tool_use_id, content: [...], is_error}`,
-    /// with images as `{type: "image", source: {type: "base64", media_type, data}}`.
+    /// with images as `{type: "image", source: {type: "base64", media_type, data}}`, PDFs
+    /// as `document` blocks of the same shape, other media described, and
+    /// `structuredContent` added as JSON text unless a text block already holds it.
     ///
     /// ```
     /// use mcp_host::ToolOutcome;
@@ -338,37 +349,38 @@ impl ToolOutcome {
     /// assert_eq!(block["is_error"], false);
     /// ```
     pub fn to_anthropic(&self) -> Value {
-        let content: Vec<Value> = pieces(&self.result)
-            .into_iter()
-            .map(|p| match p {
-                Piece::Text(text) => json!({"type": "text", "text": text}),
-                Piece::Image { mime, data } => json!({
-                    "type": "image",
-                    "source": {"type": "base64", "media_type": mime, "data": data}
-                }),
-            })
-            .collect();
         json!({
             "type": "tool_result",
             "tool_use_id": self.call_id,
-            "content": content,
+            "content": render::anthropic(&self.result, self.max_media_len),
             "is_error": self.is_error(),
         })
     }
 
-    /// The Gemini part `{functionResponse: {id?, name, response}}`, with the text under
-    /// `response.content`, or under `response.error` for an error.
+    /// The Gemini part `{functionResponse: {id, name, response, parts?}}`, with the text
+    /// under `response.content`, or under `response.error` for an error,
+    /// `structuredContent` beside it, and every image, audio clip and binary resource as
+    /// an `{inlineData: {mimeType, data}}` entry of `parts` (the multimodal function
+    /// responses of Gemini 3), which the text mentions in its place.
     pub fn to_gemini(&self) -> Value {
+        let (text, parts) = render::gemini(&self.result, self.max_media_len);
         let key = if self.is_error() { "error" } else { "content" };
         let mut response = serde_json::Map::new();
-        response.insert(key.to_owned(), Value::String(flat_text(&self.result)));
+        response.insert(key.to_owned(), Value::String(text));
         if let Some(structured) = &self.result.structured_content {
             response.insert("structuredContent".to_owned(), structured.clone());
         }
-        json!({"functionResponse": {"id": self.call_id, "name": self.name, "response": response}})
+        let mut function_response =
+            json!({"id": self.call_id, "name": self.name, "response": response});
+        if !parts.is_empty() {
+            function_response["parts"] = Value::Array(parts);
+        }
+        json!({"functionResponse": function_response})
     }
 
-    /// The result in `vendor`'s shape (the four methods above).
+    /// The result in `vendor`'s shape (the four methods above). For OpenAI Chat this is
+    /// the tool message alone; use [`openai_chat_messages`](Self::openai_chat_messages)
+    /// so that images and audio reach the model too.
     pub fn to_vendor(&self, vendor: Vendor) -> Value {
         match vendor {
             Vendor::OpenAiChat => self.to_openai_chat(),

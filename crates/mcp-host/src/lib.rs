@@ -76,6 +76,7 @@ mod gateway;
 mod host;
 mod middleware;
 mod naming;
+mod render;
 pub mod schema;
 
 pub use agent::{Agent, Conversation, Message, Model, Reply};
@@ -97,4 +98,5 @@ pub use gateway::{
 pub use host::{Host, HostBuilder};
 pub use middleware::{Approver, AuditEntry, AuditLog, BoxFuture, CallInfo, Middleware, Verdict};
 pub use naming::{DEFAULT_MAX_NAME_LEN, NamingPolicy};
+pub use render::DEFAULT_MAX_MEDIA_LEN;
 pub use schema::SchemaLimits;

@@ -1,11 +1,13 @@
 //! Golden tests: the declarations of every vendor for a set of real-world tool schemas
-//! (`golden/tools.json`) are pinned in `golden/<vendor>.json`. Regenerate them with
-//! `UPDATE_GOLDEN=1 cargo test -p mcp-host --test golden` and review the diff.
+//! (`golden/tools.json`) are pinned in `golden/<vendor>.json`, and every vendor's
+//! rendering of a set of tool results (`golden/results.json`: images, structured content,
+//! audio, embedded resources, errors) in `golden/results-<vendor>.json`. Regenerate them
+//! with `UPDATE_GOLDEN=1 cargo test -p mcp-host --test golden` and review the diff.
 
 use std::path::PathBuf;
 
-use mcp_host::{Catalog, Vendor};
-use mcp_types::Tool;
+use mcp_host::{Catalog, ToolOutcome, Vendor};
+use mcp_types::{CallToolResult, Tool};
 use serde_json::{Value, json};
 
 fn golden_dir() -> PathBuf {
@@ -67,6 +69,52 @@ fn declarations_match_the_golden_files() {
             (&entry.server, &entry.tool.name)
         );
         assert!(entry.name.len() <= 64, "{}", entry.name);
+    }
+}
+
+/// Every case of `golden/results.json` as an outcome: the call's id and name, the result
+/// as MCP sends it, and the media limit when the case sets one.
+fn outcomes() -> Vec<(String, ToolOutcome)> {
+    let text = std::fs::read_to_string(golden_dir().join("results.json")).unwrap();
+    let input: Value = serde_json::from_str(&text).unwrap();
+    input["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|case| {
+            let result: CallToolResult = serde_json::from_value(case["result"].clone()).unwrap();
+            let mut outcome = ToolOutcome::new(
+                case["id"].as_str().unwrap(),
+                case["name"].as_str().unwrap(),
+                result,
+            );
+            if let Some(max) = case["max_media_len"].as_u64() {
+                outcome = outcome.with_max_media_len(usize::try_from(max).unwrap());
+            }
+            (case["case"].as_str().unwrap().to_owned(), outcome)
+        })
+        .collect()
+}
+
+#[test]
+fn results_match_the_golden_files() {
+    let outcomes = outcomes();
+    for vendor in Vendor::ALL {
+        let rendered: Vec<Value> = outcomes
+            .iter()
+            .map(|(case, outcome)| {
+                // For OpenAI Chat the answer to a call is the tool message and, when the
+                // result has media, the user message after it.
+                let rendered = match vendor {
+                    Vendor::OpenAiChat => Value::Array(ToolOutcome::openai_chat_messages(
+                        std::slice::from_ref(outcome),
+                    )),
+                    _ => outcome.to_vendor(vendor),
+                };
+                json!({"case": case, "rendered": rendered})
+            })
+            .collect();
+        check(&format!("results-{vendor}.json"), &Value::Array(rendered));
     }
 }
 

@@ -152,16 +152,39 @@ fn results_out() {
             ]
         }),
     );
-    let flat = "hello\n[image: image/png, 4 bytes of base64 not shown]\nfile text\n[binary resource <file:///b.bin>, 8 bytes of base64 not shown]\n[resource link: c <file:///c>]\n[audio: audio/wav, 4 bytes of base64 not shown]";
+    // A Chat tool message is text only: the image and the WAV clip go into the user
+    // message that follows the turn's tool messages.
+    let flat = "hello\n[image: image/png, in the user message after the tool results]\nfile text\n[binary resource <file:///b.bin>, 8 bytes of base64 not shown]\n[resource link: c <file:///c>]\n[audio: audio/wav, in the user message after the tool results]";
     check_result(
         Vendor::OpenAiChat,
         &mixed,
         &json!({"role": "tool", "tool_call_id": "id", "content": flat}),
     );
+    assert_eq!(
+        ToolOutcome::new("id", "s__t", mixed.clone()).to_openai_chat_follow_up(),
+        Some(json!({"role": "user", "content": [
+            {"type": "text", "text": "Attached to the result of tool call id (s__t):"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+            {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}
+        ]}))
+    );
     check_result(
         Vendor::OpenAiResponses,
         &mixed,
-        &json!({"type": "function_call_output", "call_id": "id", "output": flat}),
+        &json!({"type": "function_call_output", "call_id": "id", "output": [
+            {"type": "input_text", "text": "hello"},
+            {"type": "input_image", "image_url": "data:image/png;base64,AAAA"},
+            {"type": "input_text", "text": "file text"},
+            {"type": "input_text", "text": "[binary resource <file:///b.bin>, 8 bytes of base64 not shown]"},
+            {"type": "input_text", "text": "[resource link: c <file:///c>]"},
+            {"type": "input_text", "text": "[audio: audio/wav, 4 bytes of base64 not shown]"}
+        ]}),
+    );
+    // All text stays a string.
+    check_result(
+        Vendor::OpenAiResponses,
+        &CallToolResult::text("plain"),
+        &json!({"type": "function_call_output", "call_id": "id", "output": "plain"}),
     );
 
     // structuredContent stands in when there is no text.
@@ -182,13 +205,40 @@ fn results_out() {
             "id": "id", "name": "s__t", "response": {"content": "{\"temp\":21}", "structuredContent": {"temp": 21}}
         }}),
     );
-    // ...but not beside text, which already says it.
+    // Beside text it is added, unless a text block already holds the same JSON (as the
+    // spec asks servers to send it).
     check_result(
         Vendor::OpenAiChat,
         &CallToolResult::structured(json!({"t": 1})),
         &json!({
             "role": "tool", "tool_call_id": "id", "content": "{\"t\":1}"
         }),
+    );
+    let mut beside = CallToolResult::text("{ \"t\": 1 }");
+    beside.structured_content = Some(json!({"t": 1}));
+    check_result(
+        Vendor::OpenAiChat,
+        &beside,
+        &json!({"role": "tool", "tool_call_id": "id", "content": "{ \"t\": 1 }"}),
+    );
+    let mut summary = CallToolResult::text("It is 21 degrees.");
+    summary.structured_content = Some(json!({"temp": 21}));
+    check_result(
+        Vendor::OpenAiChat,
+        &summary,
+        &json!({"role": "tool", "tool_call_id": "id", "content": "It is 21 degrees.\n{\"temp\":21}"}),
+    );
+    check_result(
+        Vendor::OpenAiResponses,
+        &summary,
+        &json!({"type": "function_call_output", "call_id": "id", "output": "It is 21 degrees.\n{\"temp\":21}"}),
+    );
+    check_result(
+        Vendor::Gemini,
+        &summary,
+        &json!({"functionResponse": {
+            "id": "id", "name": "s__t", "response": {"content": "It is 21 degrees.", "structuredContent": {"temp": 21}}
+        }}),
     );
 
     // isError maps to each vendor's error signal.
@@ -210,4 +260,36 @@ fn results_out() {
         &error,
         &json!({"functionResponse": {"id": "id", "name": "s__t", "response": {"error": "boom"}}}),
     );
+}
+
+#[test]
+fn an_openai_chat_turn_is_its_tool_messages_then_one_user_message_with_the_media() {
+    let shot = CallToolResult::new(vec![ContentBlock::image("AAAA", "image/png")]);
+    let voice = CallToolResult::new(vec![
+        ContentBlock::text("said it"),
+        ContentBlock::audio("AAAA", "audio/mpeg"),
+    ]);
+    let outcomes = [
+        ToolOutcome::new("a", "cam__shot", shot),
+        ToolOutcome::new("b", "fs__read", CallToolResult::text("plain")),
+        ToolOutcome::new("c", "voice__say", voice),
+    ];
+    let messages = ToolOutcome::openai_chat_messages(&outcomes);
+    let roles: Vec<&Value> = messages.iter().map(|m| &m["role"]).collect();
+    assert_eq!(roles, ["tool", "tool", "tool", "user"]);
+    let ids: Vec<&Value> = messages[..3].iter().map(|m| &m["tool_call_id"]).collect();
+    assert_eq!(ids, ["a", "b", "c"]);
+    assert_eq!(
+        messages[3]["content"],
+        json!([
+            {"type": "text", "text": "Attached to the result of tool call a (cam__shot):"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+            {"type": "text", "text": "Attached to the result of tool call c (voice__say):"},
+            {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "mp3"}}
+        ])
+    );
+    // Without media, the tool messages alone.
+    let text_only = ToolOutcome::openai_chat_messages(&outcomes[1..2]);
+    assert_eq!(text_only, [outcomes[1].to_openai_chat()]);
+    assert!(ToolOutcome::openai_chat_messages(&[]).is_empty());
 }
