@@ -35,7 +35,7 @@ fn python_server() -> (Killed, String) {
             .arg("--http")
             .arg(port.to_string()),
         |line| line.contains("Uvicorn running"),
-        Duration::from_secs(60),
+        Duration::from_mins(1),
         "the Python SDK server",
     );
     (server, format!("http://127.0.0.1:{port}/mcp"))
@@ -279,7 +279,7 @@ fn the_typescript_sdk_clients_use_three_upstreams_through_the_gateway() {
         assert_eq!(out["everything"], "Echo: hi", "{sdk}: {out}");
         assert_eq!(out["example"], "5", "{sdk}: {out}");
         assert!(
-            out["python"].as_str().unwrap().contains("9"),
+            out["python"].as_str().unwrap().contains('9'),
             "{sdk}: {out}"
         );
         let elicitation = out["elicitation"].as_str().unwrap();
