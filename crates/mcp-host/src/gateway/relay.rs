@@ -372,3 +372,67 @@ pub(crate) async fn drive(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_types::ListRootsRequest;
+
+    fn parked(in_flight: &Arc<InFlight>) -> Parked {
+        let run = Run::start(in_flight, |_| {
+            std::future::pending::<Result<CallToolResult, String>>()
+        });
+        let (reply, _) = oneshot::channel();
+        Parked {
+            run,
+            key: "upstream-0".to_owned(),
+            request: InputRequest::ListRoots(ListRootsRequest::new()),
+            reply,
+            since: Instant::now(),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_lot_holds_calls_up_to_its_limit() {
+        let in_flight = Arc::new(InFlight::default());
+        let lot = ParkingLot::new(2, DEFAULT_PARK_TTL);
+        let first = lot.park(parked(&in_flight)).unwrap();
+        assert!(lot.park(parked(&in_flight)).is_some(), "at the limit");
+        assert!(lot.park(parked(&in_flight)).is_none(), "past the limit");
+        assert_eq!(lot.len(), 2);
+        // A call taken back frees its place, and is not there twice.
+        assert!(lot.take(&first).is_some());
+        assert!(lot.take(&first).is_none());
+        assert!(lot.park(parked(&in_flight)).is_some());
+    }
+
+    #[tokio::test]
+    async fn a_call_that_waited_too_long_is_dropped_and_its_question_declined() {
+        let in_flight = Arc::new(InFlight::default());
+        let lot = ParkingLot::new(2, Duration::ZERO);
+        let mut waiting = parked(&in_flight);
+        let (reply, answer) = oneshot::channel();
+        waiting.reply = reply;
+        let id = lot.park(waiting).unwrap();
+        assert!(lot.take(&id).is_none(), "an expired call is not resumed");
+        // Dropped, its question gets no answer (the upstream sees it declined) and its
+        // call no longer counts as in flight.
+        assert!(answer.await.is_err());
+        assert!(in_flight.only().is_none());
+    }
+
+    #[test]
+    fn ids_are_random_and_unguessable() {
+        let lot = ParkingLot::new(DEFAULT_MAX_PARKED, DEFAULT_PARK_TTL);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let _guard = runtime.enter();
+        let in_flight = Arc::new(InFlight::default());
+        let a = lot.park(parked(&in_flight)).unwrap();
+        let b = lot.park(parked(&in_flight)).unwrap();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
+    }
+}
