@@ -7,12 +7,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use mcp_client::Client;
+use mcp_client::{CallOptions, Client, ListenEvent};
 use mcp_host::{AuditLog, Gateway, HostConfig, require_approval_if_destructive};
 use mcp_legacy::client::{Connector, EraChoice};
-use mcp_server::{PromptDef, ResourceDef, ResourceTemplateDef, Server, ToolDef};
+use mcp_server::tasks::{TaskSupport, Tasks};
+use mcp_server::{Context, PromptDef, ResourceDef, ResourceTemplateDef, Server, ToolDef};
 use mcp_transport_http::{HttpClientConfig, HttpServerConfig, RunningServer};
-use mcp_types::{CallToolResult, EmbeddedResourceResource, TextResourceContents};
+use mcp_types::{
+    CallToolResult, ElicitRequestFormParams, ElicitRequestParams, EmbeddedResourceResource,
+    SubscriptionFilter, TextResourceContents,
+};
 use serde_json::{Value, json};
 
 /// Serves `server` over Streamable HTTP (both eras) on a loopback port.
@@ -251,5 +255,185 @@ async fn prompts_resources_and_templates_are_aggregated_with_uris_mapped_both_wa
             .map(|t| t.uri_template)
             .collect();
         assert_eq!(templates, ["mem://t/{id}"]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changes_progress_and_upstream_tasks_pass_through() {
+    let upstream = Server::builder("live", "1")
+        .tool(
+            ToolDef::new("count", json!({"type": "object"}), |_, cx: Context| async move {
+                for step in 1..=3 {
+                    cx.progress(f64::from(step), Some(3.0), Some("counting"))
+                        .await;
+                }
+                Ok(CallToolResult::text("counted"))
+            }),
+        )
+        .tool(
+            // A task whose run asks the user: the gateway follows the task and asks
+            // downstream.
+            ToolDef::new("ask", json!({"type": "object"}), |_, cx: Context| async move {
+                let form: ElicitRequestFormParams = serde_json::from_value(json!({
+                    "message": "Name?",
+                    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+                }))?;
+                let answer = cx.elicit("name", ElicitRequestParams::ElicitRequestForm(form))?;
+                let name = serde_json::to_value(&answer.content)?["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                Ok(CallToolResult::text(format!("Hello, {name}!")))
+            })
+            .task_support(TaskSupport::Required),
+        )
+        .tasks(Tasks::in_memory().poll_interval(Duration::from_millis(10)))
+        .build()
+        .unwrap();
+    let up = serve(upstream.clone()).await;
+    let gateway = Gateway::builder()
+        .config(config(&[("live", up.url())]))
+        .connect()
+        .await
+        .unwrap();
+    let served = serve(gateway.server().clone()).await;
+    for (round, era) in [EraChoice::Detect, EraChoice::Legacy]
+        .into_iter()
+        .enumerate()
+    {
+        let client = client(
+            &served,
+            era,
+            json!({"action": "accept", "content": {"name": "Ada"}}),
+        )
+        .await;
+        // Progress flows down.
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = Arc::clone(&seen);
+        let options = CallOptions::default().progress(move |p| {
+            sink.lock()
+                .unwrap()
+                .push(p.progress.as_f64().unwrap_or_default());
+        });
+        let counted = client
+            .call_tool_with("live__count", (), &options)
+            .await
+            .unwrap();
+        assert_eq!(text(&counted), "counted");
+        assert_eq!(*seen.lock().unwrap(), [1.0, 2.0, 3.0]);
+
+        // A task upstream, with a question on the way: one call downstream.
+        let asked = client.call_tool("live__ask", ()).await.unwrap();
+        assert_eq!(text(&asked), "Hello, Ada!", "{asked:?}");
+
+        // A tool added upstream is announced downstream and served.
+        let mut filter = SubscriptionFilter::new();
+        filter.tools_list_changed = Some(true);
+        let mut listen = client.listen(filter).await.unwrap();
+        assert!(matches!(
+            listen.next().await,
+            Some(ListenEvent::Acknowledged(_))
+        ));
+        let name = format!("added{round}");
+        upstream
+            .add_tool(ToolDef::new(
+                name.clone(),
+                json!({"type": "object"}),
+                |_, _| async { Ok(CallToolResult::text("new")) },
+            ))
+            .unwrap();
+        let event = tokio::time::timeout(Duration::from_secs(10), listen.next())
+            .await
+            .expect("no list change downstream within 10 s");
+        assert_eq!(event, Some(ListenEvent::ToolsListChanged));
+        // The gateway republishes before it announces: the new tool is there.
+        let downstream = format!("live__{name}");
+        let mut found = false;
+        for _ in 0..50 {
+            let tools = client.list_tools_all().await.unwrap();
+            if tools.iter().any(|t| t.name == downstream) {
+                found = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(found, "{downstream} never listed");
+        let result = client.call_tool(&downstream, ()).await.unwrap();
+        assert_eq!(text(&result), "new");
+    }
+}
+
+/// A modern upstream that lists a tool and answers its calls with garbage.
+async fn junk_upstream() -> (tokio::task::JoinHandle<()>, String) {
+    use http_body_util::BodyExt as _;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let task = mcp_test_support::http::serve_http1(listener, (), |request, ()| async move {
+        let body = request.into_body().collect().await.unwrap().to_bytes();
+        let message: Value = serde_json::from_slice(&body).unwrap_or_default();
+        let id = message["id"].clone();
+        let result = match message["method"].as_str() {
+            Some("server/discover") => json!({
+                "resultType": "complete",
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "junk", "version": "1"}}
+            }),
+            Some("tools/list") => json!({
+                "resultType": "complete",
+                "tools": [{"name": "broken", "inputSchema": {"type": "object"}}]
+            }),
+            // Content that is no list of blocks.
+            Some("tools/call") => json!({"resultType": "complete", "content": "garbage"}),
+            _ => {
+                let error = json!({"jsonrpc": "2.0", "id": id,
+                    "error": {"code": -32601, "message": "no such method"}});
+                return http::Response::builder()
+                    .header("content-type", "application/json")
+                    .body(http_body_util::Full::new(error.to_string().into()))
+                    .unwrap();
+            }
+        };
+        let reply = json!({"jsonrpc": "2.0", "id": id, "result": result});
+        http::Response::builder()
+            .header("content-type", "application/json")
+            .body(http_body_util::Full::new(reply.to_string().into()))
+            .unwrap()
+    });
+    (task, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_answers_with_garbage_fails_only_that_call() {
+    let (_junk, junk_url) = junk_upstream().await;
+    let fine = serve(
+        Server::builder("fine", "1")
+            .tool(ToolDef::new(
+                "ok",
+                json!({"type": "object"}),
+                |_, _| async { Ok(CallToolResult::text("fine")) },
+            ))
+            .build()
+            .unwrap(),
+    )
+    .await;
+    let gateway = Gateway::builder()
+        .config(config(&[("junk", &junk_url), ("fine", fine.url())]))
+        .connect()
+        .await
+        .unwrap();
+    let status = gateway.status();
+    assert!(status.iter().all(|(_, down)| down.is_none()), "{status:?}");
+    let served = serve(gateway.server().clone()).await;
+    for era in [EraChoice::Detect, EraChoice::Legacy] {
+        let client = client(&served, era, json!({"action": "decline"})).await;
+        let broken = client.call_tool("junk__broken", ()).await.unwrap();
+        assert_eq!(broken.is_error, Some(true), "{broken:?}");
+        assert!(text(&broken).starts_with("junk: "), "{broken:?}");
+        // The session, the gateway and the other upstream go on.
+        let ok = client.call_tool("fine__ok", ()).await.unwrap();
+        assert_eq!(text(&ok), "fine");
+        let again = client.call_tool("junk__broken", ()).await.unwrap();
+        assert_eq!(again.is_error, Some(true));
     }
 }

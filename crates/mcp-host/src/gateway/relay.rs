@@ -315,6 +315,10 @@ pub(crate) async fn drive(
 ) -> Result<CallToolResult, ToolError> {
     loop {
         let event = tokio::select! {
+            // Events first: the progress a call sent before it ended goes down before its
+            // result.
+            biased;
+            event = run.events.recv() => event,
             () = cx.cancellation().cancelled() => {
                 return Err(ToolError::failed("the call was cancelled"));
             }
@@ -325,7 +329,6 @@ pub(crate) async fn drive(
                     Err(_) => Err(ToolError::failed("the upstream call failed unexpectedly")),
                 };
             }
-            event = run.events.recv() => event,
         };
         match event {
             Some(Event::Progress(p)) => {

@@ -28,6 +28,9 @@ pub(super) fn client_builder(name: &str, version: &str, up: &Arc<Upstream>) -> C
     let sample = Arc::clone(&up.in_flight);
     let roots = Arc::clone(&up.in_flight);
     Client::builder(name.to_owned(), version.to_owned())
+        // An upstream that answers with a task is followed to its end here (its questions
+        // asked downstream as any others); the downstream client sees one call.
+        .tasks(mcp_client::TaskOptions::default())
         .on_elicit(move |params| {
             let in_flight = Arc::clone(&elicit);
             async move {
@@ -255,5 +258,13 @@ pub(super) async fn watch(
                 Err(e) => tracing::warn!(upstream = %up.name, error = %e, "listing failed"),
             }
         }
+    }
+    if !acknowledged {
+        // Refused before it opened: the upstream serves without change notifications.
+        tracing::info!(upstream = %up.name, "no change subscription");
+        if let Some(ack) = ack.take() {
+            let _ = ack.send(());
+        }
+        std::future::pending::<()>().await;
     }
 }
