@@ -437,3 +437,89 @@ async fn an_upstream_that_answers_with_garbage_fails_only_that_call() {
         assert_eq!(again.is_error, Some(true));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sampling_and_roots_reach_the_downstream_client_and_cancellation_reaches_the_upstream() {
+    let cancelled = Arc::new(tokio::sync::Notify::new());
+    let seen = Arc::clone(&cancelled);
+    let upstream = Server::builder("asker", "1")
+        .tool(ToolDef::new(
+            "summarize",
+            json!({"type": "object"}),
+            |_, cx: Context| async move {
+                let params: mcp_types::CreateMessageRequestParams =
+                    serde_json::from_value(json!({
+                        "messages": [{"role": "user", "content": {"type": "text", "text": "Sum up"}}],
+                        "maxTokens": 10
+                    }))?;
+                let sampled = cx.sample("summary", params)?;
+                let roots = cx.roots("roots")?;
+                Ok(CallToolResult::text(format!(
+                    "{} in {}",
+                    serde_json::to_value(&sampled.content)?["text"],
+                    roots.roots[0].uri
+                )))
+            },
+        ))
+        .tool(ToolDef::new(
+            "wait",
+            json!({"type": "object"}),
+            move |_, cx: Context| {
+                // Cancelled either way: its token fires, or its future is dropped.
+                let guard = Notified(Arc::clone(&seen));
+                async move {
+                    cx.cancellation().cancelled().await;
+                    drop(guard);
+                    Ok(CallToolResult::text("stopped"))
+                }
+            },
+        ))
+        .build()
+        .unwrap();
+    let up = serve(upstream).await;
+    let gateway = Gateway::builder()
+        .config(config(&[("asker", up.url())]))
+        .connect()
+        .await
+        .unwrap();
+    let served = serve(gateway.server().clone()).await;
+    for era in [EraChoice::Detect, EraChoice::Legacy] {
+        let builder = Client::builder("gateway-test", "1")
+            .on_sample(|_| async {
+                Ok(serde_json::from_value(json!({
+                    "role": "assistant",
+                    "content": {"type": "text", "text": "short"},
+                    "model": "test"
+                }))
+                .unwrap())
+            })
+            .on_roots(|| async {
+                Ok(serde_json::from_value(json!({"roots": [{"uri": "file:///work"}]})).unwrap())
+            });
+        let client = Connector::new(builder)
+            .era(era)
+            .connect_http(served.url(), HttpClientConfig::default())
+            .await
+            .unwrap()
+            .client;
+        let result = client.call_tool("asker__summarize", ()).await.unwrap();
+        assert_eq!(text(&result), "\"short\" in file:///work", "{result:?}");
+
+        // A call the downstream client gives up on is cancelled upstream.
+        let options = CallOptions::default().timeout(Duration::from_millis(300));
+        let gave_up = client.call_tool_with("asker__wait", (), &options).await;
+        assert!(gave_up.is_err(), "{gave_up:?}");
+        tokio::time::timeout(Duration::from_secs(10), cancelled.notified())
+            .await
+            .expect("the upstream call was not cancelled");
+    }
+}
+
+/// Notifies when dropped.
+struct Notified(Arc<tokio::sync::Notify>);
+
+impl Drop for Notified {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
+}
