@@ -113,6 +113,10 @@ async fn exercise(client: &Client, asked: &Asked) {
         .await
         .unwrap();
     assert_eq!(text(&add), "5");
+    // The gateway answers, whichever upstream ran the tool.
+    if let Some(info) = add.meta.as_ref().and_then(|m| m.server_info.as_ref()) {
+        assert_eq!(info.name, "mcp-gateway");
+    }
     let sum = client
         .call_tool("py__add", json!({"a": 4, "b": 5}))
         .await
@@ -288,4 +292,42 @@ fn the_typescript_sdk_clients_use_three_upstreams_through_the_gateway() {
             "{sdk}: {out}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_stdio_upstream_is_started_again() {
+    setup();
+    let config = json!({"mcpServers": {
+        "crashy": {
+            "command": root().join("interop/.venv/bin/python"),
+            "args": [Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gateway/crashy.py")],
+        },
+    }});
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gateway-crashy.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    let connection = Connector::new(Client::builder("gateway-test", "1"))
+        .connect_stdio(&gateway_command(&path))
+        .await
+        .unwrap();
+    let client = &connection.client;
+    let first = text(&client.call_tool("crashy__pid", ()).await.unwrap());
+    let crashed = client.call_tool("crashy__crash", ()).await.unwrap();
+    assert_eq!(crashed.is_error, Some(true), "{crashed:?}");
+    // Started again by the gateway's client: a new process answers.
+    let mut second = String::new();
+    for _ in 0..100 {
+        // Until then a call fails, as a result or (the tool briefly unlisted) an error.
+        if let Ok(result) = client.call_tool("crashy__pid", ()).await
+            && result.is_error != Some(true)
+        {
+            second = text(&result);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        !second.is_empty() && second != first,
+        "{first} then {second:?}"
+    );
+    let _ = connection.server.shutdown(Duration::from_secs(5)).await;
 }

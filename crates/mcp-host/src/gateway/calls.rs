@@ -131,6 +131,13 @@ impl Shared {
                 let result = client
                     .call_tool_with(&info.tool, &info.arguments, &options)
                     .await
+                    .map(|mut result| {
+                        // The gateway answers: the upstream's identity is not the server's.
+                        if let Some(meta) = result.meta.as_mut() {
+                            meta.server_info = None;
+                        }
+                        result
+                    })
                     .map_err(|e| format!("{}: {e}", info.server));
                 let shown = match &result {
                     Ok(result) => result.clone(),

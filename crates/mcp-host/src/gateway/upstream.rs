@@ -109,6 +109,13 @@ impl Upstream {
         self.lock().down.clone()
     }
 
+    /// A new listing, of an upstream that is up.
+    pub(super) fn set_listing(&self, listing: Listing) {
+        let mut state = self.lock();
+        state.listing = listing;
+        state.down = None;
+    }
+
     pub(super) fn set_down(&self, reason: String) {
         tracing::warn!(upstream = %self.name, %reason, "upstream unavailable");
         let mut state = self.lock();
@@ -179,10 +186,26 @@ pub(super) async fn follow(
             }
             continue;
         };
-        delay = Duration::from_secs(1);
+        let watched = std::time::Instant::now();
         watch(&shared, index, &client, &mut ack).await;
-        // The subscription ended: the upstream is gone for good (a stdio server past its
-        // restart budget, an HTTP server that closed the stream).
+        if watched.elapsed() > MAX_RETRY_DELAY {
+            // A subscription that lasted: what follows is a new incident.
+            delay = Duration::from_secs(1);
+        }
+        // The subscription ended. A stdio server that crashed and was started again by
+        // its client still answers: list it again and follow it anew.
+        if let Ok(listing) = up.list(&client).await {
+            up.set_listing(listing);
+            shared.publish();
+            connected = Some(Connected { client });
+            // Not at once: a subscription that ends as soon as it opens is not followed in
+            // a tight loop.
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(MAX_RETRY_DELAY);
+            continue;
+        }
+        // Gone for good (a stdio server past its restart budget, an HTTP server that no
+        // longer answers): tried again from the start.
         up.set_down("the connection ended".to_owned());
         shared.publish();
         client.shutdown(Duration::from_secs(1)).await;
@@ -249,10 +272,7 @@ pub(super) async fn watch(
         if relist {
             match up.list(client).await {
                 Ok(listing) => {
-                    let mut state = up.lock();
-                    state.listing = listing;
-                    state.down = None;
-                    drop(state);
+                    up.set_listing(listing);
                     shared.publish();
                 }
                 Err(e) => tracing::warn!(upstream = %up.name, error = %e, "listing failed"),
