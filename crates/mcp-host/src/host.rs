@@ -2,6 +2,7 @@
 //! when a server reports a change, and calls routed back to the right client.
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -16,6 +17,7 @@ use crate::calls::{ToolCall, ToolOutcome, UiRef};
 use crate::catalog::{Catalog, CatalogBuilder, Exposure, Policy};
 use crate::config::{HostConfig, ServerConfig};
 use crate::connect::{ClientInfo, connect};
+use crate::handlers::Handlers;
 use crate::middleware::{Approver, CallInfo, Middleware, Verdict};
 use crate::naming::NamingPolicy;
 use crate::schema::SchemaLimits;
@@ -126,6 +128,51 @@ impl HostBuilder {
     #[must_use]
     pub fn apps(mut self) -> Self {
         self.info.apps = true;
+        self
+    }
+
+    /// Answers the elicitation requests of every server the host connects (not of clients
+    /// given with [`client`](Self::client), whose builder decides), as
+    /// `mcp_client::ClientBuilder::on_elicit` does. Without it the clients do not declare
+    /// elicitation, and a tool that must ask the user fails.
+    #[must_use]
+    pub fn on_elicit<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(mcp_types::ElicitRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<mcp_types::ElicitResult, String>> + Send + 'static,
+    {
+        self.info.handlers = self.info.handlers.on_elicit(handler);
+        self
+    }
+
+    /// Answers the sampling requests of every server the host connects (see
+    /// [`on_elicit`](Self::on_elicit)), as `mcp_client::ClientBuilder::on_sample` does.
+    #[must_use]
+    pub fn on_sample<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(mcp_types::CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<mcp_types::CreateMessageResult, String>> + Send + 'static,
+    {
+        self.info.handlers = self.info.handlers.on_sample(handler);
+        self
+    }
+
+    /// Answers the roots requests of every server the host connects (see
+    /// [`on_elicit`](Self::on_elicit)), as `mcp_client::ClientBuilder::on_roots` does.
+    #[must_use]
+    pub fn on_roots<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<mcp_types::ListRootsResult, String>> + Send + 'static,
+    {
+        self.info.handlers = self.info.handlers.on_roots(handler);
+        self
+    }
+
+    /// Sets every handler at once, replacing those set before.
+    #[must_use]
+    pub fn handlers(mut self, handlers: Handlers) -> Self {
+        self.info.handlers = handlers;
         self
     }
 

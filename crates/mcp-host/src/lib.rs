@@ -53,6 +53,10 @@
 //! stay out of every vendor's declarations and of [`Catalog::resolve`], a call's
 //! [`ToolOutcome::ui`] says which UI renders its result, [`Host::read_ui`] fetches it and
 //! [`Host::call_from_app`] runs the calls the rendered app makes to its own server.
+//!
+//! Servers' own requests (elicitation, sampling, roots) are answered by the [`Handlers`]
+//! installed with [`HostBuilder::on_elicit`], [`HostBuilder::on_sample`] and
+//! [`HostBuilder::on_roots`], on every client the host connects.
 
 #![forbid(unsafe_code)]
 // On docs.rs (`--cfg docsrs`, nightly rustdoc) every feature-gated item is labelled with
@@ -71,6 +75,7 @@ mod catalog;
 mod config;
 mod connect;
 mod error;
+mod handlers;
 mod host;
 mod middleware;
 mod naming;
@@ -88,6 +93,7 @@ pub use config::{
 };
 pub use connect::{ClientInfo, Connection, connect};
 pub use error::Error;
+pub use handlers::Handlers;
 pub use host::{Host, HostBuilder};
 pub use middleware::{Approver, AuditEntry, AuditLog, BoxFuture, CallInfo, Middleware, Verdict};
 pub use naming::{DEFAULT_MAX_NAME_LEN, NamingPolicy};
