@@ -185,9 +185,13 @@ impl HostBuilder {
         self
     }
 
-    /// Adds every server of a configuration (see [`server`](Self::server)).
+    /// Adds every server of a configuration (see [`server`](Self::server)), and takes
+    /// its settings: its `naming`, if it has one, replaces the naming set before.
     #[must_use]
     pub fn config(mut self, config: HostConfig) -> Self {
+        if let Some(naming) = config.naming {
+            self.catalog = self.catalog.naming(naming);
+        }
         for (name, server) in config.servers {
             self.sources.push((name, Source::Config(server)));
         }

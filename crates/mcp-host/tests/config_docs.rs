@@ -90,6 +90,14 @@ fn the_schema_and_the_parser_refuse_the_same_mistakes() {
         json!({"mcpServers": {"a": {"command": "x", "disabled": "no"}}}),
         json!({"mcpServers": {"a": {"command": "x"}}, "servers": {}}),
         json!({"mcpServers": []}),
+        json!({"naming": [], "mcpServers": {}}),
+        json!({"naming": {"prefix": ""}, "mcpServers": {}}),
+        json!({"naming": {"prefix": "9x"}, "mcpServers": {}}),
+        json!({"naming": {"separator": "::"}, "mcpServers": {}}),
+        json!({"naming": {"includeServer": "yes"}, "mcpServers": {}}),
+        json!({"naming": {"maxLength": 65}, "mcpServers": {}}),
+        json!({"naming": {"maxLength": 17}, "mcpServers": {}}),
+        json!({"naming": {"case": "snake"}, "mcpServers": {}}),
         json!({"tools": {}}),
         json!([]),
     ] {
@@ -104,6 +112,8 @@ fn the_schema_and_the_parser_refuse_the_same_mistakes() {
         json!({"mcpServers": {"a": {"disabled": true, "type": "websocket"}}}),
         json!({"servers": {"a": {"command": "x", "envFile": ".env"}}, "inputs": []}),
         json!({"mcpServers": {"a": {"type": "streamableHttp", "url": "http://x/mcp"}}}),
+        json!({"naming": {"prefix": "mcp", "separator": "_", "includeServer": false,
+                          "maxLength": 18}, "servers": {}}),
     ] {
         assert!(validator.is_valid(&good), "the schema refuses {good}");
         assert!(

@@ -1,11 +1,21 @@
-//! The configuration file as a whole: the servers under `mcpServers` or `servers`.
+//! The configuration file as a whole: the servers under `mcpServers` or `servers`, and
+//! the settings of the host (`naming`).
 
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::{ServerConfig, invalid, process_env};
 use crate::Error;
+use crate::naming::{DEFAULT_MAX_NAME_LEN, NamingPolicy, is_model_name};
+
+/// The longest `naming.prefix`: a longer one would leave too little of the 64 characters
+/// for the server and the tool.
+const MAX_NAME_PREFIX_LEN: usize = 32;
+/// The longest `naming.separator`.
+const MAX_SEPARATOR_LEN: usize = 4;
+/// The shortest `naming.maxLength` (room for a character, `_` and a 16-digit hash).
+const MIN_MAX_LENGTH: u64 = 18;
 
 /// Named servers, in the order the configuration lists them.
 ///
@@ -27,6 +37,9 @@ use crate::Error;
 pub struct HostConfig {
     /// The servers, by name.
     pub servers: Vec<(String, ServerConfig)>,
+    /// How model-visible names are derived, if the configuration says (its `naming`);
+    /// otherwise the host's own setting stands.
+    pub naming: Option<NamingPolicy>,
 }
 
 impl HostConfig {
@@ -42,6 +55,13 @@ impl HostConfig {
         self
     }
 
+    /// Sets how model-visible names are derived.
+    #[must_use]
+    pub fn naming(mut self, naming: NamingPolicy) -> Self {
+        self.naming = Some(naming);
+        self
+    }
+
     /// The configuration of the server called `name`.
     pub fn get(&self, name: &str) -> Option<&ServerConfig> {
         self.servers.iter().find(|(n, _)| n == name).map(|(_, c)| c)
@@ -52,7 +72,9 @@ impl HostConfig {
         let config = self
             .get(name)
             .ok_or_else(|| Error::UnknownServer(name.to_owned()))?;
-        Ok(HostConfig::new().server(name, config.clone()))
+        let mut only = HostConfig::new().server(name, config.clone());
+        only.naming.clone_from(&self.naming);
+        Ok(only)
     }
 
     /// Reads a configuration from JSON text, substituting `${VAR}` from this process's
@@ -117,6 +139,11 @@ impl HostConfig {
             ));
         };
         let mut config = HostConfig::new();
+        config.naming = match top.get("naming") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(naming)) => Some(read_naming(naming)?),
+            Some(_) => return Err(Error::Config("`naming` must be an object".to_owned())),
+        };
         for (name, entry) in servers {
             if name.is_empty() {
                 return Err(Error::Config("a server name is empty".to_owned()));
@@ -133,4 +160,61 @@ impl HostConfig {
         }
         Ok(config)
     }
+}
+
+/// Reads `naming`: `prefix`, `separator`, `includeServer` and `maxLength`. Any other
+/// member is refused: the object is this crate's own, so an unknown member is a mistake.
+fn read_naming(naming: &Map<String, Value>) -> Result<NamingPolicy, Error> {
+    let refuse = |member: &str, reason: &str| Error::Config(format!("`naming.{member}` {reason}"));
+    let mut policy = NamingPolicy::default();
+    for (key, value) in naming {
+        match (key.as_str(), value) {
+            ("prefix", Value::String(prefix)) => {
+                if prefix.is_empty() || !is_model_name(prefix, MAX_NAME_PREFIX_LEN) {
+                    return Err(refuse(
+                        "prefix",
+                        &format!(
+                            "must be 1 to {MAX_NAME_PREFIX_LEN} letters, digits, `_` or `-`, \
+                             starting with a letter or `_`"
+                        ),
+                    ));
+                }
+                policy = policy.prefix(prefix.clone());
+            }
+            ("separator", Value::String(separator)) => {
+                let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+                if separator.is_empty()
+                    || separator.len() > MAX_SEPARATOR_LEN
+                    || !separator.chars().all(allowed)
+                {
+                    return Err(refuse(
+                        "separator",
+                        &format!("must be 1 to {MAX_SEPARATOR_LEN} letters, digits, `_` or `-`"),
+                    ));
+                }
+                policy = policy.separator(separator.clone());
+            }
+            ("includeServer", Value::Bool(include)) => policy.prefix_server = *include,
+            ("maxLength", value) if value.as_u64().is_some() => {
+                let max = value.as_u64().unwrap_or_default();
+                if !(MIN_MAX_LENGTH..=DEFAULT_MAX_NAME_LEN as u64).contains(&max) {
+                    return Err(refuse(
+                        "maxLength",
+                        &format!("must be from {MIN_MAX_LENGTH} to {DEFAULT_MAX_NAME_LEN}"),
+                    ));
+                }
+                policy = policy.max_len(usize::try_from(max).unwrap_or(DEFAULT_MAX_NAME_LEN));
+            }
+            ("prefix" | "separator", _) => return Err(refuse(key, "must be a string")),
+            ("includeServer", _) => return Err(refuse(key, "must be true or false")),
+            ("maxLength", _) => return Err(refuse(key, "must be a whole number")),
+            _ => {
+                return Err(refuse(
+                    key,
+                    "is not a member of `naming` (prefix, separator, includeServer, maxLength)",
+                ));
+            }
+        }
+    }
+    Ok(policy)
 }

@@ -15,6 +15,9 @@
 //! - The servers are under `mcpServers` (the Claude Desktop shape) or `servers` (the VS
 //!   Code shape); a file with both is refused ([`Error::Config`]), so that no entry is
 //!   silently shadowed.
+//! - The top-level `naming` object (`prefix`, `separator`, `includeServer`, `maxLength`)
+//!   sets how the host names tools for the model ([`NamingPolicy`](crate::NamingPolicy),
+//!   [`HostConfig::naming`]); `{"prefix": "mcp"}` gives `mcp__server__tool`.
 //! - `type` is `stdio`, `http` (also spelled `streamable-http` or `streamableHttp`) or
 //!   `sse`; without it, `command` means stdio and `url` means HTTP. An entry with
 //!   `"disabled": true` is skipped without being checked further.
@@ -33,7 +36,7 @@
 //!   followed by `{` or `$` is kept as it is. Values from the environment are not
 //!   expanded again.
 //!
-//! Every error names the server and the member ([`Error::InvalidField`]).
+//! Every error in an entry names the server and the member ([`Error::InvalidField`]).
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -345,3 +345,60 @@ fn set_header_replaces_whatever_the_case() {
         Err(Error::InvalidField { field, .. }) if field == "headers.a b"
     ));
 }
+
+#[test]
+fn naming_is_read_and_checked() {
+    let config = HostConfig::from_value_with_env(
+        &json!({"naming": {"prefix": "mcp", "separator": "__", "includeServer": true,
+                           "maxLength": 48},
+                "mcpServers": {"a": {"command": "x"}}}),
+        &env,
+    )
+    .unwrap();
+    let naming = config.naming.clone().unwrap();
+    assert_eq!(naming.base_name("gh", "issue"), "mcp__gh__issue");
+    assert_eq!(naming.max_len, 48);
+    // One server alone keeps the file's naming.
+    assert_eq!(config.only("a").unwrap().naming, config.naming);
+    let none = HostConfig::from_value_with_env(&json!({"servers": {}}), &env).unwrap();
+    assert_eq!(none.naming, None);
+    for (naming, message) in [
+        (json!([]), "`naming` must be an object"),
+        (json!({"prefix": ""}), "`naming.prefix` must be 1 to 32"),
+        (json!({"prefix": "9mcp"}), "`naming.prefix` must be"),
+        (json!({"prefix": "m.cp"}), "`naming.prefix` must be"),
+        (json!({"prefix": "x".repeat(33)}), "`naming.prefix` must be"),
+        (json!({"prefix": 1}), "`naming.prefix` must be a string"),
+        (
+            json!({"separator": ""}),
+            "`naming.separator` must be 1 to 4",
+        ),
+        (json!({"separator": "::"}), "`naming.separator` must be"),
+        (json!({"separator": "_____"}), "`naming.separator` must be"),
+        (
+            json!({"includeServer": "no"}),
+            "`naming.includeServer` must be true",
+        ),
+        (
+            json!({"maxLength": 17}),
+            "`naming.maxLength` must be from 18 to 64",
+        ),
+        (
+            json!({"maxLength": 65}),
+            "`naming.maxLength` must be from 18 to 64",
+        ),
+        (
+            json!({"maxLength": "64"}),
+            "`naming.maxLength` must be a whole number",
+        ),
+        (
+            json!({"prefixe": "mcp"}),
+            "`naming.prefixe` is not a member",
+        ),
+    ] {
+        let e = read(&json!({"naming": naming, "mcpServers": {}}))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(message), "{naming}: {e}");
+    }
+}

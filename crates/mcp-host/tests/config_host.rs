@@ -1,0 +1,117 @@
+//! The host's settings from a configuration file reach a connected host: `naming` (a
+//! prefix such as AgentScope's `mcp__server__tool`), per-tool `rename`s and `approval`
+//! rules, each seen in the catalog and in the calls it routes.
+
+use std::time::Duration;
+
+use mcp_host::{Host, HostConfig, ToolCall};
+use mcp_server::{Server, ToolDef};
+use mcp_transport_http::{HttpServer, HttpServerConfig, RunningServer};
+use mcp_types::{CallToolResult, JsonObject, ToolAnnotations};
+use serde_json::{Value, json};
+
+/// A tool that answers with its own name; `read_only` annotates it so.
+fn tool(name: &'static str, read_only: bool) -> ToolDef {
+    let def = ToolDef::new(name, json!({"type": "object"}), move |_, _| async move {
+        Ok(CallToolResult::text(format!("{name} ran")))
+    });
+    if read_only {
+        let mut hints = ToolAnnotations::default();
+        hints.read_only_hint = Some(true);
+        def.annotations(hints)
+    } else {
+        def
+    }
+}
+
+/// A modern HTTP server with these tools.
+async fn serve(tools: &[(&'static str, bool)]) -> RunningServer {
+    let mut server = Server::builder("cfg", "1");
+    for (name, read_only) in tools {
+        server = server.tool(tool(name, *read_only));
+    }
+    HttpServer::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        server.build().unwrap(),
+        HttpServerConfig::default(),
+    )
+    .await
+    .unwrap()
+}
+
+/// A host connected as the configuration `config` says.
+async fn host(config: &Value) -> Host {
+    let config = HostConfig::from_json(&config.to_string()).unwrap();
+    let host = Host::builder().config(config).connect().await.unwrap();
+    assert!(host.failures().is_empty(), "{:?}", host.failures());
+    host
+}
+
+fn names(host: &Host) -> Vec<String> {
+    host.catalog()
+        .entries()
+        .iter()
+        .map(|e| e.name.clone())
+        .collect()
+}
+
+/// The text of the answer to a call of the model-visible `name`.
+async fn call(host: &Host, name: &str) -> String {
+    let outcome = host
+        .call(
+            &host.catalog(),
+            vec![ToolCall::new("1", name, JsonObject::new())],
+        )
+        .await;
+    outcome[0].to_openai_chat()["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_naming_prefix_names_every_tool_and_maps_back() {
+    let running = serve(&[("read_file", true), ("write", false)]).await;
+    let url = running.url();
+    let host = host(&json!({
+        "naming": {"prefix": "mcp", "separator": "__"},
+        "mcpServers": {"web": {"url": url}, "web2": {"url": url}}
+    }))
+    .await;
+    assert_eq!(
+        names(&host),
+        [
+            "mcp__web__read_file",
+            "mcp__web__write",
+            "mcp__web2__read_file",
+            "mcp__web2__write"
+        ]
+    );
+    let catalog = host.catalog();
+    let entry = catalog.resolve("mcp__web2__write").unwrap();
+    assert_eq!(
+        (entry.server.as_str(), entry.tool.name.as_str()),
+        ("web2", "write")
+    );
+    assert_eq!(call(&host, "mcp__web__read_file").await, "read_file ran");
+    host.shutdown().await;
+
+    // Without the server in the name, the two servers' tools collide and get suffixes
+    // that still map back to one tool each.
+    let host = self::host(&json!({
+        "naming": {"prefix": "mcp", "separator": "_", "includeServer": false},
+        "mcpServers": {"web": {"url": url}, "web2": {"url": url}}
+    }))
+    .await;
+    let all = names(&host);
+    assert_eq!(all.len(), 4);
+    for name in &all {
+        assert!(
+            name.starts_with("mcp_read_file_") || name.starts_with("mcp_write_"),
+            "{name}"
+        );
+        assert!(call(&host, name).await.ends_with(" ran"));
+    }
+    host.shutdown().await;
+    running.shutdown(Duration::from_secs(1)).await;
+}
