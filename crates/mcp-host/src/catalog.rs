@@ -10,7 +10,7 @@ use mcp_client::apps::{UiLink, model_visible};
 use mcp_types::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-use crate::naming::NamingPolicy;
+use crate::naming::{NamingPolicy, is_model_name};
 use crate::schema::{self, SchemaLimits, cap_text};
 
 /// The function-calling dialects the catalog speaks.
@@ -347,6 +347,8 @@ pub struct CatalogBuilder {
     exposure: Exposure,
     policy: Option<Arc<dyn Policy>>,
     limits: SchemaLimits,
+    /// Explicit model-visible names: server, then the server's tool name.
+    renames: HashMap<String, HashMap<String, String>>,
 }
 
 impl fmt::Debug for CatalogBuilder {
@@ -356,6 +358,7 @@ impl fmt::Debug for CatalogBuilder {
             .field("exposure", &self.exposure)
             .field("policy", &self.policy.is_some())
             .field("limits", &self.limits)
+            .field("renames", &self.renames)
             .finish()
     }
 }
@@ -389,9 +392,105 @@ impl CatalogBuilder {
         self
     }
 
+    /// Gives `tool` of `server` the model-visible name `name`, exactly (no prefix, no
+    /// server name). A derived name equal to it gets a hash suffix instead, so the
+    /// explicit name wins. A name that is not valid for every vendor (or longer than the
+    /// naming's limit), or that an earlier tool (in server order, then listing order) was
+    /// given too, is not used: that tool keeps its derived name, and a warning is logged. A host checks its configured servers'
+    /// renames when it connects and refuses such names there.
+    ///
+    /// ```
+    /// use mcp_host::Catalog;
+    /// use mcp_types::Tool;
+    ///
+    /// let tools = vec![Tool::without_arguments("create_issue")];
+    /// let catalog = Catalog::builder()
+    ///     .rename("github", "create_issue", "new_issue")
+    ///     .build([("github", tools.as_slice())]);
+    /// let entry = catalog.resolve("new_issue").unwrap();
+    /// assert_eq!((entry.server.as_str(), entry.tool.name.as_str()), ("github", "create_issue"));
+    /// assert!(catalog.resolve("github__create_issue").is_none());
+    /// ```
+    #[must_use]
+    pub fn rename(
+        mut self,
+        server: impl Into<String>,
+        tool: impl Into<String>,
+        name: impl Into<String>,
+    ) -> Self {
+        self.renames
+            .entry(server.into())
+            .or_default()
+            .insert(tool.into(), name.into());
+        self
+    }
+
     /// The exposure rules (for a host that switches groups).
     pub(crate) fn exposure_mut(&mut self) -> &mut Exposure {
         &mut self.exposure
+    }
+
+    /// Adds a configured server's rules: its `allow`, `deny` and `groups`, and its
+    /// renames, which must be valid names within the naming's limit and given to one tool
+    /// only across every server added.
+    pub(crate) fn add_server_config(
+        &mut self,
+        server: &str,
+        config: &crate::ServerConfig,
+    ) -> Result<(), crate::Error> {
+        self.exposure.add_server_rules(server, config);
+        let limit = self.naming.limit();
+        for (tool, name) in &config.rename {
+            if name.is_empty() || !is_model_name(name, limit) {
+                return Err(crate::Error::InvalidField {
+                    server: server.to_owned(),
+                    field: format!("rename.{tool}"),
+                    reason: format!(
+                        "must be 1 to {limit} letters, digits, `_` or `-`, starting with a \
+                         letter or `_`"
+                    ),
+                });
+            }
+            let taken = self.renames.iter().find_map(|(s, tools)| {
+                tools
+                    .iter()
+                    .find(|(t, n)| *n == name && (s != server || *t != tool))
+                    .map(|(t, _)| (s.clone(), t.clone()))
+            });
+            if let Some((other_server, other_tool)) = taken {
+                return Err(crate::Error::Config(format!(
+                    "the name `{name}` is given to `{tool}` of server `{server}` and to \
+                     `{other_tool}` of server `{other_server}` (`rename`): a name must stand \
+                     for one tool"
+                )));
+            }
+            self.renames
+                .entry(server.to_owned())
+                .or_default()
+                .insert(tool.clone(), name.clone());
+        }
+        Ok(())
+    }
+
+    /// The explicit names of `all` (see [`rename`](Self::rename)): `None` for a tool
+    /// without one, or whose name is unusable or was given to an earlier tool.
+    fn explicit_names(&self, all: &[(&str, &Tool)]) -> Vec<Option<String>> {
+        let limit = self.naming.limit();
+        let mut claimed = HashSet::new();
+        all.iter()
+            .map(|(server, tool)| {
+                let name = self.renames.get(*server)?.get(&tool.name)?;
+                if name.is_empty() || !is_model_name(name, limit) {
+                    tracing::warn!(server, tool = %tool.name, name, "unusable rename ignored");
+                    return None;
+                }
+                if !claimed.insert(name.as_str()) {
+                    tracing::warn!(server, tool = %tool.name, name, "rename already taken: ignored");
+                    return None;
+                }
+                Some(name.clone())
+            })
+            .collect()
     }
 
     /// The catalog of these servers' tools, in the order given. A server that lists two
@@ -412,10 +511,24 @@ impl CatalogBuilder {
             }
         }
         // Names are assigned over every tool, hidden or not, so that switching a group
-        // or a deny list never renames another tool.
-        let names = self
+        // or a deny list never renames another tool. Explicit names come first: a derived
+        // name never takes one.
+        let explicit = self.explicit_names(&all);
+        let reserved: HashSet<String> = explicit.iter().flatten().cloned().collect();
+        let mut derived = self
             .naming
-            .assign(all.iter().map(|(s, t)| (*s, t.name.as_str())));
+            .assign_avoiding(
+                all.iter()
+                    .zip(&explicit)
+                    .filter(|(_, name)| name.is_none())
+                    .map(|((s, t), _)| (*s, t.name.as_str())),
+                &reserved,
+            )
+            .into_iter();
+        let names: Vec<String> = explicit
+            .into_iter()
+            .map(|name| name.or_else(|| derived.next()).unwrap_or_default())
+            .collect();
         let mut entries = Vec::new();
         for ((server, tool), name) in all.into_iter().zip(names) {
             if !self.exposure.admits(server, &tool.name) {
@@ -692,6 +805,42 @@ mod tests {
             ["fs__read", "fs__rm", "git__log", first[2].0.as_str()]
         );
         assert!(!builder.exposure_mut().set_group("nope", true));
+    }
+
+    #[test]
+    fn explicit_names_win_and_map_back() {
+        let servers = [
+            ("fs", vec![tool("read", None), tool("rm", None)]),
+            ("git", vec![tool("log", None), tool("push", None)]),
+            ("x", vec![tool("y", None)]),
+        ];
+        let builder = Catalog::builder()
+            // Takes the name `git`'s `log` would derive.
+            .rename("fs", "read", "git__log")
+            .rename("git", "push", "publish")
+            // Unusable, or taken by an earlier tool: the derived name stays.
+            .rename("fs", "rm", "rm now")
+            .rename("x", "y", "publish");
+        let catalog = builder.build(servers.iter().map(|(s, t)| (*s, t.as_slice())));
+        let names: Vec<&str> = catalog.entries().iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names[0], "git__log");
+        assert_eq!(names[1], "fs__rm");
+        assert!(names[2].starts_with("git__log_"), "{names:?}");
+        assert_eq!(names[3..], ["publish", "x__y"]);
+        for (name, server, tool) in [
+            ("git__log", "fs", "read"),
+            ("publish", "git", "push"),
+            (names[2], "git", "log"),
+            ("x__y", "x", "y"),
+        ] {
+            let entry = catalog.resolve(name).unwrap();
+            assert_eq!(
+                (entry.server.as_str(), entry.tool.name.as_str()),
+                (server, tool)
+            );
+        }
+        // Apps address tools by their own names still.
+        assert_eq!(catalog.app_tool("git", "push").unwrap().name, "publish");
     }
 
     #[test]

@@ -28,7 +28,8 @@ const LISTEN_ACK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where a client comes from.
 enum Source {
-    Config(ServerConfig),
+    /// Boxed: a configuration is much larger than a client handle.
+    Config(Box<ServerConfig>),
     Client(Client),
 }
 
@@ -177,11 +178,11 @@ impl HostBuilder {
     }
 
     /// Adds a server to connect to. Its `allow`, `deny` and `groups` are added to the
-    /// exposure rules when the host connects.
+    /// exposure rules, and its renames to the catalog's, when the host connects.
     #[must_use]
     pub fn server(mut self, name: impl Into<String>, config: impl Into<ServerConfig>) -> Self {
         self.sources
-            .push((name.into(), Source::Config(config.into())));
+            .push((name.into(), Source::Config(Box::new(config.into()))));
         self
     }
 
@@ -193,7 +194,7 @@ impl HostBuilder {
             self.catalog = self.catalog.naming(naming);
         }
         for (name, server) in config.servers {
-            self.sources.push((name, Source::Config(server)));
+            self.sources.push((name, Source::Config(Box::new(server))));
         }
         self
     }
@@ -252,7 +253,8 @@ impl HostBuilder {
 
     /// Connects every server concurrently, lists each one's tools, and subscribes to its
     /// tool-list changes. A server that fails is left out and reported by
-    /// [`Host::failures`]; this fails only on a configuration error (a bad header).
+    /// [`Host::failures`]; this fails only on a configuration error (a bad header, a
+    /// rename to an invalid name or to a name another tool was given).
     /// Each configured server's `allow`, `deny` and `groups` join the exposure rules.
     /// Must be called within a tokio runtime. Waits up to 10 s per server for its change
     /// subscription to be acknowledged, so that no change made after this returns is
@@ -260,7 +262,7 @@ impl HostBuilder {
     pub async fn connect(mut self) -> Result<Host, Error> {
         for (name, source) in &self.sources {
             if let Source::Config(config) = source {
-                self.catalog.exposure_mut().add_server_rules(name, config);
+                self.catalog.add_server_config(name, config)?;
             }
         }
         let mut set = JoinSet::new();

@@ -7,7 +7,7 @@
 //! `^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$` (with the default length limit), and one list of
 //! names serves every vendor.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use sha2::{Digest, Sha256};
@@ -94,7 +94,7 @@ impl NamingPolicy {
         self
     }
 
-    fn limit(&self) -> usize {
+    pub(crate) fn limit(&self) -> usize {
         self.max_len.max(MIN_MAX_LEN)
     }
 
@@ -140,6 +140,16 @@ impl NamingPolicy {
     /// get an 8-digit hash suffix; should even that collide, 16 digits, then a counter.
     /// The result depends only on the set of entries, not on their order.
     pub fn assign<'a>(&self, entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<String> {
+        self.assign_avoiding(entries, &HashSet::new())
+    }
+
+    /// [`assign`](Self::assign), where no entry gets a name of `reserved` (the names given
+    /// explicitly to other tools): a base name in it is suffixed as a shared one is.
+    pub(crate) fn assign_avoiding<'a>(
+        &self,
+        entries: impl IntoIterator<Item = (&'a str, &'a str)>,
+        reserved: &HashSet<String>,
+    ) -> Vec<String> {
         let entries: Vec<(&str, &str)> = entries.into_iter().collect();
         let bases: Vec<String> = entries
             .iter()
@@ -151,13 +161,16 @@ impl NamingPolicy {
         }
         let plain: Vec<bool> = bases
             .iter()
-            .map(|base| base.len() <= self.limit() && counts[base.as_str()] == 1)
+            .map(|base| {
+                base.len() <= self.limit() && counts[base.as_str()] == 1 && !reserved.contains(base)
+            })
             .collect();
-        let mut taken: std::collections::HashSet<String> = bases
+        let mut taken: HashSet<String> = bases
             .iter()
             .zip(&plain)
             .filter(|(_, plain)| **plain)
             .map(|(base, _)| base.clone())
+            .chain(reserved.iter().cloned())
             .collect();
         let mut names = Vec::with_capacity(entries.len());
         for (i, (server, tool)) in entries.iter().enumerate() {

@@ -115,3 +115,70 @@ async fn a_naming_prefix_names_every_tool_and_maps_back() {
     host.shutdown().await;
     running.shutdown(Duration::from_secs(1)).await;
 }
+
+#[tokio::test]
+async fn renamed_tools_are_called_by_their_new_names() {
+    let running = serve(&[("read_file", true), ("write", false)]).await;
+    let url = running.url();
+    let host = host(&json!({
+        "naming": {"prefix": "mcp"},
+        "mcpServers": {
+            // `web2`'s `write` is named as `web`'s `read_file` would be: that one is
+            // suffixed, the explicit name wins.
+            "web": {"url": url, "rename": {"write": "save"}},
+            "web2": {"url": url, "rename": {"write": "mcp__web__read_file"}}
+        }
+    }))
+    .await;
+    let all = names(&host);
+    assert_eq!(all[1], "save");
+    assert!(all[0].starts_with("mcp__web__read_file_"), "{all:?}");
+    assert_eq!(all[2..], ["mcp__web2__read_file", "mcp__web__read_file"]);
+    let catalog = host.catalog();
+    let entry = catalog.resolve("mcp__web__read_file").unwrap();
+    assert_eq!(
+        (entry.server.as_str(), entry.tool.name.as_str()),
+        ("web2", "write")
+    );
+    assert!(catalog.resolve("mcp__web__write").is_none());
+    // Each name runs its own tool on its own server.
+    assert_eq!(call(&host, "save").await, "write ran");
+    assert_eq!(call(&host, "mcp__web__read_file").await, "write ran");
+    assert_eq!(call(&host, &all[0]).await, "read_file ran");
+    host.shutdown().await;
+    running.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn a_name_given_twice_or_invalid_is_refused_when_the_host_connects() {
+    use mcp_host::{Error, HttpConfig, ServerConfig};
+    let server =
+        |name: &str| ServerConfig::new(HttpConfig::new("http://127.0.0.1:9/mcp")).rename("t", name);
+    let twice = Host::builder()
+        .server("a", server("same"))
+        .server("b", server("same"))
+        .connect()
+        .await;
+    assert!(
+        matches!(&twice, Err(Error::Config(m)) if m.contains("`same`")),
+        "{twice:?}"
+    );
+    let invalid = Host::builder()
+        .server("a", server("not valid"))
+        .connect()
+        .await;
+    assert!(
+        matches!(&invalid, Err(Error::InvalidField { server, field, .. }) if server == "a" && field == "rename.t"),
+        "{invalid:?}"
+    );
+    // In a file, the parser refuses them already.
+    let e = HostConfig::from_json(
+        &json!({"mcpServers": {
+            "a": {"url": "http://x/mcp", "rename": {"t": "same"}},
+            "b": {"url": "http://x/mcp", "rename": {"u": "same"}}
+        }})
+        .to_string(),
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::Config(_)), "{e}");
+}

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::{ServerConfig, invalid, process_env};
 use crate::Error;
+use crate::catalog::CatalogBuilder;
 use crate::naming::{DEFAULT_MAX_NAME_LEN, NamingPolicy, is_model_name};
 
 /// The longest `naming.prefix`: a longer one would leave too little of the 64 characters
@@ -157,6 +158,12 @@ impl HostConfig {
                 name.clone(),
                 ServerConfig::from_value_with_env(name, entry, env)?,
             ));
+        }
+        // The renames, checked across servers as the host will check them: within the
+        // naming's length limit, and each name for one tool.
+        let mut check = CatalogBuilder::default().naming(config.naming.clone().unwrap_or_default());
+        for (name, server) in &config.servers {
+            check.add_server_config(name, server)?;
         }
         Ok(config)
     }

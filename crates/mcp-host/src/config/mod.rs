@@ -26,6 +26,8 @@
 //!   use, in order of preference ([`KNOWN_PROTOCOL_VERSIONS`]; any other is refused);
 //!   `allow` / `deny` list tool names (`*` matches any run of characters) and `groups`
 //!   the exposure groups the server's tools belong to (see [`Exposure`](crate::Exposure)).
+//! - `rename` maps the server's tool names to the names the model sees, used exactly as
+//!   given ([`ServerConfig::rename`]); a name given to two tools is refused.
 //! - Members this crate does not know are ignored: the files of other tools carry keys
 //!   of their own. A known member of the wrong type, or one that does not apply to the
 //!   entry's transport (`headers` on a stdio server, `args` on an HTTP one), is refused.
@@ -105,6 +107,12 @@ pub struct ServerConfig {
     /// while at least one of them is on ([`Host::set_group`](crate::Host::set_group)).
     /// A group first named here starts on.
     pub groups: Vec<String>,
+    /// Model-visible names for tools of the server, as (the server's name for the tool,
+    /// the name the model sees). A name is used exactly as given, with no prefix or server
+    /// name, and must be valid for every vendor (`^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$`); a
+    /// derived name that would equal it gets a hash suffix instead. Two tools given one
+    /// name are refused when the host connects.
+    pub rename: Vec<(String, String)>,
 }
 
 /// The transport of a server.
@@ -284,6 +292,7 @@ impl ServerConfig {
             allow: None,
             deny: Vec::new(),
             groups: Vec::new(),
+            rename: Vec::new(),
         }
     }
 
@@ -338,6 +347,16 @@ impl ServerConfig {
         S: Into<String>,
     {
         self.groups.extend(groups.into_iter().map(Into::into));
+        self
+    }
+
+    /// Gives the server's tool `tool` the model-visible name `name` (see
+    /// [`rename`](Self::rename)); a later rename of the same tool replaces it.
+    #[must_use]
+    pub fn rename(mut self, tool: impl Into<String>, name: impl Into<String>) -> Self {
+        let tool = tool.into();
+        self.rename.retain(|(t, _)| *t != tool);
+        self.rename.push((tool, name.into()));
         self
     }
 

@@ -11,6 +11,7 @@ use super::{
     StdioConfig, check_header, invalid,
 };
 use crate::Error;
+use crate::naming::{DEFAULT_MAX_NAME_LEN, is_model_name};
 
 /// The transports `type` may name.
 const STDIO_TYPES: [&str; 1] = ["stdio"];
@@ -148,6 +149,41 @@ impl Entry<'_> {
         }
     }
 
+    /// `rename`: an object of model-visible names by the server's tool names, not
+    /// expanded. Each name must be valid for every vendor and given to one tool only.
+    fn renames(&self, entry: &Map<String, Value>) -> Result<Vec<(String, String)>, Error> {
+        let map = match entry.get("rename") {
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(Value::Object(map)) => map,
+            Some(_) => return Err(self.invalid("rename", "must be an object of names")),
+        };
+        let mut renames: Vec<(String, String)> = Vec::with_capacity(map.len());
+        for (tool, name) in map {
+            let field = format!("rename.{tool}");
+            let Value::String(name) = name else {
+                return Err(self.invalid(&field, "must be a string"));
+            };
+            if tool.is_empty() {
+                return Err(self.invalid("rename", "names a tool with an empty name"));
+            }
+            if !is_model_name(name, DEFAULT_MAX_NAME_LEN) || name.is_empty() {
+                return Err(self.invalid(
+                    &field,
+                    "must be 1 to 64 letters, digits, `_` or `-`, starting with a letter or \
+                     `_` (a name every vendor accepts)",
+                ));
+            }
+            if let Some((other, _)) = renames.iter().find(|(_, n)| n == name) {
+                return Err(self.invalid(
+                    &field,
+                    &format!("gives `{name}`, which `rename.{other}` already gives"),
+                ));
+            }
+            renames.push((tool.clone(), name.clone()));
+        }
+        Ok(renames)
+    }
+
     /// Refuses the members that do not apply to the entry's transport.
     fn refuse(
         &self,
@@ -255,6 +291,7 @@ impl Entry<'_> {
             allow: self.names(entry, "allow")?,
             deny: self.names(entry, "deny")?.unwrap_or_default(),
             groups: self.names(entry, "groups")?.unwrap_or_default(),
+            rename: self.renames(entry)?,
         })
     }
 }

@@ -402,3 +402,60 @@ fn naming_is_read_and_checked() {
         assert!(e.contains(message), "{naming}: {e}");
     }
 }
+
+#[test]
+fn renames_are_read_and_checked_across_servers() {
+    let config = one(&json!({"command": "x", "rename": {"create_issue": "new_issue"}})).unwrap();
+    assert_eq!(
+        config.rename,
+        [("create_issue".to_owned(), "new_issue".to_owned())]
+    );
+    for (entry, message) in [
+        (
+            json!({"command": "x", "rename": ["a"]}),
+            "`rename` must be an object",
+        ),
+        (
+            json!({"command": "x", "rename": {"a": 1}}),
+            "`rename.a` must be a string",
+        ),
+        (
+            json!({"command": "x", "rename": {"a": ""}}),
+            "`rename.a` must be 1 to 64",
+        ),
+        (
+            json!({"command": "x", "rename": {"a": "b.c"}}),
+            "`rename.a` must be 1 to 64",
+        ),
+        (
+            json!({"command": "x", "rename": {"a": "1b"}}),
+            "`rename.a` must be 1 to 64",
+        ),
+        (
+            json!({"command": "x", "rename": {"a": "x".repeat(65)}}),
+            "`rename.a` must be 1 to 64",
+        ),
+        (json!({"command": "x", "rename": {"": "b"}}), "empty name"),
+        (
+            json!({"command": "x", "rename": {"a": "same", "b": "same"}}),
+            "`rename.b` gives `same`, which `rename.a` already gives",
+        ),
+    ] {
+        let e = error(&entry);
+        assert!(e.contains(message), "{entry}: {e}");
+    }
+    // Across servers, and within the naming's length limit.
+    let e = read(&json!({"mcpServers": {
+        "a": {"command": "x", "rename": {"t": "shared"}},
+        "b": {"command": "x", "rename": {"u": "shared"}}
+    }}))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("the name `shared` is given to"), "{e}");
+    let e = read(&json!({"naming": {"maxLength": 20}, "mcpServers": {
+        "a": {"command": "x", "rename": {"t": "a_name_of_twenty_one_"}}
+    }}))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("`rename.t` must be 1 to 20"), "{e}");
+}
