@@ -14,12 +14,13 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use crate::Error;
 use crate::calls::{ToolCall, ToolOutcome, UiRef};
-use crate::catalog::{Catalog, CatalogBuilder, Exposure, Policy};
+use crate::catalog::{Catalog, CatalogBuilder};
 use crate::config::{HostConfig, ServerConfig};
 use crate::connect::{ClientInfo, connect};
 use crate::handlers::Handlers;
 use crate::middleware::{Approver, CallInfo, Middleware, Verdict};
 use crate::naming::NamingPolicy;
+use crate::rules::{Exposure, Policy};
 use crate::schema::SchemaLimits;
 
 /// How long [`HostBuilder::connect`] waits for a server to acknowledge its change

@@ -79,14 +79,12 @@ mod handlers;
 mod host;
 mod middleware;
 mod naming;
+mod rules;
 pub mod schema;
 
 pub use agent::{Agent, Conversation, Message, Model, Reply};
 pub use calls::{ToolCall, ToolOutcome, UiRef};
-pub use catalog::{
-    Catalog, CatalogBuilder, Decision, Entry, Exposure, Policy, Vendor,
-    require_approval_if_destructive,
-};
+pub use catalog::{Catalog, CatalogBuilder, Entry, Vendor};
 pub use config::{
     HostConfig, HttpConfig, KNOWN_PROTOCOL_VERSIONS, MAX_TIMEOUT_MS, ServerConfig, ServerTransport,
     StdioConfig,
@@ -97,4 +95,5 @@ pub use handlers::Handlers;
 pub use host::{Host, HostBuilder};
 pub use middleware::{Approver, AuditEntry, AuditLog, BoxFuture, CallInfo, Middleware, Verdict};
 pub use naming::{DEFAULT_MAX_NAME_LEN, NamingPolicy};
+pub use rules::{Decision, Exposure, Policy, require_approval_if_destructive};
 pub use schema::SchemaLimits;
