@@ -11,7 +11,7 @@ use mcp_types::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
 use crate::naming::{NamingPolicy, is_model_name};
-use crate::rules::{Decision, Exposure, Policy};
+use crate::rules::{Approval, Decision, Exposure, Policy};
 use crate::schema::{self, SchemaLimits, cap_text};
 
 /// The function-calling dialects the catalog speaks.
@@ -118,6 +118,8 @@ pub struct CatalogBuilder {
     limits: SchemaLimits,
     /// Explicit model-visible names: server, then the server's tool name.
     renames: HashMap<String, HashMap<String, String>>,
+    /// The tools that need approval, by server, on top of the policy.
+    approvals: HashMap<String, Approval>,
 }
 
 impl fmt::Debug for CatalogBuilder {
@@ -128,6 +130,7 @@ impl fmt::Debug for CatalogBuilder {
             .field("policy", &self.policy.is_some())
             .field("limits", &self.limits)
             .field("renames", &self.renames)
+            .field("approvals", &self.approvals)
             .finish()
     }
 }
@@ -194,20 +197,38 @@ impl CatalogBuilder {
         self
     }
 
+    /// Makes the tools `approval` names (of `server`) need approval before each call,
+    /// whatever the policy decides, but for a tool it hides (adds to earlier rules for the
+    /// server).
+    #[must_use]
+    pub fn approval(mut self, server: impl Into<String>, approval: &Approval) -> Self {
+        self.approvals
+            .entry(server.into())
+            .or_default()
+            .merge(approval);
+        self
+    }
+
     /// The exposure rules (for a host that switches groups).
     pub(crate) fn exposure_mut(&mut self) -> &mut Exposure {
         &mut self.exposure
     }
 
-    /// Adds a configured server's rules: its `allow`, `deny` and `groups`, and its
-    /// renames, which must be valid names within the naming's limit and given to one tool
-    /// only across every server added.
+    /// Adds a configured server's rules: its `allow`, `deny` and `groups`, its approval
+    /// rules, and its renames, which must be valid names within the naming's limit and
+    /// given to one tool only across every server added.
     pub(crate) fn add_server_config(
         &mut self,
         server: &str,
         config: &crate::ServerConfig,
     ) -> Result<(), crate::Error> {
         self.exposure.add_server_rules(server, config);
+        if !config.approval.is_empty() {
+            self.approvals
+                .entry(server.to_owned())
+                .or_default()
+                .merge(&config.approval);
+        }
         let limit = self.naming.limit();
         for (tool, name) in &config.rename {
             if name.is_empty() || !is_model_name(name, limit) {
@@ -310,6 +331,10 @@ impl CatalogBuilder {
             if decision == Decision::Hide {
                 continue;
             }
+            let decision = match self.approvals.get(server) {
+                Some(approval) if approval.requires(tool) => Decision::RequireApproval,
+                _ => decision,
+            };
             let mut tool = tool.clone();
             // Icons are the server's choice of URI: only safe ones reach the application
             // (https://modelcontextprotocol.io/specification/2026-07-28/basic, `icons`). The catalog knows no server
@@ -575,6 +600,43 @@ mod tests {
             ["fs__read", "fs__rm", "git__log", first[2].0.as_str()]
         );
         assert!(!builder.exposure_mut().set_group("nope", true));
+    }
+
+    #[test]
+    fn approval_rules_add_to_the_policy() {
+        let servers = [
+            (
+                "fs",
+                vec![
+                    tool("read", Some(false)),
+                    tool("rm", None),
+                    tool("mv", Some(false)),
+                ],
+            ),
+            ("git", vec![tool("push", Some(false)), tool("log", None)]),
+        ];
+        let hide_log = |_: &str, tool: &Tool| {
+            if tool.name == "log" {
+                Decision::Hide
+            } else {
+                Decision::Expose
+            }
+        };
+        let builder = Catalog::builder()
+            .policy(hide_log)
+            .approval("fs", &Approval::new().destructive(true))
+            .approval("fs", &Approval::new().tools(["m*"]))
+            .approval("git", &Approval::new().tools(["*"]));
+        assert_eq!(
+            exposed(&builder, &servers),
+            [
+                ("fs__read".to_owned(), false),
+                ("fs__rm".to_owned(), true),
+                ("fs__mv".to_owned(), true),
+                // `git__log` is hidden by the policy: approval rules do not bring it back.
+                ("git__push".to_owned(), true),
+            ]
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::connect::{ClientInfo, connect};
 use crate::handlers::Handlers;
 use crate::middleware::{Approver, CallInfo, Middleware, Verdict};
 use crate::naming::NamingPolicy;
-use crate::rules::{Exposure, Policy};
+use crate::rules::{Approval, Exposure, Policy};
 use crate::schema::SchemaLimits;
 
 /// How long [`HostBuilder::connect`] waits for a server to acknowledge its change
@@ -220,6 +220,15 @@ impl HostBuilder {
     #[must_use]
     pub fn exposure(mut self, exposure: Exposure) -> Self {
         self.catalog = self.catalog.exposure(exposure);
+        self
+    }
+
+    /// Makes the tools `approval` names (of `server`) need approval before each call, on
+    /// top of the policy (see [`approver`](Self::approver)). A configured server's own
+    /// `approval` is added when the host connects.
+    #[must_use]
+    pub fn approval(mut self, server: impl Into<String>, approval: &Approval) -> Self {
+        self.catalog = self.catalog.approval(server, approval);
         self
     }
 

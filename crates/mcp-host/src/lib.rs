@@ -95,5 +95,5 @@ pub use handlers::Handlers;
 pub use host::{Host, HostBuilder};
 pub use middleware::{Approver, AuditEntry, AuditLog, BoxFuture, CallInfo, Middleware, Verdict};
 pub use naming::{DEFAULT_MAX_NAME_LEN, NamingPolicy};
-pub use rules::{Decision, Exposure, Policy, require_approval_if_destructive};
+pub use rules::{Approval, Decision, Exposure, Policy, require_approval_if_destructive};
 pub use schema::SchemaLimits;

@@ -58,6 +58,83 @@ pub fn require_approval_if_destructive(_server: &str, tool: &Tool) -> Decision {
     }
 }
 
+/// Which tools of one server need approval before each call, on top of the policy: those
+/// its selectors name (`*` matching any run of characters) and, with
+/// [`destructive`](Self::destructive), every tool [`require_approval_if_destructive`]
+/// asks for. It can only add approval: a tool the policy hides stays hidden. Selectors
+/// name the server's own tools, whatever the model sees them as.
+///
+/// ```
+/// use mcp_host::Approval;
+/// use mcp_types::{Tool, ToolAnnotations};
+///
+/// let approval = Approval::new().tools(["delete_*"]).destructive(true);
+/// assert!(approval.requires(&Tool::without_arguments("delete_file")));
+/// // Unannotated tools may destroy something; read-only ones do not.
+/// assert!(approval.requires(&Tool::without_arguments("write")));
+/// let mut read = Tool::without_arguments("read");
+/// let mut hints = ToolAnnotations::default();
+/// hints.read_only_hint = Some(true);
+/// read.annotations = Some(hints);
+/// assert!(!approval.requires(&read));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Approval {
+    /// The tools (selectors) whose every call needs approval.
+    pub tools: Vec<String>,
+    /// Whether every tool not annotated `readOnlyHint: true` or `destructiveHint: false`
+    /// needs approval too.
+    pub destructive: bool,
+}
+
+impl Approval {
+    /// No tool needs approval.
+    pub fn new() -> Self {
+        Approval::default()
+    }
+
+    /// Adds tools (selectors) whose every call needs approval.
+    #[must_use]
+    pub fn tools<I, S>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.tools.extend(tools.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets whether every tool that may destroy something needs approval.
+    #[must_use]
+    pub fn destructive(mut self, destructive: bool) -> Self {
+        self.destructive = destructive;
+        self
+    }
+
+    /// Whether nothing needs approval.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty() && !self.destructive
+    }
+
+    /// Adds `other`'s rules to these.
+    pub(crate) fn merge(&mut self, other: &Approval) {
+        self.tools.extend(other.tools.iter().cloned());
+        self.destructive |= other.destructive;
+    }
+
+    /// Whether each call of `tool` needs approval.
+    pub fn requires(&self, tool: &Tool) -> bool {
+        let named = self
+            .tools
+            .iter()
+            .any(|p| *p == tool.name || glob(p, &tool.name));
+        named
+            || (self.destructive
+                && require_approval_if_destructive("", tool) == Decision::RequireApproval)
+    }
+}
+
 /// Allow and deny lists per server, and groups of tools switched on and off together.
 ///
 /// A tool is exposed when its server's allow list (if any) names it, its deny list does

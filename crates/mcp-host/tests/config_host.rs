@@ -182,3 +182,73 @@ async fn a_name_given_twice_or_invalid_is_refused_when_the_host_connects() {
     .unwrap_err();
     assert!(matches!(e, Error::Config(_)), "{e}");
 }
+
+/// Approves only the calls of tools named in its list, and records what it was asked.
+#[derive(Clone, Default)]
+struct Approve(
+    std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    &'static [&'static str],
+);
+
+impl mcp_host::Approver for Approve {
+    fn approve(&self, call: mcp_host::CallInfo) -> mcp_host::BoxFuture<'static, bool> {
+        self.0.lock().unwrap().push(call.tool.clone());
+        let yes = self.1.contains(&call.tool.as_str());
+        Box::pin(async move { yes })
+    }
+}
+
+#[tokio::test]
+async fn approval_rules_of_the_config_guard_their_tools() {
+    let running = serve(&[("read_file", true), ("write", false), ("delete", false)]).await;
+    let url = running.url();
+    let config = HostConfig::from_json(
+        &json!({"mcpServers": {
+            "named": {"url": url, "approval": {"tools": ["del*"]}},
+            "wary": {"url": url, "approval": {"destructive": true},
+                     "rename": {"write": "save"}}
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let approver = Approve(std::sync::Arc::default(), &["write"]);
+    let host = Host::builder()
+        .config(config)
+        .approver(approver.clone())
+        .connect()
+        .await
+        .unwrap();
+    let needs: Vec<(String, bool)> = host
+        .catalog()
+        .entries()
+        .iter()
+        .map(|e| (e.name.clone(), e.requires_approval))
+        .collect();
+    let expected = [
+        ("named__read_file", false),
+        ("named__write", false),
+        ("named__delete", true),
+        ("wary__read_file", false),
+        ("save", true),
+        ("wary__delete", true),
+    ];
+    assert_eq!(needs, expected.map(|(n, b)| (n.to_owned(), b)),);
+    // Approved: runs; refused: an error result, the server never reached.
+    assert_eq!(call(&host, "save").await, "write ran");
+    assert_eq!(call(&host, "named__write").await, "write ran");
+    let refused = call(&host, "named__delete").await;
+    assert!(refused.contains("was not approved"), "{refused}");
+    assert_eq!(*approver.0.lock().unwrap(), ["write", "delete"]);
+    host.shutdown().await;
+
+    // Without an approver, a call that needs approval is refused.
+    let config = HostConfig::from_json(
+        &json!({"mcpServers": {"wary": {"url": url, "approval": {"tools": ["*"]}}}}).to_string(),
+    )
+    .unwrap();
+    let host = Host::builder().config(config).connect().await.unwrap();
+    let refused = call(&host, "wary__read_file").await;
+    assert!(refused.contains("was not approved"), "{refused}");
+    host.shutdown().await;
+    running.shutdown(Duration::from_secs(1)).await;
+}

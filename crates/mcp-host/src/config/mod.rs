@@ -28,6 +28,8 @@
 //!   the exposure groups the server's tools belong to (see [`Exposure`](crate::Exposure)).
 //! - `rename` maps the server's tool names to the names the model sees, used exactly as
 //!   given ([`ServerConfig::rename`]); a name given to two tools is refused.
+//! - `approval` (`tools`, `destructive`) names the tools whose calls need approval
+//!   ([`Approval`](crate::Approval)), on top of the host's policy.
 //! - Members this crate does not know are ignored: the files of other tools carry keys
 //!   of their own. A known member of the wrong type, or one that does not apply to the
 //!   entry's transport (`headers` on a stdio server, `args` on an HTTP one), is refused.
@@ -50,6 +52,7 @@ use mcp_transport_stdio::ServerCommand;
 use serde_json::Value;
 
 use crate::Error;
+use crate::rules::Approval;
 
 mod file;
 mod read;
@@ -113,6 +116,10 @@ pub struct ServerConfig {
     /// derived name that would equal it gets a hash suffix instead. Two tools given one
     /// name are refused when the host connects.
     pub rename: Vec<(String, String)>,
+    /// The tools of the server whose every call needs approval (see
+    /// [`HostBuilder::approver`](crate::HostBuilder::approver)), on top of the host's
+    /// policy.
+    pub approval: Approval,
 }
 
 /// The transport of a server.
@@ -293,6 +300,7 @@ impl ServerConfig {
             deny: Vec::new(),
             groups: Vec::new(),
             rename: Vec::new(),
+            approval: Approval::default(),
         }
     }
 
@@ -357,6 +365,13 @@ impl ServerConfig {
         let tool = tool.into();
         self.rename.retain(|(t, _)| *t != tool);
         self.rename.push((tool, name.into()));
+        self
+    }
+
+    /// Makes calls of these tools need approval (adds to earlier rules).
+    #[must_use]
+    pub fn approval(mut self, approval: &Approval) -> Self {
+        self.approval.merge(approval);
         self
     }
 

@@ -12,6 +12,7 @@ use super::{
 };
 use crate::Error;
 use crate::naming::{DEFAULT_MAX_NAME_LEN, is_model_name};
+use crate::rules::Approval;
 
 /// The transports `type` may name.
 const STDIO_TYPES: [&str; 1] = ["stdio"];
@@ -184,6 +185,39 @@ impl Entry<'_> {
         Ok(renames)
     }
 
+    /// `approval`: `tools` (selectors, not expanded) and `destructive`. Any other member
+    /// is refused: the object is this crate's own, so an unknown member is a mistake that
+    /// would otherwise leave a tool unguarded.
+    fn approval(&self, entry: &Map<String, Value>) -> Result<Approval, Error> {
+        let map = match entry.get("approval") {
+            None | Some(Value::Null) => return Ok(Approval::default()),
+            Some(Value::Object(map)) => map,
+            Some(_) => return Err(self.invalid("approval", "must be an object")),
+        };
+        let mut approval = Approval::default();
+        for (key, value) in map {
+            match (key.as_str(), value) {
+                ("tools", _) => {
+                    // Read as a member named `approval.tools`, so that errors name it so.
+                    let field = "approval.tools";
+                    let tools = Map::from_iter([(field.to_owned(), value.clone())]);
+                    approval.tools = self.names(&tools, field)?.unwrap_or_default();
+                }
+                ("destructive", Value::Bool(destructive)) => approval.destructive = *destructive,
+                ("destructive", _) => {
+                    return Err(self.invalid("approval.destructive", "must be true or false"));
+                }
+                _ => {
+                    return Err(self.invalid(
+                        &format!("approval.{key}"),
+                        "is not a member of `approval` (tools, destructive)",
+                    ));
+                }
+            }
+        }
+        Ok(approval)
+    }
+
     /// Refuses the members that do not apply to the entry's transport.
     fn refuse(
         &self,
@@ -292,6 +326,7 @@ impl Entry<'_> {
             deny: self.names(entry, "deny")?.unwrap_or_default(),
             groups: self.names(entry, "groups")?.unwrap_or_default(),
             rename: self.renames(entry)?,
+            approval: self.approval(entry)?,
         })
     }
 }

@@ -459,3 +459,42 @@ fn renames_are_read_and_checked_across_servers() {
     .to_string();
     assert!(e.contains("`rename.t` must be 1 to 20"), "{e}");
 }
+
+#[test]
+fn approval_is_read_and_checked() {
+    let config = one(&json!({"command": "x",
+        "approval": {"tools": ["delete_*", "push"], "destructive": true}}))
+    .unwrap();
+    assert_eq!(
+        config.approval,
+        Approval::new()
+            .tools(["delete_*", "push"])
+            .destructive(true)
+    );
+    assert!(one(&json!({"command": "x"})).unwrap().approval.is_empty());
+    for (entry, message) in [
+        (
+            json!({"command": "x", "approval": true}),
+            "`approval` must be an object",
+        ),
+        (
+            json!({"command": "x", "approval": {"tools": "rm"}}),
+            "`approval.tools` must be an array",
+        ),
+        (
+            json!({"command": "x", "approval": {"tools": [""]}}),
+            "`approval.tools[0]` must not be empty",
+        ),
+        (
+            json!({"command": "x", "approval": {"destructive": "yes"}}),
+            "`approval.destructive` must be true or false",
+        ),
+        (
+            json!({"command": "x", "approval": {"tool": ["rm"]}}),
+            "`approval.tool` is not a member of `approval`",
+        ),
+    ] {
+        let e = error(&entry);
+        assert!(e.contains(message), "{entry}: {e}");
+    }
+}
