@@ -209,6 +209,11 @@ impl CatalogBuilder {
         self
     }
 
+    /// The naming (for the host's prompts, named as tools are).
+    pub(crate) fn naming_policy(&self) -> &NamingPolicy {
+        &self.naming
+    }
+
     /// The exposure rules (for a host that switches groups).
     pub(crate) fn exposure_mut(&mut self) -> &mut Exposure {
         &mut self.exposure

@@ -10,6 +10,11 @@
 //! [`Middleware`], and go back to the model as each vendor's result shape
 //! ([`ToolOutcome`]). [`Agent`] is a provider-neutral loop over a [`Model`].
 //!
+//! Beside the tools, the host gathers every server's prompts (named as tools are), resources
+//! (under their own URIs, or [`qualified_uri`] when two servers list the same one) and
+//! resource templates: [`Host::prompts`], [`Host::get_prompt`], [`Host::resources`],
+//! [`Host::read_resource`], refreshed with the tools.
+//!
 //! The catalog is pure data: the `mcp` CLI builds one from `(server, tools)` pairs with no
 //! connection, and only [`connect()`] knows how a configuration becomes a client.
 //!
@@ -74,6 +79,7 @@ mod calls;
 mod catalog;
 mod config;
 mod connect;
+mod content;
 mod error;
 mod handlers;
 mod host;
@@ -90,6 +96,7 @@ pub use config::{
     StdioConfig,
 };
 pub use connect::{ClientInfo, Connection, connect};
+pub use content::{PromptEntry, ResourceEntry, TemplateEntry, qualified_uri};
 pub use error::Error;
 pub use handlers::Handlers;
 pub use host::{Host, HostBuilder};
