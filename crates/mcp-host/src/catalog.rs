@@ -2,7 +2,7 @@
 //! rules and a policy, rendered as each vendor's tool declarations. Pure data, no
 //! connection: the `mcp` CLI builds one from `tools/list` results.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -10,7 +10,8 @@ use mcp_client::apps::{UiLink, model_visible};
 use mcp_types::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-use crate::naming::NamingPolicy;
+use crate::naming::{NamingPolicy, is_model_name};
+use crate::rules::{Approval, Decision, Exposure, Policy};
 use crate::schema::{self, SchemaLimits, cap_text};
 
 /// The function-calling dialects the catalog speaks.
@@ -78,238 +79,6 @@ impl std::str::FromStr for Vendor {
     }
 }
 
-/// What the policy decides for a tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Decision {
-    /// The model sees the tool and calls run freely.
-    Expose,
-    /// The model sees the tool; each call needs approval (see `HostBuilder::approver`).
-    RequireApproval,
-    /// The model does not see the tool.
-    Hide,
-}
-
-/// A policy hook: sees each tool (with its annotations) and decides its exposure.
-///
-/// Annotations are hints from the server (<https://modelcontextprotocol.io/specification/2026-07-28/server/tools>,
-/// `ToolAnnotations` in the schema), untrusted unless the server is: a policy may only
-/// make a tool *less* exposed because of them with confidence.
-/// Any `Fn(&str, &Tool) -> Decision` is a policy.
-pub trait Policy: Send + Sync {
-    /// The decision for `tool` of `server`.
-    fn decide(&self, server: &str, tool: &Tool) -> Decision;
-}
-
-impl<F: Fn(&str, &Tool) -> Decision + Send + Sync> Policy for F {
-    fn decide(&self, server: &str, tool: &Tool) -> Decision {
-        self(server, tool)
-    }
-}
-
-/// A policy that asks for approval before any call that may destroy something: per the
-/// schema's defaults (`destructiveHint` defaults to true, and matters only when
-/// `readOnlyHint` is false), every tool except those annotated `readOnlyHint: true` or
-/// `destructiveHint: false`.
-///
-/// ```
-/// use mcp_host::{Decision, require_approval_if_destructive};
-/// use mcp_types::Tool;
-///
-/// let tool = Tool::without_arguments("rm");
-/// assert_eq!(require_approval_if_destructive("fs", &tool), Decision::RequireApproval);
-/// ```
-pub fn require_approval_if_destructive(_server: &str, tool: &Tool) -> Decision {
-    let hints = tool.annotations.as_ref();
-    let read_only = hints.and_then(|a| a.read_only_hint) == Some(true);
-    let additive = hints.and_then(|a| a.destructive_hint) == Some(false);
-    if read_only || additive {
-        Decision::Expose
-    } else {
-        Decision::RequireApproval
-    }
-}
-
-/// Allow and deny lists per server, and groups of tools switched on and off together.
-///
-/// A tool is exposed when its server's allow list (if any) names it, its deny list does
-/// not, and it belongs to no group or to at least one enabled group. A selector is a tool
-/// name in which `*` matches any run of characters: `*` alone is every tool of the
-/// server, `read_*` every tool whose name starts with `read_`.
-///
-/// ```
-/// use mcp_host::Exposure;
-///
-/// let mut rules = Exposure::new()
-///     .deny("fs", ["delete"])
-///     .group("writes", [("fs", "write"), ("git", "*")], false);
-/// assert!(rules.admits("fs", "read"));
-/// assert!(!rules.admits("fs", "delete"));
-/// assert!(!rules.admits("git", "commit"));
-/// rules.set_group("writes", true);
-/// assert!(rules.admits("git", "commit"));
-/// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Exposure {
-    allow: HashMap<String, HashSet<String>>,
-    deny: HashMap<String, HashSet<String>>,
-    groups: BTreeMap<String, Group>,
-}
-
-/// A named set of tools, on or off.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Group {
-    members: Vec<(String, String)>,
-    enabled: bool,
-}
-
-fn selects(selectors: Option<&HashSet<String>>, tool: &str) -> bool {
-    selectors.is_some_and(|s| s.contains(tool) || s.iter().any(|p| glob(p, tool)))
-}
-
-/// Whether `name` matches `pattern`, where `*` matches any run of characters (none
-/// included) and every other character itself. Linear in the lengths for one `*`, at
-/// most their product otherwise; no recursion.
-pub(crate) fn glob(pattern: &str, name: &str) -> bool {
-    let (p, n) = (pattern.as_bytes(), name.as_bytes());
-    let (mut i, mut j) = (0, 0);
-    // The last `*` seen, and where in `name` its match ends for now.
-    let mut star: Option<(usize, usize)> = None;
-    while j < n.len() {
-        if i < p.len() && p[i] == b'*' {
-            star = Some((i, j));
-            i += 1;
-        } else if i < p.len() && p[i] == n[j] {
-            i += 1;
-            j += 1;
-        } else if let Some((at, matched)) = star {
-            // Let the last `*` take one more byte and try again after it.
-            star = Some((at, matched + 1));
-            i = at + 1;
-            j = matched + 1;
-        } else {
-            return false;
-        }
-    }
-    p[i..].iter().all(|&c| c == b'*')
-}
-
-impl Exposure {
-    /// No rules: everything is exposed.
-    pub fn new() -> Self {
-        Exposure::default()
-    }
-
-    /// Exposes only these tools of `server` (adds to earlier calls).
-    #[must_use]
-    pub fn allow<I, S>(mut self, server: &str, tools: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.allow
-            .entry(server.to_owned())
-            .or_default()
-            .extend(tools.into_iter().map(Into::into));
-        self
-    }
-
-    /// Hides these tools of `server`.
-    #[must_use]
-    pub fn deny<I, S>(mut self, server: &str, tools: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.deny
-            .entry(server.to_owned())
-            .or_default()
-            .extend(tools.into_iter().map(Into::into));
-        self
-    }
-
-    /// Defines (or redefines) a group of `(server, tool selector)` members.
-    #[must_use]
-    pub fn group<I, A, B>(mut self, name: &str, members: I, enabled: bool) -> Self
-    where
-        I: IntoIterator<Item = (A, B)>,
-        A: Into<String>,
-        B: Into<String>,
-    {
-        let members = members
-            .into_iter()
-            .map(|(s, t)| (s.into(), t.into()))
-            .collect();
-        self.groups
-            .insert(name.to_owned(), Group { members, enabled });
-        self
-    }
-
-    /// Switches a group on or off; false if there is no such group.
-    pub fn set_group(&mut self, name: &str, enabled: bool) -> bool {
-        self.groups
-            .get_mut(name)
-            .map(|g| g.enabled = enabled)
-            .is_some()
-    }
-
-    /// Adds a configured server's `allow`, `deny` and `groups` (a group first named here
-    /// starts on; one already defined keeps its state).
-    pub(crate) fn add_server_rules(&mut self, server: &str, config: &crate::ServerConfig) {
-        if let Some(allow) = &config.allow {
-            self.allow
-                .entry(server.to_owned())
-                .or_default()
-                .extend(allow.iter().cloned());
-        }
-        if !config.deny.is_empty() {
-            self.deny
-                .entry(server.to_owned())
-                .or_default()
-                .extend(config.deny.iter().cloned());
-        }
-        for name in &config.groups {
-            self.groups
-                .entry(name.clone())
-                .or_insert_with(|| Group {
-                    members: Vec::new(),
-                    enabled: true,
-                })
-                .members
-                .push((server.to_owned(), "*".to_owned()));
-        }
-    }
-
-    /// The groups and whether each is on, by name.
-    pub fn groups(&self) -> impl Iterator<Item = (&str, bool)> {
-        self.groups.iter().map(|(n, g)| (n.as_str(), g.enabled))
-    }
-
-    /// Whether the rules expose `tool` of `server`.
-    pub fn admits(&self, server: &str, tool: &str) -> bool {
-        if self.allow.contains_key(server) && !selects(self.allow.get(server), tool) {
-            return false;
-        }
-        if selects(self.deny.get(server), tool) {
-            return false;
-        }
-        let mut grouped = false;
-        for group in self.groups.values() {
-            let member = group
-                .members
-                .iter()
-                .any(|(s, t)| s == server && (t == tool || glob(t, tool)));
-            if member {
-                if group.enabled {
-                    return true;
-                }
-                grouped = true;
-            }
-        }
-        !grouped
-    }
-}
-
 /// One exposed tool: its model-visible name and where it comes from.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -347,6 +116,10 @@ pub struct CatalogBuilder {
     exposure: Exposure,
     policy: Option<Arc<dyn Policy>>,
     limits: SchemaLimits,
+    /// Explicit model-visible names: server, then the server's tool name.
+    renames: HashMap<String, HashMap<String, String>>,
+    /// The tools that need approval, by server, on top of the policy.
+    approvals: HashMap<String, Approval>,
 }
 
 impl fmt::Debug for CatalogBuilder {
@@ -356,6 +129,8 @@ impl fmt::Debug for CatalogBuilder {
             .field("exposure", &self.exposure)
             .field("policy", &self.policy.is_some())
             .field("limits", &self.limits)
+            .field("renames", &self.renames)
+            .field("approvals", &self.approvals)
             .finish()
     }
 }
@@ -389,9 +164,133 @@ impl CatalogBuilder {
         self
     }
 
+    /// Gives `tool` of `server` the model-visible name `name`, exactly (no prefix, no
+    /// server name). A derived name equal to it gets a hash suffix instead, so the
+    /// explicit name wins. A name that is not valid for every vendor (or longer than the
+    /// naming's limit), or that an earlier tool (in server order, then listing order) was
+    /// given too, is not used: that tool keeps its derived name, and a warning is logged. A host checks its configured servers'
+    /// renames when it connects and refuses such names there.
+    ///
+    /// ```
+    /// use mcp_host::Catalog;
+    /// use mcp_types::Tool;
+    ///
+    /// let tools = vec![Tool::without_arguments("create_issue")];
+    /// let catalog = Catalog::builder()
+    ///     .rename("github", "create_issue", "new_issue")
+    ///     .build([("github", tools.as_slice())]);
+    /// let entry = catalog.resolve("new_issue").unwrap();
+    /// assert_eq!((entry.server.as_str(), entry.tool.name.as_str()), ("github", "create_issue"));
+    /// assert!(catalog.resolve("github__create_issue").is_none());
+    /// ```
+    #[must_use]
+    pub fn rename(
+        mut self,
+        server: impl Into<String>,
+        tool: impl Into<String>,
+        name: impl Into<String>,
+    ) -> Self {
+        self.renames
+            .entry(server.into())
+            .or_default()
+            .insert(tool.into(), name.into());
+        self
+    }
+
+    /// Makes the tools `approval` names (of `server`) need approval before each call,
+    /// whatever the policy decides, but for a tool it hides (adds to earlier rules for the
+    /// server).
+    #[must_use]
+    pub fn approval(mut self, server: impl Into<String>, approval: &Approval) -> Self {
+        self.approvals
+            .entry(server.into())
+            .or_default()
+            .merge(approval);
+        self
+    }
+
+    /// The naming (for the host's prompts, named as tools are).
+    pub(crate) fn naming_policy(&self) -> &NamingPolicy {
+        &self.naming
+    }
+
+    /// The exposure rules.
+    pub(crate) fn exposure_rules(&self) -> &Exposure {
+        &self.exposure
+    }
+
     /// The exposure rules (for a host that switches groups).
     pub(crate) fn exposure_mut(&mut self) -> &mut Exposure {
         &mut self.exposure
+    }
+
+    /// Adds a configured server's rules: its `allow`, `deny` and `groups`, its approval
+    /// rules, and its renames, which must be valid names within the naming's limit and
+    /// given to one tool only across every server added.
+    pub(crate) fn add_server_config(
+        &mut self,
+        server: &str,
+        config: &crate::ServerConfig,
+    ) -> Result<(), crate::Error> {
+        self.exposure.add_server_rules(server, config);
+        if !config.approval.is_empty() {
+            self.approvals
+                .entry(server.to_owned())
+                .or_default()
+                .merge(&config.approval);
+        }
+        let limit = self.naming.limit();
+        for (tool, name) in &config.rename {
+            if name.is_empty() || !is_model_name(name, limit) {
+                return Err(crate::Error::InvalidField {
+                    server: server.to_owned(),
+                    field: format!("rename.{tool}"),
+                    reason: format!(
+                        "must be 1 to {limit} letters, digits, `_` or `-`, starting with a \
+                         letter or `_`"
+                    ),
+                });
+            }
+            let taken = self.renames.iter().find_map(|(s, tools)| {
+                tools
+                    .iter()
+                    .find(|(t, n)| *n == name && (s != server || *t != tool))
+                    .map(|(t, _)| (s.clone(), t.clone()))
+            });
+            if let Some((other_server, other_tool)) = taken {
+                return Err(crate::Error::Config(format!(
+                    "the name `{name}` is given to `{tool}` of server `{server}` and to \
+                     `{other_tool}` of server `{other_server}` (`rename`): a name must stand \
+                     for one tool"
+                )));
+            }
+            self.renames
+                .entry(server.to_owned())
+                .or_default()
+                .insert(tool.clone(), name.clone());
+        }
+        Ok(())
+    }
+
+    /// The explicit names of `all` (see [`rename`](Self::rename)): `None` for a tool
+    /// without one, or whose name is unusable or was given to an earlier tool.
+    fn explicit_names(&self, all: &[(&str, &Tool)]) -> Vec<Option<String>> {
+        let limit = self.naming.limit();
+        let mut claimed = HashSet::new();
+        all.iter()
+            .map(|(server, tool)| {
+                let name = self.renames.get(*server)?.get(&tool.name)?;
+                if name.is_empty() || !is_model_name(name, limit) {
+                    tracing::warn!(server, tool = %tool.name, name, "unusable rename ignored");
+                    return None;
+                }
+                if !claimed.insert(name.as_str()) {
+                    tracing::warn!(server, tool = %tool.name, name, "rename already taken: ignored");
+                    return None;
+                }
+                Some(name.clone())
+            })
+            .collect()
     }
 
     /// The catalog of these servers' tools, in the order given. A server that lists two
@@ -412,10 +311,24 @@ impl CatalogBuilder {
             }
         }
         // Names are assigned over every tool, hidden or not, so that switching a group
-        // or a deny list never renames another tool.
-        let names = self
+        // or a deny list never renames another tool. Explicit names come first: a derived
+        // name never takes one.
+        let explicit = self.explicit_names(&all);
+        let reserved: HashSet<String> = explicit.iter().flatten().cloned().collect();
+        let mut derived = self
             .naming
-            .assign(all.iter().map(|(s, t)| (*s, t.name.as_str())));
+            .assign_avoiding(
+                all.iter()
+                    .zip(&explicit)
+                    .filter(|(_, name)| name.is_none())
+                    .map(|((s, t), _)| (*s, t.name.as_str())),
+                &reserved,
+            )
+            .into_iter();
+        let names: Vec<String> = explicit
+            .into_iter()
+            .map(|name| name.or_else(|| derived.next()).unwrap_or_default())
+            .collect();
         let mut entries = Vec::new();
         for ((server, tool), name) in all.into_iter().zip(names) {
             if !self.exposure.admits(server, &tool.name) {
@@ -428,6 +341,10 @@ impl CatalogBuilder {
             if decision == Decision::Hide {
                 continue;
             }
+            let decision = match self.approvals.get(server) {
+                Some(approval) if approval.requires(tool) => Decision::RequireApproval,
+                _ => decision,
+            };
             let mut tool = tool.clone();
             // Icons are the server's choice of URI: only safe ones reach the application
             // (https://modelcontextprotocol.io/specification/2026-07-28/basic, `icons`). The catalog knows no server
@@ -626,6 +543,7 @@ mod tests {
     use mcp_types::{Tool, ToolAnnotations};
 
     use super::*;
+    use crate::rules::require_approval_if_destructive;
 
     fn tool(name: &str, destructive: Option<bool>) -> Tool {
         let mut tool = Tool::without_arguments(name);
@@ -695,57 +613,76 @@ mod tests {
     }
 
     #[test]
-    fn selectors_are_globs() {
-        for (pattern, name, matches) in [
-            ("*", "", true),
-            ("*", "anything", true),
-            ("read", "read", true),
-            ("read", "reads", false),
-            ("read_*", "read_file", true),
-            ("read_*", "read_", true),
-            ("read_*", "write_file", false),
-            ("*_file", "read_file", true),
-            ("*_file", "read_files", false),
-            ("a*b*c", "aXbYc", true),
-            ("a*b*c", "abcbc", true),
-            ("a*b*c", "acb", false),
-            ("**", "x", true),
-            ("", "", true),
-            ("", "x", false),
-        ] {
-            assert_eq!(glob(pattern, name), matches, "{pattern} {name}");
-        }
-        let rules = Exposure::new()
-            .allow("fs", ["read_*", "stat"])
-            .deny("fs", ["*_secret"]);
-        assert!(rules.admits("fs", "read_file"));
-        assert!(rules.admits("fs", "stat"));
-        assert!(!rules.admits("fs", "read_secret"));
-        assert!(!rules.admits("fs", "write_file"));
-        assert!(rules.admits("git", "read_secret"));
+    fn approval_rules_add_to_the_policy() {
+        let servers = [
+            (
+                "fs",
+                vec![
+                    tool("read", Some(false)),
+                    tool("rm", None),
+                    tool("mv", Some(false)),
+                ],
+            ),
+            ("git", vec![tool("push", Some(false)), tool("log", None)]),
+        ];
+        let hide_log = |_: &str, tool: &Tool| {
+            if tool.name == "log" {
+                Decision::Hide
+            } else {
+                Decision::Expose
+            }
+        };
+        let builder = Catalog::builder()
+            .policy(hide_log)
+            .approval("fs", &Approval::new().destructive(true))
+            .approval("fs", &Approval::new().tools(["m*"]))
+            .approval("git", &Approval::new().tools(["*"]));
+        assert_eq!(
+            exposed(&builder, &servers),
+            [
+                ("fs__read".to_owned(), false),
+                ("fs__rm".to_owned(), true),
+                ("fs__mv".to_owned(), true),
+                // `git__log` is hidden by the policy: approval rules do not bring it back.
+                ("git__push".to_owned(), true),
+            ]
+        );
     }
 
     #[test]
-    fn a_servers_configured_rules_join_the_exposure() {
-        let server = crate::ServerConfig::new(crate::StdioConfig::new("x"))
-            .allow(["read_*"])
-            .deny(["read_secret"])
-            .groups(["files", "admin"]);
-        let mut rules = Exposure::new().group("admin", [("other", "*")], false);
-        rules.add_server_rules("fs", &server);
-        assert!(rules.admits("fs", "read_file"));
-        assert!(!rules.admits("fs", "read_secret"));
-        assert!(!rules.admits("fs", "write"));
-        // `files` is new, so on; `admin` keeps its state and gains `fs`.
-        assert_eq!(
-            rules.groups().collect::<Vec<_>>(),
-            [("admin", false), ("files", true)]
-        );
-        assert!(rules.set_group("files", false));
-        assert!(!rules.admits("fs", "read_file"));
-        assert!(rules.set_group("admin", true));
-        assert!(rules.admits("fs", "read_file"));
-        assert!(rules.admits("other", "anything"));
+    fn explicit_names_win_and_map_back() {
+        let servers = [
+            ("fs", vec![tool("read", None), tool("rm", None)]),
+            ("git", vec![tool("log", None), tool("push", None)]),
+            ("x", vec![tool("y", None)]),
+        ];
+        let builder = Catalog::builder()
+            // Takes the name `git`'s `log` would derive.
+            .rename("fs", "read", "git__log")
+            .rename("git", "push", "publish")
+            // Unusable, or taken by an earlier tool: the derived name stays.
+            .rename("fs", "rm", "rm now")
+            .rename("x", "y", "publish");
+        let catalog = builder.build(servers.iter().map(|(s, t)| (*s, t.as_slice())));
+        let names: Vec<&str> = catalog.entries().iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names[0], "git__log");
+        assert_eq!(names[1], "fs__rm");
+        assert!(names[2].starts_with("git__log_"), "{names:?}");
+        assert_eq!(names[3..], ["publish", "x__y"]);
+        for (name, server, tool) in [
+            ("git__log", "fs", "read"),
+            ("publish", "git", "push"),
+            (names[2], "git", "log"),
+            ("x__y", "x", "y"),
+        ] {
+            let entry = catalog.resolve(name).unwrap();
+            assert_eq!(
+                (entry.server.as_str(), entry.tool.name.as_str()),
+                (server, tool)
+            );
+        }
+        // Apps address tools by their own names still.
+        assert_eq!(catalog.app_tool("git", "push").unwrap().name, "publish");
     }
 
     #[test]

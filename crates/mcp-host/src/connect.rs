@@ -10,9 +10,10 @@ use mcp_transport_stdio::ServerConnection;
 
 use crate::Error;
 use crate::config::{ServerConfig, ServerTransport};
+use crate::handlers::Handlers;
 
-/// The identity the host's clients introduce themselves with, and the extensions they
-/// declare for the embedding application.
+/// The identity the host's clients introduce themselves with, the extensions they declare
+/// for the embedding application, and how they answer servers' requests.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ClientInfo {
@@ -23,6 +24,9 @@ pub struct ClientInfo {
     /// Whether the clients declare the MCP Apps extension (`io.modelcontextprotocol/ui`,
     /// see `mcp_client::apps`): the embedding application renders apps (default no).
     pub apps: bool,
+    /// How the clients answer servers' elicitation, sampling and roots requests (default
+    /// none: the capabilities are not declared).
+    pub handlers: Handlers,
 }
 
 impl Default for ClientInfo {
@@ -31,6 +35,7 @@ impl Default for ClientInfo {
             name: "mcp-host".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             apps: false,
+            handlers: Handlers::default(),
         }
     }
 }
@@ -54,7 +59,8 @@ pub struct Connection {
 /// initialize-era server; restarted and probed again after a crash) or reaches a
 /// Streamable HTTP endpoint (a modern request first, then a legacy session, then the
 /// 2024-11-05 HTTP+SSE transport), with the configuration's headers, environment, working
-/// directory, request timeout and protocol revisions ([`ServerConfig::connector`]).
+/// directory, request timeout and protocol revisions ([`ServerConfig::connector`]). The
+/// client answers servers' requests with `info`'s [`Handlers`].
 ///
 /// Cancel safety: dropping the future before it completes drops the connection and stops
 /// its server.
@@ -67,6 +73,7 @@ pub async fn connect(
     if info.apps {
         builder = builder.apps();
     }
+    builder = info.handlers.apply(builder);
     connect_with(name, config, builder).await
 }
 

@@ -70,6 +70,12 @@ pub enum Error {
     /// No server of that name.
     #[error("no server named `{0}`")]
     UnknownServer(String),
+    /// No prompt of any server has that host-visible name.
+    #[error("no prompt named `{0}`")]
+    UnknownPrompt(String),
+    /// No resource of any server has that host-visible URI.
+    #[error("no resource with the URI `{0}`")]
+    UnknownResource(String),
     /// Not one of the vendor names (`openai`, `openai-responses`, `anthropic`, `gemini`).
     #[error("unknown vendor `{0}` (expected openai, openai-responses, anthropic or gemini)")]
     UnknownVendor(String),

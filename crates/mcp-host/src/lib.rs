@@ -10,6 +10,11 @@
 //! [`Middleware`], and go back to the model as each vendor's result shape
 //! ([`ToolOutcome`]). [`Agent`] is a provider-neutral loop over a [`Model`].
 //!
+//! Beside the tools, the host gathers every server's prompts (named as tools are), resources
+//! (under their own URIs, or [`qualified_uri`] when two servers list the same one) and
+//! resource templates: [`Host::prompts`], [`Host::get_prompt`], [`Host::resources`],
+//! [`Host::read_resource`], refreshed with the tools.
+//!
 //! The catalog is pure data: the `mcp` CLI builds one from `(server, tools)` pairs with no
 //! connection, and only [`connect()`] knows how a configuration becomes a client.
 //!
@@ -53,6 +58,10 @@
 //! stay out of every vendor's declarations and of [`Catalog::resolve`], a call's
 //! [`ToolOutcome::ui`] says which UI renders its result, [`Host::read_ui`] fetches it and
 //! [`Host::call_from_app`] runs the calls the rendered app makes to its own server.
+//!
+//! Servers' own requests (elicitation, sampling, roots) are answered by the [`Handlers`]
+//! installed with [`HostBuilder::on_elicit`], [`HostBuilder::on_sample`] and
+//! [`HostBuilder::on_roots`], on every client the host connects.
 
 #![forbid(unsafe_code)]
 // On docs.rs (`--cfg docsrs`, nightly rustdoc) every feature-gated item is labelled with
@@ -70,33 +79,36 @@ mod calls;
 mod catalog;
 mod config;
 mod connect;
+mod content;
 mod error;
 #[cfg(feature = "gateway")]
 mod gateway;
+mod handlers;
 mod host;
 mod middleware;
 mod naming;
 mod render;
+mod rules;
 pub mod schema;
 
 pub use agent::{Agent, Conversation, Message, Model, Reply};
 pub use calls::{ToolCall, ToolOutcome, UiRef};
-pub use catalog::{
-    Catalog, CatalogBuilder, Decision, Entry, Exposure, Policy, Vendor,
-    require_approval_if_destructive,
-};
+pub use catalog::{Catalog, CatalogBuilder, Entry, Vendor};
 pub use config::{
     HostConfig, HttpConfig, KNOWN_PROTOCOL_VERSIONS, MAX_TIMEOUT_MS, ServerConfig, ServerTransport,
     StdioConfig,
 };
 pub use connect::{ClientInfo, Connection, connect};
+pub use content::{PromptEntry, ResourceEntry, TemplateEntry, qualified_uri};
 pub use error::Error;
 #[cfg(feature = "gateway")]
 pub use gateway::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_PARKED, DEFAULT_PARK_TTL, Gateway, GatewayBuilder,
 };
+pub use handlers::Handlers;
 pub use host::{Host, HostBuilder};
 pub use middleware::{Approver, AuditEntry, AuditLog, BoxFuture, CallInfo, Middleware, Verdict};
 pub use naming::{DEFAULT_MAX_NAME_LEN, NamingPolicy};
 pub use render::DEFAULT_MAX_MEDIA_LEN;
+pub use rules::{Approval, Decision, Exposure, Policy, require_approval_if_destructive};
 pub use schema::SchemaLimits;

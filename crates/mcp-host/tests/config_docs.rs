@@ -88,8 +88,24 @@ fn the_schema_and_the_parser_refuse_the_same_mistakes() {
         json!({"mcpServers": {"a": {"command": "x", "allow": [""]}}}),
         json!({"mcpServers": {"a": {"command": "x", "deny": "y"}}}),
         json!({"mcpServers": {"a": {"command": "x", "disabled": "no"}}}),
+        json!({"mcpServers": {"a": {"command": "x", "rename": ["t"]}}}),
+        json!({"mcpServers": {"a": {"command": "x", "rename": {"t": "a b"}}}}),
+        json!({"mcpServers": {"a": {"command": "x", "rename": {"t": ""}}}}),
+        json!({"mcpServers": {"a": {"command": "x", "rename": {"": "b"}}}}),
+        json!({"mcpServers": {"a": {"command": "x", "approval": ["rm"]}}}),
+        json!({"mcpServers": {"a": {"command": "x", "approval": {"tools": [""]}}}}),
+        json!({"mcpServers": {"a": {"command": "x", "approval": {"destructive": 1}}}}),
+        json!({"mcpServers": {"a": {"command": "x", "approval": {"all": true}}}}),
         json!({"mcpServers": {"a": {"command": "x"}}, "servers": {}}),
         json!({"mcpServers": []}),
+        json!({"naming": [], "mcpServers": {}}),
+        json!({"naming": {"prefix": ""}, "mcpServers": {}}),
+        json!({"naming": {"prefix": "9x"}, "mcpServers": {}}),
+        json!({"naming": {"separator": "::"}, "mcpServers": {}}),
+        json!({"naming": {"includeServer": "yes"}, "mcpServers": {}}),
+        json!({"naming": {"maxLength": 65}, "mcpServers": {}}),
+        json!({"naming": {"maxLength": 17}, "mcpServers": {}}),
+        json!({"naming": {"case": "snake"}, "mcpServers": {}}),
         json!({"tools": {}}),
         json!([]),
     ] {
@@ -104,6 +120,8 @@ fn the_schema_and_the_parser_refuse_the_same_mistakes() {
         json!({"mcpServers": {"a": {"disabled": true, "type": "websocket"}}}),
         json!({"servers": {"a": {"command": "x", "envFile": ".env"}}, "inputs": []}),
         json!({"mcpServers": {"a": {"type": "streamableHttp", "url": "http://x/mcp"}}}),
+        json!({"naming": {"prefix": "mcp", "separator": "_", "includeServer": false,
+                          "maxLength": 18}, "servers": {}}),
     ] {
         assert!(validator.is_valid(&good), "the schema refuses {good}");
         assert!(

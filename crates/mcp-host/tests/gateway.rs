@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mcp_client::{CallOptions, Client, ListenEvent};
-use mcp_host::{AuditLog, Gateway, HostConfig, require_approval_if_destructive};
+use mcp_host::{
+    AuditLog, Gateway, HostConfig, HttpConfig, ServerConfig, require_approval_if_destructive,
+};
 use mcp_legacy::client::{Connector, EraChoice};
 use mcp_server::tasks::{TaskSupport, Tasks};
 use mcp_server::{Context, PromptDef, ResourceDef, ResourceTemplateDef, Server, ToolDef};
@@ -522,4 +524,73 @@ impl Drop for Notified {
     fn drop(&mut self) {
         self.0.notify_one();
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_configs_naming_renames_and_approval_rules_shape_what_the_gateway_serves() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&runs);
+    let up = serve(
+        Server::builder("files", "1")
+            .tool(ToolDef::new(
+                "echo",
+                json!({"type": "object"}),
+                |_, _| async { Ok(CallToolResult::text("echoed")) },
+            ))
+            .tool(
+                ToolDef::new("move", json!({"type": "object"}), move |_, _| {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    async { Ok(CallToolResult::text("moved")) }
+                })
+                .annotations(serde_json::from_value(json!({"readOnlyHint": true})).unwrap()),
+            )
+            .build()
+            .unwrap(),
+    )
+    .await;
+    let config = HostConfig::from_json(
+        &json!({
+            "naming": {"prefix": "mcp"},
+            "mcpServers": {"files": {
+                "type": "http",
+                "url": up.url(),
+                "rename": {"echo": "say"},
+                // Approval by name, whatever the tool's hints say.
+                "approval": {"tools": ["move"]}
+            }}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let gateway = Gateway::builder().config(config).connect().await.unwrap();
+    let served = serve(gateway.server().clone()).await;
+    let client = client(&served, EraChoice::Detect, json!({"action": "decline"})).await;
+    let mut tools: Vec<String> = client
+        .list_tools_all()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    tools.sort();
+    assert_eq!(tools, ["mcp__files__move", "say"]);
+    assert_eq!(text(&client.call_tool("say", ()).await.unwrap()), "echoed");
+    let refused = client.call_tool("mcp__files__move", ()).await.unwrap();
+    assert!(text(&refused).contains("not approved"), "{refused:?}");
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+
+    // Two upstreams renaming a tool to one name: refused when the gateway starts (the
+    // config's parser refuses it in a file; here the configurations come from code).
+    let refused = Gateway::builder()
+        .upstream(
+            "a",
+            ServerConfig::new(HttpConfig::new(up.url())).rename("echo", "same"),
+        )
+        .upstream(
+            "b",
+            ServerConfig::new(HttpConfig::new(up.url())).rename("move", "same"),
+        )
+        .connect()
+        .await;
+    assert!(refused.is_err(), "{refused:?}");
 }

@@ -43,10 +43,11 @@ use mcp_server::Server;
 use tokio::task::JoinHandle;
 
 use crate::Error;
-use crate::catalog::{Exposure, Policy};
+use crate::catalog::CatalogBuilder;
 use crate::config::{HostConfig, ServerConfig};
 use crate::middleware::Middleware;
 use crate::naming::NamingPolicy;
+use crate::rules::Policy;
 
 pub use relay::{DEFAULT_MAX_PARKED, DEFAULT_PARK_TTL};
 
@@ -62,9 +63,9 @@ pub struct GatewayBuilder {
     name: String,
     version: String,
     upstreams: Vec<(String, ServerConfig)>,
-    naming: NamingPolicy,
-    exposure: Exposure,
-    policy: Option<Arc<dyn Policy>>,
+    catalog: CatalogBuilder,
+    /// The first error of the configuration, reported by `connect`.
+    error: Option<Error>,
     middleware: Vec<Arc<dyn Middleware>>,
     connect_timeout: Duration,
     max_parked: usize,
@@ -89,9 +90,8 @@ impl Default for GatewayBuilder {
             name: "mcp-gateway".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             upstreams: Vec::new(),
-            naming: NamingPolicy::default(),
-            exposure: Exposure::default(),
-            policy: None,
+            catalog: CatalogBuilder::default(),
+            error: None,
             middleware: Vec::new(),
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_parked: DEFAULT_MAX_PARKED,
@@ -110,22 +110,29 @@ impl GatewayBuilder {
         self
     }
 
-    /// Adds every server of a configuration as an upstream; their `allow`, `deny` and
-    /// `groups` join the exposure rules.
+    /// Adds every server of a configuration as an upstream (see
+    /// [`upstream`](Self::upstream)), and takes its `naming`.
     #[must_use]
     pub fn config(mut self, config: HostConfig) -> Self {
+        if let Some(naming) = config.naming {
+            self.catalog = self.catalog.naming(naming);
+        }
         for (name, server) in config.servers {
             self = self.upstream(name, server);
         }
         self
     }
 
-    /// Adds an upstream; its `allow`, `deny` and `groups` join the exposure rules.
+    /// Adds an upstream; its `allow`, `deny`, `groups`, `rename` and `approval` join the
+    /// gateway's rules, as they do a host's. An invalid rename is reported by
+    /// [`connect`](Self::connect).
     #[must_use]
     pub fn upstream(mut self, name: impl Into<String>, config: impl Into<ServerConfig>) -> Self {
         let name = name.into();
         let config = config.into();
-        self.exposure.add_server_rules(&name, &config);
+        if let Err(e) = self.catalog.add_server_config(&name, &config) {
+            self.error.get_or_insert(e);
+        }
         self.upstreams.push((name, config));
         self
     }
@@ -133,7 +140,7 @@ impl GatewayBuilder {
     /// How tool and prompt names are derived (default `server__tool`).
     #[must_use]
     pub fn naming(mut self, naming: NamingPolicy) -> Self {
-        self.naming = naming;
+        self.catalog = self.catalog.naming(naming);
         self
     }
 
@@ -142,7 +149,7 @@ impl GatewayBuilder {
     /// before every call that may destroy something).
     #[must_use]
     pub fn policy(mut self, policy: impl Policy + 'static) -> Self {
-        self.policy = Some(Arc::new(policy));
+        self.catalog = self.catalog.policy(policy);
         self
     }
 
@@ -178,7 +185,10 @@ impl GatewayBuilder {
     ///
     /// # Errors
     /// [`Error::Gateway`] when the server cannot be built.
-    pub async fn connect(self) -> Result<Gateway, Error> {
+    pub async fn connect(mut self) -> Result<Gateway, Error> {
+        if let Some(error) = self.error.take() {
+            return Err(error);
+        }
         let upstreams: Vec<Arc<Upstream>> = self
             .upstreams
             .iter()
@@ -237,9 +247,7 @@ impl GatewayBuilder {
             .map_err(|e| Error::Gateway(e.to_string()))?;
         let shared = Arc::new(Shared {
             server: server.clone(),
-            naming: self.naming.clone(),
-            exposure: self.exposure.clone(),
-            policy: self.policy.clone(),
+            catalog: self.catalog.clone(),
             middleware: self.middleware.clone(),
             upstreams: upstreams.clone(),
             published: Mutex::new(Published::default()),

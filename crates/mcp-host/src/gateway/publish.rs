@@ -11,9 +11,8 @@ use serde_json::{Value, json};
 use super::calls::CallSpec;
 use super::relay;
 use super::upstream::{Listing, Upstream};
-use crate::catalog::{Decision, Exposure, Policy};
+use crate::catalog::CatalogBuilder;
 use crate::middleware::Middleware;
-use crate::naming::NamingPolicy;
 
 /// What the gateway serves now, keyed by downstream name or URI: the upstream, its own
 /// name or URI, and the definition (to tell a changed one).
@@ -28,9 +27,7 @@ pub(super) struct Published {
 /// The state every handler shares.
 pub(super) struct Shared {
     pub(super) server: Server,
-    pub(super) naming: NamingPolicy,
-    pub(super) exposure: Exposure,
-    pub(super) policy: Option<Arc<dyn Policy>>,
+    pub(super) catalog: CatalogBuilder,
     pub(super) middleware: Vec<Arc<dyn Middleware>>,
     pub(super) upstreams: Vec<Arc<Upstream>>,
     pub(super) published: Mutex<Published>,
@@ -43,15 +40,6 @@ pub(super) fn prefixed(server: &str, uri: &str) -> String {
 }
 
 impl Shared {
-    pub(super) fn decide(&self, server: &str, tool: &Tool) -> Decision {
-        if !self.exposure.admits(server, &tool.name) {
-            return Decision::Hide;
-        }
-        self.policy
-            .as_ref()
-            .map_or(Decision::Expose, |p| p.decide(server, tool))
-    }
-
     /// The downstream URI of an upstream's `uri`: as it is, unless another upstream
     /// published it first.
     pub(super) fn downstream_uri(&self, index: usize, uri: &str) -> String {
@@ -78,25 +66,26 @@ impl Shared {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
 
-        // Tools, filtered, under namespaced names.
-        let mut tools = Vec::new();
-        for (index, listing) in listings.iter().enumerate() {
-            let server = &self.upstreams[index].name;
-            for tool in &listing.tools {
-                match self.decide(server, tool) {
-                    Decision::Hide => {}
-                    decision => tools.push((index, tool, decision == Decision::RequireApproval)),
-                }
-            }
-        }
-        let names = self.naming.assign(
-            tools
+        // Tools: the catalog the host would build (naming, renames, exposure, policy,
+        // approval rules), in upstream order.
+        let catalog = self.catalog.build(
+            listings
                 .iter()
-                .map(|(i, t, _)| (self.upstreams[*i].name.as_str(), t.name.as_str())),
+                .enumerate()
+                .map(|(i, l)| (self.upstreams[i].name.as_str(), l.tools.as_slice())),
         );
+        let tools: Vec<(usize, &Tool, bool, String)> = catalog
+            .entries()
+            .iter()
+            .filter(|e| e.model_visible)
+            .filter_map(|e| {
+                let index = self.upstreams.iter().position(|u| u.name == e.server)?;
+                Some((index, &e.tool, e.requires_approval, e.name.clone()))
+            })
+            .collect();
         // In upstream order, so that the listing is too.
         let mut wanted = Vec::new();
-        for ((index, tool, approval), name) in tools.into_iter().zip(names) {
+        for (index, tool, approval, name) in tools {
             let mut definition = tool.clone();
             definition.name.clone_from(&name);
             let key = json!([definition, approval]);
@@ -149,9 +138,13 @@ impl Shared {
             .iter()
             .enumerate()
             .flat_map(|(i, l)| l.prompts.iter().map(move |p| (i, p)))
-            .filter(|(i, p)| self.exposure.admits(&self.upstreams[*i].name, &p.name))
+            .filter(|(i, p)| {
+                self.catalog
+                    .exposure_rules()
+                    .admits(&self.upstreams[*i].name, &p.name)
+            })
             .collect();
-        let names = self.naming.assign(
+        let names = self.catalog.naming_policy().assign(
             prompts
                 .iter()
                 .map(|(i, p)| (self.upstreams[*i].name.as_str(), p.name.as_str())),

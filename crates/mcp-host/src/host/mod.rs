@@ -1,32 +1,43 @@
-//! The host: many connected clients, their tools in one catalog refreshed between rounds
-//! when a server reports a change, and calls routed back to the right client.
+//! The host: many connected clients, their tools in one catalog (and their prompts and
+//! resources beside it) refreshed between rounds when a server reports a change, and calls
+//! routed back to the right client.
 
-use std::collections::HashSet;
+use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use mcp_client::{Client, ListenEvent};
+use mcp_client::Client;
 use mcp_transport_stdio::ServerConnection;
-use mcp_types::{CallToolResult, SubscriptionFilter, Tool};
+use mcp_types::{CallToolResult, Prompt, Resource, ResourceTemplate, Tool};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::Error;
 use crate::calls::{ToolCall, ToolOutcome, UiRef};
-use crate::catalog::{Catalog, CatalogBuilder, Exposure, Policy};
+use crate::catalog::{Catalog, CatalogBuilder};
 use crate::config::{HostConfig, ServerConfig};
 use crate::connect::{ClientInfo, connect};
+use crate::content::{Content, Listed};
+use crate::handlers::Handlers;
 use crate::middleware::{Approver, CallInfo, Middleware, Verdict};
 use crate::naming::NamingPolicy;
+use crate::rules::{Approval, Exposure, Policy};
 use crate::schema::SchemaLimits;
 
 /// How long [`HostBuilder::connect`] waits for a server to acknowledge its change
 /// subscription before going on without it.
 const LISTEN_ACK_TIMEOUT: Duration = Duration::from_secs(10);
 
+mod changes;
+mod content;
+
+use changes::{Changes, Lists, listen};
+use content::{Fetched, fetch, offered};
+
 /// Where a client comes from.
 enum Source {
-    Config(ServerConfig),
+    /// Boxed: a configuration is much larger than a client handle.
+    Config(Box<ServerConfig>),
     Client(Client),
 }
 
@@ -58,16 +69,30 @@ impl std::fmt::Debug for HostBuilder {
 struct Server {
     name: String,
     client: Client,
+    /// The lists it offers (its tools always; prompts and resources as it declares).
+    offers: Lists,
     tools: Vec<Tool>,
+    prompts: Vec<Prompt>,
+    resources: Vec<Resource>,
+    templates: Vec<ResourceTemplate>,
     /// The process the host spawned for it, stopped by [`Host::shutdown`].
     process: Option<ServerConnection>,
 }
 
-/// State shared with the subscription tasks: which servers reported a change since their
-/// last refresh.
-#[derive(Default)]
-struct Changes {
-    dirty: Mutex<HashSet<String>>,
+impl Server {
+    /// Takes the lists that were read.
+    fn apply(&mut self, fetched: Fetched) {
+        if let Some(tools) = fetched.tools {
+            self.tools = tools;
+        }
+        if let Some(prompts) = fetched.prompts {
+            self.prompts = prompts;
+        }
+        if let Some((resources, templates)) = fetched.resources {
+            self.resources = resources;
+            self.templates = templates;
+        }
+    }
 }
 
 /// Many MCP servers as one set of tools.
@@ -93,6 +118,7 @@ pub struct Host {
     servers: Mutex<Vec<Server>>,
     catalog_builder: Mutex<CatalogBuilder>,
     catalog: Mutex<Arc<Catalog>>,
+    content: Mutex<Arc<Content>>,
     changes: Arc<Changes>,
     changed_tx: Arc<watch::Sender<u64>>,
     failures: Vec<(String, Error)>,
@@ -129,20 +155,69 @@ impl HostBuilder {
         self
     }
 
-    /// Adds a server to connect to. Its `allow`, `deny` and `groups` are added to the
-    /// exposure rules when the host connects.
+    /// Answers the elicitation requests of every server the host connects (not of clients
+    /// given with [`client`](Self::client), whose builder decides), as
+    /// `mcp_client::ClientBuilder::on_elicit` does. Without it the clients do not declare
+    /// elicitation, and a tool that must ask the user fails.
     #[must_use]
-    pub fn server(mut self, name: impl Into<String>, config: impl Into<ServerConfig>) -> Self {
-        self.sources
-            .push((name.into(), Source::Config(config.into())));
+    pub fn on_elicit<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(mcp_types::ElicitRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<mcp_types::ElicitResult, String>> + Send + 'static,
+    {
+        self.info.handlers = self.info.handlers.on_elicit(handler);
         self
     }
 
-    /// Adds every server of a configuration (see [`server`](Self::server)).
+    /// Answers the sampling requests of every server the host connects (see
+    /// [`on_elicit`](Self::on_elicit)), as `mcp_client::ClientBuilder::on_sample` does.
+    #[must_use]
+    pub fn on_sample<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(mcp_types::CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<mcp_types::CreateMessageResult, String>> + Send + 'static,
+    {
+        self.info.handlers = self.info.handlers.on_sample(handler);
+        self
+    }
+
+    /// Answers the roots requests of every server the host connects (see
+    /// [`on_elicit`](Self::on_elicit)), as `mcp_client::ClientBuilder::on_roots` does.
+    #[must_use]
+    pub fn on_roots<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<mcp_types::ListRootsResult, String>> + Send + 'static,
+    {
+        self.info.handlers = self.info.handlers.on_roots(handler);
+        self
+    }
+
+    /// Sets every handler at once, replacing those set before.
+    #[must_use]
+    pub fn handlers(mut self, handlers: Handlers) -> Self {
+        self.info.handlers = handlers;
+        self
+    }
+
+    /// Adds a server to connect to. Its `allow`, `deny` and `groups` are added to the
+    /// exposure rules, and its renames to the catalog's, when the host connects.
+    #[must_use]
+    pub fn server(mut self, name: impl Into<String>, config: impl Into<ServerConfig>) -> Self {
+        self.sources
+            .push((name.into(), Source::Config(Box::new(config.into()))));
+        self
+    }
+
+    /// Adds every server of a configuration (see [`server`](Self::server)), and takes
+    /// its settings: its `naming`, if it has one, replaces the naming set before.
     #[must_use]
     pub fn config(mut self, config: HostConfig) -> Self {
+        if let Some(naming) = config.naming {
+            self.catalog = self.catalog.naming(naming);
+        }
         for (name, server) in config.servers {
-            self.sources.push((name, Source::Config(server)));
+            self.sources.push((name, Source::Config(Box::new(server))));
         }
         self
     }
@@ -167,6 +242,15 @@ impl HostBuilder {
     #[must_use]
     pub fn exposure(mut self, exposure: Exposure) -> Self {
         self.catalog = self.catalog.exposure(exposure);
+        self
+    }
+
+    /// Makes the tools `approval` names (of `server`) need approval before each call, on
+    /// top of the policy (see [`approver`](Self::approver)). A configured server's own
+    /// `approval` is added when the host connects.
+    #[must_use]
+    pub fn approval(mut self, server: impl Into<String>, approval: &Approval) -> Self {
+        self.catalog = self.catalog.approval(server, approval);
         self
     }
 
@@ -199,17 +283,21 @@ impl HostBuilder {
         self
     }
 
-    /// Connects every server concurrently, lists each one's tools, and subscribes to its
-    /// tool-list changes. A server that fails is left out and reported by
-    /// [`Host::failures`]; this fails only on a configuration error (a bad header).
-    /// Each configured server's `allow`, `deny` and `groups` join the exposure rules.
+    /// Connects every server concurrently, lists each one's tools (and the prompts,
+    /// resources and resource templates it declares), and subscribes to changes of those
+    /// lists. A server whose tools cannot be listed is left out and reported by
+    /// [`Host::failures`]; this fails only on a configuration error (a bad header, a
+    /// rename to an invalid name or to a name another tool was given).
+    /// A server whose other lists cannot be read joins without them; the next
+    /// [`Host::refresh`] tries again. Each configured server's `allow`, `deny` and
+    /// `groups` join the exposure rules.
     /// Must be called within a tokio runtime. Waits up to 10 s per server for its change
     /// subscription to be acknowledged, so that no change made after this returns is
     /// missed; a server without subscriptions is simply never refreshed.
     pub async fn connect(mut self) -> Result<Host, Error> {
         for (name, source) in &self.sources {
             if let Source::Config(config) = source {
-                self.catalog.exposure_mut().add_server_rules(name, config);
+                self.catalog.add_server_config(name, config)?;
             }
         }
         let mut set = JoinSet::new();
@@ -223,14 +311,27 @@ impl HostBuilder {
                         Err(e) => return (index, name, Err(e)),
                     },
                 };
-                let listed = client
-                    .list_tools_all()
-                    .await
-                    .map_err(|source| Error::Server {
-                        server: name.clone(),
-                        source: Box::new(source),
-                    });
-                (index, name, listed.map(|tools| (client, tools, process)))
+                let offers = offered(&name, &client).await;
+                let (fetched, error) = fetch(&name, &client, offers).await;
+                // Without its tools a server is of no use; its other lists are read again
+                // at the next refresh.
+                if fetched.tools.is_none() {
+                    let error = error.unwrap_or_else(|| Error::UnknownServer(name.clone()));
+                    return (index, name, Err(error));
+                }
+                let mut server = Server {
+                    name: name.clone(),
+                    client,
+                    offers,
+                    tools: Vec::new(),
+                    prompts: Vec::new(),
+                    resources: Vec::new(),
+                    templates: Vec::new(),
+                    process,
+                };
+                let unread = offers.without(fetched.lists());
+                server.apply(fetched);
+                (index, name, Ok((server, unread)))
             });
         }
         let mut connected = Vec::new();
@@ -240,15 +341,7 @@ impl HostBuilder {
                 continue;
             };
             match outcome {
-                Ok((client, tools, process)) => connected.push((
-                    index,
-                    Server {
-                        name,
-                        client,
-                        tools,
-                        process,
-                    },
-                )),
+                Ok(server) => connected.push((index, server)),
                 Err(
                     e @ (Error::Config(_)
                     | Error::InvalidField { .. }
@@ -259,9 +352,15 @@ impl HostBuilder {
         }
         connected.sort_by_key(|(i, _)| *i);
         failures.sort_by_key(|(i, _, _)| *i);
-        let servers: Vec<Server> = connected.into_iter().map(|(_, s)| s).collect();
-
         let changes = Arc::new(Changes::default());
+        let servers: Vec<Server> = connected
+            .into_iter()
+            .map(|(_, (server, unread))| {
+                changes.mark(&server.name, unread);
+                server
+            })
+            .collect();
+
         let (changed_tx, _) = watch::channel(0u64);
         let changed_tx = Arc::new(changed_tx);
         let mut listeners = Vec::new();
@@ -283,10 +382,12 @@ impl HostBuilder {
             let _ = tokio::time::timeout(LISTEN_ACK_TIMEOUT, ack).await;
         }
         let catalog = Arc::new(build_catalog(&self.catalog, &servers));
+        let content = Arc::new(build_content(&self.catalog, &servers));
         Ok(Host {
             servers: Mutex::new(servers),
             catalog_builder: Mutex::new(self.catalog),
             catalog: Mutex::new(catalog),
+            content: Mutex::new(content),
             changes,
             changed_tx,
             failures: failures.into_iter().map(|(_, n, e)| (n, e)).collect(),
@@ -305,44 +406,18 @@ fn build_catalog(builder: &CatalogBuilder, servers: &[Server]) -> Catalog {
     )
 }
 
-/// Follows one server's tool-list changes until the subscription ends.
-async fn listen(
-    name: String,
-    client: Client,
-    changes: Arc<Changes>,
-    counter: Arc<watch::Sender<u64>>,
-    ack: tokio::sync::oneshot::Sender<()>,
-) {
-    let mut filter = SubscriptionFilter::new();
-    filter.tools_list_changed = Some(true);
-    let mut subscription = match client.listen(filter).await {
-        Ok(subscription) => subscription,
-        Err(e) => {
-            tracing::debug!(server = %name, error = %e, "no change subscription");
-            return;
-        }
-    };
-    let mut ack = Some(ack);
-    while let Some(event) = subscription.next().await {
-        let change = match event {
-            ListenEvent::Acknowledged(_) => {
-                // The first acknowledgement opens the subscription; a later one follows a
-                // restart of the server, whose tools may have changed meanwhile.
-                ack.take().is_none()
-            }
-            ListenEvent::ToolsListChanged => true,
-            _ => false,
-        };
-        if change {
-            tracing::debug!(server = %name, "tool list changed");
-            changes
-                .dirty
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(name.clone());
-            counter.send_modify(|n| *n += 1);
-        }
-    }
+/// The prompts, resources and templates of `servers`, prompts named by `builder`'s
+/// naming.
+fn build_content(builder: &CatalogBuilder, servers: &[Server]) -> Content {
+    Content::build(
+        builder.naming_policy(),
+        servers.iter().map(|s| Listed {
+            server: &s.name,
+            prompts: &s.prompts,
+            resources: &s.resources,
+            templates: &s.templates,
+        }),
+    )
 }
 
 impl Host {
@@ -407,50 +482,60 @@ impl Host {
     fn rebuild(&self, builder: &CatalogBuilder) {
         let servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
         let catalog = Arc::new(build_catalog(builder, &servers));
+        let content = Arc::new(build_content(builder, &servers));
         drop(servers);
         *self.catalog.lock().unwrap_or_else(PoisonError::into_inner) = catalog;
+        *self.content.lock().unwrap_or_else(PoisonError::into_inner) = content;
     }
 
-    /// Lists the tools again of every server that reported a change since the last
-    /// refresh, and rebuilds the catalog. Returns whether anything was refreshed. A server
-    /// whose listing fails keeps its old tools and stays marked for the next refresh.
+    /// The current prompts and resources.
+    fn content(&self) -> Arc<Content> {
+        Arc::clone(&self.content.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Lists again what every server reported changed since the last refresh (its tools,
+    /// prompts, or resources and templates), and rebuilds the catalog and the prompts and
+    /// resources. Returns whether anything was refreshed. A list that cannot be read keeps
+    /// its old contents and stays marked for the next refresh, as do the lists a server
+    /// could not give when the host connected.
     ///
     /// Cancel-safe: a refresh dropped midway leaves the servers marked.
     pub async fn refresh(&self) -> bool {
-        let dirty: Vec<String> = self
-            .changes
-            .dirty
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .cloned()
-            .collect();
-        if dirty.is_empty() {
+        let pending = self.changes.pending();
+        if pending.is_empty() {
             return false;
         }
         let mut set = JoinSet::new();
-        for name in dirty {
-            let Some(client) = self.client(&name) else {
+        for (name, lists) in pending {
+            let found = self
+                .servers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .find(|s| s.name == name)
+                .map(|s| (s.client.clone(), s.offers));
+            let Some((client, offers)) = found else {
                 continue;
             };
-            set.spawn(async move { (name, client.list_tools_all().await) });
+            // A list the server does not offer has nothing to read.
+            self.changes.done(&name, lists.without(offers));
+            let wanted = lists.and(offers);
+            set.spawn(async move {
+                let (fetched, _) = fetch(&name, &client, wanted).await;
+                (name, fetched)
+            });
         }
         let mut refreshed = false;
-        while let Some(Ok((name, listed))) = set.join_next().await {
-            match listed {
-                Ok(tools) => {
-                    self.changes
-                        .dirty
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .remove(&name);
-                    let mut servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
-                    if let Some(server) = servers.iter_mut().find(|s| s.name == name) {
-                        server.tools = tools;
-                        refreshed = true;
-                    }
-                }
-                Err(e) => tracing::warn!(server = %name, error = %e, "refresh failed"),
+        while let Some(Ok((name, fetched))) = set.join_next().await {
+            let read = fetched.lists();
+            if read.is_empty() {
+                continue;
+            }
+            self.changes.done(&name, read);
+            let mut servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(server) = servers.iter_mut().find(|s| s.name == name) {
+                server.apply(fetched);
+                refreshed = true;
             }
         }
         if refreshed {
