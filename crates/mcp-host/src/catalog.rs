@@ -215,6 +215,7 @@ impl CatalogBuilder {
     }
 
     /// The exposure rules.
+    #[cfg(feature = "gateway")]
     pub(crate) fn exposure_rules(&self) -> &Exposure {
         &self.exposure
     }

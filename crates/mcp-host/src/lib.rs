@@ -95,8 +95,8 @@ pub use agent::{Agent, Conversation, Message, Model, Reply};
 pub use calls::{ToolCall, ToolOutcome, UiRef};
 pub use catalog::{Catalog, CatalogBuilder, Entry, Vendor};
 pub use config::{
-    HostConfig, HttpConfig, KNOWN_PROTOCOL_VERSIONS, MAX_TIMEOUT_MS, ServerConfig, ServerTransport,
-    StdioConfig,
+    GatewayAuth, GatewayConfig, HostConfig, HttpConfig, KNOWN_PROTOCOL_VERSIONS, MAX_TIMEOUT_MS,
+    ServerConfig, ServerTransport, StdioConfig, TokenCheck,
 };
 pub use connect::{ClientInfo, Connection, connect};
 pub use content::{PromptEntry, ResourceEntry, TemplateEntry, qualified_uri};

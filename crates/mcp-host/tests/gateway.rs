@@ -594,3 +594,98 @@ async fn the_configs_naming_renames_and_approval_rules_shape_what_the_gateway_se
         .await;
     assert!(refused.is_err(), "{refused:?}");
 }
+
+/// An introspection endpoint (RFC 7662) that knows one token, `good`, for `resource`.
+async fn introspection(resource: String) -> (tokio::task::JoinHandle<()>, String) {
+    use http_body_util::BodyExt as _;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/introspect", listener.local_addr().unwrap());
+    let task = mcp_test_support::http::serve_http1(
+        listener,
+        Arc::new(resource),
+        |request, resource| async move {
+            let body = request.into_body().collect().await.unwrap().to_bytes();
+            let form = String::from_utf8_lossy(&body).into_owned();
+            let exp = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs()
+                + 600;
+            let answer = if form.contains("token=good") {
+                json!({"active": true, "aud": *resource, "iss": "https://auth.example.com",
+                       "sub": "ada", "scope": "mcp", "exp": exp})
+            } else {
+                json!({"active": false})
+            };
+            http::Response::builder()
+                .header("content-type", "application/json")
+                .body(http_body_util::Full::new(answer.to_string().into()))
+                .unwrap()
+        },
+    );
+    (task, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_auth_section_protects_the_http_endpoint() {
+    let up = serve(
+        Server::builder("a", "1")
+            .tool(ToolDef::new(
+                "echo",
+                json!({"type": "object"}),
+                |_, _| async { Ok(CallToolResult::text("echoed")) },
+            ))
+            .build()
+            .unwrap(),
+    )
+    .await;
+    let port = mcp_test_support::free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let (_introspection, introspect_url) = introspection(resource.clone()).await;
+    let config = HostConfig::from_value_with_env(
+        &json!({
+            "mcpServers": {"a": {"type": "http", "url": up.url()}},
+            "gateway": {"auth": {
+                "resource": resource,
+                "issuer": "https://auth.example.com",
+                "introspection": {"url": introspect_url, "clientId": "gateway",
+                                  "clientSecret": "${GATEWAY_SECRET}"},
+                "scopes": ["mcp"]
+            }}
+        }),
+        &|name| (name == "GATEWAY_SECRET").then(|| "s3cret".to_owned()),
+    )
+    .unwrap();
+    let gateway = Gateway::builder().config(config).connect().await.unwrap();
+    let served = gateway
+        .bind_http(
+            format!("127.0.0.1:{port}").parse().unwrap(),
+            HttpServerConfig::default(),
+        )
+        .await
+        .unwrap();
+    let bearer = |token: &str| {
+        HttpClientConfig::default().header(
+            http::header::AUTHORIZATION,
+            http::HeaderValue::from_str(&format!("Bearer {token}")).unwrap(),
+        )
+    };
+    for era in [EraChoice::Detect, EraChoice::Legacy] {
+        // Without a token, or with one the authorization server does not know: refused.
+        for config in [HttpClientConfig::default(), bearer("forged")] {
+            let refused = Connector::new(Client::builder("t", "1"))
+                .era(era.clone())
+                .connect_http(served.url(), config)
+                .await;
+            assert!(refused.is_err(), "connected without a valid token");
+        }
+        let client = Connector::new(Client::builder("t", "1"))
+            .era(era)
+            .connect_http(served.url(), bearer("good"))
+            .await
+            .unwrap()
+            .client;
+        let result = client.call_tool("a__echo", ()).await.unwrap();
+        assert_eq!(text(&result), "echoed");
+    }
+}

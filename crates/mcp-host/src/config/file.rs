@@ -41,6 +41,8 @@ pub struct HostConfig {
     /// How model-visible names are derived, if the configuration says (its `naming`);
     /// otherwise the host's own setting stands.
     pub naming: Option<NamingPolicy>,
+    /// How `mcp gateway` serves these servers (its `gateway` section).
+    pub gateway: Option<super::GatewayConfig>,
 }
 
 impl HostConfig {
@@ -75,6 +77,7 @@ impl HostConfig {
             .ok_or_else(|| Error::UnknownServer(name.to_owned()))?;
         let mut only = HostConfig::new().server(name, config.clone());
         only.naming.clone_from(&self.naming);
+        only.gateway.clone_from(&self.gateway);
         Ok(only)
     }
 
@@ -144,6 +147,11 @@ impl HostConfig {
             None | Some(Value::Null) => None,
             Some(Value::Object(naming)) => Some(read_naming(naming)?),
             Some(_) => return Err(Error::Config("`naming` must be an object".to_owned())),
+        };
+        config.gateway = match top.get("gateway") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(gateway)) => Some(super::gateway::read_gateway(gateway, env)?),
+            Some(_) => return Err(Error::Config("`gateway` must be an object".to_owned())),
         };
         for (name, entry) in servers {
             if name.is_empty() {

@@ -55,11 +55,13 @@ use crate::Error;
 use crate::rules::Approval;
 
 mod file;
+mod gateway;
 mod read;
 #[cfg(test)]
 mod tests;
 
 pub use file::HostConfig;
+pub use gateway::{GatewayAuth, GatewayConfig, TokenCheck};
 use read::Entry;
 
 /// The largest `timeout` a configuration may give, in milliseconds: one day.

@@ -30,7 +30,7 @@ impl Entry<'_> {
     }
 
     /// `text` with its `${…}` references replaced.
-    fn expand(&self, field: &str, text: &str) -> Result<String, Error> {
+    pub(super) fn expand(&self, field: &str, text: &str) -> Result<String, Error> {
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
         while let Some(at) = rest.find('$') {

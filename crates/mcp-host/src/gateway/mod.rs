@@ -43,7 +43,10 @@ use mcp_server::Server;
 use tokio::task::JoinHandle;
 
 use crate::Error;
+use mcp_server::auth::ResourceServer;
+
 use crate::catalog::CatalogBuilder;
+use crate::config::{GatewayAuth, TokenCheck};
 use crate::config::{HostConfig, ServerConfig};
 use crate::middleware::Middleware;
 use crate::naming::NamingPolicy;
@@ -66,6 +69,7 @@ pub struct GatewayBuilder {
     catalog: CatalogBuilder,
     /// The first error of the configuration, reported by `connect`.
     error: Option<Error>,
+    auth: Option<GatewayAuth>,
     middleware: Vec<Arc<dyn Middleware>>,
     connect_timeout: Duration,
     max_parked: usize,
@@ -92,6 +96,7 @@ impl Default for GatewayBuilder {
             upstreams: Vec::new(),
             catalog: CatalogBuilder::default(),
             error: None,
+            auth: None,
             middleware: Vec::new(),
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_parked: DEFAULT_MAX_PARKED,
@@ -116,6 +121,9 @@ impl GatewayBuilder {
     pub fn config(mut self, config: HostConfig) -> Self {
         if let Some(naming) = config.naming {
             self.catalog = self.catalog.naming(naming);
+        }
+        if let Some(auth) = config.gateway.and_then(|g| g.auth) {
+            self.auth = Some(auth);
         }
         for (name, server) in config.servers {
             self = self.upstream(name, server);
@@ -161,6 +169,15 @@ impl GatewayBuilder {
         self
     }
 
+    /// Protects the gateway's HTTP endpoint ([`Gateway::bind_http`]) as an OAuth 2.1
+    /// resource server: every request needs a bearer token `auth` accepts (the config's
+    /// `gateway.auth`). Checked by [`connect`](Self::connect).
+    #[must_use]
+    pub fn auth(mut self, auth: GatewayAuth) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
     /// How long [`connect`](Self::connect) waits for the upstreams (default 30 s); those
     /// not connected by then join when they are.
     #[must_use]
@@ -189,6 +206,7 @@ impl GatewayBuilder {
         if let Some(error) = self.error.take() {
             return Err(error);
         }
+        let resource = self.auth.as_ref().map(resource_server).transpose()?;
         let upstreams: Vec<Arc<Upstream>> = self
             .upstreams
             .iter()
@@ -282,6 +300,7 @@ impl GatewayBuilder {
             server,
             shared,
             tasks,
+            resource,
         })
     }
 }
@@ -326,6 +345,8 @@ pub struct Gateway {
     server: Server,
     shared: Arc<Shared>,
     tasks: Vec<JoinHandle<()>>,
+    /// The resource server that guards the HTTP endpoint, if configured.
+    resource: Option<ResourceServer>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -380,15 +401,27 @@ impl Gateway {
     }
 
     /// Serves the gateway over Streamable HTTP on `addr` (both eras, and the 2024-11-05
-    /// HTTP+SSE transport beside it), until the returned server is shut down.
+    /// HTTP+SSE transport beside it), until the returned server is shut down. With
+    /// [`GatewayBuilder::auth`] (or the config's `gateway.auth`), every request needs a
+    /// bearer token it accepts, and the resource's host is allowed in `Host` beside
+    /// loopback.
     ///
     /// # Errors
     /// [`Error::Gateway`] when the address cannot be bound.
     pub async fn bind_http(
         &self,
         addr: SocketAddr,
-        config: mcp_transport_http::HttpServerConfig,
+        mut config: mcp_transport_http::HttpServerConfig,
     ) -> Result<mcp_transport_http::RunningServer, Error> {
+        if let Some(resource) = &self.resource {
+            if let Some(host) = http::Uri::try_from(resource.resource())
+                .ok()
+                .and_then(|uri| uri.host().map(str::to_owned))
+            {
+                config = config.allowed_hosts(mcp_transport_http::AllowList::loopback().with(host));
+            }
+            config = config.authenticator(resource.clone());
+        }
         mcp_legacy::http::DualEraHttp::bind(
             addr,
             self.server.clone(),
@@ -415,4 +448,38 @@ impl Gateway {
             client.shutdown(Duration::from_secs(2)).await;
         }
     }
+}
+
+/// The resource server `auth` describes.
+fn resource_server(auth: &GatewayAuth) -> Result<ResourceServer, Error> {
+    use mcp_server::auth::{ClientAuth, IntrospectionVerifier, JwtVerifier};
+    let failed = |e: mcp_server::Error| Error::Gateway(format!("gateway.auth: {e}"));
+    let builder = ResourceServer::builder(auth.resource.clone())
+        .authorization_server(auth.issuer.clone())
+        .scopes_supported(auth.scopes.clone())
+        .required_scopes(auth.scopes.clone());
+    let builder = match &auth.tokens {
+        TokenCheck::Jwks(jwks) => builder.verifier(
+            JwtVerifier::builder(auth.issuer.clone(), jwks.clone())
+                .build()
+                .map_err(failed)?,
+        ),
+        TokenCheck::Introspection {
+            url,
+            client_id,
+            client_secret,
+        } => builder.verifier(
+            IntrospectionVerifier::builder(
+                url.clone(),
+                ClientAuth::Basic {
+                    client_id: client_id.clone(),
+                    client_secret: client_secret.clone(),
+                },
+            )
+            .issuer(auth.issuer.clone())
+            .build()
+            .map_err(failed)?,
+        ),
+    };
+    builder.build().map_err(failed)
 }
