@@ -174,13 +174,13 @@ mod tests {
 
     use crate::{Error, HostConfig, TokenCheck};
 
-    fn read(gateway: serde_json::Value) -> Result<HostConfig, Error> {
+    fn read(gateway: &serde_json::Value) -> Result<HostConfig, Error> {
         HostConfig::from_value_with_env(&json!({"mcpServers": {}, "gateway": gateway}), &|name| {
             (name == "SECRET").then(|| "s3cret".to_owned())
         })
     }
 
-    fn auth(extra: serde_json::Value) -> serde_json::Value {
+    fn auth(extra: &serde_json::Value) -> serde_json::Value {
         let mut auth =
             json!({"resource": "https://gw.example/mcp", "issuer": "https://as.example"});
         auth.as_object_mut()
@@ -191,7 +191,7 @@ mod tests {
 
     #[test]
     fn introspection_takes_its_secret_from_the_environment() {
-        let config = read(auth(json!({"introspection": {
+        let config = read(&auth(&json!({"introspection": {
             "url": "https://as.example/introspect", "clientId": "gw", "clientSecret": "${SECRET}"
         }})))
         .unwrap();
@@ -212,7 +212,7 @@ mod tests {
         for (gateway, says) in [
             (json!({"proxy": true}), "is not a member of `gateway`"),
             (json!({"auth": "yes"}), "must be an object"),
-            (auth(json!({})), "needs `jwks` or an `introspection` object"),
+            (auth(&json!({})), "needs `jwks` or an `introspection` object"),
             (
                 auth(json!({"jwks": "https://as.example/jwks", "introspection": {}})),
                 "not both",
@@ -234,12 +234,12 @@ mod tests {
                 "clientSecret` is required",
             ),
         ] {
-            let error = read(gateway.clone()).unwrap_err().to_string();
+            let error = read(&gateway).unwrap_err().to_string();
             assert!(error.contains(says), "{gateway}: {error}");
         }
         let unset = auth(
             json!({"introspection": {"url": "u", "clientId": "c", "clientSecret": "${NOPE}"}}),
         );
-        assert!(matches!(read(unset), Err(Error::UnsetVariable { .. })));
+        assert!(matches!(read(&unset), Err(Error::UnsetVariable { .. })));
     }
 }
