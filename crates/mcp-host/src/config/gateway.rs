@@ -212,17 +212,20 @@ mod tests {
         for (gateway, says) in [
             (json!({"proxy": true}), "is not a member of `gateway`"),
             (json!({"auth": "yes"}), "must be an object"),
-            (auth(&json!({})), "needs `jwks` or an `introspection` object"),
             (
-                auth(json!({"jwks": "https://as.example/jwks", "introspection": {}})),
+                auth(&json!({})),
+                "needs `jwks` or an `introspection` object",
+            ),
+            (
+                auth(&json!({"jwks": "https://as.example/jwks", "introspection": {}})),
                 "not both",
             ),
             (
-                auth(json!({"jwks": "https://as.example/jwks", "scope": ["x"]})),
+                auth(&json!({"jwks": "https://as.example/jwks", "scope": ["x"]})),
                 "is not a member",
             ),
             (
-                auth(json!({"jwks": "https://as.example/jwks", "scopes": ["a b"]})),
+                auth(&json!({"jwks": "https://as.example/jwks", "scopes": ["a b"]})),
                 "without spaces",
             ),
             (
@@ -230,7 +233,7 @@ mod tests {
                 "`gateway.auth.resource` is required",
             ),
             (
-                auth(json!({"introspection": {"url": "u", "clientId": "c"}})),
+                auth(&json!({"introspection": {"url": "u", "clientId": "c"}})),
                 "clientSecret` is required",
             ),
         ] {
