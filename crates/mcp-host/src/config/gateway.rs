@@ -241,7 +241,7 @@ mod tests {
             assert!(error.contains(says), "{gateway}: {error}");
         }
         let unset = auth(
-            json!({"introspection": {"url": "u", "clientId": "c", "clientSecret": "${NOPE}"}}),
+            &json!({"introspection": {"url": "u", "clientId": "c", "clientSecret": "${NOPE}"}}),
         );
         assert!(matches!(read(&unset), Err(Error::UnsetVariable { .. })));
     }
