@@ -689,3 +689,36 @@ async fn a_gateway_auth_section_protects_the_http_endpoint() {
         assert_eq!(text(&result), "echoed");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2024_11_05_client_reaches_the_gateway_over_http_and_sse() {
+    let up = serve(
+        Server::builder("a", "1")
+            .tool(ToolDef::new(
+                "echo",
+                json!({"type": "object"}),
+                |_, _| async { Ok(CallToolResult::text("echoed")) },
+            ))
+            .build()
+            .unwrap(),
+    )
+    .await;
+    let gateway = Gateway::builder()
+        .config(config(&[("a", up.url())]))
+        .connect()
+        .await
+        .unwrap();
+    let served = gateway
+        .bind_http("127.0.0.1:0".parse().unwrap(), HttpServerConfig::default())
+        .await
+        .unwrap();
+    let sse = served.url().replace("/mcp", "/sse");
+    let connection = Connector::new(Client::builder("old", "1"))
+        .era(EraChoice::Version("2024-11-05".to_owned()))
+        .connect_http(&sse, HttpClientConfig::default())
+        .await
+        .unwrap();
+    assert_eq!(connection.verdict.version, "2024-11-05");
+    let result = connection.client.call_tool("a__echo", ()).await.unwrap();
+    assert_eq!(text(&result), "echoed");
+}
