@@ -722,3 +722,80 @@ async fn a_2024_11_05_client_reaches_the_gateway_over_http_and_sse() {
     let result = connection.client.call_tool("a__echo", ()).await.unwrap();
     assert_eq!(text(&result), "echoed");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_goes_down_is_named_and_its_tools_return_with_it() {
+    let upstream = || {
+        Server::builder("flaky", "1")
+            .tool(ToolDef::new(
+                "echo",
+                json!({"type": "object"}),
+                |_, _| async { Ok(CallToolResult::text("echoed")) },
+            ))
+            .build()
+            .unwrap()
+    };
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{}", mcp_test_support::free_port())
+        .parse()
+        .unwrap();
+    let bind = move || async move {
+        mcp_legacy::http::DualEraHttp::bind(
+            addr,
+            upstream(),
+            HttpServerConfig::default(),
+            mcp_legacy::http::LegacyHttpConfig::default(),
+        )
+        .await
+        .unwrap()
+    };
+    let up = bind().await;
+    let url = up.url().to_owned();
+    let gateway = Gateway::builder()
+        .config(config(&[("flaky", &url)]))
+        .connect()
+        .await
+        .unwrap();
+    let served = serve(gateway.server().clone()).await;
+    let client = client(&served, EraChoice::Detect, json!({"action": "decline"})).await;
+    let tools = |client: Client| async move {
+        client
+            .list_tools_all()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(tools(client.clone()).await, ["flaky__echo"]);
+
+    up.shutdown(Duration::from_secs(1)).await;
+    let mut gone = false;
+    for _ in 0..100 {
+        if gateway.status()[0].1.is_some() && tools(client.clone()).await.is_empty() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone, "the gateway still serves a stopped upstream");
+    let instructions = client.discover().await.unwrap().instructions.unwrap();
+    assert!(
+        instructions.contains("The server flaky is unavailable"),
+        "{instructions}"
+    );
+
+    // Back on the same address: the gateway finds it again.
+    let _up = bind().await;
+    let mut back = false;
+    for _ in 0..200 {
+        if tools(client.clone()).await == ["flaky__echo"] {
+            back = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(back, "the upstream's tools did not return");
+    let result = client.call_tool("flaky__echo", ()).await.unwrap();
+    assert_eq!(text(&result), "echoed");
+    assert!(gateway.status()[0].1.is_none());
+}

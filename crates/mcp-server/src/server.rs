@@ -119,7 +119,8 @@ struct Inner {
     /// every result that has none of its own (`None` only if it could not be
     /// serialized, which a name, a version and JSON values never fail).
     meta_json: Option<Box<RawValue>>,
-    instructions: Option<String>,
+    /// Changed at run time by [`Server::set_instructions`].
+    instructions: RwLock<Option<String>>,
     capabilities: ServerCapabilities,
     registry: RwLock<Registry>,
     completion: Option<CompletionFn>,
@@ -405,6 +406,17 @@ impl Server {
         changed
     }
 
+    /// Replaces the instructions `server/discover` reports (and an initialize-era
+    /// session's `initialize` result, for sessions that start after this), for a server
+    /// whose situation changes: a gateway whose upstream went down, say.
+    pub fn set_instructions(&self, instructions: Option<String>) {
+        *self
+            .inner
+            .instructions
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = instructions;
+    }
+
     /// Adds (or replaces) a tool at run time; listeners hear `tools/list_changed`.
     ///
     /// # Errors
@@ -677,7 +689,13 @@ impl Server {
             self.inner.capabilities.clone(),
             SUPPORTED_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
         );
-        result.instructions.clone_from(&self.inner.instructions);
+        result.instructions.clone_from(
+            &self
+                .inner
+                .instructions
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
         let cache = self.cache_policy(CacheKind::Discover, false);
         result.ttl_ms = Some(cache.ttl_ms);
         result.cache_scope = Some(cache.scope);

@@ -244,22 +244,8 @@ impl GatewayBuilder {
             .into_iter()
             .map(Option::flatten)
             .collect();
-        let mut instructions = String::from(
-            "This server is a gateway: it serves the tools, prompts and resources of several \
-             MCP servers, each tool and prompt named after its server (server__name).",
-        );
-        for up in &upstreams {
-            if let Some(reason) = up.down_reason() {
-                let _ = write!(
-                    instructions,
-                    "\nThe server {} is unavailable ({reason}); its tools are absent until it \
-                     is back.",
-                    up.name
-                );
-            }
-        }
         let server = Server::builder(self.name.clone(), self.version.clone())
-            .instructions(instructions)
+            .instructions(instructions(&upstreams))
             .enable(true, true, true)
             .build()
             .map_err(|e| Error::Gateway(e.to_string()))?;
@@ -482,4 +468,23 @@ fn resource_server(auth: &GatewayAuth) -> Result<ResourceServer, Error> {
         ),
     };
     builder.build().map_err(failed)
+}
+
+/// What the gateway tells clients about itself: what it is, and which upstreams are down.
+fn instructions(upstreams: &[Arc<Upstream>]) -> String {
+    let mut instructions = String::from(
+        "This server is a gateway: it serves the tools, prompts and resources of several \
+         MCP servers, each tool and prompt named after its server (server__name).",
+    );
+    for up in upstreams {
+        if let Some(reason) = up.down_reason() {
+            let _ = write!(
+                instructions,
+                "\nThe server {} is unavailable ({reason}); its tools are absent until it is \
+                 back.",
+                up.name
+            );
+        }
+    }
+    instructions
 }

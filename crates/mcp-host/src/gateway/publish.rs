@@ -56,6 +56,8 @@ impl Shared {
 
     /// Republishes every upstream's listing, changing only what differs.
     pub(super) fn publish(self: &Arc<Self>) {
+        self.server
+            .set_instructions(Some(super::instructions(&self.upstreams)));
         let listings: Vec<Listing> = self
             .upstreams
             .iter()

@@ -182,7 +182,10 @@ pub(super) async fn follow(
                     connected = Some(c);
                     shared.publish();
                 }
-                Err(e) => up.set_down(e.to_string()),
+                Err(e) => {
+                    up.set_down(e.to_string());
+                    shared.publish();
+                }
             }
             continue;
         };

@@ -419,7 +419,7 @@ impl ServerBuilder {
                 skills: self.skills,
                 info: self.info,
                 meta_json,
-                instructions: self.instructions,
+                instructions: std::sync::RwLock::new(self.instructions),
                 capabilities,
                 registry: RwLock::new(self.registry),
                 completion: self.completion,
