@@ -85,6 +85,7 @@ mod handlers;
 mod host;
 mod middleware;
 mod naming;
+mod oauth;
 mod rules;
 pub mod schema;
 
@@ -102,5 +103,6 @@ pub use handlers::Handlers;
 pub use host::{Host, HostBuilder};
 pub use middleware::{Approver, AuditEntry, AuditLog, BoxFuture, CallInfo, Middleware, Verdict};
 pub use naming::{DEFAULT_MAX_NAME_LEN, NamingPolicy};
+pub use oauth::{OAuth, OAuthGrant, default_credential_store};
 pub use rules::{Approval, Decision, Exposure, Policy, require_approval_if_destructive};
 pub use schema::SchemaLimits;
