@@ -386,7 +386,7 @@ impl ServerConfig {
 
     /// Makes calls of these tools need approval (adds to earlier rules).
     #[must_use]
-    pub fn approval(mut self, approval: &Approval) -> Self {
+    pub fn approval(mut self, approval: Approval) -> Self {
         self.approval.merge(approval);
         self
     }
