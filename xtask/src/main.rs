@@ -96,6 +96,7 @@ const TEST_FEATURES: &[&str] = &[
     "mcp-client/http",
     "mcp-client/schema-validation",
     "mcp-client/skills",
+    "mcp-host/auth",
     "mcp-server/auth",
     "mcp-server/skills",
     "mcp-host/gateway",

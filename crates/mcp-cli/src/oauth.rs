@@ -107,7 +107,8 @@ impl OAuthArgs {
         network.allow_private = self.oauth_allow_private;
         let store = match &self.oauth_store {
             Some(path) => path.clone(),
-            None => default_store().ok_or_else(|| {
+            // The same file a host reads stored tokens from (`"grant": "stored"`).
+            None => mcp_host::default_credential_store().ok_or_else(|| {
                 Error::Arguments(
                     "no config directory for the credential file: pass --oauth-store FILE"
                         .to_owned(),
@@ -133,23 +134,6 @@ impl OAuthArgs {
         }
         OAuthClient::new(config).map(Some).map_err(Error::Client)
     }
-}
-
-/// `credentials.json` in the user's configuration directory, under `mcp`.
-fn default_store() -> Option<PathBuf> {
-    let var = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let base = if cfg!(windows) {
-        var("APPDATA")
-    } else if cfg!(target_os = "macos") {
-        var("HOME").map(|h| h.join("Library").join("Application Support"))
-    } else {
-        var("XDG_CONFIG_HOME").or_else(|| var("HOME").map(|h| h.join(".config")))
-    }?;
-    Some(base.join("mcp").join("credentials.json"))
 }
 
 /// The user-interaction step over a loopback listener (RFC 8252 §7.3).

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mcp_client::{Client, ClientBuilder};
-use mcp_host::{HostConfig, HttpConfig, ServerConfig, ServerTransport, StdioConfig};
+use mcp_host::{HostConfig, HttpConfig, OAuthGrant, ServerConfig, ServerTransport, StdioConfig};
 use mcp_legacy::client::{EraChoice, Verdict};
 use mcp_transport_stdio::{ServerCommand, ServerConnection, StderrMode};
 
@@ -237,8 +237,28 @@ pub(crate) async fn connect(
         ServerTransport::Http(http) => {
             let mut client_config = http.to_client_config(name)?;
             let url = &http.url;
-            if let Some(args) = oauth
-                && let Some(client) = args.client(url).await?
+            // The entry's own `oauth`: client credentials are used as a host uses them;
+            // for stored tokens `mcp` is where the user signs in, into the entry's file.
+            let (credentials, store) = match http.oauth.as_ref().map(|o| &o.grant) {
+                Some(OAuthGrant::ClientCredentials { .. }) => (http.oauth.as_ref(), None),
+                Some(OAuthGrant::Stored { store, .. }) => (None, store.clone()),
+                _ => (None, None),
+            };
+            if let (Some(args), Some(credentials)) = (oauth, credentials)
+                && !args.no_auth
+            {
+                let client = credentials.client(name, url)?;
+                builder = builder.oauth(&client);
+                client_config = client_config.authorizer(std::sync::Arc::new(client));
+            } else if let Some(args) = oauth
+                && let Some(client) = args
+                    .clone()
+                    .or(crate::oauth::OAuthArgs {
+                        oauth_store: store,
+                        ..Default::default()
+                    })
+                    .client(url)
+                    .await?
             {
                 // The extensions the configuration uses (DPoP) are declared.
                 builder = builder.oauth(&client);

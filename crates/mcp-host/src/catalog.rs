@@ -201,7 +201,7 @@ impl CatalogBuilder {
     /// whatever the policy decides, but for a tool it hides (adds to earlier rules for the
     /// server).
     #[must_use]
-    pub fn approval(mut self, server: impl Into<String>, approval: &Approval) -> Self {
+    pub fn approval(mut self, server: impl Into<String>, approval: Approval) -> Self {
         self.approvals
             .entry(server.into())
             .or_default()
@@ -238,7 +238,7 @@ impl CatalogBuilder {
             self.approvals
                 .entry(server.to_owned())
                 .or_default()
-                .merge(&config.approval);
+                .merge(config.approval.clone());
         }
         let limit = self.naming.limit();
         for (tool, name) in &config.rename {
@@ -635,9 +635,9 @@ mod tests {
         };
         let builder = Catalog::builder()
             .policy(hide_log)
-            .approval("fs", &Approval::new().destructive(true))
-            .approval("fs", &Approval::new().tools(["m*"]))
-            .approval("git", &Approval::new().tools(["*"]));
+            .approval("fs", Approval::new().destructive(true))
+            .approval("fs", Approval::new().tools(["m*"]))
+            .approval("git", Approval::new().tools(["*"]));
         assert_eq!(
             exposed(&builder, &servers),
             [

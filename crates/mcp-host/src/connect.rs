@@ -81,12 +81,27 @@ pub async fn connect(
 pub(crate) async fn connect_with(
     name: &str,
     config: &ServerConfig,
-    builder: ClientBuilder,
+    #[cfg_attr(not(feature = "auth"), allow(unused_mut))] mut builder: ClientBuilder,
 ) -> Result<Connection, Error> {
     let server = |source| Error::Connect {
         server: name.to_owned(),
         source: Box::new(source),
     };
+    // The OAuth client is made before connecting: the client declares the extensions of
+    // its grant, and the transport presents its tokens.
+    #[cfg(feature = "auth")]
+    let oauth = match &config.transport {
+        ServerTransport::Http(http) => oauth_client(name, http)?,
+        ServerTransport::Stdio(_) => None,
+    };
+    #[cfg(feature = "auth")]
+    if let Some((oauth, _)) = &oauth {
+        builder = builder.oauth(oauth);
+    }
+    #[cfg(not(feature = "auth"))]
+    if let ServerTransport::Http(http) = &config.transport {
+        refuse_oauth(name, http)?;
+    }
     // The request timeout and the protocol revisions of the configuration.
     let connector = config.connector(builder);
     match &config.transport {
@@ -108,6 +123,10 @@ pub(crate) async fn connect_with(
             // A `subscriptions/listen` stream lives as long as the host and its bytes count
             // against this bound: 64 MiB is about 300 000 change notifications.
             client_config.max_response_bytes = 64 << 20;
+            #[cfg(feature = "auth")]
+            if let Some((_, authorizer)) = oauth {
+                client_config = client_config.authorizer(authorizer);
+            }
             let connected = connector
                 .connect_http(&http.url, client_config)
                 .await
@@ -118,5 +137,35 @@ pub(crate) async fn connect_with(
                 process: None,
             })
         }
+    }
+}
+
+/// An OAuth client, and the authorizer its transport is given.
+#[cfg(feature = "auth")]
+type OAuthParts = (
+    std::sync::Arc<mcp_client::auth::OAuthClient>,
+    std::sync::Arc<dyn mcp_transport_http::Authorizer>,
+);
+
+/// The OAuth client of an HTTP server whose configuration has `oauth`, and the authorizer
+/// its transport is given.
+#[cfg(feature = "auth")]
+fn oauth_client(name: &str, http: &crate::HttpConfig) -> Result<Option<OAuthParts>, Error> {
+    http.oauth
+        .as_ref()
+        .map(|oauth| oauth.authorizer(name, &http.url))
+        .transpose()
+}
+
+/// Without the `auth` feature, an HTTP server whose configuration has `oauth` is refused:
+/// connecting without its tokens would only be refused by the server, less clearly.
+#[cfg(not(feature = "auth"))]
+fn refuse_oauth(name: &str, http: &crate::HttpConfig) -> Result<(), Error> {
+    match http.oauth {
+        Some(_) => Err(crate::oauth::refused(
+            name,
+            "this build of mcp-host has no OAuth client (its `auth` feature is off)",
+        )),
+        None => Ok(()),
     }
 }

@@ -67,6 +67,16 @@ pub enum Error {
         #[source]
         source: Box<mcp_legacy::Error>,
     },
+    /// A server's OAuth settings cannot be used: no stored sign-in, one that expired with
+    /// no refresh token, an unreadable credential file, or a build without the `auth`
+    /// feature. The host never signs in interactively.
+    #[error("server `{server}`: OAuth: {reason}")]
+    OAuth {
+        /// The server's name in the host.
+        server: String,
+        /// What is wrong, and what to do about it.
+        reason: String,
+    },
     /// No server of that name.
     #[error("no server named `{0}`")]
     UnknownServer(String),

@@ -118,8 +118,8 @@ impl Approval {
     }
 
     /// Adds `other`'s rules to these.
-    pub(crate) fn merge(&mut self, other: &Approval) {
-        self.tools.extend(other.tools.iter().cloned());
+    pub(crate) fn merge(&mut self, other: Approval) {
+        self.tools.extend(other.tools);
         self.destructive |= other.destructive;
     }
 

@@ -237,10 +237,10 @@ async fn prompts_resources_and_templates_are_aggregated_with_uris_mapped_both_wa
             .into_iter()
             .map(|r| r.uri)
             .collect();
-        assert_eq!(uris, ["mem://x", "b+mem://x"]);
+        assert_eq!(uris, ["mem://x", "mcp-host://b/mem://x"]);
         for (uri, expected) in [
             ("mem://x", "x of a"),
-            ("b+mem://x", "x of b"),
+            ("mcp-host://b/mem://x", "x of b"),
             ("mem://t/7", "t 7 of b"),
         ] {
             let read = client.read_resource(uri).await.unwrap();

@@ -323,3 +323,22 @@ async fn an_allow_list_of_the_config_keeps_only_its_tools() {
     host.shutdown().await;
     running.shutdown(Duration::from_secs(1)).await;
 }
+
+/// Without the `auth` feature, an entry with `oauth` is refused rather than connected
+/// without its tokens.
+#[cfg(not(feature = "auth"))]
+#[tokio::test]
+async fn oauth_without_the_auth_feature_is_refused() {
+    let config = mcp_host::HostConfig::from_json(
+        &json!({"mcpServers": {"web": {"url": "http://127.0.0.1:9/mcp",
+                                        "oauth": {"grant": "stored"}}}})
+        .to_string(),
+    )
+    .unwrap();
+    let host = Host::builder().config(config).connect().await.unwrap();
+    assert!(
+        matches!(host.failures(), [(_, Error::OAuth { reason, .. })] if reason.contains("`auth` feature")),
+        "{:?}",
+        host.failures()
+    );
+}

@@ -30,10 +30,14 @@
 //!   given ([`ServerConfig::rename`]); a name given to two tools is refused.
 //! - `approval` (`tools`, `destructive`) names the tools whose calls need approval
 //!   ([`Approval`](crate::Approval)), on top of the host's policy.
+//! - `oauth` on an HTTP entry (`grant`: `client_credentials` with `clientId`,
+//!   `clientSecret` and `issuer`, or `stored` with `store`; and `allowPrivate`) says how
+//!   the host obtains OAuth tokens ([`OAuth`](crate::OAuth), feature `auth`).
 //! - Members this crate does not know are ignored: the files of other tools carry keys
 //!   of their own. A known member of the wrong type, or one that does not apply to the
 //!   entry's transport (`headers` on a stdio server, `args` on an HTTP one), is refused.
-//! - In `command`, `args`, `env` values, `cwd`, `url` and `headers` values, `${NAME}` is
+//! - In `command`, `args`, `env` values, `cwd`, `url`, `headers` values and the strings of
+//!   `oauth`, `${NAME}` is
 //!   replaced by the environment variable `NAME` and `${NAME:-default}` by `default` when
 //!   `NAME` is unset or empty; an unset `${NAME}` without a default is an error
 //!   ([`Error::UnsetVariable`]), never an empty string. `$$` is a literal `$`; a `$` not
@@ -52,6 +56,7 @@ use mcp_transport_stdio::ServerCommand;
 use serde_json::Value;
 
 use crate::Error;
+use crate::oauth::OAuth;
 use crate::rules::Approval;
 
 mod file;
@@ -217,6 +222,10 @@ pub struct HttpConfig {
     /// Whether the configuration said `"type": "sse"`: the URL is a 2024-11-05 SSE
     /// endpoint. The connection finds the transport either way (Streamable HTTP first).
     pub sse: bool,
+    /// How the host obtains OAuth tokens for the server, if it needs them (see
+    /// [`OAuth`]; used only with the `auth` feature, and refused when the host connects
+    /// without it).
+    pub oauth: Option<OAuth>,
 }
 
 impl HttpConfig {
@@ -232,6 +241,13 @@ impl HttpConfig {
     #[must_use]
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Sets the OAuth settings.
+    #[must_use]
+    pub fn oauth(mut self, oauth: OAuth) -> Self {
+        self.oauth = Some(oauth);
         self
     }
 
@@ -372,7 +388,7 @@ impl ServerConfig {
 
     /// Makes calls of these tools need approval (adds to earlier rules).
     #[must_use]
-    pub fn approval(mut self, approval: &Approval) -> Self {
+    pub fn approval(mut self, approval: Approval) -> Self {
         self.approval.merge(approval);
         self
     }

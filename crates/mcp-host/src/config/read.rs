@@ -12,6 +12,7 @@ use super::{
 };
 use crate::Error;
 use crate::naming::{DEFAULT_MAX_NAME_LEN, is_model_name};
+use crate::oauth::OAuth;
 use crate::rules::Approval;
 
 /// The transports `type` may name.
@@ -218,6 +219,59 @@ impl Entry<'_> {
         Ok(approval)
     }
 
+    /// `oauth`: `grant` (`client_credentials` or `stored`), the grant's own members and
+    /// `allowPrivate`. Strings are expanded (a secret comes from `${VAR}`). A member that
+    /// is not the grant's, or unknown, is refused: the object is this crate's own.
+    fn oauth(&self, entry: &Map<String, Value>) -> Result<Option<OAuth>, Error> {
+        let map = match entry.get("oauth") {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Object(map)) => map,
+            Some(_) => return Err(self.invalid("oauth", "must be an object")),
+        };
+        let string = |key: &str| self.string(map, key).map_err(|e| prefixed(e, "oauth"));
+        let required = |key: &str| match string(key)? {
+            Some(text) if !text.is_empty() => Ok(text),
+            _ => Err(self.invalid(&format!("oauth.{key}"), "must be a non-empty string")),
+        };
+        let (mut oauth, members): (OAuth, &[&str]) = match string("grant")?.as_deref() {
+            Some("client_credentials") => {
+                let mut oauth =
+                    OAuth::client_credentials(required("clientId")?, required("clientSecret")?);
+                if let Some(issuer) = string("issuer")? {
+                    oauth = oauth.issuer(issuer);
+                }
+                (oauth, &["clientId", "clientSecret", "issuer"])
+            }
+            Some("stored") => {
+                let mut oauth = OAuth::stored();
+                if let Some(store) = string("store")? {
+                    oauth = oauth.store(store);
+                }
+                (oauth, &["store"])
+            }
+            _ => {
+                return Err(self.invalid("oauth.grant", "must be `client_credentials` or `stored`"));
+            }
+        };
+        match map.get("allowPrivate") {
+            None | Some(Value::Null) => {}
+            Some(Value::Bool(allow)) => oauth.allow_private = *allow,
+            Some(_) => return Err(self.invalid("oauth.allowPrivate", "must be true or false")),
+        }
+        if let Some(key) = map.keys().find(|k| {
+            !["grant", "allowPrivate"].contains(&k.as_str()) && !members.contains(&k.as_str())
+        }) {
+            return Err(self.invalid(
+                &format!("oauth.{key}"),
+                &format!(
+                    "is not a member of `oauth` with this grant (grant, allowPrivate, {})",
+                    members.join(", ")
+                ),
+            ));
+        }
+        Ok(Some(oauth))
+    }
+
     /// Refuses the members that do not apply to the entry's transport.
     fn refuse(
         &self,
@@ -266,7 +320,7 @@ impl Entry<'_> {
             }
         };
         let transport = if stdio {
-            self.refuse(entry, &["url", "headers"], "stdio")?;
+            self.refuse(entry, &["url", "headers", "oauth"], "stdio")?;
             ServerTransport::Stdio(StdioConfig {
                 command: self.required(entry, "command")?,
                 args: self.strings(entry, "args", true)?.unwrap_or_default(),
@@ -279,10 +333,24 @@ impl Entry<'_> {
             for (key, value) in &headers {
                 check_header(self.name, key, value)?;
             }
+            let oauth = self.oauth(entry)?;
+            // Two sources of one header: the token would replace the configured value, or
+            // the other way round. Neither is what a reader of the file expects.
+            if oauth.is_some()
+                && let Some((key, _)) = headers
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+            {
+                return Err(self.invalid(
+                    &format!("headers.{key}"),
+                    "cannot be given with `oauth`, which sends its own",
+                ));
+            }
             ServerTransport::Http(HttpConfig {
                 url: self.required(entry, "url")?,
                 headers,
                 sse: ty == Some("sse"),
+                oauth,
             })
         };
         let timeout = match entry.get("timeout") {
@@ -328,6 +396,32 @@ impl Entry<'_> {
             rename: self.renames(entry)?,
             approval: self.approval(entry)?,
         })
+    }
+}
+
+/// `error` (about a member of an object in the entry) with the member named under
+/// `parent`.
+fn prefixed(error: Error, parent: &str) -> Error {
+    match error {
+        Error::InvalidField {
+            server,
+            field,
+            reason,
+        } => Error::InvalidField {
+            server,
+            field: format!("{parent}.{field}"),
+            reason,
+        },
+        Error::UnsetVariable {
+            server,
+            field,
+            variable,
+        } => Error::UnsetVariable {
+            server,
+            field: format!("{parent}.{field}"),
+            variable,
+        },
+        other => other,
     }
 }
 

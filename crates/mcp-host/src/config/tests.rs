@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::OAuth;
 
 fn env(name: &str) -> Option<String> {
     match name {
@@ -497,4 +498,91 @@ fn approval_is_read_and_checked() {
         let e = error(&entry);
         assert!(e.contains(message), "{entry}: {e}");
     }
+}
+
+#[test]
+fn oauth_is_read_and_checked() {
+    let env = |name: &str| (name == "SECRET").then(|| "s3cret".to_owned());
+    let read_oauth = |oauth: Value| {
+        ServerConfig::from_value_with_env(
+            "s",
+            &json!({"url": "https://x/mcp", "oauth": oauth}),
+            &env,
+        )
+    };
+    let credentials = read_oauth(json!({"grant": "client_credentials", "clientId": "agent",
+        "clientSecret": "${SECRET}", "issuer": "https://auth.example", "allowPrivate": true}))
+    .unwrap();
+    assert_eq!(
+        credentials.http().unwrap().oauth,
+        Some(
+            OAuth::client_credentials("agent", "s3cret")
+                .issuer("https://auth.example")
+                .allow_private(true)
+        )
+    );
+    // The secret is kept out of debugging output.
+    assert!(!format!("{credentials:?}").contains("s3cret"));
+    let stored = read_oauth(json!({"grant": "stored", "store": "/tmp/creds.json"})).unwrap();
+    assert_eq!(
+        stored.http().unwrap().oauth,
+        Some(OAuth::stored().store("/tmp/creds.json"))
+    );
+    for (oauth, message) in [
+        (json!("stored"), "`oauth` must be an object"),
+        (
+            json!({}),
+            "`oauth.grant` must be `client_credentials` or `stored`",
+        ),
+        (json!({"grant": "password"}), "`oauth.grant` must be"),
+        (
+            json!({"grant": "client_credentials", "clientSecret": "x"}),
+            "`oauth.clientId` must be a non-empty string",
+        ),
+        (
+            json!({"grant": "client_credentials", "clientId": "a"}),
+            "`oauth.clientSecret` must be a non-empty string",
+        ),
+        (
+            json!({"grant": "client_credentials", "clientId": "a", "clientSecret": 1}),
+            "`oauth.clientSecret` must be a string",
+        ),
+        (
+            json!({"grant": "client_credentials", "clientId": "a", "clientSecret": "${NOPE}"}),
+            "`oauth.clientSecret` uses the environment variable `NOPE`",
+        ),
+        (
+            json!({"grant": "stored", "clientId": "a"}),
+            "`oauth.clientId` is not a member of `oauth` with this grant",
+        ),
+        (
+            json!({"grant": "client_credentials", "clientId": "a", "clientSecret": "b",
+                   "scopes": ["mcp"]}),
+            "`oauth.scopes` is not a member",
+        ),
+        (
+            json!({"grant": "stored", "allowPrivate": "yes"}),
+            "`oauth.allowPrivate` must be true or false",
+        ),
+    ] {
+        let e = read_oauth(oauth.clone()).unwrap_err().to_string();
+        assert!(
+            e.contains("server `s`") && e.contains(message),
+            "{oauth}: {e}"
+        );
+    }
+    // Not on a stdio server, and not beside a configured `Authorization`.
+    let e = error(&json!({"command": "x", "oauth": {"grant": "stored"}}));
+    assert!(
+        e.contains("`oauth` does not apply to a stdio server"),
+        "{e}"
+    );
+    let e = error(
+        &json!({"url": "https://x", "headers": {"authorization": "Bearer t"},
+                          "oauth": {"grant": "stored"}}),
+    );
+    assert!(
+        e.contains("`headers.authorization` cannot be given with `oauth`"),
+        "{e}"
+    );
 }

@@ -9,7 +9,8 @@
 //!   filtered by the configuration's `allow`, `deny` and `groups` ([`Exposure`]) and a
 //!   [`Policy`];
 //! - resources and templates under their own URIs, except that a URI two upstreams both
-//!   list is served as `server+uri` for every upstream but the first; reads, contents and
+//!   list is served as `mcp-host://server/uri` for every upstream but the first (as
+//!   [`qualified_uri`](crate::qualified_uri) makes it); reads, contents and
 //!   `resources/updated` are mapped both ways.
 //!
 //! When an upstream reports a list change (or restarts), its listing is read again and

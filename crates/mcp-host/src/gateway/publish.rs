@@ -34,9 +34,10 @@ pub(super) struct Shared {
     pub(super) lot: relay::ParkingLot,
 }
 
-/// The prefix of a URI that another upstream lists too.
+/// The downstream URI of an upstream URI that another upstream published first: the
+/// host's form for a URI two servers share ([`crate::qualified_uri`]).
 pub(super) fn prefixed(server: &str, uri: &str) -> String {
-    format!("{server}+{uri}")
+    crate::qualified_uri(server, uri)
 }
 
 impl Shared {

@@ -249,7 +249,7 @@ impl HostBuilder {
     /// top of the policy (see [`approver`](Self::approver)). A configured server's own
     /// `approval` is added when the host connects.
     #[must_use]
-    pub fn approval(mut self, server: impl Into<String>, approval: &Approval) -> Self {
+    pub fn approval(mut self, server: impl Into<String>, approval: Approval) -> Self {
         self.catalog = self.catalog.approval(server, approval);
         self
     }
