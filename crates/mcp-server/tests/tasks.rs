@@ -68,6 +68,15 @@ fn fixture(tasks: Tasks) -> Fixture {
             cx.escalate().await?;
             Ok(CallToolResult::text(format!("Hello, {}! (task {})", text(&answer, "name"), cx.task_id().unwrap_or("none"))))
         }).task_support(TaskSupport::Required).task_start(TaskStart::OnEscalate))
+        .tool(ToolDef::new("remembers", json!({"type": "object"}), |_, cx: Context| async move {
+            // The first run notes where it got to; the run after the answer reads it back.
+            let step = cx.state().and_then(|s| s["step"].as_str()).unwrap_or("none").to_owned();
+            if step == "none" {
+                cx.set_state(json!({"step": "asked"}));
+            }
+            let answer = cx.elicit("name", form("Name?", "name"))?;
+            Ok(CallToolResult::text(format!("{} after {step}", text(&answer, "name"))))
+        }).task_support(TaskSupport::Required))
         .tool(ToolDef::new("broken", json!({"type": "object"}), |_, _| async {
             Err(ToolError::Protocol(mcp_jsonrpc::ErrorObject::internal("the backend is down")))
         }).task_support(TaskSupport::Optional))
@@ -318,6 +327,25 @@ async fn input_inside_a_task_is_asked_answered_in_parts_and_resumed() {
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["result"]["content"][0]["text"], "tea and cake");
     assert!(done.get("inputRequests").is_none());
+}
+
+#[tokio::test]
+async fn the_state_a_task_run_sets_reaches_the_run_after_the_answer() {
+    let (f, id, asking) = settled_task("remembers", "input_required").await;
+    assert_eq!(input_keys(&asking), ["name"]);
+    call(
+        &f.server,
+        ALICE,
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": {"name": accept(json!({"name": "Ada"}))}}),
+    )
+    .await
+    .unwrap();
+    let done = settled(&f.server, ALICE, &id).await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Ada after asked",
+        "{done}"
+    );
 }
 
 #[tokio::test]

@@ -542,8 +542,9 @@ impl Server {
     ) {
         let Ok(engine) = self.engine() else { return };
         let engine = Arc::clone(engine);
-        let asked = cx.map(Context::take_asked).unwrap_or_default();
+        // The state first: taking what the run asked for takes the state it set too.
         let state = cx.and_then(Context::current_state);
+        let asked = cx.map(Context::take_asked).unwrap_or_default();
         let mut outcome = Some(outcome);
         let result = self
             .modify(&engine, id, |record| {
