@@ -799,3 +799,97 @@ async fn an_upstream_that_goes_down_is_named_and_its_tools_return_with_it() {
     assert_eq!(text(&result), "echoed");
     assert!(gateway.status()[0].1.is_none());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_task_is_a_task_for_a_client_of_the_extension_and_a_result_for_others() {
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let opened = Arc::clone(&gate);
+    let upstream = Server::builder("slow", "1")
+        .tool(
+            ToolDef::new("work", json!({"type": "object"}), move |_, _| {
+                let gate = Arc::clone(&opened);
+                async move {
+                    gate.acquire().await.unwrap().forget();
+                    Ok(CallToolResult::text("worked"))
+                }
+            })
+            .task_support(TaskSupport::Required),
+        )
+        .tool(
+            ToolDef::new("now", json!({"type": "object"}), |_, _| async {
+                Ok(CallToolResult::text("at once"))
+            })
+            .task_support(TaskSupport::Optional)
+            .task_start(mcp_server::tasks::TaskStart::OnEscalate),
+        )
+        .tool(
+            ToolDef::new("ask", json!({"type": "object"}), |_, cx: Context| async move {
+                let form: ElicitRequestFormParams = serde_json::from_value(json!({
+                    "message": "Name?",
+                    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+                }))?;
+                let answer = cx.elicit("name", ElicitRequestParams::ElicitRequestForm(form))?;
+                let name = serde_json::to_value(&answer.content)?["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                Ok(CallToolResult::text(format!("Hello, {name}!")))
+            })
+            .task_support(TaskSupport::Required),
+        )
+        .tasks(Tasks::in_memory().poll_interval(Duration::from_millis(10)))
+        .build()
+        .unwrap();
+    let up = serve(upstream).await;
+    let gateway = Gateway::builder()
+        .config(config(&[("slow", up.url())]))
+        .connect()
+        .await
+        .unwrap();
+    let served = serve(gateway.server().clone()).await;
+    let tasks = Connector::new(
+        Client::builder("tasks", "1")
+            .on_elicit(|_| async {
+                Ok(
+                    serde_json::from_value(json!({"action": "accept", "content": {"name": "Ada"}}))
+                        .unwrap(),
+                )
+            })
+            .tasks(
+                mcp_client::TaskOptions::new()
+                    .poll(Duration::from_millis(1), Duration::from_millis(20)),
+            ),
+    )
+    .connect_http(served.url(), HttpClientConfig::default())
+    .await
+    .unwrap()
+    .client;
+    // A task upstream: a task downstream, which ends with the upstream's result.
+    let call = tasks
+        .call_tool_or_task("slow__work", (), &CallOptions::default())
+        .await
+        .unwrap();
+    let mcp_client::ToolCall::Task(task) = call else {
+        panic!("no task for a client of the extension: {call:?}");
+    };
+    gate.add_permits(1);
+    let result = task.wait().await.unwrap();
+    assert_eq!(text(&result), "worked");
+    // A task upstream that asks the user: asked through the downstream task.
+    let asked = tasks.call_tool("slow__ask", ()).await.unwrap();
+    assert_eq!(text(&asked), "Hello, Ada!", "{asked:?}");
+    // No task upstream: the answer at once.
+    let now = tasks
+        .call_tool_or_task("slow__now", (), &CallOptions::default())
+        .await
+        .unwrap();
+    assert!(matches!(now, mcp_client::ToolCall::Complete(_)), "{now:?}");
+
+    // A client without the extension, of either era: the gateway follows the task.
+    for era in [EraChoice::Detect, EraChoice::Legacy] {
+        let plain = client(&served, era, json!({"action": "decline"})).await;
+        gate.add_permits(1);
+        let result = plain.call_tool("slow__work", ()).await.unwrap();
+        assert_eq!(text(&result), "worked");
+    }
+}

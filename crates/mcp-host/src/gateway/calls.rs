@@ -126,19 +126,30 @@ impl Shared {
         let middleware = self.middleware.clone();
         Ok(Ok(relay::Run::start(
             &up.in_flight,
-            move |progress| async move {
-                let options = mcp_client::CallOptions::default().progress(move |p| progress(p));
-                let result = client
-                    .call_tool_with(&info.tool, &info.arguments, &options)
+            move |hooks| async move {
+                let progress = hooks.clone();
+                let options =
+                    mcp_client::CallOptions::default().progress(move |p| progress.progress(p));
+                let server = &info.server;
+                let result = match client
+                    .call_tool_or_task(&info.tool, &info.arguments, &options)
                     .await
-                    .map(|mut result| {
-                        // The gateway answers: the upstream's identity is not the server's.
-                        if let Some(meta) = result.meta.as_mut() {
-                            meta.server_info = None;
-                        }
-                        result
-                    })
-                    .map_err(|e| format!("{}: {e}", info.server));
+                {
+                    Ok(mcp_client::ToolCall::Complete(result)) => Ok(result),
+                    Ok(mcp_client::ToolCall::Task(task)) => {
+                        hooks.task().await;
+                        task.wait().await.map_err(|e| format!("{server}: {e}"))
+                    }
+                    Ok(_) => Err(format!("{server}: an answer of an unknown kind")),
+                    Err(e) => Err(format!("{server}: {e}")),
+                }
+                .map(|mut result| {
+                    // The gateway answers: the upstream's identity is not the server's.
+                    if let Some(meta) = result.meta.as_mut() {
+                        meta.server_info = None;
+                    }
+                    result
+                });
                 let shown = match &result {
                     Ok(result) => result.clone(),
                     Err(message) => CallToolResult::error(message.clone()),

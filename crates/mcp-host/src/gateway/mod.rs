@@ -248,6 +248,8 @@ impl GatewayBuilder {
         let server = Server::builder(self.name.clone(), self.version.clone())
             .instructions(instructions(&upstreams))
             .enable(true, true, true)
+            // The tasks that stand for upstream tasks, for clients of the extension.
+            .tasks(mcp_server::tasks::Tasks::in_memory())
             .build()
             .map_err(|e| Error::Gateway(e.to_string()))?;
         let shared = Arc::new(Shared {

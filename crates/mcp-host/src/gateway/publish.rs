@@ -11,6 +11,8 @@ use serde_json::{Value, json};
 use super::calls::CallSpec;
 use super::relay;
 use super::upstream::{Listing, Upstream};
+use mcp_server::tasks::{TaskStart, TaskSupport};
+
 use crate::catalog::CatalogBuilder;
 use crate::middleware::Middleware;
 
@@ -126,6 +128,11 @@ impl Shared {
                     shared.call_tool(call, arguments, cx).await
                 }
             });
+            // A task upstream becomes one downstream for a client that declared the
+            // Tasks extension (`Context::escalate` once the upstream answers with one).
+            let def = def
+                .task_support(TaskSupport::Optional)
+                .task_start(TaskStart::OnEscalate);
             match self.server.add_tool(def) {
                 Ok(()) => {
                     published.tools.insert(name, (index, upstream_name, key));

@@ -43,6 +43,27 @@ pub(crate) enum Event {
     Ask(InputRequest, oneshot::Sender<Result<InputResponse, String>>),
     /// A progress update.
     Progress(ProgressNotificationParams),
+    /// The upstream runs the call as a task: the downstream call may become one too.
+    Task,
+}
+
+/// What a running upstream call can tell its downstream call besides questions.
+#[derive(Clone)]
+pub(crate) struct Hooks {
+    events: mpsc::Sender<Event>,
+}
+
+impl Hooks {
+    /// Passes on a progress update. Progress is advisory: when the buffer is full, an
+    /// update is dropped.
+    pub(crate) fn progress(&self, params: &ProgressNotificationParams) {
+        let _ = self.events.try_send(Event::Progress(params.clone()));
+    }
+
+    /// Says that the upstream answered with a task.
+    pub(crate) async fn task(&self) {
+        let _ = self.events.send(Event::Task).await;
+    }
 }
 
 /// The sending end of a call's events.
@@ -149,19 +170,16 @@ impl Run {
     /// returned run.
     pub(crate) fn start<F, Fut>(in_flight: &Arc<InFlight>, call: F) -> Run
     where
-        F: FnOnce(Arc<dyn Fn(&ProgressNotificationParams) + Send + Sync>) -> Fut,
+        F: FnOnce(Hooks) -> Fut,
         Fut: Future<Output = Result<CallToolResult, String>> + Send + 'static,
     {
         let (tx, events) = mpsc::channel(EVENTS);
         let asker = Asker(tx);
-        let progress_tx = asker.0.clone();
-        let progress: Arc<dyn Fn(&ProgressNotificationParams) + Send + Sync> =
-            Arc::new(move |params| {
-                // Progress is advisory: when the buffer is full, an update is dropped.
-                let _ = progress_tx.try_send(Event::Progress(params.clone()));
-            });
+        let hooks = Hooks {
+            events: asker.0.clone(),
+        };
         let registration = in_flight.register(asker.clone());
-        let done = tokio::spawn(ASKER.scope(asker, call(progress)));
+        let done = tokio::spawn(ASKER.scope(asker, call(hooks)));
         Run {
             events,
             done,
@@ -331,6 +349,12 @@ pub(crate) async fn drive(
             }
         };
         match event {
+            Some(Event::Task) => {
+                // A client that declared the Tasks extension gets a task of its own, which
+                // follows the upstream's; for any other this does nothing, and the call
+                // goes on until the upstream task ends.
+                cx.escalate().await?;
+            }
             Some(Event::Progress(p)) => {
                 let total = p.total.as_ref().and_then(serde_json::Number::as_f64);
                 if let Some(progress) = p.progress.as_f64() {
