@@ -273,8 +273,9 @@ fn main() -> ExitCode {
         return serve_example_stdio();
     }
     let cli = Cli::parse();
-    if cli.verbose {
-        wire_log();
+    let gateway = matches!(cli.command, Some(Command::Gateway { .. }));
+    if cli.verbose || gateway {
+        stderr_log(cli.verbose, gateway);
     }
     // The stdio example server is one connection: one thread serves it best (no
     // hand-offs between workers, no second stack). The HTTP example server's main thread
@@ -340,14 +341,22 @@ fn serve_example_stdio() -> ExitCode {
     }
 }
 
-/// `--verbose`: the engine's `mcp_wire` trace events (every frame in and out) on stderr.
-fn wire_log() {
+/// Logging on stderr: with `verbose`, the engine's `mcp_wire` trace events (every frame in
+/// and out); for the gateway, its audit log of every call and its upstreams coming and
+/// going; warnings always.
+fn stderr_log(verbose: bool, gateway: bool) {
     use tracing_subscriber::filter::{LevelFilter, Targets};
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
-    let filter = Targets::new()
-        .with_target("mcp_wire", LevelFilter::TRACE)
-        .with_default(LevelFilter::WARN);
+    let mut filter = Targets::new().with_default(LevelFilter::WARN);
+    if verbose {
+        filter = filter.with_target("mcp_wire", LevelFilter::TRACE);
+    }
+    if gateway {
+        filter = filter
+            .with_target("mcp_host::audit", LevelFilter::INFO)
+            .with_target("mcp_host::gateway", LevelFilter::INFO);
+    }
     let _ = tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()
@@ -376,6 +385,8 @@ async fn gateway(config: Option<PathBuf>, http: Option<SocketAddr>) -> Result<()
     let gateway = mcp_host::Gateway::builder()
         .info("mcp-gateway", env!("CARGO_PKG_VERSION"))
         .config(config)
+        // Every call, on stderr (target `mcp_host::audit`).
+        .middleware(mcp_host::AuditLog::with_capacity(0))
         .connect()
         .await
         .map_err(Error::Gateway)?;
