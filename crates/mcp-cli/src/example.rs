@@ -233,7 +233,7 @@ pub(crate) async fn serve_stdio() -> Result<(), mcp_server::Error> {
 /// Serves the example server over Streamable HTTP (both eras) on `addr`, printing the
 /// endpoint URL as the first line of stdout, until the process is interrupted. The accept
 /// loop runs on the caller's runtime, the connections on two threads of their own.
-pub(crate) async fn serve_http(addr: SocketAddr) -> Result<(), crate::Error> {
+pub(crate) async fn serve_http(addr: SocketAddr, drain: crate::Drain) -> Result<(), crate::Error> {
     let running = mcp_legacy::http::DualEraHttp::bind(
         addr,
         server()?,
@@ -243,7 +243,6 @@ pub(crate) async fn serve_http(addr: SocketAddr) -> Result<(), crate::Error> {
     .await
     .map_err(crate::Error::Serve)?;
     println!("{}", running.url());
-    let _ = tokio::signal::ctrl_c().await;
-    running.shutdown(Duration::from_secs(2)).await;
+    drain.serve_until_stopped(running).await;
     Ok(())
 }

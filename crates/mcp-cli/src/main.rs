@@ -32,6 +32,7 @@ use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use mcp_client::{CallOptions, Client, ListenEvent};
@@ -255,13 +256,56 @@ enum Command {
         /// address instead, such as 127.0.0.1:8080.
         #[arg(long, value_name = "ADDR")]
         http: Option<SocketAddr>,
+        #[command(flatten)]
+        drain: Drain,
     },
     /// Runs the bundled example server (stdio by default).
     ServeExample {
         /// Serve Streamable HTTP on this address instead, such as 127.0.0.1:8080.
         #[arg(long, value_name = "ADDR")]
         http: Option<SocketAddr>,
+        #[command(flatten)]
+        drain: Drain,
     },
+}
+
+/// How an HTTP server stops on SIGTERM or Ctrl-C.
+#[derive(Args, Clone, Copy, Debug, PartialEq, Eq)]
+struct Drain {
+    /// Seconds between turning unready (`GET /readyz` answers 503, so that a load balancer
+    /// sends no more requests) and closing the listener.
+    #[arg(long, value_name = "SECS", default_value_t = 2)]
+    drain: u64,
+    /// Seconds in-flight requests then get to finish before they are cancelled.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    grace: u64,
+}
+
+impl Drain {
+    /// Waits for SIGTERM or Ctrl-C, then stops `running` as a fleet expects: unready
+    /// first, then no new connections, then what is in flight finished or cancelled.
+    async fn serve_until_stopped(self, running: mcp_transport_http::RunningServer) {
+        stop_signal().await;
+        running.set_ready(false);
+        tokio::time::sleep(Duration::from_secs(self.drain)).await;
+        running.shutdown(Duration::from_secs(self.grace)).await;
+    }
+}
+
+/// SIGTERM (what an orchestrator sends) or Ctrl-C.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 fn main() -> ExitCode {
@@ -370,7 +414,11 @@ fn stderr_log(verbose: bool, gateway: bool) {
 
 /// `mcp gateway`: the servers of the config file, served as one until stdin closes (stdio)
 /// or the process is interrupted (HTTP).
-async fn gateway(config: Option<PathBuf>, http: Option<SocketAddr>) -> Result<(), Error> {
+async fn gateway(
+    config: Option<PathBuf>,
+    http: Option<SocketAddr>,
+    drain: Drain,
+) -> Result<(), Error> {
     let Some(path) = target::config_path(config.as_deref()) else {
         return Err(Error::Arguments(
             "mcp gateway needs a config file: --config FILE, $MCP_CONFIG or ./mcp.json \
@@ -406,8 +454,7 @@ async fn gateway(config: Option<PathBuf>, http: Option<SocketAddr>) -> Result<()
                 .await
                 .map_err(Error::Gateway)?;
             println!("{}", running.url());
-            let _ = tokio::signal::ctrl_c().await;
-            running.shutdown(std::time::Duration::from_secs(2)).await;
+            drain.serve_until_stopped(running).await;
             gateway.shutdown().await;
         }
     }
@@ -418,7 +465,7 @@ async fn run(cli: Cli) -> Result<(), Error> {
     let Some(command) = cli.command else {
         return tour::run().await;
     };
-    if let Command::ServeExample { http } = command {
+    if let Command::ServeExample { http, drain } = command {
         // Accepted before any command's name, the client options would be silently
         // ignored here.
         if cli.client != ClientArgs::default() {
@@ -430,11 +477,16 @@ async fn run(cli: Cli) -> Result<(), Error> {
         }
         return match http {
             None => Ok(example::serve_stdio().await?),
-            Some(addr) => example::serve_http(addr).await,
+            Some(addr) => example::serve_http(addr, drain).await,
         };
     }
-    if let Command::Gateway { config, http } = command {
-        return gateway(config.or(cli.client.config), http).await;
+    if let Command::Gateway {
+        config,
+        http,
+        drain,
+    } = command
+    {
+        return gateway(config.or(cli.client.config), http, drain).await;
     }
     let stdio = match &command {
         Command::Discover(s)

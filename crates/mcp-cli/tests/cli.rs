@@ -722,3 +722,72 @@ fn a_closed_stdout_is_an_error_not_a_fatal_signal() {
     let status = server.wait().unwrap();
     assert_eq!(status.signal(), None, "killed by a signal: {status}");
 }
+
+/// The status line of `GET path` to the server at `url`'s address.
+fn status_of(url: &str, path: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let addr = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let Ok(mut stream) = std::net::TcpStream::connect(&addr) else {
+        return "refused".to_owned();
+    };
+    let _ = write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    );
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply);
+    reply.lines().next().unwrap_or("closed").to_owned()
+}
+
+#[test]
+fn sigterm_turns_the_http_server_unready_then_stops_it() {
+    let mut child = Command::new(MCP)
+        .args([
+            "serve-example",
+            "--http",
+            "127.0.0.1:0",
+            "--drain",
+            "2",
+            "--grace",
+            "1",
+        ])
+        .stdout(Stdio::piped())
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    let url = url.trim().to_owned();
+    assert_eq!(status_of(&url, "/readyz"), "HTTP/1.1 200 OK");
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    // Within the drain: unready, still alive, still serving.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(
+        status_of(&url, "/readyz"),
+        "HTTP/1.1 503 Service Unavailable"
+    );
+    assert_eq!(status_of(&url, "/healthz"), "HTTP/1.1 200 OK");
+    let out = mcp(&["call", "add", "a=1", "b=2", "--server", &url]);
+    assert_eq!(stdout(&out), "3\n", "{}", stderr(&out));
+    // Then it exits, cleanly.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(std::time::Instant::now() < deadline, "still running");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+}

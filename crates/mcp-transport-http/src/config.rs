@@ -114,6 +114,14 @@ pub struct HttpServerConfig {
     /// [`RunningServer::shutdown`](crate::RunningServer::shutdown) (default 1 s), before
     /// their connections are dropped.
     pub cancel_grace: Duration,
+    /// Whether the server answers `GET /healthz` (liveness: `200` while it serves) and
+    /// `GET /readyz` (readiness: `200`, or `503` once
+    /// [`RunningServer::set_ready`](crate::RunningServer::set_ready) turned it unready or
+    /// a shutdown began) for load balancers and orchestrators (default true). They are
+    /// answered before any other check (host, origin, authentication, path), with an empty
+    /// body, and say nothing but the status. Served by [`HttpServer`](crate::HttpServer)
+    /// only, not by an [`McpService`](crate::McpService) mounted in another router.
+    pub health_checks: bool,
     /// Which body field each method mirrors into `Mcp-Name` (default: `tools/call` and
     /// `prompts/get` → `params.name`, `resources/read` → `params.uri`). Serving a handler
     /// adds the ones it asks for ([`Handler::mirrored`](mcp_jsonrpc::Handler::mirrored)),
@@ -192,6 +200,7 @@ impl Default for HttpServerConfig {
             allowed_hosts: AllowList::loopback(),
             allowed_origins: AllowList::loopback(),
             cancel_grace: Duration::from_secs(1),
+            health_checks: true,
             name_fields: vec![
                 (
                     Cow::Borrowed(mcp_types::CallToolRequest::METHOD),
@@ -347,6 +356,13 @@ impl HttpServerConfig {
     #[must_use]
     pub fn allowed_origins(mut self, origins: AllowList) -> Self {
         self.allowed_origins = origins;
+        self
+    }
+
+    /// Sets [`health_checks`](Self::health_checks).
+    #[must_use]
+    pub fn health_checks(mut self, on: bool) -> Self {
+        self.health_checks = on;
         self
     }
 

@@ -22,6 +22,7 @@ use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::pin::pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -167,6 +168,7 @@ impl HttpServer {
         let local_addr = listener.local_addr().map_err(Error::LocalAddr)?;
         let path = config.path.clone().unwrap_or_default();
         let settings = Arc::new(Settings::new(service, config));
+        let settings_ready = settings.ready.clone();
         let shards = match config.connection_threads {
             0 => None,
             threads => Some(Shards::start(threads, &settings, config.idle_poll)?),
@@ -183,6 +185,7 @@ impl HttpServer {
         }));
         Ok(RunningServer {
             local_addr,
+            ready: settings_ready,
             url: format!("http://{local_addr}{path}"),
             stop: Some(stop),
             task: Some(task),
@@ -196,6 +199,7 @@ impl HttpServer {
 #[derive(Debug)]
 pub struct RunningServer {
     local_addr: SocketAddr,
+    ready: Option<Arc<AtomicBool>>,
     url: String,
     stop: Option<oneshot::Sender<Duration>>,
     task: Option<JoinHandle<()>>,
@@ -219,6 +223,22 @@ impl RunningServer {
         &self.url
     }
 
+    /// Turns the server ready or unready: what `GET /readyz` answers (`200` or `503`),
+    /// for a load balancer to stop sending it requests before it stops
+    /// ([`HttpServerConfig::health_checks`]). Serving goes on either way.
+    pub fn set_ready(&self, ready: bool) {
+        if let Some(flag) = &self.ready {
+            flag.store(ready, Ordering::Release);
+        }
+    }
+
+    /// Whether `GET /readyz` answers `200`.
+    pub fn is_ready(&self) -> bool {
+        self.ready
+            .as_ref()
+            .is_some_and(|flag| flag.load(Ordering::Acquire))
+    }
+
     /// Stops accepting connections, lets in-flight requests finish within `grace`, then
     /// cancels the rest (see the module docs for the steps) and returns when every
     /// connection has closed.
@@ -226,6 +246,7 @@ impl RunningServer {
     /// Cancel safety: dropping the future does not stop the shutdown, which goes on in the
     /// background.
     pub async fn shutdown(mut self, grace: Duration) {
+        self.set_ready(false);
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(grace);
         }
@@ -290,6 +311,8 @@ impl<H: Handler> Endpoint for McpService<H> {
 /// connection threads.
 pub(crate) struct Settings<E> {
     pub(crate) service: E,
+    /// `/readyz`'s answer; `None` without health checks.
+    pub(crate) ready: Option<Arc<AtomicBool>>,
     builder: http1::Builder,
     pub(crate) write_timeout: Duration,
     pub(crate) max_head_bytes: usize,
@@ -319,6 +342,9 @@ impl<E> Settings<E> {
         }
         Settings {
             service,
+            ready: config
+                .health_checks
+                .then(|| Arc::new(AtomicBool::new(true))),
             builder,
             write_timeout: config.write_timeout,
             max_head_bytes: config.max_head_bytes,
@@ -449,6 +475,20 @@ fn head_too_large<B>() -> Response<Either<B, Empty<Bytes>>> {
     response
 }
 
+/// The status of a health check (`GET` or `HEAD` of `/healthz` or `/readyz`); `None` for
+/// any other request.
+fn health<B>(request: &Request<B>, ready: &AtomicBool) -> Option<http::StatusCode> {
+    if request.method() != http::Method::GET && request.method() != http::Method::HEAD {
+        return None;
+    }
+    match request.uri().path() {
+        "/healthz" => Some(http::StatusCode::OK),
+        "/readyz" if ready.load(Ordering::Acquire) => Some(http::StatusCode::OK),
+        "/readyz" => Some(http::StatusCode::SERVICE_UNAVAILABLE),
+        _ => None,
+    }
+}
+
 pub(crate) async fn drain(connections: &mut JoinSet<()>) {
     while connections.join_next().await.is_some() {}
 }
@@ -502,8 +542,10 @@ async fn serve_with_hyper<E, I>(
     let io = TokioIo::new(io);
     let service = this.service.clone();
     let max_head_bytes = this.max_head_bytes;
+    let ready = this.ready.clone();
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-        let refused = head_bytes(&request) > max_head_bytes;
+        let health = ready.as_ref().and_then(|ready| health(&request, ready));
+        let refused = health.is_some() || head_bytes(&request) > max_head_bytes;
         // A chunked body must be read to its end, without trailers, for the connection to
         // stay open (`ChunkedEnd`).
         let chunked = request
@@ -528,7 +570,14 @@ async fn serve_with_hyper<E, I>(
                     }
                     response.map(Either::Left)
                 }),
-                None => Ok(head_too_large()),
+                None => Ok(match health {
+                    Some(status) => {
+                        let mut response = Response::new(Either::Right(Empty::new()));
+                        *response.status_mut() = status;
+                        response
+                    }
+                    None => head_too_large(),
+                }),
             }
         }
     });

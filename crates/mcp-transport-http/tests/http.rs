@@ -755,3 +755,58 @@ async fn results_on_both_sides_of_the_split_size_arrive_whole() {
     }
     server.shutdown(Duration::from_secs(5)).await;
 }
+
+/// The status line of a raw `GET path` with `host` (HTTP/1.0: no connection reuse).
+async fn raw_get(server: &RunningServer, path: &str, host: &str) -> String {
+    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).await.unwrap();
+    reply.lines().next().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn health_checks_answer_liveness_and_readiness_before_any_other_check() {
+    let (server, _log, _gate) = start(HttpServerConfig::default()).await;
+    // A load balancer probes by address, not by a loopback name: the host check does not
+    // apply to the health checks (and they say nothing but a status).
+    assert_eq!(
+        raw_get(&server, "/healthz", "10.0.0.7:8080").await,
+        "HTTP/1.1 200 OK"
+    );
+    assert_eq!(
+        raw_get(&server, "/readyz", "10.0.0.7:8080").await,
+        "HTTP/1.1 200 OK"
+    );
+    assert!(server.is_ready());
+    server.set_ready(false);
+    assert_eq!(
+        raw_get(&server, "/readyz", "localhost").await,
+        "HTTP/1.1 503 Service Unavailable"
+    );
+    // Alive, and still serving, while unready.
+    assert_eq!(
+        raw_get(&server, "/healthz", "localhost").await,
+        "HTTP/1.1 200 OK"
+    );
+    assert_eq!(
+        raw_get(&server, "/mcp", "localhost").await,
+        "HTTP/1.1 405 Method Not Allowed"
+    );
+    server.set_ready(true);
+    assert_eq!(
+        raw_get(&server, "/readyz", "localhost").await,
+        "HTTP/1.1 200 OK"
+    );
+    server.shutdown(Duration::from_secs(1)).await;
+
+    // Turned off: the paths are the endpoint's, which knows nothing of them.
+    let (server, _log, _gate) = start(HttpServerConfig::default().health_checks(false)).await;
+    assert_eq!(
+        raw_get(&server, "/healthz", "localhost").await,
+        "HTTP/1.1 404 Not Found"
+    );
+    assert!(!server.is_ready());
+    server.shutdown(Duration::from_secs(1)).await;
+}
