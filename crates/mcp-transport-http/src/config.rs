@@ -242,6 +242,7 @@ impl fmt::Debug for HttpServerConfig {
             .field("allowed_hosts", &self.allowed_hosts)
             .field("allowed_origins", &self.allowed_origins)
             .field("cancel_grace", &self.cancel_grace)
+            .field("health_checks", &self.health_checks)
             .field("name_fields", &self.name_fields)
             .field("param_headers", &self.param_headers.is_some())
             .field("on_notification", &self.on_notification.is_some())
