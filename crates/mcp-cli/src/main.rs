@@ -990,7 +990,7 @@ mod tests {
         // What the fast path serves is what clap would have chosen.
         let cli = Cli::try_parse_from(["mcp", "serve-example"]).unwrap();
         assert!(!cli.verbose && cli.client == ClientArgs::default());
-        let Some(Command::ServeExample { http: None }) = cli.command else {
+        let Some(Command::ServeExample { http: None, .. }) = cli.command else {
             panic!("`mcp serve-example` is not the plain example server");
         };
     }
