@@ -122,6 +122,18 @@ pub struct HttpServerConfig {
     /// body, and say nothing but the status. Served by [`HttpServer`](crate::HttpServer)
     /// only, not by an [`McpService`](crate::McpService) mounted in another router.
     pub health_checks: bool,
+    /// The load balancers whose word about the client's address is believed (default
+    /// none): from these peers, the client is the rightmost `X-Forwarded-For` address
+    /// that is not one of them, or, with [`proxy_protocol`](Self::proxy_protocol), the
+    /// source of the PROXY header. Per-address limits then count real clients. From any
+    /// other peer, neither is believed.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// Whether the trusted proxies open each connection with a PROXY protocol version 2
+    /// header (HAProxy's `send-proxy-v2`; default false). A connection from a trusted
+    /// proxy without a valid one, within
+    /// [`header_read_timeout`](Self::header_read_timeout), is closed. Needs
+    /// [`trusted_proxies`](Self::trusted_proxies).
+    pub proxy_protocol: bool,
     /// Which body field each method mirrors into `Mcp-Name` (default: `tools/call` and
     /// `prompts/get` → `params.name`, `resources/read` → `params.uri`). Serving a handler
     /// adds the ones it asks for ([`Handler::mirrored`](mcp_jsonrpc::Handler::mirrored)),
@@ -201,6 +213,8 @@ impl Default for HttpServerConfig {
             allowed_origins: AllowList::loopback(),
             cancel_grace: Duration::from_secs(1),
             health_checks: true,
+            trusted_proxies: Vec::new(),
+            proxy_protocol: false,
             name_fields: vec![
                 (
                     Cow::Borrowed(mcp_types::CallToolRequest::METHOD),
@@ -243,6 +257,8 @@ impl fmt::Debug for HttpServerConfig {
             .field("allowed_origins", &self.allowed_origins)
             .field("cancel_grace", &self.cancel_grace)
             .field("health_checks", &self.health_checks)
+            .field("trusted_proxies", &self.trusted_proxies)
+            .field("proxy_protocol", &self.proxy_protocol)
             .field("name_fields", &self.name_fields)
             .field("param_headers", &self.param_headers.is_some())
             .field("on_notification", &self.on_notification.is_some())
@@ -367,6 +383,20 @@ impl HttpServerConfig {
         self
     }
 
+    /// Sets [`trusted_proxies`](Self::trusted_proxies).
+    #[must_use]
+    pub fn trusted_proxies(mut self, proxies: impl IntoIterator<Item = std::net::IpAddr>) -> Self {
+        self.trusted_proxies = proxies.into_iter().collect();
+        self
+    }
+
+    /// Sets [`proxy_protocol`](Self::proxy_protocol).
+    #[must_use]
+    pub fn proxy_protocol(mut self, on: bool) -> Self {
+        self.proxy_protocol = on;
+        self
+    }
+
     /// Sets [`cancel_grace`](Self::cancel_grace).
     #[must_use]
     pub fn cancel_grace(mut self, grace: Duration) -> Self {
@@ -427,6 +457,12 @@ impl HttpServerConfig {
     }
 
     pub(crate) fn validate(&self) -> Result<(), Error> {
+        if self.proxy_protocol && self.trusted_proxies.is_empty() {
+            return Err(Error::Config(
+                "proxy_protocol needs trusted_proxies: the PROXY header is read only from them"
+                    .to_owned(),
+            ));
+        }
         if self.max_concurrent_requests == 0
             || self.max_concurrent_requests > tokio::sync::Semaphore::MAX_PERMITS
         {

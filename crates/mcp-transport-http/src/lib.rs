@@ -168,6 +168,8 @@ mod layer;
 #[cfg(feature = "server")]
 mod mirror;
 #[cfg(feature = "server")]
+mod proxied;
+#[cfg(feature = "server")]
 mod request_body;
 #[cfg(feature = "server")]
 mod response;
@@ -196,6 +198,8 @@ pub use config::{
 pub use error::Error;
 #[cfg(feature = "server")]
 pub use layer::PeerAddr;
+#[cfg(feature = "server")]
+pub use proxied::MAX_PROXY_HEADER;
 #[cfg(feature = "server")]
 pub use request_body::{RequestBody, RequestBodyError};
 #[cfg(feature = "server")]

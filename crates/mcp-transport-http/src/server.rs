@@ -313,6 +313,9 @@ pub(crate) struct Settings<E> {
     pub(crate) service: E,
     /// `/readyz`'s answer; `None` without health checks.
     pub(crate) ready: Option<Arc<AtomicBool>>,
+    /// Whose word about the client's address is believed.
+    trust: Arc<crate::proxied::Trust>,
+    header_read_timeout: Duration,
     builder: http1::Builder,
     pub(crate) write_timeout: Duration,
     pub(crate) max_head_bytes: usize,
@@ -345,6 +348,11 @@ impl<E> Settings<E> {
             ready: config
                 .health_checks
                 .then(|| Arc::new(AtomicBool::new(true))),
+            trust: Arc::new(crate::proxied::Trust::new(
+                &config.trusted_proxies,
+                config.proxy_protocol,
+            )),
+            header_read_timeout: config.header_read_timeout,
             builder,
             write_timeout: config.write_timeout,
             max_head_bytes: config.max_head_bytes,
@@ -503,7 +511,19 @@ pub(crate) fn serve_connection<E: Endpoint>(
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!(error = %e, "cannot set TCP_NODELAY");
     }
-    serve_io(this, stream, closing, peer)
+    let settings = Arc::clone(this);
+    async move {
+        let mut stream = stream;
+        let timeout = settings.header_read_timeout;
+        let Some(peer) = settings
+            .trust
+            .connection_peer(&mut stream, peer, timeout)
+            .await
+        else {
+            return;
+        };
+        serve_io(&settings, stream, closing, peer).await;
+    }
 }
 
 /// Serves one connection over any stream with hyper, its writes bounded by
@@ -543,7 +563,9 @@ async fn serve_with_hyper<E, I>(
     let service = this.service.clone();
     let max_head_bytes = this.max_head_bytes;
     let ready = this.ready.clone();
+    let trust = Arc::clone(&this.trust);
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+        let peer = trust.request_peer(request.headers(), peer);
         let health = ready.as_ref().and_then(|ready| health(&request, ready));
         let refused = health.is_some() || head_bytes(&request) > max_head_bytes;
         // A chunked body must be read to its end, without trailers, for the connection to

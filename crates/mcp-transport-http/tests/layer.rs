@@ -143,3 +143,114 @@ async fn a_layers_error_is_a_503_with_a_json_rpc_error() {
     drop(gate);
     server.shutdown(Duration::from_secs(1)).await;
 }
+
+/// What `test/parts` says of the peer, for a POST sent raw over `stream` after `prefix`.
+async fn peer_seen(addr: std::net::SocketAddr, prefix: &[u8], forwarded: Option<&str>) -> Value {
+    use std::fmt::Write as _;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let body = request_body(1, "test/parts", json!({}));
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (k, v) in standard_headers("test/parts") {
+        let _ = write!(head, "{k}: {}\r\n", String::from_utf8_lossy(v.as_ref()));
+    }
+    if let Some(forwarded) = forwarded {
+        let _ = write!(head, "X-Forwarded-For: {forwarded}\r\n");
+    }
+    head.push_str("\r\n");
+    let mut bytes = prefix.to_vec();
+    bytes.extend_from_slice(head.as_bytes());
+    bytes.extend_from_slice(&body);
+    stream.write_all(&bytes).await.unwrap();
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply).await;
+    let Some((_, body)) = reply.split_once("\r\n\r\n") else {
+        return Value::String(reply);
+    };
+    serde_json::from_str::<Value>(body)
+        .map(|v| v["result"]["peer"].clone())
+        .unwrap_or(Value::String(reply))
+}
+
+fn proxy_header(source: &str) -> Vec<u8> {
+    use ppp::v2::{Addresses, Builder, Command, IPv4, Protocol, Version};
+    let source: std::net::SocketAddrV4 = source.parse().unwrap();
+    Builder::with_addresses(
+        Version::Two | Command::Proxy,
+        Protocol::Stream,
+        Addresses::IPv4(IPv4::new(
+            *source.ip(),
+            std::net::Ipv4Addr::LOCALHOST,
+            source.port(),
+            8080,
+        )),
+    )
+    .build()
+    .unwrap()
+}
+
+#[tokio::test]
+async fn behind_a_trusted_proxy_the_client_address_is_the_one_it_names() {
+    let serve = |config: HttpServerConfig| async move {
+        let (handler, _log, _gate) = TestHandler::new();
+        HttpServer::bind_with_layer(
+            HttpServer::DEFAULT_ADDR,
+            handler,
+            config,
+            tower_layer::Identity::new(),
+        )
+        .await
+        .unwrap()
+    };
+    let loopback = std::net::IpAddr::from([127, 0, 0, 1]);
+
+    // X-Forwarded-For from a trusted proxy: believed.
+    let server = serve(HttpServerConfig::default().trusted_proxies([loopback])).await;
+    let addr = server.local_addr();
+    assert_eq!(
+        peer_seen(addr, b"", Some("203.0.113.7")).await,
+        "203.0.113.7"
+    );
+    assert_eq!(peer_seen(addr, b"", None).await, "127.0.0.1");
+    server.shutdown(Duration::from_secs(1)).await;
+
+    // From a peer that is not trusted: ignored.
+    let server =
+        serve(HttpServerConfig::default().trusted_proxies([std::net::IpAddr::from([10, 0, 0, 2])]))
+            .await;
+    assert_eq!(
+        peer_seen(server.local_addr(), b"", Some("203.0.113.7")).await,
+        "127.0.0.1"
+    );
+    server.shutdown(Duration::from_secs(1)).await;
+
+    // The PROXY protocol: the header's source, and a connection without one closed.
+    let server = serve(
+        HttpServerConfig::default()
+            .trusted_proxies([loopback])
+            .proxy_protocol(true),
+    )
+    .await;
+    let addr = server.local_addr();
+    assert_eq!(
+        peer_seen(addr, &proxy_header("198.51.100.9:4242"), None).await,
+        "198.51.100.9"
+    );
+    assert_eq!(peer_seen(addr, b"", None).await, "");
+    server.shutdown(Duration::from_secs(1)).await;
+
+    // The PROXY protocol without anyone to trust it from is a configuration error.
+    let (handler, _log, _gate) = TestHandler::new();
+    assert!(
+        HttpServer::bind(
+            HttpServer::DEFAULT_ADDR,
+            handler,
+            HttpServerConfig::default().proxy_protocol(true)
+        )
+        .await
+        .is_err()
+    );
+}
