@@ -237,7 +237,7 @@ pub(crate) async fn serve_http(addr: SocketAddr, drain: crate::Drain) -> Result<
     let running = mcp_legacy::http::DualEraHttp::bind(
         addr,
         server()?,
-        mcp_transport_http::HttpServerConfig::default().connection_threads(2),
+        drain.apply(mcp_transport_http::HttpServerConfig::default().connection_threads(2)),
         mcp_legacy::http::LegacyHttpConfig::default(),
     )
     .await

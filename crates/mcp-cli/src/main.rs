@@ -269,9 +269,22 @@ enum Command {
     },
 }
 
-/// How an HTTP server stops on SIGTERM or Ctrl-C.
-#[derive(Args, Clone, Copy, Debug, PartialEq, Eq)]
+/// How an HTTP server is reached behind a load balancer, and how it stops on SIGTERM or
+/// Ctrl-C.
+#[derive(Args, Clone, Debug, PartialEq, Eq)]
 struct Drain {
+    /// A load balancer whose X-Forwarded-For (or PROXY header, with --proxy-protocol)
+    /// names the client, so that per-address limits count clients. Repeatable.
+    #[arg(long = "trusted-proxy", value_name = "IP")]
+    trusted_proxies: Vec<std::net::IpAddr>,
+    /// The trusted proxies open each connection with a PROXY protocol v2 header
+    /// (HAProxy's send-proxy-v2).
+    #[arg(long, requires = "trusted_proxies")]
+    proxy_protocol: bool,
+    /// A host name (or name:port) clients may reach the server by, besides loopback: the
+    /// load balancer's. Repeatable.
+    #[arg(long = "allow-host", value_name = "HOST")]
+    allowed_hosts: Vec<String>,
     /// Seconds between turning unready (`GET /readyz` answers 503, so that a load balancer
     /// sends no more requests) and closing the listener.
     #[arg(long, value_name = "SECS", default_value_t = 2)]
@@ -282,6 +295,24 @@ struct Drain {
 }
 
 impl Drain {
+    /// `config` with these settings.
+    fn apply(
+        &self,
+        mut config: mcp_transport_http::HttpServerConfig,
+    ) -> mcp_transport_http::HttpServerConfig {
+        config = config
+            .trusted_proxies(self.trusted_proxies.iter().copied())
+            .proxy_protocol(self.proxy_protocol);
+        if !self.allowed_hosts.is_empty() {
+            let mut hosts = mcp_transport_http::AllowList::loopback();
+            for host in &self.allowed_hosts {
+                hosts = hosts.with(host.clone());
+            }
+            config = config.allowed_hosts(hosts);
+        }
+        config
+    }
+
     /// Waits for SIGTERM or Ctrl-C, then stops `running` as a fleet expects: unready
     /// first, then no new connections, then what is in flight finished or cancelled.
     async fn serve_until_stopped(self, running: mcp_transport_http::RunningServer) {
@@ -449,7 +480,9 @@ async fn gateway(
             let running = gateway
                 .bind_http(
                     addr,
-                    mcp_transport_http::HttpServerConfig::default().connection_threads(2),
+                    drain.apply(
+                        mcp_transport_http::HttpServerConfig::default().connection_threads(2),
+                    ),
                 )
                 .await
                 .map_err(Error::Gateway)?;
