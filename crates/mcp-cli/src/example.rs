@@ -233,7 +233,10 @@ pub(crate) async fn serve_stdio() -> Result<(), mcp_server::Error> {
 /// Serves the example server over Streamable HTTP (both eras) on `addr`, printing the
 /// endpoint URL as the first line of stdout, until the process is interrupted. The accept
 /// loop runs on the caller's runtime, the connections on two threads of their own.
-pub(crate) async fn serve_http(addr: SocketAddr, drain: crate::Drain) -> Result<(), crate::Error> {
+pub(crate) async fn serve_http(
+    addr: SocketAddr,
+    drain: crate::HttpServing,
+) -> Result<(), crate::Error> {
     let running = mcp_legacy::http::DualEraHttp::bind(
         addr,
         server()?,

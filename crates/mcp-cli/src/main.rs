@@ -257,7 +257,7 @@ enum Command {
         #[arg(long, value_name = "ADDR")]
         http: Option<SocketAddr>,
         #[command(flatten)]
-        drain: Drain,
+        drain: HttpServing,
     },
     /// Runs the bundled example server (stdio by default).
     ServeExample {
@@ -265,14 +265,14 @@ enum Command {
         #[arg(long, value_name = "ADDR")]
         http: Option<SocketAddr>,
         #[command(flatten)]
-        drain: Drain,
+        drain: HttpServing,
     },
 }
 
 /// How an HTTP server is reached behind a load balancer, and how it stops on SIGTERM or
 /// Ctrl-C.
 #[derive(Args, Clone, Debug, PartialEq, Eq)]
-struct Drain {
+struct HttpServing {
     /// A load balancer whose X-Forwarded-For (or PROXY header, with --proxy-protocol)
     /// names the client, so that per-address limits count clients. Repeatable.
     #[arg(long = "trusted-proxy", value_name = "IP")]
@@ -294,7 +294,7 @@ struct Drain {
     grace: u64,
 }
 
-impl Drain {
+impl HttpServing {
     /// `config` with these settings.
     fn apply(
         &self,
@@ -448,7 +448,7 @@ fn stderr_log(verbose: bool, gateway: bool) {
 async fn gateway(
     config: Option<PathBuf>,
     http: Option<SocketAddr>,
-    drain: Drain,
+    drain: HttpServing,
 ) -> Result<(), Error> {
     let Some(path) = target::config_path(config.as_deref()) else {
         return Err(Error::Arguments(
