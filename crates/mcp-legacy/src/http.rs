@@ -111,6 +111,8 @@ use self::body::{BodyKind, FutureKind};
 pub use self::body::{DualEraBody, DualEraFuture};
 pub use self::config::LegacyHttpConfig;
 use self::log::{EventLog, Pacing, parse_event_id, priming_event};
+#[cfg(feature = "metrics")]
+pub use self::state::SESSIONS_GAUGE;
 use self::state::{HttpSession, RandomSource, answer, new_session_id, notify};
 pub(crate) use self::state::{Notifier, Outbound};
 use self::table::{Bucket, Caps, InUse, SessionTable};

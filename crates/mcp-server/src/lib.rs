@@ -125,6 +125,8 @@ pub mod fuzzing;
 #[cfg(feature = "http")]
 mod http_request;
 mod limits;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 mod prompt;
 mod resource;
 mod server;

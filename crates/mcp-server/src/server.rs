@@ -560,7 +560,15 @@ impl Server {
     ) -> Result<Box<RawValue>, ErrorObject> {
         use tracing::Instrument as _;
         let span = crate::trace::request_span(&request, &rpc);
-        self.handle_unspanned(request, rpc).instrument(span).await
+        #[cfg(feature = "metrics")]
+        let (method, started) = (
+            crate::metrics::method_label(&request.method),
+            std::time::Instant::now(),
+        );
+        let answer = self.handle_unspanned(request, rpc).instrument(span).await;
+        #[cfg(feature = "metrics")]
+        crate::metrics::request(method, started, answer.is_ok());
+        answer
     }
 
     async fn handle_unspanned(

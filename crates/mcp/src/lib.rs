@@ -15,6 +15,7 @@
 //! | `client` | [`client`]: the 2026-07-28 client, and with `legacy` a client for servers of any era |
 //! | `host` | [`host`]: many servers as one set of model tools (OpenAI, Anthropic, Gemini) |
 //! | `gateway` | `host::Gateway`: many servers served as one MCP server, in both eras |
+//! | `metrics` | requests, errors, latency, listens, tasks and sessions through the `metrics` facade |
 //! | `stdio`, `http` | the transports, for the roles chosen |
 //! | `legacy` (default) | the initialize-era revisions beside 2026-07-28 |
 //! | `validation` (default) | tool arguments and structured output checked against their JSON Schemas |

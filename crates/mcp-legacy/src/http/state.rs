@@ -51,6 +51,32 @@ pub(super) struct HttpSession {
     /// The id of the principal that created the session, when requests are authenticated
     /// (see `auth.rs`).
     pub(super) owner: Option<Box<str>>,
+    /// Counts the session in the `mcp_legacy_sessions` gauge while it lives.
+    #[cfg(feature = "metrics")]
+    _counted: Counted,
+}
+
+/// The gauge of open initialize-era HTTP sessions (feature `metrics`).
+#[cfg(feature = "metrics")]
+pub const SESSIONS_GAUGE: &str = "mcp_legacy_sessions";
+
+/// One session in [`SESSIONS_GAUGE`], for as long as it lives.
+#[cfg(feature = "metrics")]
+struct Counted;
+
+#[cfg(feature = "metrics")]
+impl Counted {
+    fn new() -> Self {
+        metrics::gauge!(SESSIONS_GAUGE).increment(1.0);
+        Counted
+    }
+}
+
+#[cfg(feature = "metrics")]
+impl Drop for Counted {
+    fn drop(&mut self) {
+        metrics::gauge!(SESSIONS_GAUGE).decrement(1.0);
+    }
 }
 
 impl HttpSession {
@@ -82,6 +108,8 @@ impl HttpSession {
             pending: Mutex::new(HashMap::new()),
             running: Mutex::new(HashMap::new()),
             owner: None,
+            #[cfg(feature = "metrics")]
+            _counted: Counted::new(),
         }
     }
 

@@ -34,6 +34,8 @@ impl Server {
             None => (ListenOwner::Anonymous, limits.anonymous_listen_streams),
         };
         let _slot = self.inner.listen_streams.open(owner, limit)?;
+        #[cfg(feature = "metrics")]
+        let _open = crate::metrics::Open::new(crate::metrics::LISTEN_STREAMS);
         let mut tasks = self.watch_tasks(raw, &params.meta, &rpc).await?;
         let caps = &self.inner.capabilities;
         let asked = &params.notifications;

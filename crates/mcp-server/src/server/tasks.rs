@@ -467,6 +467,8 @@ impl Server {
         let server = self.clone();
         let engine = Arc::clone(engine);
         tokio::spawn(async move {
+            #[cfg(feature = "metrics")]
+            let _running = crate::metrics::Open::new(crate::metrics::TASKS_RUNNING);
             let mut run = std::pin::pin!(run);
             let outcome = {
                 // While the run goes on, the task is kept alive; with a shared store, a

@@ -1,0 +1,88 @@
+//! Metrics through the [`metrics`](https://docs.rs/metrics) facade (feature `metrics`):
+//! the application installs the recorder it exports with (Prometheus, StatsD, OTLP);
+//! without one, recording costs an atomic load.
+//!
+//! | Name | Kind | Labels | What |
+//! |---|---|---|---|
+//! | `mcp_server_requests_total` | counter | `method`, `outcome` (`ok`, `error`) | requests answered |
+//! | `mcp_server_request_duration_seconds` | histogram | `method` | time to the answer |
+//! | `mcp_server_listen_streams` | gauge | | open `subscriptions/listen` streams |
+//! | `mcp_server_tasks_running` | gauge | | task runs in progress on this instance (Tasks extension) |
+//!
+//! `method` is the JSON-RPC method for the methods of the protocol and its extensions
+//! this crate knows, and `other` for any other, so that a client cannot grow the number
+//! of series.
+//!
+//! ```no_run
+//! // With metrics-exporter-prometheus (any `metrics` recorder works the same way):
+//! // let handle = metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder()?;
+//! // ... serve ...; then `handle.render()` is the text a Prometheus scrape reads.
+//! ```
+
+use std::time::Instant;
+
+use mcp_types::method;
+
+/// Requests answered, by method and outcome.
+pub const REQUESTS: &str = "mcp_server_requests_total";
+/// Time to the answer, by method.
+pub const REQUEST_DURATION: &str = "mcp_server_request_duration_seconds";
+/// Open `subscriptions/listen` streams.
+pub const LISTEN_STREAMS: &str = "mcp_server_listen_streams";
+/// Task runs in progress on this instance.
+pub const TASKS_RUNNING: &str = "mcp_server_tasks_running";
+
+/// The label of `name`: itself for a method this crate knows, `other` otherwise.
+pub(crate) fn method_label(name: &str) -> &'static str {
+    const KNOWN: [&str; 13] = [
+        method::SERVER_DISCOVER,
+        method::TOOLS_LIST,
+        method::TOOLS_CALL,
+        method::PROMPTS_LIST,
+        method::PROMPTS_GET,
+        method::RESOURCES_LIST,
+        method::RESOURCES_TEMPLATES_LIST,
+        method::RESOURCES_READ,
+        method::COMPLETION_COMPLETE,
+        method::SUBSCRIPTIONS_LISTEN,
+        mcp_types::tasks::method::TASKS_GET,
+        mcp_types::tasks::method::TASKS_UPDATE,
+        mcp_types::tasks::method::TASKS_CANCEL,
+    ];
+    KNOWN.into_iter().find(|m| *m == name).unwrap_or("other")
+}
+
+/// Records one answered request.
+pub(crate) fn request(method: &'static str, started: Instant, ok: bool) {
+    let outcome = if ok { "ok" } else { "error" };
+    metrics::counter!(REQUESTS, "method" => method, "outcome" => outcome).increment(1);
+    metrics::histogram!(REQUEST_DURATION, "method" => method)
+        .record(started.elapsed().as_secs_f64());
+}
+
+/// Counts one open thing in a gauge for as long as it lives.
+pub(crate) struct Open(&'static str);
+
+impl Open {
+    pub(crate) fn new(gauge: &'static str) -> Self {
+        metrics::gauge!(gauge).increment(1.0);
+        Open(gauge)
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        metrics::gauge!(self.0).decrement(1.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn unknown_methods_share_one_label() {
+        assert_eq!(super::method_label("tools/call"), "tools/call");
+        assert_eq!(super::method_label("tasks/get"), "tasks/get");
+        assert_eq!(super::method_label("x/anything-a-client-sends"), "other");
+        assert_eq!(super::method_label(""), "other");
+    }
+}
