@@ -115,6 +115,7 @@ macro_rules! icons_setter {
 pub mod apps;
 #[cfg(feature = "auth")]
 pub mod auth;
+pub mod bus;
 mod context;
 mod define;
 mod error;
