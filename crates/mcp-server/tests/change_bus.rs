@@ -4,93 +4,15 @@
 //! a bus installed with `ServerBuilder::change_bus` carries the server's changes. The
 //! server is called as the engine's `Handler`, the way every transport calls it.
 
+mod listen_common;
+
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
-use mcp_jsonrpc::{
-    CancellationToken, ErrorObject, Handler, NotificationSink, Request, RequestContext,
-};
+use listen_common::{Listener, note, updated};
 use mcp_server::bus::{BusEvent, Change, ChangeBus, InProcessBus, Subscription};
 use mcp_server::{ResourceDef, Server, ToolDef};
-use mcp_types::{CallToolResult, RequestId};
-use serde_json::value::RawValue;
-use serde_json::{Value, json};
-use tokio::sync::mpsc;
-
-/// An open `subscriptions/listen` stream: the notifications it sent, and its outcome.
-struct Listener {
-    events: mpsc::Receiver<Bytes>,
-    _task: tokio::task::JoinHandle<Result<Box<RawValue>, ErrorObject>>,
-    _cancel: CancellationToken,
-}
-
-impl Listener {
-    /// Opens a stream on `server` with `notifications` and waits for its acknowledgement.
-    async fn open(server: &Server, notifications: Value, buffer: usize) -> Listener {
-        let (tx, events) = mpsc::channel(buffer);
-        let cancel = CancellationToken::new();
-        let cx = RequestContext::new(
-            RequestId::Integer(1),
-            cancel.clone(),
-            NotificationSink::channel(tx),
-        );
-        let params = json!({
-            "notifications": notifications,
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {}
-            }
-        });
-        let request = Request::new(
-            RequestId::Integer(1),
-            "subscriptions/listen",
-            Some(RawValue::from_string(params.to_string()).unwrap()),
-        );
-        let server = server.clone();
-        let mut listener = Listener {
-            events,
-            _task: tokio::spawn(async move { server.request(request, cx).await }),
-            _cancel: cancel,
-        };
-        let ack = listener.next().await;
-        assert_eq!(ack.0, "notifications/subscriptions/acknowledged");
-        listener
-    }
-
-    /// The next notification: its method and, for `resources/updated`, its URI.
-    async fn next(&mut self) -> (String, Option<String>) {
-        let frame = self.events.recv().await.expect("a notification");
-        let frame: Value = serde_json::from_slice(&frame).unwrap();
-        assert_eq!(
-            frame["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 1,
-            "every notification is tagged: {frame}"
-        );
-        (
-            frame["method"].as_str().unwrap().to_owned(),
-            frame["params"]["uri"].as_str().map(str::to_owned),
-        )
-    }
-
-    /// The next `n` notifications.
-    async fn take(&mut self, n: usize) -> Vec<(String, Option<String>)> {
-        let mut taken = Vec::new();
-        for _ in 0..n {
-            taken.push(self.next().await);
-        }
-        taken
-    }
-}
-
-fn note(method: &str) -> (String, Option<String>) {
-    (method.to_owned(), None)
-}
-
-fn updated(uri: &str) -> (String, Option<String>) {
-    (
-        "notifications/resources/updated".to_owned(),
-        Some(uri.to_owned()),
-    )
-}
+use mcp_types::CallToolResult;
+use serde_json::json;
 
 fn server(bus: impl ChangeBus) -> Server {
     Server::builder("bus", "1.0")
