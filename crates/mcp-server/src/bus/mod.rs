@@ -45,6 +45,14 @@ use std::sync::Arc;
 
 use tokio::sync::broadcast;
 
+#[cfg(feature = "change-bus-redis")]
+mod redis;
+#[cfg(any(feature = "change-bus-redis", test))]
+mod wire;
+
+#[cfg(feature = "change-bus-redis")]
+pub use redis::{RedisChangeBus, RedisChangeBusBuilder};
+
 /// Something that changed in a server, as its listeners hear it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
