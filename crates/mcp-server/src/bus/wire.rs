@@ -275,6 +275,29 @@ mod tests {
     }
 
     #[test]
+    fn no_cut_or_changed_byte_of_a_message_makes_decoding_panic() {
+        let message = encode(
+            ID,
+            &BusEvent::Change(Change::ResourceUpdated {
+                uri: "file:///é\\\"x".into(),
+            }),
+        );
+        let bytes = message.as_bytes();
+        for end in 0..bytes.len() {
+            assert!(decode(&bytes[..end], DEFAULT_MAX_MESSAGE_BYTES).is_err());
+        }
+        for at in 0..bytes.len() {
+            for byte in [
+                0u8, b'"', b'\\', b'{', b'}', b'[', b':', b',', b'1', 0x80, 0xff,
+            ] {
+                let mut changed = bytes.to_vec();
+                changed[at] = byte;
+                let _ = decode(&changed, DEFAULT_MAX_MESSAGE_BYTES);
+            }
+        }
+    }
+
+    #[test]
     fn instance_ids_are_random_and_well_formed() {
         let (a, b) = (new_id().unwrap(), new_id().unwrap());
         assert_ne!(a, b);

@@ -65,11 +65,15 @@ impl Backoff {
 
     fn next(&mut self) -> Duration {
         let wait = self.next;
-        self.next = (self.next * 2).min(self.max);
+        self.next = self.next.saturating_mul(2).min(self.max);
         let mut bytes = [0u8; 2];
-        // Without randomness the wait is the whole of it, which is still a backoff.
+        // Without randomness the wait is the whole of it, which is still a backoff; so is
+        // a wait too long to scale (days), which is then cut by nothing.
         let cut = getrandom::fill(&mut bytes).map_or(0, |()| u16::from_le_bytes(bytes));
-        wait.saturating_sub(wait / 2 * u32::from(cut) / u32::from(u16::MAX))
+        let cut = (wait / 2)
+            .checked_mul(u32::from(cut))
+            .map_or(Duration::ZERO, |d| d / u32::from(u16::MAX));
+        wait.saturating_sub(cut)
     }
 
     fn reset(&mut self) {
@@ -297,5 +301,10 @@ mod tests {
         }
         backoff.reset();
         assert!(backoff.next() <= ms(100));
+        // However long the settings, the arithmetic never overflows.
+        let mut backoff = Backoff::new((Duration::MAX / 3, Duration::MAX));
+        for _ in 0..4 {
+            assert!(backoff.next() >= Duration::MAX / 6);
+        }
     }
 }
