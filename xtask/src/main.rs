@@ -115,10 +115,16 @@ const TEST_FEATURES: &[&str] = &[
 ];
 
 /// Features a test target needs that the test run leaves off, and where that target runs.
-const FEATURES_TESTED_ELSEWHERE: &[(&str, &str)] = &[(
-    "mcp-server/tasks-redis",
-    "`.ci/run`, against the real `redis-server` it installs",
-)];
+const FEATURES_TESTED_ELSEWHERE: &[(&str, &str)] = &[
+    (
+        "mcp-server/tasks-redis",
+        "`.ci/run`, against the real `redis-server` it installs",
+    ),
+    (
+        "mcp-server/change-bus-redis",
+        "`.ci/run`, against the real `redis-server` it installs",
+    ),
+];
 
 /// Runs the whole test suite: the generated code must be fresh, then every test of every
 /// crate (unit, integration and doc tests) with [`TEST_FEATURES`] on, among them the

@@ -289,3 +289,46 @@ async fn changes_reach_a_legacy_session_the_legacy_way() {
     let next = wire.recv().await;
     assert_eq!(next["method"], "notifications/tools/list_changed", "{next}");
 }
+
+/// A resync on the server's change bus (its listeners may have missed changes: one fell
+/// behind, or a bus shared by a fleet lost touch with the others) reaches a legacy session
+/// through its relay as the legacy notifications: every list it follows changed, and each
+/// resource it subscribed to was updated.
+#[tokio::test]
+async fn a_resync_reaches_a_legacy_session_as_list_changes_and_updates() {
+    let bus = mcp_server::bus::InProcessBus::new();
+    let server = Server::builder("dual", "2.0.0")
+        .tool(tools::echo(""))
+        .resource(ResourceDef::new(
+            "test://here",
+            "here",
+            |uri, _cx| async move {
+                Ok(vec![EmbeddedResourceResource::TextResourceContents(
+                    TextResourceContents::new("here", uri),
+                )])
+            },
+        ))
+        .change_bus(bus.clone())
+        .build()
+        .unwrap();
+    let (mut wire, _conn) = start(DualEra::new(server));
+    wire.result("initialize", initialize("2025-11-25")).await;
+    wire.result("resources/subscribe", json!({"uri": "test://here"}))
+        .await;
+
+    bus.resync();
+    // The server has no prompts, so no prompt list is followed.
+    let mut heard = Vec::new();
+    for _ in 0..3 {
+        heard.push(wire.recv().await);
+    }
+    assert_eq!(
+        heard,
+        [
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+            json!({"jsonrpc": "2.0", "method": "notifications/resources/list_changed"}),
+            json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                "params": {"uri": "test://here"}}),
+        ]
+    );
+}

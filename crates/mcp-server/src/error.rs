@@ -112,6 +112,10 @@ pub enum Error {
     /// The task store failed (Tasks extension): a backend error, or an id collision.
     #[error("the task store failed")]
     TaskStore(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// A shared change bus could not start (`bus::RedisChangeBus` with the feature
+    /// `change-bus-redis`): an invalid URL, or a first connection that failed.
+    #[error("the change bus could not start")]
+    ChangeBus(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// A skill breaks a rule of the Skills extension or of the Agent Skills specification
     /// (its path or name, its `SKILL.md` frontmatter, a file path, the limits).
     #[error("skill {skill:?}: {reason}")]

@@ -49,6 +49,27 @@
 //! - Nothing is sent that was not asked for: progress only with a
 //!   `progressToken`, log messages only with a log level in `_meta`, change
 //!   notifications only on a `subscriptions/listen` stream that opted in.
+//! - A listener never misses a change in silence: one that may have (it fell behind, or
+//!   the [change bus](bus) shared by a fleet lost Redis for a while) hears that every
+//!   list it follows changed, and that every resource it watches was updated.
+//!
+//! # Features
+//!
+//! - `stdio` (default): [`Server::serve_stdio`].
+//! - `schema-validation` (default): tool arguments and structured output checked against
+//!   their JSON Schemas (see below for what happens without it).
+//! - `skills`: the Skills extension (`ServerBuilder::skills`, module `skills`).
+//! - `tasks-redis`: a Tasks extension store in Redis (`tasks::RedisStore`), shared by a
+//!   fleet of servers.
+//! - `change-bus-redis`: a change bus shared by a fleet through a Redis pub/sub channel
+//!   (`bus::RedisChangeBus`), so that a listener on one instance hears the changes made on
+//!   another.
+//! - `auth`: the OAuth 2.1 resource server for the Streamable HTTP transport
+//!   (`auth::ResourceServer`).
+//! - `http`: the HTTP request a handler serves (`Context::http_parts`, `HttpParts`,
+//!   `HttpExtension`).
+//! - `opentelemetry`: each request's span gets the W3C trace context of its `_meta` as
+//!   its parent (see [`trace`]).
 //!
 //! Without the `schema-validation` feature (`default-features = false`), the JSON Schema
 //! validator (`jsonschema`, with its regex engines and meta-schemas) is not compiled in:
@@ -115,6 +136,7 @@ macro_rules! icons_setter {
 pub mod apps;
 #[cfg(feature = "auth")]
 pub mod auth;
+pub mod bus;
 mod context;
 mod define;
 mod error;

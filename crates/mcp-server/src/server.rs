@@ -5,6 +5,15 @@ use memchr::memmem::Finder;
 use std::sync::{Arc, LazyLock, PoisonError, RwLock, RwLockReadGuard};
 use std::time::Duration;
 
+use crate::bus::{Bus, Change};
+use crate::context::Context;
+use crate::error::{Error, ToolError};
+use crate::extension::Extension;
+use crate::limits::{Limits, ListenStreams};
+use crate::prompt::PromptDef;
+use crate::resource::{ResourceDef, ResourceTemplateDef};
+use crate::state::StateKeys;
+use crate::tool::{BoxFuture, ParamHeader, ToolDef};
 use mcp_jsonrpc::{CancellationToken, ErrorObject, Handler, Request, RequestContext};
 use mcp_types::{
     CacheScope, CompleteRequestParams, CompleteResult, CompleteResultCompletion, DiscoverResult,
@@ -15,16 +24,6 @@ use mcp_types::{
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tokio::sync::broadcast;
-
-use crate::context::Context;
-use crate::error::{Error, ToolError};
-use crate::extension::Extension;
-use crate::limits::{Limits, ListenStreams};
-use crate::prompt::PromptDef;
-use crate::resource::{ResourceDef, ResourceTemplateDef};
-use crate::state::StateKeys;
-use crate::tool::{BoxFuture, ParamHeader, ToolDef};
 
 pub use builder::ServerBuilder;
 
@@ -92,15 +91,6 @@ pub enum CacheKind {
     Read = 5,
 }
 
-/// What changed in the server, for `subscriptions/listen` streams.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Change {
-    Tools,
-    Prompts,
-    Resources,
-    Updated(String),
-}
-
 #[derive(Default)]
 struct Registry {
     tools: Vec<Arc<ToolDef>>,
@@ -128,7 +118,8 @@ struct Inner {
     page_size: usize,
     state_keys: StateKeys,
     state_ttl: Duration,
-    changes: broadcast::Sender<Change>,
+    /// Where changes are published and `subscriptions/listen` streams hear them.
+    changes: Bus,
     shutdown: CancellationToken,
     limits: Limits,
     listen_streams: ListenStreams,
@@ -401,7 +392,7 @@ impl Server {
     fn edit(&self, change: Change, edit: impl FnOnce(&mut Registry) -> bool) -> bool {
         let changed = edit(&mut self.write());
         if changed {
-            let _ = self.inner.changes.send(change);
+            self.inner.changes.publish(change);
         }
         changed
     }
@@ -424,7 +415,7 @@ impl Server {
     /// then.
     pub fn add_tool(&self, tool: impl crate::IntoToolDef) -> Result<(), Error> {
         let tool = tool.into_tool_def()?;
-        self.edit(Change::Tools, |r| {
+        self.edit(Change::ToolsListChanged, |r| {
             upsert(&mut r.tools, tool, |t| &t.tool.name)
         });
         Ok(())
@@ -444,7 +435,7 @@ impl Server {
 
     /// Removes a tool; listeners hear `tools/list_changed`. Returns whether it existed.
     pub fn remove_tool(&self, name: &str) -> bool {
-        self.edit(Change::Tools, |r| {
+        self.edit(Change::ToolsListChanged, |r| {
             remove(&mut r.tools, name, |t| &t.tool.name)
         })
     }
@@ -456,7 +447,7 @@ impl Server {
     /// changes then.
     pub fn add_prompt(&self, prompt: impl crate::IntoPromptDef) -> Result<(), Error> {
         let prompt = prompt.into_prompt_def()?;
-        self.edit(Change::Prompts, |r| {
+        self.edit(Change::PromptsListChanged, |r| {
             upsert(&mut r.prompts, prompt, |p| &p.prompt.name)
         });
         Ok(())
@@ -465,14 +456,14 @@ impl Server {
     /// Adds (or replaces) a resource at run time; listeners hear
     /// `resources/list_changed`.
     pub fn add_resource(&self, resource: ResourceDef) {
-        self.edit(Change::Resources, |r| {
+        self.edit(Change::ResourcesListChanged, |r| {
             upsert(&mut r.resources, resource, |x| &x.resource.uri)
         });
     }
 
     /// Removes a prompt; listeners hear `prompts/list_changed`. Returns whether it existed.
     pub fn remove_prompt(&self, name: &str) -> bool {
-        self.edit(Change::Prompts, |r| {
+        self.edit(Change::PromptsListChanged, |r| {
             remove(&mut r.prompts, name, |p| &p.prompt.name)
         })
     }
@@ -480,7 +471,7 @@ impl Server {
     /// Removes a resource; listeners hear `resources/list_changed`. Returns whether it
     /// existed.
     pub fn remove_resource(&self, uri: &str) -> bool {
-        self.edit(Change::Resources, |r| {
+        self.edit(Change::ResourcesListChanged, |r| {
             remove(&mut r.resources, uri, |x| &x.resource.uri)
         })
     }
@@ -494,7 +485,7 @@ impl Server {
 
     /// Adds a resource template at run time; listeners hear `resources/list_changed`.
     pub fn add_resource_template(&self, template: ResourceTemplateDef) {
-        self.edit(Change::Resources, |r| {
+        self.edit(Change::ResourcesListChanged, |r| {
             r.templates.push(Arc::new(template));
             true
         });
@@ -502,7 +493,9 @@ impl Server {
 
     /// Tells listeners subscribed to `uri` that the resource changed.
     pub fn resource_updated(&self, uri: impl Into<String>) {
-        let _ = self.inner.changes.send(Change::Updated(uri.into()));
+        self.inner
+            .changes
+            .publish(Change::ResourceUpdated { uri: uri.into() });
     }
 
     /// Ends every `subscriptions/listen` stream with its result. Call it before shutting a

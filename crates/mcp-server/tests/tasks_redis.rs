@@ -2,15 +2,15 @@
 //! and two servers sharing one store as a fleet behind a load balancer would.
 //!
 //! Each test starts its own `redis-server` (Debian's package) on a free loopback port and
-//! stops it at the end. Without the binary the tests say so and pass: CI installs it
-//! (`.ci/run`). Waiting here is real time (a real server answers over a socket), always
-//! bounded and polled, never a fixed sleep that hopes.
+//! stops it at the end (`redis_common`). Without the binary the tests say so and pass: CI
+//! installs it (`.ci/run`). Waiting here is real time (a real server answers over a
+//! socket), always bounded and polled, never a fixed sleep that hopes.
 
 #![cfg(feature = "tasks-redis")]
 
+mod redis_common;
 mod tasks_common;
 
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -18,79 +18,10 @@ use std::time::Duration;
 use mcp_server::tasks::{RedisStore, TaskRecord, TaskStore, TaskSupport, Tasks};
 use mcp_server::{Context, Server, ToolDef};
 use mcp_types::{CallToolResult, ElicitRequestFormParams, ElicitRequestParams};
+use redis_common::redis;
 use serde_json::{Value, json};
 use tasks_common::{ALICE, BOB, accept, call, call_tool, get, update};
 use tokio::sync::Semaphore;
-
-/// A `redis-server` child on a free loopback port, killed when dropped.
-struct Redis {
-    child: Child,
-    url: String,
-    port: u16,
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts a Redis, or `None` (with a message) when `redis-server` is not installed and the
-/// run is not CI's. In CI (`CI` set, as `.ci/run` runs) a missing Redis fails the test:
-/// a skipped store test there would be a green run with no Redis coverage.
-async fn redis() -> Option<Redis> {
-    let probe = Command::new("redis-server")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status();
-    if probe.is_err() {
-        assert!(
-            std::env::var_os("CI").is_none_or(|ci| ci.is_empty()),
-            "`redis-server` is not installed, and CI must test the Redis store \
-             (Debian: apt-get install redis-server)"
-        );
-        eprintln!(
-            "SKIPPED: `redis-server` is not installed (Debian: apt-get install redis-server)"
-        );
-        return None;
-    }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new("redis-server")
-        .args([
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("redis-server starts");
-    let redis = Redis {
-        child,
-        url: format!("redis://127.0.0.1:{port}/"),
-        port,
-    };
-    for _ in 0..200 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return Some(redis);
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("redis-server did not listen on port {port}");
-}
 
 fn record(id: &str, revision: u64, expires_ms: u64) -> TaskRecord {
     serde_json::from_value(json!({

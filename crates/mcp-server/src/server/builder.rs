@@ -11,11 +11,11 @@ use mcp_types::{
     ServerCapabilities,
 };
 use serde_json::Value;
-use tokio::sync::broadcast;
 
 #[cfg(feature = "skills")]
 use super::skills;
 use super::{CacheKind, CachePolicy, CompletionFn, Inner, Registry, Server, apps, tasks, to_raw};
+use crate::bus::{Bus, ChangeBus};
 use crate::context::Context;
 use crate::define::{
     IntoPromptDef, IntoResourceDef, IntoResourceTemplateDef, IntoToolDef, ToolSet,
@@ -42,6 +42,7 @@ pub struct ServerBuilder {
     enable: (bool, bool, bool),
     error: Option<Error>,
     limits: Limits,
+    changes: Bus,
 }
 
 mcp_types::debug_fields!(ServerBuilder { info });
@@ -65,6 +66,7 @@ impl Server {
             enable: (false, false, false),
             error: None,
             limits: Limits::default(),
+            changes: Bus::default(),
         }
     }
 }
@@ -333,6 +335,20 @@ impl ServerBuilder {
         self
     }
 
+    /// Sets the bus that carries the server's changes to its `subscriptions/listen`
+    /// streams (and to initialize-era sessions, which listen through one). The default is
+    /// an [`InProcessBus`](crate::bus::InProcessBus) of its own: listeners hear this
+    /// server's changes only. A bus shared by a fleet (such as
+    /// [`RedisChangeBus`](crate::bus) with the feature `change-bus-redis`) makes a listener
+    /// on one instance hear the changes made on any. An `InProcessBus` given here is kept
+    /// as it is, any other bus behind the [`ChangeBus`] trait; either way no request pays
+    /// for it but `subscriptions/listen`, once per stream. See [`crate::bus`].
+    #[must_use]
+    pub fn change_bus(mut self, bus: impl ChangeBus) -> Self {
+        self.changes = Bus::from_installed(bus);
+        self
+    }
+
     /// Builds the server, or reports the first invalid or duplicate definition.
     pub fn build(mut self) -> Result<Server, Error> {
         if let Some(error) = self.error {
@@ -407,7 +423,6 @@ impl ServerBuilder {
             }
             capabilities.extensions = Some(extensions);
         }
-        let (changes, _) = broadcast::channel(64);
         let mut meta = ResultMetaObject::new();
         meta.server_info = Some(self.info.clone());
         let meta_json = to_raw(&meta).ok();
@@ -427,7 +442,7 @@ impl ServerBuilder {
                 page_size: self.page_size,
                 state_keys,
                 state_ttl: self.state_ttl,
-                changes,
+                changes: self.changes,
                 shutdown: CancellationToken::new(),
                 limits: self.limits,
                 listen_streams: ListenStreams::default(),

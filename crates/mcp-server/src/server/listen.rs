@@ -1,6 +1,9 @@
 //! `subscriptions/listen` on the server side
 //! (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>).
 
+use super::{Server, parse, to_raw};
+use crate::bus::{BusEvent, Change};
+use crate::limits::ListenOwner;
 use mcp_jsonrpc::{ErrorObject, RequestContext};
 use mcp_types::{
     SubscriptionFilter, SubscriptionsListenRequestParams, SubscriptionsListenResult,
@@ -8,10 +11,6 @@ use mcp_types::{
 };
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tokio::sync::broadcast;
-
-use super::{Change, Server, parse, to_raw};
-use crate::limits::ListenOwner;
 
 impl Server {
     /// `subscriptions/listen` (<https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions>): the
@@ -90,28 +89,34 @@ impl Server {
                     continue;
                 }
                 () = self.inner.shutdown.cancelled() => break,
-                change = changes.recv() => change,
+                event = changes.recv() => event,
             };
             let wanted: Vec<(&str, Value)> = match change {
-                Ok(Change::Tools) if honoured.tools_list_changed == Some(true) => {
+                Some(BusEvent::Change(Change::ToolsListChanged))
+                    if honoured.tools_list_changed == Some(true) =>
+                {
                     vec![(
                         method::NOTIFICATIONS_TOOLS_LIST_CHANGED,
                         serde_json::json!({ "_meta": tag }),
                     )]
                 }
-                Ok(Change::Prompts) if honoured.prompts_list_changed == Some(true) => {
+                Some(BusEvent::Change(Change::PromptsListChanged))
+                    if honoured.prompts_list_changed == Some(true) =>
+                {
                     vec![(
                         method::NOTIFICATIONS_PROMPTS_LIST_CHANGED,
                         serde_json::json!({ "_meta": tag }),
                     )]
                 }
-                Ok(Change::Resources) if honoured.resources_list_changed == Some(true) => {
+                Some(BusEvent::Change(Change::ResourcesListChanged))
+                    if honoured.resources_list_changed == Some(true) =>
+                {
                     vec![(
                         method::NOTIFICATIONS_RESOURCES_LIST_CHANGED,
                         serde_json::json!({ "_meta": tag }),
                     )]
                 }
-                Ok(Change::Updated(uri))
+                Some(BusEvent::Change(Change::ResourceUpdated { uri }))
                     if honoured
                         .resource_subscriptions
                         .as_ref()
@@ -122,28 +127,12 @@ impl Server {
                         serde_json::json!({ "uri": uri, "_meta": tag }),
                     )]
                 }
-                // A listener that fell behind lost changes: it hears every list it follows
+                // The listener may have missed changes (it fell behind, or the bus lost
+                // touch with the other instances): it hears that everything it follows
                 // changed, which is always safe to act on.
-                Err(broadcast::error::RecvError::Lagged(_)) => [
-                    (
-                        honoured.tools_list_changed,
-                        method::NOTIFICATIONS_TOOLS_LIST_CHANGED,
-                    ),
-                    (
-                        honoured.prompts_list_changed,
-                        method::NOTIFICATIONS_PROMPTS_LIST_CHANGED,
-                    ),
-                    (
-                        honoured.resources_list_changed,
-                        method::NOTIFICATIONS_RESOURCES_LIST_CHANGED,
-                    ),
-                ]
-                .into_iter()
-                .filter(|(on, _)| *on == Some(true))
-                .map(|(_, m)| (m, serde_json::json!({ "_meta": tag })))
-                .collect(),
-                Err(broadcast::error::RecvError::Closed) => break,
-                Ok(_) => Vec::new(),
+                Some(BusEvent::Resync) => resync(&honoured, &tag),
+                None => break,
+                Some(_) => Vec::new(),
             };
             for (method, params) in wanted {
                 if rpc.notify(method, Some(&params)).await.is_err() {
@@ -155,4 +144,33 @@ impl Server {
         meta.server_info = Some(self.inner.info.clone());
         to_raw(&SubscriptionsListenResult::new(meta))
     }
+}
+
+/// What a resync sends a listener: every list-changed notification it subscribed to, then a
+/// `resources/updated` for each resource it watches, each tagged with its subscription.
+fn resync(honoured: &SubscriptionFilter, tag: &Value) -> Vec<(&'static str, Value)> {
+    let lists = [
+        (
+            honoured.tools_list_changed,
+            method::NOTIFICATIONS_TOOLS_LIST_CHANGED,
+        ),
+        (
+            honoured.prompts_list_changed,
+            method::NOTIFICATIONS_PROMPTS_LIST_CHANGED,
+        ),
+        (
+            honoured.resources_list_changed,
+            method::NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+        ),
+    ]
+    .into_iter()
+    .filter(|(on, _)| *on == Some(true))
+    .map(|(_, m)| (m, serde_json::json!({ "_meta": tag })));
+    let updates = honoured.resource_subscriptions.iter().flatten().map(|uri| {
+        (
+            method::NOTIFICATIONS_RESOURCES_UPDATED,
+            serde_json::json!({ "uri": uri, "_meta": tag }),
+        )
+    });
+    lists.chain(updates).collect()
 }
