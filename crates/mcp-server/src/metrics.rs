@@ -13,11 +13,10 @@
 //! this crate knows, and `other` for any other, so that a client cannot grow the number
 //! of series.
 //!
-//! ```no_run
-//! // With metrics-exporter-prometheus (any `metrics` recorder works the same way):
-//! // let handle = metrics_exporter_prometheus::PrometheusBuilder::new().install_recorder()?;
-//! // ... serve ...; then `handle.render()` is the text a Prometheus scrape reads.
-//! ```
+//! With `metrics-exporter-prometheus` (any `metrics` recorder works the same way), install
+//! the recorder in `main` with `PrometheusBuilder::new().install_recorder()` and serve what
+//! its handle's `render()` returns on a `/metrics` route: the crate's `prometheus` example
+//! (`cargo run -p mcp-server --features metrics --example prometheus`) prints it.
 
 use std::time::Instant;
 
