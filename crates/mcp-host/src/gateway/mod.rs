@@ -25,6 +25,18 @@
 //! call reach the downstream client whatever the two eras (see `relay.rs`); progress flows
 //! down and cancellation up. Every call goes through the [`Middleware`]s (an [`AuditLog`](crate::AuditLog)
 //! records them).
+//!
+//! Limits, each failing closed:
+//!
+//! - An initialize-era upstream asks its questions outside the call they belong to; one
+//!   that arrives while several calls to that upstream are in flight cannot be tied to one
+//!   of them, and is declined rather than shown to the wrong user. A 2026-07-28 upstream's
+//!   questions always come with their call.
+//! - At most [`DEFAULT_MAX_PARKED`] calls wait for a downstream answer, each for at most
+//!   [`DEFAULT_PARK_TTL`] ([`GatewayBuilder::waiting_calls`]).
+//! - `resources/updated` is followed for at most 256 of an upstream's listed resources.
+//! - `completion/complete` is not forwarded, and MCP Apps' app-only tools are not
+//!   republished.
 
 mod calls;
 mod publish;
