@@ -74,8 +74,31 @@ struct Countdown {
 
 const COUNTER: &str = "example://counter";
 
+/// What instances of the example server share when they serve as a fleet
+/// (`serve-example --redis URL`): the change bus (list changes and `resources/updated`
+/// reach listeners on every instance) and the task store, both in Redis.
+pub(crate) struct Shared {
+    bus: mcp_server::bus::RedisChangeBus,
+    tasks: mcp_server::tasks::RedisStore,
+}
+
+impl Shared {
+    /// Connects both to the Redis at `url`.
+    pub(crate) async fn connect(url: &str) -> Result<Shared, mcp_server::Error> {
+        Ok(Shared {
+            bus: mcp_server::bus::RedisChangeBus::connect(url).await?,
+            tasks: mcp_server::tasks::RedisStore::connect(url).await?,
+        })
+    }
+}
+
 /// The example server.
 pub(crate) fn server() -> Result<Server, mcp_server::Error> {
+    server_with(None)
+}
+
+/// The example server, sharing what `shared` holds with the other instances of a fleet.
+pub(crate) fn server_with(shared: Option<Shared>) -> Result<Server, mcp_server::Error> {
     let counter = Arc::new(AtomicI64::new(0));
     let read_counter = Arc::clone(&counter);
     let handle: Arc<OnceLock<Server>> = Arc::default();
@@ -217,6 +240,12 @@ pub(crate) fn server() -> Result<Server, mcp_server::Error> {
         completion.has_more = Some(false);
         Ok(completion)
     });
+    let builder = match shared {
+        Some(shared) => builder
+            .change_bus(shared.bus)
+            .tasks(mcp_server::tasks::Tasks::new(shared.tasks)),
+        None => builder,
+    };
     let server = builder.build()?;
     let _ = handle.set(server.clone());
     Ok(server)
@@ -236,10 +265,15 @@ pub(crate) async fn serve_stdio() -> Result<(), mcp_server::Error> {
 pub(crate) async fn serve_http(
     addr: SocketAddr,
     drain: crate::HttpServing,
+    redis: Option<&str>,
 ) -> Result<(), crate::Error> {
+    let shared = match redis {
+        Some(url) => Some(Shared::connect(url).await?),
+        None => None,
+    };
     let running = mcp_legacy::http::DualEraHttp::bind(
         addr,
-        server()?,
+        server_with(shared)?,
         drain.apply(mcp_transport_http::HttpServerConfig::default().connection_threads(2)),
         mcp_legacy::http::LegacyHttpConfig::default(),
     )

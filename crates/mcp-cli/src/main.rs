@@ -264,6 +264,10 @@ enum Command {
         /// Serve Streamable HTTP on this address instead, such as 127.0.0.1:8080.
         #[arg(long, value_name = "ADDR")]
         http: Option<SocketAddr>,
+        /// Share the change bus and the task store with the other instances of a fleet,
+        /// through the Redis at this URL, such as redis://127.0.0.1:6379 (with --http).
+        #[arg(long, value_name = "URL", requires = "http")]
+        redis: Option<String>,
         #[command(flatten)]
         drain: HttpServing,
     },
@@ -498,7 +502,7 @@ async fn run(cli: Cli) -> Result<(), Error> {
     let Some(command) = cli.command else {
         return tour::run().await;
     };
-    if let Command::ServeExample { http, drain } = command {
+    if let Command::ServeExample { http, drain, redis } = command {
         // Accepted before any command's name, the client options would be silently
         // ignored here.
         if cli.client != ClientArgs::default() {
@@ -510,7 +514,7 @@ async fn run(cli: Cli) -> Result<(), Error> {
         }
         return match http {
             None => Ok(example::serve_stdio().await?),
-            Some(addr) => example::serve_http(addr, drain).await,
+            Some(addr) => example::serve_http(addr, drain, redis.as_deref()).await,
         };
     }
     if let Command::Gateway {
