@@ -111,6 +111,7 @@ const TEST_FEATURES: &[&str] = &[
     "mcp-transport-http/server",
     "mcp-transport-http/client",
     "mcp-transport-http/rustls",
+    "mcp-transport-http/proxy-protocol",
     "mcp-transport-stdio/client",
 ];
 

@@ -129,7 +129,8 @@ pub struct HttpServerConfig {
     /// other peer, neither is believed.
     pub trusted_proxies: Vec<std::net::IpAddr>,
     /// Whether the trusted proxies open each connection with a PROXY protocol version 2
-    /// header (HAProxy's `send-proxy-v2`; default false). A connection from a trusted
+    /// header (HAProxy's `send-proxy-v2`; default false; feature `proxy-protocol`). A
+    /// connection from a trusted
     /// proxy without a valid one, within
     /// [`header_read_timeout`](Self::header_read_timeout), is closed. Needs
     /// [`trusted_proxies`](Self::trusted_proxies).
@@ -457,6 +458,12 @@ impl HttpServerConfig {
     }
 
     pub(crate) fn validate(&self) -> Result<(), Error> {
+        if self.proxy_protocol && !cfg!(feature = "proxy-protocol") {
+            return Err(Error::Config(
+                "proxy_protocol needs the `proxy-protocol` feature of mcp-transport-http"
+                    .to_owned(),
+            ));
+        }
         if self.proxy_protocol && self.trusted_proxies.is_empty() {
             return Err(Error::Config(
                 "proxy_protocol needs trusted_proxies: the PROXY header is read only from them"

@@ -97,8 +97,16 @@ impl Trust {
     }
 }
 
+/// Without the `proxy-protocol` feature no header is believed (the configuration that
+/// asks for one is refused before the server starts).
+#[cfg(not(feature = "proxy-protocol"))]
+fn source_of(_header: &[u8], _peer: SocketAddr) -> Option<SocketAddr> {
+    None
+}
+
 /// The source address of a version 2 header (`peer` for `LOCAL`, or an address family
 /// with no IP, such as a Unix socket); `None` for a header that does not parse.
+#[cfg(feature = "proxy-protocol")]
 fn source_of(header: &[u8], peer: SocketAddr) -> Option<SocketAddr> {
     use ppp::v2::{Addresses, Command, Header};
     let parsed = Header::try_from(header).ok()?;
@@ -115,10 +123,12 @@ fn source_of(header: &[u8], peer: SocketAddr) -> Option<SocketAddr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(feature = "proxy-protocol")]
     use ppp::v2::{Addresses, Builder, Command, IPv4, Protocol, Version};
 
     const PROXY: &str = "10.0.0.2:40000";
 
+    #[cfg(feature = "proxy-protocol")]
     fn header(source: &str) -> Vec<u8> {
         let source: SocketAddr = source.parse().unwrap();
         let SocketAddr::V4(source) = source else {
@@ -139,6 +149,7 @@ mod tests {
         Trust::new(&["10.0.0.2".parse().unwrap()], proxy_protocol)
     }
 
+    #[cfg(feature = "proxy-protocol")]
     async fn peer_of(trust: &Trust, bytes: &[u8]) -> Option<SocketAddr> {
         let mut io = bytes;
         trust
@@ -146,12 +157,14 @@ mod tests {
             .await
     }
 
+    #[cfg(feature = "proxy-protocol")]
     #[tokio::test]
     async fn a_trusted_proxys_header_names_the_client() {
         let client = peer_of(&trust(true), &header("203.0.113.7:5555")).await;
         assert_eq!(client, Some("203.0.113.7:5555".parse().unwrap()));
     }
 
+    #[cfg(feature = "proxy-protocol")]
     #[tokio::test]
     async fn an_untrusted_peer_is_taken_as_it_is() {
         let untrusted = Trust::new(&["10.0.0.3".parse().unwrap()], true);
@@ -166,6 +179,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "proxy-protocol")]
     #[tokio::test]
     async fn a_bad_or_missing_header_from_a_trusted_proxy_closes_the_connection() {
         let trust = trust(true);

@@ -175,6 +175,7 @@ async fn peer_seen(addr: std::net::SocketAddr, prefix: &[u8], forwarded: Option<
         .unwrap_or(Value::String(reply))
 }
 
+#[cfg(feature = "proxy-protocol")]
 fn proxy_header(source: &str) -> Vec<u8> {
     use ppp::v2::{Addresses, Builder, Command, IPv4, Protocol, Version};
     let source: std::net::SocketAddrV4 = source.parse().unwrap();
@@ -227,7 +228,17 @@ async fn behind_a_trusted_proxy_the_client_address_is_the_one_it_names() {
     );
     server.shutdown(Duration::from_secs(1)).await;
 
-    // The PROXY protocol: the header's source, and a connection without one closed.
+    #[cfg(feature = "proxy-protocol")]
+    proxy_protocol(serve, loopback).await;
+}
+
+/// The PROXY protocol: the header's source, and a connection without one closed.
+#[cfg(feature = "proxy-protocol")]
+async fn proxy_protocol<F, Fut>(serve: F, loopback: std::net::IpAddr)
+where
+    F: Fn(HttpServerConfig) -> Fut,
+    Fut: Future<Output = mcp_transport_http::RunningServer>,
+{
     let server = serve(
         HttpServerConfig::default()
             .trusted_proxies([loopback])
