@@ -227,3 +227,112 @@ async fn two_servers_sharing_redis_serve_one_task() {
         "first run on A, the resumed one on B"
     );
 }
+
+/// A server whose runtime can be stopped, as its process would be killed: its runs and
+/// their lease renewals stop with it.
+struct Doomed {
+    server: Server,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Doomed {
+    fn kill(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// One member whose `work` tool blocks on `gate` (A) or answers at once with its name (B),
+/// with a short lease.
+async fn leased(url: &str, name: &'static str, gate: &Arc<Semaphore>) -> Server {
+    let store = RedisStore::connect(url).await.unwrap();
+    let gate = Arc::clone(gate);
+    Server::builder(name, "1.0")
+        .tool(
+            ToolDef::new("work", json!({"type": "object"}), move |_, _cx: Context| {
+                let gate = Arc::clone(&gate);
+                async move {
+                    if name == "a" {
+                        gate.acquire().await.unwrap().forget();
+                    }
+                    Ok(CallToolResult::text(format!("done by {name}")))
+                }
+            })
+            .task_support(TaskSupport::Required),
+        )
+        .tasks(
+            Tasks::new(store)
+                .poll_interval(Duration::from_millis(50))
+                .lease(Duration::from_millis(300)),
+        )
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_whose_server_stopped_is_resumed_by_another_once_its_lease_lapses() {
+    let Some(redis) = redis().await else { return };
+    let gate = Arc::new(Semaphore::new(0));
+    let b = leased(&redis.url, "b", &gate).await;
+
+    // A runs on a runtime of its own, which is then stopped mid-run.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (url, g) = (redis.url.clone(), Arc::clone(&gate));
+    let server = runtime
+        .spawn(async move { leased(&url, "a", &g).await })
+        .await
+        .unwrap();
+    let mut a = Doomed {
+        server,
+        runtime: Some(runtime),
+    };
+    let (s, rt) = (
+        a.server.clone(),
+        a.runtime.as_ref().unwrap().handle().clone(),
+    );
+    let created = rt
+        .spawn(async move { call_tool(&s, ALICE, "work").await })
+        .await
+        .unwrap();
+    let id = created["taskId"].as_str().unwrap().to_owned();
+
+    // While A lives, its lease is renewed well past the lease's length: B does not resume.
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert_eq!(get(&b, ALICE, &id).await.unwrap()["status"], "working");
+
+    a.kill();
+    // Once the lease lapses, the next tasks/get on B resumes the task there.
+    let done = until(&b, &id, |t| t["status"] == "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "done by b");
+
+    // A task resumed too many times fails instead of running forever.
+    let gate = Arc::new(Semaphore::new(0));
+    let c = leased(&redis.url, "a", &gate).await;
+    let created = call_tool(&c, ALICE, "work").await;
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let store = RedisStore::connect(&redis.url).await.unwrap();
+    let mut record = store.get(&id).await.unwrap().unwrap();
+    let expected = record.revision;
+    record.revision += 1;
+    record.resumes = Tasks::MAX_RESUMES;
+    record.lease_holder = Some("a server that stopped".to_owned());
+    record.lease_until_ms = now_ms() - 1;
+    assert!(store.replace(expected, &record).await.unwrap());
+    let failed = until(&b, &id, |t| t["status"] == "failed").await;
+    assert!(
+        failed["statusMessage"]
+            .as_str()
+            .unwrap()
+            .contains("too many times"),
+        "{failed}"
+    );
+    // C's own run, no longer the lease's holder, records nothing over it.
+    gate.add_permits(1);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(get(&c, ALICE, &id).await.unwrap()["status"], "failed");
+}

@@ -42,6 +42,9 @@ pub(crate) struct TaskEngine {
     server: OnceLock<Weak<Inner>>,
     running: Mutex<HashMap<String, CancellationToken>>,
     pub(super) changes: broadcast::Sender<String>,
+    /// This engine's id as a lease holder: tells the runs of this server from those of the
+    /// other servers sharing the store.
+    instance: String,
 }
 
 impl TaskEngine {
@@ -51,6 +54,7 @@ impl TaskEngine {
             server: OnceLock::new(),
             running: Mutex::new(HashMap::new()),
             changes: broadcast::channel(256).0,
+            instance: instance_id(),
         }
     }
 
@@ -75,6 +79,46 @@ impl TaskEngine {
 
     fn ttl_ms(&self) -> u64 {
         u64::try_from(self.config.ttl.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Makes this server the holder of `record`'s lease, from now.
+    fn hold(&self, record: &mut TaskRecord) {
+        let lease = u64::try_from(self.config.lease.as_millis()).unwrap_or(u64::MAX);
+        record.lease_holder = Some(self.instance.clone());
+        record.lease_until_ms = self.now().saturating_add(lease);
+    }
+
+    /// Whether `record`'s run is another server's, whose lease still holds.
+    fn held_elsewhere(&self, record: &TaskRecord) -> bool {
+        record
+            .lease_holder
+            .as_deref()
+            .is_some_and(|holder| holder != self.instance)
+    }
+
+    /// Whether `record` is `working` with no run behind it: its lease lapsed (the server
+    /// of its run stopped) and this server is not running it either.
+    fn orphaned(&self, record: &TaskRecord) -> bool {
+        record.status == TaskStatus::Working
+            && record.lease_until_ms != 0
+            && record.lease_until_ms <= self.now()
+            && !self.running().contains_key(&record.id)
+    }
+}
+
+/// A lease holder id: 64 random bits, or, should the random source fail, the process id
+/// and the time, which still tell the servers of a fleet apart.
+fn instance_id() -> String {
+    let mut bytes = [0u8; 8];
+    match getrandom::fill(&mut bytes) {
+        Ok(()) => format!("{:016x}", u64::from_be_bytes(bytes)),
+        Err(_) => format!(
+            "{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        ),
     }
 }
 
@@ -305,6 +349,13 @@ impl Server {
             asked: OrderedMap::new(),
             result: None,
             error: None,
+            lease_holder: None,
+            lease_until_ms: 0,
+            resumes: 0,
+        })
+        .map(|mut record| {
+            engine.hold(&mut record);
+            record
         })
     }
 
@@ -486,12 +537,18 @@ impl Server {
 
     /// Watches a running task: every half TTL pushes its expiry back (so a run longer than
     /// the TTL is not dropped under it, while the task of a server that died still expires),
-    /// and with a shared store, every poll interval looks for a cancellation recorded by
-    /// another server. Returns once the task is cancelled or gone, after firing the run's
-    /// token.
+    /// and with a shared store, renews the run's lease every third of it and every poll
+    /// interval looks for a cancellation recorded by another server. Returns once the task
+    /// is cancelled, gone, or resumed by another server (its lease lapsed), after firing the
+    /// run's token.
     async fn watch(&self, engine: &TaskEngine, id: &str, token: &CancellationToken) {
-        let keep_alive = engine.config.ttl / 2;
-        let look = if engine.config.store.is_shared() {
+        let shared = engine.config.store.is_shared();
+        let keep_alive = if shared {
+            (engine.config.ttl / 2).min(engine.config.lease / 3)
+        } else {
+            engine.config.ttl / 2
+        };
+        let look = if shared {
             engine.config.poll_interval.min(keep_alive)
         } else {
             keep_alive
@@ -506,9 +563,10 @@ impl Server {
             let seen = if since_touch >= keep_alive {
                 since_touch = std::time::Duration::ZERO;
                 self.modify(engine, id, |r| {
-                    Ok(if r.status.is_terminal() {
+                    Ok(if r.status.is_terminal() || engine.held_elsewhere(r) {
                         Edit::Keep
                     } else {
+                        engine.hold(r);
                         Edit::Touch
                     })
                 })
@@ -523,13 +581,76 @@ impl Server {
                     .map_err(|e| ErrorObject::internal(e.to_string()))
             };
             match seen {
-                Ok(Some(r)) if r.status != TaskStatus::Cancelled => {}
+                Ok(Some(r)) if r.status != TaskStatus::Cancelled && !engine.held_elsewhere(&r) => {}
                 Ok(_) => {
                     token.cancel();
                     return;
                 }
                 Err(e) => tracing::debug!(error = %e.message, "cannot read a task's status"),
             }
+        }
+    }
+
+    /// Resumes `record` on this server if its run has no server any more (its lease
+    /// lapsed): the tool runs again from the last recorded round, as after `tasks/update`;
+    /// past [`Tasks::MAX_RESUMES`] the task fails instead. Whichever server's
+    /// compare-and-set wins resumes it, once.
+    async fn resume_orphan(&self, engine: &Arc<TaskEngine>, record: TaskRecord) -> TaskRecord {
+        if !engine.orphaned(&record) {
+            return record;
+        }
+        let result = self
+            .modify(engine, &record.id, |r| {
+                if !engine.orphaned(r) {
+                    return Ok(Edit::Keep);
+                }
+                if r.resumes >= Tasks::MAX_RESUMES {
+                    let error = mcp_types::Error::new(
+                        i64::from(mcp_types::ErrorCode::INTERNAL_ERROR.0),
+                        "the task's server stopped while running it, too many times",
+                    );
+                    r.status = TaskStatus::Failed;
+                    r.status_message = Some(error.message.clone());
+                    r.error = Some(error);
+                    r.lease_holder = None;
+                } else {
+                    r.resumes += 1;
+                    engine.hold(r);
+                }
+                Ok(Edit::Write)
+            })
+            .await;
+        match result {
+            Ok((Some(next), true)) => {
+                if next.status == TaskStatus::Working {
+                    tracing::info!(task = %next.id, resumes = next.resumes, "resuming a task whose server stopped");
+                    self.run_again(engine, next.clone()).await;
+                }
+                next
+            }
+            Ok((Some(current), false)) => current,
+            Ok((None, _)) => record,
+            Err(e) => {
+                tracing::warn!(task = %record.id, error = %e.message, "cannot resume a task");
+                record
+            }
+        }
+    }
+
+    /// Starts the next run of `record`'s tool on this server, or fails the task if the
+    /// tool is no longer registered.
+    async fn run_again(&self, engine: &Arc<TaskEngine>, record: TaskRecord) {
+        let tool = super::read(&self.inner.registry)
+            .tools
+            .iter()
+            .find(|t| t.tool.name == record.tool)
+            .cloned();
+        if let Some(tool) = tool {
+            self.start_run(engine, record, &tool);
+        } else {
+            let error = invalid(format!("unknown tool {:?}", record.tool));
+            self.settle(&record.id, Err(ToolError::Protocol(error)), None)
+                .await;
         }
     }
 
@@ -550,9 +671,12 @@ impl Server {
         let mut outcome = Some(outcome);
         let result = self
             .modify(&engine, id, |record| {
-                if record.status.is_terminal() {
+                // A run whose task another server resumed meanwhile records nothing.
+                if record.status.is_terminal() || engine.held_elsewhere(record) {
                     return Ok(Edit::Keep);
                 }
+                record.lease_holder = None;
+                record.lease_until_ms = 0;
                 let outcome = outcome
                     .take()
                     .unwrap_or_else(|| Err(ToolError::InputRequired));
@@ -579,6 +703,7 @@ impl Server {
             task_method::TASKS_GET => {
                 let IdParams { task_id } = parse(params)?;
                 let record = self.load(&engine, &task_id, &owner).await?;
+                let record = self.resume_orphan(&engine, record).await;
                 let mut result = GetTaskResult::new(Self::detailed(&record));
                 result.meta = Some(self.result_meta());
                 to_raw(&result)
@@ -608,22 +733,17 @@ impl Server {
                 } = parse(params)?;
                 self.load(&engine, &task_id, &owner).await?;
                 let (record, changed) = self
-                    .modify(&engine, &task_id, |record| answer(record, &input_responses))
+                    .modify(&engine, &task_id, |record| {
+                        let edit = answer(record, &input_responses)?;
+                        if record.status == TaskStatus::Working {
+                            engine.hold(record);
+                        }
+                        Ok(edit)
+                    })
                     .await?;
                 if let Some(record) = record.filter(|r| changed && r.status == TaskStatus::Working)
                 {
-                    let tool = super::read(&self.inner.registry)
-                        .tools
-                        .iter()
-                        .find(|t| t.tool.name == record.tool)
-                        .cloned();
-                    if let Some(tool) = tool {
-                        self.start_run(&engine, record, &tool);
-                    } else {
-                        let error = invalid(format!("unknown tool {:?}", record.tool));
-                        self.settle(&record.id, Err(ToolError::Protocol(error)), None)
-                            .await;
-                    }
+                    self.run_again(&engine, record).await;
                 }
                 self.ack()
             }

@@ -111,9 +111,14 @@ pub struct Tasks {
     pub(crate) poll_interval: Duration,
     pub(crate) owner: OwnerFn,
     pub(crate) clock: Clock,
+    pub(crate) lease: Duration,
 }
 
-mcp_types::debug_fields!(Tasks { ttl, poll_interval });
+mcp_types::debug_fields!(Tasks {
+    ttl,
+    poll_interval,
+    lease
+});
 
 impl Tasks {
     /// Tasks kept in `store`.
@@ -124,7 +129,29 @@ impl Tasks {
             poll_interval: Duration::from_secs(1),
             owner: Arc::new(default_owner),
             clock: Clock::system(),
+            lease: Self::DEFAULT_LEASE,
         }
+    }
+
+    /// How long a run's lease lasts by default: see [`lease`](Self::lease).
+    pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+    /// How many times a task is resumed after the server of its run stopped before it is
+    /// failed instead: a tool that brings its server down every time is not run forever.
+    pub const MAX_RESUMES: u32 = 3;
+
+    /// How long the lease of a running task lasts (default [`DEFAULT_LEASE`](Self::DEFAULT_LEASE)).
+    /// The server running the tool renews it every third of this while the run goes on;
+    /// with a shared store, once it has lapsed (that server stopped), the next `tasks/get`
+    /// on any server resumes the task there from its last recorded run: the tool runs again
+    /// with every answer and the state recorded so far, as after `tasks/update`. A task is
+    /// resumed at most [`MAX_RESUMES`](Self::MAX_RESUMES) times, then failed. A resumed run
+    /// repeats what the stopped one did since its last recorded round, so on a fleet a
+    /// task's tool should be idempotent over that span.
+    #[must_use]
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease.max(Duration::from_millis(30));
+        self
     }
 
     /// Tasks kept in this process's memory ([`MemoryStore`], at most 10 000).

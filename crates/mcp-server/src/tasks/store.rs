@@ -76,6 +76,18 @@ pub struct TaskRecord {
     /// The JSON-RPC error (status `failed`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<mcp_types::Error>,
+    /// The server whose run of the tool holds the task (status `working`): the random id of
+    /// its task engine. Only that server records the run's outcome.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_holder: Option<String>,
+    /// Until when the holder's lease lasts, Unix milliseconds; a running holder renews it.
+    /// Once it has lapsed, another server sharing the store resumes the task from its last
+    /// recorded run ([`Tasks::lease`](super::Tasks::lease)).
+    #[serde(default)]
+    pub lease_until_ms: u64,
+    /// How many times the task was resumed after its run's server stopped.
+    #[serde(default)]
+    pub resumes: u32,
 }
 
 /// Where tasks are kept. Implement it to share tasks between servers (every method must be
@@ -229,6 +241,9 @@ mod tests {
             asked: InputRequests::new(),
             result: None,
             error: None,
+            lease_holder: None,
+            lease_until_ms: 0,
+            resumes: 0,
         }
     }
 
