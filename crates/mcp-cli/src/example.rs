@@ -75,19 +75,22 @@ struct Countdown {
 const COUNTER: &str = "example://counter";
 
 /// What instances of the example server share when they serve as a fleet
-/// (`serve-example --redis URL`): the change bus (list changes and `resources/updated`
-/// reach listeners on every instance) and the task store, both in Redis.
+/// (`serve-example --redis URL`), all in Redis: the change bus (list changes and
+/// `resources/updated` reach listeners on every instance), the task store, and the
+/// `requestState` key ring.
 pub(crate) struct Shared {
     bus: mcp_server::bus::RedisChangeBus,
     tasks: mcp_server::tasks::RedisStore,
+    keys: mcp_server::RedisStateKeys,
 }
 
 impl Shared {
-    /// Connects both to the Redis at `url`.
+    /// Connects each to the Redis at `url`.
     pub(crate) async fn connect(url: &str) -> Result<Shared, mcp_server::Error> {
         Ok(Shared {
             bus: mcp_server::bus::RedisChangeBus::connect(url).await?,
             tasks: mcp_server::tasks::RedisStore::connect(url).await?,
+            keys: mcp_server::RedisStateKeys::builder(url).connect().await?,
         })
     }
 }
@@ -127,7 +130,9 @@ pub(crate) fn server_with(shared: Option<Shared>) -> Result<Server, mcp_server::
             cx.progress(total, Some(total), Some("done")).await;
             Ok(CallToolResult::text(format!("Counted down {seconds} s")))
         })
-        .description("Counts down the given seconds, reporting progress"),
+        .description("Counts down the given seconds, reporting progress")
+        // A client of the Tasks extension may run it as a task.
+        .task_support(mcp_server::tasks::TaskSupport::Optional),
     )
     .tool(
         ToolDef::new(
@@ -243,7 +248,8 @@ pub(crate) fn server_with(shared: Option<Shared>) -> Result<Server, mcp_server::
     let builder = match shared {
         Some(shared) => builder
             .change_bus(shared.bus)
-            .tasks(mcp_server::tasks::Tasks::new(shared.tasks)),
+            .tasks(mcp_server::tasks::Tasks::new(shared.tasks))
+            .state_keys(shared.keys.keys()),
         None => builder,
     };
     let server = builder.build()?;

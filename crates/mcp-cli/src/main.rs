@@ -256,6 +256,10 @@ enum Command {
         /// address instead, such as 127.0.0.1:8080.
         #[arg(long, value_name = "ADDR")]
         http: Option<SocketAddr>,
+        /// Share the change bus and the requestState key ring with the other gateways of
+        /// a fleet, through the Redis at this URL (with --http).
+        #[arg(long, value_name = "URL", requires = "http")]
+        redis: Option<String>,
         #[command(flatten)]
         drain: HttpServing,
     },
@@ -264,12 +268,21 @@ enum Command {
         /// Serve Streamable HTTP on this address instead, such as 127.0.0.1:8080.
         #[arg(long, value_name = "ADDR")]
         http: Option<SocketAddr>,
-        /// Share the change bus and the task store with the other instances of a fleet,
-        /// through the Redis at this URL, such as redis://127.0.0.1:6379 (with --http).
+        /// Share the change bus, the task store and the requestState key ring with the
+        /// other instances of a fleet, through the Redis at this URL, such as
+        /// redis://127.0.0.1:6379 (with --http).
         #[arg(long, value_name = "URL", requires = "http")]
         redis: Option<String>,
         #[command(flatten)]
         drain: HttpServing,
+    },
+    /// Rotates the requestState key of a fleet sharing its key ring in Redis (servers
+    /// started with --redis): each stages the new key, then makes it current a few seconds
+    /// later, without a restart.
+    RotateKeys {
+        /// The fleet's Redis, such as redis://127.0.0.1:6379.
+        #[arg(long, value_name = "URL")]
+        redis: String,
     },
 }
 
@@ -452,6 +465,7 @@ fn stderr_log(verbose: bool, gateway: bool) {
 async fn gateway(
     config: Option<PathBuf>,
     http: Option<SocketAddr>,
+    redis: Option<String>,
     drain: HttpServing,
 ) -> Result<(), Error> {
     let Some(path) = target::config_path(config.as_deref()) else {
@@ -465,7 +479,14 @@ async fn gateway(
         path: path.clone(),
         source,
     })?;
-    let gateway = mcp_host::Gateway::builder()
+    let mut builder = mcp_host::Gateway::builder();
+    if let Some(url) = redis {
+        let bus = mcp_server::bus::RedisChangeBus::connect(&url).await?;
+        let keys = mcp_server::RedisStateKeys::builder(url).connect().await?;
+        builder =
+            builder.server_setup(move |server| server.change_bus(bus).state_keys(keys.keys()));
+    }
+    let gateway = builder
         .info("mcp-gateway", env!("CARGO_PKG_VERSION"))
         .config(config)
         // Every call, on stderr (target `mcp_host::audit`).
@@ -517,13 +538,25 @@ async fn run(cli: Cli) -> Result<(), Error> {
             Some(addr) => example::serve_http(addr, drain, redis.as_deref()).await,
         };
     }
+    if let Command::RotateKeys { redis } = command {
+        let ring = mcp_server::RedisStateKeys::builder(redis).connect().await?;
+        if ring.rotate().await? {
+            println!(
+                "rotating: every server stages the new key now and seals with it within seconds"
+            );
+        } else {
+            println!("a rotation is already under way; try again once it is done");
+        }
+        return Ok(());
+    }
     if let Command::Gateway {
         config,
         http,
+        redis,
         drain,
     } = command
     {
-        return gateway(config.or(cli.client.config), http, drain).await;
+        return gateway(config.or(cli.client.config), http, redis, drain).await;
     }
     let stdio = match &command {
         Command::Discover(s)
@@ -535,7 +568,9 @@ async fn run(cli: Cli) -> Result<(), Error> {
         | Command::Prompt { stdio: s, .. }
         | Command::Complete { stdio: s, .. }
         | Command::Listen { stdio: s, .. } => s,
-        Command::ServeExample { .. } | Command::Gateway { .. } => unreachable_serve(),
+        Command::ServeExample { .. } | Command::Gateway { .. } | Command::RotateKeys { .. } => {
+            unreachable_serve()
+        }
     };
     let options = stdio.client.clone().or(cli.client);
     let config_path = target::config_path(options.config.as_deref());
@@ -821,7 +856,7 @@ async fn execute(
             }
         }
         Command::Listen { uris, count, .. } => listen(client, uris, count, json).await?,
-        Command::ServeExample { .. } | Command::Gateway { .. } => {}
+        Command::ServeExample { .. } | Command::Gateway { .. } | Command::RotateKeys { .. } => {}
     }
     Ok(())
 }

@@ -116,6 +116,10 @@ pub enum Error {
     /// `change-bus-redis`): an invalid URL, or a first connection that failed.
     #[error("the change bus could not start")]
     ChangeBus(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The `requestState` key ring shared in Redis (`RedisStateKeys`, feature
+    /// `state-keys-redis`) could not be read or written.
+    #[error("the shared requestState key ring failed")]
+    StateKeyStore(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// A skill breaks a rule of the Skills extension or of the Agent Skills specification
     /// (its path or name, its `SKILL.md` frontmatter, a file path, the limits).
     #[error("skill {skill:?}: {reason}")]

@@ -155,6 +155,8 @@ mod server;
 #[cfg(feature = "skills")]
 pub mod skills;
 mod state;
+#[cfg(feature = "state-keys-redis")]
+mod state_redis;
 pub mod tasks;
 mod tool;
 pub mod trace;
@@ -174,5 +176,7 @@ pub use prompt::PromptDef;
 pub use resource::{ResourceDef, ResourceTemplateDef};
 pub use server::{CacheKind, CachePolicy, SUPPORTED_VERSIONS, Server, ServerBuilder};
 pub use state::StateKeys;
+#[cfg(feature = "state-keys-redis")]
+pub use state_redis::{RedisStateKeys, RedisStateKeysBuilder};
 pub use tool::{MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH, ParamHeader, ToolDef};
 pub use uri_template::{TemplateValue, UriTemplate};

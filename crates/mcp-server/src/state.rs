@@ -222,10 +222,53 @@ impl StateKeys {
         Ok(())
     }
 
+    /// Accepts `key` for opening state before it becomes current, for the overlap: the
+    /// first step of a rotation across a fleet. Stage the next key on every server, then
+    /// [`rotate`](Self::rotate) each to it: state sealed by a server that rotated first then
+    /// opens on those that have not rotated yet. Staging the current key changes nothing.
+    ///
+    /// # Errors
+    /// [`Error::InvalidStateKeys`] as for [`rotate`](Self::rotate).
+    pub fn stage(&self, key: [u8; 32]) -> Result<(), Error> {
+        let next = SealKey::new(key);
+        let now = now();
+        let mut ring = self.write();
+        if ring.current == next {
+            return Ok(());
+        }
+        let clash = Error::InvalidStateKeys {
+            reason: "another key in the ring has the same id",
+        };
+        if ring.current.id == next.id {
+            return Err(clash);
+        }
+        let until = now.saturating_add(ring.overlap.as_secs());
+        if let Some(staged) = ring.previous.iter_mut().find(|r| r.key.id == next.id) {
+            if staged.key != next {
+                return Err(clash);
+            }
+            staged.until = staged.until.max(until);
+            return Ok(());
+        }
+        ring.previous.push(Retired { key: next, until });
+        ring.previous.retain(|r| r.until >= now);
+        if ring.previous.len() > MAX_PREVIOUS {
+            let excess = ring.previous.len() - MAX_PREVIOUS;
+            ring.previous.drain(..excess);
+        }
+        Ok(())
+    }
+
     /// Forgets every previous key at once, so that only state sealed under the current key
     /// opens: for a key that may have leaked, rotate away from it and then call this.
     pub fn drop_previous(&self) {
         self.write().previous.clear();
+    }
+
+    /// Whether another handle than this one shares the ring.
+    #[cfg(feature = "state-keys-redis")]
+    pub(crate) fn is_shared(&self) -> bool {
+        Arc::strong_count(&self.ring) > 1
     }
 
     fn read(&self) -> RwLockReadGuard<'_, Ring> {

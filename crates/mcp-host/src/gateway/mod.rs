@@ -87,7 +87,11 @@ pub struct GatewayBuilder {
     connect_timeout: Duration,
     max_parked: usize,
     park_ttl: Duration,
+    server_setup: Option<ServerSetup>,
 }
+
+/// What [`GatewayBuilder::server_setup`] does to the served server's builder.
+type ServerSetup = Box<dyn FnOnce(mcp_server::ServerBuilder) -> mcp_server::ServerBuilder + Send>;
 
 impl std::fmt::Debug for GatewayBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -114,6 +118,7 @@ impl Default for GatewayBuilder {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_parked: DEFAULT_MAX_PARKED,
             park_ttl: DEFAULT_PARK_TTL,
+            server_setup: None,
         }
     }
 }
@@ -209,6 +214,21 @@ impl GatewayBuilder {
         self
     }
 
+    /// Adds to the served server what the gateway does not set itself: for a fleet of
+    /// gateways, a shared change bus
+    /// ([`ServerBuilder::change_bus`](mcp_server::ServerBuilder::change_bus)) and
+    /// `requestState` keys ([`ServerBuilder::state_keys`](mcp_server::ServerBuilder::state_keys)).
+    /// Tools, prompts, resources and the task store are the gateway's own: the tasks that
+    /// stand for upstream tasks live in the process that follows them.
+    #[must_use]
+    pub fn server_setup(
+        mut self,
+        setup: impl FnOnce(mcp_server::ServerBuilder) -> mcp_server::ServerBuilder + Send + 'static,
+    ) -> Self {
+        self.server_setup = Some(Box::new(setup));
+        self
+    }
+
     /// Connects every upstream concurrently (waiting up to the connect timeout), builds
     /// the server with their tools, prompts and resources, and follows their changes.
     /// Must be called within a tokio runtime.
@@ -257,7 +277,11 @@ impl GatewayBuilder {
             .into_iter()
             .map(Option::flatten)
             .collect();
-        let server = Server::builder(self.name.clone(), self.version.clone())
+        let mut builder = Server::builder(self.name.clone(), self.version.clone());
+        if let Some(setup) = self.server_setup.take() {
+            builder = setup(builder);
+        }
+        let server = builder
             .instructions(instructions(&upstreams))
             .enable(true, true, true)
             // The tasks that stand for upstream tasks, for clients of the extension.
