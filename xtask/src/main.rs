@@ -15,6 +15,8 @@
 //!   (see `fuzz.rs` and `docs/RELIABILITY.md`).
 //! - `soak [--size ci|full] [--minutes N]`: the load and soak run against
 //!   `mcp-bench-server` (see `soak.rs` and `docs/RELIABILITY.md`).
+//! - `fleet [--size ci|full]`: three instances behind HAProxy sharing Redis (see
+//!   `fleet.rs` and `docs/DEPLOYMENT.md`).
 //! - `dist`: the release `mcp` binary, built as users build it (see
 //!   [`build_mcp_release`]).
 //! - `public-api [--bless]`: each published library crate's public API against its
@@ -23,6 +25,7 @@
 mod bench;
 mod codegen;
 mod conformance;
+mod fleet;
 mod fuzz;
 mod minimal;
 mod public_api;
@@ -47,11 +50,12 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("soak") => soak::run(&args[1..]),
+        Some("fleet") => fleet::run(&args[1..]),
         Some("minimal-server") => minimal::run(&args[1..]),
         Some("dist") => build_mcp_release().map(|mcp| println!("{}", mcp.display())),
         Some("public-api") => public_api::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--suite all] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R] [--suite all]\n                     run the official conformance suite against conformance-client\n                     (--suite all: every scenario of the suite that applies at R)\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)\n  soak [--size ci|full] [--minutes N] [--release|--debug]\n                     load and soak mcp-bench-server (docs/RELIABILITY.md)\n  minimal-server     build the README's quick-start server in release, check its crates and size, and run the SDK clients against it\n  dist               build the release mcp binary (cargo build --release -p mcp-cli)\n  public-api [--bless]\n                     compare each published crate's public API with api/ (--bless rewrites it)"
+            "usage: cargo xtask <command>\n\n  codegen [--check]  regenerate mcp-types from the schemas\n  test               run the whole test suite\n  conformance server [--revision R] [--suite all] [--url URL]\n                     run the official conformance suite against conformance-server\n  conformance client [--revision R] [--suite all]\n                     run the official conformance suite against conformance-client\n                     (--suite all: every scenario of the suite that applies at R)\n  bench [--quick]    measure our server against the official SDKs and the floor (docs/PERFORMANCE.md)\n  fuzz [--time SECONDS] [--jobs N] [TARGET...]\n                     run the cargo-fuzz targets of fuzz/ (docs/RELIABILITY.md)\n  soak [--size ci|full] [--minutes N] [--release|--debug]\n                     load and soak mcp-bench-server (docs/RELIABILITY.md)\n  fleet [--size ci|full]\n                     three instances behind HAProxy sharing Redis (docs/DEPLOYMENT.md)\n  minimal-server     build the README's quick-start server in release, check its crates and size, and run the SDK clients against it\n  dist               build the release mcp binary (cargo build --release -p mcp-cli)\n  public-api [--bless]\n                     compare each published crate's public API with api/ (--bless rewrites it)"
                 .to_owned(),
         ),
     };

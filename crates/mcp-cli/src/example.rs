@@ -248,7 +248,9 @@ pub(crate) fn server_with(shared: Option<Shared>) -> Result<Server, mcp_server::
     let builder = match shared {
         Some(shared) => builder
             .change_bus(shared.bus)
-            .tasks(mcp_server::tasks::Tasks::new(shared.tasks))
+            // A short lease, so that a task of an instance that died is resumed by another
+            // within seconds.
+            .tasks(mcp_server::tasks::Tasks::new(shared.tasks).lease(Duration::from_secs(5)))
             .state_keys(shared.keys.keys()),
         None => builder,
     };
