@@ -8,6 +8,7 @@
 //! | `mcp_server_request_duration_seconds` | histogram | `method` | time to the answer |
 //! | `mcp_server_listen_streams` | gauge | | open `subscriptions/listen` streams |
 //! | `mcp_server_tasks_running` | gauge | | task runs in progress on this instance (Tasks extension) |
+//! | `mcp_server_bus_lag_seconds` | histogram | | from another instance's publication of a change to its arrival here (shared change bus; clocks that differ skew it, and a negative lag counts as zero) |
 //!
 //! `method` is the JSON-RPC method for the methods of the protocol and its extensions
 //! this crate knows, and `other` for any other, so that a client cannot grow the number
@@ -30,6 +31,8 @@ pub const REQUEST_DURATION: &str = "mcp_server_request_duration_seconds";
 pub const LISTEN_STREAMS: &str = "mcp_server_listen_streams";
 /// Task runs in progress on this instance.
 pub const TASKS_RUNNING: &str = "mcp_server_tasks_running";
+/// From another instance's publication of a change on a shared bus to its arrival.
+pub const BUS_LAG: &str = "mcp_server_bus_lag_seconds";
 
 /// The label of `name`: itself for a method this crate knows, `other` otherwise.
 pub(crate) fn method_label(name: &str) -> &'static str {
@@ -57,6 +60,18 @@ pub(crate) fn request(method: &'static str, started: Instant, ok: bool) {
     metrics::counter!(REQUESTS, "method" => method, "outcome" => outcome).increment(1);
     metrics::histogram!(REQUEST_DURATION, "method" => method)
         .record(started.elapsed().as_secs_f64());
+}
+
+/// Records the lag of a bus message published at `sent_ms` (Unix milliseconds), if stamped.
+#[cfg(feature = "change-bus-redis")]
+pub(crate) fn bus_lag(sent_ms: Option<u64>) {
+    let Some(sent) = sent_ms else { return };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let lag_ms = now.saturating_sub(sent);
+    #[allow(clippy::cast_precision_loss)]
+    metrics::histogram!(BUS_LAG).record(lag_ms as f64 / 1000.0);
 }
 
 /// Counts one open thing in a gauge for as long as it lives.

@@ -272,3 +272,33 @@ async fn a_first_connection_that_fails_is_an_error() {
         .unwrap_err();
     assert!(matches!(error, mcp_server::Error::ChangeBus(_)), "{error}");
 }
+
+/// The `metrics` feature: each message from another instance records its lag, from the
+/// time it carries to its arrival.
+#[cfg(feature = "metrics")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bus_lag_is_measured_from_the_time_a_message_carries() {
+    let Some(redis) = redis().await else { return };
+    let handle = metrics_exporter_prometheus::PrometheusBuilder::new()
+        .install_recorder()
+        .unwrap();
+    let a = server("a", bus(&redis.url).connect().await.unwrap());
+    let mut on_a = listener(&a).await;
+    let sent = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+        - 1500;
+    let message = json!({"v": 1, "from": "0123456789abcdef0123456789abcdef",
+        "kind": "toolsListChanged", "at": u64::try_from(sent).unwrap()});
+    publish_raw(&redis.url, message.to_string()).await;
+    assert_eq!(on_a.next().await, tools_changed());
+    let text = handle.render();
+    let value = |series: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(series)?.trim().parse::<f64>().ok())
+    };
+    assert_eq!(value("mcp_server_bus_lag_seconds_count"), Some(1.0), "{text}");
+    let lag = value("mcp_server_bus_lag_seconds_sum").unwrap();
+    assert!((1.5..60.0).contains(&lag), "a lag of 1.5 s at least: {lag}");
+}

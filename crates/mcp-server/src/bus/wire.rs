@@ -5,8 +5,11 @@
 //! ```text
 //! {"v":1,"from":"<32 hex digits>","kind":"toolsListChanged"}
 //! {"v":1,"from":"<32 hex digits>","kind":"resourceUpdated","uri":"file:///notes.txt"}
-//! {"v":1,"from":"<32 hex digits>","kind":"resync"}
+//! {"v":1,"from":"<32 hex digits>","kind":"resync","at":1767225600000}
 //! ```
+//!
+//! `at`, when present, is when the sender published the message (Unix milliseconds, by
+//! its clock): the receiver's bus lag (`mcp_server_bus_lag_seconds`, feature `metrics`).
 //!
 //! `kind` is `toolsListChanged`, `promptsListChanged`, `resourcesListChanged`,
 //! `resourceUpdated` (with `uri`, passed on as it is) or `resync` (the sender lost changes
@@ -35,6 +38,9 @@ struct Wire {
     kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     uri: Option<String>,
+    /// When it was published, Unix milliseconds: the receiver's bus lag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    at: Option<u64>,
 }
 
 /// A message read from the channel.
@@ -43,6 +49,8 @@ pub(crate) struct Message {
     /// The instance that published it.
     pub(crate) from: String,
     pub(crate) event: BusEvent,
+    /// When it was published, Unix milliseconds, by the sender's clock.
+    pub(crate) sent_ms: Option<u64>,
 }
 
 /// A fresh instance id, or `None` when the operating system's random source fails.
@@ -63,8 +71,17 @@ fn is_id(text: &str) -> bool {
     text.len() == ID_LEN && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-/// `event` from instance `from` as a message.
+/// `event` from instance `from` as a message, stamped with the time.
 pub(crate) fn encode(from: &str, event: &BusEvent) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .and_then(|d| u64::try_from(d.as_millis()).ok());
+    encode_at(from, event, now)
+}
+
+/// `event` from instance `from` as a message, stamped with `at` when given.
+pub(crate) fn encode_at(from: &str, event: &BusEvent, at: Option<u64>) -> String {
     let (kind, uri) = match event {
         BusEvent::Change(Change::ToolsListChanged) => ("toolsListChanged", None),
         BusEvent::Change(Change::PromptsListChanged) => ("promptsListChanged", None),
@@ -77,6 +94,7 @@ pub(crate) fn encode(from: &str, event: &BusEvent) -> String {
         from: from.to_owned(),
         kind: kind.to_owned(),
         uri: uri.cloned(),
+        at,
     };
     // A struct of strings and a number always serializes.
     serde_json::to_string(&wire).unwrap_or_default()
@@ -117,12 +135,15 @@ pub(crate) fn decode(bytes: &[u8], max: usize) -> Result<Message, String> {
     Ok(Message {
         from: wire.from,
         event,
+        sent_ms: wire.at,
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{BusEvent, Change, DEFAULT_MAX_MESSAGE_BYTES, Message, decode, encode, new_id};
+    use super::{
+        BusEvent, Change, DEFAULT_MAX_MESSAGE_BYTES, Message, decode, encode, encode_at, new_id,
+    };
     use serde_json::json;
 
     const ID: &str = "0123456789abcdef0123456789abcdef";
@@ -134,7 +155,8 @@ mod tests {
                 message,
                 Message {
                     from: ID.to_owned(),
-                    event
+                    event,
+                    sent_ms: None,
                 },
                 "{text}"
             ),
@@ -172,13 +194,25 @@ mod tests {
             ),
         ];
         for (event, golden) in cases {
-            let text = encode(ID, &event);
+            let text = encode_at(ID, &event, None);
             assert_eq!(
                 serde_json::from_str::<serde_json::Value>(&text).unwrap(),
                 golden
             );
             check(&golden, Ok(event));
         }
+        // The publication time, when stamped, is written and read back.
+        let stamped = encode_at(ID, &BusEvent::Resync, Some(1_700_000_000_123));
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&stamped).unwrap(),
+            json!({"v": 1, "from": ID, "kind": "resync", "at": 1_700_000_000_123_u64})
+        );
+        let read = decode(stamped.as_bytes(), DEFAULT_MAX_MESSAGE_BYTES).unwrap();
+        assert_eq!(read.sent_ms, Some(1_700_000_000_123));
+        assert!(
+            encode(ID, &BusEvent::Resync).contains("\"at\":"),
+            "encode stamps the time"
+        );
     }
 
     #[test]

@@ -178,10 +178,14 @@ impl Follower {
             };
             match wire::decode(message.get_payload_bytes(), self.max_message_bytes) {
                 Ok(message) if message.from == self.id => {}
-                Ok(message) => match message.event {
-                    BusEvent::Change(change) => self.local.publish(change),
-                    BusEvent::Resync => self.local.resync(),
-                },
+                Ok(message) => {
+                    #[cfg(feature = "metrics")]
+                    crate::metrics::bus_lag(message.sent_ms);
+                    match message.event {
+                        BusEvent::Change(change) => self.local.publish(change),
+                        BusEvent::Resync => self.local.resync(),
+                    }
+                }
                 Err(reason) => refusals.refused(&reason),
             }
         }
