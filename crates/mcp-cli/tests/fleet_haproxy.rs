@@ -21,6 +21,7 @@
 #[path = "../../mcp-server/tests/redis_common/mod.rs"]
 mod redis_common;
 
+use std::fmt::Write as _;
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -88,7 +89,7 @@ impl Instance {
 
 /// HAProxy in front of the instances.
 struct Balancer {
-    _process: Killed,
+    process: Killed,
     _dir: TempDir,
     url: String,
     stats: String,
@@ -109,10 +110,7 @@ impl Balancer {
         std::fs::create_dir_all(&dir).unwrap();
         let mut servers = String::new();
         for (n, instance) in instances.iter().enumerate() {
-            servers.push_str(&format!(
-                "    server i{n} 127.0.0.1:{} check\n",
-                instance.port
-            ));
+            let _ = writeln!(servers, "    server i{n} 127.0.0.1:{} check", instance.port);
         }
         let config = format!(
             "global\n    maxconn 4096\n\
@@ -138,7 +136,7 @@ impl Balancer {
             .spawn()
             .expect("haproxy is installed (Debian: apt-get install haproxy)");
         Balancer {
-            _process: Killed(process),
+            process: Killed(process),
             _dir: TempDir(dir),
             url: format!("http://127.0.0.1:{port}/mcp"),
             stats: format!("http://127.0.0.1:{stats_port}/stats;csv"),
@@ -202,7 +200,7 @@ impl Balancer {
     }
 }
 
-fn meta(extensions: Value) -> Value {
+fn meta(extensions: &Value) -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": extensions}
@@ -212,7 +210,7 @@ fn meta(extensions: Value) -> Value {
 /// A 2026-07-28 request: its reply's JSON-RPC object.
 async fn modern(http: &HttpClient, url: &str, method: &str, mut params: Value) -> Value {
     if params.get("_meta").is_none() {
-        params["_meta"] = meta(json!({}));
+        params["_meta"] = meta(&json!({}));
     }
     let name = params["name"].as_str().map(str::to_owned);
     let mut headers = vec![("mcp-protocol-version", MODERN), ("mcp-method", method)];
@@ -317,7 +315,7 @@ async fn change_until(http: &HttpClient, url: &str, mut heard: impl FnMut() -> b
 /// Opens a 2026-07-28 listen for `example://counter` on `url`: its events, read on a
 /// task of their own into a channel.
 async fn listen(http: &HttpClient, url: &str) -> tokio::sync::mpsc::UnboundedReceiver<String> {
-    let params = json!({"_meta": meta(json!({})), "notifications": {"resourceSubscriptions": ["example://counter"]}});
+    let params = json!({"_meta": meta(&json!({})), "notifications": {"resourceSubscriptions": ["example://counter"]}});
     let body =
         json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": params});
     let headers = [
@@ -475,7 +473,7 @@ async fn a_fleet_behind_haproxy() {
         &direct,
         &victim.url(),
         "tools/call",
-        json!({"_meta": meta(json!({"io.modelcontextprotocol/tasks": {}})),
+        json!({"_meta": meta(&json!({"io.modelcontextprotocol/tasks": {}})),
             "name": "countdown", "arguments": {"seconds": 2}}),
     )
     .await;
@@ -570,7 +568,7 @@ async fn a_fleet_behind_haproxy() {
             &http,
             &balancer.url,
             "tasks/get",
-            json!({"_meta": meta(json!({"io.modelcontextprotocol/tasks": {}})), "taskId": task_id}),
+            json!({"_meta": meta(&json!({"io.modelcontextprotocol/tasks": {}})), "taskId": task_id}),
         )
         .await;
         let status = got["result"]["status"]
@@ -617,7 +615,7 @@ fn throughput(load: &std::path::Path, redis: &str, instances: &mut Vec<Instance>
                 .join()
                 .unwrap();
         });
-        let pid = balancer._process.0.id().to_string();
+        let pid = balancer.process.0.id().to_string();
         let out = Command::new(load)
             .args([
                 "--http",

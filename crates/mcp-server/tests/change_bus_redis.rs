@@ -298,7 +298,11 @@ async fn the_bus_lag_is_measured_from_the_time_a_message_carries() {
         text.lines()
             .find_map(|l| l.strip_prefix(series)?.trim().parse::<f64>().ok())
     };
-    assert_eq!(value("mcp_server_bus_lag_seconds_count"), Some(1.0), "{text}");
+    assert_eq!(
+        value("mcp_server_bus_lag_seconds_count"),
+        Some(1.0),
+        "{text}"
+    );
     let lag = value("mcp_server_bus_lag_seconds_sum").unwrap();
     assert!((1.5..60.0).contains(&lag), "a lag of 1.5 s at least: {lag}");
 }

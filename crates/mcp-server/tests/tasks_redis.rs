@@ -282,9 +282,9 @@ async fn a_task_whose_server_stopped_is_resumed_by_another_once_its_lease_lapses
         .enable_all()
         .build()
         .unwrap();
-    let (url, g) = (redis.url.clone(), Arc::clone(&gate));
+    let (url, opener) = (redis.url.clone(), Arc::clone(&gate));
     let server = runtime
-        .spawn(async move { leased(&url, "a", &g).await })
+        .spawn(async move { leased(&url, "a", &opener).await })
         .await
         .unwrap();
     let mut a = Doomed {
