@@ -256,8 +256,8 @@ enum Command {
         /// address instead, such as 127.0.0.1:8080.
         #[arg(long, value_name = "ADDR")]
         http: Option<SocketAddr>,
-        /// Share the change bus and the requestState key ring with the other gateways of
-        /// a fleet, through the Redis at this URL (with --http).
+        /// Share the requestState key ring with the other gateways of a fleet, through the
+        /// Redis at this URL (with --http).
         #[arg(long, value_name = "URL", requires = "http")]
         redis: Option<String>,
         #[command(flatten)]
@@ -480,11 +480,12 @@ async fn gateway(
         source,
     })?;
     let mut builder = mcp_host::Gateway::builder();
+    // Each gateway of a fleet follows the upstreams' changes itself, so the change bus
+    // stays its own; what a request carries from one gateway to another is its sealed
+    // requestState.
     if let Some(url) = redis {
-        let bus = mcp_server::bus::RedisChangeBus::connect(&url).await?;
         let keys = mcp_server::RedisStateKeys::builder(url).connect().await?;
-        builder =
-            builder.server_setup(move |server| server.change_bus(bus).state_keys(keys.keys()));
+        builder = builder.server_setup(move |server| server.state_keys(keys.keys()));
     }
     let gateway = builder
         .info("mcp-gateway", env!("CARGO_PKG_VERSION"))

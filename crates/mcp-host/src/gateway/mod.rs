@@ -215,11 +215,12 @@ impl GatewayBuilder {
     }
 
     /// Adds to the served server what the gateway does not set itself: for a fleet of
-    /// gateways, a shared change bus
-    /// ([`ServerBuilder::change_bus`](mcp_server::ServerBuilder::change_bus)) and
-    /// `requestState` keys ([`ServerBuilder::state_keys`](mcp_server::ServerBuilder::state_keys)).
-    /// Tools, prompts, resources and the task store are the gateway's own: the tasks that
-    /// stand for upstream tasks live in the process that follows them.
+    /// gateways, shared `requestState` keys
+    /// ([`ServerBuilder::state_keys`](mcp_server::ServerBuilder::state_keys)), so that any
+    /// gateway opens the state of an approval round another handed out. Tools, prompts,
+    /// resources and the task store are the gateway's own: the tasks that stand for
+    /// upstream tasks, and the upstream calls waiting for a downstream answer, live in the
+    /// process that follows them.
     #[must_use]
     pub fn server_setup(
         mut self,

@@ -296,8 +296,9 @@ pub(crate) fn resume(lot: &ParkingLot, cx: &Context) -> Result<Option<Run>, Tool
     };
     let Some(parked) = lot.take(&id) else {
         return Err(ToolError::failed(
-            "the gateway no longer holds this call (it waited too long for input, or the \
-             gateway restarted); call the tool again",
+            "the gateway no longer holds this call (it waited too long for input, the \
+             gateway restarted, or the retry reached another gateway of a fleet); call the \
+             tool again",
         ));
     };
     match ask_downstream(cx, &parked.key, &parked.request) {
