@@ -113,14 +113,14 @@ use tokio::sync::mpsc;
 use self::body::{BodyKind, FutureKind};
 pub use self::body::{DualEraBody, DualEraFuture};
 pub use self::config::LegacyHttpConfig;
-#[cfg(feature = "session-redis")]
-pub use self::store::RedisSessionStoreBuilder;
-pub use self::store::SessionStore;
 use self::log::{EventLog, Pacing, parse_event_id, priming_event};
 #[cfg(feature = "metrics")]
 pub use self::state::SESSIONS_GAUGE;
 use self::state::{HttpSession, RandomSource, answer, new_session_id, notify};
 pub(crate) use self::state::{Notifier, Outbound};
+#[cfg(feature = "session-redis")]
+pub use self::store::RedisSessionStoreBuilder;
+pub use self::store::SessionStore;
 use self::table::{Bucket, Caps, InUse, SessionTable};
 use crate::Error;
 use crate::session::{self, LEGACY_VERSIONS, Link, lock};

@@ -177,8 +177,10 @@ impl<H: Handler> Shared<H> {
         caller: &Caller,
     ) -> Result<InUse, Response<DualEraBody>> {
         let unreadable = || Unavailable("the stored session is unreadable".to_owned());
-        let legacy = Session::restore(record.facts).ok_or_else(|| self.store_unavailable(&unreadable()))?;
-        let bucket = Bucket::from_key(&record.bucket).ok_or_else(|| self.store_unavailable(&unreadable()))?;
+        let legacy =
+            Session::restore(record.facts).ok_or_else(|| self.store_unavailable(&unreadable()))?;
+        let bucket = Bucket::from_key(&record.bucket)
+            .ok_or_else(|| self.store_unavailable(&unreadable()))?;
         legacy.set_log_level(record.log_level);
         legacy.set_subscriptions(record.subscriptions);
         let http = self.shared_session(fleet, id, legacy, bucket, caller);
@@ -264,17 +266,13 @@ impl<H: Handler> Shared<H> {
             }
             Some(Some(events)) => events,
         };
-        let replay = futures_util::stream::iter(
-            events
-                .into_iter()
-                .map(move |(seq, frame)| Ok(http_body::Frame::data(sse_event(stream, seq, &frame)))),
-        );
+        let replay =
+            futures_util::stream::iter(events.into_iter().map(move |(seq, frame)| {
+                Ok(http_body::Frame::data(sse_event(stream, seq, &frame)))
+            }));
         // A GET stream is numbered at an instance's base (its low 32 bits are 0).
-        let live = (stream % super::store::RANGE == 0).then(|| {
-            session
-                .get
-                .reader(session.get.delivered(), None, pacing)
-        });
+        let live = (stream % super::store::RANGE == 0)
+            .then(|| session.get.reader(session.get.delivered(), None, pacing));
         use futures_util::StreamExt as _;
         match live {
             Some(live) => sse(replay.chain(live)),
@@ -335,9 +333,7 @@ impl<H: Handler> Shared<H> {
         };
         let (field, value) = match method {
             "logging/setLevel" => ("l", legacy.log_level().unwrap_or(Value::Null)),
-            "resources/subscribe" | "resources/unsubscribe" => {
-                ("s", json!(legacy.subscriptions()))
-            }
+            "resources/subscribe" | "resources/unsubscribe" => ("s", json!(legacy.subscriptions())),
             _ => return Ok(()),
         };
         match fleet.store.update(&fleet.id, field, &value).await {

@@ -68,9 +68,9 @@ use std::sync::Arc;
 pub(super) mod redis;
 
 #[cfg(feature = "session-redis")]
-pub(super) use self::redis::{Fleet, Mirror, RedisSessions};
-#[cfg(feature = "session-redis")]
 pub use self::redis::RedisSessionStoreBuilder;
+#[cfg(feature = "session-redis")]
+pub(super) use self::redis::{Fleet, Mirror, RedisSessions};
 
 /// How many stream numbers and server-to-client request ids one instance has in one
 /// shared session, from its base (2^32).

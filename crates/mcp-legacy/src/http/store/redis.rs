@@ -17,13 +17,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::super::Sessions;
 use super::super::log::{MAX_UNDELIVERED, RETAINED};
 use super::super::state::{answer, cancel};
-use super::super::Sessions;
-use crate::session::lock;
 use super::SessionStore;
 use crate::Error;
 use crate::session::Facts;
+use crate::session::lock;
 
 /// Creates a session unless its id exists or a cap is met: the expired entries of the
 /// sorted sets are purged, both counted, the record written and counted, in one step.
@@ -382,7 +382,10 @@ impl RedisSessions {
             .arg(u64::try_from(total).unwrap_or(u64::MAX).min(1 << 53))
             .arg(u64::try_from(per_bucket).unwrap_or(u64::MAX).min(1 << 53));
         let created: i64 = self
-            .bounded("creating a session", invocation.invoke_async(&mut connection))
+            .bounded(
+                "creating a session",
+                invocation.invoke_async(&mut connection),
+            )
             .await?;
         Ok(match created {
             1 => Created::Created,
@@ -406,14 +409,24 @@ impl RedisSessions {
             .arg(ttl_ms(idle))
             .arg(self.buckets());
         let fields: Option<Vec<Option<String>>> = self
-            .bounded("reading a session", invocation.invoke_async(&mut connection))
+            .bounded(
+                "reading a session",
+                invocation.invoke_async(&mut connection),
+            )
             .await?;
         let Some(fields) = fields else {
             return Ok(None);
         };
-        let unreadable = |what: &str| Unavailable(format!("the stored session's {what} is unreadable"));
-        let [Some(facts), Some(owner), Some(bucket), _, level, subscriptions] =
-            <[Option<String>; 6]>::try_from(fields).map_err(|_| unreadable("record"))?
+        let unreadable =
+            |what: &str| Unavailable(format!("the stored session's {what} is unreadable"));
+        let [
+            Some(facts),
+            Some(owner),
+            Some(bucket),
+            _,
+            level,
+            subscriptions,
+        ] = <[Option<String>; 6]>::try_from(fields).map_err(|_| unreadable("record"))?
         else {
             return Err(unreadable("record"));
         };
@@ -448,7 +461,10 @@ impl RedisSessions {
         let mut invocation = self.update.key(self.key(id));
         invocation.arg(field).arg(value.to_string());
         let updated: i64 = self
-            .bounded("updating a session", invocation.invoke_async(&mut connection))
+            .bounded(
+                "updating a session",
+                invocation.invoke_async(&mut connection),
+            )
             .await?;
         Ok(updated == 1)
     }
@@ -457,9 +473,16 @@ impl RedisSessions {
     pub(in crate::http) async fn remove(&self, id: &str, owner: &str) -> Result<bool, Unavailable> {
         let mut connection = self.connection.clone();
         let mut invocation = self.remove.key(self.key(id));
-        invocation.key(self.all()).arg(id).arg(owner).arg(self.buckets());
+        invocation
+            .key(self.all())
+            .arg(id)
+            .arg(owner)
+            .arg(self.buckets());
         let removed: i64 = self
-            .bounded("deleting a session", invocation.invoke_async(&mut connection))
+            .bounded(
+                "deleting a session",
+                invocation.invoke_async(&mut connection),
+            )
             .await?;
         Ok(removed == 1)
     }
@@ -505,7 +528,8 @@ impl RedisSessions {
         }
         let mut events = Vec::with_capacity(entries.len());
         for (event, mut fields) in entries {
-            let seq = number(&event).ok_or_else(|| Unavailable("an event id is unreadable".into()))?;
+            let seq =
+                number(&event).ok_or_else(|| Unavailable("an event id is unreadable".into()))?;
             if fields.len() != 2 {
                 return Err(Unavailable("an event is unreadable".into()));
             }
@@ -678,7 +702,10 @@ impl Follower {
 
     fn deliver(&self, payload: &[u8]) {
         if payload.len() > MAX_FORWARD_BYTES {
-            tracing::warn!(bytes = payload.len(), "dropped a forwarded message: too long");
+            tracing::warn!(
+                bytes = payload.len(),
+                "dropped a forwarded message: too long"
+            );
             return;
         }
         let Ok(message) = serde_json::from_slice::<Forwarded>(payload) else {
