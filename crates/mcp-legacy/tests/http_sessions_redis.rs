@@ -114,7 +114,7 @@ async fn initialize(http: &HttpClient, url: &str) -> String {
     id
 }
 
-fn call(id: i64, tool: &str, arguments: Value) -> String {
+fn call(id: i64, tool: &str, arguments: &Value) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": tool, "arguments": arguments}})
     .to_string()
@@ -154,7 +154,7 @@ async fn a_session_initialized_on_one_instance_is_served_by_the_others_until_del
 
     for (n, url) in [(1, b), (2, c), (3, a)] {
         let (status, messages) =
-            post(&http, url, &session, call(n, "echo", json!({"text": "x"}))).await;
+            post(&http, url, &session, call(n, "echo", &json!({"text": "x"}))).await;
         assert_eq!(status, 200, "{messages:?}");
         assert_eq!(
             messages[0]["result"]["content"][0]["text"], "x",
@@ -163,12 +163,12 @@ async fn a_session_initialized_on_one_instance_is_served_by_the_others_until_del
     }
 
     // The log level set through B applies on A, which cached the session before.
-    let (_, before) = post(&http, a, &session, call(10, "logs", json!({}))).await;
+    let (_, before) = post(&http, a, &session, call(10, "logs", &json!({}))).await;
     assert_eq!(before.len(), 1, "no level set, no logs: {before:?}");
     let set = json!({"jsonrpc": "2.0", "id": 11, "method": "logging/setLevel", "params": {"level": "error"}});
     let (status, _) = post(&http, b, &session, set.to_string()).await;
     assert_eq!(status, 200);
-    let (_, after) = post(&http, a, &session, call(12, "logs", json!({}))).await;
+    let (_, after) = post(&http, a, &session, call(12, "logs", &json!({}))).await;
     assert_eq!(after.len(), 2, "one log at error, none at info: {after:?}");
     assert_eq!(after[0]["method"], "notifications/message", "{after:?}");
     assert_eq!(after[0]["params"]["level"], "error", "{after:?}");
@@ -177,7 +177,7 @@ async fn a_session_initialized_on_one_instance_is_served_by_the_others_until_del
     let response = send(&http, "DELETE", b, &[("mcp-session-id", &session)], "").await;
     assert_eq!(response.status(), 200);
     for url in [a, c, b] {
-        let (status, _) = post(&http, url, &session, call(20, "echo", json!({}))).await;
+        let (status, _) = post(&http, url, &session, call(20, "echo", &json!({}))).await;
         assert_eq!(status, 404, "{url}");
     }
     let response = send(&http, "DELETE", a, &[("mcp-session-id", &session)], "").await;
@@ -202,7 +202,7 @@ async fn an_elicitation_asked_on_one_instance_is_answered_through_another() {
         "POST",
         a,
         &[("mcp-session-id", &session)],
-        call(1, "interview", json!({})),
+        call(1, "interview", &json!({})),
     )
     .await;
     assert_eq!(response.status(), 200);
@@ -416,7 +416,7 @@ async fn an_idle_session_expires_in_the_fleet() {
             &http,
             &fleet[n % 2].url,
             &session,
-            call(1, "echo", json!({})),
+            call(1, "echo", &json!({})),
         )
         .await;
         assert_eq!(status, 200, "used at {n}");
@@ -424,7 +424,7 @@ async fn an_idle_session_expires_in_the_fleet() {
     // Idle past the timeout: gone everywhere, the instance that cached it too.
     tokio::time::sleep(Duration::from_millis(900)).await;
     for instance in &fleet {
-        let (status, _) = post(&http, &instance.url, &session, call(2, "echo", json!({}))).await;
+        let (status, _) = post(&http, &instance.url, &session, call(2, "echo", &json!({}))).await;
         assert_eq!(status, 404);
     }
     for instance in fleet {
@@ -448,7 +448,7 @@ async fn without_redis_a_request_is_refused_with_503_naming_the_cause() {
             "POST",
             &instance.url,
             &[("mcp-session-id", &session)],
-            call(1, "echo", json!({})),
+            call(1, "echo", &json!({})),
         )
         .await;
         assert_eq!(response.status(), 503);

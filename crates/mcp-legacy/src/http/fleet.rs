@@ -8,6 +8,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures_util::StreamExt as _;
 use http::{HeaderValue, Response, StatusCode};
 use mcp_jsonrpc::{ErrorObject, Handler, encode_error, encode_raw_result};
 use mcp_types::{ErrorCode, RequestId};
@@ -102,7 +103,7 @@ impl<H: Handler> Shared<H> {
             )
             .await;
         match created {
-            Ok(Created::Created) => {}
+            Ok(Created::Yes) => {}
             Ok(Created::Full | Created::Taken) => return self.unavailable(TOO_MANY_SESSIONS),
             Err(e) => return self.store_unavailable(&e),
         }
@@ -271,9 +272,9 @@ impl<H: Handler> Shared<H> {
                 Ok(http_body::Frame::data(sse_event(stream, seq, &frame)))
             }));
         // A GET stream is numbered at an instance's base (its low 32 bits are 0).
-        let live = (stream % super::store::RANGE == 0)
+        let live = stream
+            .is_multiple_of(super::store::RANGE)
             .then(|| session.get.reader(session.get.delivered(), None, pacing));
-        use futures_util::StreamExt as _;
         match live {
             Some(live) => sse(replay.chain(live)),
             None => sse(replay),
@@ -355,7 +356,7 @@ impl<H: Handler> Shared<H> {
 /// the idle timeout (at least every 100 ms, at most every minute), until the endpoint or
 /// the store is gone.
 pub(super) async fn keep_alive(table: Weak<Sessions>, store: Weak<RedisSessions>, idle: Duration) {
-    let period = (idle / 3).clamp(Duration::from_millis(100), Duration::from_secs(60));
+    let period = (idle / 3).clamp(Duration::from_millis(100), Duration::from_mins(1));
     let mut ticks = tokio::time::interval(period);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

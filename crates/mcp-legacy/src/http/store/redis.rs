@@ -209,6 +209,9 @@ impl From<redis::RedisError> for Unavailable {
     }
 }
 
+/// Entries of a Redis stream as `XRANGE` answers them: each id with its fields and values.
+type Entries = Vec<(String, Vec<Vec<u8>>)>;
+
 /// A stored session, as [`RedisSessions::touch`] reads it.
 pub(in crate::http) struct Record {
     pub(in crate::http) facts: Facts,
@@ -221,7 +224,7 @@ pub(in crate::http) struct Record {
 
 /// How a creation went.
 pub(in crate::http) enum Created {
-    Created,
+    Yes,
     /// A fleet-wide cap is met.
     Full,
     /// The id exists (128 random bits met again: refused like a cap).
@@ -388,7 +391,7 @@ impl RedisSessions {
             )
             .await?;
         Ok(match created {
-            1 => Created::Created,
+            1 => Created::Yes,
             0 => Created::Full,
             _ => Created::Taken,
         })
@@ -514,7 +517,6 @@ impl RedisSessions {
             .arg(format!("0-{from}"))
             .arg("+");
         let mut connection = self.connection.clone();
-        type Entries = Vec<(String, Vec<Vec<u8>>)>;
         let (last, entries): (Entries, Entries) = self
             .bounded("reading events", pipe.query_async(&mut connection))
             .await?;
