@@ -133,6 +133,10 @@ const FEATURES_TESTED_ELSEWHERE: &[(&str, &str)] = &[
         "mcp-server/state-keys-redis",
         "`.ci/run`, against the real `redis-server` it installs",
     ),
+    (
+        "mcp-legacy/session-redis",
+        "`.ci/run`, against the real `redis-server` it installs",
+    ),
 ];
 
 /// Runs the whole test suite: the generated code must be fresh, then every test of every

@@ -76,21 +76,27 @@ const COUNTER: &str = "example://counter";
 
 /// What instances of the example server share when they serve as a fleet
 /// (`serve-example --redis URL`), all in Redis: the change bus (list changes and
-/// `resources/updated` reach listeners on every instance), the task store, and the
-/// `requestState` key ring.
+/// `resources/updated` reach listeners on every instance), the task store, the
+/// `requestState` key ring, and the initialize-era HTTP sessions (any instance serves any
+/// request of a 2025-era session).
 pub(crate) struct Shared {
     bus: mcp_server::bus::RedisChangeBus,
     tasks: mcp_server::tasks::RedisStore,
     keys: mcp_server::RedisStateKeys,
+    pub(crate) sessions: mcp_legacy::http::SessionStore,
 }
 
 impl Shared {
     /// Connects each to the Redis at `url`.
-    pub(crate) async fn connect(url: &str) -> Result<Shared, mcp_server::Error> {
+    pub(crate) async fn connect(url: &str) -> Result<Shared, crate::Error> {
         Ok(Shared {
             bus: mcp_server::bus::RedisChangeBus::connect(url).await?,
             tasks: mcp_server::tasks::RedisStore::connect(url).await?,
             keys: mcp_server::RedisStateKeys::builder(url).connect().await?,
+            sessions: mcp_legacy::http::SessionStore::redis(url)
+                .connect()
+                .await
+                .map_err(crate::Error::Serve)?,
         })
     }
 }
@@ -279,11 +285,15 @@ pub(crate) async fn serve_http(
         Some(url) => Some(Shared::connect(url).await?),
         None => None,
     };
+    let mut legacy = mcp_legacy::http::LegacyHttpConfig::default();
+    if let Some(shared) = &shared {
+        legacy = legacy.session_store(shared.sessions.clone());
+    }
     let running = mcp_legacy::http::DualEraHttp::bind(
         addr,
         server_with(shared)?,
         drain.apply(mcp_transport_http::HttpServerConfig::default().connection_threads(2)),
-        mcp_legacy::http::LegacyHttpConfig::default(),
+        legacy,
     )
     .await
     .map_err(crate::Error::Serve)?;

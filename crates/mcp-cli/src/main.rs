@@ -256,8 +256,8 @@ enum Command {
         /// address instead, such as 127.0.0.1:8080.
         #[arg(long, value_name = "ADDR")]
         http: Option<SocketAddr>,
-        /// Share the requestState key ring with the other gateways of a fleet, through the
-        /// Redis at this URL (with --http).
+        /// Share the requestState key ring and the 2025-era sessions with the other
+        /// gateways of a fleet, through the Redis at this URL (with --http).
         #[arg(long, value_name = "URL", requires = "http")]
         redis: Option<String>,
         #[command(flatten)]
@@ -482,10 +482,16 @@ async fn gateway(
     let mut builder = mcp_host::Gateway::builder();
     // Each gateway of a fleet follows the upstreams' changes itself, so the change bus
     // stays its own; what a request carries from one gateway to another is its sealed
-    // requestState.
+    // requestState, or its 2025-era session.
+    let mut legacy = mcp_legacy::http::LegacyHttpConfig::default();
     if let Some(url) = redis {
-        let keys = mcp_server::RedisStateKeys::builder(url).connect().await?;
+        let keys = mcp_server::RedisStateKeys::builder(&url).connect().await?;
         builder = builder.server_setup(move |server| server.state_keys(keys.keys()));
+        let sessions = mcp_legacy::http::SessionStore::redis(&url)
+            .connect()
+            .await
+            .map_err(Error::Serve)?;
+        legacy = legacy.session_store(sessions);
     }
     let gateway = builder
         .info("mcp-gateway", env!("CARGO_PKG_VERSION"))
@@ -504,11 +510,12 @@ async fn gateway(
         None => gateway.serve_stdio().await,
         Some(addr) => {
             let running = gateway
-                .bind_http(
+                .bind_http_with(
                     addr,
                     drain.apply(
                         mcp_transport_http::HttpServerConfig::default().connection_threads(2),
                     ),
+                    legacy,
                 )
                 .await
                 .map_err(Error::Gateway)?;

@@ -1,5 +1,6 @@
 //! `mcp serve-example --http ADDR --redis URL` as instances of a fleet: a listener on one
-//! instance hears a change made through another, through a real `redis-server`.
+//! instance hears a change made through another, and a 2025-11-25 session initialized on
+//! one is served by another, after the first is killed too, through a real `redis-server`.
 
 #[path = "../../mcp-server/tests/redis_common/mod.rs"]
 mod redis_common;
@@ -99,5 +100,56 @@ async fn a_listener_on_one_instance_hears_a_change_made_through_another() {
             "{event}"
         );
     }
+    drop(redis);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_session_initialized_on_one_instance_is_served_by_another_after_it_dies() {
+    use mcp_test_support::http::{client, json_body, send, session_id};
+    use serde_json::json;
+
+    let Some(redis) = redis_common::redis().await else {
+        return;
+    };
+    let (a_process, a) = instance(&redis.url);
+    let (_b, b) = instance(&redis.url);
+    let http = client();
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "fleet", "version": "1"}}});
+    let response = send(&http, "POST", &a, &[], initialize.to_string()).await;
+    assert_eq!(response.status(), 200);
+    let session = session_id(&response);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let response = send(
+        &http,
+        "POST",
+        &a,
+        &[("mcp-session-id", &session)],
+        initialized.to_string(),
+    )
+    .await;
+    assert_eq!(response.status(), 202);
+
+    let echo = |id: i64, text: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": text}}})
+        .to_string()
+    };
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let response = send(&http, "POST", &b, &headers, echo(1, "through B")).await;
+    assert_eq!(response.status(), 200);
+    let body = json_body(response).await;
+    assert_eq!(body["result"]["content"][0]["text"], "through B", "{body}");
+
+    // A dies; its session lives on in Redis, and B serves it.
+    drop(a_process);
+    let response = send(&http, "POST", &b, &headers, echo(2, "after A")).await;
+    assert_eq!(response.status(), 200);
+    let body = json_body(response).await;
+    assert_eq!(body["result"]["content"][0]["text"], "after A", "{body}");
     drop(redis);
 }

@@ -23,6 +23,10 @@ pub enum Error {
     #[cfg(feature = "http")]
     #[error(transparent)]
     Http(#[from] mcp_transport_http::Error),
+    /// The shared session store (Redis, feature `session-redis`) could not be connected to.
+    #[cfg(feature = "session-redis")]
+    #[error("cannot use the session store (Redis): {0}")]
+    SessionStore(Box<dyn std::error::Error + Send + Sync>),
     /// The server process could not be started.
     #[cfg(all(feature = "client", feature = "stdio"))]
     #[error("cannot start the server")]

@@ -75,10 +75,13 @@
 mod auth;
 mod body;
 mod config;
+#[cfg(feature = "session-redis")]
+mod fleet;
 mod log;
 #[cfg(feature = "http-sse")]
 mod sse;
 mod state;
+pub mod store;
 mod table;
 
 use std::convert::Infallible;
@@ -115,6 +118,9 @@ use self::log::{EventLog, Pacing, parse_event_id, priming_event};
 pub use self::state::SESSIONS_GAUGE;
 use self::state::{HttpSession, RandomSource, answer, new_session_id, notify};
 pub(crate) use self::state::{Notifier, Outbound};
+#[cfg(feature = "session-redis")]
+pub use self::store::RedisSessionStoreBuilder;
+pub use self::store::SessionStore;
 use self::table::{Bucket, Caps, InUse, SessionTable};
 use crate::Error;
 use crate::session::{self, LEGACY_VERSIONS, Link, lock};
@@ -196,6 +202,10 @@ struct Shared<H> {
     /// Where session ids come from: the operating system's random source (a test puts
     /// a failing one in its place).
     random: RandomSource,
+    /// The shared session store, when sessions are kept in Redis (`store.rs`); `None`
+    /// for sessions in this instance's memory.
+    #[cfg(feature = "session-redis")]
+    fleet: Option<Arc<store::RedisSessions>>,
 }
 
 /// The open legacy sessions.
@@ -232,6 +242,24 @@ impl<H: Handler> DualEraHttp<H> {
         legacy: LegacyHttpConfig,
     ) -> Result<Self, Error> {
         let inner = Arc::new(handler);
+        let sessions: Arc<Sessions> = Arc::default();
+        #[cfg(feature = "session-redis")]
+        let fleet = legacy.session_store.shared().cloned();
+        #[cfg(feature = "session-redis")]
+        if let Some(fleet) = &fleet {
+            // The store was connected within a runtime; the endpoint needs one too.
+            let runtime = tokio::runtime::Handle::try_current().map_err(|e| {
+                Error::SessionStore(Box::new(std::io::Error::other(format!(
+                    "a DualEraHttp with a shared session store must be made within a tokio runtime: {e}"
+                ))))
+            })?;
+            fleet.register(&sessions);
+            runtime.spawn(fleet::keep_alive(
+                Arc::downgrade(&sessions),
+                Arc::downgrade(fleet),
+                legacy.session_idle_timeout,
+            ));
+        }
         let shared = Shared {
             path: http.path.as_deref().map(str::to_owned),
             allowed_hosts: http.allowed_hosts.clone(),
@@ -245,10 +273,12 @@ impl<H: Handler> DualEraHttp<H> {
             inner,
             caps: Caps::new(&legacy),
             legacy,
-            sessions: Arc::default(),
+            sessions,
             last_sweep: Mutex::new(Instant::now()),
             root: CancellationToken::new(),
             random: getrandom::fill,
+            #[cfg(feature = "session-redis")]
+            fleet,
         };
         Ok(DualEraHttp {
             shared: Arc::new(shared),
@@ -738,6 +768,15 @@ impl<H: Handler> Shared<H> {
         let Some(session_id) = self.session_id() else {
             return self.unavailable("no session id can be made now; retry later");
         };
+        #[cfg(feature = "session-redis")]
+        if let Some(fleet) = &self.fleet {
+            let body = encode_raw_result(&id, &result);
+            let response = self
+                .initialize_shared(fleet, session_id, session, caller, bucket, body)
+                .await;
+            drop(slot);
+            return response;
+        }
         let http = Arc::new(HttpSession::new(Some(session), true, token, bucket).owned_by(caller));
         // The caps are checked and the session inserted in one step, after the
         // handshake's await: concurrent handshakes never take the table past a cap.
@@ -803,13 +842,7 @@ impl<H: Handler> Shared<H> {
                 }
                 Ok(session)
             }
-            None => Err(json(
-                StatusCode::NOT_FOUND,
-                encode_error(
-                    None,
-                    &ErrorObject::new(SESSION_NOT_FOUND, "Session not found: initialize again"),
-                ),
-            )),
+            None => Err(encode_not_found()),
         }
     }
 
@@ -827,6 +860,12 @@ impl<H: Handler> Shared<H> {
             return Err(self.unavailable(TOO_MANY_REQUESTS));
         };
         let caller = self.authenticate(request.headers()).await?;
+        #[cfg(feature = "session-redis")]
+        let session = match &self.fleet {
+            Some(fleet) => self.find_shared(fleet, id, &caller).await?,
+            None => self.find(id, &caller, complete)?,
+        };
+        #[cfg(not(feature = "session-redis"))]
         let session = self.find(id, &caller, complete)?;
         let (head, body) = request.into_parts();
         let bytes = self.read_body(&head.headers, body).await?;
@@ -882,14 +921,40 @@ impl<H: Handler> Shared<H> {
 
         let mut requests = Vec::new();
         let mut errors = Vec::new();
+        // What a request of another instance of the fleet waits for (empty, never
+        // allocated, for a session of this instance only).
+        #[cfg(feature = "session-redis")]
+        let (mut answers, mut cancels) = (Vec::new(), Vec::new());
         for message in messages {
             match message {
                 Ok(Message::Request(request)) => requests.push(request),
-                Ok(Message::Response(response)) => answer(&session, response),
-                Ok(Message::Notification(notification)) => notify(&session, &notification),
+                Ok(Message::Response(response)) => {
+                    let unrouted = answer(&session, response);
+                    #[cfg(feature = "session-redis")]
+                    if session.fleet.is_some() {
+                        answers.extend(unrouted);
+                    }
+                    #[cfg(not(feature = "session-redis"))]
+                    drop(unrouted);
+                }
+                Ok(Message::Notification(notification)) => {
+                    let unrouted = notify(&session, &notification);
+                    #[cfg(feature = "session-redis")]
+                    if session.fleet.is_some() {
+                        cancels.extend(unrouted);
+                    }
+                    #[cfg(not(feature = "session-redis"))]
+                    drop(unrouted);
+                }
                 Ok(_) => {}
                 Err(e) => errors.push(encode_error(e.id.as_ref(), &e.to_error_object())),
             }
+        }
+        #[cfg(feature = "session-redis")]
+        if (!answers.is_empty() || !cancels.is_empty())
+            && let Err(refused) = self.forward(&session, answers, cancels).await
+        {
+            return refused;
         }
         if requests.is_empty() && errors.is_empty() {
             return empty(StatusCode::ACCEPTED);
@@ -962,7 +1027,15 @@ impl<H: Handler> Shared<H> {
             return None;
         }
         let number = session.next_stream.fetch_add(1, Ordering::Relaxed);
-        let log = EventLog::new(number, false);
+        if session.stream_limit().is_some_and(|limit| number >= limit) {
+            return None;
+        }
+        let log = EventLog::mirrored(
+            number,
+            false,
+            #[cfg(feature = "session-redis")]
+            session.fleet.as_ref().map(|f| f.mirror.clone()),
+        );
         streams.insert(number, Arc::clone(&log));
         Some(log)
     }
@@ -995,6 +1068,16 @@ impl<H: Handler> Shared<H> {
                 ..
             } = run;
             let id = request.id.clone();
+            // What changes a shared session's state is written to the store before it
+            // is answered.
+            #[cfg(feature = "session-redis")]
+            let stateful = session.fleet.is_some()
+                && matches!(
+                    request.method.as_str(),
+                    "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe"
+                );
+            #[cfg(feature = "session-redis")]
+            let method = stateful.then(|| request.method.clone());
             let outbound = shared.outbound(&session, Arc::clone(&log));
             let link = Link::Http(&outbound);
             let run = async {
@@ -1017,6 +1100,13 @@ impl<H: Handler> Shared<H> {
                     Some(frame) = rx.recv() => log.append(frame, false).await,
                     outcome = &mut run => break Some(outcome),
                 }
+            };
+            #[cfg(feature = "session-redis")]
+            let outcome = match (outcome, method) {
+                (Some(Ok(result)), Some(method)) => {
+                    Some(shared.store_state(&session, &method).await.map(|()| result))
+                }
+                (outcome, _) => outcome,
             };
             lock(&session.running).remove(&id);
             while let Ok(frame) = rx.try_recv() {
@@ -1056,7 +1146,14 @@ impl<H: Handler> Shared<H> {
             Ok(caller) => caller,
             Err(refused) => return refused,
         };
-        let session = match self.find(id, &caller, true) {
+        #[cfg(feature = "session-redis")]
+        let found = match &self.fleet {
+            Some(fleet) => self.find_shared(fleet, id, &caller).await,
+            None => self.find(id, &caller, true),
+        };
+        #[cfg(not(feature = "session-redis"))]
+        let found = self.find(id, &caller, true);
+        let session = match found {
             Ok(session) => session,
             Err(unknown) => return unknown,
         };
@@ -1066,11 +1163,17 @@ impl<H: Handler> Shared<H> {
             let Some((stream, seq)) = last.to_str().ok().and_then(parse_event_id) else {
                 return refusal(StatusCode::BAD_REQUEST, "Last-Event-ID is not one of ours");
             };
-            let log = if stream == GET_STREAM {
+            let log = if stream == session.get.stream() {
                 Some(Arc::clone(&session.get))
             } else {
                 lock(&session.streams).get(&stream).cloned()
             };
+            // A stream of another instance of the fleet, replayed from the store.
+            #[cfg(feature = "session-redis")]
+            if log.is_none() && session.fleet.is_some() {
+                let pacing = self.pacing(&session);
+                return self.resume_shared(&session, stream, seq, pacing).await;
+            }
             return match log {
                 Some(log) if log.has_numbered(seq) => {
                     sse(log.reader(seq, None, self.pacing(&session)))
@@ -1089,7 +1192,7 @@ impl<H: Handler> Shared<H> {
             );
         }
         let priming = (session.version() >= "2025-11-25")
-            .then(|| priming_event(GET_STREAM, self.legacy.retry));
+            .then(|| priming_event(session.get.stream(), self.legacy.retry));
         sse(session
             .get
             .reader(session.get.delivered(), priming, self.pacing(&session)))
@@ -1100,6 +1203,10 @@ impl<H: Handler> Shared<H> {
             Ok(caller) => caller,
             Err(refused) => return refused,
         };
+        #[cfg(feature = "session-redis")]
+        if let Some(fleet) = &self.fleet {
+            return self.delete_shared(fleet, id, &caller).await;
+        }
         let removed = lock(&self.sessions).remove_if(id, |session| session.belongs_to(&caller));
         let Some(session) = removed else {
             return refusal_with(
@@ -1111,6 +1218,18 @@ impl<H: Handler> Shared<H> {
         session.end();
         empty(StatusCode::OK)
     }
+}
+
+/// `404` for a session that does not exist (or is another principal's): the client
+/// initializes again.
+fn encode_not_found() -> Response<DualEraBody> {
+    json(
+        StatusCode::NOT_FOUND,
+        encode_error(
+            None,
+            &ErrorObject::new(SESSION_NOT_FOUND, "Session not found: initialize again"),
+        ),
+    )
 }
 
 fn accepts(headers: &HeaderMap, media: &str) -> bool {

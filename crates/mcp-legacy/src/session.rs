@@ -72,6 +72,69 @@ impl Drop for Session {
     }
 }
 
+/// What a shared session store keeps of a [`Session`] to rebuild it on another instance:
+/// the facts `initialize` fixed.
+#[cfg(feature = "session-redis")]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Facts {
+    pub(crate) version: String,
+    pub(crate) capabilities: Value,
+    pub(crate) client_info: Value,
+}
+
+#[cfg(feature = "session-redis")]
+impl Session {
+    /// The facts to store.
+    pub(crate) fn facts(&self) -> Facts {
+        Facts {
+            version: self.version.to_owned(),
+            capabilities: self.capabilities.clone(),
+            client_info: self.client_info.clone(),
+        }
+    }
+
+    /// A session rebuilt from stored facts; `None` when the stored version is no legacy
+    /// revision this crate knows (a record it cannot trust is not served).
+    pub(crate) fn restore(facts: Facts) -> Option<Session> {
+        let version = LEGACY_VERSIONS
+            .iter()
+            .copied()
+            .find(|v| *v == facts.version)?;
+        Some(Session {
+            version,
+            capabilities: facts.capabilities,
+            client_info: facts.client_info,
+            log_level: Mutex::new(None),
+            subscribed: Arc::default(),
+            relay: Mutex::new(None),
+        })
+    }
+
+    pub(crate) fn log_level(&self) -> Option<Value> {
+        lock(&self.log_level).clone()
+    }
+
+    pub(crate) fn set_log_level(&self, level: Option<Value>) {
+        *lock(&self.log_level) = level;
+    }
+
+    pub(crate) fn subscriptions(&self) -> Vec<String> {
+        lock(&self.subscribed).iter().cloned().collect()
+    }
+
+    /// Replaces the subscribed URIs; whether they changed (the relay must then listen
+    /// again).
+    pub(crate) fn set_subscriptions(&self, uris: Vec<String>) -> bool {
+        let uris: BTreeSet<String> = uris.into_iter().collect();
+        let mut subscribed = lock(&self.subscribed);
+        if *subscribed == uris {
+            return false;
+        }
+        *subscribed = uris;
+        true
+    }
+}
+
 /// What carries the messages a legacy server sends on its own: server-to-client requests
 /// (the answers to `input_required`) and change notifications.
 pub(crate) enum Link<'a> {

@@ -437,7 +437,23 @@ impl Gateway {
     pub async fn bind_http(
         &self,
         addr: SocketAddr,
+        config: mcp_transport_http::HttpServerConfig,
+    ) -> Result<mcp_transport_http::RunningServer, Error> {
+        self.bind_http_with(addr, config, mcp_legacy::http::LegacyHttpConfig::default())
+            .await
+    }
+
+    /// [`bind_http`](Self::bind_http) with the settings of the initialize-era sessions:
+    /// for a fleet of gateways, a shared session store
+    /// ([`LegacyHttpConfig::session_store`](mcp_legacy::http::LegacyHttpConfig::session_store)).
+    ///
+    /// # Errors
+    /// [`Error::Gateway`] when the address cannot be bound.
+    pub async fn bind_http_with(
+        &self,
+        addr: SocketAddr,
         mut config: mcp_transport_http::HttpServerConfig,
+        legacy: mcp_legacy::http::LegacyHttpConfig,
     ) -> Result<mcp_transport_http::RunningServer, Error> {
         if let Some(resource) = &self.resource {
             if let Some(host) = http::Uri::try_from(resource.resource())
@@ -448,14 +464,9 @@ impl Gateway {
             }
             config = config.authenticator(resource.clone());
         }
-        mcp_legacy::http::DualEraHttp::bind(
-            addr,
-            self.server.clone(),
-            config,
-            mcp_legacy::http::LegacyHttpConfig::default(),
-        )
-        .await
-        .map_err(|e| Error::Gateway(e.to_string()))
+        mcp_legacy::http::DualEraHttp::bind(addr, self.server.clone(), config, legacy)
+            .await
+            .map_err(|e| Error::Gateway(e.to_string()))
     }
 
     /// Stops following the upstreams and shuts their clients down (stopping the stdio

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::store::SessionStore;
 use crate::session::LEGACY_VERSIONS;
 
 /// The limits and choices of the legacy side of [`DualEraHttp`](super::DualEraHttp); the modern side and the
@@ -51,6 +52,10 @@ pub struct LegacyHttpConfig {
     /// the `retry` delay (<https://modelcontextprotocol.io/specification/2025-11-25/basic/transports>, Sending Messages to the
     /// Server, 6). Default `None`: connections stay open until the stream ends.
     pub close_streams_after: Option<Duration>,
+    /// Where the Streamable HTTP sessions live (default: [`SessionStore::memory`], in this
+    /// instance). With a shared store (`SessionStore::redis`, feature `session-redis`) the
+    /// instances of a fleet serve each other's sessions; see [`store`](super::store).
+    pub session_store: SessionStore,
     /// The path of the 2024-11-05 HTTP+SSE transport's GET stream (default `/sse`;
     /// `None` turns the transport off). Feature `http-sse`.
     #[cfg(feature = "http-sse")]
@@ -76,6 +81,7 @@ impl Default for LegacyHttpConfig {
             ask_timeout: Duration::from_mins(5),
             retry: Some(Duration::from_secs(1)),
             close_streams_after: None,
+            session_store: SessionStore::memory(),
             #[cfg(feature = "http-sse")]
             sse_path: Some("/sse".to_owned()),
             #[cfg(feature = "http-sse")]
@@ -152,6 +158,13 @@ impl LegacyHttpConfig {
     #[must_use]
     pub fn retry(mut self, retry: Option<Duration>) -> Self {
         self.retry = retry;
+        self
+    }
+
+    /// Sets [`session_store`](Self::session_store).
+    #[must_use]
+    pub fn session_store(mut self, store: SessionStore) -> Self {
+        self.session_store = store;
         self
     }
 

@@ -36,6 +36,10 @@ pub(crate) const RETAINED: usize = 64;
 pub(crate) struct EventLog {
     stream: u64,
     lossy: bool,
+    /// Where each frame is also written, with its number, for another instance to replay
+    /// (a session kept in Redis); `None` for a session of this instance only.
+    #[cfg(feature = "session-redis")]
+    mirror: Option<super::store::Mirror>,
     state: Mutex<State>,
     changed: Notify,
 }
@@ -80,9 +84,25 @@ impl EventLog {
     /// A stream numbered `stream` within its session; a `lossy` one drops its oldest
     /// frames instead of making writers wait.
     pub(crate) fn new(stream: u64, lossy: bool) -> Arc<Self> {
+        Self::mirrored(
+            stream,
+            lossy,
+            #[cfg(feature = "session-redis")]
+            None,
+        )
+    }
+
+    /// [`new`](Self::new), each frame also handed to `mirror` (feature `session-redis`).
+    pub(crate) fn mirrored(
+        stream: u64,
+        lossy: bool,
+        #[cfg(feature = "session-redis")] mirror: Option<super::store::Mirror>,
+    ) -> Arc<Self> {
         Arc::new(EventLog {
             stream,
             lossy,
+            #[cfg(feature = "session-redis")]
+            mirror,
             state: Mutex::new(State {
                 first: 1,
                 frames: VecDeque::new(),
@@ -99,6 +119,15 @@ impl EventLog {
         self.stream
     }
 
+    /// Hands the frame about to be appended to the mirror, under the state's lock so that
+    /// the mirror gets the frames in their order.
+    #[cfg(feature = "session-redis")]
+    fn mirror(&self, state: &State, frame: &Bytes) {
+        if let Some(mirror) = &self.mirror {
+            mirror.send(self.stream, state.next(), frame);
+        }
+    }
+
     /// Appends a frame, waiting while too many are unsent (never on a lossy stream).
     /// `last` also finishes the stream, in the same step.
     pub(crate) async fn append(&self, frame: Bytes, last: bool) {
@@ -112,6 +141,8 @@ impl EventLog {
                     return;
                 }
                 if self.lossy || last || state.undelivered() < MAX_UNDELIVERED {
+                    #[cfg(feature = "session-redis")]
+                    self.mirror(&state, &frame);
                     state.frames.push_back(frame);
                     state.finished = last;
                     if self.lossy && state.undelivered() > MAX_UNDELIVERED {
@@ -136,6 +167,8 @@ impl EventLog {
         if state.finished {
             return false;
         }
+        #[cfg(feature = "session-redis")]
+        self.mirror(&state, &frame);
         state.frames.push_back(frame);
         if state.undelivered() > MAX_UNDELIVERED {
             state.frames.pop_front();
@@ -333,7 +366,7 @@ pub(crate) fn priming_event(stream: u64, retry: Option<Duration>) -> Bytes {
 }
 
 /// One SSE event: its id, `event: message`, one `data:` line per line of the frame.
-fn sse_event(stream: u64, seq: u64, frame: &[u8]) -> Bytes {
+pub(crate) fn sse_event(stream: u64, seq: u64, frame: &[u8]) -> Bytes {
     let mut buf = BytesMut::with_capacity(frame.len() + 48);
     buf.put_slice(format!("id: {stream}-{seq}\nevent: message\n").as_bytes());
     for line in frame.split(|&b| b == b'\n') {

@@ -153,8 +153,9 @@ impl<H: Handler> Shared<H> {
                     self.spawn_request(run, &log, &one, false);
                 }
             }
-            Message::Response(response) => answer(&session, response),
-            Message::Notification(notification) => notify(&session, &notification),
+            // An HTTP+SSE session lives on this instance only: nothing is forwarded.
+            Message::Response(response) => drop(answer(&session, response)),
+            Message::Notification(notification) => drop(notify(&session, &notification)),
             _ => {}
         }
         empty(StatusCode::ACCEPTED)

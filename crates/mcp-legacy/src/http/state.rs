@@ -51,6 +51,14 @@ pub(super) struct HttpSession {
     /// The id of the principal that created the session, when requests are authenticated
     /// (see `auth.rs`).
     pub(super) owner: Option<Box<str>>,
+    /// The first number of this instance's streams and server-to-client requests in the
+    /// session: 0 for a session of this instance only; for a session kept in a shared
+    /// store, the instance's number times 2^32, so that numbers are unique across the
+    /// fleet (`store.rs`).
+    pub(super) base: u64,
+    /// The session in the shared store: its id and the store (feature `session-redis`).
+    #[cfg(feature = "session-redis")]
+    pub(super) fleet: Option<super::store::Fleet>,
     /// Counts the session in the `mcp_legacy_sessions` gauge while it lives.
     #[cfg(feature = "metrics")]
     _counted: Counted,
@@ -88,6 +96,19 @@ impl HttpSession {
         token: CancellationToken,
         bucket: Bucket,
     ) -> Self {
+        let get = EventLog::new(GET_STREAM, lossy_get);
+        Self::with_get(session, get, token, bucket, GET_STREAM)
+    }
+
+    /// A session whose GET stream is `get`, numbering its streams and server-to-client
+    /// requests from `base` (see [`base`](Self::base)).
+    pub(super) fn with_get(
+        session: Option<Session>,
+        get: Arc<EventLog>,
+        token: CancellationToken,
+        bucket: Bucket,
+        base: u64,
+    ) -> Self {
         let slot = OnceLock::new();
         if let Some(session) = session {
             let _ = slot.set(session);
@@ -101,13 +122,17 @@ impl HttpSession {
             completed: AtomicBool::new(false),
             users: AtomicUsize::new(0),
             bucket,
-            next_stream: AtomicU64::new(GET_STREAM + 1),
+            next_stream: AtomicU64::new(base + 1),
             streams: Mutex::new(HashMap::new()),
-            get: EventLog::new(GET_STREAM, lossy_get),
-            next_ask: AtomicI64::new(1),
+            get,
+            // The base is below 2^63 (`store.rs` numbers instances below 2^31).
+            next_ask: AtomicI64::new(i64::try_from(base).unwrap_or(i64::MAX - 1) + 1),
             pending: Mutex::new(HashMap::new()),
             running: Mutex::new(HashMap::new()),
             owner: None,
+            base,
+            #[cfg(feature = "session-redis")]
+            fleet: None,
             #[cfg(feature = "metrics")]
             _counted: Counted::new(),
         }
@@ -141,6 +166,11 @@ impl HttpSession {
         }
         running.insert(id.clone(), token.clone());
         Ok(())
+    }
+
+    /// The first stream number past this instance's range in the session, if it has one.
+    pub(super) fn stream_limit(&self) -> Option<u64> {
+        (self.base != 0).then(|| self.base.saturating_add(super::store::RANGE))
     }
 
     pub(super) fn end(&self) {
@@ -202,6 +232,14 @@ impl Outbound {
         params: Option<&Value>,
     ) -> Result<Value, ErrorObject> {
         let id = self.session.next_ask.fetch_add(1, Ordering::Relaxed);
+        // A shared session's numbers stay within its instance's range (`base`).
+        if self.session.base != 0
+            && u64::try_from(id).map_or(true, |id| id - self.session.base >= super::store::RANGE)
+        {
+            return Err(ErrorObject::internal(
+                "this instance has used up its server-to-client request ids in this session",
+            ));
+        }
         let (tx, rx) = oneshot::channel();
         {
             let mut pending = lock(&self.session.pending);
@@ -257,34 +295,48 @@ impl Notifier {
     }
 }
 
-/// Routes the client's answer to a server-to-client request.
-pub(super) fn answer(session: &HttpSession, response: mcp_jsonrpc::Response) {
+/// Routes the client's answer to a server-to-client request; gives it back when no request
+/// of this instance waits for it (in a shared session, another instance may have asked).
+pub(super) fn answer(
+    session: &HttpSession,
+    response: mcp_jsonrpc::Response,
+) -> Option<mcp_jsonrpc::Response> {
     let Some(RequestId::Integer(id)) = response.id else {
-        return;
+        return None;
     };
     let Some(waiting) = lock(&session.pending).remove(&id) else {
-        return;
+        return Some(response);
     };
     let answer = response.outcome.and_then(|raw| session::parse(&raw));
     let _ = waiting.send(answer);
+    None
+}
+
+/// Cancels the client's request `id` if it runs on this instance; whether it did.
+pub(super) fn cancel(session: &HttpSession, id: &RequestId) -> bool {
+    match lock(&session.running).get(id) {
+        Some(token) => {
+            token.cancel();
+            true
+        }
+        None => false,
+    }
 }
 
 /// A notification of a legacy client: `notifications/cancelled` stops the request it
 /// names; the others (`initialized`, `roots/list_changed`, progress) need nothing here.
-pub(super) fn notify(session: &HttpSession, notification: &Notification) {
+/// Gives back the id of a request to cancel that does not run on this instance (in a
+/// shared session, it may run on another).
+pub(super) fn notify(session: &HttpSession, notification: &Notification) -> Option<RequestId> {
     if notification.method != "notifications/cancelled" {
-        return;
+        return None;
     }
     let id = notification
         .params
         .as_deref()
         .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
-        .and_then(|p| serde_json::from_value::<RequestId>(p["requestId"].clone()).ok());
-    if let Some(id) = id
-        && let Some(token) = lock(&session.running).get(&id)
-    {
-        token.cancel();
-    }
+        .and_then(|p| serde_json::from_value::<RequestId>(p["requestId"].clone()).ok())?;
+    (!cancel(session, &id)).then_some(id)
 }
 
 /// Where session ids get their randomness: the operating system's source, or, in a test,

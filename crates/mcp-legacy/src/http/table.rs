@@ -66,6 +66,37 @@ impl Bucket {
     }
 }
 
+#[cfg(feature = "session-redis")]
+impl Bucket {
+    /// The bucket as a shared store names it: `p:<principal>`, `4:<ipv4>`,
+    /// `6:<prefix in hex>` or `u`.
+    pub(super) fn key(&self) -> String {
+        match self {
+            Bucket::Principal(id) => format!("p:{id}"),
+            Bucket::Address(Address::V4(v4)) => format!("4:{v4}"),
+            Bucket::Address(Address::V6Prefix(prefix)) => format!("6:{prefix:x}"),
+            Bucket::Address(Address::Unknown) => "u".to_owned(),
+        }
+    }
+
+    /// The bucket a shared store named [`key`](Self::key); `None` for a name it never
+    /// writes.
+    pub(super) fn from_key(key: &str) -> Option<Bucket> {
+        if key == "u" {
+            return Some(Bucket::Address(Address::Unknown));
+        }
+        let (kind, rest) = key.split_once(':')?;
+        match kind {
+            "p" => Some(Bucket::Principal(Box::from(rest))),
+            "4" => rest.parse().ok().map(|v4| Bucket::Address(Address::V4(v4))),
+            "6" => u64::from_str_radix(rest, 16)
+                .ok()
+                .map(|prefix| Bucket::Address(Address::V6Prefix(prefix))),
+            _ => None,
+        }
+    }
+}
+
 /// The caps of the table, from the configuration.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Caps {
@@ -83,7 +114,7 @@ impl Caps {
         }
     }
 
-    fn of(&self, bucket: &Bucket) -> usize {
+    pub(super) fn of(&self, bucket: &Bucket) -> usize {
         match bucket {
             Bucket::Principal(_) => self.per_principal,
             Bucket::Address(_) => self.per_address,
@@ -145,6 +176,18 @@ impl SessionTable {
 
     pub(super) fn values(&self) -> impl Iterator<Item = &Arc<HttpSession>> {
         self.sessions.values()
+    }
+
+    /// Session `id`, not marked in use (for routing what another instance forwarded).
+    #[cfg(feature = "session-redis")]
+    pub(super) fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
+        self.sessions.get(id).cloned()
+    }
+
+    /// Whether session `id` is here.
+    #[cfg(feature = "session-redis")]
+    pub(super) fn contains(&self, id: &str) -> bool {
+        self.sessions.contains_key(id)
     }
 
     /// Session `id`, marked in use, if `accept` takes it.
