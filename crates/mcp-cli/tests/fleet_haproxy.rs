@@ -212,7 +212,11 @@ async fn modern(http: &HttpClient, url: &str, method: &str, mut params: Value) -
     if params.get("_meta").is_none() {
         params["_meta"] = meta(&json!({}));
     }
-    let name = params["name"].as_str().map(str::to_owned);
+    // Mcp-Name carries the tool's name, or the task's id for the Tasks extension's methods.
+    let name = params["name"]
+        .as_str()
+        .or_else(|| params["taskId"].as_str())
+        .map(str::to_owned);
     let mut headers = vec![("mcp-protocol-version", MODERN), ("mcp-method", method)];
     if let Some(name) = name.as_deref() {
         headers.push(("mcp-name", name));
@@ -293,6 +297,16 @@ async fn reply_of(response: hyper::Response<hyper::body::Incoming>, id: i64) -> 
         }
     }
     panic!("no reply {id} on the stream");
+}
+
+/// The next JSON-RPC message of an SSE stream (priming events, with no data, skipped).
+async fn next_message(events: &mut SseEvents) -> Value {
+    loop {
+        let event = events.next().await.expect("another event");
+        if !event.data().is_empty() {
+            return serde_json::from_str(event.data()).unwrap();
+        }
+    }
 }
 
 /// Calls `increment` through `url` until `heard` says a listener got it (10 s at most).
@@ -420,11 +434,11 @@ async fn a_fleet_behind_haproxy() {
         "params": {"name": "greet", "arguments": {}}});
     let response = session.post(&http, &body).await;
     let mut events = SseEvents::checked(response);
-    let ask: Value = serde_json::from_str(events.next().await.unwrap().data()).unwrap();
+    let ask = next_message(&mut events).await;
     assert_eq!(ask["method"], "elicitation/create", "{ask}");
     let answer = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Ada"}}});
     assert_eq!(session.post(&http, &answer).await.status(), 202);
-    let done: Value = serde_json::from_str(events.next().await.unwrap().data()).unwrap();
+    let done = next_message(&mut events).await;
     assert_eq!(
         done["result"]["content"][0]["text"], "Hello, Ada!",
         "{done}"
