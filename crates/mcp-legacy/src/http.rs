@@ -394,8 +394,11 @@ impl<H: Handler> Endpoint for DualEraHttp<H> {
     fn cancel_all(&self) {
         self.shared.modern.cancel_all();
         self.shared.root.cancel();
+        // A shutdown, not the end of the sessions: their streams tell clients when to
+        // reconnect.
+        let retry = self.shared.legacy.retry.unwrap_or(Duration::from_secs(1));
         for session in lock(&self.shared.sessions).values() {
-            session.end();
+            session.suspend(retry);
         }
     }
 }

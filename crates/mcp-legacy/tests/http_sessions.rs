@@ -996,3 +996,33 @@ async fn a_legacy_request_s_host_is_judged_as_a_modern_one_s() {
     assert_eq!(initialize_raw(&f, &own, Some("evil.example")).await, 200);
     assert_eq!(initialize_raw(&f, "/mcp", None).await, 400);
 }
+
+#[tokio::test]
+async fn a_shutdown_ends_each_stream_with_a_retry_hint_and_a_deleted_session_without_one() {
+    let legacy = LegacyHttpConfig::default().retry(Some(Duration::from_millis(1500)));
+    let f = start_legacy(legacy).await;
+    // A session deleted by its client: its GET stream just ends (nothing to come back to).
+    let gone = f.session(&f.client, &[]).await;
+    let get = f
+        .send("GET", &[("mcp-session-id", &gone)], String::new())
+        .await;
+    assert_eq!(get.status(), StatusCode::OK);
+    let deleted = f
+        .send("DELETE", &[("mcp-session-id", &gone)], String::new())
+        .await;
+    assert!(deleted.status().is_success());
+    let ended = raw_http::text_body(get).await;
+    assert!(!ended.contains("retry: 1500\n\n"), "{ended:?}");
+
+    // The server shuts down: the live session's GET stream ends with the delay, after its
+    // priming event (which carries the same delay), as its last field.
+    let id = f.session(&f.client, &[]).await;
+    let get = f
+        .send("GET", &[("mcp-session-id", &id)], String::new())
+        .await;
+    assert_eq!(get.status(), StatusCode::OK);
+    f.running.shutdown(Duration::from_millis(200)).await;
+    let stream = raw_http::text_body(get).await;
+    assert!(stream.starts_with("id: 0-0\nretry: 1500\n"), "{stream:?}");
+    assert!(stream.ends_with("\n\nretry: 1500\n\n"), "{stream:?}");
+}

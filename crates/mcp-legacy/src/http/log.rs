@@ -53,6 +53,9 @@ struct State {
     delivered: u64,
     /// No frame will follow.
     finished: bool,
+    /// The reconnection delay each reader sends last, when the stream was finished by
+    /// the server's shutdown ([`EventLog::suspend`]).
+    retry: Option<Duration>,
     /// The generation of the reader attached now, 0 for none.
     reader: u64,
     generations: u64,
@@ -108,6 +111,7 @@ impl EventLog {
                 frames: VecDeque::new(),
                 delivered: 0,
                 finished: false,
+                retry: None,
                 reader: 0,
                 generations: 0,
             }),
@@ -186,6 +190,19 @@ impl EventLog {
         self.changed.notify_waiters();
     }
 
+    /// Ends the stream because this server is shutting down: readers send what is there,
+    /// then a `retry` field with `retry`, so that the client reconnects (with
+    /// `Last-Event-ID`, to another instance of a fleet) after that delay rather than its
+    /// own.
+    pub(crate) fn suspend(&self, retry: Duration) {
+        {
+            let mut state = lock(&self.state);
+            state.finished = true;
+            state.retry = Some(retry);
+        }
+        self.changed.notify_waiters();
+    }
+
     /// Waits until the stream has a frame or has finished; then, if it holds exactly one
     /// frame, is finished and nobody has read it, takes that frame (the answer of a
     /// request that sent nothing else, for a plain JSON reply).
@@ -261,6 +278,7 @@ impl EventLog {
             deadline: pacing
                 .close_after
                 .map(|after| tokio::time::Instant::now() + after),
+            hinted: false,
         };
         stream::unfold(reader, |mut reader| async move {
             let event = reader.next().await?;
@@ -287,6 +305,8 @@ struct Reader {
     priming: Option<Bytes>,
     keep_alive: Option<Duration>,
     deadline: Option<tokio::time::Instant>,
+    /// Whether the shutdown's retry hint went out.
+    hinted: bool,
 }
 
 impl Reader {
@@ -316,7 +336,13 @@ impl Reader {
                     return Some(event);
                 }
                 if state.finished {
-                    return None;
+                    return match state.retry {
+                        Some(retry) if !self.hinted => {
+                            self.hinted = true;
+                            Some(retry_event(retry))
+                        }
+                        _ => None,
+                    };
                 }
             }
             let now = tokio::time::Instant::now();
@@ -363,6 +389,11 @@ pub(crate) fn priming_event(stream: u64, retry: Option<Duration>) -> Bytes {
     }
     buf.put_slice(b"data: \n\n");
     buf.freeze()
+}
+
+/// A `retry` field alone: it sets the client's reconnection delay and dispatches nothing.
+fn retry_event(retry: Duration) -> Bytes {
+    Bytes::from(format!("retry: {}\n\n", retry.as_millis()))
 }
 
 /// One SSE event: its id, `event: message`, one `data:` line per line of the frame.

@@ -180,6 +180,17 @@ impl HttpSession {
             log.finish();
         }
     }
+
+    /// Ends what this instance serves of the session as it shuts down: its requests stop,
+    /// and its streams end with the reconnection delay `retry`, so that the client
+    /// reconnects (to another instance, when the session is shared) instead of giving up.
+    pub(super) fn suspend(&self, retry: Duration) {
+        self.token.cancel();
+        self.get.suspend(retry);
+        for log in lock(&self.streams).values() {
+            log.suspend(retry);
+        }
+    }
 }
 
 /// Why a request was not registered to run in its session.
