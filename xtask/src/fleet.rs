@@ -10,8 +10,9 @@
 //!
 //! `--size ci` (the default, run by `.ci/run`): each check once, debug build. `--size
 //! full`: more rounds, a release build, and calls/s through HAProxy with three instances
-//! beside one, measured with the benchmark's `mcp-load` driver (the ratio in
-//! `docs/PERFORMANCE.md`).
+//! beside one, with the PROXY protocol and with `X-Forwarded-For`, measured with the
+//! benchmark's `mcp-load` driver in interleaved rounds (the ratios in
+//! `docs/PERFORMANCE.md`; the figures in `bench/results/fleet-<unix time>.json`).
 
 use std::process::Command;
 
@@ -58,6 +59,12 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         };
         let load = bench_target.join("release/mcp-load");
         env.push(("FLEET_LOAD", load.display().to_string()));
+        // The run's figures, beside the benchmark's (docs/PERFORMANCE.md cites the latest).
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let results = project_root().join(format!("bench/results/fleet-{stamp}.json"));
+        env.push(("FLEET_RESULTS", results.display().to_string()));
     }
     test.extend(["--", "--ignored", "--nocapture"]);
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();

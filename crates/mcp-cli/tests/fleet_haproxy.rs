@@ -38,6 +38,15 @@ fn full() -> bool {
     std::env::var("FLEET_SIZE").is_ok_and(|s| s == "full")
 }
 
+/// How HAProxy tells an instance the client's address.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum ClientAddress {
+    /// A PROXY protocol v2 header on each connection (`send-proxy-v2`).
+    ProxyProtocol,
+    /// An `X-Forwarded-For` header on each request (`option forwardfor`).
+    ForwardedFor,
+}
+
 /// One instance: its process, its port.
 struct Instance {
     process: Option<Killed>,
@@ -45,21 +54,16 @@ struct Instance {
 }
 
 impl Instance {
-    fn start(redis: &str) -> Instance {
+    fn start(redis: &str, address: ClientAddress) -> Instance {
         let port = mcp_test_support::free_port();
+        let listen = format!("127.0.0.1:{port}");
+        let mut args = vec!["serve-example", "--http", &listen, "--redis", redis];
+        args.extend(["--trusted-proxy", "127.0.0.1", "--drain", "0"]);
+        if address == ClientAddress::ProxyProtocol {
+            args.push("--proxy-protocol");
+        }
         let mut child = Command::new(MCP)
-            .args([
-                "serve-example",
-                "--http",
-                &format!("127.0.0.1:{port}"),
-                "--redis",
-                redis,
-                "--trusted-proxy",
-                "127.0.0.1",
-                "--proxy-protocol",
-                "--drain",
-                "0",
-            ])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -104,7 +108,7 @@ impl Drop for TempDir {
 }
 
 impl Balancer {
-    fn start(instances: &[&Instance]) -> Balancer {
+    fn start(instances: &[&Instance], address: ClientAddress) -> Balancer {
         let (port, stats_port) = (mcp_test_support::free_port(), mcp_test_support::free_port());
         let dir = std::env::temp_dir().join(format!("mcp-fleet-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -119,8 +123,15 @@ impl Balancer {
              frontend mcp\n    bind 127.0.0.1:{port}\n    default_backend fleet\n\
              frontend stats\n    bind 127.0.0.1:{stats_port}\n    stats enable\n    stats uri /stats\n\
              backend fleet\n    balance roundrobin\n    option httpchk GET /readyz\n    \
-             http-check expect status 200\n    \
-             default-server inter 300ms fall 2 rise 1 send-proxy-v2 check-send-proxy\n{servers}"
+             http-check expect status 200\n{address}\n{servers}",
+            address = match address {
+                ClientAddress::ProxyProtocol => {
+                    "    default-server inter 300ms fall 2 rise 1 send-proxy-v2 check-send-proxy"
+                }
+                ClientAddress::ForwardedFor => {
+                    "    option forwardfor\n    default-server inter 300ms fall 2 rise 1"
+                }
+            }
         );
         let path = dir.join("haproxy.cfg");
         std::fs::File::create(&path)
@@ -326,9 +337,20 @@ async fn change_until(http: &HttpClient, url: &str, mut heard: impl FnMut() -> b
     }
 }
 
-/// Opens a 2026-07-28 listen for `example://counter` on `url`: its events, read on a
-/// task of their own into a channel.
-async fn listen(http: &HttpClient, url: &str) -> tokio::sync::mpsc::UnboundedReceiver<String> {
+/// The events of a listen, read on a task of their own, which stops when this is dropped.
+struct Listening {
+    rx: tokio::sync::mpsc::UnboundedReceiver<String>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Opens a 2026-07-28 listen for `example://counter` on `url`.
+async fn listen(http: &HttpClient, url: &str) -> Listening {
     let params = json!({"_meta": meta(&json!({})), "notifications": {"resourceSubscriptions": ["example://counter"]}});
     let body =
         json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": params});
@@ -339,7 +361,7 @@ async fn listen(http: &HttpClient, url: &str) -> tokio::sync::mpsc::UnboundedRec
     let response = send(http, "POST", url, &headers, body.to_string()).await;
     assert_eq!(response.status(), 200);
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move {
+    let task = tokio::spawn(async move {
         let mut events = SseEvents::new(response);
         while let Some(event) = events.next().await {
             if tx.send(event.data().to_owned()).is_err() {
@@ -347,11 +369,11 @@ async fn listen(http: &HttpClient, url: &str) -> tokio::sync::mpsc::UnboundedRec
             }
         }
     });
-    rx
+    Listening { rx, task }
 }
 
-fn heard_update(rx: &mut tokio::sync::mpsc::UnboundedReceiver<String>) -> bool {
-    while let Ok(event) = rx.try_recv() {
+fn heard_update(listening: &mut Listening) -> bool {
+    while let Ok(event) = listening.rx.try_recv() {
         if event.contains("notifications/resources/updated") {
             return true;
         }
@@ -365,8 +387,13 @@ async fn a_fleet_behind_haproxy() {
     let redis = redis_common::redis()
         .await
         .expect("redis-server is installed");
-    let mut instances: Vec<Instance> = (0..3).map(|_| Instance::start(&redis.url)).collect();
-    let balancer = Balancer::start(&instances.iter().collect::<Vec<_>>());
+    let mut instances: Vec<Instance> = (0..3)
+        .map(|_| Instance::start(&redis.url, ClientAddress::ProxyProtocol))
+        .collect();
+    let balancer = Balancer::start(
+        &instances.iter().collect::<Vec<_>>(),
+        ClientAddress::ProxyProtocol,
+    );
     let http = client();
     // Requests straight to an instance come from 127.0.0.2, which is not the trusted
     // proxy: they need no PROXY header.
@@ -377,6 +404,7 @@ async fn a_fleet_behind_haproxy() {
     // A listener on one instance hears a change made through another.
     let mut rx = listen(&direct, &instances[0].url()).await;
     change_until(&http, &balancer.url, || heard_update(&mut rx)).await;
+    drop(rx);
     eprintln!("fleet: a listener on one instance heard a change made through the balancer");
 
     // The key ring rotates during a multi round-trip call, and the call completes.
@@ -565,7 +593,7 @@ async fn a_fleet_behind_haproxy() {
 
     // The listener's stream ended with its instance; listening again elsewhere hears changes.
     let deadline = Instant::now() + Duration::from_secs(5);
-    while listener.recv().await.is_some() {
+    while listener.rx.recv().await.is_some() {
         assert!(
             Instant::now() < deadline,
             "the dead instance's listen never ended"
@@ -573,6 +601,7 @@ async fn a_fleet_behind_haproxy() {
     }
     let mut again = listen(&http, &balancer.url).await;
     change_until(&http, &balancer.url, || heard_update(&mut again)).await;
+    drop(again);
     eprintln!("fleet: the listener listened again on another instance and heard a change");
 
     // The task is resumed by another instance once its lease lapses, and completes.
@@ -606,45 +635,27 @@ async fn a_fleet_behind_haproxy() {
     eprintln!("fleet: the task of the dead instance was resumed elsewhere and completed");
 
     if let Some(load) = std::env::var_os("FLEET_LOAD").filter(|_| full()) {
-        throughput(&PathBuf::from(load), &redis.url, &mut instances);
+        throughput(&PathBuf::from(load), &redis.url, &mut instances).await;
     }
     drop(redis);
 }
 
-/// Calls/s through HAProxy with three instances, and with one: the ratio for
-/// docs/PERFORMANCE.md. Printed as one JSON line.
-fn throughput(load: &std::path::Path, redis: &str, instances: &mut Vec<Instance>) {
-    instances.retain(|i| i.process.is_some());
-    while instances.len() < 3 {
-        instances.push(Instance::start(redis));
-    }
-    let measure = |members: &[&Instance]| -> f64 {
-        let balancer = Balancer::start(members);
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        std::thread::scope(|s| {
-            s.spawn(|| runtime.block_on(balancer.until_up(&client(), members.len())))
-                .join()
-                .unwrap();
-        });
+/// Calls/s through HAProxy with three instances and with one, each way HAProxy can pass
+/// the client's address on: interleaved rounds, medians, printed as one JSON line (and
+/// written to `$FLEET_RESULTS` when set) for docs/PERFORMANCE.md.
+async fn throughput(load: &std::path::Path, redis: &str, instances: &mut Vec<Instance>) {
+    async fn measure(load: &std::path::Path, balancer: &Balancer) -> f64 {
         let pid = balancer.process.0.id().to_string();
-        let out = Command::new(load)
-            .args([
-                "--http",
-                &balancer.url,
-                "--pid",
-                &pid,
-                "--in-flight",
-                "64",
-                "--duration",
-                "5",
-                "--threads",
-                "2",
-            ])
-            .output()
-            .unwrap();
+        let (load, url) = (load.to_owned(), balancer.url.clone());
+        let out = tokio::task::spawn_blocking(move || {
+            Command::new(load)
+                .args(["--http", &url, "--pid", &pid, "--in-flight", "64"])
+                .args(["--duration", "3", "--threads", "1"])
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap();
         assert!(
             out.status.success(),
             "{}",
@@ -654,11 +665,53 @@ fn throughput(load: &std::path::Path, redis: &str, instances: &mut Vec<Instance>
         report["calls_per_s"]
             .as_f64()
             .unwrap_or_else(|| panic!("{report}"))
-    };
-    let one = measure(&[&instances[0]]);
-    let three = measure(&instances.iter().collect::<Vec<_>>());
-    println!(
-        "{}",
-        json!({"fleet_throughput": {"one_instance_calls_per_s": one, "three_instances_calls_per_s": three, "ratio": three / one}})
-    );
+    }
+    fn median(mut runs: Vec<f64>) -> f64 {
+        runs.sort_by(f64::total_cmp);
+        runs[runs.len() / 2]
+    }
+    instances.retain(|i| i.process.is_some());
+    while instances.len() < 3 {
+        instances.push(Instance::start(redis, ClientAddress::ProxyProtocol));
+    }
+    let forwarded: Vec<Instance> = (0..3)
+        .map(|_| Instance::start(redis, ClientAddress::ForwardedFor))
+        .collect();
+    let mut setups = Vec::new();
+    for (address, members) in [
+        (ClientAddress::ProxyProtocol, &instances[..]),
+        (ClientAddress::ForwardedFor, &forwarded[..]),
+    ] {
+        for count in [1, 3] {
+            let chosen: Vec<&Instance> = members.iter().take(count).collect();
+            let balancer = Balancer::start(&chosen, address);
+            balancer.until_up(&client(), count).await;
+            setups.push((address, count, balancer, Vec::new()));
+        }
+    }
+    for _round in 0..3 {
+        for (_, _, balancer, runs) in &mut setups {
+            runs.push(measure(load, balancer).await);
+        }
+    }
+    let mut report = serde_json::Map::new();
+    for address in [ClientAddress::ProxyProtocol, ClientAddress::ForwardedFor] {
+        let of = |count: usize| {
+            let (_, _, _, runs) = setups
+                .iter()
+                .find(|(a, c, _, _)| *a == address && *c == count)
+                .unwrap();
+            median(runs.clone())
+        };
+        let (one, three) = (of(1), of(3));
+        report.insert(
+            format!("{address:?}"),
+            json!({"one_instance_calls_per_s": one.round(), "three_instances_calls_per_s": three.round(), "ratio": (three / one * 100.0).round() / 100.0}),
+        );
+    }
+    let report = json!({"fleet_throughput": report, "cores": std::thread::available_parallelism().map_or(0, std::num::NonZero::get)});
+    println!("{report}");
+    if let Some(path) = std::env::var_os("FLEET_RESULTS") {
+        std::fs::write(path, format!("{report:#}\n")).unwrap();
+    }
 }
