@@ -32,6 +32,36 @@ use mcp_test_support::http::{HttpClient, SseEvents, client, client_from, json_bo
 use serde_json::{Value, json};
 
 const MCP: &str = env!("CARGO_BIN_EXE_mcp");
+
+fn root() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs an SDK's fleet client (`interop/ts-fleet-client.mjs` with node, or
+/// `interop/py-fleet-client.py` with the interop venv's Python) against `url`: the JSON
+/// object it prints.
+async fn sdk_client(program: PathBuf, script: &str, url: &str) -> Value {
+    let (script, url) = (root().join("interop").join(script), url.to_owned());
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(program)
+            .arg(script)
+            .args(["--url", &url])
+            .current_dir(root().join("interop"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout.lines().rev().find(|l| l.starts_with('{'));
+    serde_json::from_str(line.unwrap_or_default()).unwrap_or_else(|e| {
+        panic!(
+            "no result ({e}): {stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
 const MODERN: &str = "2026-07-28";
 
 fn full() -> bool {
@@ -438,6 +468,34 @@ async fn a_fleet_behind_haproxy() {
         "{done}"
     );
     eprintln!("fleet: a multi round-trip call completed across a key rotation");
+
+    // The SDKs' own clients (2025-11-25 sessions) through the balancer: calls, an
+    // elicitation and a subscription's updates, whichever instance takes each request.
+    mcp_test_support::setup_once(&root().join("crates/mcp-legacy/tests/peers/setup.sh"));
+    let python = root().join("interop/.venv/bin/python");
+    for (program, script, name) in [
+        (PathBuf::from("node"), "ts-fleet-client.mjs", "Ada"),
+        (python, "py-fleet-client.py", "Grace"),
+    ] {
+        let before = balancer.servers(&http).await;
+        let out = sdk_client(program, script, &balancer.url).await;
+        assert!(out.get("error").is_none(), "{script}: {out}");
+        assert_eq!(out["protocol"], "2025-11-25", "{script}: {out}");
+        let echoes: Vec<String> = (0..6).map(|n| format!("call {n}")).collect();
+        assert_eq!(out["echoes"], json!(echoes), "{script}: {out}");
+        assert_eq!(out["greet"], format!("Hello, {name}!"), "{script}: {out}");
+        assert_eq!(
+            out["asked"],
+            json!(["What is your name?"]),
+            "{script}: {out}"
+        );
+        assert_eq!(out["updated"][0], "example://counter", "{script}: {out}");
+        let after = balancer.servers(&http).await;
+        for ((server, _, was), (_, _, is)) in before.iter().zip(&after) {
+            assert!(is > was, "{script}: {server} served none of its requests");
+        }
+        eprintln!("fleet: the {script} SDK client's session ran across every instance");
+    }
 
     // A 2025-11-25 session whose calls land on every instance.
     let before = balancer.servers(&http).await;

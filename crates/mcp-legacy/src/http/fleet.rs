@@ -255,18 +255,6 @@ impl<H: Handler> Shared<H> {
             Ok(events) => events,
             Err(e) => return self.store_unavailable(&e),
         };
-        let events = match events {
-            None => {
-                return refusal(
-                    StatusCode::BAD_REQUEST,
-                    "the stream of Last-Event-ID cannot be resumed",
-                );
-            }
-            Some(None) => {
-                return refusal(StatusCode::BAD_REQUEST, "Last-Event-ID is not one of ours");
-            }
-            Some(Some(events)) => events,
-        };
         let replay =
             futures_util::stream::iter(events.into_iter().map(move |(seq, frame)| {
                 Ok(http_body::Frame::data(sse_event(stream, seq, &frame)))

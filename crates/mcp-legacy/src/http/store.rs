@@ -41,7 +41,8 @@
 //!   replayed from Redis; for a GET stream the replay then continues live with this
 //!   instance's own GET stream (whose new events have ids of this instance's stream);
 //!   for a request's stream the replay ends with what was stored (the request ran on the
-//!   other instance).
+//!   other instance). An id past what Redis holds of that stream (an instance that died
+//!   can have sent an event whose copy had not reached Redis yet) replays nothing.
 //! - The answer to a server-to-client request, and a `notifications/cancelled`, that
 //!   reach an instance where nothing waits for them are published on the channel
 //!   `<prefix>forward`; the instance that asked (its number is in the request id) or

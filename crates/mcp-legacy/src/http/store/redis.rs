@@ -490,44 +490,34 @@ impl RedisSessions {
         Ok(removed == 1)
     }
 
-    /// The stored events of stream `stream` of session `id` after `after`: `None` when
-    /// the stream has none stored, `Some(None)` when `after` is past its last event (not
-    /// an id it gave), else the events by number.
-    #[allow(clippy::type_complexity)]
+    /// The stored events of stream `stream` of session `id` after number `after`, in
+    /// order. Nothing when Redis holds no event past `after`: that includes an id past what
+    /// was stored, since an instance that died may have sent an event before its copy
+    /// reached Redis; the client has that event, and whatever came after it on the dead
+    /// instance is lost either way.
     pub(in crate::http) async fn events_after(
         &self,
         id: &str,
         stream: u64,
         after: u64,
-    ) -> Result<Option<Option<Vec<(u64, Bytes)>>>, Unavailable> {
+    ) -> Result<Vec<(u64, Bytes)>, Unavailable> {
         let key = self.events(id, stream);
         let Some(from) = after.checked_add(1) else {
             // Past the last number there can be: nothing follows it.
-            return Ok(Some(Some(Vec::new())));
+            return Ok(Vec::new());
         };
-        let mut pipe = redis::pipe();
-        pipe.cmd("XREVRANGE")
-            .arg(&key)
-            .arg("+")
-            .arg("-")
-            .arg("COUNT")
-            .arg(1)
-            .cmd("XRANGE")
-            .arg(&key)
-            .arg(format!("0-{from}"))
-            .arg("+");
         let mut connection = self.connection.clone();
-        let (last, entries): (Entries, Entries) = self
-            .bounded("reading events", pipe.query_async(&mut connection))
+        let entries: Entries = self
+            .bounded(
+                "reading events",
+                redis::cmd("XRANGE")
+                    .arg(&key)
+                    .arg(format!("0-{from}"))
+                    .arg("+")
+                    .query_async(&mut connection),
+            )
             .await?;
-        let Some((last, _)) = last.first() else {
-            return Ok(None);
-        };
         let number = |id: &str| id.strip_prefix("0-").and_then(|n| n.parse::<u64>().ok());
-        let last = number(last).ok_or_else(|| Unavailable("an event id is unreadable".into()))?;
-        if after > last {
-            return Ok(Some(None));
-        }
         let mut events = Vec::with_capacity(entries.len());
         for (event, mut fields) in entries {
             let seq =
@@ -537,7 +527,7 @@ impl RedisSessions {
             }
             events.push((seq, Bytes::from(fields.swap_remove(1))));
         }
-        Ok(Some(Some(events)))
+        Ok(events)
     }
 
     /// A mirror for the events of session `id`, and the task that writes what it is handed
