@@ -1,26 +1,5 @@
-//! [`RedisStateKeys`] (feature `state-keys-redis`): the `requestState` key ring of a fleet,
-//! kept in Redis, so that every server seals and opens with the same keys and a rotation
-//! needs no restart.
-//!
-//! The ring is one hash, `<prefix>` (default `mcp:state-keys`): `current`, the current key
-//! (hex), and, while a rotation is under way, `next` (hex) and `at` (Unix milliseconds).
-//! [`RedisStateKeys::rotate`] writes a new random `next` with `at` three refresh intervals
-//! ahead. Each server reads the hash every [`interval`](RedisStateKeysBuilder::interval):
-//! it stages `next` at once (accepted for opening) and rotates to it once `at` has come,
-//! so state sealed under the new key by a server that rotated first opens on every other,
-//! and state sealed under the old key keeps opening for the ring's overlap. The first
-//! server of a fleet writes a random `current` if there is none (`HSETNX`, so two first
-//! servers agree). Whoever reads the hash after `at` folds `next` into `current`.
-//!
-//! **Trust.** The keys are in Redis in the clear: whoever can read the hash can open and
-//! forge `requestState` (though not make a handler do more than its inputs allow). Give the
-//! fleet a Redis of its own, or an ACL user limited to the prefix.
-//!
-//! **Degraded mode.** A server that cannot reach Redis at start fails to start
-//! ([`connect`](RedisStateKeysBuilder::connect) returns the error). Once running, while
-//! Redis is unreachable it keeps the keys it has and logs at `warn` after each failed read:
-//! a rotation started meanwhile reaches it once Redis is back, and until then state sealed
-//! under the new key by other servers is refused here (fail closed), never accepted unread.
+//! The `requestState` key ring of a fleet in Redis (feature `state-keys-redis`): see
+//! [`RedisStateKeys`].
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -58,7 +37,28 @@ redis.call('HSET', KEYS[1], 'next', ARGV[2], 'at', ARGV[3])
 return 1
 ";
 
-/// The fleet's `requestState` keys in Redis: see the [module docs](self).
+/// The `requestState` key ring of a fleet, kept in Redis (feature `state-keys-redis`), so
+/// that every server seals and opens with the same keys and a rotation needs no restart.
+///
+/// The ring is one hash, `<prefix>` (default `mcp:state-keys`): `current`, the current key
+/// (hex), and, while a rotation is under way, `next` (hex) and `at` (Unix milliseconds).
+/// [`RedisStateKeys::rotate`] writes a new random `next` with `at` three refresh intervals
+/// ahead. Each server reads the hash every [`interval`](RedisStateKeysBuilder::interval):
+/// it stages `next` at once (accepted for opening) and rotates to it once `at` has come,
+/// so state sealed under the new key by a server that rotated first opens on every other,
+/// and state sealed under the old key keeps opening for the ring's overlap. The first
+/// server of a fleet writes a random `current` if there is none (`HSETNX`, so two first
+/// servers agree). Whoever reads the hash after `at` folds `next` into `current`.
+///
+/// **Trust.** The keys are in Redis in the clear: whoever can read the hash can open and
+/// forge `requestState` (though not make a handler do more than its inputs allow). Give the
+/// fleet a Redis of its own, or an ACL user limited to the prefix.
+///
+/// **Degraded mode.** A server that cannot reach Redis at start fails to start
+/// ([`connect`](RedisStateKeysBuilder::connect) returns the error). Once running, while
+/// Redis is unreachable it keeps the keys it has and logs at `warn` after each failed read:
+/// a rotation started meanwhile reaches it once Redis is back, and until then state sealed
+/// under the new key by other servers is refused here (fail closed), never accepted unread.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), mcp_server::Error> {
