@@ -91,7 +91,8 @@ pub struct GatewayBuilder {
 }
 
 /// What [`GatewayBuilder::server_setup`] does to the served server's builder.
-type ServerSetup = Box<dyn FnOnce(mcp_server::ServerBuilder) -> mcp_server::ServerBuilder + Send>;
+type ServerSetup =
+    Box<dyn FnOnce(mcp_server::ServerBuilder) -> mcp_server::ServerBuilder + Send + Sync>;
 
 impl std::fmt::Debug for GatewayBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -224,7 +225,10 @@ impl GatewayBuilder {
     #[must_use]
     pub fn server_setup(
         mut self,
-        setup: impl FnOnce(mcp_server::ServerBuilder) -> mcp_server::ServerBuilder + Send + 'static,
+        setup: impl FnOnce(mcp_server::ServerBuilder) -> mcp_server::ServerBuilder
+        + Send
+        + Sync
+        + 'static,
     ) -> Self {
         self.server_setup = Some(Box::new(setup));
         self
