@@ -21,6 +21,7 @@
 //! | `validation` (default) | tool arguments and structured output checked against their JSON Schemas |
 //! | `rustls` (default) | `https://` for the client; only a build with `client` and `http` compiles TLS |
 //! | `auth`, `skills`, `tasks-redis` | OAuth 2.1, the Skills extension, the Tasks store in Redis |
+//! | `change-bus-redis`, `state-keys-redis`, `session-redis` | for a fleet: change notifications, the `requestState` key ring and the 2025-era sessions shared through Redis (`docs/DEPLOYMENT.md`) |
 //!
 //! A server on stdio and Streamable HTTP, for both eras:
 //!
