@@ -63,14 +63,21 @@ struct Instance {
 }
 
 async fn instance(redis: &str, legacy: LegacyHttpConfig) -> Instance {
+    instance_with(redis, HttpServerConfig::default(), legacy, server()).await
+}
+
+async fn instance_with(
+    redis: &str,
+    http: HttpServerConfig,
+    legacy: LegacyHttpConfig,
+    core: Server,
+) -> Instance {
     let store = SessionStore::redis(redis)
         .timeout(Duration::from_secs(2))
         .connect()
         .await
         .unwrap();
     assert!(store.is_shared());
-    let core = server();
-    let http = HttpServerConfig::default();
     let service =
         DualEraHttp::new(core.clone(), http.clone(), legacy.session_store(store)).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -480,4 +487,172 @@ async fn without_redis_a_request_is_refused_with_503_naming_the_cause() {
 fn the_default_store_is_memory() {
     assert!(!SessionStore::memory().is_shared());
     assert!(!LegacyHttpConfig::default().session_store.is_shared());
+}
+
+/// `Bearer <name>` is the principal `<name>`; no credential is refused.
+struct Names;
+
+#[derive(Debug)]
+struct Name(String);
+
+impl mcp_jsonrpc::Principal for Name {
+    fn id(&self) -> &str {
+        &self.0
+    }
+}
+
+impl mcp_transport_http::Authenticator for Names {
+    fn authenticate<'a>(
+        &'a self,
+        headers: &'a http::HeaderMap,
+    ) -> mcp_transport_http::AuthenticateFuture<'a> {
+        let name = mcp_test_support::http::bearer(headers).map(str::to_owned);
+        Box::pin(async move {
+            name.map(|name| {
+                std::sync::Arc::new(Name(name)) as std::sync::Arc<dyn mcp_jsonrpc::Principal>
+            })
+            .ok_or_else(|| {
+                let mut refused = http::Response::new(bytes::Bytes::from_static(b"{}"));
+                *refused.status_mut() = http::StatusCode::UNAUTHORIZED;
+                refused
+            })
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_per_principal_cap_holds_across_the_fleet_and_counts_each_principal_apart() {
+    let Some(redis) = redis_common::redis().await else {
+        return;
+    };
+    let legacy = LegacyHttpConfig::default()
+        .max_sessions_per_principal(2)
+        .max_sessions_per_address(1);
+    let mut fleet = Vec::new();
+    for _ in 0..3 {
+        let http = HttpServerConfig::default().authenticator(Names);
+        fleet.push(instance_with(&redis.url, http, legacy.clone(), server()).await);
+    }
+    let http = client();
+    let open = async |url: &str, who: &str| {
+        let bearer = format!("Bearer {who}");
+        let response = send(
+            &http,
+            "POST",
+            url,
+            &[("authorization", &bearer)],
+            initialize_body(),
+        )
+        .await;
+        let status = response.status().as_u16();
+        (status, (status == 200).then(|| session_id(&response)))
+    };
+    // At the limit: two of alice's, on two instances.
+    let (status, first) = open(&fleet[0].url, "alice").await;
+    assert_eq!(status, 200);
+    assert_eq!(open(&fleet[1].url, "alice").await.0, 200);
+    // Past it, on the third: refused. Bob, from the same address, is not (a principal's
+    // sessions do not count against the address's cap).
+    assert_eq!(
+        open(&fleet[2].url, "alice").await.0,
+        503,
+        "one past alice's cap"
+    );
+    assert_eq!(open(&fleet[2].url, "bob").await.0, 200);
+    // Alice's place comes back when one of hers is deleted, on any instance.
+    let response = send(
+        &http,
+        "DELETE",
+        &fleet[1].url,
+        &[
+            ("mcp-session-id", first.as_deref().unwrap()),
+            ("authorization", "Bearer alice"),
+        ],
+        "",
+    )
+    .await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(open(&fleet[2].url, "alice").await.0, 200);
+    for instance in fleet {
+        instance.running.shutdown(Duration::from_secs(1)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancellation_sent_to_another_instance_stops_the_request() {
+    let Some(redis) = redis_common::redis().await else {
+        return;
+    };
+    let (started, stopped) = (
+        std::sync::Arc::new(tokio::sync::Notify::new()),
+        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    );
+    let waiting = {
+        let (started, stopped) = (
+            std::sync::Arc::clone(&started),
+            std::sync::Arc::clone(&stopped),
+        );
+        ToolDef::new("wait", json!({"type": "object"}), move |_args, cx| {
+            let (started, stopped) = (
+                std::sync::Arc::clone(&started),
+                std::sync::Arc::clone(&stopped),
+            );
+            async move {
+                // Set when the run stops early: its token fires, or it is dropped.
+                struct Stopped(std::sync::Arc<std::sync::atomic::AtomicBool>);
+                impl Drop for Stopped {
+                    fn drop(&mut self) {
+                        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
+                }
+                let _stopped = Stopped(stopped);
+                started.notify_one();
+                tokio::select! {
+                    () = cx.cancellation().cancelled() => Ok(CallToolResult::text("stopped")),
+                    () = tokio::time::sleep(Duration::from_secs(30)) => Ok(CallToolResult::text("waited")),
+                }
+            }
+        })
+    };
+    let core = Server::builder("fleet", "1.0.0")
+        .tool(waiting)
+        .build()
+        .unwrap();
+    let legacy = LegacyHttpConfig::default();
+    let a = instance_with(
+        &redis.url,
+        HttpServerConfig::default(),
+        legacy.clone(),
+        core,
+    )
+    .await;
+    let b = instance(&redis.url, legacy).await;
+    let http = client();
+    let session = initialize(&http, &a.url).await;
+    // The call runs on A (its answer is not awaited here)...
+    let running = {
+        let (http, url, session) = (http.clone(), a.url.clone(), session.clone());
+        tokio::spawn(async move { post(&http, &url, &session, call(7, "wait", &json!({}))).await })
+    };
+    tokio::time::timeout(Duration::from_secs(10), started.notified())
+        .await
+        .expect("the call started on A");
+    // ...and its cancellation reaches B.
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "changed my mind"}});
+    let (status, _) = post(&http, &b.url, &session, cancel.to_string()).await;
+    assert_eq!(status, 202);
+    for _ in 0..250 {
+        if stopped.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        stopped.load(std::sync::atomic::Ordering::SeqCst),
+        "the handler on A saw the cancellation sent to B"
+    );
+    running.abort();
+    a.running.shutdown(Duration::from_secs(1)).await;
+    b.running.shutdown(Duration::from_secs(1)).await;
 }
