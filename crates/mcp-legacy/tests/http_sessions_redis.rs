@@ -438,6 +438,21 @@ async fn an_idle_session_expires_in_the_fleet() {
         .await;
         assert_eq!(status, 200, "used at {n}");
     }
+    // Busy, with its GET stream open on one instance, and no request: it is kept for the
+    // whole fleet, as a busy session is in memory.
+    let get = send(
+        &http,
+        "GET",
+        &fleet[0].url,
+        &[("mcp-session-id", &session)],
+        "",
+    )
+    .await;
+    assert_eq!(get.status(), 200);
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let (status, _) = post(&http, &fleet[1].url, &session, call(3, "echo", &json!({}))).await;
+    assert_eq!(status, 200, "kept while its stream is open");
+    drop(get);
     // Idle past the timeout: gone everywhere, the instance that cached it too.
     tokio::time::sleep(Duration::from_millis(900)).await;
     for instance in &fleet {
@@ -654,5 +669,78 @@ async fn a_cancellation_sent_to_another_instance_stops_the_request() {
     );
     running.abort();
     a.running.shutdown(Duration::from_secs(1)).await;
+    b.running.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_stream_of_a_dead_instance_is_replayed_by_another() {
+    let Some(redis) = redis_common::redis().await else {
+        return;
+    };
+    // Reports progress twice, then runs until its instance goes.
+    let steps = ToolDef::new("steps", json!({"type": "object"}), |_args, cx| async move {
+        cx.progress(1.0, Some(3.0), Some("one")).await;
+        cx.progress(2.0, Some(3.0), Some("two")).await;
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        Ok(CallToolResult::text("done"))
+    });
+    let core = Server::builder("fleet", "1.0.0")
+        .tool(steps)
+        .build()
+        .unwrap();
+    let legacy = LegacyHttpConfig::default();
+    let a = instance_with(
+        &redis.url,
+        HttpServerConfig::default(),
+        legacy.clone(),
+        core,
+    )
+    .await;
+    let b = instance(&redis.url, legacy).await;
+    let http = client();
+    let session = initialize(&http, &a.url).await;
+    let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "steps", "arguments": {}, "_meta": {"progressToken": "p"}}});
+    let response = send(
+        &http,
+        "POST",
+        &a.url,
+        &[("mcp-session-id", &session)],
+        body.to_string(),
+    )
+    .await;
+    let mut events = SseEvents::checked(response);
+    let (first, message) = events.message().await;
+    assert_eq!(message["params"]["message"], "one", "{message}");
+    // The client saw the first event only; A dies.
+    drop(events);
+    a.running.shutdown(Duration::from_millis(100)).await;
+
+    // Redis has the stream: B replays what came after the first event, then ends it (the
+    // request ran on A, which is gone).
+    let mut replayed = Vec::new();
+    for _ in 0..50 {
+        let response = send(
+            &http,
+            "GET",
+            &b.url,
+            &[("mcp-session-id", &session), ("last-event-id", &first)],
+            "",
+        )
+        .await;
+        assert_eq!(response.status(), 200);
+        let mut events = SseEvents::checked(response);
+        replayed.clear();
+        while let Some(event) = events.next_with_data().await {
+            replayed.push(serde_json::from_str::<Value>(event.data()).unwrap());
+        }
+        if !replayed.is_empty() {
+            break;
+        }
+        // The copy may still have been on its way to Redis.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(replayed.len(), 1, "{replayed:?}");
+    assert_eq!(replayed[0]["params"]["message"], "two", "{replayed:?}");
     b.running.shutdown(Duration::from_secs(1)).await;
 }
