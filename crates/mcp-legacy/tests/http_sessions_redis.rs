@@ -681,7 +681,7 @@ async fn a_request_stream_of_a_dead_instance_is_replayed_by_another() {
     let steps = ToolDef::new("steps", json!({"type": "object"}), |_args, cx| async move {
         cx.progress(1.0, Some(3.0), Some("one")).await;
         cx.progress(2.0, Some(3.0), Some("two")).await;
-        tokio::time::sleep(Duration::from_secs(60)).await;
+        tokio::time::sleep(Duration::from_mins(1)).await;
         Ok(CallToolResult::text("done"))
     });
     let core = Server::builder("fleet", "1.0.0")
