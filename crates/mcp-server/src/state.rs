@@ -108,6 +108,47 @@ impl std::fmt::Debug for StateKeys {
     }
 }
 
+/// Where a key stands in a ring.
+enum Place {
+    Current,
+    /// Among the previous keys, at this index.
+    Previous(usize),
+    New,
+}
+
+impl Ring {
+    /// Where `next` stands; an error when another key of the ring has its id (opening could
+    /// not tell the two apart).
+    fn place(&self, next: &SealKey) -> Result<Place, Error> {
+        let clash = Error::InvalidStateKeys {
+            reason: "another key in the ring has the same id",
+        };
+        if self.current == *next {
+            return Ok(Place::Current);
+        }
+        if self.current.id == next.id {
+            return Err(clash);
+        }
+        match self.previous.iter().position(|r| r.key.id == next.id) {
+            Some(at) if self.previous[at].key != *next => Err(clash),
+            Some(at) => Ok(Place::Previous(at)),
+            None => Ok(Place::New),
+        }
+    }
+
+    /// Keeps `key` opening state for the overlap from `now`, forgetting keys past theirs
+    /// and the oldest past [`MAX_PREVIOUS`].
+    fn retire(&mut self, key: SealKey, now: u64) {
+        let until = now.saturating_add(self.overlap.as_secs());
+        self.previous.push(Retired { key, until });
+        self.previous.retain(|r| r.until >= now);
+        if self.previous.len() > MAX_PREVIOUS {
+            let excess = self.previous.len() - MAX_PREVIOUS;
+            self.previous.drain(..excess);
+        }
+    }
+}
+
 impl SealKey {
     fn new(key: [u8; 32]) -> Self {
         // Domain-separated, so the id says nothing about the key that could serve elsewhere.
@@ -193,32 +234,15 @@ impl StateKeys {
     fn rotate_at(&self, key: [u8; 32], now: u64) -> Result<(), Error> {
         let next = SealKey::new(key);
         let mut ring = self.write();
-        if ring.current == next {
-            return Ok(());
-        }
-        let clash = Error::InvalidStateKeys {
-            reason: "another key in the ring has the same id",
-        };
-        if ring.current.id == next.id {
-            return Err(clash);
-        }
-        if let Some(at) = ring.previous.iter().position(|r| r.key.id == next.id) {
-            if ring.previous[at].key != next {
-                return Err(clash);
+        match ring.place(&next)? {
+            Place::Current => return Ok(()),
+            Place::Previous(at) => {
+                ring.previous.remove(at);
             }
-            ring.previous.remove(at);
+            Place::New => {}
         }
-        let until = now.saturating_add(ring.overlap.as_secs());
         let replaced = std::mem::replace(&mut ring.current, next);
-        ring.previous.push(Retired {
-            key: replaced,
-            until,
-        });
-        ring.previous.retain(|r| r.until >= now);
-        if ring.previous.len() > MAX_PREVIOUS {
-            let excess = ring.previous.len() - MAX_PREVIOUS;
-            ring.previous.drain(..excess);
-        }
+        ring.retire(replaced, now);
         Ok(())
     }
 
@@ -233,28 +257,14 @@ impl StateKeys {
         let next = SealKey::new(key);
         let now = now();
         let mut ring = self.write();
-        if ring.current == next {
-            return Ok(());
-        }
-        let clash = Error::InvalidStateKeys {
-            reason: "another key in the ring has the same id",
-        };
-        if ring.current.id == next.id {
-            return Err(clash);
-        }
-        let until = now.saturating_add(ring.overlap.as_secs());
-        if let Some(staged) = ring.previous.iter_mut().find(|r| r.key.id == next.id) {
-            if staged.key != next {
-                return Err(clash);
+        match ring.place(&next)? {
+            Place::Current => {}
+            Place::Previous(at) => {
+                let until = now.saturating_add(ring.overlap.as_secs());
+                let staged = &mut ring.previous[at];
+                staged.until = staged.until.max(until);
             }
-            staged.until = staged.until.max(until);
-            return Ok(());
-        }
-        ring.previous.push(Retired { key: next, until });
-        ring.previous.retain(|r| r.until >= now);
-        if ring.previous.len() > MAX_PREVIOUS {
-            let excess = ring.previous.len() - MAX_PREVIOUS;
-            ring.previous.drain(..excess);
+            Place::New => ring.retire(next, now),
         }
         Ok(())
     }
@@ -704,6 +714,39 @@ mod tests {
             Err(StateError::UnknownKey)
         );
         assert_eq!(keys.open_at(&binding, &new, T0 + 50), Ok(json!("new")));
+    }
+
+    #[test]
+    fn a_staged_key_opens_state_before_it_seals_and_a_clash_is_refused() {
+        let now = super::now();
+        let (early, late) = (StateKeys::new([1; 32]), StateKeys::new([1; 32]));
+        let args = json!({});
+        let binding = book(&args);
+        // One server rotated first; the other has only staged the key.
+        early.rotate([2; 32]).unwrap();
+        let sealed = seal_at(&early, &binding, &json!("next"), 60, now);
+        assert_eq!(
+            late.open_at(&binding, &sealed, now),
+            Err(StateError::UnknownKey),
+            "not yet staged"
+        );
+        late.stage([2; 32]).unwrap();
+        assert_eq!(late.open_at(&binding, &sealed, now), Ok(json!("next")));
+        // Staging does not seal: the late server still seals under its current key.
+        let current = late.current_id();
+        assert_eq!(late.current_id(), StateKeys::new([1; 32]).current_id());
+        late.stage([2; 32]).unwrap();
+        late.stage([1; 32]).unwrap();
+        assert_eq!(
+            late.current_id(),
+            current,
+            "staging twice, or the current key, changes nothing"
+        );
+        // Rotating to the staged key makes it current; the old one still opens.
+        let old = seal_at(&late, &binding, &json!("old"), 60, now);
+        late.rotate([2; 32]).unwrap();
+        assert_eq!(late.current_id(), early.current_id());
+        assert_eq!(late.open_at(&binding, &old, now), Ok(json!("old")));
     }
 
     #[test]
