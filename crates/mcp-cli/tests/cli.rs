@@ -192,20 +192,12 @@ struct HttpExample {
 }
 
 fn http_example() -> HttpExample {
-    let mut child = Command::new(MCP)
-        .args(["serve-example", "--http", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    HttpExample {
-        _child: Killed(child),
-        url: line.trim().to_owned(),
-    }
+    let (child, url) = mcp_test_support::spawn_url(Command::new(MCP).args([
+        "serve-example",
+        "--http",
+        "127.0.0.1:0",
+    ]));
+    HttpExample { _child: child, url }
 }
 
 #[test]

@@ -15,17 +15,13 @@ const MCP: &str = env!("CARGO_BIN_EXE_mcp");
 
 /// An example server instance sharing the Redis at `redis`: its endpoint URL.
 fn instance(redis: &str) -> (Killed, String) {
-    let mut child = Command::new(MCP)
-        .args(["serve-example", "--http", "127.0.0.1:0", "--redis", redis])
-        .stdout(Stdio::piped())
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut url = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut url)
-        .unwrap();
-    (Killed(child), url.trim().to_owned())
+    mcp_test_support::spawn_url(Command::new(MCP).args([
+        "serve-example",
+        "--http",
+        "127.0.0.1:0",
+        "--redis",
+        redis,
+    ]))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -169,27 +165,19 @@ async fn two_gateways_sharing_redis_serve_one_session_and_one_key_ring() {
     let upstream = json!({"mcpServers": {"example": {"command": MCP, "args": ["serve-example"]}}});
     std::fs::write(&config, upstream.to_string()).unwrap();
     let gateway = || {
-        let mut child = Command::new(MCP)
-            .args([
-                "gateway",
-                "--http",
-                "127.0.0.1:0",
-                "--redis",
-                &redis.url,
-                "--config",
-            ])
-            .arg(&config)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut url = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut url)
-            .unwrap();
-        assert!(url.starts_with("http://"), "{url:?}");
-        (Killed(child), url.trim().to_owned())
+        mcp_test_support::spawn_url(
+            Command::new(MCP)
+                .args([
+                    "gateway",
+                    "--http",
+                    "127.0.0.1:0",
+                    "--redis",
+                    &redis.url,
+                    "--config",
+                ])
+                .arg(&config)
+                .stderr(Stdio::null()),
+        )
     };
     let ((_a, a), (_b, b)) = (gateway(), gateway());
     let http = client();

@@ -22,7 +22,7 @@
 mod redis_common;
 
 use std::fmt::Write as _;
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -92,20 +92,10 @@ impl Instance {
         if address == ClientAddress::ProxyProtocol {
             args.push("--proxy-protocol");
         }
-        let mut child = Command::new(MCP)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut url = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut url)
-            .unwrap();
-        assert!(url.starts_with("http://"), "instance printed {url:?}");
+        let (process, _url) =
+            mcp_test_support::spawn_url(Command::new(MCP).args(args).stderr(Stdio::inherit()));
         Instance {
-            process: Some(Killed(child)),
+            process: Some(process),
             port,
         }
     }

@@ -593,6 +593,19 @@ async fn the_per_principal_cap_holds_across_the_fleet_and_counts_each_principal_
     }
 }
 
+/// Instance A serving only `tool`, instance B the usual server, and a session started on A.
+async fn pair(redis: &str, tool: ToolDef) -> (Instance, Instance, String) {
+    let core = Server::builder("fleet", "1.0.0")
+        .tool(tool)
+        .build()
+        .unwrap();
+    let legacy = LegacyHttpConfig::default();
+    let a = instance_with(redis, HttpServerConfig::default(), legacy.clone(), core).await;
+    let b = instance(redis, legacy).await;
+    let session = initialize(&client(), &a.url).await;
+    (a, b, session)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancellation_sent_to_another_instance_stops_the_request() {
     let Some(redis) = redis_common::redis().await else {
@@ -629,21 +642,8 @@ async fn a_cancellation_sent_to_another_instance_stops_the_request() {
             }
         })
     };
-    let core = Server::builder("fleet", "1.0.0")
-        .tool(waiting)
-        .build()
-        .unwrap();
-    let legacy = LegacyHttpConfig::default();
-    let a = instance_with(
-        &redis.url,
-        HttpServerConfig::default(),
-        legacy.clone(),
-        core,
-    )
-    .await;
-    let b = instance(&redis.url, legacy).await;
+    let (a, b, session) = pair(&redis.url, waiting).await;
     let http = client();
-    let session = initialize(&http, &a.url).await;
     // The call runs on A (its answer is not awaited here)...
     let running = {
         let (http, url, session) = (http.clone(), a.url.clone(), session.clone());
@@ -684,21 +684,8 @@ async fn a_request_stream_of_a_dead_instance_is_replayed_by_another() {
         tokio::time::sleep(Duration::from_mins(1)).await;
         Ok(CallToolResult::text("done"))
     });
-    let core = Server::builder("fleet", "1.0.0")
-        .tool(steps)
-        .build()
-        .unwrap();
-    let legacy = LegacyHttpConfig::default();
-    let a = instance_with(
-        &redis.url,
-        HttpServerConfig::default(),
-        legacy.clone(),
-        core,
-    )
-    .await;
-    let b = instance(&redis.url, legacy).await;
+    let (a, b, session) = pair(&redis.url, steps).await;
     let http = client();
-    let session = initialize(&http, &a.url).await;
     let body = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
         "params": {"name": "steps", "arguments": {}, "_meta": {"progressToken": "p"}}});
     let response = send(

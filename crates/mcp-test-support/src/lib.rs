@@ -29,7 +29,7 @@ pub mod tools;
 pub use lines::JsonLines;
 pub use memory::MemoryWire;
 pub use panics::{count_panics, panics};
-pub use process::{Killed, free_port, setup_once, spawn_ready};
+pub use process::{Killed, free_port, setup_once, spawn_ready, spawn_url};
 pub use record::{Event, Recorder};
 
 use serde_json::{Value, json};

@@ -28,6 +28,23 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Starts `command`, a server that prints its endpoint URL as the first line of its
+/// stdout (`mcp serve-example --http`, `mcp gateway --http`), with stdin closed: the
+/// process and that URL.
+pub fn spawn_url(command: &mut Command) -> (Killed, String) {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+    let stdout = child.stdout.take().unwrap();
+    let child = Killed(child);
+    let mut url = String::new();
+    std::io::BufReader::new(stdout).read_line(&mut url).unwrap();
+    assert!(url.starts_with("http://"), "{command:?} printed {url:?}");
+    (child, url.trim().to_owned())
+}
+
 /// Starts `command` (stdin and stdout to nothing, stderr read here) and waits up to `wait`
 /// for a line of its stderr that `ready` accepts: a peer that says it listens. `what`
 /// names it in a failure.
