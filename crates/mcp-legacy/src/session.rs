@@ -10,6 +10,7 @@
 //! <https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/logging> (`logging/setLevel`) and
 //! <https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/mrtr> (what `input_required` asks for).
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -57,7 +58,9 @@ pub(crate) struct Session {
     pub(crate) version: &'static str,
     capabilities: Value,
     client_info: Value,
-    log_level: Mutex<Option<Value>>,
+    /// The level `logging/setLevel` set, and the `_meta` every request of the session
+    /// carries to the core, written once per change of the level.
+    said: Mutex<Said>,
     /// The URIs the client subscribed to with `resources/subscribe`.
     subscribed: Arc<Mutex<BTreeSet<String>>>,
     /// Stops the running relay of the core's `subscriptions/listen`.
@@ -100,22 +103,11 @@ impl Session {
             .iter()
             .copied()
             .find(|v| *v == facts.version)?;
-        Some(Session {
-            version,
-            capabilities: facts.capabilities,
-            client_info: facts.client_info,
-            log_level: Mutex::new(None),
-            subscribed: Arc::default(),
-            relay: Mutex::new(None),
-        })
+        Session::new(version, facts.capabilities, facts.client_info).ok()
     }
 
     pub(crate) fn log_level(&self) -> Option<Value> {
-        lock(&self.log_level).clone()
-    }
-
-    pub(crate) fn set_log_level(&self, level: Option<Value>) {
-        *lock(&self.log_level) = level;
+        lock(&self.said).level.clone()
     }
 
     pub(crate) fn subscriptions(&self) -> Vec<String> {
@@ -132,6 +124,48 @@ impl Session {
         }
         *subscribed = uris;
         true
+    }
+}
+
+/// What a session's client said after `initialize`: its log level, and so the `_meta`
+/// its requests carry.
+#[derive(Debug)]
+struct Said {
+    /// Kept for the shared session store, which records it.
+    #[cfg_attr(not(feature = "session-redis"), allow(dead_code))]
+    level: Option<Value>,
+    meta: Arc<RawValue>,
+}
+
+impl Session {
+    fn new(
+        version: &'static str,
+        capabilities: Value,
+        client_info: Value,
+    ) -> Result<Session, ErrorObject> {
+        let meta = session_meta(&capabilities, &client_info, None)?;
+        Ok(Session {
+            version,
+            capabilities,
+            client_info,
+            said: Mutex::new(Said { level: None, meta }),
+            subscribed: Arc::default(),
+            relay: Mutex::new(None),
+        })
+    }
+
+    /// The `_meta` the session's requests carry to the core.
+    fn meta(&self) -> Arc<RawValue> {
+        Arc::clone(&lock(&self.said).meta)
+    }
+
+    /// Sets the log level the session's requests carry. A level that cannot be written
+    /// (it always can: it came from JSON) leaves the old one in place.
+    pub(crate) fn set_log_level(&self, level: Option<Value>) {
+        let Ok(meta) = session_meta(&self.capabilities, &self.client_info, level.as_ref()) else {
+            return;
+        };
+        *lock(&self.said) = Said { level, meta };
     }
 }
 
@@ -230,14 +264,8 @@ pub(crate) async fn initialize<H: Handler>(
     {
         capabilities.remove("elicitation");
     }
-    let session = Session {
-        version,
-        capabilities,
-        client_info: params.get("clientInfo").cloned().unwrap_or(Value::Null),
-        log_level: Mutex::new(None),
-        subscribed: Arc::default(),
-        relay: Mutex::new(None),
-    };
+    let client_info = params.get("clientInfo").cloned().unwrap_or(Value::Null);
+    let session = Session::new(version, capabilities, client_info)?;
     let mut result = json!({
         "protocolVersion": version,
         "capabilities": legacy_capabilities(&discovered["capabilities"]),
@@ -292,49 +320,53 @@ pub(crate) async fn serve<H: Handler>(
                 .filter(|l| l.is_string())
                 .cloned()
                 .ok_or_else(|| ErrorObject::invalid_params("`level` must be a string"))?;
-            *lock(&session.log_level) = Some(level);
+            session.set_log_level(Some(level));
             return raw(&json!({}));
         }
         _ => {}
     }
-    let mut params = object(request.params.as_ref())?;
-    let meta = params
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let Value::Object(meta) = meta else {
-        return Err(ErrorObject::invalid_params("`_meta` must be an object"));
-    };
-    meta.insert(META_VERSION.to_owned(), json!(MODERN));
-    meta.insert(META_CAPABILITIES.to_owned(), session.capabilities.clone());
-    if !session.client_info.is_null() {
-        meta.insert(META_INFO.to_owned(), session.client_info.clone());
-    }
-    if let Some(level) = lock(&session.log_level).clone() {
-        meta.insert(META_LOG_LEVEL.to_owned(), level);
-    }
     // One handler body serves both eras: an `input_required` answer becomes real
     // server-to-client requests, and the request is run again with the answers in
     // `inputResponses` and the handler's `requestState` echoed.
-    let Request { id, method, .. } = request;
+    let Request {
+        id, method, params, ..
+    } = request;
+    let session_meta = session.meta();
+    // The params as the core reads them, for the rounds after the first.
+    let mut modern: Option<Map<String, Value>> = None;
+    let first = match spliced(&session_meta, params.as_ref()) {
+        Some(first) => first,
+        None => raw(modern.insert(with_meta(session, params.as_ref())?))?,
+    };
     let mut rounds = 0;
-    let mut result = loop {
-        let retry = Request::new(id.clone(), method.clone(), Some(raw(&params)?));
+    let mut sent = first;
+    loop {
+        let retry = Request::new(id.clone(), method.clone(), Some(sent));
         let answer =
             mcp_server::trace::in_session(session.version, inner.request(retry, cx.clone())).await;
-        let result: Value = parse(&answer.map_err(|e| legacy_error(&method, &params, e))?)?;
+        let answer = answer.map_err(|e| legacy_error(&method, params.as_ref(), e))?;
+        if let Some(done) = completed(&answer) {
+            return done;
+        }
+        let result: Value = parse(&answer)?;
         let Value::Object(mut result) = result else {
             return raw(&result);
         };
         match result.remove("resultType").as_ref().and_then(Value::as_str) {
-            None | Some("complete") => break result,
+            None | Some("complete") => return raw(&legacy_result(result)),
             Some("input_required") if rounds < MAX_ROUNDS => {
                 rounds += 1;
                 let answers = ask(&method, &result, link).await?;
-                params.insert("inputResponses".to_owned(), Value::Object(answers));
-                match result.remove("requestState") {
-                    Some(state) => params.insert("requestState".to_owned(), state),
-                    None => params.remove("requestState"),
+                let modern = match &mut modern {
+                    Some(modern) => modern,
+                    None => modern.insert(with_meta(session, params.as_ref())?),
                 };
+                modern.insert("inputResponses".to_owned(), Value::Object(answers));
+                match result.remove("requestState") {
+                    Some(state) => modern.insert("requestState".to_owned(), state),
+                    None => modern.remove("requestState"),
+                };
+                sent = raw(modern)?;
             }
             Some("input_required") => {
                 return Err(ErrorObject::internal(format!(
@@ -347,18 +379,173 @@ pub(crate) async fn serve<H: Handler>(
                 )));
             }
         }
+    }
+}
+
+/// The `_meta` of a session's requests: the modern revision, and what the client said in
+/// `initialize` and after.
+fn session_meta(
+    capabilities: &Value,
+    client_info: &Value,
+    level: Option<&Value>,
+) -> Result<Arc<RawValue>, ErrorObject> {
+    let mut meta = Map::new();
+    meta.insert(META_VERSION.to_owned(), json!(MODERN));
+    meta.insert(META_CAPABILITIES.to_owned(), capabilities.clone());
+    if !client_info.is_null() {
+        meta.insert(META_INFO.to_owned(), client_info.clone());
+    }
+    if let Some(level) = level {
+        meta.insert(META_LOG_LEVEL.to_owned(), level.clone());
+    }
+    Ok(Arc::from(raw(&meta)?))
+}
+
+/// A legacy request's params with the session's `_meta`, read into a map: the general
+/// way, for what [`spliced`] does not take and for the rounds of `input_required`. The
+/// session's members replace the client's own of the same names.
+fn with_meta(
+    session: &Session,
+    params: Option<&Params>,
+) -> Result<Map<String, Value>, ErrorObject> {
+    let mut params = object(params)?;
+    let meta = params
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(meta) = meta else {
+        return Err(ErrorObject::invalid_params("`_meta` must be an object"));
     };
-    result.remove("ttlMs");
-    result.remove("cacheScope");
-    // The modern core names itself in every result's `_meta`; a legacy session got that
-    // from `initialize`.
+    let Value::Object(ours) = parse(&session.meta())? else {
+        return Err(ErrorObject::internal("a session's `_meta` is an object"));
+    };
+    meta.extend(ours);
+    Ok(params)
+}
+
+/// A JSON object's members as they are written: each value's text, unread. Keys with
+/// escapes do not borrow, and so do not read: the caller then takes the general way.
+#[derive(Default)]
+struct Members<'a>(Vec<(&'a str, &'a RawValue)>);
+
+impl<'a> Members<'a> {
+    fn read(text: &'a str) -> Option<Self> {
+        serde_json::from_str(text).ok()
+    }
+
+    fn get(&self, key: &str) -> Option<&'a RawValue> {
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+
+    fn without(mut self, keys: &[&str]) -> Self {
+        self.0.retain(|(k, _)| !keys.contains(k));
+        self
+    }
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Members<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Members<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(4));
+                while let Some(member) = map.next_entry::<&'de str, &'de RawValue>()? {
+                    members.push(member);
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
+impl serde::Serialize for Members<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+    }
+}
+
+/// A legacy request's params with the session's `_meta` first, written from the
+/// members' text without reading their values: the core reads a `_meta` it has seen
+/// before without reading it again, and the rest of a call once. The client's own
+/// `_meta` members (a progress token) stay beside the session's, which replace any of
+/// the same names, as [`with_meta`] does. `None` for params this does not take (not an
+/// object, keys with escapes): [`with_meta`] then reads them, or says what is wrong.
+fn spliced(session_meta: &RawValue, params: Option<&Params>) -> Option<Box<RawValue>> {
+    let members = match params {
+        Some(params) => Members::read(params.text())?,
+        None => Members::default(),
+    };
+    if members.0.iter().filter(|(k, _)| *k == "_meta").count() > 1 {
+        return None;
+    }
+    let meta = match members.get("_meta") {
+        None => Cow::Borrowed(session_meta),
+        Some(theirs) => {
+            let ours = Members::read(session_meta.get())?;
+            let mut merged = Members::read(theirs.get())?;
+            merged.0.retain(|(k, _)| ours.get(k).is_none());
+            merged.0.extend(ours.0);
+            Cow::Owned(mcp_json::to_raw_value(&merged).ok()?)
+        }
+    };
+    let mut all = Members(Vec::with_capacity(members.0.len() + 1));
+    all.0.push(("_meta", &meta));
+    all.0.extend(members.without(&["_meta"]).0);
+    mcp_json::to_raw_value(&all).ok()
+}
+
+/// What only modern clients know, taken from a complete result: its `resultType`, cache
+/// hints, and the server's name in `_meta` (a legacy session got it from `initialize`).
+const MODERN_ONLY: [&str; 3] = ["resultType", "ttlMs", "cacheScope"];
+
+/// A complete result for a legacy client, written from the members' text without reading
+/// their values: `None` when it is not plainly complete (`input_required`, another type,
+/// a `resultType` not written as the core writes it) or does not read this way; the
+/// caller then reads it whole.
+fn completed(answer: &RawValue) -> Option<Result<Box<RawValue>, ErrorObject>> {
+    let members = Members::read(answer.get())?;
+    if let Some(kind) = members.get("resultType")
+        && kind.get() != r#""complete""#
+    {
+        return None;
+    }
+    let meta = match members.get("_meta") {
+        None => None,
+        Some(meta) => {
+            let meta = Members::read(meta.get())?.without(&[SERVER_INFO]);
+            if meta.0.is_empty() {
+                None
+            } else {
+                Some(mcp_json::to_raw_value(&meta).ok()?)
+            }
+        }
+    };
+    let mut out = members.without(&MODERN_ONLY).without(&["_meta"]);
+    if let Some(meta) = &meta {
+        out.0.push(("_meta", meta));
+    }
+    Some(raw(&out))
+}
+
+/// A complete result, read whole, for a legacy client (as [`completed`] does).
+fn legacy_result(mut result: Map<String, Value>) -> Map<String, Value> {
+    for key in MODERN_ONLY {
+        result.remove(key);
+    }
     if let Some(Value::Object(meta)) = result.get_mut("_meta") {
         meta.remove(SERVER_INFO);
         if meta.is_empty() {
             result.remove("_meta");
         }
     }
-    raw(&result)
+    result
 }
 
 /// Sends the legacy client each of `result`'s `inputRequests` as a real request and
@@ -499,14 +686,14 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// A modern error in the code the legacy revisions expect: an unknown resource is -32602
 /// with the URI as data in 2026-07-28 and -32002 in every earlier revision
 /// (<https://modelcontextprotocol.io/specification/2025-11-25/server/resources>, Error Handling).
-fn legacy_error(method: &str, params: &Map<String, Value>, error: ErrorObject) -> ErrorObject {
+fn legacy_error(method: &str, params: Option<&Params>, error: ErrorObject) -> ErrorObject {
     let unknown_resource = method == "resources/read"
         && error.code == ErrorCode::INVALID_PARAMS
         && error
             .data
             .as_ref()
             .and_then(|d| d.get("uri"))
-            .is_some_and(|uri| Some(uri) == params.get("uri"));
+            .is_some_and(|uri| object(params).is_ok_and(|p| p.get("uri") == Some(uri)));
     if unknown_resource {
         let data = error.data;
         let mut legacy = ErrorObject::new(ErrorCode::RESOURCE_NOT_FOUND, "Resource not found");
@@ -568,4 +755,132 @@ pub(crate) fn parse(raw: &RawValue) -> Result<Value, ErrorObject> {
 
 pub(crate) fn raw<T: serde::Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, ErrorObject> {
     mcp_json::to_raw_value(value).map_err(|e| ErrorObject::internal(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(level: Option<Value>) -> Session {
+        let session = Session::new(
+            "2025-11-25",
+            json!({"elicitation": {}}),
+            json!({"name": "c", "version": "1"}),
+        )
+        .unwrap();
+        session.set_log_level(level);
+        session
+    }
+
+    fn params(text: &str) -> Params {
+        Params::from(RawValue::from_string(text.to_owned()).unwrap())
+    }
+
+    /// The params both ways, read back: the same map, and `_meta` first in the written one.
+    fn both(session: &Session, text: Option<&str>) -> (Option<Value>, Result<Value, String>) {
+        let params = text.map(params);
+        let fast = spliced(&session.meta(), params.as_ref()).map(|raw| {
+            assert!(raw.get().starts_with(r#"{"_meta":{"#), "{}", raw.get());
+            parse(&raw).unwrap()
+        });
+        let general = with_meta(session, params.as_ref())
+            .map(Value::Object)
+            .map_err(|e| e.message);
+        (fast, general)
+    }
+
+    #[test]
+    fn spliced_params_are_what_the_general_way_reads() {
+        let session = session(Some(json!("debug")));
+        for text in [
+            None,
+            Some("{}"),
+            Some(r#"{"name":"echo","arguments":{"text":"hi"}}"#),
+            Some(r#"{"_meta":{"progressToken":7},"name":"steps"}"#),
+            // The client's own value for a member the session sets loses.
+            Some(
+                r#"{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"1999-01-01","k":[1,{"a":null}]}}"#,
+            ),
+            Some(r#"{"uri":"file:///a b","cursor":"c"}"#),
+            Some(r#" { "name" : "spaced" , "arguments" : { } } "#),
+        ] {
+            let (fast, general) = both(&session, text);
+            let fast = fast.unwrap_or_else(|| panic!("{text:?} was not spliced"));
+            assert_eq!(Ok(fast), general, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn what_is_not_spliced_is_read_the_general_way() {
+        let session = session(None);
+        for (text, error) in [
+            ("[1,2]", Some("params must be an object")),
+            ("7", Some("params must be an object")),
+            (r#"{"_meta":5}"#, Some("`_meta` must be an object")),
+            (r#"{"_meta":[]}"#, Some("`_meta` must be an object")),
+            // A key with an escape does not borrow; the general way reads it.
+            (r#"{"na\u006de":"echo"}"#, None),
+            (r#"{"_meta":{},"_meta":{"progressToken":1}}"#, None),
+        ] {
+            let (fast, general) = both(&session, Some(text));
+            assert_eq!(fast, None, "{text}");
+            assert_eq!(general.err().as_deref(), error, "{text}");
+        }
+        let (_, escaped) = both(&session, Some(r#"{"na\u006de":"echo"}"#));
+        assert_eq!(escaped.unwrap()["name"], "echo");
+    }
+
+    #[test]
+    fn the_session_meta_follows_the_log_level() {
+        let session = session(None);
+        let before = parse(&session.meta()).unwrap();
+        assert_eq!(before[META_VERSION], MODERN);
+        assert_eq!(before[META_CAPABILITIES], json!({"elicitation": {}}));
+        assert_eq!(before[META_INFO]["name"], "c");
+        assert!(before.get(META_LOG_LEVEL).is_none());
+        session.set_log_level(Some(json!("error")));
+        assert_eq!(parse(&session.meta()).unwrap()[META_LOG_LEVEL], "error");
+        let anonymous = Session::new("2025-06-18", json!({}), Value::Null).unwrap();
+        assert!(parse(&anonymous.meta()).unwrap().get(META_INFO).is_none());
+    }
+
+    #[test]
+    fn complete_results_lose_what_only_modern_clients_know_either_way() {
+        for text in [
+            r#"{"content":[{"type":"text","text":"hi"}],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}}"#,
+            r#"{"tools":[],"ttlMs":5,"cacheScope":"shared","_meta":{"io.modelcontextprotocol/serverInfo":{},"trace":"t"},"nextCursor":"n"}"#,
+            r#"{"content":[],"isError":true}"#,
+            "{}",
+            r#"{ "resultType" : "complete" , "content" : [ ] }"#,
+        ] {
+            let answer = RawValue::from_string(text.to_owned()).unwrap();
+            let fast = parse(&completed(&answer).unwrap().unwrap()).unwrap();
+            let Value::Object(whole) = parse(&answer).unwrap() else {
+                unreachable!()
+            };
+            let mut general = legacy_result(whole);
+            general.remove("resultType");
+            assert_eq!(fast, Value::Object(general), "{text}");
+            for key in MODERN_ONLY {
+                assert!(fast.get(key).is_none(), "{text}");
+            }
+            assert!(fast["_meta"].get(SERVER_INFO).is_none(), "{text}");
+        }
+    }
+
+    #[test]
+    fn results_that_are_not_plainly_complete_are_read_whole() {
+        for text in [
+            r#"{"resultType":"input_required","inputRequests":{}}"#,
+            r#"{"resultType":"somethingElse"}"#,
+            r#"{"resultType":"compl\u0065te"}"#,
+            r#"{"\u0072esultType":"input_required"}"#,
+            r#"{"_meta":7}"#,
+            "[]",
+            r#""text""#,
+        ] {
+            let answer = RawValue::from_string(text.to_owned()).unwrap();
+            assert!(completed(&answer).is_none(), "{text}");
+        }
+    }
 }
