@@ -1006,8 +1006,15 @@ impl<H: Handler> Shared<H> {
         for (i, error) in errors.into_iter().enumerate() {
             log.append(error, none_run && i + 1 == count).await;
         }
-        for run in runs {
-            self.spawn_request(run, &log, &remaining, true);
+        // A lone request is run where it came in, until it has to wait.
+        if runs.len() == 1
+            && let Some(run) = runs.pop()
+        {
+            self.run_request(run, &log, &remaining, true).await;
+        } else {
+            for run in runs {
+                self.spawn_request(run, &log, &remaining, true);
+            }
         }
 
         if single && let Some(frame) = log.first_or_only().await {
@@ -1057,10 +1064,52 @@ impl<H: Handler> Shared<H> {
         remaining: &Arc<AtomicUsize>,
         finishes: bool,
     ) {
-        let shared = Arc::clone(self);
-        let log = Arc::clone(log);
-        let remaining = Arc::clone(remaining);
-        tokio::spawn(async move {
+        let task = Self::request_task(
+            Arc::clone(self),
+            run,
+            Arc::clone(log),
+            Arc::clone(remaining),
+            finishes,
+        );
+        tokio::spawn(task);
+    }
+
+    /// Runs one registered request as [`spawn_request`](Self::spawn_request) does, but
+    /// polls it once on the caller's task first: a request answered on its first poll
+    /// (most are) costs no task and no hand-off between threads. One that has to wait
+    /// goes on a task of its own from there, so a disconnect still does not cancel it.
+    async fn run_request(
+        self: &Arc<Self>,
+        run: Run,
+        log: &Arc<EventLog>,
+        remaining: &Arc<AtomicUsize>,
+        finishes: bool,
+    ) {
+        let mut task = Box::pin(Self::request_task(
+            Arc::clone(self),
+            run,
+            Arc::clone(log),
+            Arc::clone(remaining),
+            finishes,
+        ));
+        // The caller's waker may be woken once more by what the request waited on; a
+        // spurious wake of the connection's task is harmless.
+        if std::future::poll_fn(|cx| std::task::Poll::Ready(task.as_mut().poll(cx)))
+            .await
+            .is_pending()
+        {
+            tokio::spawn(task);
+        }
+    }
+
+    async fn request_task(
+        shared: Arc<Self>,
+        run: Run,
+        log: Arc<EventLog>,
+        remaining: Arc<AtomicUsize>,
+        finishes: bool,
+    ) {
+        {
             let (tx, mut rx) = mpsc::channel(NOTIFICATION_BUFFER);
             let cx = run.context(tx);
             let Run {
@@ -1132,7 +1181,7 @@ impl<H: Handler> Shared<H> {
             // The slot is given back, and the session left idle (`session` drops with the
             // task), only once the request's answer is on its stream.
             drop(slot);
-        });
+        }
     }
 
     async fn session_get(&self, id: &str, headers: &HeaderMap) -> Response<DualEraBody> {
