@@ -342,9 +342,14 @@ pub(crate) async fn serve<H: Handler>(
     let mut sent = first;
     loop {
         let retry = Request::new(id.clone(), method.clone(), Some(sent));
-        let answer =
-            mcp_server::trace::in_session(session.version, inner.request(retry, cx.clone())).await;
+        let (answer, shaped) =
+            mcp_server::trace::in_session_shaped(session.version, inner.request(retry, cx.clone()))
+                .await;
         let answer = answer.map_err(|e| legacy_error(&method, params.as_ref(), e))?;
+        // A page the core keeps written for the initialize era is sent as it is.
+        if shaped {
+            return Ok(answer);
+        }
         if let Some(done) = completed(&answer) {
             return done;
         }

@@ -97,6 +97,8 @@ struct Registry {
     prompts: Vec<Arc<PromptDef>>,
     resources: Vec<Arc<ResourceDef>>,
     templates: Vec<Arc<ResourceTemplateDef>>,
+    /// The pages of `tools/list` written so far, until the registry next changes.
+    tool_pages: lists::Pages,
 }
 
 struct Inner {
@@ -381,11 +383,15 @@ impl Server {
             .unwrap_or_default()
     }
 
+    /// The registry, to change; the pages written from it are forgotten.
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
-        self.inner
+        let mut registry = self
+            .inner
             .registry
             .write()
-            .unwrap_or_else(PoisonError::into_inner)
+            .unwrap_or_else(PoisonError::into_inner);
+        registry.tool_pages.clear();
+        registry
     }
 
     /// Applies `edit` to the registry and, if it changed anything, tells listeners.

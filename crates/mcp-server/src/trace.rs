@@ -82,10 +82,18 @@ fn record_target(field: &str, target: &str) {
     }
 }
 
+/// An initialize-era session's request, as this core serves it for `mcp-legacy`.
+struct InSession {
+    /// The session's revision (the request's `_meta` says 2026-07-28).
+    version: &'static str,
+    /// Whether the result was written in the initialize era's shape already.
+    shaped: std::cell::Cell<bool>,
+}
+
 tokio::task_local! {
-    /// The revision of the initialize-era session a request came in, while `mcp-legacy`
-    /// runs it through this core (whose `_meta` then says 2026-07-28).
-    static SESSION_VERSION: &'static str;
+    /// The initialize-era session a request came in, while `mcp-legacy` runs it through
+    /// this core.
+    static SESSION: InSession;
 }
 
 /// Runs `request` (this core serving a request of an initialize-era session of
@@ -93,7 +101,39 @@ tokio::task_local! {
 /// translates such sessions; not otherwise useful.
 #[doc(hidden)]
 pub async fn in_session<F: std::future::Future>(version: &'static str, request: F) -> F::Output {
-    SESSION_VERSION.scope(version, request).await
+    in_session_shaped(version, request).await.0
+}
+
+/// As [`in_session`], and whether the core wrote the result in the initialize era's shape
+/// already (without `resultType`, `ttlMs`, `cacheScope` and `_meta`'s `serverInfo`), so
+/// that the caller need not read it to take them out. Only a result served from what the
+/// core keeps written (a listing's page) is; any other is left for the caller.
+#[doc(hidden)]
+pub async fn in_session_shaped<F: std::future::Future>(
+    version: &'static str,
+    request: F,
+) -> (F::Output, bool) {
+    let session = InSession {
+        version,
+        shaped: std::cell::Cell::new(false),
+    };
+    SESSION
+        .scope(session, async {
+            let output = request.await;
+            (output, SESSION.with(|s| s.shaped.replace(false)))
+        })
+        .await
+}
+
+/// Whether the request being served came in an initialize-era session (through
+/// `mcp-legacy`, in process: no client can say so).
+pub(crate) fn in_legacy_session() -> bool {
+    SESSION.try_with(|_| ()).is_ok()
+}
+
+/// Tells [`in_session_shaped`]'s caller that the result is in the initialize era's shape.
+pub(crate) fn mark_shaped() {
+    let _ = SESSION.try_with(|s| s.shaped.set(true));
 }
 
 /// Records the request's protocol version, and its era.
@@ -102,7 +142,7 @@ pub(crate) fn record_version(version: &str) {
     if span.is_disabled() {
         return;
     }
-    if let Ok(session) = SESSION_VERSION.try_with(|session| *session) {
+    if let Ok(session) = SESSION.try_with(|session| session.version) {
         span.record("mcp.protocol.version", session);
         span.record("mcp.era", "initialize");
     } else {

@@ -1,6 +1,9 @@
 //! The four lists: opaque cursors over the registry, with cache hints
 //! (<https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/pagination>, <https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/caching>).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcp_jsonrpc::ErrorObject;
@@ -35,6 +38,46 @@ pub(super) fn page(
     let end = start.saturating_add(size).min(len);
     let next = (end < len).then(|| URL_SAFE_NO_PAD.encode(format!("offset:{end}")));
     Ok((start..end, next))
+}
+
+/// Which page of `tools/list`, for whom: what a kept page depends on besides the
+/// registry.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) struct PageKey {
+    start: usize,
+    apps: bool,
+    authenticated: bool,
+    legacy: bool,
+}
+
+/// The pages of `tools/list` written since the registry last changed: a listing is
+/// written once per change of the tool set, and each request copies it out.
+#[derive(Default)]
+pub(super) struct Pages(Mutex<HashMap<PageKey, Arc<Box<RawValue>>>>);
+
+impl Pages {
+    fn get(&self, key: &PageKey) -> Option<Arc<Box<RawValue>>> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .cloned()
+    }
+
+    fn put(&self, key: PageKey, page: Arc<Box<RawValue>>) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, page);
+    }
+
+    /// Forgets every page (the registry changed).
+    pub(super) fn clear(&mut self) {
+        self.0
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
 }
 
 /// A list result: its items, its cursor and its cache hints.
@@ -118,31 +161,68 @@ impl Server {
             cache_scope: mcp_types::CacheScope,
         }
 
+        /// The same page for a client of the initialize era, which knows none of the
+        /// modern members.
+        #[derive(Serialize)]
+        struct LegacyToolsPage<'a> {
+            tools: Vec<&'a RawValue>,
+            #[serde(rename = "nextCursor", skip_serializing_if = "Option::is_none")]
+            next_cursor: Option<String>,
+        }
+
         let cursor = Self::cursor(params)?;
+        let legacy = crate::trace::in_legacy_session();
+        // Read, not copied, for as long as the page is written: a change waits, and so
+        // a page kept is always the registry's.
         let registry = read(&self.inner.registry);
         let (range, next_cursor) = page(
             registry.tools.len(),
             cursor.as_deref(),
             self.inner.page_size,
         )?;
-        let defs: Vec<_> = registry.tools[range].to_vec();
+        let key = PageKey {
+            start: range.start,
+            apps,
+            authenticated,
+            legacy,
+        };
+        // Only the pages this server's own cursors begin are kept: any other offset a
+        // client makes up is written each time, so what is kept stays bounded.
+        let kept = range.start % self.inner.page_size.max(1) == 0;
+        let page = if let Some(page) = kept.then(|| registry.tool_pages.get(&key)).flatten() {
+            page
+        } else {
+            let tools = registry.tools[range]
+                .iter()
+                .filter(|t| apps || !t.app_only())
+                .map(|t| t.json(apps))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| ErrorObject::internal(format!("cannot encode a tool: {e}")))?;
+            let written = if legacy {
+                mcp_json::to_raw_value(&LegacyToolsPage { tools, next_cursor })
+            } else {
+                let cache = self.cache_policy(CacheKind::Tools, authenticated);
+                mcp_json::to_raw_value(&ToolsPage {
+                    meta: self.result_meta(),
+                    result_type: mcp_types::ResultType::Complete,
+                    tools,
+                    next_cursor,
+                    ttl_ms: cache.ttl_ms,
+                    cache_scope: cache.scope,
+                })
+            }
+            .map_err(|e| ErrorObject::internal(format!("cannot encode the result: {e}")))?;
+            let page = Arc::new(written);
+            if kept {
+                registry.tool_pages.put(key, Arc::clone(&page));
+            }
+            page
+        };
         drop(registry);
-        let tools = defs
-            .iter()
-            .filter(|t| apps || !t.app_only())
-            .map(|t| t.json(apps))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| ErrorObject::internal(format!("cannot encode a tool: {e}")))?;
-        let cache = self.cache_policy(CacheKind::Tools, authenticated);
-        mcp_json::to_raw_value(&ToolsPage {
-            meta: self.result_meta(),
-            result_type: mcp_types::ResultType::Complete,
-            tools,
-            next_cursor,
-            ttl_ms: cache.ttl_ms,
-            cache_scope: cache.scope,
-        })
-        .map_err(|e| ErrorObject::internal(format!("cannot encode the result: {e}")))
+        if legacy {
+            crate::trace::mark_shaped();
+        }
+        Ok(Box::clone(&page))
     }
 
     pub(super) fn list_prompts(
@@ -199,5 +279,125 @@ impl Server {
                     .collect()
             },
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ToolDef;
+    use mcp_types::CallToolResult;
+
+    fn tool(name: &str) -> ToolDef {
+        ToolDef::new(name, serde_json::json!({"type": "object"}), |_, _| async {
+            Ok(CallToolResult::text(""))
+        })
+    }
+
+    fn names(page: &RawValue) -> Vec<String> {
+        let page: serde_json::Value = serde_json::from_str(page.get()).unwrap();
+        page["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+    fn first() -> String {
+        format!("{{{META}}}")
+    }
+
+    fn at(offset: usize) -> String {
+        let cursor = URL_SAFE_NO_PAD.encode(format!("offset:{offset}"));
+        format!(r#"{{{META},"cursor":"{cursor}"}}"#)
+    }
+
+    fn kept(server: &Server) -> usize {
+        read(&server.inner.registry)
+            .tool_pages
+            .0
+            .lock()
+            .unwrap()
+            .len()
+    }
+
+    #[test]
+    fn pages_are_kept_until_the_tools_change_and_only_at_the_server_s_own_offsets() {
+        let server = Server::builder("pages", "1")
+            .page_size(2)
+            .tool(tool("a"))
+            .tool(tool("b"))
+            .tool(tool("c"))
+            .build()
+            .unwrap();
+        assert_eq!(
+            names(&server.list_tools(&first(), false, false).unwrap()),
+            ["a", "b"]
+        );
+        assert_eq!(kept(&server), 1);
+        // The same page again is the kept one, with the same text.
+        let again = server.list_tools(&first(), false, false).unwrap();
+        assert_eq!(names(&again), ["a", "b"]);
+        assert_eq!(kept(&server), 1);
+        // For another audience, a page of its own.
+        server.list_tools(&first(), true, false).unwrap();
+        assert_eq!(kept(&server), 2);
+        // A made-up offset is served, and not kept.
+        assert_eq!(
+            names(&server.list_tools(&at(1), false, false).unwrap()),
+            ["b", "c"]
+        );
+        assert_eq!(kept(&server), 2);
+        assert_eq!(
+            names(&server.list_tools(&at(2), false, false).unwrap()),
+            ["c"]
+        );
+        assert_eq!(kept(&server), 3);
+        // A change of the tools forgets every page.
+        server.add_tool(tool("d")).unwrap();
+        assert_eq!(kept(&server), 0);
+        assert_eq!(
+            names(&server.list_tools(&at(2), false, false).unwrap()),
+            ["c", "d"]
+        );
+        assert!(server.remove_tool("a"));
+        assert_eq!(
+            names(&server.list_tools(&first(), false, false).unwrap()),
+            ["b", "c"]
+        );
+    }
+
+    #[tokio::test]
+    async fn an_initialize_era_session_gets_its_own_page_shape() {
+        let server = Server::builder("pages", "1")
+            .tool(tool("a"))
+            .build()
+            .unwrap();
+        let (page, shaped) = crate::trace::in_session_shaped("2025-11-25", async {
+            server.list_tools(&first(), false, false).unwrap()
+        })
+        .await;
+        assert!(shaped);
+        let page: serde_json::Value = serde_json::from_str(page.get()).unwrap();
+        assert_eq!(
+            page,
+            serde_json::json!({"tools": [{"name": "a", "inputSchema": {"type": "object"}}]})
+        );
+        // The modern page is another, and says it is not the legacy one.
+        let (modern, shaped) =
+            crate::trace::in_session_shaped("2025-11-25", async { server.discover().unwrap() })
+                .await;
+        assert!(!shaped, "{}", modern.get());
+        let page: serde_json::Value =
+            serde_json::from_str(server.list_tools(&first(), false, false).unwrap().get()).unwrap();
+        assert_eq!(page["resultType"], "complete");
+        assert_eq!(
+            page["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+            "pages"
+        );
+        assert!(page.get("ttlMs").is_some());
     }
 }
