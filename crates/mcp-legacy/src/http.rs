@@ -85,9 +85,11 @@ pub mod store;
 mod table;
 
 use std::convert::Infallible;
+use std::future::Future as _;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes};
@@ -99,8 +101,9 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Status
 use http_body::Body;
 use http_body_util::{BodyExt, Empty, Full, Limited, StreamBody};
 use mcp_jsonrpc::{
-    CancellationToken, DecodeOptions, Decoded, ErrorObject, Handler, Message, Notification,
-    NotificationSink, Peer, RequestContext, TransportInfo, decode, encode_error, encode_raw_result,
+    CancellationToken, DecodeOptions, Decoded, ErrorObject, Handler, LazyChannel, Message,
+    Notification, NotificationSink, Peer, RequestContext, TransportInfo, decode, encode_error,
+    encode_raw_result,
 };
 use mcp_transport_http::{
     Authenticator, ConcurrencySlot, Endpoint, HttpServer, HttpServerConfig, McpService,
@@ -196,7 +199,10 @@ struct Shared<H> {
     keep_alive: Option<Duration>,
     retry_after: HeaderValue,
     sessions: Arc<Sessions>,
-    last_sweep: Mutex<Instant>,
+    /// When the sessions were last swept, in milliseconds since `started`: read by
+    /// every request, so an atomic rather than a lock all connection threads share.
+    last_sweep: AtomicU64,
+    started: Instant,
     /// The parent of every session's token.
     root: CancellationToken,
     /// Where session ids come from: the operating system's random source (a test puts
@@ -274,7 +280,8 @@ impl<H: Handler> DualEraHttp<H> {
             caps: Caps::new(&legacy),
             legacy,
             sessions,
-            last_sweep: Mutex::new(Instant::now()),
+            last_sweep: AtomicU64::new(0),
+            started: Instant::now(),
             root: CancellationToken::new(),
             random: getrandom::fill,
             #[cfg(feature = "session-redis")]
@@ -458,6 +465,13 @@ type SessionPost = (
     Bytes,
 );
 
+/// What a running request did next.
+enum Step {
+    Done(Result<Box<RawValue>, ErrorObject>),
+    Cancelled,
+    Frame(Bytes),
+}
+
 /// One request a session runs: what its task holds until it ends.
 struct Run {
     /// Keeps the session busy (never evicted) while the request runs.
@@ -473,13 +487,9 @@ struct Run {
 impl Run {
     /// The request's context: cancelled by its token, with its transport's information,
     /// its notifications handed to `notifications`.
-    fn context(&self, notifications: mpsc::Sender<Bytes>) -> RequestContext {
-        RequestContext::new(
-            self.request.id.clone(),
-            self.token.clone(),
-            NotificationSink::channel(notifications),
-        )
-        .with_transport_info(Arc::clone(&self.info))
+    fn context(&self, notifications: NotificationSink) -> RequestContext {
+        RequestContext::new(self.request.id.clone(), self.token.clone(), notifications)
+            .with_transport_info(Arc::clone(&self.info))
     }
 }
 
@@ -641,12 +651,16 @@ impl<H: Handler> Shared<H> {
     /// Ends the sessions that are over (not completed within the grace period, or idle
     /// too long), at most once a second.
     fn sweep(&self) {
+        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let last = self.last_sweep.load(Ordering::Relaxed);
+        // One request a second sweeps: the one that moves the time on.
+        if now.saturating_sub(last) < 1000
+            || self
+                .last_sweep
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
         {
-            let mut last = lock(&self.last_sweep);
-            if last.elapsed() < Duration::from_secs(1) {
-                return;
-            }
-            *last = Instant::now();
+            return;
         }
         let expired = lock(&self.sessions)
             .expire(self.legacy.session_grace, self.legacy.session_idle_timeout);
@@ -1094,7 +1108,7 @@ impl<H: Handler> Shared<H> {
         ));
         // The caller's waker may be woken once more by what the request waited on; a
         // spurious wake of the connection's task is harmless.
-        if std::future::poll_fn(|cx| std::task::Poll::Ready(task.as_mut().poll(cx)))
+        if std::future::poll_fn(|cx| Poll::Ready(task.as_mut().poll(cx)))
             .await
             .is_pending()
         {
@@ -1110,8 +1124,9 @@ impl<H: Handler> Shared<H> {
         finishes: bool,
     ) {
         {
-            let (tx, mut rx) = mpsc::channel(NOTIFICATION_BUFFER);
-            let cx = run.context(tx);
+            // The notification channel is made only if the handler sends one.
+            let notifications = Arc::new(LazyChannel::new(NOTIFICATION_BUFFER));
+            let cx = run.context(NotificationSink::lazy(Arc::clone(&notifications)));
             let Run {
                 session,
                 request,
@@ -1145,12 +1160,31 @@ impl<H: Handler> Shared<H> {
                 }
             };
             let mut run = std::pin::pin!(run);
+            // Made, not polled, until the request waits: a request answered on its first
+            // poll never touches the session's token.
+            let mut cancelled = std::pin::pin!(token.cancelled());
+            let mut rx = None;
             let outcome = loop {
-                tokio::select! {
-                    biased;
-                    () = token.cancelled() => break None,
-                    Some(frame) = rx.recv() => log.append(frame, false).await,
-                    outcome = &mut run => break Some(outcome),
+                let step = std::future::poll_fn(|task| {
+                    if let Poll::Ready(outcome) = run.as_mut().poll(task) {
+                        return Poll::Ready(Step::Done(outcome));
+                    }
+                    if cancelled.as_mut().poll(task).is_ready() {
+                        return Poll::Ready(Step::Cancelled);
+                    }
+                    if rx.is_none() {
+                        rx = notifications.poll_receiver(task);
+                    }
+                    match rx.as_mut().map(|rx| rx.poll_recv(task)) {
+                        Some(Poll::Ready(Some(frame))) => Poll::Ready(Step::Frame(frame)),
+                        _ => Poll::Pending,
+                    }
+                })
+                .await;
+                match step {
+                    Step::Done(outcome) => break Some(outcome),
+                    Step::Cancelled => break None,
+                    Step::Frame(frame) => log.append(frame, false).await,
                 }
             };
             #[cfg(feature = "session-redis")]
@@ -1161,8 +1195,13 @@ impl<H: Handler> Shared<H> {
                 (outcome, _) => outcome,
             };
             lock(&session.running).remove(&id);
-            while let Ok(frame) = rx.try_recv() {
-                log.append(frame, false).await;
+            // What the handler sent before it finished goes before its answer; anything
+            // sent after fails.
+            if let Some(mut rx) = rx.or_else(|| notifications.close()) {
+                notifications.close();
+                while let Ok(frame) = rx.try_recv() {
+                    log.append(frame, false).await;
+                }
             }
             let last = remaining.fetch_sub(1, Ordering::AcqRel) == 1 && finishes;
             match outcome {

@@ -32,7 +32,8 @@ use bytes::Bytes;
 use futures_util::StreamExt as _;
 use http::{Method, Request, Response, StatusCode};
 use mcp_jsonrpc::{
-    DecodeOptions, Decoded, ErrorObject, Handler, Message, decode, encode_error, encode_raw_result,
+    DecodeOptions, Decoded, ErrorObject, Handler, Message, NotificationSink, decode, encode_error,
+    encode_raw_result,
 };
 use mcp_types::ErrorCode;
 
@@ -202,7 +203,7 @@ impl<H: Handler> Shared<H> {
     /// `initialize` on the HTTP+SSE transport: the answer goes on the stream.
     async fn sse_initialize(&self, run: Run) {
         let (tx, _rx) = tokio::sync::mpsc::channel(1);
-        let cx = run.context(tx);
+        let cx = run.context(NotificationSink::channel(tx));
         let Run {
             session: http,
             request,
