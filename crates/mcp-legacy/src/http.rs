@@ -999,7 +999,9 @@ impl<H: Handler> Shared<H> {
         let info = auth::transport_info(head, &caller);
         let mut runs = Vec::with_capacity(requests.len());
         for (request, slot) in requests.into_iter().zip(slots) {
-            let token = session.token.child_token();
+            // Not a child of the session's token (whose lock every request of the session
+            // would take twice): registered, it is cancelled with the session all the same.
+            let token = CancellationToken::new();
             match session.register(&request.id, &token, None) {
                 Ok(()) => runs.push(Run {
                     session: session.clone(),

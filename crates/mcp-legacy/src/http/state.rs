@@ -165,7 +165,20 @@ impl HttpSession {
             return Err(NotRegistered::Busy);
         }
         running.insert(id.clone(), token.clone());
+        // A request registered as the session ends is cancelled with it: either `end`
+        // finds it among the running, or it finds the session's token cancelled here.
+        if self.token.is_cancelled() {
+            token.cancel();
+        }
         Ok(())
+    }
+
+    /// Cancels the session's token and every request it runs.
+    fn cancel_all(&self) {
+        self.token.cancel();
+        for token in lock(&self.running).values() {
+            token.cancel();
+        }
     }
 
     /// The first stream number past this instance's range in the session, if it has one.
@@ -174,7 +187,7 @@ impl HttpSession {
     }
 
     pub(super) fn end(&self) {
-        self.token.cancel();
+        self.cancel_all();
         self.get.finish();
         for log in lock(&self.streams).values() {
             log.finish();
@@ -185,7 +198,7 @@ impl HttpSession {
     /// and its streams end with the reconnection delay `retry`, so that the client
     /// reconnects (to another instance, when the session is shared) instead of giving up.
     pub(super) fn suspend(&self, retry: Duration) {
-        self.token.cancel();
+        self.cancel_all();
         self.get.suspend(retry);
         for log in lock(&self.streams).values() {
             log.suspend(retry);
@@ -380,5 +393,31 @@ mod tests {
         let id = new_session_id(getrandom::fill).unwrap();
         assert_eq!(id.len(), 32);
         assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
+    }
+
+    #[test]
+    fn ending_a_session_cancels_its_requests_and_those_registered_after() {
+        let bucket = super::super::table::Bucket::Address(super::super::table::Address::Unknown);
+        let session = HttpSession::new(None, false, CancellationToken::new(), bucket);
+        let running = CancellationToken::new();
+        session
+            .register(&RequestId::from(1), &running, None)
+            .unwrap();
+        assert!(!running.is_cancelled());
+        session.end();
+        assert!(running.is_cancelled());
+        let late = CancellationToken::new();
+        session.register(&RequestId::from(2), &late, None).unwrap();
+        assert!(
+            late.is_cancelled(),
+            "registered after the end, cancelled at once"
+        );
+        // Suspending (a shutdown) cancels the same way.
+        let bucket = super::super::table::Bucket::Address(super::super::table::Address::Unknown);
+        let other = HttpSession::new(None, false, CancellationToken::new(), bucket);
+        let running = CancellationToken::new();
+        other.register(&RequestId::from(1), &running, None).unwrap();
+        other.suspend(Duration::from_secs(1));
+        assert!(running.is_cancelled());
     }
 }
