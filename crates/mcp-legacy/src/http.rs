@@ -1342,7 +1342,16 @@ fn refuse_content(headers: &HeaderMap) -> Option<Response<DualEraBody>> {
     if let Some(refused) = refuse_body_type(headers) {
         return Some(refused);
     }
-    if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
+    let mut accept = headers.get_all(ACCEPT).into_iter();
+    // What clients send, compared as bytes before anything is split and trimmed.
+    let usual = matches!(
+        (accept.next().map(HeaderValue::as_bytes), accept.next()),
+        (
+            Some(b"application/json, text/event-stream" | b"text/event-stream, application/json"),
+            None
+        )
+    );
+    if !usual && (!accepts(headers, "application/json") || !accepts(headers, "text/event-stream")) {
         return Some(refusal(
             StatusCode::NOT_ACCEPTABLE,
             "Accept must list application/json and text/event-stream",
