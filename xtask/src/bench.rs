@@ -1,16 +1,19 @@
-//! `cargo xtask bench [--quick]`: the side-by-side measurement of our server against
-//! the official SDKs (rmcp, TypeScript, Python) and the machine's floor.
+//! `cargo xtask bench [--quick] [--only TEXT]`: the side-by-side measurement of our server
+//! against the official SDKs (rmcp, TypeScript, Python) and the machine's floor, in both
+//! protocol eras.
 //!
-//! 1. Builds `mcp-bench-server` (release, this workspace: our server as a user writes and
-//!    builds one, with the benchmark's tools) and the benchmark-only workspace `bench/`
+//! 1. Builds ours, each as a user builds it (release, this workspace): `minimal-server` (the
+//!    README's quick start, the server of the echo loads), `mcp` (for `mcp serve-example`)
+//!    and `mcp-bench-server` (the same API with the benchmark's tools, for the tool
+//!    scenarios and the with-and-without rows); and the benchmark-only workspace `bench/`
 //!    (release: `mcp-load`, `floor`, `rmcp-server`, then `client-load` on its own so that
 //!    the main workspace's serde_json features do not reach the floor). `bench/` is not a
 //!    member of this workspace, so CI never builds rmcp. Installs the SDK peers pinned
 //!    when missing or out of date ([`peers::sdk_peers`]): `npm ci` in `bench/ts-server`, and a
 //!    venv in `bench/.work/py-venv` with `bench/py-server/requirements.txt`; without node
 //!    or python (or when the install fails) the run says so and goes on without that peer.
-//! 2. Runs every scenario ([`SCENARIOS`]) against every server that serves it
-//!    ([`servers`], [`ServerSpec::command`]), interleaved: round 1 runs each scenario for
+//! 2. Runs every scenario ([`SCENARIOS`]) against every server that serves it, in each era
+//!    it speaks ([`servers`], [`ServerSpec::command`], [`Era`]), interleaved: round 1 runs each scenario for
 //!    each server, then round 2, then round 3. The echo loads: a 16-byte echo with 16 calls
 //!    in flight, a 64 KiB echo with 16 in flight, a 16-byte echo with one in flight. The
 //!    tool scenarios (servers with the benchmark's tools: ours, rmcp, the SDK peers): the
@@ -24,14 +27,17 @@
 //!    against the same server.
 //!    Over stdio the driver spawns
 //!    the server itself; over HTTP the server is started here with `127.0.0.1:0`, its URL
-//!    read from the first line of its stdout, and killed after the run.
+//!    read from the first line of its stdout (or, for `minimal-server`, which prints
+//!    none, on a port picked here: [`Url::PickedPort`]), and killed after the run. Then,
+//!    once, the idle cost ([`idle_specs`]): memory per idle session and connection.
 //! 3. Takes the median of the rounds for each figure and prints the tables of
 //!    `docs/PERFORMANCE.md`: the figures per server, the tool scenarios, ours against rmcp
 //!    and the floor with the goals, and our client against `mcp-load`. Every report
 //!    is also appended to `bench/.work/runs.jsonl` (ignored by git).
 //!
 //! `--quick` measures for 0.3 s with a short warm-up instead of 3 s: a smoke run that
-//! shows the harness works, not figures to quote.
+//! shows the harness works, not figures to quote. `--only TEXT` keeps the runs whose
+//! server, load, transport or era names contain TEXT (the idle cost: "idle").
 
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -48,7 +54,7 @@ mod render;
 use peers::sdk_peers;
 use render::render;
 
-pub(crate) const USAGE: &str = "bench [--quick]";
+pub(crate) const USAGE: &str = "bench [--quick] [--only TEXT]";
 
 /// Rounds of the whole scenario set; the tables show the median.
 const ROUNDS: usize = 3;
@@ -72,6 +78,50 @@ impl Transport {
         }
     }
 }
+
+/// The protocol era `mcp-load` speaks to a server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Era {
+    /// 2026-07-28: `_meta` on every request, no handshake.
+    Modern,
+    /// 2025-11-25: `initialize` and `notifications/initialized` first, then the
+    /// `Mcp-Session-Id` over HTTP when the server gives one.
+    Legacy,
+}
+
+impl Era {
+    const BOTH: [Era; 2] = [Era::Modern, Era::Legacy];
+
+    /// The value of `mcp-load --era`.
+    fn arg(self) -> &'static str {
+        match self {
+            Self::Modern => "modern",
+            Self::Legacy => "legacy",
+        }
+    }
+
+    /// The revision, as the tables name the era.
+    fn revision(self) -> &'static str {
+        match self {
+            Self::Modern => "2026-07-28",
+            Self::Legacy => "2025-11-25",
+        }
+    }
+}
+
+/// How the harness learns an HTTP server's URL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Url {
+    /// It binds `127.0.0.1:0` and prints its URL on the first line of stdout.
+    Printed,
+    /// It prints nothing (`minimal-server`, the README's quick start): the harness picks a
+    /// free port, puts it in place of [`PICKED_PORT`] in the command and waits until the
+    /// port takes connections.
+    PickedPort,
+}
+
+/// The address argument that [`Url::PickedPort`] replaces with `127.0.0.1:PORT`.
+const PICKED_PORT: &str = "127.0.0.1:{port}";
 
 /// One load shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -190,7 +240,13 @@ const SCENARIOS: [(Load, Transport); 11] = [
 /// Which role a server plays in the ratios.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Role {
+    /// `minimal-server`, the README's quick start: ours for the echo loads.
+    OursMinimal,
+    /// `mcp-bench-server`: ours for the tool scenarios (it has their tools), and the
+    /// server of the with-and-without rows.
     Ours,
+    /// `mcp serve-example`, the bundled example server.
+    ServeExample,
     /// Ours, driven by our client instead of `mcp-load`.
     OursByClient,
     /// Ours over HTTP on one worker thread (`--workers 1`).
@@ -211,7 +267,10 @@ enum Role {
     OursWithout(Piece),
     /// Ours driven by our client built without a hand-written piece.
     OursByClientWithout(Piece),
+    /// rmcp stateless (HTTP) and `stdio_pipes()` (stdio).
     Rmcp,
+    /// rmcp's default HTTP, with sessions: the 2025 era only.
+    RmcpStateful,
     Floor,
     Other,
 }
@@ -276,11 +335,15 @@ struct ServerSpec {
     role: Role,
     driver: Driver,
     /// The era `mcp-load` speaks to it.
-    era: &'static str,
+    era: Era,
     /// The command of the stdio server.
     stdio: Option<Vec<String>>,
-    /// The command of the HTTP server; it prints its URL on the first line of stdout.
+    /// The command of the HTTP server.
     http: Option<Vec<String>>,
+    /// How its URL is learnt.
+    url: Url,
+    /// It serves the echo loads.
+    echo: bool,
     /// It serves the tool scenarios (`search`, `steps`, `--extra-tools N`).
     tools: bool,
     /// Added to its command for the tool scenarios (ours registers the benchmark's tools
@@ -295,7 +358,7 @@ impl ServerSpec {
     /// The command that serves `load` over `transport`, or `None` when this server does
     /// not take part in that scenario.
     fn command(&self, load: Load, transport: Transport) -> Option<Vec<String>> {
-        if load.needs_tools() && !self.tools {
+        if load.needs_tools() && !self.tools || !load.needs_tools() && !self.echo {
             return None;
         }
         if self.driver.is_client() && load != Load::Small {
@@ -324,29 +387,126 @@ fn command_of(bin: &Path, args: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// Our servers, the floor and rmcp, then the SDK peers that could be installed.
+/// A server of the modern era that prints its URL, served on every load it has.
+fn spec(
+    name: &str,
+    role: Role,
+    stdio: Option<Vec<String>>,
+    http: Option<Vec<String>>,
+) -> ServerSpec {
+    ServerSpec {
+        name: name.to_owned(),
+        role,
+        driver: Driver::McpLoad,
+        era: Era::Modern,
+        stdio,
+        http,
+        url: Url::Printed,
+        echo: true,
+        tools: false,
+        tools_args: &[],
+        progress_http: &[],
+    }
+}
+
+impl ServerSpec {
+    /// The same server driven in the 2025 era.
+    fn legacy(&self) -> ServerSpec {
+        ServerSpec {
+            name: self.name.clone(),
+            era: Era::Legacy,
+            stdio: self.stdio.clone(),
+            http: self.http.clone(),
+            ..*self
+        }
+    }
+}
+
+/// Ours (`minimal-server` for the echo loads, `mcp-bench-server` for the tools, `mcp
+/// serve-example` beside them), the floor and rmcp, then the SDK peers that could be
+/// installed, in the 2026-07-28 era; then the same in the 2025 era, with rmcp's default
+/// stateful HTTP (which needs `initialize`); then the rows weighed against ours (modern only).
 fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
     let cmd = command_of;
     let ours = |name: &str, role, driver, tools, stdio: bool, http: &[&str]| ServerSpec {
         name: name.to_owned(),
         role,
         driver,
-        era: "modern",
+        era: Era::Modern,
         stdio: stdio.then(|| cmd(&bins.server, &[])),
         http: Some(cmd(&bins.server, http)),
+        url: Url::Printed,
+        echo: true,
         tools,
         tools_args: &["--bench-tools"],
         progress_http: &[],
     };
+    let minimal = ServerSpec {
+        url: Url::PickedPort,
+        ..spec(
+            "ours (minimal-server, the README's quick start)",
+            Role::OursMinimal,
+            Some(cmd(&bins.minimal, &[])),
+            Some(cmd(&bins.minimal, &["--http", PICKED_PORT])),
+        )
+    };
+    let bench_server = ours(
+        "ours (mcp-bench-server)",
+        Role::Ours,
+        Driver::McpLoad,
+        true,
+        true,
+        &["--http", "127.0.0.1:0"],
+    );
+    let serve_example = spec(
+        "ours (`mcp serve-example`)",
+        Role::ServeExample,
+        Some(cmd(&bins.mcp, &["serve-example"])),
+        Some(cmd(&bins.mcp, &["serve-example", "--http", "127.0.0.1:0"])),
+    );
+    let floor = spec(
+        "floor (serde_json + fixed reply / bare hyper 1)",
+        Role::Floor,
+        Some(cmd(&bins.floor, &["stdio"])),
+        Some(cmd(&bins.floor, &["http", "127.0.0.1:0"])),
+    );
+    let rmcp = ServerSpec {
+        tools: true,
+        ..spec(
+            "rmcp 3.11 (`stdio_pipes()`; HTTP stateless JSON)",
+            Role::Rmcp,
+            Some(cmd(&bins.rmcp, &["stdio-pipes"])),
+            Some(cmd(&bins.rmcp, &["http", "127.0.0.1:0"])),
+        )
+    };
+    let rmcp_stateful = ServerSpec {
+        era: Era::Legacy,
+        tools: true,
+        ..spec(
+            "rmcp 3.11 HTTP stateful (its default: sessions, SSE replies)",
+            Role::RmcpStateful,
+            None,
+            Some(cmd(&bins.rmcp, &["http-stateful", "127.0.0.1:0"])),
+        )
+    };
+    // The 2025 era: ours (the benchmark's server for its tools only: `minimal-server` and
+    // `serve-example` have the echo rows), the floor (echo only), rmcp both ways, and the
+    // peers that speak it.
+    let mut legacy = vec![
+        minimal.legacy(),
+        ServerSpec {
+            echo: false,
+            ..bench_server.legacy()
+        },
+        serve_example.legacy(),
+        floor.legacy(),
+        rmcp.legacy(),
+        rmcp_stateful,
+    ];
     let mut servers = vec![
-        ours(
-            "ours (mcp-bench-server)",
-            Role::Ours,
-            Driver::McpLoad,
-            true,
-            true,
-            &["--http", "127.0.0.1:0"],
-        ),
+        minimal,
+        bench_server,
+        serve_example,
         ours(
             "ours, HTTP on 1 worker thread (`--workers 1`)",
             Role::OursOneWorker,
@@ -355,41 +515,27 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
             false,
             &["--http", "127.0.0.1:0", "--workers", "1"],
         ),
-        ServerSpec {
-            name: "floor (serde_json + fixed reply / bare hyper 1)".to_owned(),
-            role: Role::Floor,
-            driver: Driver::McpLoad,
-            era: "modern",
-            stdio: Some(cmd(&bins.floor, &["stdio"])),
-            http: Some(cmd(&bins.floor, &["http", "127.0.0.1:0"])),
-            tools: false,
-            tools_args: &[],
-            progress_http: &[],
-        },
-        ServerSpec {
-            name: "rmcp 3.11 (`stdio_pipes()`; HTTP stateless JSON)".to_owned(),
-            role: Role::Rmcp,
-            driver: Driver::McpLoad,
-            era: "modern",
-            stdio: Some(cmd(&bins.rmcp, &["stdio-pipes"])),
-            http: Some(cmd(&bins.rmcp, &["http", "127.0.0.1:0"])),
-            tools: true,
-            tools_args: &[],
-            progress_http: &[],
-        },
-        ServerSpec {
-            name: "rmcp 3.11 default `stdio()`".to_owned(),
-            role: Role::Other,
-            driver: Driver::McpLoad,
-            era: "modern",
-            stdio: Some(cmd(&bins.rmcp, &["stdio"])),
-            http: None,
-            tools: false,
-            tools_args: &[],
-            progress_http: &[],
-        },
+        floor,
+        rmcp,
+        spec(
+            "rmcp 3.11 default `stdio()`",
+            Role::Other,
+            Some(cmd(&bins.rmcp, &["stdio"])),
+            None,
+        ),
     ];
-    servers.extend(peers);
+    for peer in peers {
+        match peer.era {
+            Era::Modern => {
+                // A modern peer that also answers `initialize` (the Python SDK) takes part
+                // in both eras.
+                legacy.push(peer.legacy());
+                servers.push(peer);
+            }
+            Era::Legacy => legacy.push(peer),
+        }
+    }
+    servers.extend(legacy);
     servers.push(ours(
         "ours, driven by our client (`client-load`: mcp_client::Client)",
         Role::OursByClient,
@@ -436,30 +582,20 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         false,
         &["--http", "127.0.0.1:0", "--idle-poll", "0"],
     ));
-    servers.push(ServerSpec {
-        name: "ours, built with mimalloc (`--features mimalloc`)".to_owned(),
-        role: Role::OursMimalloc,
-        driver: Driver::McpLoad,
-        era: "modern",
-        stdio: Some(cmd(&bins.server_mimalloc, &[])),
-        http: Some(cmd(&bins.server_mimalloc, &["--http", "127.0.0.1:0"])),
-        tools: false,
-        tools_args: &[],
-        progress_http: &[],
-    });
+    servers.push(spec(
+        "ours, built with mimalloc (`--features mimalloc`)",
+        Role::OursMimalloc,
+        Some(cmd(&bins.server_mimalloc, &[])),
+        Some(cmd(&bins.server_mimalloc, &["--http", "127.0.0.1:0"])),
+    ));
     // The hand-written pieces, each against the build without it (`Piece`).
     for (piece, server) in &bins.server_without {
-        servers.push(ServerSpec {
-            name: format!("ours, without {} (`mcp_without`)", piece.cfg()),
-            role: Role::OursWithout(*piece),
-            driver: Driver::McpLoad,
-            era: "modern",
-            stdio: Some(cmd(server, &[])),
-            http: Some(cmd(server, &["--http", "127.0.0.1:0"])),
-            tools: false,
-            tools_args: &[],
-            progress_http: &[],
-        });
+        servers.push(spec(
+            &format!("ours, without {} (`mcp_without`)", piece.cfg()),
+            Role::OursWithout(*piece),
+            Some(cmd(server, &[])),
+            Some(cmd(server, &["--http", "127.0.0.1:0"])),
+        ));
     }
     for (piece, _) in &bins.client_without {
         servers.push(ours(
@@ -479,7 +615,11 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
 
 /// The binaries the run needs.
 struct Bins {
-    /// Ours: `mcp-bench-server`.
+    /// Ours as the README's quick start builds it: `examples/minimal-server`.
+    minimal: PathBuf,
+    /// `mcp` (`crates/mcp-cli`), for `mcp serve-example`.
+    mcp: PathBuf,
+    /// Ours with the benchmark's tools: `mcp-bench-server`.
     server: PathBuf,
     /// The same, built with its `mimalloc` feature.
     server_mimalloc: PathBuf,
@@ -507,6 +647,229 @@ impl Bins {
     }
 }
 
+/// The idle clients of the idle-cost measurement.
+const IDLE_COUNT: usize = 1000;
+
+/// What the idle-cost measurement leaves idle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IdleKind {
+    /// 2025-era sessions, initialized and left (their connections reused).
+    Sessions,
+    /// Keep-alive HTTP connections, one call on each, all left open.
+    Connections,
+}
+
+impl IdleKind {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Sessions => "sessions",
+            Self::Connections => "connections",
+        }
+    }
+}
+
+/// A server of the idle-cost measurement, over HTTP.
+struct IdleSpec {
+    name: String,
+    role: Role,
+    kind: IdleKind,
+    /// The era of its sessions, or of the call on each connection.
+    era: Era,
+    http: Vec<String>,
+    url: Url,
+}
+
+impl IdleSpec {
+    /// What `mcp-load` is told, before `--http URL --pid PID`.
+    fn driver_args(&self) -> Vec<String> {
+        let flag = match self.kind {
+            IdleKind::Sessions => "--idle-sessions",
+            IdleKind::Connections => "--idle-connections",
+        };
+        vec![
+            "--era".to_owned(),
+            self.era.arg().to_owned(),
+            flag.to_owned(),
+            IDLE_COUNT.to_string(),
+        ]
+    }
+
+    /// The key of its figure in `mcp-load`'s report.
+    fn report_key(&self) -> &'static str {
+        match self.kind {
+            IdleKind::Sessions => "idle_bytes_per_session",
+            IdleKind::Connections => "idle_bytes_per_connection",
+        }
+    }
+}
+
+/// The idle-cost measurement, once per run: ours with the limits raised that it needs
+/// (`--max-sessions`: the per-address default of 64 would evict; `--max-connections`),
+/// rmcp stateful for sessions and stateless for connections, and `minimal-server` for
+/// connections (its default allows 4,096).
+fn idle_specs(bins: &Bins) -> Vec<IdleSpec> {
+    let ours = command_of(
+        &bins.server,
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--max-sessions",
+            "2000",
+            "--max-connections",
+            "4096",
+        ],
+    );
+    let idle = |name: &str, role, kind, era, http, url| IdleSpec {
+        name: name.to_owned(),
+        role,
+        kind,
+        era,
+        http,
+        url,
+    };
+    vec![
+        idle(
+            "ours (mcp-bench-server)",
+            Role::Ours,
+            IdleKind::Sessions,
+            Era::Legacy,
+            ours.clone(),
+            Url::Printed,
+        ),
+        idle(
+            "rmcp 3.11 HTTP stateful",
+            Role::RmcpStateful,
+            IdleKind::Sessions,
+            Era::Legacy,
+            command_of(&bins.rmcp, &["http-stateful", "127.0.0.1:0"]),
+            Url::Printed,
+        ),
+        idle(
+            "ours (mcp-bench-server)",
+            Role::Ours,
+            IdleKind::Connections,
+            Era::Modern,
+            ours,
+            Url::Printed,
+        ),
+        idle(
+            "ours (minimal-server)",
+            Role::OursMinimal,
+            IdleKind::Connections,
+            Era::Modern,
+            command_of(&bins.minimal, &["--http", PICKED_PORT]),
+            Url::PickedPort,
+        ),
+        idle(
+            "rmcp 3.11 HTTP stateless",
+            Role::Rmcp,
+            IdleKind::Connections,
+            Era::Modern,
+            command_of(&bins.rmcp, &["http", "127.0.0.1:0"]),
+            Url::Printed,
+        ),
+    ]
+}
+
+/// One idle-cost figure: bytes per idle session or connection, or why there is none.
+fn measure_idle(bins: &Bins, spec: &IdleSpec) -> Result<u64, String> {
+    let (child, url) = start_server(&spec.http, spec.url)?;
+    let mut args = spec.driver_args();
+    args.extend([
+        "--http".to_owned(),
+        url,
+        "--pid".to_owned(),
+        child.0.id().to_string(),
+    ]);
+    let output = run_with_timeout(&bins.load, "mcp-load", &args, RUN_SLACK)?;
+    drop(child);
+    let line = output
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .ok_or_else(|| format!("mcp-load printed no report: {output:?}"))?;
+    let report: Value =
+        serde_json::from_str(line).map_err(|e| format!("unreadable report {line:?}: {e}"))?;
+    report[spec.report_key()]
+        .as_u64()
+        .ok_or_else(|| format!("the report has no `{}`: {report}", spec.report_key()))
+}
+
+/// One idle-cost result, as the tables and the record show it.
+struct IdleFigure {
+    name: String,
+    role: Role,
+    kind: IdleKind,
+    bytes: Option<u64>,
+}
+
+/// Raises the soft limit of open files to the hard one before servers are started (they
+/// inherit it): 1,000 idle connections need more than the common default of 1,024 in the
+/// driver and the server. Std has no `setrlimit`; `prlimit` (util-linux) sets it on this
+/// process. Says why when it cannot.
+fn raise_open_files(needed: u64) -> Result<(), String> {
+    let read = || {
+        let text = std::fs::read_to_string("/proc/self/limits")
+            .map_err(|e| format!("cannot read /proc/self/limits: {e}"))?;
+        open_files_limits(&text)
+            .ok_or_else(|| "no `Max open files` in /proc/self/limits".to_owned())
+    };
+    let (soft, hard) = read()?;
+    if soft >= needed {
+        return Ok(());
+    }
+    if hard < needed {
+        return Err(format!(
+            "the hard limit of open files is {hard}, below the {needed} that the idle \
+             connections need: raise it (`ulimit -Hn`, or LimitNOFILE) to measure them"
+        ));
+    }
+    let value = if hard == u64::MAX {
+        "unlimited".to_owned()
+    } else {
+        hard.to_string()
+    };
+    let raised = Command::new("prlimit")
+        .args([
+            "--pid".to_owned(),
+            std::process::id().to_string(),
+            format!("--nofile={value}:{value}"),
+        ])
+        .status()
+        .is_ok_and(|status| status.success());
+    match read()? {
+        (soft, _) if raised && soft >= needed => Ok(()),
+        (soft, _) => Err(format!(
+            "the soft limit of open files stays {soft}, below {needed}: run `ulimit -n {value}` first"
+        )),
+    }
+}
+
+/// The soft and hard limits of open files in the text of `/proc/self/limits`
+/// (`u64::MAX` for unlimited).
+fn open_files_limits(limits: &str) -> Option<(u64, u64)> {
+    let line = limits
+        .lines()
+        .find_map(|l| l.strip_prefix("Max open files"))?;
+    let mut words = line.split_whitespace().map(|w| {
+        if w == "unlimited" {
+            Some(u64::MAX)
+        } else {
+            w.parse().ok()
+        }
+    });
+    Some((words.next()??, words.next()??))
+}
+
+/// Whether `--only TEXT` keeps a run: TEXT in the server's name, the load's, the
+/// transport's or the era's (any case); everything without `--only`.
+fn kept(only: Option<&str>, parts: &[&str]) -> bool {
+    only.is_none_or(|text| {
+        let text = text.to_lowercase();
+        parts.iter().any(|part| part.to_lowercase().contains(&text))
+    })
+}
+
 /// How long and how hard each run measures.
 #[derive(Clone, Copy, Debug)]
 struct Settings {
@@ -521,6 +884,7 @@ fn record(
     dir: &Path,
     servers: &[ServerSpec],
     medians: &BTreeMap<(usize, Load, Transport), Figures>,
+    idle: &[IdleFigure],
     settings: Settings,
 ) -> Result<PathBuf, String> {
     let commit = Command::new("git")
@@ -539,6 +903,7 @@ fn record(
         .map(|((index, load, transport), f)| {
             serde_json::json!({
                 "server": servers[*index].name,
+                "era": servers[*index].era.revision(),
                 "load": load.name(),
                 "transport": transport.name(),
                 "calls_per_s": f.calls_per_s,
@@ -551,12 +916,24 @@ fn record(
             })
         })
         .collect();
+    let idle: Vec<Value> = idle
+        .iter()
+        .map(|figure| {
+            serde_json::json!({
+                "server": figure.name,
+                "idle": figure.kind.name(),
+                "count": IDLE_COUNT,
+                "bytes_per": figure.bytes,
+            })
+        })
+        .collect();
     let record = serde_json::json!({
         "unix_time": seconds,
         "commit": commit,
         "seconds_per_run": settings.duration,
         "rounds": ROUNDS,
         "medians": rows,
+        "idle": idle,
     });
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let path = dir.join(format!("{seconds}.json"));
@@ -633,11 +1010,16 @@ fn median(values: &[f64]) -> Option<f64> {
 }
 
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
-    let quick = match args {
-        [] => false,
-        [flag] if flag == "--quick" => true,
-        _ => return Err(format!("usage: cargo xtask {USAGE}")),
-    };
+    let (mut quick, mut only) = (false, None);
+    let mut rest = args.iter();
+    while let Some(flag) = rest.next() {
+        match flag.as_str() {
+            "--quick" => quick = true,
+            "--only" => only = Some(rest.next().ok_or("--only needs a text")?.clone()),
+            _ => return Err(format!("usage: cargo xtask {USAGE}")),
+        }
+    }
+    let only = only.as_deref();
     let settings = if quick {
         Settings {
             duration: 0.3,
@@ -649,6 +1031,11 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             warmup: 500,
         }
     };
+    // Before any server starts: the servers inherit it.
+    let open_files = u64::try_from(IDLE_COUNT).unwrap_or(u64::MAX) * 2 + 256;
+    if let Err(e) = raise_open_files(open_files) {
+        eprintln!("warning: {e}");
+    }
     let bins = build()?;
     let work = crate::project_root().join("bench/.work");
     std::fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
@@ -671,11 +1058,21 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                 let Some(command) = server.command(load, transport) else {
                     continue;
                 };
+                let parts = [
+                    server.name.as_str(),
+                    load.name(),
+                    transport.name(),
+                    server.era.revision(),
+                ];
+                if !kept(only, &parts) {
+                    continue;
+                }
                 eprintln!(
-                    "round {round}/{ROUNDS}: {} over {}, {}",
+                    "round {round}/{ROUNDS}: {} over {}, {}, {}",
                     server.name,
                     transport.name(),
-                    load.name()
+                    load.name(),
+                    server.era.revision()
                 );
                 match measure(&bins, server, &command, load, transport, settings) {
                     Ok(report) => {
@@ -689,24 +1086,56 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                     Err(e) => {
                         eprintln!("  failed: {e}");
                         failures.push(format!(
-                            "{} over {}, {}: {e}",
+                            "{} over {}, {}, {}: {e}",
                             server.name,
                             transport.name(),
-                            load.name()
+                            load.name(),
+                            server.era.revision()
                         ));
                     }
                 }
             }
         }
     }
+    // Once per run, after the rounds: memory held by idle clients does not change from
+    // round to round the way throughput does.
+    let mut idle = Vec::new();
+    for spec in idle_specs(&bins) {
+        if !kept(only, &[spec.name.as_str(), "idle", spec.kind.name()]) {
+            continue;
+        }
+        eprintln!(
+            "idle cost: {} with {IDLE_COUNT} idle {}",
+            spec.name,
+            spec.kind.name()
+        );
+        let bytes = match measure_idle(&bins, &spec) {
+            Ok(bytes) => Some(bytes),
+            Err(e) => {
+                eprintln!("  failed: {e}");
+                failures.push(format!(
+                    "{}, {IDLE_COUNT} idle {}: {e}",
+                    spec.name,
+                    spec.kind.name()
+                ));
+                None
+            }
+        };
+        idle.push(IdleFigure {
+            name: spec.name,
+            role: spec.role,
+            kind: spec.kind,
+            bytes,
+        });
+    }
     let medians: BTreeMap<(usize, Load, Transport), Figures> = results
         .iter()
         .filter_map(|(key, runs)| Figures::median(runs).map(|m| (*key, m)))
         .collect();
-    println!("{}", render(&servers, &medians, settings, quick));
+    println!("{}", render(&servers, &medians, &idle, settings, quick));
     if !quick {
         let dir = crate::project_root().join("bench/results");
-        match record(&dir, &servers, &medians, settings) {
+        match record(&dir, &servers, &medians, &idle, settings) {
             Ok(path) => eprintln!("the medians: {}", path.display()),
             Err(e) => eprintln!("the medians were not recorded: {e}"),
         }
@@ -737,6 +1166,11 @@ fn build() -> Result<Bins, String> {
     // flags.
     crate::cargo(&["build", "--release", "-p", "mcp-bench-server"])?;
     let server = crate::target_dir().join("release/mcp-bench-server");
+    // Each on its own, as a user builds it (features unified with no other package).
+    crate::cargo(&["build", "--release", "-p", "minimal-server"])?;
+    crate::cargo(&["build", "--release", "-p", "mcp-cli"])?;
+    let minimal = crate::target_dir().join("release/minimal-server");
+    let mcp = crate::target_dir().join("release/mcp");
     // With mimalloc, in a target directory of its own so that both binaries stay.
     let mimalloc = crate::target_dir().join("bench-mimalloc");
     let mimalloc_dir = mimalloc.display().to_string();
@@ -795,6 +1229,8 @@ fn build() -> Result<Bins, String> {
     }
     let bench = bench_target.join("release");
     let bins = Bins {
+        minimal,
+        mcp,
         server,
         server_mimalloc,
         server_without,
@@ -805,6 +1241,8 @@ fn build() -> Result<Bins, String> {
         rmcp: bench.join("rmcp-server"),
     };
     for bin in [
+        &bins.minimal,
+        &bins.mcp,
         &bins.server,
         &bins.server_mimalloc,
         &bins.load,
@@ -833,7 +1271,7 @@ fn driver_args(server: &ServerSpec, load: Load, settings: Settings) -> (Vec<Stri
     ];
     match server.driver {
         Driver::McpLoad => {
-            args.extend(["--era".to_owned(), server.era.to_owned()]);
+            args.extend(["--era".to_owned(), server.era.arg().to_owned()]);
             args.extend(load.load_args());
             (args, "mcp-load")
         }
@@ -876,7 +1314,7 @@ fn measure(
             args.extend(command.iter().cloned());
         }
         Transport::Http => {
-            let (child, url) = start_http(command)?;
+            let (child, url) = start_server(command, server.url)?;
             args.extend([
                 "--http".to_owned(),
                 url,
@@ -908,6 +1346,84 @@ impl Drop for Killed {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+    }
+}
+
+/// Starts an HTTP server and learns its URL the way `url` says.
+fn start_server(command: &[String], url: Url) -> Result<(Killed, String), String> {
+    match url {
+        Url::Printed => start_http(command),
+        Url::PickedPort => start_on_picked_port(command),
+    }
+}
+
+/// A free loopback port: bound, read and let go (another process could take it in
+/// between; on a quiet loopback it does not).
+fn pick_port() -> Result<u16, String> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| format!("cannot pick a free port: {e}"))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| format!("cannot read the picked port: {e}"))?
+        .port();
+    Ok(port)
+}
+
+/// `command` with [`PICKED_PORT`] replaced by `127.0.0.1:port`.
+fn on_port(command: &[String], port: u16) -> Vec<String> {
+    command
+        .iter()
+        .map(|arg| {
+            if arg == PICKED_PORT {
+                format!("127.0.0.1:{port}")
+            } else {
+                arg.clone()
+            }
+        })
+        .collect()
+}
+
+/// Starts a server that prints no URL on a port picked here, and waits until the port
+/// takes connections; fails early, with what it wrote on stderr, when it exits first.
+fn start_on_picked_port(command: &[String]) -> Result<(Killed, String), String> {
+    let port = pick_port()?;
+    let command = on_port(command, port);
+    let (program, args) = command.split_first().ok_or("empty server command")?;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {program}: {e}"))?;
+    let stderr = child.stderr.take().ok_or("no stderr pipe")?;
+    let mut child = Killed(child);
+    // Read all along, so the server never blocks on a full pipe; kept for the error.
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut BufReader::new(stderr), &mut text);
+        let _ = tx.send(text);
+    });
+    let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let started = Instant::now();
+    loop {
+        if let Ok(Some(status)) = child.0.try_wait() {
+            let stderr = rx.recv_timeout(Duration::from_secs(1)).unwrap_or_default();
+            return Err(format!(
+                "{program} exited ({status}) before serving on port {port}: {}",
+                stderr.trim()
+            ));
+        }
+        if std::net::TcpStream::connect_timeout(&address, Duration::from_millis(100)).is_ok() {
+            return Ok((child, format!("http://127.0.0.1:{port}/mcp")));
+        }
+        if started.elapsed() > START_TIMEOUT {
+            return Err(format!(
+                "{program} took no connection on port {port} within {START_TIMEOUT:?}"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -1051,6 +1567,8 @@ mod tests {
 
     pub(super) fn bins() -> Bins {
         Bins {
+            minimal: "minimal-server".into(),
+            mcp: "mcp".into(),
             server: "mcp-bench-server".into(),
             server_mimalloc: "mcp-bench-server-mimalloc".into(),
             server_without: Piece::SERVER
@@ -1074,7 +1592,7 @@ mod tests {
             name: "TypeScript SDK 1.32.2".to_owned(),
             role: Role::Other,
             driver: Driver::McpLoad,
-            era: "legacy",
+            era: Era::Legacy,
             stdio: Some(vec!["node".into(), "server.mjs".into()]),
             http: Some(vec![
                 "node".into(),
@@ -1082,6 +1600,8 @@ mod tests {
                 "--http".into(),
                 "127.0.0.1:0".into(),
             ]),
+            url: Url::Printed,
+            echo: true,
             tools: true,
             tools_args: &[],
             progress_http: &["--sse"],
@@ -1102,7 +1622,13 @@ mod tests {
             duration: 3.0,
             warmup: 500,
         };
-        let path = record(&dir, &servers, &medians, settings).unwrap();
+        let idle = [IdleFigure {
+            name: "ours (mcp-bench-server)".to_owned(),
+            role: Role::Ours,
+            kind: IdleKind::Sessions,
+            bytes: Some(2048),
+        }];
+        let path = record(&dir, &servers, &medians, &idle, settings).unwrap();
         let written: Value =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
@@ -1116,14 +1642,201 @@ mod tests {
         );
         assert_eq!(row["calls_per_s"], 1000.0);
         assert_eq!(row["cold_start_ms"], 1.5);
+        assert_eq!(row["era"], "2026-07-28");
         assert!(row["driver_cpu_us_per_call"].is_null());
+        let idle = &written["idle"][0];
+        assert_eq!(idle["idle"], "sessions");
+        assert_eq!(idle["count"], IDLE_COUNT);
+        assert_eq!(idle["bytes_per"], 2048);
+    }
+
+    #[test]
+    fn both_eras_take_part() {
+        let servers = servers(&bins(), vec![peer()]);
+        let find = |role: Role, era: Era| {
+            servers
+                .iter()
+                .find(|s| s.role == role && s.era == era)
+                .unwrap_or_else(|| panic!("no {role:?} in {era:?}"))
+        };
+        let loads = [
+            Load::Small,
+            Load::Large,
+            Load::Single,
+            Load::Search,
+            Load::List,
+            Load::Progress,
+        ];
+        for era in Era::BOTH {
+            // Ours: minimal-server for the echo loads, the bench server for the tools.
+            let minimal = find(Role::OursMinimal, era);
+            let bench = find(Role::Ours, era);
+            let example = find(Role::ServeExample, era);
+            let floor = find(Role::Floor, era);
+            let rmcp = find(Role::Rmcp, era);
+            for &(load, transport) in &SCENARIOS {
+                let echo = !load.needs_tools();
+                assert_eq!(minimal.command(load, transport).is_some(), echo);
+                assert_eq!(example.command(load, transport).is_some(), echo);
+                assert_eq!(
+                    floor.command(load, transport).is_some(),
+                    echo,
+                    "floor: echo only"
+                );
+                assert!(
+                    rmcp.command(load, transport).is_some(),
+                    "{load:?} {transport:?}"
+                );
+                assert_eq!(
+                    bench.command(load, transport).is_some(),
+                    !echo || era == Era::Modern
+                );
+            }
+        }
+        // rmcp stateful: the 2025 era over HTTP only, every load, tools included.
+        assert!(
+            servers
+                .iter()
+                .all(|s| s.role != Role::RmcpStateful || s.era == Era::Legacy)
+        );
+        let stateful = find(Role::RmcpStateful, Era::Legacy);
+        for load in loads {
+            assert!(stateful.command(load, Transport::Stdio).is_none());
+            assert!(stateful.command(load, Transport::Http).is_some());
+        }
+        assert_eq!(
+            stateful.command(Load::List, Transport::Http).unwrap(),
+            [
+                "rmcp-server",
+                "http-stateful",
+                "127.0.0.1:0",
+                "--extra-tools",
+                "500"
+            ]
+        );
+        // minimal-server prints no URL: it is given a picked port.
+        let minimal = find(Role::OursMinimal, Era::Modern);
+        assert_eq!(minimal.url, Url::PickedPort);
+        let command = minimal.command(Load::Small, Transport::Http).unwrap();
+        assert_eq!(command, ["minimal-server", "--http", PICKED_PORT]);
+        assert_eq!(
+            on_port(&command, 4321),
+            ["minimal-server", "--http", "127.0.0.1:4321"]
+        );
+        assert_eq!(
+            find(Role::ServeExample, Era::Legacy)
+                .command(Load::Single, Transport::Http)
+                .unwrap(),
+            ["mcp", "serve-example", "--http", "127.0.0.1:0"]
+        );
+        assert_eq!(find(Role::ServeExample, Era::Legacy).url, Url::Printed);
+        // The rows weighed against ours stay modern.
+        for role in [
+            Role::OursOneWorker,
+            Role::OursByClient,
+            Role::OursOnTokio,
+            Role::OursMimalloc,
+        ] {
+            assert!(
+                servers
+                    .iter()
+                    .all(|s| s.role != role || s.era == Era::Modern)
+            );
+        }
+        // A modern SDK peer is measured in both eras; a legacy one in its own.
+        let python = ServerSpec {
+            era: Era::Modern,
+            name: "Python SDK".to_owned(),
+            ..peer()
+        };
+        let servers = super::servers(&bins(), vec![peer(), python]);
+        let eras = |name: &str| {
+            servers
+                .iter()
+                .filter(|s| s.name.starts_with(name))
+                .map(|s| s.era)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(eras("Python SDK"), [Era::Modern, Era::Legacy]);
+        assert_eq!(eras("TypeScript SDK"), [Era::Legacy]);
+    }
+
+    #[test]
+    fn a_picked_port_serves() {
+        let port = pick_port().unwrap();
+        assert_ne!(port, 0);
+        let missing = start_on_picked_port(&["/nonexistent/minimal-server".to_owned()]);
+        assert!(missing.is_err());
+        // A server that exits at once fails early, with its stderr.
+        let exits = [
+            "sh".to_owned(),
+            "-c".to_owned(),
+            "echo cannot serve >&2; exit 3".to_owned(),
+        ];
+        let err = start_on_picked_port(&exits).err().unwrap();
+        assert!(err.contains("cannot serve"), "{err}");
+    }
+
+    #[test]
+    fn the_idle_cost_and_the_limits_it_needs() {
+        let specs = idle_specs(&bins());
+        let ours: Vec<_> = specs.iter().filter(|s| s.role == Role::Ours).collect();
+        assert_eq!(ours.len(), 2);
+        for spec in &ours {
+            let line = spec.http.join(" ");
+            assert!(
+                line.ends_with("--max-sessions 2000 --max-connections 4096"),
+                "{line}"
+            );
+        }
+        let sessions = specs
+            .iter()
+            .find(|s| s.kind == IdleKind::Sessions && s.role == Role::Ours)
+            .unwrap();
+        assert_eq!(
+            sessions.driver_args().join(" "),
+            "--era legacy --idle-sessions 1000"
+        );
+        assert_eq!(sessions.report_key(), "idle_bytes_per_session");
+        let rmcp = specs
+            .iter()
+            .find(|s| s.kind == IdleKind::Sessions && s.role == Role::RmcpStateful)
+            .unwrap();
+        assert_eq!(rmcp.http[1], "http-stateful");
+        let minimal = specs.iter().find(|s| s.role == Role::OursMinimal).unwrap();
+        assert_eq!(
+            (minimal.kind, minimal.url),
+            (IdleKind::Connections, Url::PickedPort)
+        );
+        assert_eq!(
+            minimal.driver_args().join(" "),
+            "--era modern --idle-connections 1000"
+        );
+        let limits = "Max cpu time              unlimited            unlimited            seconds\n\
+                      Max open files            1024                 524288               files\n";
+        assert_eq!(open_files_limits(limits), Some((1024, 524_288)));
+        assert_eq!(
+            open_files_limits("Max open files unlimited unlimited files\n"),
+            Some((u64::MAX, u64::MAX))
+        );
+        assert_eq!(open_files_limits("Max open files x 1 files\n"), None);
+        assert_eq!(open_files_limits(""), None);
+        assert_eq!(raise_open_files(1), Ok(()));
+    }
+
+    #[test]
+    fn only_keeps_what_it_names() {
+        assert!(kept(None, &["anything"]));
+        assert!(kept(Some("RMCP"), &["rmcp 3.11", "16 B"]));
+        assert!(kept(Some("2025"), &["ours", "2025-11-25"]));
+        assert!(!kept(Some("floor"), &["ours", "stdio"]));
     }
 
     #[test]
     fn who_takes_part_in_what() {
         let servers = servers(&bins(), vec![peer()]);
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names.len(), 14, "{names:?}");
+        assert_eq!(names.len(), 22, "{names:?}");
         let by_role = |role| servers.iter().find(|s| s.role == role).unwrap();
         let ours = by_role(Role::Ours);
         assert_eq!(
@@ -1148,8 +1861,9 @@ mod tests {
             rmcp.command(Load::List, Transport::Http).unwrap(),
             ["rmcp-server", "http", "127.0.0.1:0", "--extra-tools", "500"]
         );
-        let ts = &servers[5];
-        assert_eq!(ts.era, "legacy");
+        let ts = &servers[13];
+        assert!(ts.name.starts_with("TypeScript"), "{}", ts.name);
+        assert_eq!(ts.era, Era::Legacy);
         assert_eq!(
             ts.command(Load::Progress, Transport::Http).unwrap(),
             ["node", "server.mjs", "--http", "127.0.0.1:0", "--sse"]
@@ -1277,24 +1991,24 @@ mod tests {
             args.join(" "),
             "--duration 0.5 --warmup 100 --era modern --in-flight 16 --payload 16"
         );
-        let (args, _) = driver_args(&servers[5], Load::Single, settings);
+        let (args, _) = driver_args(&servers[13], Load::Single, settings);
         assert!(
             args.join(" ")
                 .ends_with("--era legacy --in-flight 1 --payload 16"),
             "{args:?}"
         );
-        let (args, _) = driver_args(&servers[0], Load::List, settings);
+        let (args, _) = driver_args(&servers[1], Load::List, settings);
         assert_eq!(
             args.join(" "),
             "--duration 0.5 --warmup 4 --era modern --in-flight 16 --method tools/list --expect-tools 500"
         );
-        let (args, _) = driver_args(&servers[0], Load::Progress, settings);
+        let (args, _) = driver_args(&servers[1], Load::Progress, settings);
         assert!(
             args.join(" ")
                 .ends_with(r#"--tool steps --arguments {"steps":10} --progress 10"#),
             "{args:?}"
         );
-        let (args, _) = driver_args(&servers[0], Load::Search, settings);
+        let (args, _) = driver_args(&servers[1], Load::Search, settings);
         let at = args.iter().position(|a| a == "--arguments").unwrap();
         let search: Value = serde_json::from_str(&args[at + 1]).unwrap();
         assert_eq!(search["scope"], "code");

@@ -17,28 +17,29 @@ use crate::{CpuUsed, Options, Report, Stop};
 /// How long a reply may take to be complete before the run fails.
 const REPLY_TIMEOUT: Duration = Duration::from_mins(1);
 
-struct Target {
+pub(crate) struct Target {
     /// The request target in origin form (`/mcp`): servers need not accept the absolute
     /// form on a direct connection (uvicorn answers 404).
     path: String,
     /// The `Host` header.
     host: String,
     /// Where to connect, `host:port`.
-    address: String,
+    pub(crate) address: String,
 }
 
 /// What every request carries besides its body.
-struct Headers {
-    protocol_version: &'static str,
-    session: Option<String>,
-    era: Era,
+#[derive(Clone)]
+pub(crate) struct Headers {
+    pub(crate) protocol_version: &'static str,
+    pub(crate) session: Option<String>,
+    pub(crate) era: Era,
     /// The `Mcp-Name` of the calls (2026-07-28).
-    name: Option<String>,
+    pub(crate) name: Option<String>,
 }
 
 impl Headers {
     /// The head of a request for `method` ([`wire::request_head`]).
-    fn head(&self, target: &Target, method: &str) -> Vec<u8> {
+    pub(crate) fn head(&self, target: &Target, method: &str) -> Vec<u8> {
         let mut headers = vec![("MCP-Protocol-Version", self.protocol_version)];
         if self.era == Era::Modern {
             headers.push(("Mcp-Method", method));
@@ -62,7 +63,7 @@ pub fn run(url: &str, pid: u32, options: &Options) -> Result<Report, String> {
 
 /// Splits `http://host:port/path` into where to connect, the `Host` header and the path
 /// (`http`'s `Uri` parses it).
-fn parse_url(url: &str) -> Result<Target, String> {
+pub(crate) fn parse_url(url: &str) -> Result<Target, String> {
     let uri: http::Uri = url.parse().map_err(|e| format!("bad URL {url:?}: {e}"))?;
     if uri.scheme_str() != Some("http") {
         return Err(format!("only http:// URLs are supported, not {url:?}"));
@@ -386,7 +387,7 @@ fn sse_data(body: &[u8]) -> Vec<String> {
     events
 }
 
-fn lossy(body: &[u8]) -> String {
+pub(crate) fn lossy(body: &[u8]) -> String {
     String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned()
 }
 

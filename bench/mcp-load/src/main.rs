@@ -24,6 +24,9 @@
 //!                     inputSchema object [0]
 //!   --progress N      send `_meta.progressToken` (the request's id) and require exactly
 //!                     N `notifications/progress` for it, increasing, before the reply
+//!   --idle-sessions N     HTTP, legacy era: instead of a load, the server's memory per
+//!                         idle session, N of them (`idle.rs`)
+//!   --idle-connections N  HTTP: the same per idle keep-alive connection, one call on each
 //! ```
 //!
 //! By default every call is `tools/call` of `echo`, and every reply is checked (its id is
@@ -40,6 +43,7 @@
 
 mod cli;
 mod http;
+mod idle;
 mod measure;
 mod protocol;
 mod stdio;
@@ -68,6 +72,8 @@ pub struct Options {
     pub expect: Expect,
     /// The progress notifications each call must get (with `call.progress`).
     pub progress: usize,
+    /// Instead of a load, what idle sessions or connections cost the server.
+    pub idle: Option<idle::Idle>,
 }
 
 /// The CPU time used in the measured window.
@@ -148,7 +154,7 @@ impl Report {
 const USAGE: &str = "usage: mcp-load [--in-flight N] [--duration SECS | --calls N] [--warmup N] \
 [--cold-starts N] [--payload BYTES] [--era modern|legacy] [--threads N] [--method M] [--tool NAME] \
 [--arguments JSON | --params JSON] [--expect-text T] [--expect-tools N] [--progress N] \
-(--stdio -- CMD ARGS... | --http URL --pid PID)";
+[--idle-sessions N | --idle-connections N] (--stdio -- CMD ARGS... | --http URL --pid PID)";
 
 /// A JSON value given on the command line.
 fn json(flag: &str, value: Option<&String>) -> Result<serde_json::Value, String> {
@@ -234,6 +240,7 @@ fn parse(args: &[String]) -> Result<(Target, Options), String> {
         call: Call::tool("echo", serde_json::Value::Null),
         expect: Expect::Any,
         progress: 0,
+        idle: None,
     };
     let mut flags = CallFlags::default();
     let mut targets = TargetFlags::default();
@@ -259,13 +266,39 @@ fn parse(args: &[String]) -> Result<(Target, Options), String> {
             }
             "--expect-tools" => flags.expect_tools = Some(number(flag, rest.next())?),
             "--progress" => flags.progress = Some(number(flag, rest.next())?),
+            "--idle-sessions" => {
+                options.idle = Some(idle::Idle::Sessions(number(flag, rest.next())?));
+            }
+            "--idle-connections" => {
+                options.idle = Some(idle::Idle::Connections(number(flag, rest.next())?));
+            }
             other if targets.read(other, &mut rest)? => {}
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
     cli::check_counts(options.in_flight, options.threads, options.stop)?;
     (options.call, options.expect, options.progress) = flags.resolve(options.payload)?;
-    Ok((targets.target()?, options))
+    let target = targets.target()?;
+    match options.idle {
+        Some(idle::Idle::Sessions(0) | idle::Idle::Connections(0)) => {
+            return Err("--idle-sessions and --idle-connections must be at least 1".to_owned());
+        }
+        Some(idle::Idle::Sessions(_)) if options.era != Era::Legacy => {
+            return Err(
+                "--idle-sessions needs --era legacy (sessions are the 2025 era's)".to_owned(),
+            );
+        }
+        Some(_) if matches!(target, Target::Stdio(_)) => {
+            return Err("--idle-sessions and --idle-connections are for --http".to_owned());
+        }
+        _ => {}
+    }
+    Ok((target, options))
+}
+
+/// A report as the JSON it is printed as.
+fn json_of<R: serde::Serialize>(report: R) -> Result<serde_json::Value, String> {
+    serde_json::to_value(report).map_err(|e| format!("cannot write the report: {e}"))
 }
 
 fn main() -> ExitCode {
@@ -273,8 +306,11 @@ fn main() -> ExitCode {
     let result = parse(&args)
         .map_err(|e| format!("{e}\n{USAGE}"))
         .and_then(|(target, options)| match target {
-            Target::Stdio(command) => stdio::run(&command, &options),
-            Target::Http { url, pid } => http::run(&url, pid, &options),
+            Target::Stdio(command) => stdio::run(&command, &options).and_then(json_of),
+            Target::Http { url, pid } => match options.idle {
+                Some(idle) => idle::run(&url, pid, &options, idle).and_then(json_of),
+                None => http::run(&url, pid, &options).and_then(json_of),
+            },
         });
     cli::finish("mcp-load", result)
 }
@@ -347,5 +383,23 @@ mod tests {
         assert!(parse(&args("--params {} --stdio -- a")).is_err());
         assert!(parse(&args("--expect-tools 3 --stdio -- a")).is_err());
         assert!(parse(&args("--method tools/list --expect-text x --stdio -- a")).is_err());
+    }
+
+    #[test]
+    fn parses_the_idle_modes() {
+        let (_, o) = parse(&args(
+            "--era legacy --idle-sessions 1000 --http http://x/mcp --pid 7",
+        ))
+        .unwrap();
+        assert_eq!(o.idle, Some(idle::Idle::Sessions(1000)));
+        let (_, o) = parse(&args("--idle-connections 1000 --http http://x/mcp --pid 7")).unwrap();
+        assert_eq!(o.idle, Some(idle::Idle::Connections(1000)));
+        for line in [
+            "--idle-sessions 10 --http http://x/mcp --pid 7",
+            "--era legacy --idle-sessions 0 --http http://x/mcp --pid 7",
+            "--idle-connections 10 --stdio -- a",
+        ] {
+            assert!(parse(&args(line)).is_err(), "{line}");
+        }
     }
 }

@@ -10,6 +10,8 @@
 //! - `rmcp-server http ADDR`: Streamable HTTP at `/mcp`, stateless, JSON replies (rmcp
 //!   falls back to an event stream when a handler sends a notification first, as `steps`
 //!   does); prints `http://ADDR/mcp` (the bound address) on the first line of stdout.
+//! - `rmcp-server http-stateful ADDR`: the same in rmcp's default mode, with sessions
+//!   (`LocalSessionManager`) and event-stream replies: what a user of rmcp gets.
 //!
 //! `--extra-tools N` after the mode registers N generated tools, `extra_000` on, for the
 //! `tools/list` scenario. The tool router is built once and shared (an `Arc`) by every
@@ -27,6 +29,7 @@ use rmcp::model::{
     CallToolResponse, CallToolResult, ContentBlock, ProgressNotificationParam, RequestMetaObject,
     ServerCapabilities, ServerConfig, Tool,
 };
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{
@@ -205,9 +208,12 @@ fn main() -> ExitCode {
                 .map_err(|e| format!("stdio-pipes: {e}"))
         }),
         ["http", addr] => runtime.block_on(http(addr)),
-        _ => {
-            Err("usage: rmcp-server (stdio | stdio-pipes | http ADDR) [--extra-tools N]".to_owned())
-        }
+        ["http-stateful", addr] => runtime.block_on(http_stateful(addr)),
+        _ => Err(
+            "usage: rmcp-server (stdio | stdio-pipes | http ADDR | http-stateful ADDR) \
+             [--extra-tools N]"
+                .to_owned(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -227,6 +233,21 @@ async fn http(addr: &str) -> Result<(), String> {
             .with_json_response(true)
             .with_sse_keep_alive(None)
             .disable_allowed_hosts(),
+    );
+    http1::serve("rmcp-server", addr, || {
+        hyper_util::service::TowerToHyperService::new(service.clone())
+    })
+    .await
+}
+
+/// rmcp's default Streamable HTTP: sessions (`initialize` first, so the 2025 era only)
+/// kept in memory, replies as event streams; only the host check is off, as the bench
+/// connects by address.
+async fn http_stateful(addr: &str) -> Result<(), String> {
+    let service: StreamableHttpService<Bench, LocalSessionManager> = StreamableHttpService::new(
+        || Ok(Bench::new()),
+        std::sync::Arc::default(),
+        StreamableHttpServerConfig::default().disable_allowed_hosts(),
     );
     http1::serve("rmcp-server", addr, || {
         hyper_util::service::TowerToHyperService::new(service.clone())

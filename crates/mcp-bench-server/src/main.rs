@@ -15,7 +15,7 @@
 //! ```text
 //! mcp-bench-server [--http ADDR] [--workers N] [--tokio-runtime] [--bench-tools]
 //!                  [--extra-tools N] [--soak-tools] [--max-concurrent-requests N]
-//!                  [--max-connections N] [--idle-poll MICROS]
+//!                  [--max-connections N] [--max-sessions N] [--idle-poll MICROS]
 //! ```
 //!
 //! Built with the `mimalloc` feature, its global allocator is the `mimalloc` crate's.
@@ -47,7 +47,7 @@ use crate::soak::Probes;
 
 const USAGE: &str = "usage: mcp-bench-server [--http ADDR] [--workers N] [--tokio-runtime] \
 [--bench-tools] [--extra-tools N] [--soak-tools] [--max-concurrent-requests N] \
-[--max-connections N] [--idle-poll MICROS]
+[--max-connections N] [--max-sessions N] [--idle-poll MICROS]
 
   --http ADDR                    serve Streamable HTTP on ADDR (such as 127.0.0.1:0) and
                                  print its URL; stdio otherwise
@@ -61,6 +61,8 @@ const USAGE: &str = "usage: mcp-bench-server [--http ADDR] [--workers N] [--toki
                                  soak://counter (cargo xtask soak)
   --max-concurrent-requests N    HTTP: requests in flight at once (default 1024)
   --max-connections N            HTTP: open connections at once (default 4096)
+  --max-sessions N               HTTP: 2025-era sessions at once, in all, per principal and
+                                 per address (defaults 1024, 64, 64)
   --idle-poll MICROS             HTTP: a connection thread's idle poll (default 50, 0: off)";
 
 /// What the command line asks for.
@@ -71,6 +73,9 @@ struct Options {
     tools: tools::Choice,
     max_concurrent_requests: Option<usize>,
     max_connections: Option<usize>,
+    /// Every cap on legacy sessions at once: the bench's idle-session figure opens 1,000
+    /// from one address, past the per-address default.
+    max_sessions: Option<usize>,
     idle_poll: Option<Duration>,
     tokio_runtime: bool,
 }
@@ -116,6 +121,10 @@ fn parse(args: &[String]) -> Result<Option<Options>, String> {
             }
             "--max-connections" => {
                 options.max_connections = Some(number(flag, rest.next(), 1..=1_000_000)?);
+                http_only = Some(flag);
+            }
+            "--max-sessions" => {
+                options.max_sessions = Some(number(flag, rest.next(), 1..=1_000_000)?);
                 http_only = Some(flag);
             }
             "--idle-poll" => {
@@ -206,7 +215,14 @@ async fn serve(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     // `DualEraHttp::bind` would do all of this in one call; the endpoint and the running
     // server are kept apart here so that `stats` can count the endpoint's legacy sessions
     // and every runtime's tasks.
-    let endpoint = DualEraHttp::new(server, config.clone(), LegacyHttpConfig::default())?;
+    let mut legacy = LegacyHttpConfig::default();
+    if let Some(limit) = options.max_sessions {
+        legacy = legacy
+            .max_sessions(limit)
+            .max_sessions_per_principal(limit)
+            .max_sessions_per_address(limit);
+    }
+    let endpoint = DualEraHttp::new(server, config.clone(), legacy)?;
     let counted = endpoint.clone();
     let _ = probes.sessions.set(Box::new(move || counted.sessions()));
     let listener = tokio::net::TcpListener::bind(addr)
@@ -251,7 +267,7 @@ mod tests {
         assert_eq!(options.tools.extra, 500);
         let options = parse(&args(
             "--soak-tools --http 127.0.0.1:0 --max-concurrent-requests 1064 \
-             --max-connections 1064 --idle-poll 0",
+             --max-connections 1064 --idle-poll 0 --max-sessions 2000",
         ))
         .unwrap()
         .unwrap();
@@ -259,6 +275,7 @@ mod tests {
         assert_eq!(options.max_concurrent_requests, Some(1064));
         assert_eq!(options.max_connections, Some(1064));
         assert_eq!(options.idle_poll, Some(Duration::ZERO));
+        assert_eq!(options.max_sessions, Some(2000));
         let options = parse(&args("--http 127.0.0.1:0 --tokio-runtime --workers 3"))
             .unwrap()
             .unwrap();
@@ -275,6 +292,8 @@ mod tests {
             "--http nowhere",
             "--idle-poll 1001",
             "--max-connections 10",
+            "--max-sessions 2000",
+            "--http 127.0.0.1:0 --max-sessions 0",
             "--tokio-runtime",
             "--serve",
         ] {

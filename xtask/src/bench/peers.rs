@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use super::{Driver, Role, ServerSpec};
+use super::{Driver, Era, Role, ServerSpec, Url};
 
 /// The TypeScript and Python SDK servers, installed pinned when missing or out of date.
 /// A peer that cannot be run (no node or python, a failed install) is left out, with the
@@ -122,7 +122,7 @@ fn ts_peer(dir: &Path) -> Result<ServerSpec, String> {
     Ok(script_peer(
         format!("TypeScript SDK {version} (Node {node}; legacy era; HTTP stateless JSON)"),
         // @modelcontextprotocol/sdk 1.x speaks the initialize era (up to 2025-11-25).
-        "legacy",
+        Era::Legacy,
         "node".to_owned(),
         dir.join("server.mjs").display().to_string(),
     ))
@@ -130,7 +130,7 @@ fn ts_peer(dir: &Path) -> Result<ServerSpec, String> {
 
 /// Another SDK's server, a script that `interpreter` runs: on stdio by itself, over HTTP
 /// with `--http 127.0.0.1:0` (and `--sse` for progress), with the bench tools built in.
-fn script_peer(name: String, era: &'static str, interpreter: String, script: String) -> ServerSpec {
+fn script_peer(name: String, era: Era, interpreter: String, script: String) -> ServerSpec {
     ServerSpec {
         name,
         role: Role::Other,
@@ -143,6 +143,8 @@ fn script_peer(name: String, era: &'static str, interpreter: String, script: Str
             "--http".to_owned(),
             "127.0.0.1:0".to_owned(),
         ]),
+        url: Url::Printed,
+        echo: true,
         tools: true,
         tools_args: &[],
         progress_http: &["--sse"],
@@ -188,8 +190,9 @@ fn py_peer(dir: &Path, venv: &Path) -> Result<ServerSpec, String> {
     }
     Ok(script_peer(
         format!("Python SDK {version} ({python_version}; HTTP stateless JSON)"),
-        // mcp 2.x serves 2026-07-28 to a client that sends the `_meta` envelope.
-        "modern",
+        // mcp 2.x serves 2026-07-28 to a client that sends the `_meta` envelope, and the
+        // 2025 era to one that sends `initialize`: it takes part in both.
+        Era::Modern,
         venv_python.display().to_string(),
         dir.join("server.py").display().to_string(),
     ))
