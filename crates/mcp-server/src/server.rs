@@ -173,11 +173,22 @@ fn remove<T>(items: &mut Vec<Arc<T>>, name: &str, key: impl Fn(&T) -> &String) -
 /// A result type that carries `_meta`.
 trait HasMeta {
     fn meta_mut(&mut self) -> &mut Option<ResultMetaObject>;
+
+    /// The result written as the initialize era has it (without `resultType` and the
+    /// server's `_meta`), for a result that can be; `None` leaves the shape to the caller
+    /// (`mcp-legacy`, which reads it).
+    fn legacy(&self) -> Option<Result<Box<RawValue>, serde_json::Error>> {
+        None
+    }
 }
 
 impl<T: HasMeta> HasMeta for Box<T> {
     fn meta_mut(&mut self) -> &mut Option<ResultMetaObject> {
         (**self).meta_mut()
+    }
+
+    fn legacy(&self) -> Option<Result<Box<RawValue>, serde_json::Error>> {
+        (**self).legacy()
     }
 }
 
@@ -199,10 +210,36 @@ has_meta!(
     ListResourceTemplatesResult,
     ReadResourceResult,
     GetPromptResult,
-    mcp_types::CallToolResult,
     CompleteResult,
     InputRequiredResult
 );
+
+impl HasMeta for mcp_types::CallToolResult {
+    fn meta_mut(&mut self) -> &mut Option<ResultMetaObject> {
+        &mut self.meta
+    }
+
+    /// A tool's result without a `_meta` of its own (most are), written with the members
+    /// the initialize era defines: what a legacy session's client gets, written once.
+    fn legacy(&self) -> Option<Result<Box<RawValue>, serde_json::Error>> {
+        #[derive(Serialize)]
+        struct LegacyCallToolResult<'a> {
+            content: &'a [mcp_types::ContentBlock],
+            #[serde(rename = "isError", skip_serializing_if = "Option::is_none")]
+            is_error: Option<bool>,
+            #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
+            structured_content: Option<&'a Value>,
+        }
+        if self.meta.is_some() {
+            return None;
+        }
+        Some(mcp_json::to_raw_value(&LegacyCallToolResult {
+            content: &self.content,
+            is_error: self.is_error,
+            structured_content: self.structured_content.as_ref(),
+        }))
+    }
+}
 
 /// -32021 naming the extension `id` as the missing client capability.
 fn missing_extension(id: &str) -> ErrorObject {
@@ -537,6 +574,13 @@ impl Server {
         &self,
         mut result: T,
     ) -> Result<Box<RawValue>, ErrorObject> {
+        if crate::trace::in_legacy_session()
+            && let Some(written) = result.legacy()
+        {
+            crate::trace::mark_shaped();
+            return written
+                .map_err(|e| ErrorObject::internal(format!("cannot encode the result: {e}")));
+        }
         match (result.meta_mut(), &self.inner.meta_json) {
             (None, Some(meta)) => mcp_json::to_raw_object_led_by("_meta", meta, &result)
                 .map_err(|e| ErrorObject::internal(format!("cannot encode the result: {e}"))),
@@ -745,6 +789,44 @@ mod tests {
 
     fn raw(text: &str) -> Box<RawValue> {
         RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    /// In an initialize-era session, a tool's result is written without what only modern
+    /// clients know, and says so; one with a `_meta` of its own, or outside a session, is
+    /// written the modern way.
+    #[tokio::test]
+    async fn tool_results_are_written_for_the_era_they_go_to() {
+        use mcp_types::CallToolResult;
+        let server = super::Server::builder("s", "1").build().unwrap();
+        let text =
+            |raw: Box<RawValue>| serde_json::from_str::<serde_json::Value>(raw.get()).unwrap();
+        let mut result = CallToolResult::text("x");
+        result.is_error = Some(true);
+        result.structured_content = Some(serde_json::json!({"a": 1}));
+        let (legacy, shaped) = crate::trace::in_session_shaped("2025-06-18", async {
+            server.complete(result.clone()).unwrap()
+        })
+        .await;
+        assert!(shaped);
+        assert_eq!(
+            text(legacy),
+            serde_json::json!({"content": [{"type": "text", "text": "x"}], "isError": true, "structuredContent": {"a": 1}})
+        );
+        let modern = text(server.complete(result.clone()).unwrap());
+        assert_eq!(modern["resultType"], "complete");
+        assert_eq!(
+            modern["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+            "s"
+        );
+        let mut own = result;
+        own.meta = Some(mcp_types::ResultMetaObject::new());
+        let (_, shaped) =
+            crate::trace::in_session_shaped("2025-06-18", async { server.complete(own).unwrap() })
+                .await;
+        assert!(
+            !shaped,
+            "a result with a _meta of its own is left to the caller"
+        );
     }
 
     /// The remembered `_meta` is the one of the same text only: another text, however
