@@ -114,25 +114,7 @@ async fn drive(url: &str, pid: u32, options: &Options) -> Result<Report, String>
     };
     if options.era == Era::Legacy {
         let conn = conns.first_mut().ok_or("no connection")?;
-        let head = headers.head(&target, "initialize");
-        let reply = conn.post(&head, &protocol::initialize(0)).await?;
-        if reply.status != 200 {
-            return Err(format!(
-                "initialize: HTTP {}: {}",
-                reply.status,
-                lossy(reply.body)
-            ));
-        }
-        headers.session = reply.session;
-        let head = headers.head(&target, "notifications/initialized");
-        let reply = conn.post(&head, &protocol::initialized()).await?;
-        if !(200..300).contains(&reply.status) {
-            return Err(format!(
-                "notifications/initialized: HTTP {}: {}",
-                reply.status,
-                lossy(reply.body)
-            ));
-        }
+        headers.session = open_session(conn, &target, &headers).await?;
     }
     let head = Arc::new(headers.head(&target, &options.call.method));
 
@@ -389,6 +371,40 @@ fn sse_data(body: &[u8]) -> Vec<String> {
 
 pub(crate) fn lossy(body: &[u8]) -> String {
     String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned()
+}
+
+/// Opens a 2025-era session on `conn`; gives its id (none from a server without sessions).
+pub(crate) async fn open_session(
+    conn: &mut Conn,
+    target: &Target,
+    headers: &Headers,
+) -> Result<Option<String>, String> {
+    // A new session's `initialize` carries no session id (the warm-up's may be set).
+    let mut headers = Headers {
+        session: None,
+        ..headers.clone()
+    };
+    let head = headers.head(target, "initialize");
+    let reply = conn.post(&head, &protocol::initialize(0)).await?;
+    if reply.status != 200 {
+        return Err(format!(
+            "initialize: HTTP {}: {}",
+            reply.status,
+            lossy(reply.body)
+        ));
+    }
+    let session = reply.session;
+    headers.session.clone_from(&session);
+    let head = headers.head(target, "notifications/initialized");
+    let reply = conn.post(&head, &protocol::initialized()).await?;
+    if !(200..300).contains(&reply.status) {
+        return Err(format!(
+            "notifications/initialized: HTTP {}: {}",
+            reply.status,
+            lossy(reply.body)
+        ));
+    }
+    Ok(session)
 }
 
 #[cfg(test)]

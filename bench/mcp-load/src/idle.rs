@@ -8,8 +8,8 @@
 
 use std::time::Duration;
 
-use crate::http::{Headers, Target, lossy, parse_url};
-use crate::protocol::{self, CallTemplate, Era};
+use crate::http::{Headers, lossy, open_session, parse_url};
+use crate::protocol::{CallTemplate, Era};
 use crate::wire::Conn;
 use crate::{Options, cli};
 
@@ -146,40 +146,6 @@ fn process_rss(pid: u32) -> Result<u64, String> {
     let path = format!("/proc/{pid}/status");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {path}: {e}"))?;
     rss_kib(&text).map_err(|e| format!("{path}: {e}"))
-}
-
-/// Opens a 2025-era session on `conn`; gives its id (none from a server without sessions).
-async fn open_session(
-    conn: &mut Conn,
-    target: &Target,
-    headers: &Headers,
-) -> Result<Option<String>, String> {
-    // A new session's `initialize` carries no session id (the warm-up's may be set).
-    let mut headers = Headers {
-        session: None,
-        ..headers.clone()
-    };
-    let head = headers.head(target, "initialize");
-    let reply = conn.post(&head, &protocol::initialize(0)).await?;
-    if reply.status != 200 {
-        return Err(format!(
-            "initialize: HTTP {}: {}",
-            reply.status,
-            lossy(reply.body)
-        ));
-    }
-    let session = reply.session;
-    headers.session.clone_from(&session);
-    let head = headers.head(target, "notifications/initialized");
-    let reply = conn.post(&head, &protocol::initialized()).await?;
-    if !(200..300).contains(&reply.status) {
-        return Err(format!(
-            "notifications/initialized: HTTP {}: {}",
-            reply.status,
-            lossy(reply.body)
-        ));
-    }
-    Ok(session)
 }
 
 /// One call on `conn`, which must be answered 200.
