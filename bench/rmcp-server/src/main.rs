@@ -27,7 +27,7 @@ use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolResponse, CallToolResult, ContentBlock, ProgressNotificationParam, RequestMetaObject,
-    ServerCapabilities, ServerConfig, Tool,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -88,6 +88,13 @@ impl Bench {
                 format!("extra_{i:03}"),
                 format!("Fetches a record (generated tool {i} of {extra}, for benchmarks)"),
                 Arc::clone(&schema),
+            )
+            // The hints ours gives the same tools, so that both listings carry the same.
+            .annotate(
+                ToolAnnotations::new()
+                    .read_only(true)
+                    .idempotent(true)
+                    .open_world(false),
             );
             router.add_route(ToolRoute::new_dyn(tool, extra_call));
         }

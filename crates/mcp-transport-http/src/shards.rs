@@ -76,6 +76,10 @@ impl Shards {
         let (done, finished) = mpsc::channel(1);
         let mut threads = Vec::with_capacity(count);
         let mut runtimes = Vec::with_capacity(count);
+        // The threads log where the server was started from: a subscriber set for that
+        // thread only (`tracing::subscriber::set_default`, as tests and embedders do) is
+        // theirs too, not only the global one.
+        let dispatch = tracing::dispatcher::get_default(Clone::clone);
         for index in 0..count {
             let mut builder = tokio::runtime::Builder::new_current_thread();
             builder.enable_all();
@@ -95,9 +99,11 @@ impl Shards {
                 open: Arc::clone(&open),
             };
             let done = done.clone();
+            let dispatch = dispatch.clone();
             std::thread::Builder::new()
                 .name(format!("mcp-http-{index}"))
                 .spawn(move || {
+                    let _logging = tracing::dispatcher::set_default(&dispatch);
                     runtime.block_on(thread.run());
                     // Tasks the handlers spawned go with the runtime; a blocking task
                     // still running is not waited for.
