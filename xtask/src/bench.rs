@@ -18,7 +18,7 @@
 //!    in flight, a 64 KiB echo with 16 in flight, a 16-byte echo with one in flight. The
 //!    tool scenarios (servers with the benchmark's tools: ours, rmcp, the SDK peers): the
 //!    schema-validated `search`, `tools/list` of 500 tools (`--extra-tools 500`, every page
-//!    followed), and `steps` with 10 progress notifications per call over SSE (HTTP only).
+//!    followed, the driver checking on two threads), and `steps` with 10 progress notifications per call over SSE (HTTP only).
 //!    Each SDK is driven in the era it speaks. Our client (`client-load`) drives ours with
 //!    the small echo, for the "our client ÷ mcp-load" figure (over HTTP with the server on
 //!    its default worker threads and on one, against `mcp-load` driving the same server).
@@ -204,11 +204,15 @@ impl Load {
                 "--expect-text".into(),
                 SEARCH_REPLY.into(),
             ],
+            // Checking a listing costs the driver more than serving it costs our server:
+            // the driver checks on two threads, so that it does not set the rate.
             Self::List => vec![
                 "--method".into(),
                 "tools/list".into(),
                 "--expect-tools".into(),
                 EXTRA_TOOLS.to_string(),
+                "--threads".into(),
+                "2".into(),
             ],
             Self::Progress => vec![
                 "--tool".into(),

@@ -13,7 +13,8 @@
 //!   --payload BYTES   length of the echoed text [16]
 //!   --era E           modern (2026-07-28 `_meta` on every request) or legacy
 //!                     (initialize + notifications/initialized first) [modern]
-//!   --threads N       HTTP only: the driver's tokio worker threads [1]
+//!   --threads N       HTTP: the driver's tokio worker threads; stdio: with N ≥ 2,
+//!                     the replies are read on a thread and checked on N more [1]
 //!   --method M        the request's method [tools/call]
 //!   --tool NAME       tools/call: the tool [echo]
 //!   --arguments JSON  tools/call: the arguments [{"text": PAYLOAD}]

@@ -10,7 +10,7 @@
 //! latency runs from its first request to its last page.
 
 use std::collections::HashMap;
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::{BufRead, BufReader, Write as _};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -201,6 +201,13 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
         })
     };
 
+    // With more than one thread, the replies are read and checked on threads of their own
+    // from here on (the first exchange above was checked here).
+    let (mut checked, mut stdout) = if options.threads > 1 {
+        (Some(Checked::start(stdout, options.threads, expect)), None)
+    } else {
+        (None, Some(stdout))
+    };
     let mut pending: HashMap<u64, Instant> = HashMap::with_capacity(options.in_flight * 2);
     let mut done = None;
     let mut replies = 0_u64;
@@ -229,8 +236,15 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
             if done == Some(replies) {
                 return Ok(());
             }
-            read_line(&mut stdout, &mut line, replies)?;
-            let (id, page) = match protocol::check(&line, expect)? {
+            let received = match (&mut checked, &mut stdout) {
+                (Some(checked), _) => checked.next()?,
+                (None, Some(stdout)) => {
+                    read_line(stdout, &mut line, replies)?;
+                    protocol::check(&line, expect)?
+                }
+                (None, None) => return Err("no reader of the server's stdout".to_owned()),
+            };
+            let (id, page) = match received {
                 Received::Reply(id) => (id, None),
                 Received::Page {
                     id,
@@ -322,6 +336,87 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
         peak?,
         Some(cold_start),
     )
+}
+
+/// The server's stdout read and checked on threads of its own (`--threads N`, N ≥ 2): a
+/// reader splits it into lines and deals them out in turn to N checkers, whose results
+/// [`next`](Self::next) gives back in the order the lines came (a progress notification
+/// before the reply it precedes). Checking a large reply (a listing of hundreds of tools)
+/// costs the driver more than serving it costs a fast server; on one thread, the driver
+/// would set the rate.
+struct Checked {
+    results: mpsc::Receiver<(u64, Result<Received, String>)>,
+    /// The number of the next line to give back, and the results that came before it.
+    next: u64,
+    early: HashMap<u64, Result<Received, String>>,
+}
+
+impl Checked {
+    fn start(
+        mut stdout: impl BufRead + Send + 'static,
+        threads: usize,
+        expect: &protocol::Expect,
+    ) -> Self {
+        let (results_tx, results) = mpsc::channel();
+        let mut lines = Vec::with_capacity(threads);
+        for _ in 0..threads {
+            let (line_tx, line_rx) = mpsc::channel::<(u64, Vec<u8>)>();
+            let results_tx = results_tx.clone();
+            let expect = expect.clone();
+            std::thread::spawn(move || {
+                for (number, line) in line_rx {
+                    if results_tx
+                        .send((number, protocol::check(&line, &expect)))
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+            lines.push(line_tx);
+        }
+        // Ends at the server's end of stdout, or once nobody takes the lines.
+        std::thread::spawn(move || {
+            for number in 0_u64.. {
+                let mut line = Vec::new();
+                let read = read_line(&mut stdout, &mut line, number);
+                let Ok(i) = usize::try_from(number % lines.len() as u64) else {
+                    return;
+                };
+                if let Err(e) = read {
+                    let _ = results_tx.send((number, Err(e)));
+                    return;
+                }
+                if lines[i].send((number, line)).is_err() {
+                    return;
+                }
+            }
+        });
+        Checked {
+            results,
+            next: 0,
+            early: HashMap::new(),
+        }
+    }
+
+    /// The next line's result.
+    fn next(&mut self) -> Result<Received, String> {
+        let result = loop {
+            if let Some(result) = self.early.remove(&self.next) {
+                break result;
+            }
+            let (number, result) = self
+                .results
+                .recv()
+                .map_err(|_| "the reader of the server's stdout is gone".to_owned())?;
+            if number == self.next {
+                break result;
+            }
+            self.early.insert(number, result);
+        };
+        self.next += 1;
+        result
+    }
 }
 
 /// Spawns the server with piped stdin and stdout, watched: the counter it gives is the
@@ -416,7 +511,7 @@ fn write(stdin: &mut ChildStdin, bytes: &[u8]) -> Result<(), String> {
 }
 
 fn read_line(
-    stdout: &mut BufReader<std::process::ChildStdout>,
+    stdout: &mut impl BufRead,
     line: &mut Vec<u8>,
     replies: u64,
 ) -> Result<(), String> {
@@ -430,4 +525,31 @@ fn read_line(
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checked_lines_come_back_in_their_order_whatever_thread_checked_them() {
+        let mut text = String::new();
+        for id in 0..50 {
+            text.push_str(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"hi"}}]}}}}"#
+            ));
+            text.push('\n');
+        }
+        text.push_str(r#"{"jsonrpc":"2.0","id":50,"error":{"code":-32603,"message":"no"}}"#);
+        text.push('\n');
+        let expect = protocol::Expect::Text("hi".into());
+        let mut checked = Checked::start(std::io::Cursor::new(text.into_bytes()), 3, &expect);
+        for id in 0..50 {
+            assert_eq!(checked.next(), Ok(Received::Reply(id)));
+        }
+        // A reply that fails its check fails the run, in its place.
+        assert!(checked.next().unwrap_err().contains("error reply"));
+        // Then the end of the stream is an error too, not a hang.
+        assert!(checked.next().unwrap_err().contains("closed its stdout"));
+    }
 }

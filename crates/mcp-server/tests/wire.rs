@@ -279,6 +279,32 @@ async fn cache_hints_are_configurable_per_kind() {
 }
 
 #[tokio::test]
+async fn a_page_holds_a_thousand_items_by_default() {
+    let listing = |tools: usize| {
+        let mut builder = Server::builder("many", "1");
+        for i in 0..tools {
+            builder = builder.tool(tools::answers(&format!("t{i:04}"), ""));
+        }
+        builder.build().unwrap()
+    };
+    // At the default: one page, without a cursor.
+    let (mut c, _conn) = start(&listing(1000));
+    let only = c.result("tools/list", with_meta(json!({}))).await;
+    assert_eq!(only["tools"].as_array().unwrap().len(), 1000);
+    assert!(only.get("nextCursor").is_none());
+    // Past it: a second page holds the rest.
+    let (mut c, _conn) = start(&listing(1001));
+    let first = c.result("tools/list", with_meta(json!({}))).await;
+    assert_eq!(first["tools"].as_array().unwrap().len(), 1000);
+    let cursor = first["nextCursor"].as_str().unwrap().to_owned();
+    let second = c
+        .result("tools/list", with_meta(json!({"cursor": cursor})))
+        .await;
+    assert_eq!(second["tools"].as_array().unwrap().len(), 1);
+    assert_eq!(second["tools"][0]["name"], "t1000");
+}
+
+#[tokio::test]
 async fn pagination_follows_opaque_cursors() {
     let server = Server::builder("paged", "1")
         .page_size(2)

@@ -491,7 +491,7 @@ fn what_the_drivers_are_told() {
     let (args, _) = driver_args(&servers[1], Load::List, settings);
     assert_eq!(
         args.join(" "),
-        "--duration 0.5 --warmup 4 --era modern --in-flight 16 --method tools/list --expect-tools 500"
+        "--duration 0.5 --warmup 4 --era modern --in-flight 16 --method tools/list --expect-tools 500 --threads 2"
     );
     let (args, _) = driver_args(&servers[1], Load::Progress, settings);
     assert!(

@@ -60,7 +60,11 @@ impl Server {
             registry: Registry::default(),
             completion: None,
             cache: [None; 6],
-            page_size: 100,
+            // Large enough that a server of a few hundred tools lists them in one page:
+            // one round trip, and all of them for a client that does not follow
+            // `nextCursor`. Each page is written once and kept, so it costs no more per
+            // request for being large.
+            page_size: 1000,
             state_keys: None,
             state_ttl: Duration::from_mins(10),
             enable: (false, false, false),
@@ -303,7 +307,7 @@ impl ServerBuilder {
         self
     }
 
-    /// Sets how many items a list page holds (default 100).
+    /// Sets how many items a list page holds (default 1000).
     #[must_use]
     pub fn page_size(mut self, size: usize) -> Self {
         self.page_size = size.max(1);
