@@ -38,11 +38,13 @@ use mcp_jsonrpc::{
 use mcp_types::ErrorCode;
 
 use super::auth::{Caller, transport_info};
+use super::respond::refuse_body_type;
 use super::state::NotRegistered;
+use super::state::{answer, notify};
 use super::table::Bucket;
 use super::{
-    DualEraBody, HttpSession, RequestBody, Run, Shared, TOO_MANY_SESSIONS, accepts, answer, empty,
-    json, notify, refusal, refuse_body_type, sse,
+    DualEraBody, HttpSession, RequestBody, Run, Shared, TOO_MANY_SESSIONS, accepts, empty, json,
+    refusal, sse,
 };
 use crate::session::{self, lock};
 
