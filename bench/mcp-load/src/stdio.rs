@@ -203,10 +203,10 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
 
     // With more than one thread, the replies are read and checked on threads of their own
     // from here on (the first exchange above was checked here).
-    let (mut checked, mut stdout) = if options.threads > 1 {
-        (Some(Checked::start(stdout, options.threads, expect)), None)
+    let mut replies_in = if options.threads > 1 {
+        Replies::Checked(Checked::start(stdout, options.threads, expect))
     } else {
-        (None, Some(stdout))
+        Replies::Here(stdout)
     };
     let mut pending: HashMap<u64, Instant> = HashMap::with_capacity(options.in_flight * 2);
     let mut done = None;
@@ -236,13 +236,12 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
             if done == Some(replies) {
                 return Ok(());
             }
-            let received = match (&mut checked, &mut stdout) {
-                (Some(checked), _) => checked.next()?,
-                (None, Some(stdout)) => {
+            let received = match &mut replies_in {
+                Replies::Checked(checked) => checked.next()?,
+                Replies::Here(stdout) => {
                     read_line(stdout, &mut line, replies)?;
                     protocol::check(&line, expect)?
                 }
-                (None, None) => return Err("no reader of the server's stdout".to_owned()),
             };
             let (id, page) = match received {
                 Received::Reply(id) => (id, None),
@@ -338,6 +337,12 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
     )
 }
 
+/// Where the replies are read and checked: on the calling thread, or on threads of their own.
+enum Replies {
+    Here(BufReader<std::process::ChildStdout>),
+    Checked(Checked),
+}
+
 /// The server's stdout read and checked on threads of its own (`--threads N`, N ≥ 2): a
 /// reader splits it into lines and deals them out in turn to N checkers, whose results
 /// [`next`](Self::next) gives back in the order the lines came (a progress notification
@@ -377,17 +382,13 @@ impl Checked {
         }
         // Ends at the server's end of stdout, or once nobody takes the lines.
         std::thread::spawn(move || {
-            for number in 0_u64.. {
+            for (number, checker) in (0_u64..).zip(lines.iter().cycle()) {
                 let mut line = Vec::new();
-                let read = read_line(&mut stdout, &mut line, number);
-                let Ok(i) = usize::try_from(number % lines.len() as u64) else {
-                    return;
-                };
-                if let Err(e) = read {
+                if let Err(e) = read_line(&mut stdout, &mut line, number) {
                     let _ = results_tx.send((number, Err(e)));
                     return;
                 }
-                if lines[i].send((number, line)).is_err() {
+                if checker.send((number, line)).is_err() {
                     return;
                 }
             }
@@ -510,11 +511,7 @@ fn write(stdin: &mut ChildStdin, bytes: &[u8]) -> Result<(), String> {
         .map_err(|e| format!("cannot write to the server's stdin: {e}"))
 }
 
-fn read_line(
-    stdout: &mut impl BufRead,
-    line: &mut Vec<u8>,
-    replies: u64,
-) -> Result<(), String> {
+fn read_line(stdout: &mut impl BufRead, line: &mut Vec<u8>, replies: u64) -> Result<(), String> {
     line.clear();
     let n = stdout
         .read_until(b'\n', line)
@@ -529,16 +526,19 @@ fn read_line(
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
     use super::*;
 
     #[test]
     fn checked_lines_come_back_in_their_order_whatever_thread_checked_them() {
         let mut text = String::new();
         for id in 0..50 {
-            text.push_str(&format!(
+            writeln!(
+                text,
                 r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"hi"}}]}}}}"#
-            ));
-            text.push('\n');
+            )
+            .unwrap();
         }
         text.push_str(r#"{"jsonrpc":"2.0","id":50,"error":{"code":-32603,"message":"no"}}"#);
         text.push('\n');
