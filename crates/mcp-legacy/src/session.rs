@@ -483,6 +483,9 @@ impl serde::Serialize for Members<'_> {
 /// the same names, as [`with_meta`] does. `None` for params this does not take (not an
 /// object, keys with escapes): [`with_meta`] then reads them, or says what is wrong.
 fn spliced(session_meta: &RawValue, params: Option<&Params>) -> Option<Box<RawValue>> {
+    if let Some(prefixed) = prefixed(session_meta, params) {
+        return Some(prefixed);
+    }
     let members = match params {
         Some(params) => Members::read(params.text())?,
         None => Members::default(),
@@ -504,6 +507,31 @@ fn spliced(session_meta: &RawValue, params: Option<&Params>) -> Option<Box<RawVa
     all.0.push(("_meta", &meta));
     all.0.extend(members.without(&["_meta"]).0);
     mcp_json::to_raw_value(&all).ok()
+}
+
+/// [`spliced`] for what most clients send, params without a `_meta` of their own, written
+/// without reading the params at all: the session's `_meta`, then the client's members as
+/// they are. Taken only when `_meta` appears nowhere in the text and it has no `\u` escape
+/// (with which a key could spell `_meta` without those letters), so no member the core
+/// would read as a second `_meta` can be there; `None` otherwise.
+fn prefixed(session_meta: &RawValue, params: Option<&Params>) -> Option<Box<RawValue>> {
+    let no_members = || mcp_json::to_raw_object_led_by("_meta", session_meta, &Map::new()).ok();
+    let Some(params) = params else {
+        return no_members();
+    };
+    let text = params.text();
+    let members = text.strip_prefix('{')?;
+    if text.contains("_meta") || text.contains("\\u") {
+        return None;
+    }
+    if members
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('}')
+    {
+        return no_members();
+    }
+    let params = params.checked().ok()?;
+    mcp_json::to_raw_object_led_by("_meta", session_meta, &*params).ok()
 }
 
 /// What only modern clients know, taken from a complete result: its `resultType`, cache
@@ -808,10 +836,42 @@ mod tests {
             ),
             Some(r#"{"uri":"file:///a b","cursor":"c"}"#),
             Some(r#" { "name" : "spaced" , "arguments" : { } } "#),
+            Some("{ \n}"),
+            Some(r#"{ "name" : "spaced" , "arguments" : { } }"#),
+            Some(r#"{"name":"x","arguments":{"_meta":{"a":1}}}"#),
+            Some(r#"{"name":"\u0078","arguments":{"t":"\u005fmeta"}}"#),
         ] {
             let (fast, general) = both(&session, text);
             let fast = fast.unwrap_or_else(|| panic!("{text:?} was not spliced"));
             assert_eq!(Ok(fast), general, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn params_without_meta_are_prefixed_as_they_are() {
+        let meta = RawValue::from_string(r#"{"v":1}"#.to_owned()).unwrap();
+        let prefixed = |text: Option<&str>| {
+            prefixed(&meta, text.map(params).as_ref()).map(|raw| raw.get().to_owned())
+        };
+        assert_eq!(prefixed(None).as_deref(), Some(r#"{"_meta":{"v":1}}"#));
+        assert_eq!(
+            prefixed(Some("{ }")).as_deref(),
+            Some(r#"{"_meta":{"v":1}}"#)
+        );
+        assert_eq!(
+            prefixed(Some(r#"{ "name":"x", "n":[1]}"#)).as_deref(),
+            Some(r#"{"_meta":{"v":1}, "name":"x", "n":[1]}"#)
+        );
+        // Where a second `_meta` could be, or the params are no object: the members are
+        // read.
+        for text in [
+            r#"{"_meta":{"progressToken":1},"name":"x"}"#,
+            r#"{"name":"x","arguments":{"_meta":1}}"#,
+            r#"{"\u005fmeta":{},"name":"x"}"#,
+            r#"{"name":"\u0078"}"#,
+            "[1]",
+        ] {
+            assert_eq!(prefixed(Some(text)), None, "{text}");
         }
     }
 

@@ -297,8 +297,68 @@ impl<'a> Peek<'a> {
         let Some(params) = params.filter(|p| p.trim_start().starts_with('{')) else {
             return Ok(Peek::default());
         };
+        if let Some(peek) = Peek::after_remembered_meta(params, mirrored, tool_call) {
+            return Ok(peek);
+        }
         Peek::serde_read(params, mirrored, tool_call)
             .map_err(|e| Rejection::invalid_params(format!("invalid params: {e}")))
+    }
+
+    /// [`read`](Self::read) for params led by the `_meta` this thread read last, as a
+    /// client writes every request: that `_meta` is compared, not parsed (it was read
+    /// whole, and found an object, when it was remembered), and only the members after
+    /// it are read, from a copy that starts them as an object of their own. `None` for
+    /// anything else, or a second `_meta` among the rest: the params are then read whole,
+    /// which gives the same result or the same error.
+    fn after_remembered_meta(
+        params: &'a str,
+        mirrored: Option<&str>,
+        tool_call: bool,
+    ) -> Option<Self> {
+        let after = params.strip_prefix(r#"{"_meta":"#)?;
+        let meta_len = LAST_META.with_borrow(|last| {
+            last.as_ref()
+                .filter(|spans| after.starts_with(&*spans.text))
+                .map(|spans| spans.text.len())
+        })?;
+        let (meta, rest) = after.split_at(meta_len);
+        if rest
+            .strip_prefix('}')
+            .is_some_and(|end| end.trim_matches(JSON_WHITESPACE).is_empty())
+        {
+            return Some(Peek {
+                meta: Some(meta),
+                ..Peek::default()
+            });
+        }
+        // Whitespace between `_meta` and the next member is not taken.
+        let rest = rest.strip_prefix(',')?;
+        if rest.len() > REST_COPIED {
+            return None;
+        }
+        REST_SCRATCH.with_borrow_mut(|scratch| {
+            scratch.clear();
+            scratch.push('{');
+            scratch.push_str(rest);
+            let peek = Peek::serde_read(scratch, mirrored, tool_call).ok()?;
+            if peek.meta.is_some() {
+                return None;
+            }
+            // The copy's text at `i` is the params' at `i - 1` of `rest`.
+            let origin = scratch.as_ptr() as usize + 1;
+            let in_params = |copied: Option<&str>| {
+                copied.and_then(|text| {
+                    let start = (text.as_ptr() as usize).checked_sub(origin)?;
+                    rest.get(start..start.checked_add(text.len())?)
+                })
+            };
+            Some(Peek {
+                meta: Some(meta),
+                mirrored: in_params(peek.mirrored),
+                tool: in_params(peek.tool),
+                arguments: in_params(peek.arguments),
+            })
+        })
     }
 
     /// [`read`](Self::read) by `serde_json`: the whole text, to its end (a caller may hold
@@ -337,7 +397,17 @@ struct MetaSpans {
     client_capabilities: bool,
 }
 
+/// The longest text of members after a remembered `_meta` that
+/// [`Peek::after_remembered_meta`] reads: it copies them to read them, and past this a
+/// copy costs about what it saves.
+const REST_COPIED: usize = 4 << 10;
+
+/// What JSON reads as whitespace between tokens.
+const JSON_WHITESPACE: [char; 4] = [' ', '\t', '\n', '\r'];
+
 std::thread_local! {
+    /// Where [`Peek::after_remembered_meta`] copies the members it reads.
+    static REST_SCRATCH: RefCell<String> = const { RefCell::new(String::new()) };
     /// The last `_meta` read on this thread (up to [`REMEMBERED_META`] bytes), with where
     /// its members lie.
     static LAST_META: RefCell<Option<MetaSpans>> = const { RefCell::new(None) };
@@ -819,6 +889,53 @@ mod tests {
         }
         assert!(Meta::read("{").is_err());
         assert!(Meta::read(r#"{"io.modelcontextprotocol/protocolVersion":"#).is_err());
+    }
+
+    #[test]
+    fn params_after_a_remembered_meta_read_as_a_whole() {
+        type Fields<'a> = [Option<&'a str>; 4];
+        fn fields<'a>(peek: &Peek<'a>) -> Fields<'a> {
+            [peek.meta, peek.mirrored, peek.tool, peek.arguments]
+        }
+        let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        for rest in [
+            "}",
+            "} \n",
+            r#","name":"echo","arguments":{"text":"hi"}}"#,
+            r#", "arguments" : {"a":[1,2]} , "name":"e\u0063ho" }"#,
+            r#","uri":"file:///x","name":null}"#,
+            // A second `_meta`, a duplicate, a broken rest: read whole, as before.
+            r#","_meta":{},"name":"x"}"#,
+            r#","name":"a","name":"b"}"#,
+            r#","name":"a""#,
+        ] {
+            let params = format!(r#"{{"_meta":{meta}{rest}"#);
+            for (mirrored, tool_call) in [(Some("name"), true), (Some("uri"), false), (None, false)]
+            {
+                Meta::read(meta).unwrap();
+                let lane = Peek::after_remembered_meta(&params, mirrored, tool_call);
+                let whole = Peek::serde_read(&params, mirrored, tool_call);
+                match (&lane, &whole) {
+                    (Some(lane), Ok(whole)) => {
+                        assert_eq!(fields(lane), fields(whole), "{params}");
+                        // Borrowed from the params, not from the copy.
+                        let span =
+                            params.as_ptr() as usize..params.as_ptr() as usize + params.len();
+                        for text in fields(lane).into_iter().flatten() {
+                            assert!(span.contains(&(text.as_ptr() as usize)), "{params}");
+                        }
+                    }
+                    (None, _) => assert!(
+                        rest.contains("_meta") || whole.is_err(),
+                        "{params} was not taken"
+                    ),
+                    (Some(_), Err(e)) => panic!("{params}: taken, but reads whole as {e}"),
+                }
+            }
+        }
+        // Params led by another `_meta` are read whole.
+        Meta::read(meta).unwrap();
+        assert!(Peek::after_remembered_meta(r#"{"_meta":{},"name":"x"}"#, None, false).is_none());
     }
 
     #[test]
