@@ -164,28 +164,29 @@ pub struct HttpServerConfig {
     /// thread-per-core model). Tasks a handler spawns run on its connection's thread.
     /// Ignored by [`McpService`](crate::McpService) mounted in another server.
     pub connection_threads: usize,
-    /// How long a connection thread that serves exactly one connection keeps looking for
-    /// that connection's next request before its runtime sleeps (default 50 µs;
-    /// [`Duration::ZERO`] turns it off; at most [`MAX_IDLE_POLL`]). Only with
-    /// [`connection_threads`](Self::connection_threads) ≥ 1.
+    /// How long a connection thread keeps looking for a next request on its connections
+    /// before its runtime sleeps (default 50 µs; [`Duration::ZERO`] turns it off; at most
+    /// [`MAX_IDLE_POLL`]). Only with [`connection_threads`](Self::connection_threads) ≥ 1.
     ///
     /// On a request/response connection the next request usually comes a few tens of
     /// microseconds after the reply. A thread that sleeps in that gap leaves its CPU idle,
     /// and on a virtual machine whose host does not let idle guest CPUs poll (Linux's
     /// `haltpoll.guest_halt_poll_ns=0`, as on the benchmark's host) waking an idle CPU is
-    /// a trip through the hypervisor: tens of microseconds on every request. Polling the
-    /// socket (`MSG_PEEK`, yielding the CPU between looks) for a short while keeps the CPU
-    /// awake for the likely next request; with one call at a time it cut the benchmark's
-    /// median round trip by more than a third, for up to this much CPU per idle period.
+    /// a trip through the hypervisor: tens of microseconds on every request. Looking for
+    /// readable sockets (an epoll instance of the thread's own, yielding the CPU between
+    /// looks) for a short while keeps the CPU awake for the likely next request: with one
+    /// call at a time it cut the benchmark's median round trip by more than a third, and
+    /// with sixteen connections on two threads it raised the calls served per second by
+    /// about a fifth, for up to this much CPU per idle period.
     ///
     /// The poll stops at once when the thread's CPU is wanted by another thread (a look
-    /// that took more than a few microseconds means the thread was preempted), and a thread
-    /// that serves several connections never polls: its connections' requests batch, and
-    /// polling there measured worse (the peers' turns on the CPU come later: a 3× higher
-    /// p99 with eight connections a thread). A wake-up from elsewhere (a task another
-    /// thread finishes, a timer, a new connection) can wait up to this long. The poll
-    /// costs one file descriptor per thread at most: the duplicate of the socket of a
-    /// connection that arrived on an empty thread.
+    /// that took more than a few microseconds means the thread was preempted). On a
+    /// machine whose every CPU is busy, a thread that wakes meanwhile can wait for its
+    /// turn until the poll ends: with the benchmark's load driver on the same two CPUs,
+    /// the slowest one in a hundred calls took longer (a p99 up to twice as high) while
+    /// the median fell. A wake-up from elsewhere (a task another thread finishes, a timer,
+    /// a new connection) can wait up to this long too. The poll costs one file descriptor
+    /// per thread.
     pub idle_poll: Duration,
 }
 

@@ -62,8 +62,8 @@ impl Drop for AbortOnDrop {
 }
 
 impl Shards {
-    /// Starts `count` threads serving connections with `settings`; each looks for its one
-    /// connection's next request for up to `idle_poll` before it sleeps
+    /// Starts `count` threads serving connections with `settings`; each looks for a next
+    /// request on its connections for up to `idle_poll` before it sleeps
     /// ([`HttpServerConfig::idle_poll`](crate::HttpServerConfig::idle_poll)).
     pub(crate) fn start<E: Endpoint>(
         count: usize,
@@ -84,7 +84,9 @@ impl Shards {
             let mut builder = tokio::runtime::Builder::new_current_thread();
             builder.enable_all();
             if !idle_poll.is_zero() {
-                builder.on_thread_park(move || idle::before_park(idle_poll));
+                builder
+                    .on_thread_park(move || idle::before_park(idle_poll))
+                    .on_thread_unpark(idle::after_unpark);
             }
             let runtime = builder.build().map_err(Error::Thread)?;
             runtimes.push(runtime.handle().clone());
@@ -232,10 +234,10 @@ impl<E: Endpoint> Thread<E> {
         permit: OwnedSemaphorePermit,
     ) {
         let open = Arc::clone(&self.open);
-        // The idle poll peeks at a duplicate of the socket of a connection alone on its
-        // thread; without one (out of descriptors) the connection is served unpolled.
+        // The idle poll watches the socket in the thread's own epoll instance; without
+        // one (out of descriptors) the connection is served unpolled.
         let watched = if self.idle_poll {
-            idle::Watched::arrive(|| stream.try_clone().ok())
+            idle::Watched::arrive(&stream)
         } else {
             idle::Watched::none()
         };

@@ -42,19 +42,41 @@ fn raw_echo(addr: std::net::SocketAddr, id: i64, close: bool) -> Vec<u8> {
     request
 }
 
-/// One connection alone on its thread is the case the idle poll looks after: its requests
-/// are all answered, and when it closes the socket closes (the poll's duplicate of it goes
-/// with the connection).
+/// Connections on a polling thread are all answered, and each one's socket closes when it
+/// does: the poll watches sockets without holding them, and keeps one descriptor of its
+/// own per thread, not one per connection.
 #[tokio::test]
-async fn a_connection_alone_on_a_polling_thread_is_served_and_closed() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
+async fn connections_on_a_polling_thread_are_served_and_closed() {
     let config = HttpServerConfig::default()
         .connection_threads(1)
         .idle_poll(MAX_IDLE_POLL);
     let server = serve(config).await;
     let addr = server.local_addr();
     let descriptors = open_descriptors();
+    // One after another, then two at once on the same thread.
+    for _ in 0..3 {
+        three_calls(addr).await;
+    }
+    tokio::join!(three_calls(addr), three_calls(addr));
+    // Nothing of the connections stays open in the server: only the thread's poll.
+    if let Some(before) = descriptors {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while open_descriptors().is_some_and(|now| now > before + 1) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{before} descriptors open before the connections, {:?} after",
+                open_descriptors()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+/// Three calls on one connection, one at a time, the last asking to close it; all are
+/// answered, and the server's end of the connection closes.
+async fn three_calls(addr: std::net::SocketAddr) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
     let mut stream = TcpStream::connect(addr).await.unwrap();
     let mut seen = Vec::new();
     for id in 1..=3 {
@@ -86,20 +108,6 @@ async fn a_connection_alone_on_a_polling_thread_is_served_and_closed() {
         assert!(text.contains(&format!("\"id\":{id}")), "{text}");
     }
     assert_eq!(text.matches("HTTP/1.1 200").count(), 3, "{text}");
-    // Nothing of the connection stays open in the server: not its socket, not the poll's
-    // duplicate of it.
-    drop(stream);
-    if let Some(before) = descriptors {
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while open_descriptors().is_some_and(|now| now > before) {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{before} descriptors open before the connection, {:?} after",
-                open_descriptors()
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
 }
 
 /// How many file descriptors this process has open, where `/proc` tells.
