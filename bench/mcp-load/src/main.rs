@@ -34,7 +34,10 @@
 //! one in flight, it is no error, it carries the text sent), so a broken server cannot look
 //! fast. Other calls get the generic check: no error, no `isError`, a non-empty `content`
 //! of typed blocks (`tools/call`), a `tools` array of named tools with an object
-//! `inputSchema` (`tools/list`), or any `result` (other methods); a stdio server silent for 30 s is killed and the run fails, and an HTTP reply
+//! `inputSchema` (`tools/list`), or any `result` (other methods). A reply of 16 KiB or more
+//! whose text equals, but for its id, that of the last such reply checked whole (against the
+//! same expectation) is that reply again: the driver compares it instead of reading it.
+//! A stdio server silent for 30 s is killed and the run fails, and an HTTP reply
 //! must be complete within 60 s. The report is one JSON object on stdout: calls/s, p50 and p99 latency, the
 //! server's CPU time per call (utime + stime from `/proc/PID/stat` before and after the
 //! measured window, divided by the calls), its peak RSS (`VmHWM`), and for stdio the cold
