@@ -65,6 +65,18 @@ pub trait FrameWriter: Send + 'static {
         frame: Bytes,
     ) -> impl Future<Output = Result<(), TransportError>> + Send;
 
+    /// Sends one frame given in three pieces, whose concatenation is the frame as
+    /// [`write_frame`](Self::write_frame) takes it: the pieces of
+    /// [`encode_raw_result_parts`](crate::encode_raw_result_parts). The engine sends a large
+    /// result this way, so that a transport that writes several buffers at once (`writev`)
+    /// never copies it. The default joins the pieces and calls `write_frame`.
+    fn write_frame_parts(
+        &mut self,
+        parts: [Bytes; 3],
+    ) -> impl Future<Output = Result<(), TransportError>> + Send {
+        async move { self.write_frame(Bytes::from(parts.concat())).await }
+    }
+
     /// Writes one frame now, without waiting, if the transport can: the engine's
     /// write-through ([`PeerConfig::write_through`](crate::PeerConfig::write_through)).
     /// The engine calls it only while the writer is idle (its last

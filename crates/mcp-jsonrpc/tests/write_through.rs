@@ -12,8 +12,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use mcp_jsonrpc::memory::{self, MemoryReader, MemoryWriter};
 use mcp_jsonrpc::{
-    FrameReader, FrameWriter, NoHandler, Peer, PeerConfig, RequestOptions, TransportError, WriteNow,
+    ErrorObject, FrameReader, FrameWriter, Handler, NoHandler, Peer, PeerConfig, Request,
+    RequestContext, RequestOptions, TransportError, WriteNow,
 };
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 /// One call the engine made on the writer, with the frame's method or id.
@@ -25,6 +27,8 @@ enum Call {
     Declined(String),
     /// `write_frame`.
     Frame(String),
+    /// `write_frame_parts`.
+    Pieces(String),
     Flush,
 }
 
@@ -99,6 +103,13 @@ impl FrameWriter for Recorder {
 
     async fn write_frame(&mut self, frame: Bytes) -> Result<(), TransportError> {
         self.record(Call::Frame(label(&frame)));
+        self.deliver(&frame);
+        Ok(())
+    }
+
+    async fn write_frame_parts(&mut self, parts: [Bytes; 3]) -> Result<(), TransportError> {
+        let frame = parts.concat();
+        self.record(Call::Pieces(label(&frame)));
         self.deliver(&frame);
         Ok(())
     }
@@ -442,4 +453,76 @@ async fn senders_on_many_threads_lose_nothing_and_keep_their_order() {
         assert_eq!(n, next[task], "task {task}'s frames out of order");
         next[task] += 1;
     }
+}
+
+/// Answers each request with a result whose `text` is as long as the request's id.
+struct Sized;
+
+impl Handler for Sized {
+    async fn request(
+        &self,
+        request: Request,
+        _cx: RequestContext,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let len = match &request.id {
+            mcp_types::RequestId::Integer(n) => usize::try_from(*n).unwrap(),
+            mcp_types::RequestId::String(_) => 0,
+        };
+        Ok(serde_json::value::to_raw_value(&json!({"text": "x".repeat(len)})).unwrap())
+    }
+}
+
+#[tokio::test]
+async fn a_large_result_goes_to_the_writer_in_pieces() {
+    let ((a_read, a_write), (b_read, mut b_write)) = memory::pair(64);
+    let recorder = Recorder {
+        script: Arc::default(),
+        out: Arc::new(Mutex::new(Some(a_write))),
+    };
+    let (_peer, conn) = Peer::connect(a_read, recorder.clone(), Sized, PeerConfig::default());
+    let mut theirs = b_read;
+    // The result of id N is `{"text":"…"}`, eleven bytes more than N: 16 KiB and more
+    // is split, less is one frame.
+    let (below, at) = ((16 << 10) - 12, (16 << 10) - 11);
+    for id in [below, at, 300_000] {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "get"});
+        b_write
+            .write_frame(Bytes::from(request.to_string()))
+            .await
+            .unwrap();
+        let reply = recv(&mut theirs).await;
+        assert_eq!(reply["id"], id);
+        assert_eq!(reply["result"]["text"].as_str().unwrap().len(), id);
+    }
+    let calls: Vec<Call> = recorder
+        .calls()
+        .into_iter()
+        .filter(|call| *call != Call::Flush)
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            Call::Now(format!("response#{below}")),
+            Call::Pieces(format!("response#{at}")),
+            Call::Pieces("response#300000".to_owned()),
+        ]
+    );
+    conn.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn pieces_are_joined_for_a_writer_that_takes_whole_frames() {
+    // The memory transport keeps `write_frame_parts`'s default.
+    let ((a_read, a_write), (mut b_read, mut b_write)) = memory::pair(64);
+    let (_peer, conn) = Peer::connect(a_read, a_write, Sized, PeerConfig::default());
+    let request = json!({"jsonrpc": "2.0", "id": 100_000, "method": "get"});
+    b_write
+        .write_frame(Bytes::from(request.to_string()))
+        .await
+        .unwrap();
+    let frame = b_read.read_frame().await.unwrap().unwrap();
+    let id = mcp_types::RequestId::Integer(100_000);
+    let result = serde_json::value::to_raw_value(&json!({"text": "x".repeat(100_000)})).unwrap();
+    assert_eq!(frame, mcp_jsonrpc::encode_raw_result(&id, &result));
+    conn.shutdown(Duration::from_secs(1)).await;
 }

@@ -186,6 +186,11 @@ impl<W: FrameWriter> FrameWriter for ExitAwareWriter<W> {
         self.explain(result).await
     }
 
+    async fn write_frame_parts(&mut self, parts: [Bytes; 3]) -> Result<(), TransportError> {
+        let result = self.inner.write_frame_parts(parts).await;
+        self.explain(result).await
+    }
+
     fn write_now(&mut self, frame: &[u8]) -> WriteNow {
         self.inner.write_now(frame)
     }

@@ -12,7 +12,7 @@
 //! buffered, so a peer cannot make this side hold more than the limit plus one read chunk.
 
 use std::fmt;
-use std::io;
+use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -421,6 +421,57 @@ impl<W: AsyncWrite> LineWriter<W> {
         }
     }
 
+    /// Writes `pieces` and a newline as one line, within the write timeout unless the
+    /// line fits in the buffer's free room (it is only copied there, so it cannot wait on
+    /// the peer and needs no timer). A line break in any piece is refused, before
+    /// anything is written; a failed write breaks the writer. At most three pieces (a
+    /// frame, or the pieces of a large result).
+    async fn write_line(&mut self, pieces: &[&[u8]]) -> Result<(), TransportError>
+    where
+        W: Unpin,
+    {
+        self.check_open()?;
+        if pieces
+            .iter()
+            .any(|piece| memchr::memchr2(b'\n', b'\r', piece).is_some())
+        {
+            return Err(TransportError::Io(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a frame must not contain a line break",
+            )));
+        }
+        let len = pieces.iter().map(|piece| piece.len()).sum::<usize>();
+        let fits = self.writer.buffer().len().saturating_add(len) < WRITE_BUFFER;
+        let writer = &mut self.writer;
+        let line = async move {
+            let mut slices = [IoSlice::new(&[]); 4];
+            debug_assert!(pieces.len() <= 3, "a line of at most three pieces");
+            let count = pieces.len().min(3);
+            for (slice, piece) in slices.iter_mut().zip(&pieces[..count]) {
+                *slice = IoSlice::new(piece);
+            }
+            slices[count] = IoSlice::new(b"\n");
+            let mut rest = &mut slices[..=count];
+            while !rest.is_empty() {
+                let written = writer.write_vectored(rest).await?;
+                if written == 0 {
+                    return Err(io::Error::from(io::ErrorKind::WriteZero));
+                }
+                IoSlice::advance_slices(&mut rest, written);
+            }
+            Ok(())
+        };
+        let result = if fits {
+            line.await.map_err(TransportError::Io)
+        } else {
+            within(self.timeout, line).await
+        };
+        if result.is_err() {
+            self.state = WriteState::Broken;
+        }
+        result
+    }
+
     /// Returns the write timeout, or `None` when writes may take forever.
     pub fn write_timeout(&self) -> Option<Duration> {
         self.timeout
@@ -440,31 +491,17 @@ impl<W: AsyncWrite + Unpin + Send + 'static> FrameWriter for LineWriter<W> {
     /// Not cancel safe: dropping the future may leave part of a line on the wire. The
     /// engine does not drop it, and the write timeout bounds how long it can take.
     async fn write_frame(&mut self, frame: Bytes) -> Result<(), TransportError> {
-        self.check_open()?;
-        if memchr::memchr2(b'\n', b'\r', &frame).is_some() {
-            return Err(TransportError::Io(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "a frame must not contain a line break",
-            )));
-        }
-        // A line that fits in the buffer's free room is only copied there (the buffer
-        // writes through to the pipe only when a line does not fit): it cannot wait on the
-        // peer, so it needs no timer.
-        let fits = self.writer.buffer().len() + frame.len() < WRITE_BUFFER;
-        let writer = &mut self.writer;
-        let line = async move {
-            writer.write_all(&frame).await?;
-            writer.write_all(b"\n").await
-        };
-        let result = if fits {
-            line.await.map_err(TransportError::Io)
-        } else {
-            within(self.timeout, line).await
-        };
-        if result.is_err() {
-            self.state = WriteState::Broken;
-        }
-        result
+        self.write_line(&[&frame]).await
+    }
+
+    /// Writes the pieces and a newline as one line: copied into the buffer when they fit
+    /// in its free room, else written to the pipe as they are, with one `writev` when the
+    /// pipe takes them all (a large result is never copied).
+    ///
+    /// Not cancel safe, as [`write_frame`](FrameWriter::write_frame).
+    async fn write_frame_parts(&mut self, parts: [Bytes; 3]) -> Result<(), TransportError> {
+        let [head, body, tail] = &parts;
+        self.write_line(&[head, body, tail]).await
     }
 
     /// Writes the line at once when the buffer is empty and the line fits in it: copied

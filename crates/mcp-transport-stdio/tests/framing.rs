@@ -336,6 +336,10 @@ enum Write {
     Sent(&'static [u8]),
     /// Refused with `InvalidInput`, with nothing written and the writer still usable.
     Refused(&'static [u8]),
+    /// Handed over in three pieces (`write_frame_parts`), written as one line.
+    Pieces([&'static [u8]; 3]),
+    /// Three pieces refused as `Refused` is.
+    RefusedPieces([&'static [u8]; 3]),
 }
 
 /// Writes `frames` through a [`LineWriter`], closes it, and compares everything the other
@@ -352,6 +356,7 @@ async fn check_write(frames: &[Write], wire: &[u8]) {
             .expect("the duplex does not fail")
     });
     let mut writer = LineWriter::new(near);
+    let pieces = |pieces: [&'static [u8]; 3]| pieces.map(Bytes::from_static);
     for frame in frames {
         match *frame {
             Write::Sent(bytes) => {
@@ -364,6 +369,17 @@ async fn check_write(frames: &[Write], wire: &[u8]) {
             }
             Write::Refused(bytes) => {
                 let result = writer.write_frame(Bytes::from_static(bytes)).await;
+                assert!(
+                    matches!(&result, Err(TransportError::Io(error)) if error.kind() == io::ErrorKind::InvalidInput),
+                    "{result:?}",
+                );
+            }
+            Write::Pieces(parts) => {
+                let result = writer.write_frame_parts(pieces(parts)).await;
+                assert!(result.is_ok(), "writing pieces: {result:?}");
+            }
+            Write::RefusedPieces(parts) => {
+                let result = writer.write_frame_parts(pieces(parts)).await;
                 assert!(
                     matches!(&result, Err(TransportError::Io(error)) if error.kind() == io::ErrorKind::InvalidInput),
                     "{result:?}",
@@ -422,6 +438,44 @@ async fn frame_with_a_line_break_is_refused() {
             Write::Sent(b"{\"b\":2}"),
         ],
         b"{\"a\":1}\n{\"b\":2}\n",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn pieces_are_written_as_one_line() {
+    // Small pieces go into the buffer; pieces larger than the buffer and the pipe go out
+    // in as many writes as the peer takes, each piece whole and in order.
+    let frames = [
+        Write::Sent(b"{}"),
+        Write::Pieces([b"{\"id\":1,\"result\":", b"{\"a\":1}", b"}"]),
+        Write::Pieces([b"[", &FILLER, b"]"]),
+        Write::Pieces([&FILLER[..5], b"", &FILLER[..3]]),
+        Write::Sent(b"{\"b\":2}"),
+    ];
+    let wire = [
+        &b"{}\n{\"id\":1,\"result\":{\"a\":1}}\n["[..],
+        &FILLER,
+        b"]\n",
+        &FILLER[..5],
+        &FILLER[..3],
+        b"\n{\"b\":2}\n",
+    ]
+    .concat();
+    check_write(&frames, &wire).await;
+}
+
+#[tokio::test]
+async fn pieces_with_a_line_break_are_refused_whole() {
+    // A break in any piece refuses the line before any piece of it is written.
+    check_write(
+        &[
+            Write::RefusedPieces([b"{\"a\":", b"1\n", b"}"]),
+            Write::RefusedPieces([b"{\r", b"", b"}"]),
+            Write::RefusedPieces([b"[", &FILLER, b"]\n"]),
+            Write::Pieces([b"{\"a\":", b"1", b"}"]),
+        ],
+        b"{\"a\":1}\n",
     )
     .await;
 }

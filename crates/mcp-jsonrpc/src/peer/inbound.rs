@@ -15,6 +15,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 use tokio_util::task::TaskTracker;
 
+use super::write::Frame;
 use super::{
     CANCELLED, CancelSlot, Handler, InFlight, Overload, PROGRESS, Peer, RequestContext, Shared,
     WIRE_IN, abort_inbound, cancel_inbound, close_pending, lock, set_close_reason, wire,
@@ -22,7 +23,7 @@ use super::{
 use crate::error::Error;
 use crate::message::{
     Decoded, ErrorObject, Message, Notification, RawResult, Request, Response, decode,
-    encode_error, encode_raw_result,
+    encode_error, encode_raw_result, encode_raw_result_parts,
 };
 use crate::sink::NotificationSink;
 use crate::transport::{FrameReader, TransportError};
@@ -374,20 +375,30 @@ fn poll_caught<F: Future + ?Sized>(
     }
 }
 
+/// From this size on, a result is sent as its frame's three pieces
+/// ([`encode_raw_result_parts`]) instead of being copied into one frame: a `tools/list`
+/// page of hundreds of tools is hundreds of kilobytes, which a transport that writes
+/// several buffers at once (`writev`) then never copies. Below it, one frame is cheaper.
+const SPLIT_RESULT_AT: usize = 16 << 10;
+
 /// The response frame for a handler's outcome.
 fn response_frame(
     id: &RequestId,
     outcome: Result<Result<Box<RawValue>, ErrorObject>, Panicked>,
-) -> Bytes {
+) -> Frame {
     match outcome {
-        Ok(Ok(result)) => encode_raw_result(id, &result),
-        Ok(Err(error)) => encode_error(Some(id), &error),
+        Ok(Ok(result)) if result.get().len() >= SPLIT_RESULT_AT => {
+            Frame::Parts(encode_raw_result_parts(id, result))
+        }
+        Ok(Ok(result)) => encode_raw_result(id, &result).into(),
+        Ok(Err(error)) => encode_error(Some(id), &error).into(),
         Err(Panicked) => {
             tracing::error!(%id, "a request handler panicked");
             encode_error(
                 Some(id),
                 &ErrorObject::internal("the request handler failed"),
             )
+            .into()
         }
     }
 }

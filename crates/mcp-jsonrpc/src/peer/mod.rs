@@ -297,7 +297,7 @@ struct Shared {
     config: PeerConfig,
     pending: Mutex<PendingTable<Waiter>>,
     inbound: Mutex<HashMap<RequestId, InFlight>>,
-    outbound: mpsc::Sender<Bytes>,
+    outbound: mpsc::Sender<write::Frame>,
     /// Cancellation notices: at most one per pending request, so bounded by the table.
     control: mpsc::UnboundedSender<Bytes>,
     /// Frames on `control` the write loop has not taken yet (`write.rs`).

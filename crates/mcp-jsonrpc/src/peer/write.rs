@@ -29,6 +29,20 @@ use tokio::sync::mpsc;
 use super::{Shared, WIRE_OUT, lock, set_close_reason, wire};
 use crate::transport::{FrameWriter, WriteNow};
 
+/// A frame as the queue holds it: whole, or as the three pieces of a large result
+/// ([`encode_raw_result_parts`](crate::encode_raw_result_parts)), which the transport may
+/// write without joining them ([`FrameWriter::write_frame_parts`]).
+pub(super) enum Frame {
+    Whole(Bytes),
+    Parts([Bytes; 3]),
+}
+
+impl From<Bytes> for Frame {
+    fn from(frame: Bytes) -> Self {
+        Frame::Whole(frame)
+    }
+}
+
 /// Where the transport's writer is kept: taken by the write loop while it writes, back in
 /// the slot while the loop waits for frames, where a sender writing through finds it.
 pub(super) struct WriterSlot<W>(Mutex<Option<W>>);
@@ -54,19 +68,23 @@ impl<W> Drop for EmptyOnDrop<'_, W> {
 pub(super) trait WriteThrough: Send + Sync {
     /// Writes `frame` now if the write loop is idle, nothing is queued, and the
     /// transport takes it without waiting; otherwise gives it back to be queued.
-    fn write_through(&self, frame: Bytes, shared: &Shared) -> Result<(), Bytes>;
+    fn write_through(&self, frame: Frame, shared: &Shared) -> Result<(), Frame>;
 }
 
 impl<W: FrameWriter> WriteThrough for WriterSlot<W> {
-    fn write_through(&self, frame: Bytes, shared: &Shared) -> Result<(), Bytes> {
+    fn write_through(&self, frame: Frame, shared: &Shared) -> Result<(), Frame> {
+        // Only a large result comes in pieces, and the transport would not take it at once.
+        let Frame::Whole(frame) = frame else {
+            return Err(frame);
+        };
         let mut slot = lock(&self.0);
         let Some(writer) = slot.as_mut() else {
-            return Err(frame);
+            return Err(frame.into());
         };
         let queued = shared.outbound.capacity() < shared.outbound.max_capacity()
             || shared.control_queued.load(Ordering::Acquire) > 0;
         if queued {
-            return Err(frame);
+            return Err(frame.into());
         }
         match writer.write_now(&frame) {
             WriteNow::Sent => {}
@@ -74,7 +92,7 @@ impl<W: FrameWriter> WriteThrough for WriterSlot<W> {
             // before the slot's lock is let go, so no later frame overtakes it.
             WriteNow::Buffered => queue_control(shared, Bytes::new()),
             // A transport may grow ways to decline without changing this one.
-            _ => return Err(frame),
+            _ => return Err(frame.into()),
         }
         wire(WIRE_OUT, &frame);
         Ok(())
@@ -94,7 +112,8 @@ pub(super) fn queue_control(shared: &Shared, frame: Bytes) {
 /// loop is idle, else queued at once when the queue has room (the usual case), else
 /// waiting for room in a box of its own, so that a caller's future holds a pointer where
 /// it held the whole wait. `Err` when the connection is closed.
-pub(super) async fn send(shared: &Shared, frame: Bytes) -> Result<(), ()> {
+pub(super) async fn send(shared: &Shared, frame: impl Into<Frame>) -> Result<(), ()> {
+    let frame = frame.into();
     let frame = match &shared.through {
         Some(slot) => match slot.write_through(frame, shared) {
             Ok(()) => return Ok(()),
@@ -114,12 +133,12 @@ pub(super) async fn send(shared: &Shared, frame: Bytes) -> Result<(), ()> {
 /// The next queued frame, if any, cancellation notices first.
 fn next_queued(
     control: &mut mpsc::UnboundedReceiver<Bytes>,
-    frames: &mut mpsc::Receiver<Bytes>,
+    frames: &mut mpsc::Receiver<Frame>,
     shared: &Shared,
-) -> Option<Bytes> {
+) -> Option<Frame> {
     if let Ok(frame) = control.try_recv() {
         shared.control_queued.fetch_sub(1, Ordering::AcqRel);
-        return Some(frame);
+        return Some(frame.into());
     }
     frames.try_recv().ok()
 }
@@ -128,20 +147,29 @@ fn next_queued(
 /// asks for the flush that follows every burst.
 async fn write_one<W: FrameWriter>(
     writer: &mut W,
-    frame: Bytes,
+    frame: Frame,
 ) -> Result<(), crate::TransportError> {
-    if frame.is_empty() {
-        return Ok(());
+    match frame {
+        Frame::Whole(frame) if frame.is_empty() => Ok(()),
+        Frame::Whole(frame) => {
+            wire(WIRE_OUT, &frame);
+            writer.write_frame(frame).await
+        }
+        Frame::Parts(parts) => {
+            // Joined only for the wire log, and only when it is on.
+            if tracing::enabled!(target: "mcp_wire", tracing::Level::TRACE) {
+                wire(WIRE_OUT, &parts.concat());
+            }
+            writer.write_frame_parts(parts).await
+        }
     }
-    wire(WIRE_OUT, &frame);
-    writer.write_frame(frame).await
 }
 
 /// The write loop: waits for a frame, writes it and everything queued behind it, flushes
 /// once, and at the end writes what was queued before the close and closes the writer.
 pub(super) async fn write_loop<W: FrameWriter>(
     slot: Arc<WriterSlot<W>>,
-    mut frames: mpsc::Receiver<Bytes>,
+    mut frames: mpsc::Receiver<Frame>,
     mut control: mpsc::UnboundedReceiver<Bytes>,
     shared: Arc<Shared>,
 ) {
@@ -156,7 +184,7 @@ pub(super) async fn write_loop<W: FrameWriter>(
             let mut writer = lock(&slot.0);
             if let Poll::Ready(Some(frame)) = control.poll_recv(cx) {
                 shared.control_queued.fetch_sub(1, Ordering::AcqRel);
-                return Poll::Ready(Some((frame, writer.take())));
+                return Poll::Ready(Some((frame.into(), writer.take())));
             }
             match frames.poll_recv(cx) {
                 Poll::Ready(Some(frame)) => return Poll::Ready(Some((frame, writer.take()))),
