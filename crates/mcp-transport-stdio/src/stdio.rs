@@ -13,12 +13,6 @@
 //! same pipe (`2>&1`): a logger writing to stderr must never see `EAGAIN`. Writing to
 //! stdout by other means (a stray `println!`) is already forbidden by the spec; in
 //! non-blocking mode it can also fail when the pipe is full.
-//!
-//! On Linux, standard output's pipe is also made larger (up to [`STDOUT_PIPE_SIZE`]
-//! bytes, where the system allows it). A pipe holds 64 KiB by default, so a large reply
-//! (a page of hundreds of tools is hundreds of kilobytes) went out in pieces, with a wait
-//! for the reader after each. The kernel allocates a pipe's pages only for bytes written
-//! and not yet read, so room that is not used costs nothing.
 
 use std::io;
 use std::pin::Pin;
@@ -68,9 +62,6 @@ impl StdinStream {
 
 impl StdoutStream {
     /// Opens standard output. Must be called within a tokio runtime with IO enabled.
-    ///
-    /// On Linux, a pipe is also enlarged to 1 MiB where the system allows, so that a
-    /// large reply goes out in one write.
     pub fn open() -> Self {
         #[cfg(unix)]
         if let Some(pipe) = unix::stdout_pipe() {
@@ -149,12 +140,6 @@ impl AsyncWrite for StdoutStream {
     }
 }
 
-/// The capacity asked for standard output's pipe, in bytes: Linux's default ceiling for
-/// an unprivileged process (`/proc/sys/fs/pipe-max-size`). Where that ceiling is lower,
-/// or the user's pipes already hold their share of memory, the pipe keeps the size it
-/// has.
-const STDOUT_PIPE_SIZE: usize = 1024 * 1024;
-
 #[cfg(unix)]
 mod unix {
     use std::fs::File;
@@ -188,90 +173,6 @@ mod unix {
         if shared_with_stderr {
             return None;
         }
-        let sender = pipe::Sender::from_file(file).ok()?;
-        #[cfg(target_os = "linux")]
-        enlarge(&sender);
-        Some(sender)
-    }
-
-    /// Asks for a pipe of [`STDOUT_PIPE_SIZE`](super::STDOUT_PIPE_SIZE) bytes; a refusal
-    /// leaves the pipe as it was, which works, only with more waits for a large reply.
-    #[cfg(target_os = "linux")]
-    pub(super) fn enlarge(pipe: &pipe::Sender) {
-        use nix::fcntl::{FcntlArg, fcntl};
-        let size = i32::try_from(super::STDOUT_PIPE_SIZE).unwrap_or(i32::MAX);
-        // Never made smaller: a pipe someone already enlarged keeps its size.
-        let now = fcntl(pipe, FcntlArg::F_GETPIPE_SZ).unwrap_or(size);
-        if now < size
-            && let Err(e) = fcntl(pipe, FcntlArg::F_SETPIPE_SZ(size))
-        {
-            tracing::debug!(error = %e, "standard output's pipe keeps its size");
-        }
-    }
-}
-
-#[cfg(all(test, target_os = "linux"))]
-mod tests {
-    use nix::fcntl::{FcntlArg, fcntl};
-    use tokio::net::unix::pipe;
-
-    use super::STDOUT_PIPE_SIZE;
-    use super::unix::enlarge;
-
-    fn size(pipe: &pipe::Sender) -> usize {
-        usize::try_from(fcntl(pipe, FcntlArg::F_GETPIPE_SZ).unwrap()).unwrap()
-    }
-
-    /// The most an unprivileged process may ask for.
-    fn ceiling() -> usize {
-        std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
-    }
-
-    #[tokio::test]
-    async fn a_pipe_is_enlarged_where_the_system_allows() {
-        let (sender, _receiver) = pipe::pipe().unwrap();
-        let before = size(&sender);
-        assert!(before < STDOUT_PIPE_SIZE, "a new pipe holds {before} bytes");
-        enlarge(&sender);
-        if ceiling() >= STDOUT_PIPE_SIZE {
-            assert_eq!(size(&sender), STDOUT_PIPE_SIZE);
-        } else {
-            // Refused (unless privileged): the pipe works at the size it had, or at one
-            // the system granted.
-            assert!(size(&sender) >= before);
-        }
-    }
-
-    #[tokio::test]
-    async fn a_larger_pipe_is_never_made_smaller() {
-        let (sender, _receiver) = pipe::pipe().unwrap();
-        let larger = i32::try_from(2 * STDOUT_PIPE_SIZE).unwrap();
-        // Past the ceiling only with CAP_SYS_RESOURCE; without, half of it will do.
-        if fcntl(&sender, FcntlArg::F_SETPIPE_SZ(larger)).is_err() {
-            let half = i32::try_from(STDOUT_PIPE_SIZE / 2).unwrap();
-            fcntl(&sender, FcntlArg::F_SETPIPE_SZ(half)).unwrap();
-            enlarge(&sender);
-            assert!(size(&sender) >= STDOUT_PIPE_SIZE / 2);
-            return;
-        }
-        enlarge(&sender);
-        assert_eq!(size(&sender), 2 * STDOUT_PIPE_SIZE);
-    }
-
-    #[tokio::test]
-    async fn a_large_reply_goes_out_in_one_write() {
-        let (sender, _receiver) = pipe::pipe().unwrap();
-        enlarge(&sender);
-        if size(&sender) < STDOUT_PIPE_SIZE {
-            return;
-        }
-        let reply = vec![b'x'; 240 * 1024];
-        sender.writable().await.unwrap();
-        // A 64 KiB pipe takes a quarter of it.
-        assert_eq!(sender.try_write(&reply).unwrap(), reply.len());
+        pipe::Sender::from_file(file).ok()
     }
 }
