@@ -50,6 +50,33 @@ async fn requests_round_trip_through_a_real_server() {
 }
 
 #[tokio::test]
+async fn large_results_and_small_ones_arrive_whole_and_in_order() {
+    // Results of 16 KiB and more leave the server in pieces, written with `writev` into a
+    // pipe that holds less than the largest of them; small ones go through the buffer.
+    let (peer, server) = connect(&ServerCommand::new(ECHO), NoHandler, client_config()).unwrap();
+    let mut calls = Vec::new();
+    for (n, len) in [10, 16 << 10, 20, 100_000, (16 << 10) - 20, 300_000, 5]
+        .into_iter()
+        .enumerate()
+    {
+        let peer = peer.clone();
+        calls.push(tokio::spawn(async move {
+            let params = json!({"n": n, "text": "é\n".repeat(len / 3)});
+            let back = peer
+                .request("echo", Some(&params), RequestOptions::default())
+                .await
+                .unwrap();
+            assert_eq!(value(&back), params);
+        }));
+    }
+    for call in calls {
+        call.await.unwrap();
+    }
+    let status = server.shutdown(Duration::from_secs(1)).await.unwrap();
+    assert!(status.success(), "{status}");
+}
+
+#[tokio::test]
 async fn a_crash_fails_pending_requests_at_once_with_a_transport_error() {
     let command = ServerCommand::new(FIXTURE).args(["crash-on", "boom"]);
     let (peer, server) = connect(&command, NoHandler, client_config()).unwrap();
