@@ -291,6 +291,31 @@ pub enum Received {
     Other,
 }
 
+impl Received {
+    /// The id of the request a reply answers; `None` for a notification.
+    fn id(&self) -> Option<u64> {
+        match self {
+            Received::Reply(id) | Received::Page { id, .. } => Some(*id),
+            Received::Progress { .. } | Received::Other => None,
+        }
+    }
+
+    /// The same reply to request `id`; `None` for a notification.
+    fn with_id(self, id: u64) -> Option<Self> {
+        match self {
+            Received::Reply(_) => Some(Received::Reply(id)),
+            Received::Page {
+                tools, next_cursor, ..
+            } => Some(Received::Page {
+                id,
+                tools,
+                next_cursor,
+            }),
+            Received::Progress { .. } | Received::Other => None,
+        }
+    }
+}
+
 /// Replies at least this long are compared with the last one this thread checked whole.
 const COMPARED_FROM: usize = 16 << 10;
 
@@ -358,29 +383,15 @@ pub fn check(message: &[u8], expect: &Expect) -> Result<Received, String> {
         let again = LAST_CHECKED.with_borrow(|last| {
             last.as_ref()
                 .filter(|c| c.before == before && c.after == after && c.expect == *expect)
-                .map(|c| c.received.clone())
+                .and_then(|c| c.received.clone().with_id(id))
         });
-        match again {
-            Some(Received::Reply(_)) => return Ok(Received::Reply(id)),
-            Some(Received::Page {
-                tools, next_cursor, ..
-            }) => {
-                return Ok(Received::Page {
-                    id,
-                    tools,
-                    next_cursor,
-                });
-            }
-            _ => {}
+        if let Some(again) = again {
+            return Ok(again);
         }
     }
     let received = check_whole(message, expect)?;
-    let read_id = match &received {
-        Received::Reply(id) | Received::Page { id, .. } => Some(*id),
-        _ => None,
-    };
     if let Some((id, before, after)) = split
-        && read_id == Some(id)
+        && received.id() == Some(id)
     {
         LAST_CHECKED.with_borrow_mut(|last| {
             *last = Some(Checked {
