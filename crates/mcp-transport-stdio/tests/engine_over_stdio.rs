@@ -4,7 +4,7 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use mcp_jsonrpc::{NoHandler, RequestOptions};
+use mcp_jsonrpc::{NoHandler, Peer, RequestOptions};
 use mcp_transport_stdio::{ServerCommand, StderrMode, client_config, connect};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -16,14 +16,13 @@ fn value(raw: &serde_json::value::RawValue) -> Value {
     serde_json::from_str(raw.get()).unwrap()
 }
 
-#[tokio::test]
-async fn requests_round_trip_through_a_real_server() {
-    let (peer, server) = connect(&ServerCommand::new(ECHO), NoHandler, client_config()).unwrap();
+/// Sends every one of `params` to the echo server at once, and checks that each comes
+/// back as it was sent.
+async fn echo_all(peer: &Peer, params: impl IntoIterator<Item = Value>) {
     let mut calls = Vec::new();
-    for n in 0..32 {
+    for params in params {
         let peer = peer.clone();
         calls.push(tokio::spawn(async move {
-            let params = json!({"n": n, "text": "line\nbreak"});
             let back = peer
                 .request("echo", Some(&params), RequestOptions::default())
                 .await
@@ -34,6 +33,16 @@ async fn requests_round_trip_through_a_real_server() {
     for call in calls {
         call.await.unwrap();
     }
+}
+
+#[tokio::test]
+async fn requests_round_trip_through_a_real_server() {
+    let (peer, server) = connect(&ServerCommand::new(ECHO), NoHandler, client_config()).unwrap();
+    echo_all(
+        &peer,
+        (0..32).map(|n| json!({"n": n, "text": "line\nbreak"})),
+    )
+    .await;
     let err = peer
         .request("missing", None::<&Value>, RequestOptions::default())
         .await
@@ -54,24 +63,13 @@ async fn large_results_and_small_ones_arrive_whole_and_in_order() {
     // Results of 16 KiB and more leave the server in pieces, written with `writev` into a
     // pipe that holds less than the largest of them; small ones go through the buffer.
     let (peer, server) = connect(&ServerCommand::new(ECHO), NoHandler, client_config()).unwrap();
-    let mut calls = Vec::new();
-    for (n, len) in [10, 16 << 10, 20, 100_000, (16 << 10) - 20, 300_000, 5]
-        .into_iter()
-        .enumerate()
-    {
-        let peer = peer.clone();
-        calls.push(tokio::spawn(async move {
-            let params = json!({"n": n, "text": "é\n".repeat(len / 3)});
-            let back = peer
-                .request("echo", Some(&params), RequestOptions::default())
-                .await
-                .unwrap();
-            assert_eq!(value(&back), params);
-        }));
-    }
-    for call in calls {
-        call.await.unwrap();
-    }
+    let lens = [10, 16 << 10, 20, 100_000, (16 << 10) - 20, 300_000, 5];
+    let params = lens.iter().enumerate();
+    echo_all(
+        &peer,
+        params.map(|(n, len)| json!({"n": n, "text": "é\n".repeat(len / 3)})),
+    )
+    .await;
     let status = server.shutdown(Duration::from_secs(1)).await.unwrap();
     assert!(status.success(), "{status}");
 }
