@@ -69,7 +69,7 @@ mod transport;
 pub use error::Error;
 pub use message::{
     DecodeError, DecodeOptions, Decoded, ErrorObject, Message, Notification, RawResult, Request,
-    Response, decode, encode_error, encode_notification, encode_raw_result,
+    Response, SPLIT_RESULT_AT, decode, encode_error, encode_notification, encode_raw_result,
     encode_raw_result_parts, encode_request, encode_result,
 };
 pub use params::Params;

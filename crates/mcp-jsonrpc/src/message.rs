@@ -658,6 +658,13 @@ pub fn encode_raw_result_parts(id: &RequestId, result: Box<RawValue>) -> [Bytes;
     ]
 }
 
+/// From this size on (16 KiB), a result is best sent as [`encode_raw_result_parts`]' three
+/// pieces rather than copied into one frame by [`encode_raw_result`]: the copy of a large
+/// result (a `tools/list` page of hundreds of tools, a 64 KiB `tools/call` result) costs
+/// more than writing two more buffers, which a transport does with one `writev`. Below
+/// it, one frame is cheaper. The engine and the Streamable HTTP server both split here.
+pub const SPLIT_RESULT_AT: usize = 16 << 10;
+
 /// `{"jsonrpc":"2.0","id":ID,"result":` in a buffer with room for `more` bytes after it.
 fn result_head(id: &RequestId, more: usize) -> Vec<u8> {
     const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;

@@ -17,7 +17,9 @@ use std::task::{Context, Poll};
 
 use bytes::{BufMut as _, Bytes, BytesMut};
 use http_body::{Body, Frame, SizeHint};
-use mcp_jsonrpc::{ErrorObject, encode_error, encode_raw_result, encode_raw_result_parts};
+use mcp_jsonrpc::{
+    ErrorObject, SPLIT_RESULT_AT, encode_error, encode_raw_result, encode_raw_result_parts,
+};
 use mcp_types::RequestId;
 use serde_json::value::RawValue;
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
@@ -248,12 +250,6 @@ impl SseStream {
         sse_event(json)
     }
 }
-
-/// From this size on, a result goes out as the frame's three pieces
-/// ([`encode_raw_result_parts`]), which hyper writes with one `writev`, instead of being
-/// copied into one frame: the copy of a 64 KiB result costs more than two more body
-/// frames. Below it, one frame is cheaper.
-pub(crate) const SPLIT_RESULT_AT: usize = 16 << 10;
 
 /// The JSON-RPC response for a handler's outcome.
 pub(crate) fn encode_outcome(id: &RequestId, outcome: Outcome) -> Bytes {

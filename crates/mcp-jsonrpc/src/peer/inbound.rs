@@ -22,8 +22,8 @@ use super::{
 };
 use crate::error::Error;
 use crate::message::{
-    Decoded, ErrorObject, Message, Notification, RawResult, Request, Response, decode,
-    encode_error, encode_raw_result, encode_raw_result_parts,
+    Decoded, ErrorObject, Message, Notification, RawResult, Request, Response, SPLIT_RESULT_AT,
+    decode, encode_error, encode_raw_result, encode_raw_result_parts,
 };
 use crate::sink::NotificationSink;
 use crate::transport::{FrameReader, TransportError};
@@ -374,12 +374,6 @@ fn poll_caught<F: Future + ?Sized>(
         Err(_) => Poll::Ready(Err(Panicked)),
     }
 }
-
-/// From this size on, a result is sent as its frame's three pieces
-/// ([`encode_raw_result_parts`]) instead of being copied into one frame: a `tools/list`
-/// page of hundreds of tools is hundreds of kilobytes, which a transport that writes
-/// several buffers at once (`writev`) then never copies. Below it, one frame is cheaper.
-const SPLIT_RESULT_AT: usize = 16 << 10;
 
 /// The response frame for a handler's outcome.
 fn response_frame(
