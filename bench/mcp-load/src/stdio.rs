@@ -1,19 +1,18 @@
 //! The stdio target: spawn the server, pipeline calls over its pipes.
 //!
-//! A writer thread sends a call whenever a slot is free (several in one write when several
-//! slots freed at once); the calling thread reads the replies, checks each, records its
-//! latency and frees its slot. The first call (modern era) or the `initialize` request
+//! One thread sends a call whenever one ends (all those of one read in one write), reads
+//! the replies, checks each and records its latency. The first call (modern era) or the `initialize` request
 //! (legacy era) is sent alone right after the spawn: its reply gives the cold start.
 //!
-//! A `tools/list` page with a `nextCursor` does not end its call: the reader asks the
-//! writer to send the request for the next page (a new id, the same slot), and the call's
-//! latency runs from its first request to its last page.
+//! A `tools/list` page with a `nextCursor` does not end its call: the request for the next
+//! page goes out instead (a new id), and the call's latency runs from its first request to
+//! its last page.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write as _};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -44,21 +43,52 @@ impl Drop for Server {
     }
 }
 
-/// What the writer tells the reader.
-enum Sent {
-    /// Call `id` went out at this instant.
-    Call(u64, Instant),
-    /// The writer started no more calls after this many in all (it still writes the
-    /// requests for next pages of listings in flight).
-    Done(u64),
+/// The bytes of requests that may be in flight at once for the replies to be read on the
+/// thread that writes the requests (see [`run`]): a quarter of Linux's smallest default
+/// pipe capacity.
+const PIPE_SAFE: usize = 16 * 1024;
+
+/// The calls of a run: those written, those waiting to be, and whether to start more.
+struct Calls {
+    /// Requests not yet written.
+    out: Vec<u8>,
+    /// The calls whose requests are in `out` (their start is the write).
+    unsent: Vec<u64>,
+    /// The calls in flight, by id (a listing's under the id of its latest page), and when
+    /// each was written.
+    pending: HashMap<u64, Instant>,
+    started: u64,
+    /// No more calls start: the measured window ended, or `limit` calls started.
+    stopped: bool,
 }
 
-/// What the reader tells the writer.
-enum Slot {
-    /// A call finished: start another.
-    Free,
-    /// Write this request (the next page of a listing, already counted as in flight).
-    Write(Vec<u8>),
+impl Calls {
+    /// Starts a call, unless the run is stopping.
+    fn start(&mut self, template: &CallTemplate, next_id: &mut u64, limit: u64) {
+        if self.stopped || self.started >= limit {
+            self.stopped = true;
+            return;
+        }
+        template.write(*next_id, &mut self.out);
+        self.out.push(b'\n');
+        self.unsent.push(*next_id);
+        *next_id += 1;
+        self.started += 1;
+    }
+
+    /// Writes the waiting requests, and notes when the calls among them started.
+    fn flush(&mut self, stdin: &mut ChildStdin) -> Result<(), String> {
+        if self.out.is_empty() {
+            return Ok(());
+        }
+        let now = Instant::now();
+        write(stdin, &self.out)?;
+        self.out.clear();
+        for id in self.unsent.drain(..) {
+            self.pending.insert(id, now);
+        }
+        Ok(())
+    }
 }
 
 pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
@@ -70,9 +100,9 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
         protocol::Expect::Tools(n) => *n,
         _ => 0,
     });
-    // Request ids: 0 is the first exchange; the writer's calls and the reader's next pages
-    // take theirs from here.
-    let ids = Arc::new(AtomicU64::new(1));
+    // Request ids: 0 is the first exchange; the calls and the next pages of listings take
+    // theirs from here.
+    let mut next_id = 1_u64;
     let (program, args) = command.split_first().ok_or("no command to spawn")?;
 
     // The first exchange, alone: its first reply gives the cold start. A listing is
@@ -124,7 +154,8 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
         }
         match page {
             Some(Listed::More { cursor, so_far }) => {
-                waiting = ids.fetch_add(1, Ordering::Relaxed);
+                waiting = next_id;
+                next_id += 1;
                 listing.carry(waiting, so_far);
                 let mut next = protocol::next_page(options.era, &options.call, &cursor, waiting)?;
                 next.push(b'\n');
@@ -142,99 +173,50 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
         write(&mut stdin, &note)?;
     }
 
-    let (slot_tx, slot_rx) = mpsc::channel::<Slot>();
-    for _ in 0..options.in_flight {
-        slot_tx
-            .send(Slot::Free)
-            .map_err(|_| "the writer thread is gone".to_owned())?;
-    }
-    let (sent_tx, sent_rx) = mpsc::channel::<Sent>();
-    let stop = Arc::new(AtomicBool::new(false));
+    // From here on one thread starts the calls and reads the replies: a call goes out for
+    // each one that ends, all those of one read in one write, with no hand-off between
+    // threads (whose wake-ups cost the driver more than a small call costs a fast server).
+    // Writing blocks only when the server's stdin pipe is full; the server could then be
+    // blocked on a full stdout that nobody reads. So the replies are read here only while
+    // every request that can be in flight fits in a pipe many times over; otherwise (and
+    // with `--threads` N ≥ 2) a thread of their own reads them ([`Checked`]).
+    let mut sample = Vec::new();
+    template.write(u64::MAX, &mut sample);
+    let in_flight_bytes = options.in_flight.saturating_mul(sample.len() + 1);
+    let mut replies_in = if options.threads == 1 && in_flight_bytes <= PIPE_SAFE {
+        Replies::Here(stdout)
+    } else {
+        Replies::Checked(Checked::start(stdout, options.threads, expect))
+    };
     let limit = match options.stop {
         Stop::Calls(n) => options.warmup + n,
         Stop::Duration(_) => u64::MAX,
     };
-    let writer = {
-        let stop = Arc::clone(&stop);
-        let ids = Arc::clone(&ids);
-        std::thread::spawn(move || -> Result<ChildStdin, String> {
-            let mut started = 0_u64;
-            let mut done = false;
-            let mut buf = Vec::new();
-            while let Ok(first) = slot_rx.recv() {
-                buf.clear();
-                let now = Instant::now();
-                let mut slot = Some(first);
-                while let Some(message) = slot.take().or_else(|| slot_rx.try_recv().ok()) {
-                    match message {
-                        Slot::Write(request) => {
-                            buf.extend_from_slice(&request);
-                            buf.push(b'\n');
-                        }
-                        Slot::Free if done => {}
-                        Slot::Free => {
-                            if stop.load(Ordering::Relaxed) || started >= limit {
-                                done = true;
-                                if sent_tx.send(Sent::Done(started)).is_err() {
-                                    return Ok(stdin);
-                                }
-                                continue;
-                            }
-                            let id = ids.fetch_add(1, Ordering::Relaxed);
-                            template.write(id, &mut buf);
-                            buf.push(b'\n');
-                            if sent_tx.send(Sent::Call(id, now)).is_err() {
-                                return Ok(stdin);
-                            }
-                            started += 1;
-                        }
-                    }
-                }
-                if !buf.is_empty() {
-                    write(&mut stdin, &buf)?;
-                }
-            }
-            if !done {
-                let _ = sent_tx.send(Sent::Done(started));
-            }
-            Ok(stdin)
-        })
+    let mut calls = Calls {
+        out: Vec::new(),
+        unsent: Vec::with_capacity(options.in_flight),
+        pending: HashMap::with_capacity(options.in_flight * 2),
+        started: 0,
+        stopped: false,
     };
-
-    // With more than one thread, the replies are read and checked on threads of their own
-    // from here on (the first exchange above was checked here).
-    let mut replies_in = if options.threads > 1 {
-        Replies::Checked(Checked::start(stdout, options.threads, expect))
-    } else {
-        Replies::Here(stdout)
-    };
-    let mut pending: HashMap<u64, Instant> = HashMap::with_capacity(options.in_flight * 2);
-    let mut done = None;
+    for _ in 0..options.in_flight {
+        calls.start(&template, &mut next_id, limit);
+    }
     let mut replies = 0_u64;
     let mut latencies = Vec::with_capacity(1 << 20);
     let mut window = None;
     let read_result: Result<(), String> = (|| {
         loop {
-            // Learn what was sent; wait for it when nothing is in flight.
-            loop {
-                let message = if pending.is_empty() && done.is_none() {
-                    sent_rx.recv().ok()
-                } else {
-                    sent_rx.try_recv().ok()
-                };
-                match message {
-                    Some(Sent::Call(id, at)) => {
-                        pending.insert(id, at);
-                    }
-                    Some(Sent::Done(n)) => done = Some(n),
-                    None if pending.is_empty() && done.is_none() => {
-                        return Err("the writer stopped early".to_owned());
-                    }
-                    None => break,
-                }
-            }
-            if done == Some(replies) {
+            if calls.stopped && calls.pending.is_empty() && calls.unsent.is_empty() {
                 return Ok(());
+            }
+            // Send what waits before a read that could block on its replies.
+            let ready = match &mut replies_in {
+                Replies::Checked(checked) => checked.has_next(),
+                Replies::Here(stdout) => stdout.buffer().contains(&b'\n'),
+            };
+            if !ready {
+                calls.flush(&mut stdin)?;
             }
             let received = match &mut replies_in {
                 Replies::Checked(checked) => checked.next()?,
@@ -257,32 +239,26 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
                 Received::Other => continue,
             };
             progress_check.finish(id)?;
-            let at = match pending.remove(&id) {
-                Some(at) => at,
-                None => loop {
-                    match sent_rx.recv() {
-                        Ok(Sent::Call(sent, at)) if sent == id => break at,
-                        Ok(Sent::Call(sent, at)) => {
-                            pending.insert(sent, at);
-                        }
-                        Ok(Sent::Done(_)) | Err(_) => {
-                            return Err(format!("a reply to id {id}, which is not in flight"));
-                        }
-                    }
-                },
-            };
+            let at = calls
+                .pending
+                .remove(&id)
+                .ok_or_else(|| format!("a reply to id {id}, which is not in flight"))?;
             progress.fetch_add(1, Ordering::Relaxed);
             if let Some((tools, next_cursor)) = page
                 && let Listed::More { cursor, so_far } = listing.page(id, tools, next_cursor)?
             {
                 // The call goes on with the next page: same start, a new id.
-                let next_id = ids.fetch_add(1, Ordering::Relaxed);
-                listing.carry(next_id, so_far);
-                pending.insert(next_id, at);
-                let request = protocol::next_page(options.era, &options.call, &cursor, next_id)?;
-                slot_tx
-                    .send(Slot::Write(request))
-                    .map_err(|_| "the writer thread is gone".to_owned())?;
+                let id = next_id;
+                next_id += 1;
+                listing.carry(id, so_far);
+                calls.pending.insert(id, at);
+                calls.out.extend_from_slice(&protocol::next_page(
+                    options.era,
+                    &options.call,
+                    &cursor,
+                    id,
+                )?);
+                calls.out.push(b'\n');
                 continue;
             }
             let now = Instant::now();
@@ -301,26 +277,20 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
                     if let Stop::Duration(d) = options.stop
                         && now - start >= d
                     {
-                        stop.store(true, Ordering::Relaxed);
+                        calls.stopped = true;
                     }
                 }
             }
-            // The writer may be gone already (it stopped); that is fine.
-            let _ = slot_tx.send(Slot::Free);
+            calls.start(&template, &mut next_id, limit);
         }
     })();
-    stop.store(true, Ordering::Relaxed);
-    drop(slot_tx);
     let end = Instant::now();
     let cpu_end = measure::process_cpu(pid, ticks);
     let driver_end = measure::process_cpu(std::process::id(), ticks);
     let peak = measure::process_peak_rss(pid);
-    let stdin = writer
-        .join()
-        .map_err(|_| "the writer thread panicked".to_owned())?;
     read_result?;
     // Close stdin so the server can exit; the guard kills it if it does not.
-    drop(stdin?);
+    drop(stdin);
     server.wait_exit();
     let (start, cpu_start, driver_start) = window.ok_or("the warm-up never finished")?;
     Report::new(
@@ -343,12 +313,12 @@ enum Replies {
     Checked(Checked),
 }
 
-/// The server's stdout read and checked on threads of its own (`--threads N`, N ≥ 2): a
-/// reader splits it into lines and deals them out in turn to N checkers, whose results
-/// [`next`](Self::next) gives back in the order the lines came (a progress notification
-/// before the reply it precedes). Checking a large reply (a listing of hundreds of tools)
-/// costs the driver more than serving it costs a fast server; on one thread, the driver
-/// would set the rate.
+/// The server's stdout read and checked on threads of its own: a reader splits it into
+/// lines and, with `--threads N` (N ≥ 2), deals them out in turn to N checkers, whose
+/// results [`next`](Self::next) gives back in the order the lines came (a progress
+/// notification before the reply it precedes); with N = 1 the reader checks each line
+/// itself. Checking a large reply (a listing of hundreds of tools) costs the driver more
+/// than serving it costs a fast server; on one thread, the driver would set the rate.
 struct Checked {
     results: mpsc::Receiver<(u64, Result<Received, String>)>,
     /// The number of the next line to give back, and the results that came before it.
@@ -363,6 +333,26 @@ impl Checked {
         expect: &protocol::Expect,
     ) -> Self {
         let (results_tx, results) = mpsc::channel();
+        let checked = Checked {
+            results,
+            next: 0,
+            early: HashMap::new(),
+        };
+        if threads == 1 {
+            let expect = expect.clone();
+            std::thread::spawn(move || {
+                for number in 0_u64.. {
+                    let mut line = Vec::new();
+                    let result = read_line(&mut stdout, &mut line, number)
+                        .and_then(|()| protocol::check(&line, &expect));
+                    let failed = result.is_err();
+                    if results_tx.send((number, result)).is_err() || failed {
+                        return;
+                    }
+                }
+            });
+            return checked;
+        }
         let mut lines = Vec::with_capacity(threads);
         for _ in 0..threads {
             let (line_tx, line_rx) = mpsc::channel::<(u64, Vec<u8>)>();
@@ -393,11 +383,15 @@ impl Checked {
                 }
             }
         });
-        Checked {
-            results,
-            next: 0,
-            early: HashMap::new(),
+        checked
+    }
+
+    /// Whether the next line's result is in, so that [`next`](Self::next) does not wait.
+    fn has_next(&mut self) -> bool {
+        while let Ok((number, result)) = self.results.try_recv() {
+            self.early.insert(number, result);
         }
+        self.early.contains_key(&self.next)
     }
 
     /// The next line's result.
@@ -543,13 +537,23 @@ mod tests {
         text.push_str(r#"{"jsonrpc":"2.0","id":50,"error":{"code":-32603,"message":"no"}}"#);
         text.push('\n');
         let expect = protocol::Expect::Text("hi".into());
-        let mut checked = Checked::start(std::io::Cursor::new(text.into_bytes()), 3, &expect);
-        for id in 0..50 {
-            assert_eq!(checked.next(), Ok(Received::Reply(id)));
+        for threads in [3, 1] {
+            let mut checked = Checked::start(
+                std::io::Cursor::new(text.clone().into_bytes()),
+                threads,
+                &expect,
+            );
+            for id in 0..50 {
+                assert_eq!(checked.next(), Ok(Received::Reply(id)));
+            }
+            // A reply that fails its check fails the run, in its place.
+            assert!(checked.next().unwrap_err().contains("error reply"));
         }
-        // A reply that fails its check fails the run, in its place.
-        assert!(checked.next().unwrap_err().contains("error reply"));
         // Then the end of the stream is an error too, not a hang.
+        let mut checked = Checked::start(std::io::Cursor::new(text.into_bytes()), 3, &expect);
+        for _ in 0..51 {
+            let _ = checked.next();
+        }
         assert!(checked.next().unwrap_err().contains("closed its stdout"));
     }
 }
