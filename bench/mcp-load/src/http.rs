@@ -7,10 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::check::{self, Expect, Listed, Listing, ProgressCheck, Received};
 use crate::measure;
-use crate::protocol::{
-    self, Call, CallTemplate, Era, Expect, Listed, Listing, ProgressCheck, Received,
-};
+use crate::protocol::{self, Call, CallTemplate, Era};
 use crate::wire::{self, Conn};
 use crate::{CpuUsed, Options, Report, Stop};
 
@@ -312,7 +311,7 @@ fn check_reply(body: &[u8], sse: bool, id: u64, check: &Check) -> Result<Option<
         vec![body]
     };
     for message in messages {
-        match protocol::check(message, &check.expect)? {
+        match check::check(message, &check.expect)? {
             Received::Reply(got) if got == id => {
                 progress.finish(id)?;
                 return Ok(None);

@@ -45,6 +45,7 @@
 //! spawns, each of which sends the first request alone, waits for its reply and closes
 //! the server's stdin; one spawn alone swings by milliseconds); and the driver's own CPU time per call, the same way.
 
+mod check;
 mod cli;
 mod http;
 mod idle;
@@ -56,8 +57,9 @@ mod wire;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use check::Expect;
 use cli::{Stop, Target, TargetFlags, number};
-use protocol::{Call, Era, Expect};
+use protocol::{Call, Era};
 
 /// The command line, parsed.
 #[derive(Debug)]

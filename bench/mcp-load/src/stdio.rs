@@ -16,8 +16,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::check::{self, Expect, Listed, Listing, ProgressCheck, Received};
 use crate::measure;
-use crate::protocol::{self, CallTemplate, Era, Listed, Listing, ProgressCheck, Received};
+use crate::protocol::{self, CallTemplate, Era};
 use crate::{CpuUsed, Options, Report, Stop};
 
 /// Kills the server on every path out.
@@ -97,7 +98,7 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
     let template = CallTemplate::new(options.era, &options.call)?;
     let mut progress_check = ProgressCheck::new(options.progress);
     let mut listing = Listing::new(match expect {
-        protocol::Expect::Tools(n) => *n,
+        Expect::Tools(n) => *n,
         _ => 0,
     });
     // Request ids: 0 is the first exchange; the calls and the next pages of listings take
@@ -132,7 +133,7 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
     let mut cold_start = None;
     loop {
         read_line(&mut stdout, &mut line, 0)?;
-        let page = match protocol::check(&line, expect)? {
+        let page = match check::check(&line, expect)? {
             Received::Reply(id) if id == waiting => None,
             Received::Page {
                 id,
@@ -222,7 +223,7 @@ pub fn run(command: &[String], options: &Options) -> Result<Report, String> {
                 Replies::Checked(checked) => checked.next()?,
                 Replies::Here(stdout) => {
                     read_line(stdout, &mut line, replies)?;
-                    protocol::check(&line, expect)?
+                    check::check(&line, expect)?
                 }
             };
             let (id, page) = match received {
@@ -327,11 +328,7 @@ struct Checked {
 }
 
 impl Checked {
-    fn start(
-        mut stdout: impl BufRead + Send + 'static,
-        threads: usize,
-        expect: &protocol::Expect,
-    ) -> Self {
+    fn start(mut stdout: impl BufRead + Send + 'static, threads: usize, expect: &Expect) -> Self {
         let (results_tx, results) = mpsc::channel();
         let checked = Checked {
             results,
@@ -344,7 +341,7 @@ impl Checked {
                 for number in 0_u64.. {
                     let mut line = Vec::new();
                     let result = read_line(&mut stdout, &mut line, number)
-                        .and_then(|()| protocol::check(&line, &expect));
+                        .and_then(|()| check::check(&line, &expect));
                     let failed = result.is_err();
                     if results_tx.send((number, result)).is_err() || failed {
                         return;
@@ -361,7 +358,7 @@ impl Checked {
             std::thread::spawn(move || {
                 for (number, line) in line_rx {
                     if results_tx
-                        .send((number, protocol::check(&line, &expect)))
+                        .send((number, check::check(&line, &expect)))
                         .is_err()
                     {
                         return;
@@ -437,7 +434,7 @@ fn cold_start(
     program: &str,
     args: &[String],
     first: &[u8],
-    expect: &protocol::Expect,
+    expect: &Expect,
 ) -> Result<Duration, String> {
     let spawned = Instant::now();
     let (mut server, progress) = spawn(program, args)?;
@@ -447,7 +444,7 @@ fn cold_start(
     write(&mut stdin, first)?;
     let elapsed = loop {
         read_line(&mut stdout, &mut line, 0)?;
-        match protocol::check(&line, expect)? {
+        match check::check(&line, expect)? {
             Received::Reply(0) | Received::Page { id: 0, .. } => break spawned.elapsed(),
             Received::Reply(id) | Received::Page { id, .. } => {
                 return Err(format!("a reply to id {id}, which was not sent"));
@@ -536,7 +533,7 @@ mod tests {
         }
         text.push_str(r#"{"jsonrpc":"2.0","id":50,"error":{"code":-32603,"message":"no"}}"#);
         text.push('\n');
-        let expect = protocol::Expect::Text("hi".into());
+        let expect = Expect::Text("hi".into());
         for threads in [3, 1] {
             let mut checked = Checked::start(
                 std::io::Cursor::new(text.clone().into_bytes()),
