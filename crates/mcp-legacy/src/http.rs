@@ -376,7 +376,11 @@ impl<H: Handler> DualEraHttp<H> {
             return DualEraFuture(FutureKind::Modern(self.shared.modern.handle(request)));
         }
         let shared = Arc::clone(&self.shared);
-        DualEraFuture(FutureKind::Legacy(Box::pin(shared.route(request, peer))))
+        // Allocated first and the future written into it, not made on the stack and
+        // copied whole (as the modern endpoint does).
+        let slot = Box::new_uninit();
+        let routing = Box::write(slot, async move { shared.route(request, peer).await });
+        DualEraFuture(FutureKind::Legacy(Box::into_pin(routing)))
     }
 }
 
@@ -526,7 +530,7 @@ impl<H: Handler> Shared<H> {
             if let Some(refused) = self.refuse_or_sweep(&request) {
                 return refused;
             }
-            return self.sse_transport(request, peer).await;
+            return Box::pin(self.sse_transport(request, peer)).await;
         }
         if self
             .path
@@ -544,12 +548,16 @@ impl<H: Handler> Shared<H> {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         // Every request the legacy side serves is authenticated, a session's too: its id
-        // is no credential.
+        // is no credential. This future is as large as its largest branch, and a session's
+        // POST (every call) is the one not boxed: the others (a handshake, the GET stream,
+        // DELETE, the HTTP+SSE transport) would make it larger for all requests.
         match (request.method(), session_id) {
             (&Method::POST, Some(id)) => self.session_post(&id, request).await,
-            (&Method::GET, Some(id)) => self.session_get(&id, request.headers()).await,
-            (&Method::DELETE, Some(id)) => self.session_delete(&id, request.headers()).await,
-            (&Method::POST, None) => self.post_without_session(request, peer).await,
+            (&Method::GET, Some(id)) => Box::pin(self.session_get(&id, request.headers())).await,
+            (&Method::DELETE, Some(id)) => {
+                Box::pin(self.session_delete(&id, request.headers())).await
+            }
+            (&Method::POST, None) => Box::pin(self.post_without_session(request, peer)).await,
             _ => self.modern(request).await,
         }
     }

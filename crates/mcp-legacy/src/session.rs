@@ -342,9 +342,9 @@ pub(crate) async fn serve<H: Handler>(
     let mut sent = first;
     loop {
         let retry = Request::new(id.clone(), method.clone(), Some(sent));
-        let (answer, shaped) =
-            mcp_server::trace::in_session_shaped(session.version, inner.request(retry, cx.clone()))
-                .await;
+        // Pinned where it is made: by value, the handler's future would be copied twice.
+        let request = std::pin::pin!(inner.request(retry, cx.clone()));
+        let (answer, shaped) = mcp_server::trace::in_session_shaped(session.version, request).await;
         let answer = answer.map_err(|e| legacy_error(&method, params.as_ref(), e))?;
         // A page the core keeps written for the initialize era is sent as it is.
         if shaped {

@@ -289,13 +289,14 @@ impl<H: Handler> Shared<H> {
         remaining: &Arc<AtomicUsize>,
         finishes: bool,
     ) {
-        let mut task = Box::pin(Self::request_task(
-            Arc::clone(self),
-            run,
-            Arc::clone(log),
-            Arc::clone(remaining),
-            finishes,
-        ));
+        let (shared, log, remaining) = (Arc::clone(self), Arc::clone(log), Arc::clone(remaining));
+        // Allocated first and the future written into it, not made on the stack and
+        // copied whole: the request's future holds the handler's.
+        let slot = Box::new_uninit();
+        let task = Box::write(slot, async move {
+            Self::request_task(shared, run, log, remaining, finishes).await;
+        });
+        let mut task = Box::into_pin(task);
         // The caller's waker may be woken once more by what the request waited on; a
         // spurious wake of the connection's task is harmless.
         if std::future::poll_fn(|cx| Poll::Ready(task.as_mut().poll(cx)))

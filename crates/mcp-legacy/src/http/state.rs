@@ -2,7 +2,7 @@
 //! requests on its stream, change notifications on the GET stream), and the routing of
 //! the client's answers and cancellations.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -40,8 +40,10 @@ pub(super) struct HttpSession {
     /// Whose cap the session counts against.
     pub(super) bucket: Bucket,
     pub(super) next_stream: AtomicU64,
-    /// The request streams kept for replay, and the GET stream under [`GET_STREAM`].
-    pub(super) streams: Mutex<HashMap<u64, Arc<EventLog>>>,
+    /// The request streams kept for replay, and the GET stream under [`GET_STREAM`]: at
+    /// most `max_streams_per_session`, numbered in order. Most POSTs insert one and remove
+    /// it, and a B-tree's search of so few costs less than hashing the number.
+    pub(super) streams: Mutex<BTreeMap<u64, Arc<EventLog>>>,
     pub(super) get: Arc<EventLog>,
     pub(super) next_ask: AtomicI64,
     /// Server-to-client requests waiting for the client's POSTed answer.
@@ -123,7 +125,7 @@ impl HttpSession {
             users: AtomicUsize::new(0),
             bucket,
             next_stream: AtomicU64::new(base + 1),
-            streams: Mutex::new(HashMap::new()),
+            streams: Mutex::new(BTreeMap::new()),
             get,
             // The base is below 2^63 (`store.rs` numbers instances below 2^31).
             next_ask: AtomicI64::new(i64::try_from(base).unwrap_or(i64::MAX - 1) + 1),
