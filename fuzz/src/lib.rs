@@ -6,6 +6,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod call_writer;
 pub mod fixture;
 pub mod http_reply;
 pub mod http_request;
@@ -22,7 +23,7 @@ pub mod uri_template;
 pub type Target = (&'static str, fn(&[u8]));
 
 /// Every target, by name, for the corpus replay.
-pub const TARGETS: [Target; 10] = [
+pub const TARGETS: [Target; 11] = [
     ("line_codec", line_codec::run),
     ("message", message::run),
     ("sse", sse::run),
@@ -33,4 +34,5 @@ pub const TARGETS: [Target; 10] = [
     ("json_writer", json_writer::run),
     ("http_reply", http_reply::run),
     ("http_server", http_server::run),
+    ("call_writer", call_writer::run),
 ];

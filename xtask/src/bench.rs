@@ -271,6 +271,8 @@ enum Role {
     OursMimalloc,
     /// Ours built without a hand-written piece (`--cfg mcp_without="…"`).
     OursWithout(Piece),
+    /// Ours driven by our client built without a hand-written piece.
+    OursByClientWithout(Piece),
     /// rmcp stateless (HTTP) and `stdio_pipes()` (stdio).
     Rmcp,
     /// rmcp's default HTTP, with sessions: the 2025 era only.
@@ -288,11 +290,16 @@ enum Driver {
     Client,
     /// `client-load --hyper-http1`: the same, its HTTP/1.1 hyper's.
     ClientOnHyper,
+    /// `client-load` built without a hand-written piece.
+    ClientWithout(Piece),
 }
 
 impl Driver {
     fn is_client(self) -> bool {
-        matches!(self, Self::Client | Self::ClientOnHyper)
+        matches!(
+            self,
+            Self::Client | Self::ClientOnHyper | Self::ClientWithout(_)
+        )
     }
 }
 
@@ -304,16 +311,21 @@ impl Driver {
 enum Piece {
     /// `mcp-json`'s writer, against `serde_json`'s.
     JsonWriter,
+    /// `mcp-client`'s `tools/call` writer (`wire.rs`), against the typed params.
+    CallWriter,
 }
 
 impl Piece {
     /// Those the server is built without.
     const SERVER: [Piece; 1] = [Self::JsonWriter];
+    /// Those the client is built without.
+    const CLIENT: [Piece; 1] = [Self::CallWriter];
 
     /// The value of `mcp_without` that turns it off.
     fn cfg(self) -> &'static str {
         match self {
             Self::JsonWriter => "json_writer",
+            Self::CallWriter => "call_writer",
         }
     }
 
@@ -591,6 +603,19 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
             Some(cmd(server, &["--http", "127.0.0.1:0"])),
         ));
     }
+    for (piece, _) in &bins.client_without {
+        servers.push(ours(
+            &format!(
+                "ours, driven by our client without {} (`mcp_without`)",
+                piece.cfg()
+            ),
+            Role::OursByClientWithout(*piece),
+            Driver::ClientWithout(*piece),
+            false,
+            false,
+            &["--http", "127.0.0.1:0"],
+        ));
+    }
     servers
 }
 
@@ -608,8 +633,24 @@ struct Bins {
     server_without: Vec<(Piece, PathBuf)>,
     load: PathBuf,
     client: PathBuf,
+    /// `client-load` built without each of [`Piece::CLIENT`].
+    client_without: Vec<(Piece, PathBuf)>,
     floor: PathBuf,
     rmcp: PathBuf,
+}
+
+impl Bins {
+    /// The client binary `driver` runs.
+    fn client_of(&self, driver: Driver) -> &Path {
+        match driver {
+            Driver::ClientWithout(piece) => self
+                .client_without
+                .iter()
+                .find(|(p, _)| *p == piece)
+                .map_or(&self.client, |(_, bin)| bin),
+            _ => &self.client,
+        }
+    }
 }
 
 /// Whether `--only TEXT` keeps a run: TEXT in the server's name, the load's, the
@@ -968,6 +1009,16 @@ fn build() -> Result<Bins, String> {
         Some(dir) => root.join(dir),
         None => root.join("bench").join("target"),
     };
+    let mut client_without = Vec::new();
+    for piece in Piece::CLIENT {
+        let dir = bench_target.join(format!("without-{}", piece.cfg()));
+        let dir_arg = dir.display().to_string();
+        crate::cargo_with(
+            &[&bench[..], &["-p", "client-load", "--target-dir", &dir_arg]].concat(),
+            &[("RUSTFLAGS", &piece.rustflags())],
+        )?;
+        client_without.push((piece, dir.join("release/client-load")));
+    }
     let bench = bench_target.join("release");
     let bins = Bins {
         minimal,
@@ -977,6 +1028,7 @@ fn build() -> Result<Bins, String> {
         server_without,
         load: bench.join("mcp-load"),
         client: bench.join("client-load"),
+        client_without,
         floor: bench.join("floor"),
         rmcp: bench.join("rmcp-server"),
     };
@@ -992,6 +1044,7 @@ fn build() -> Result<Bins, String> {
     ]
     .into_iter()
     .chain(bins.server_without.iter().map(|(_, bin)| bin))
+    .chain(bins.client_without.iter().map(|(_, bin)| bin))
     {
         if !bin.is_file() {
             return Err(format!("{} is missing after the build", bin.display()));
@@ -1014,7 +1067,7 @@ fn driver_args(server: &ServerSpec, load: Load, settings: Settings) -> (Vec<Stri
             args.extend(load.load_args());
             (args, "mcp-load")
         }
-        Driver::Client | Driver::ClientOnHyper => {
+        Driver::Client | Driver::ClientOnHyper | Driver::ClientWithout(_) => {
             args.extend([
                 "--in-flight".to_owned(),
                 load.in_flight().to_string(),
@@ -1041,7 +1094,9 @@ fn measure(
     let (mut args, driver) = driver_args(server, load, settings);
     let program = match server.driver {
         Driver::McpLoad => &bins.load,
-        Driver::Client | Driver::ClientOnHyper => &bins.client,
+        Driver::Client | Driver::ClientOnHyper | Driver::ClientWithout(_) => {
+            bins.client_of(server.driver)
+        }
     };
     let mut http_server = None;
     match transport {

@@ -16,7 +16,7 @@
 use std::process::Command;
 use std::time::Instant;
 
-const TARGETS: [&str; 10] = [
+const TARGETS: [&str; 11] = [
     "line_codec",
     "message",
     "sse",
@@ -27,6 +27,7 @@ const TARGETS: [&str; 10] = [
     "request_state",
     "legacy_session",
     "json_writer",
+    "call_writer",
 ];
 
 pub(crate) const USAGE: &str = "fuzz [--time SECONDS] [--jobs N] [TARGET...]";

@@ -69,9 +69,7 @@ impl Client {
             );
             params
         };
-        let raw: Box<RawValue> = self
-            .send(method, None, build, &CallOptions::default())
-            .await?;
+        let raw: Box<RawValue> = self.send(method, build, &CallOptions::default()).await?;
         let value: Value = Client::decode(method, &raw)?;
         let result_type = match value.get("resultType") {
             // A result without `resultType` is complete (earlier revisions' shape).

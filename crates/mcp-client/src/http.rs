@@ -7,16 +7,19 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mcp_jsonrpc::{Message, ProgressCallback, RawResult};
-use mcp_transport_http::{HttpClient, Reply, RequestHeaders};
-use mcp_types::{McpParamHeader, ProgressNotificationParams, ProgressToken, RequestId, method};
+use mcp_transport_http::{HttpClient, PreparedHeaders, Reply, RequestHeaders};
+use mcp_types::{
+    JsonObject, McpParamHeader, ProgressNotificationParams, ProgressToken, RequestId, method,
+};
 use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::error::Error;
+use crate::wire::Plain;
 
 /// How a request waits: its timeout (reset by progress), hard maximum and progress hook.
 pub(crate) struct Wait {
@@ -31,6 +34,41 @@ pub(crate) struct HttpTransport {
     next_id: AtomicI64,
     /// The `x-mcp-header` annotations of the tools listed so far, by tool name.
     headers: Mutex<HashMap<String, Vec<McpParamHeader>>>,
+    /// The headers of the last `tools/call` of a tool without annotations, sent again by
+    /// the next call of that tool under the same version (see `headers_routed`).
+    last_routed: Mutex<Option<Arc<Routed>>>,
+}
+
+/// Headers sent again, with their fields made once.
+struct Routed {
+    headers: RequestHeaders,
+    prepared: PreparedHeaders,
+}
+
+/// A request's headers: made for it, or the same as an earlier request's (their fields
+/// made already).
+enum Headers {
+    Owned(RequestHeaders),
+    Again(Arc<Routed>),
+}
+
+impl std::borrow::Borrow<RequestHeaders> for Headers {
+    fn borrow(&self) -> &RequestHeaders {
+        match self {
+            Headers::Owned(headers) => headers,
+            Headers::Again(routed) => &routed.headers,
+        }
+    }
+}
+
+impl Headers {
+    /// The header fields, made by `client` unless they were made already.
+    fn prepare(&self, client: &HttpClient) -> Result<PreparedHeaders, Error> {
+        match self {
+            Headers::Owned(headers) => client.prepare(headers).map_err(Error::from),
+            Headers::Again(routed) => Ok(routed.prepared.clone()),
+        }
+    }
 }
 
 impl std::fmt::Debug for HttpTransport {
@@ -45,12 +83,29 @@ fn at_path<'v>(value: &'v Value, path: &[String]) -> Option<&'v Value> {
     path.iter().try_fold(value, |v, key| v.get(key))
 }
 
+/// [`at_path`] in an object (a tool's arguments as the caller gave them). The paths of
+/// `x-mcp-header` annotations name at least one property, so an empty one finds nothing.
+fn at_path_in<'v>(object: &'v JsonObject, path: &[String]) -> Option<&'v Value> {
+    let (first, rest) = path.split_first()?;
+    at_path(object.get(first)?, rest)
+}
+
+/// What the `Mcp-Name` and `Mcp-Param-*` headers of a `tools/call` are made of, when the
+/// caller has them at hand: then the params are written straight into the frame, without
+/// a `serde_json::Value` of them first.
+#[derive(Clone, Copy)]
+pub(crate) struct Routing<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) arguments: Option<&'a JsonObject>,
+}
+
 impl HttpTransport {
     pub(crate) fn new(client: HttpClient) -> Self {
         HttpTransport {
             client,
             next_id: AtomicI64::new(1),
             headers: Mutex::new(HashMap::new()),
+            last_routed: Mutex::new(None),
         }
     }
 
@@ -58,6 +113,11 @@ impl HttpTransport {
     /// are valid (the spec requires a client to drop the others).
     pub(crate) fn admit_tools(&self, tools: Vec<mcp_types::Tool>) -> Vec<mcp_types::Tool> {
         let mut headers = self.headers.lock().unwrap_or_else(PoisonError::into_inner);
+        // A tool sent again with its last headers may now have annotations.
+        *self
+            .last_routed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
         tools
             .into_iter()
             .filter(|tool| {
@@ -75,6 +135,58 @@ impl HttpTransport {
                 }
             })
             .collect()
+    }
+
+    /// The headers of a `tools/call` from its name and arguments (see [`Routing`]); the
+    /// same as [`headers_for`](Self::headers_for) makes of the params. Without
+    /// annotations for the tool they are `Mcp-Name` and the method's and version's alone,
+    /// and the last such headers are sent again when they are the same.
+    fn headers_routed(&self, version: &str, method: &str, routing: Routing<'_>) -> Headers {
+        // The last headers first: they are a tool's without annotations (and forgotten when
+        // tools are listed again), so the same call again needs no look-up by name.
+        let same = |routed: &Routed| {
+            let headers = &routed.headers;
+            headers.protocol_version == version
+                && headers.method == method
+                && headers.name.as_deref() == Some(routing.name)
+                && headers.params.is_empty()
+        };
+        if let Some(routed) = self
+            .last_routed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .filter(|routed| same(routed))
+        {
+            return Headers::Again(Arc::clone(routed));
+        }
+        if method == method::TOOLS_CALL
+            && let Some(arguments) = routing.arguments
+        {
+            let known = self.headers.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(annotated) = known.get(routing.name).filter(|found| !found.is_empty()) {
+                let mut headers = RequestHeaders::new(version, method).name(routing.name);
+                for header in annotated {
+                    if let Some(value) =
+                        at_path_in(arguments, &header.path).filter(|v| !v.is_null())
+                    {
+                        headers = headers.param(header.header.clone(), value.clone());
+                    }
+                }
+                return Headers::Owned(headers);
+            }
+        }
+        let headers = RequestHeaders::new(version, method).name(routing.name);
+        // Headers that cannot be sent are not kept: the request fails on them.
+        let Ok(prepared) = self.client.prepare(&headers) else {
+            return Headers::Owned(headers);
+        };
+        let routed = Arc::new(Routed { headers, prepared });
+        *self
+            .last_routed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&routed));
+        Headers::Again(routed)
     }
 
     fn headers_for(&self, version: &str, method: &str, params: &Value) -> RequestHeaders {
@@ -106,11 +218,12 @@ impl HttpTransport {
     }
 
     /// POSTs one request and reads its reply, handing notifications to `on_notification`.
-    pub(crate) async fn request<P: serde::Serialize + ?Sized>(
+    pub(crate) async fn request<P: crate::wire::WireParams>(
         &self,
         version: &str,
         method: &str,
         params: &P,
+        routing: Option<Routing<'_>>,
         wait: Wait,
         mut on_notification: impl FnMut(mcp_jsonrpc::Notification),
     ) -> Result<RawResult, Error> {
@@ -119,12 +232,19 @@ impl HttpTransport {
             source,
         };
         let id = RequestId::Integer(self.next_id.fetch_add(1, Ordering::Relaxed));
-        let params = serde_json::to_value(params).map_err(failed)?;
-        let mut frame = crate::wire::encode_request(&id, method, &params).map_err(failed)?;
-        let prepared = self
-            .client
-            .prepare(&self.headers_for(version, method, &params))
-            .map_err(Error::from)?;
+        let (mut frame, prepared) = if let Some(routing) = routing {
+            (
+                crate::wire::encode_request(&id, method, params).map_err(failed)?,
+                self.headers_routed(version, method, routing)
+                    .prepare(&self.client)?,
+            )
+        } else {
+            let params = serde_json::to_value(params).map_err(failed)?;
+            (
+                crate::wire::encode_request(&id, method, &Plain(&params)).map_err(failed)?,
+                Headers::Owned(self.headers_for(version, method, &params)).prepare(&self.client)?,
+            )
+        };
         tracing::trace!(target: "mcp_wire", direction = "sent", frame = %String::from_utf8_lossy(&frame));
         let started = Instant::now();
         let hard = started + wait.max;
@@ -263,6 +383,8 @@ fn trace_received(reply: &Reply) {
 
 #[cfg(test)]
 mod tests {
+    use std::borrow::Borrow as _;
+
     use super::*;
 
     /// A transport to an address nothing is asked of.
@@ -275,46 +397,99 @@ mod tests {
         HttpTransport::new(client)
     }
 
-    /// A `tools/call` is named in `Mcp-Name`, and the arguments its tool's `x-mcp-header`
-    /// annotations name (as listed) are sent in `Mcp-Param-*`.
     #[test]
-    fn tool_calls_send_their_name_and_annotated_arguments() {
+    fn routed_headers_are_made_or_sent_again_as_they_would_be_made() {
         let http = transport();
-        let schema = |properties: Value| -> mcp_types::ToolInputSchema {
-            serde_json::from_value(serde_json::json!({
-                "type": "object",
-                "properties": properties,
-            }))
+        http.headers.lock().unwrap().insert(
+            "sql".to_owned(),
+            vec![McpParamHeader {
+                header: "Region".to_owned(),
+                path: vec!["region".to_owned()],
+            }],
+        );
+        http.headers
+            .lock()
             .unwrap()
-        };
-        let annotated = schema(serde_json::json!({
-            "region": {"type": "string", "x-mcp-header": "Region"}
-        }));
-        let plain = schema(serde_json::json!({"region": {"type": "string"}}));
-        let admitted = http.admit_tools(vec![
-            mcp_types::Tool::new(annotated, "sql"),
-            mcp_types::Tool::new(plain, "plain"),
-        ]);
-        assert_eq!(admitted.len(), 2);
-        let headers = |name: &str, arguments: Value| {
-            let params = serde_json::json!({"name": name, "arguments": arguments});
-            http.headers_for("2026-07-28", method::TOOLS_CALL, &params)
-        };
-        let sql = headers("sql", serde_json::json!({"region": "eu"}));
-        assert_eq!(sql.name.as_deref(), Some("sql"));
-        assert_eq!(sql.params, [("Region".to_owned(), Value::from("eu"))]);
-        // An annotated argument that is absent or null is not sent.
-        for arguments in [serde_json::json!({}), serde_json::json!({"region": null})] {
-            let sql = headers("sql", arguments);
-            assert_eq!(sql.name.as_deref(), Some("sql"));
-            assert!(sql.params.is_empty());
+            .insert("plain".to_owned(), Vec::new());
+        let mut arguments = JsonObject::new();
+        arguments.insert("region".to_owned(), Value::from("eu"));
+        let empty = JsonObject::new();
+        let calls = [
+            ("2026-07-28", method::TOOLS_CALL, "echo", Some(&arguments)),
+            ("2026-07-28", method::TOOLS_CALL, "echo", Some(&arguments)),
+            ("2026-07-28", method::TOOLS_CALL, "echo", None),
+            ("2025-11-25", method::TOOLS_CALL, "echo", Some(&arguments)),
+            ("2026-07-28", method::TOOLS_CALL, "sql", Some(&arguments)),
+            ("2026-07-28", method::TOOLS_CALL, "sql", Some(&empty)),
+            ("2026-07-28", method::TOOLS_CALL, "sql", Some(&arguments)),
+            ("2026-07-28", method::TOOLS_CALL, "plain", Some(&arguments)),
+            ("2026-07-28", method::TOOLS_CALL, "echo", Some(&arguments)),
+            ("2026-07-28", method::PROMPTS_GET, "echo", None),
+            ("2026-07-28", method::TOOLS_CALL, "echo", Some(&arguments)),
+        ];
+        for (version, method, name, arguments) in calls {
+            let routing = Routing { name, arguments };
+            let got = http.headers_routed(version, method, routing);
+            // What the params' own headers are.
+            let mut params = serde_json::json!({ "name": name });
+            if let Some(arguments) = arguments {
+                params["arguments"] = Value::Object(arguments.clone());
+            }
+            let expected = http.headers_for(version, method, &params);
+            let got: &RequestHeaders = got.borrow();
+            if method == method::TOOLS_CALL {
+                assert_eq!(*got, expected, "{version} {name} {arguments:?}");
+            } else {
+                // `headers_for` names only the methods it knows; the routed name stays.
+                assert_eq!(got.name.as_deref(), Some(name));
+            }
         }
-        // A tool without annotations, or not listed: its name alone.
-        for name in ["plain", "echo"] {
-            let call = headers(name, serde_json::json!({"region": "eu"}));
-            assert_eq!(call.name.as_deref(), Some(name));
-            assert!(call.params.is_empty(), "{name}");
-        }
+        // The region's header, from the annotation.
+        assert_eq!(
+            call_params(&http, "sql", &arguments),
+            [("Region".to_owned(), Value::from("eu"))]
+        );
+    }
+
+    /// The parameter headers of a 2026-07-28 `tools/call` of `name` with `arguments`.
+    fn call_params(
+        http: &HttpTransport,
+        name: &str,
+        arguments: &JsonObject,
+    ) -> Vec<(String, Value)> {
+        let headers = http.headers_routed(
+            "2026-07-28",
+            method::TOOLS_CALL,
+            Routing {
+                name,
+                arguments: Some(arguments),
+            },
+        );
+        let headers: &RequestHeaders = headers.borrow();
+        headers.params.clone()
+    }
+
+    /// Headers sent again for a tool without annotations are forgotten when the tools are
+    /// listed again: the tool may have annotations now.
+    #[test]
+    fn a_listing_forgets_the_headers_sent_again() {
+        let http = transport();
+        let mut arguments = JsonObject::new();
+        arguments.insert("region".to_owned(), Value::from("eu"));
+        let call = |http: &HttpTransport| call_params(http, "late", &arguments);
+        assert!(call(&http).is_empty());
+        assert!(
+            call(&http).is_empty(),
+            "sent again, still without annotations"
+        );
+        let schema: mcp_types::ToolInputSchema = serde_json::from_value(serde_json::json!({
+            "type": "object",
+            "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}
+        }))
+        .unwrap();
+        let admitted = http.admit_tools(vec![mcp_types::Tool::new(schema, "late")]);
+        assert_eq!(admitted.len(), 1);
+        assert_eq!(call(&http), [("Region".to_owned(), Value::from("eu"))]);
     }
 
     #[test]
@@ -329,5 +504,12 @@ mod tests {
             at_path(&args, &["c".into()]),
             Some(&serde_json::Value::Null)
         );
+        let object = args.as_object().unwrap();
+        assert_eq!(
+            at_path_in(object, &["a".into(), "b".into()]),
+            Some(&serde_json::json!(3))
+        );
+        assert_eq!(at_path_in(object, &["a".into(), "x".into()]), None);
+        assert_eq!(at_path_in(object, &[]), None);
     }
 }

@@ -151,6 +151,9 @@ mod client;
 mod custom;
 mod error;
 mod extension;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 #[cfg(feature = "http")]
 mod http;
 pub mod icons;

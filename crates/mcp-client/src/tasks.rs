@@ -269,7 +269,6 @@ impl Client {
         let (raw, reply) = self
             .rounds(
                 method::TOOLS_CALL,
-                None,
                 crate::client::tool_call_params(name, &arguments),
                 options,
                 self.task_options().is_some(),
@@ -328,9 +327,7 @@ impl Client {
         method: &str,
         build: impl Fn(mcp_types::RequestMetaObject) -> P,
     ) -> Result<T, Error> {
-        let raw = self
-            .send(method, None, build, &CallOptions::default())
-            .await?;
+        let raw = self.send(method, build, &CallOptions::default()).await?;
         Self::decode(method, &raw)
     }
 }

@@ -537,7 +537,7 @@ struct Comparison {
     client_side: bool,
 }
 
-const COMPARISONS: [Comparison; 5] = [
+const COMPARISONS: [Comparison; 6] = [
     Comparison {
         code: "client's own HTTP/1.1 (vs hyper)",
         with: Role::OursByClient,
@@ -567,6 +567,12 @@ const COMPARISONS: [Comparison; 5] = [
         with: Role::Ours,
         without: Role::OursWithout(Piece::JsonWriter),
         client_side: false,
+    },
+    Comparison {
+        code: "client's tools/call writer (vs the typed params)",
+        with: Role::OursByClient,
+        without: Role::OursByClientWithout(Piece::CallWriter),
+        client_side: true,
     },
 ];
 

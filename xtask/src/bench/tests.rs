@@ -69,6 +69,10 @@ pub(super) fn bins() -> Bins {
             .collect(),
         load: "mcp-load".into(),
         client: "client-load".into(),
+        client_without: Piece::CLIENT
+            .into_iter()
+            .map(|p| (p, format!("client-load-without-{}", p.cfg()).into()))
+            .collect(),
         floor: "floor".into(),
         rmcp: "rmcp-server".into(),
     }
@@ -323,7 +327,7 @@ fn only_keeps_what_it_names() {
 fn who_takes_part_in_what() {
     let servers = servers(&bins(), vec![peer()]);
     let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names.len(), 21, "{names:?}");
+    assert_eq!(names.len(), 22, "{names:?}");
     let by_role = |role| servers.iter().find(|s| s.role == role).unwrap();
     let ours = by_role(Role::Ours);
     assert_eq!(
@@ -414,7 +418,8 @@ fn who_takes_part_in_what() {
         assert_eq!(mimalloc.command(Load::Small, transport).unwrap(), command);
         assert!(mimalloc.command(Load::Search, transport).is_none());
     }
-    // Each build without a hand-written piece: its own binary with ours' arguments.
+    // Each build without a hand-written piece: its own binary with ours' arguments, or
+    // our client's load from its own client binary.
     for piece in Piece::SERVER {
         let without = by_role(Role::OursWithout(piece));
         let command = without.command(Load::Large, Transport::Http).unwrap();
@@ -427,6 +432,17 @@ fn who_takes_part_in_what() {
         assert!(without.command(Load::Small, Transport::Stdio).is_some());
         assert!(without.command(Load::Search, Transport::Http).is_none());
     }
+    for piece in Piece::CLIENT {
+        let without = by_role(Role::OursByClientWithout(piece));
+        assert_eq!(without.driver, Driver::ClientWithout(piece));
+        assert_eq!(
+            without.command(Load::Small, Transport::Http),
+            client.command(Load::Small, Transport::Http)
+        );
+        let bin = format!("client-load-without-{}", piece.cfg());
+        assert_eq!(bins().client_of(without.driver), Path::new(&bin));
+    }
+    assert_eq!(bins().client_of(Driver::Client), Path::new("client-load"));
 }
 
 /// Every switch the bench builds with is one the workspace declares (an undeclared
@@ -435,8 +451,13 @@ fn who_takes_part_in_what() {
 fn every_switch_is_declared_and_used() {
     let root = crate::project_root();
     let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
-    let sources = std::fs::read_to_string(root.join("crates/mcp-json/src/lib.rs")).unwrap();
-    for piece in Piece::SERVER {
+    let sources = [
+        "crates/mcp-json/src/lib.rs",
+        "crates/mcp-client/src/client/builder.rs",
+    ]
+    .map(|path| std::fs::read_to_string(root.join(path)).unwrap())
+    .concat();
+    for piece in Piece::SERVER.into_iter().chain(Piece::CLIENT) {
         assert_eq!(
             piece.rustflags(),
             format!("--cfg mcp_without=\"{}\"", piece.cfg())

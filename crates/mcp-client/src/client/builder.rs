@@ -339,6 +339,13 @@ impl ClientBuilder {
         if let Some(router) = &router {
             router.set_logs(handlers.logs.clone());
         }
+        // Built with `--cfg mcp_without="call_writer"`, every request is written the typed
+        // way: the build `cargo xtask bench` measures `wire.rs` against.
+        let fixed_meta = if cfg!(mcp_without = "call_writer") {
+            None
+        } else {
+            crate::wire::FixedMeta::new(&handlers.capabilities, &handlers.info, self.log_level)
+        };
         Client {
             inner: Arc::new(Inner {
                 safe_tools: Mutex::default(),
@@ -350,6 +357,7 @@ impl ClientBuilder {
                 transport,
                 version: AtomicUsize::new(0),
                 handlers,
+                fixed_meta,
                 log_level: self.log_level,
                 max_rounds: self.max_rounds,
                 timeout: self.timeout,

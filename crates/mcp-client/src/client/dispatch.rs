@@ -18,6 +18,7 @@ use serde_json::value::RawValue;
 
 use super::{CallOptions, Client, SUPPORTED_VERSIONS, Transport};
 use crate::error::Error;
+use crate::wire::Plain;
 
 impl Client {
     /// The engine's options for one call, and the progress token its `_meta` carries.
@@ -78,31 +79,37 @@ impl Client {
         }
     }
 
-    /// Sends one request; on -32022 picks the newest version both sides support and
-    /// retries once. `tool` is the tool a `tools/call` calls, for its span.
-    pub(crate) async fn send<P: Serialize>(
+    /// [`send`](Self::send) with the `_meta` written from the client's
+    /// [`FixedMeta`](crate::wire::FixedMeta).
+    pub(crate) async fn send_wire<P: crate::wire::WireParams>(
         &self,
+        fixed: &Arc<crate::wire::FixedMeta>,
         method: &str,
-        tool: Option<&str>,
-        build: impl Fn(RequestMetaObject) -> P,
+        build: impl Fn(crate::wire::WireMeta) -> P,
+        routing: crate::wire::Routing<'_>,
         call: &CallOptions,
-    ) -> Result<Box<RawValue>, Error> {
+    ) -> Result<RawResult, Error> {
         use tracing::Instrument as _;
-        let span = crate::trace::request_span(method, tool, self.version(), self.transport_kind());
+        let span = crate::trace::request_span(
+            method,
+            Some(routing.name),
+            self.version(),
+            self.transport_kind(),
+        );
         let trace = crate::trace::context(&span, call.trace.as_ref());
         async move {
             for attempt in 0..2 {
                 let (options, progress_token) = self.engine_options(call);
-                let meta = super::request_meta(
-                    &self.inner.handlers.capabilities,
-                    &self.inner.handlers.info,
-                    self.inner.log_level,
-                    self.version(),
-                    trace.as_ref(),
+                let params = build(crate::wire::WireMeta {
+                    fixed: Arc::clone(fixed),
+                    protocol_version: self.version(),
                     progress_token,
-                );
-                let params = build(meta);
-                match self.dispatch(method, &params, options).await {
+                    trace: trace.clone(),
+                });
+                match self
+                    .dispatch_raw(method, &params, options, Some(routing))
+                    .await
+                {
                     Err(Error::Protocol(error))
                         if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
                             && attempt == 0 =>
@@ -118,15 +125,72 @@ impl Client {
         .await
     }
 
-    /// Sends one request on the client's transport.
-    async fn dispatch<P: Serialize>(
+    /// Sends one request; on -32022 picks the newest version both sides support and
+    /// retries once.
+    pub(crate) async fn send<P: Serialize>(
+        &self,
+        method: &str,
+        build: impl Fn(RequestMetaObject) -> P,
+        call: &CallOptions,
+    ) -> Result<Box<RawValue>, Error> {
+        use tracing::Instrument as _;
+        let span = crate::trace::request_span(method, None, self.version(), self.transport_kind());
+        let trace = crate::trace::context(&span, call.trace.as_ref());
+        async move {
+            for attempt in 0..2 {
+                let (options, progress_token) = self.engine_options(call);
+                let meta = super::request_meta(
+                    &self.inner.handlers.capabilities,
+                    &self.inner.handlers.info,
+                    self.inner.log_level,
+                    self.version(),
+                    trace.as_ref(),
+                    progress_token,
+                );
+                let params = build(meta);
+                match self.dispatch(method, &Plain(&params), options, None).await {
+                    Err(Error::Protocol(error))
+                        if error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+                            && attempt == 0 =>
+                    {
+                        self.renegotiate(&error)?;
+                    }
+                    other => return other,
+                }
+            }
+            unreachable!("the loop returns on its second attempt")
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Sends one request on the client's transport. `routing` (HTTP only) is what the
+    /// request's headers are made of when the caller has it at hand; without it they are
+    /// read from the params.
+    async fn dispatch<P: crate::wire::WireParams>(
         &self,
         method: &str,
         params: &P,
         options: RequestOptions,
+        routing: Option<crate::wire::Routing<'_>>,
     ) -> Result<Box<RawValue>, Error> {
+        let answer = self.dispatch_raw(method, params, options, routing).await?;
+        answer.into_raw_value().map_err(Error::from)
+    }
+
+    /// [`dispatch`](Self::dispatch), the result as it arrived ([`RawResult`]), for a
+    /// caller that parses it itself.
+    async fn dispatch_raw<P: crate::wire::WireParams>(
+        &self,
+        method: &str,
+        params: &P,
+        options: RequestOptions,
+        #[cfg_attr(not(feature = "http"), allow(unused_variables))] routing: Option<
+            crate::wire::Routing<'_>,
+        >,
+    ) -> Result<RawResult, Error> {
         let encode = |id: &_| crate::wire::encode_request(id, method, params);
-        let answer = match &self.inner.transport {
+        match &self.inner.transport {
             Transport::Engine(peer) => peer
                 .request_encoded(method, encode, options)
                 .await
@@ -189,7 +253,7 @@ impl Client {
                 let send = || {
                     Box::into_pin(Box::write(
                         Box::new_uninit(),
-                        http.request(version, method, params, wait(), route),
+                        http.request(version, method, params, routing, wait(), route),
                     ))
                 };
                 match send().await {
@@ -209,8 +273,7 @@ impl Client {
                     other => other,
                 }
             }
-        };
-        answer?.into_raw_value().map_err(Error::from)
+        }
     }
 
     /// Whether running `method` twice is harmless: reads, lists and prompts, and tool calls

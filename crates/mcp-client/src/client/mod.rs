@@ -78,6 +78,9 @@ struct Inner {
     /// (Its index there: read on every request, so an atomic rather than a lock.)
     version: AtomicUsize,
     handlers: InputHandlers,
+    /// The capabilities and `clientInfo` of every request's `_meta`, serialized once
+    /// (`None` if they could not be: then every request is written the typed way).
+    fixed_meta: Option<Arc<crate::wire::FixedMeta>>,
     log_level: Option<LoggingLevel>,
     max_rounds: usize,
     timeout: Option<Duration>,
@@ -325,7 +328,9 @@ pub(crate) struct Kind {
 
 /// A request's `_meta` the typed way: the client's capabilities, identity and log level,
 /// the protocol version, the call's progress token, and its W3C trace context
-/// (`traceparent`, `tracestate`) as extra members.
+/// (`traceparent`, `tracestate`) as extra members. What
+/// [`FixedMeta`](crate::wire::FixedMeta) and [`WireMeta`](crate::wire::WireMeta) write
+/// without building it.
 pub(crate) fn request_meta(
     capabilities: &ClientCapabilities,
     info: &Implementation,
@@ -438,9 +443,7 @@ impl Client {
         if let Some(raw) = target.and_then(|t| self.inner.cache.get(method, t, context)) {
             return Self::decode(method, &raw);
         }
-        let raw = self
-            .send(method, None, build, &CallOptions::default())
-            .await?;
+        let raw = self.send(method, build, &CallOptions::default()).await?;
         match Self::decode::<Kind>(method, &raw)?.result_type.as_deref() {
             // A result without `resultType` comes from an earlier-revision server: complete.
             None | Some("complete") => {
@@ -467,7 +470,7 @@ impl Client {
         if let Some(raw) = cache_target.and_then(|t| self.inner.cache.get(method, t, context)) {
             return Self::decode(method, &raw);
         }
-        let (raw, reply) = self.rounds(method, None, build, call, false).await?;
+        let (raw, reply) = self.rounds(method, build, call, false).await?;
         let value = Self::decode(method, &raw)?;
         // Never cache the result of a retry: it answered this client's input.
         if reply == Reply::FirstRound
@@ -479,21 +482,17 @@ impl Client {
     }
 
     /// The MRTR rounds of one request, up to its final result: a complete result, or (when
-    /// `task` allows it) a task handle (`resultType: "task"`, Tasks extension). `tool` as
-    /// for [`send`](Self::send).
+    /// `task` allows it) a task handle (`resultType: "task"`, Tasks extension).
     pub(crate) async fn rounds<P: Serialize>(
         &self,
         method: &'static str,
-        tool: Option<&str>,
         build: impl Fn(RequestMetaObject, &Round) -> P,
         call: &CallOptions,
         task: bool,
     ) -> Result<(Box<RawValue>, Reply), Error> {
         let mut round = Round::default();
         for n in 0..self.inner.max_rounds {
-            let raw = self
-                .send(method, tool, |meta| build(meta, &round), call)
-                .await?;
+            let raw = self.send(method, |meta| build(meta, &round), call).await?;
             match self.next_round(method, &raw, task).await? {
                 Next::Complete => {
                     let reply = if n == 0 {
@@ -687,8 +686,8 @@ impl Client {
         arguments: &JsonObject,
         options: &CallOptions,
     ) -> Result<CallToolResult, Error> {
-        // Each path is boxed: its state (about 6 KB) would otherwise size every call's
-        // future.
+        // The paths besides the plain call are boxed: their states (about 6 KB each)
+        // would otherwise size every call's future.
         if self.inner.tasks.is_some() {
             // The server may answer with a task: follow it to its end.
             let call = self.call_tool_or_task(name, arguments.clone(), options);
@@ -697,18 +696,50 @@ impl Client {
                 crate::tasks::ToolCall::Task(task) => Box::pin(task.wait()).await,
             };
         }
-        // The rounds as `with_input` runs them (a call's result is never cached), the tool
-        // named in the request's span.
-        let method = method::TOOLS_CALL;
-        let call = self.rounds(
-            method,
-            Some(name),
+        if let Some(fixed) = self.inner.fixed_meta.as_ref() {
+            // Without the Tasks extension: written by `send_wire` from the borrowed name and
+            // arguments, the result read in one pass when complete. Here rather than in a
+            // function of its own, so that the call is one future fewer.
+            let method = method::TOOLS_CALL;
+            let mut round = Round::default();
+            for _ in 0..self.inner.max_rounds {
+                let build = |meta| crate::wire::CallToolParams {
+                    meta,
+                    arguments: Some(arguments),
+                    input_responses: round.responses.as_ref(),
+                    name,
+                    request_state: round.state.as_deref(),
+                };
+                let routing = crate::wire::Routing {
+                    name,
+                    arguments: Some(arguments),
+                };
+                let answer = self
+                    .send_wire(fixed, method, build, routing, options)
+                    .await?;
+                // The common case in one pass: a complete result (`resultType` absent or
+                // "complete" reads as `ResultType::Complete`). Anything else is read as
+                // the typed path reads it, so the outcome and errors are the same.
+                if let Some(result) = crate::wire::complete_result(fixed, &answer) {
+                    return Ok(result);
+                }
+                let raw = answer.into_raw_value()?;
+                // Boxed: answering the server's input requests (2.4 KB of state) is the
+                // rare path, and would otherwise size every call's future.
+                match Box::pin(self.next_round(method, &raw, false)).await? {
+                    Next::Complete | Next::Task => return Self::decode(method, &raw),
+                    Next::Again(next) => round = next,
+                }
+            }
+            return Err(Error::TooManyRounds(self.inner.max_rounds));
+        }
+        Box::pin(self.with_input(
+            method::TOOLS_CALL,
             tool_call_params(name, arguments),
             options,
-            false,
-        );
-        let (raw, _) = Box::pin(call).await?;
-        Self::decode(method, &raw)
+            None,
+        ))
+        .await
     }
 
     /// `prompts/get`. `arguments` are anything that serializes to a JSON object whose
@@ -875,6 +906,7 @@ impl Client {
                     &version,
                     method::SUBSCRIPTIONS_LISTEN,
                     &params,
+                    None,
                     wait,
                     |notification| {
                         if let Some(event) = crate::listen::event_of(&notification) {
