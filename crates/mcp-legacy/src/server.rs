@@ -64,7 +64,7 @@ pub struct DualEra<H> {
     era: OnceLock<Era>,
     versions: Vec<&'static str>,
     /// The connection's peer, for server-to-client requests; set by [`DualEra::connect`].
-    peer: Arc<OnceLock<Peer>>,
+    peer: OnceLock<Peer>,
 }
 
 impl<H: Handler> DualEra<H> {
@@ -74,7 +74,7 @@ impl<H: Handler> DualEra<H> {
             inner: Arc::new(inner),
             era: OnceLock::new(),
             versions: LEGACY_VERSIONS.to_vec(),
-            peer: Arc::default(),
+            peer: OnceLock::new(),
         }
     }
 
@@ -99,10 +99,12 @@ impl<H: Handler> DualEra<H> {
         writer: W,
         config: PeerConfig,
     ) -> (Peer, Connection) {
-        let slot = Arc::clone(&self.peer);
-        let (peer, connection) = Peer::connect(reader, writer, self, config);
-        let _ = slot.set(peer.clone());
-        (peer, connection)
+        // The peer is known before the first message is read: an `initialize` already
+        // waiting on the pipe starts the session's relay of change notifications on it.
+        Peer::connect_with(reader, writer, config, |peer| {
+            let _ = self.peer.set(peer.clone());
+            self
+        })
     }
 
     /// Serves both eras on this process's stdin and stdout until the client closes stdin

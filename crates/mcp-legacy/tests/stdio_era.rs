@@ -290,6 +290,30 @@ async fn changes_reach_a_legacy_session_the_legacy_way() {
     assert_eq!(next["method"], "notifications/tools/list_changed", "{next}");
 }
 
+/// An `initialize` already waiting when the connection starts (a host that wrote it while
+/// the server was still starting) opens a session whose relay of changes is in place: the
+/// handler knows its connection before it reads the first message, on any thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_initialize_waiting_at_connect_gets_change_notifications() {
+    for _ in 0..20 {
+        let server = server();
+        let (mut wire, (read, write)) = MemoryWire::pair(64, Duration::from_secs(10));
+        wire.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": initialize("2025-11-25")}))
+            .await;
+        let (_peer, _conn) =
+            DualEra::new(server.clone()).connect(read, write, PeerConfig::default());
+        let init = wire.recv().await;
+        assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+        server.remove_tool("echo");
+        let changed = wire.recv().await;
+        assert_eq!(
+            changed,
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        );
+    }
+}
+
 /// A resync on the server's change bus (its listeners may have missed changes: one fell
 /// behind, or a bus shared by a fleet lost touch with the others) reaches a legacy session
 /// through its relay as the legacy notifications: every list it follows changed, and each

@@ -436,6 +436,36 @@ impl Peer {
         handler: H,
         config: PeerConfig,
     ) -> (Peer, Connection) {
+        Self::connect_with(reader, writer, config, |_| handler)
+    }
+
+    /// [`connect`](Self::connect) for a handler that needs the connection's own [`Peer`]
+    /// (to send requests of its own to the other side): `make` is given the peer, and
+    /// returns the handler, before the first message is read. A handler that learnt its
+    /// peer only after `connect` returned could be handed a message first: the reading
+    /// task may run on another thread at once.
+    ///
+    /// ```
+    /// use mcp_jsonrpc::{memory, NoHandler, Peer, PeerConfig};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let ((a_read, a_write), _other_end) = memory::pair(8);
+    /// let mut seen = None;
+    /// let (peer, connection) = Peer::connect_with(a_read, a_write, PeerConfig::default(), |peer| {
+    ///     seen = Some(peer.clone());
+    ///     NoHandler
+    /// });
+    /// assert!(seen.is_some());
+    /// # drop(peer);
+    /// connection.shutdown(std::time::Duration::from_secs(1)).await;
+    /// # });
+    /// ```
+    pub fn connect_with<R: FrameReader, W: FrameWriter, H: Handler>(
+        reader: R,
+        writer: W,
+        config: PeerConfig,
+        make: impl FnOnce(&Peer) -> H,
+    ) -> (Peer, Connection) {
         let (outbound, outbound_rx) = mpsc::channel(config.outbound_queue.max(1));
         let (control, control_rx) = mpsc::unbounded_channel();
         let slot = Arc::new(WriterSlot::new(writer));
@@ -456,6 +486,10 @@ impl Peer {
             sweeper: Notify::new(),
         });
         let grace = Arc::new(Mutex::new(None));
+        let peer = Peer {
+            shared: Arc::clone(&shared),
+        };
+        let handler = make(&peer);
         tokio::spawn(sweep(Arc::clone(&shared)));
         let writer_task = tokio::spawn(write_loop(
             slot,
@@ -470,9 +504,6 @@ impl Peer {
             writer_task,
             Arc::clone(&grace),
         ));
-        let peer = Peer {
-            shared: Arc::clone(&shared),
-        };
         (
             peer,
             Connection {
