@@ -22,9 +22,6 @@
 //!    Each SDK is driven in the era it speaks. Our client (`client-load`) drives ours with
 //!    the small echo, for the "our client ÷ mcp-load" figure (over HTTP with the server on
 //!    its default worker threads and on one, against `mcp-load` driving the same server).
-//!    The client's HTTP/1.1, which we own, is measured against hyper's in the same
-//!    rounds: our client on hyper's client connection (`client-load --hyper-http1`)
-//!    against the same server.
 //!    Over stdio the driver spawns
 //!    the server itself; over HTTP the server is started here with `127.0.0.1:0`, its URL
 //!    read from the first line of its stdout (or, for `minimal-server`, which prints
@@ -259,9 +256,6 @@ enum Role {
     OursOneWorker,
     /// The same, driven by our client.
     OursOneWorkerByClient,
-    /// Ours driven by our client speaking HTTP/1.1 through hyper's client connection
-    /// (`client-load --hyper-http1`), against the client's own HTTP/1.1.
-    OursByClientOnHyper,
     /// Ours over HTTP without its connection threads (and so without the idle poll):
     /// `--tokio-runtime`, a multi-threaded tokio runtime serving every connection.
     OursOnTokio,
@@ -288,18 +282,13 @@ enum Driver {
     McpLoad,
     /// `client-load`: `mcp_client::Client`, echo only.
     Client,
-    /// `client-load --hyper-http1`: the same, its HTTP/1.1 hyper's.
-    ClientOnHyper,
     /// `client-load` built without a hand-written piece.
     ClientWithout(Piece),
 }
 
 impl Driver {
     fn is_client(self) -> bool {
-        matches!(
-            self,
-            Self::Client | Self::ClientOnHyper | Self::ClientWithout(_)
-        )
+        matches!(self, Self::Client | Self::ClientWithout(_))
     }
 }
 
@@ -559,16 +548,6 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
         false,
         false,
         &["--http", "127.0.0.1:0", "--workers", "1"],
-    ));
-    // The client's own HTTP/1.1, measured against hyper's in the same rounds: our client
-    // on hyper's client connection, beside `Role::OursByClient`.
-    servers.push(ours(
-        "ours, driven by our client on hyper's HTTP/1.1 (`client-load --hyper-http1`)",
-        Role::OursByClientOnHyper,
-        Driver::ClientOnHyper,
-        false,
-        false,
-        &["--http", "127.0.0.1:0"],
     ));
     // The code weighed with and without it in the same rounds (the "with and without"
     // table): the connection threads, the idle poll, and mimalloc against the system's.
@@ -1067,16 +1046,13 @@ fn driver_args(server: &ServerSpec, load: Load, settings: Settings) -> (Vec<Stri
             args.extend(load.load_args());
             (args, "mcp-load")
         }
-        Driver::Client | Driver::ClientOnHyper | Driver::ClientWithout(_) => {
+        Driver::Client | Driver::ClientWithout(_) => {
             args.extend([
                 "--in-flight".to_owned(),
                 load.in_flight().to_string(),
                 "--payload".to_owned(),
                 load.payload().to_string(),
             ]);
-            if server.driver == Driver::ClientOnHyper {
-                args.push("--hyper-http1".to_owned());
-            }
             (args, "client-load")
         }
     }
@@ -1094,9 +1070,7 @@ fn measure(
     let (mut args, driver) = driver_args(server, load, settings);
     let program = match server.driver {
         Driver::McpLoad => &bins.load,
-        Driver::Client | Driver::ClientOnHyper | Driver::ClientWithout(_) => {
-            bins.client_of(server.driver)
-        }
+        Driver::Client | Driver::ClientWithout(_) => bins.client_of(server.driver),
     };
     let mut http_server = None;
     match transport {

@@ -16,12 +16,11 @@
 use std::process::Command;
 use std::time::Instant;
 
-const TARGETS: [&str; 11] = [
+const TARGETS: [&str; 10] = [
     "line_codec",
     "message",
     "sse",
     "http_request",
-    "http_reply",
     "http_server",
     "uri_template",
     "request_state",

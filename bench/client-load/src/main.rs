@@ -12,8 +12,6 @@
 //!   --warmup N        calls answered before measuring starts [500]
 //!   --payload BYTES   length of the echoed text [16]
 //!   --threads N       the tokio worker threads (1: a current-thread runtime) [1]
-//!   --hyper-http1     HTTP/1.1 through hyper's client connection, not the client's own
-//!                     (`HttpClientConfig::own_http1`), for measuring one against the other
 //! ```
 //!
 //! Every call is `Client::call_tool("echo", {"text": …})` of the 2026-07-28 era (the client
@@ -47,8 +45,6 @@ struct Options {
     warmup: u64,
     payload: usize,
     threads: usize,
-    /// `--hyper-http1`.
-    hyper_http1: bool,
 }
 
 /// What one run measured: `mcp-load`'s report, plus the driver's own CPU.
@@ -74,7 +70,7 @@ struct Report {
 }
 
 const USAGE: &str = "usage: client-load [--in-flight N] [--duration SECS | --calls N] [--warmup N] \
-[--payload BYTES] [--threads N] [--hyper-http1] (--stdio -- CMD ARGS... | --http URL --pid PID)";
+[--payload BYTES] [--threads N] (--stdio -- CMD ARGS... | --http URL --pid PID)";
 
 fn parse(args: &[String]) -> Result<(Target, Options), String> {
     let mut options = Options {
@@ -83,7 +79,6 @@ fn parse(args: &[String]) -> Result<(Target, Options), String> {
         warmup: 500,
         payload: 16,
         threads: 1,
-        hyper_http1: false,
     };
     let mut targets = TargetFlags::default();
     let mut rest = args.iter();
@@ -95,7 +90,6 @@ fn parse(args: &[String]) -> Result<(Target, Options), String> {
             "--warmup" => options.warmup = number(flag, rest.next())?,
             "--payload" => options.payload = number(flag, rest.next())?,
             "--threads" => options.threads = number(flag, rest.next())?,
-            "--hyper-http1" => options.hyper_http1 = true,
             other if targets.read(other, &mut rest)? => {}
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -209,10 +203,7 @@ async fn run(target: Target, options: &Options) -> Result<Report, String> {
         }
         Target::Http { url, pid } => {
             let client = builder
-                .connect_http(
-                    &url,
-                    mcp_transport_http::HttpClientConfig::default().own_http1(!options.hyper_http1),
-                )
+                .connect_http(&url, mcp_transport_http::HttpClientConfig::default())
                 .map_err(|e| format!("cannot connect to {url}: {e}"))?;
             (client, pid, None, "http")
         }
@@ -300,9 +291,6 @@ mod tests {
             }
         );
         assert_eq!(o.stop, Stop::Calls(10));
-        assert!(!o.hyper_http1);
-        let (_, o) = parse(&args("--hyper-http1 --http http://x/mcp --pid 7")).unwrap();
-        assert!(o.hyper_http1);
     }
 
     #[test]

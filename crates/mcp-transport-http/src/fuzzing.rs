@@ -2,21 +2,6 @@
 //! hidden from the docs, exempt from semver, and only what a target needs to reach
 //! parsers that are private to this crate.
 
-/// The client's own HTTP/1.1 (`client/wire.rs`) reading `reply` as the reply to a POST,
-/// the server's bytes arriving in reads of the sizes in `reads` (in turn; none: at once)
-/// and the connection closed after them: the status and the whole body, or `None` when
-/// the reply is refused.
-#[must_use]
-pub fn reply(reply: &[u8], reads: &[usize]) -> Option<(u16, Vec<u8>)> {
-    crate::client::wire::fuzz_reply(reply, reads)
-}
-
-/// hyper's HTTP/1.1 client connection reading the same, for comparing with [`reply`].
-#[must_use]
-pub fn reply_by_hyper(reply: &[u8]) -> Option<(u16, Vec<u8>)> {
-    crate::client::wire::fuzz_reply_hyper(reply)
-}
-
 /// A server's connection handling without its listener: each stream given to
 /// [`serve`](Connections::serve) is served as `HttpServer` serves an accepted TCP
 /// connection (hyper's server connection, with the server's head limit, chunked-body

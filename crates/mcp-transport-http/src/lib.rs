@@ -123,8 +123,8 @@
 //! Features, by role: `server` (the endpoint: [`HttpServer`], [`McpService`],
 //! [`HttpServerConfig`], [`Authenticator`]; hyper's server half, HTTP/1.1 only), `client`
 //! ([`HttpClient`], [`HttpClientConfig`], [`Authorizer`], the raw requests and event
-//! streams; hyper's client half with HTTP/1.1 and HTTP/2, hyper-util's pooled connector,
-//! httparse) and `rustls` (`https://` for the client; implies `client`). All three are on
+//! streams; hyper's client half with HTTP/1.1 and HTTP/2, pooled, and hyper-util's
+//! connector) and `rustls` (`https://` for the client; implies `client`). All three are on
 //! by default; a server-only build (`default-features = false, features = ["server"]`)
 //! compiles no HTTP client and no TLS. [`Error`] and the header rules are shared.
 //!

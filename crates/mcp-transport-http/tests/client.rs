@@ -439,23 +439,6 @@ async fn connections_are_reused() {
     assert_eq!(proxy.accepted.load(Ordering::SeqCst), 2);
 }
 
-/// With hyper's HTTP/1.1 in place of the client's own (`own_http1(false)`, which the
-/// benchmark measures against it), JSON and SSE replies arrive whole and the connection is
-/// reused after each.
-#[tokio::test]
-async fn hyper_http1_serves_the_same_calls_on_one_connection() {
-    let f = start().await;
-    let proxy = proxy(f.server.local_addr()).await;
-    let config = HttpClientConfig::default().own_http1(false);
-    let client = HttpClient::new(&format!("http://{}/mcp", proxy.addr), config).unwrap();
-    for _ in 0..2 {
-        let got = call(&client, "test/big", json!({"size": 3})).await;
-        assert_eq!(got, [json!({"id": 1, "result": {"text": "xxx"}})]);
-        assert_eq!(call(&client, "test/notify", json!({})).await.len(), 3);
-    }
-    assert_eq!(proxy.accepted.load(Ordering::SeqCst), 1);
-}
-
 /// A connection idle past `pool_idle_timeout` is not reused, and a timeout of zero keeps
 /// no connection at all.
 #[tokio::test]

@@ -368,23 +368,18 @@ async fn https_goes_through_a_connect_tunnel_unless_no_proxy_says_otherwise() {
 async fn http_goes_to_the_proxy_in_absolute_form() {
     let (running, _log, _gate) = support::serve(HttpServerConfig::default()).await;
     let (proxy_url, seen, task) = proxy().await;
-    for own_http1 in [true, false] {
-        seen.lock().unwrap().lines.clear();
-        let config = HttpClientConfig::default().own_http1(own_http1).proxy(
-            mcp_transport_http::ProxyConfig::per_scheme(Some(&proxy_url), None, ""),
-        );
-        let client = HttpClient::new(running.url(), config).unwrap();
-        for id in 1..=3 {
-            assert_eq!(call(&client, id, "echo").await[0]["result"]["id"], id);
-        }
-        let lines = seen.lock().unwrap().lines.clone();
-        // One kept-alive connection to the proxy; the request in absolute form.
-        assert_eq!(
-            lines,
-            [format!("POST {} HTTP/1.1", running.url())],
-            "own_http1: {own_http1}"
-        );
+    let config = HttpClientConfig::default().proxy(mcp_transport_http::ProxyConfig::per_scheme(
+        Some(&proxy_url),
+        None,
+        "",
+    ));
+    let client = HttpClient::new(running.url(), config).unwrap();
+    for id in 1..=3 {
+        assert_eq!(call(&client, id, "echo").await[0]["result"]["id"], id);
     }
+    let lines = seen.lock().unwrap().lines.clone();
+    // One kept-alive connection to the proxy; the request in absolute form.
+    assert_eq!(lines, [format!("POST {} HTTP/1.1", running.url())]);
 
     // A proxy for https only leaves http direct; so does NO_PROXY with `*`.
     for config in [

@@ -537,13 +537,7 @@ struct Comparison {
     client_side: bool,
 }
 
-const COMPARISONS: [Comparison; 6] = [
-    Comparison {
-        code: "client's own HTTP/1.1 (vs hyper)",
-        with: Role::OursByClient,
-        without: Role::OursByClientOnHyper,
-        client_side: true,
-    },
+const COMPARISONS: [Comparison; 5] = [
     Comparison {
         code: "connection threads and idle poll (vs tokio's runtime)",
         with: Role::Ours,
@@ -751,7 +745,7 @@ mod tests {
         );
         medians.insert(
             (
-                position(Role::OursByClientOnHyper),
+                position(Role::OursByClientWithout(Piece::CallWriter)),
                 Load::Small,
                 Transport::Http,
             ),
@@ -770,7 +764,7 @@ mod tests {
         );
         assert!(
             text.contains(
-                "| client's own HTTP/1.1 (vs hyper) | 16 B, 16 in flight, HTTP | 9,000 / 6,000 | +50% | 7.50 µs / 10.0 µs | +33% |"
+                "| client's tools/call writer (vs the typed params) | 16 B, 16 in flight, HTTP | 9,000 / 6,000 | +50% | 7.50 µs / 10.0 µs | +33% |"
             ),
             "{text}"
         );
@@ -789,7 +783,7 @@ mod tests {
         }
         for row in [
             "| idle poll (vs none) | 16 B, 16 in flight, stdio |",
-            "| client's own HTTP/1.1 (vs hyper) | 64 KiB, 16 in flight, HTTP |",
+            "| client's tools/call writer (vs the typed params) | 64 KiB, 16 in flight, HTTP |",
         ] {
             assert!(!text.contains(row), "{row}: {text}");
         }

@@ -327,7 +327,7 @@ fn only_keeps_what_it_names() {
 fn who_takes_part_in_what() {
     let servers = servers(&bins(), vec![peer()]);
     let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names.len(), 22, "{names:?}");
+    assert_eq!(names.len(), 21, "{names:?}");
     let by_role = |role| servers.iter().find(|s| s.role == role).unwrap();
     let ours = by_role(Role::Ours);
     assert_eq!(
@@ -386,16 +386,6 @@ fn who_takes_part_in_what() {
         by_role(Role::OursOneWorker).command(Load::Small, Transport::Http),
         one.command(Load::Small, Transport::Http)
     );
-    // The client's own HTTP/1.1 against hyper's: against the very server
-    // `Role::OursByClient` drives.
-    let on_hyper = by_role(Role::OursByClientOnHyper);
-    assert_eq!(on_hyper.driver, Driver::ClientOnHyper);
-    assert_eq!(
-        on_hyper.command(Load::Small, Transport::Http),
-        client.command(Load::Small, Transport::Http)
-    );
-    assert!(on_hyper.command(Load::Small, Transport::Stdio).is_none());
-    assert!(on_hyper.command(Load::Large, Transport::Http).is_none());
     // The rows weighed against ours: its command with one flag (HTTP only), or the
     // mimalloc build's binary with ours' command (both transports, echo loads only).
     for (role, flags) in [
@@ -511,15 +501,5 @@ fn what_the_drivers_are_told() {
     assert_eq!(
         args.join(" "),
         "--duration 0.5 --warmup 100 --in-flight 16 --payload 16"
-    );
-    let on_hyper = servers
-        .iter()
-        .find(|s| s.driver == Driver::ClientOnHyper)
-        .unwrap();
-    let (args, driver) = driver_args(on_hyper, Load::Small, settings);
-    assert_eq!(driver, "client-load");
-    assert_eq!(
-        args.join(" "),
-        "--duration 0.5 --warmup 100 --in-flight 16 --payload 16 --hyper-http1"
     );
 }

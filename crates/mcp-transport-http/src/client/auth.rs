@@ -156,7 +156,7 @@ impl Challenge {
     /// `Origin` the server does not allow).
     pub(crate) fn of(
         status: StatusCode,
-        headers: Option<&HeaderMap>,
+        headers: &HeaderMap,
         url: &Uri,
         sent: Option<HeaderValue>,
         earlier: &[Vec<String>],
@@ -167,8 +167,8 @@ impl Challenge {
             return None;
         }
         let www_authenticate: Vec<String> = headers
-            .into_iter()
-            .flat_map(|headers| headers.get_all(http::header::WWW_AUTHENTICATE))
+            .get_all(http::header::WWW_AUTHENTICATE)
+            .iter()
             .filter_map(|v| v.to_str().ok())
             .map(str::to_owned)
             .collect();
@@ -202,22 +202,16 @@ mod tests {
             HeaderValue::from_static("DPoP algs=\"ES256\""),
         );
         let without = HeaderMap::new();
-        let unauthorized = Challenge::of(StatusCode::UNAUTHORIZED, Some(&without), &url, None, &[]);
+        let unauthorized = Challenge::of(StatusCode::UNAUTHORIZED, &without, &url, None, &[]);
         assert!(unauthorized.is_some_and(|c| c.www_authenticate.is_empty()));
         let earlier = [vec!["Bearer".to_owned()], Vec::new()];
-        let forbidden =
-            Challenge::of(StatusCode::FORBIDDEN, Some(&with), &url, None, &earlier).unwrap();
+        let forbidden = Challenge::of(StatusCode::FORBIDDEN, &with, &url, None, &earlier).unwrap();
         assert_eq!(forbidden.www_authenticate.len(), 2);
         assert_eq!(forbidden.attempt, 2);
         assert_eq!(forbidden.earlier, earlier);
         // A 403 without a challenge (an Origin refusal) and other statuses are not.
-        assert!(Challenge::of(StatusCode::FORBIDDEN, Some(&without), &url, None, &[]).is_none());
-        assert!(Challenge::of(StatusCode::BAD_REQUEST, Some(&with), &url, None, &[]).is_none());
-        // A reply without a header map (its head told its media type) has no
-        // `WWW-Authenticate`.
-        let bare = Challenge::of(StatusCode::UNAUTHORIZED, None, &url, None, &[]).unwrap();
-        assert!(bare.www_authenticate.is_empty());
-        assert!(Challenge::of(StatusCode::FORBIDDEN, None, &url, None, &[]).is_none());
+        assert!(Challenge::of(StatusCode::FORBIDDEN, &without, &url, None, &[]).is_none());
+        assert!(Challenge::of(StatusCode::BAD_REQUEST, &with, &url, None, &[]).is_none());
     }
 
     #[test]
@@ -225,7 +219,7 @@ mod tests {
         let url: Uri = "http://127.0.0.1:1/mcp".parse().unwrap();
         let challenge = Challenge::of(
             StatusCode::UNAUTHORIZED,
-            None,
+            &HeaderMap::new(),
             &url,
             Some(HeaderValue::from_static("Bearer s3cr3t")),
             &[],

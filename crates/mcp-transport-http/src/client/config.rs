@@ -56,12 +56,6 @@ pub struct HttpClientConfig {
     /// [`Error::Unauthorized`](crate::Error::Unauthorized)). It owns the `Authorization`
     /// header: one given in [`headers`](Self::headers) is not sent. See [`Authorizer`].
     pub authorizer: Option<Arc<dyn Authorizer>>,
-    /// Whether HTTP/1.1 is the client's own (`true`, the default: `client/wire.rs`,
-    /// driven by the call) or hyper's client connection (`false`: a task per connection).
-    /// It exists so that `cargo xtask bench` can measure the one against the other; not a
-    /// stable setting.
-    #[doc(hidden)]
-    pub own_http1: bool,
     /// The HTTP proxy that serves the endpoint, if any (default: none; see
     /// [`ProxyConfig::from_env`] for the environment's).
     pub proxy: ProxyConfig,
@@ -81,7 +75,6 @@ impl Default for HttpClientConfig {
             #[cfg(feature = "rustls")]
             tls: None,
             authorizer: None,
-            own_http1: true,
             proxy: ProxyConfig::none(),
             connector: None,
         }
@@ -142,14 +135,6 @@ impl HttpClientConfig {
     #[must_use]
     pub fn connector(mut self, connector: CustomConnector) -> Self {
         self.connector = Some(connector);
-        self
-    }
-
-    /// Sets [`own_http1`](Self::own_http1).
-    #[doc(hidden)]
-    #[must_use]
-    pub fn own_http1(mut self, own: bool) -> Self {
-        self.own_http1 = own;
         self
     }
 

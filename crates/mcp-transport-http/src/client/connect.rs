@@ -37,8 +37,8 @@ pub trait ConnectionIo: Read + Write + Connection + Send + Sync + Unpin + 'stati
 
 impl<T: Read + Write + Connection + Send + Sync + Unpin + 'static> ConnectionIo for T {}
 
-/// A connection of any connector: the client's own TCP connections as they are (their
-/// idle check reads the socket directly), any other boxed.
+/// A connection of any connector: the client's own TCP connections as they are, any
+/// other boxed.
 pub(crate) enum BoxedIo {
     Tcp(TokioIo<tokio::net::TcpStream>),
     Other(Box<dyn ConnectionIo>),
@@ -49,14 +49,6 @@ impl BoxedIo {
         match self.get_mut() {
             BoxedIo::Tcp(io) => Pin::new(io),
             BoxedIo::Other(io) => Pin::new(&mut **io),
-        }
-    }
-
-    /// The client's own TCP connection, if it is one.
-    pub(crate) fn tcp(&self) -> Option<&TokioIo<tokio::net::TcpStream>> {
-        match self {
-            BoxedIo::Tcp(io) => Some(io),
-            BoxedIo::Other(_) => None,
         }
     }
 }

@@ -21,9 +21,9 @@
 //!   [`Error::Unauthorized`]. This module knows no OAuth.
 //! - Connections are pooled (module `pool`): HTTP/1.1 with keep-alive, or HTTP/2 (one
 //!   connection for every concurrent call) where an `https://` server offers `h2` by ALPN.
-//!   HTTP/1.1 is module `wire`'s, spoken by the call that holds the connection; an HTTP/2
-//!   connection's task (hyper's) is spawned on the caller's runtime and ends with the
-//!   connection. hyper-util provides only the connector (TCP, and TLS with `rustls`).
+//!   Both are hyper's client connections, each a task spawned on the caller's runtime that
+//!   ends with the connection. hyper-util provides only the connector (TCP, and TLS with
+//!   `rustls`).
 //! - Cancellation is dropping: dropping the future of a call, or its [`ResponseStream`],
 //!   closes the connection (HTTP/1.1) or resets the stream (HTTP/2) mid-reply, which the
 //!   spec defines as cancelling the request.
@@ -35,7 +35,6 @@ mod pool;
 mod raw;
 pub(crate) mod sse;
 mod stream;
-pub(crate) mod wire;
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -56,7 +55,6 @@ pub use stream::{Reply, ResponseStream};
 use crate::error::Error;
 use crate::headers;
 use crate::headers::{METHOD, NAME, PROTOCOL_VERSION};
-use wire::Media;
 
 #[cfg(feature = "rustls")]
 type Connector = hyper_rustls::HttpsConnector<connect::Dial>;
@@ -172,14 +170,13 @@ pub struct HttpClient {
 }
 
 /// A request's header fields with the values they mirror: the next request with the same
-/// values shares them instead of having them built (and their values checked) again, and
-/// over HTTP/1.1 writes their encoding as it is. The configured headers are the client's,
-/// the same for every request.
+/// values shares them instead of having them built (and their values checked) again. The
+/// configured headers are the client's, the same for every request.
 struct LastHeaders {
     protocol_version: String,
     method: String,
     name: Option<String>,
-    fields: Arc<wire::Fields>,
+    fields: Arc<HeaderMap>,
 }
 
 /// The header fields of an MCP request made once ([`HttpClient::prepare`]): the
@@ -187,36 +184,33 @@ struct LastHeaders {
 /// every request sent with them ([`HttpClient::request_prepared`]). Cloning is cheap.
 #[derive(Debug, Clone)]
 pub struct PreparedHeaders {
-    fields: Arc<wire::Fields>,
+    fields: Arc<HeaderMap>,
 }
 
 /// A request ready to send, borrowed by the pool while it is sent (to a URI given beside
 /// it: the endpoint's, not copied per request, or another of its origin's). Its header
 /// fields are the shared `fields` (an MCP request's, [`PreparedHeaders`]) followed by its
-/// own `headers` (empty for an MCP request); `kept` says which of the reply's fields its
-/// caller reads (an authorizer is shown them all).
+/// own `headers` (empty for an MCP request).
 #[derive(Debug)]
 struct Outgoing {
     method: Method,
     headers: HeaderMap,
-    fields: Option<Arc<wire::Fields>>,
+    fields: Option<Arc<HeaderMap>>,
     body: Bytes,
-    kept: wire::Kept,
 }
 
 impl Outgoing {
     /// An MCP POST to the endpoint with the shared `fields`.
-    fn post(body: Bytes, fields: Arc<wire::Fields>) -> Self {
+    fn post(body: Bytes, fields: Arc<HeaderMap>) -> Self {
         Outgoing {
             method: Method::POST,
             headers: HeaderMap::new(),
             fields: Some(fields),
             body,
-            kept: wire::Kept::Content,
         }
     }
 
-    /// Every header field of the request, the shared ones first (as HTTP/1.1 sends them).
+    /// Every header field of the request, the shared ones first.
     fn all_headers(&self) -> HeaderMap {
         let mut map = self.headers.clone();
         if let Some(fields) = &self.fields {
@@ -291,13 +285,7 @@ impl HttpClient {
             _ => None,
         };
         Ok(HttpClient {
-            pool: pool::Pool::new(
-                connector,
-                config.pool_idle_timeout,
-                &uri,
-                config.own_http1,
-                forward,
-            ),
+            pool: pool::Pool::new(connector, config.pool_idle_timeout, &uri, forward),
             url: uri,
             headers: config.headers,
             limits: Limits {
@@ -404,7 +392,7 @@ impl HttpClient {
         }
         let mut map = HeaderMap::new();
         self.build_headers(&mut map, headers)?;
-        let fields = Arc::new(wire::Fields::new(map));
+        let fields = Arc::new(map);
         if reusable {
             *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(LastHeaders {
                 protocol_version: headers.protocol_version.clone(),
@@ -426,7 +414,7 @@ impl HttpClient {
             let uri = &self.url;
             let answer = self.pool.send(&outgoing, uri).await?;
             if let Some(challenge) =
-                auth::Challenge::of(answer.status, answer.headers.as_ref(), uri, None, &[])
+                auth::Challenge::of(answer.status, &answer.headers, uri, None, &[])
             {
                 return Err(Box::pin(refused(answer.body, challenge)).await);
             }
@@ -437,27 +425,17 @@ impl HttpClient {
         let pool::Answer {
             status,
             headers: fields,
-            mut body,
+            body,
         } = answer;
-        let media = body.media();
-        let Some(fields) = fields else {
-            // The head told the media type of a success: the usual MCP reply.
-            return Ok(match media {
-                Media::Sse => ResponseStream::sse(body, self.limits),
-                _ => ResponseStream::json(status, body, self.limits),
-            });
-        };
         if status.is_redirection() {
             return Err(redirect(status, &fields));
         }
-        let json = media.is_json(&fields);
+        let json = headers::is_json_content(&fields);
         if status.is_success() {
             if json {
-                body.recycle(fields);
                 return Ok(ResponseStream::json(status, body, self.limits));
             }
-            if media.is_sse(&fields) {
-                body.recycle(fields);
+            if headers::is_sse_content(&fields) {
                 return Ok(ResponseStream::sse(body, self.limits));
             }
             return Err(Error::ContentType {
@@ -485,13 +463,15 @@ impl HttpClient {
         let answer = self
             .execute(&Outgoing::post(frame, prepared.fields), &self.url)
             .await?;
-        let status = answer.status;
-        let media = answer.body.media();
-        let (fields, body) = answer.into_headers();
+        let pool::Answer {
+            status,
+            headers: fields,
+            body,
+        } = answer;
         if status.is_redirection() {
             return Err(redirect(status, &fields));
         }
-        let json = media.is_json(&fields);
+        let json = headers::is_json_content(&fields);
         let body = stream::read_body(body, self.limits.body).await;
         if status == StatusCode::ACCEPTED {
             return Ok(());
@@ -513,8 +493,7 @@ impl HttpClient {
             // Nobody to answer a challenge: a refusal is final, and the request is sent
             // once, as it is.
             let answer = self.pool.send(outgoing, uri).await?;
-            return match auth::Challenge::of(answer.status, answer.headers.as_ref(), uri, None, &[])
-            {
+            return match auth::Challenge::of(answer.status, &answer.headers, uri, None, &[]) {
                 None => Ok(answer),
                 Some(challenge) => Err(Box::pin(refused(answer.body, challenge)).await),
             };
@@ -562,14 +541,11 @@ impl HttpClient {
                 headers,
                 fields: None,
                 body: outgoing.body.clone(),
-                kept: wire::Kept::All,
             };
-            let mut answer = self.pool.send(&sending, uri).await?;
-            // The authorizer is shown every field (`Kept::All` makes the map).
-            let fields = answer.headers.get_or_insert_default();
-            authorizer.responded(uri, answer.status, fields);
+            let answer = self.pool.send(&sending, uri).await?;
+            authorizer.responded(uri, answer.status, &answer.headers);
             let Some(challenge) =
-                auth::Challenge::of(answer.status, Some(fields), uri, sent, &earlier)
+                auth::Challenge::of(answer.status, &answer.headers, uri, sent, &earlier)
             else {
                 return Ok(answer);
             };
@@ -814,7 +790,7 @@ mod tests {
             .param("Count", 42)
             .param("Flag", false)
             .param("Absent", serde_json::Value::Null);
-        let fields = |mcp: &RequestHeaders| client.prepare(mcp).unwrap().fields.map().clone();
+        let fields = |mcp: &RequestHeaders| (*client.prepare(mcp).unwrap().fields).clone();
         let request = fields(&mcp);
         // Made again, or after other headers, the same (in the same order).
         for mcp in [
@@ -857,7 +833,7 @@ mod tests {
                 .unwrap()
                 .prepare(&b)
                 .unwrap();
-            assert!(fresh.fields.map().iter().eq(second.iter()), "{b:?}");
+            assert!(fresh.fields.iter().eq(second.iter()), "{b:?}");
         }
         let got: Vec<(String, String)> = request
             .iter()
@@ -897,7 +873,7 @@ mod tests {
         let outgoing = Outgoing::post(Bytes::from_static(b"{}"), Arc::clone(&a.fields));
         assert_eq!(outgoing.method, Method::POST);
         assert!(outgoing.headers.is_empty());
-        assert!(outgoing.all_headers().iter().eq(a.fields.map().iter()));
+        assert!(outgoing.all_headers().iter().eq(a.fields.iter()));
     }
 
     #[test]

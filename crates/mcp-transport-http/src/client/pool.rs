@@ -5,20 +5,24 @@
 //! where the server picks `h2` by ALPN). hyper-util's general-purpose pool, which this
 //! replaces, cost about a fifth of our client's instructions per call: a key hashed and
 //! compared per request, a race between checkout and a new connection, and a spawned task
-//! per response to notice its connection idle (`docs/PERFORMANCE.md`, "Kept, and why",
-//! has what this module and `wire` gain together). HTTP/1.1 is the `wire` module's, driven
-//! by the call that holds the connection; HTTP/2 is hyper's, a task per connection.
+//! per response to notice its connection idle. Both protocols are hyper's client
+//! connections (`hyper::client::conn`), each driven by a task of its own; the pool keeps
+//! their request senders.
 //!
 //! Invariants:
 //!
 //! - An HTTP/1.1 connection goes back to the pool only when its response body has been
-//!   read to the end ([`Body`]) and the reply let it stay open; a body dropped before its
-//!   end takes its connection with it, which is how a Streamable HTTP client cancels a
-//!   request.
-//! - An idle connection is checked before it is used: one the server closed (or sent
-//!   anything on) is dropped and another taken. A request that a reused connection refused
-//!   before its first byte was sent (the server closed it meanwhile) is sent again on
-//!   another connection; any other failure is the caller's.
+//!   read to the end ([`Body`]); a body dropped before its end takes its connection with
+//!   it (hyper closes it), which is how a Streamable HTTP client cancels a request. A
+//!   reply that does not let the connection stay (`Connection: close`, HTTP/1.0 without
+//!   `keep-alive`, a body until the close, bytes past the reply) has hyper close it, and
+//!   a closed connection is never taken again; a reply framed two ways is refused and its
+//!   connection dropped.
+//! - An idle connection is checked before it is used: one whose task has seen the server
+//!   close it (or send anything on it) is dropped and another taken. A request that a
+//!   reused connection refused before its first byte was sent (the server closed it
+//!   meanwhile: hyper hands the request back) is sent again on another connection; any
+//!   other failure is the caller's.
 //! - The lock is held only to push or pop, never across an await.
 //! - Idle connections are closed once idle longer than the configured timeout: a task
 //!   sweeps them while any are idle, and a checkout skips them.
@@ -32,7 +36,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
 use http::uri::{Authority, Scheme};
-use http::{HeaderValue, Request, StatusCode, Uri};
+use http::{HeaderMap, HeaderValue, Request, StatusCode, Uri};
 use http_body::{Frame, SizeHint};
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -42,16 +46,15 @@ use hyper_util::rt::{TokioExecutor, TokioTimer};
 use tokio::time::Instant;
 use tower_service::Service as _;
 
-use super::wire::{self, Failure, Fields, Framing, Media};
 use super::{Connector, Outgoing};
 use crate::error::{BoxError, Error};
 
-/// What the connector opens: TCP, or TLS over it.
-type Stream = <Connector as tower_service::Service<Uri>>::Response;
-type Http1 = Box<wire::Conn<Stream>>;
-/// HTTP/1.1 through hyper's client connection, when the client's own is off
-/// ([`HttpClientConfig::own_http1`](crate::HttpClientConfig::own_http1)).
-type Hyper1 = http1::SendRequest<Full<Bytes>>;
+/// The largest HTTP/1.1 reply head read, status line and fields, in bytes (and the
+/// largest trailer section): hyper's `max_header_size`. Without it hyper bounds a head
+/// only by its read buffer, about 400 KiB; an MCP server's heads are a few hundred bytes.
+const MAX_HEAD: usize = 64 * 1024;
+
+type Http1 = http1::SendRequest<Full<Bytes>>;
 type Http2 = http2::SendRequest<Full<Bytes>>;
 
 /// A forward proxy every connection goes to, and its `Proxy-Authorization` if any.
@@ -71,8 +74,6 @@ struct Shared {
     origin: Option<Origin>,
     /// How long a connection may sit idle; zero keeps none.
     idle_timeout: Duration,
-    /// Whether HTTP/1.1 is `wire.rs`'s (`true`) or hyper's.
-    own_http1: bool,
     /// Whether every connection goes to a forward proxy: request targets are then in
     /// absolute form (RFC 9112, section 3.2.2).
     absolute_form: bool,
@@ -86,15 +87,13 @@ struct Idle {
     /// HTTP/1.1 connections between requests, each with when it became idle; the most
     /// recently used last, and taken first.
     http1: Vec<(Http1, Instant)>,
-    /// hyper's HTTP/1.1 connections between requests, as `http1`.
-    hyper1: Vec<(Hyper1, Instant)>,
     /// The HTTP/2 connection every call shares, with when a call last took it.
     http2: Option<(Http2, Instant)>,
     /// Whether a sweeping task runs.
     sweeping: bool,
 }
 
-/// What [`Pool::send_http2`] did.
+/// What a send on one connection did.
 enum Sent {
     /// The response, or the failure.
     Done(Result<Answer, Error>),
@@ -120,19 +119,16 @@ impl Sent {
 /// A connection taken for one request.
 enum Taken {
     Http1(Http1),
-    Hyper1(Hyper1),
     Http2(Http2),
 }
 
 impl Pool {
-    /// A pool for the origin of `endpoint`; HTTP/1.1 is `wire.rs`'s when `own_http1`, else
-    /// hyper's. With `forward` (a forward proxy, and its credentials if any) request
-    /// targets are in absolute form.
+    /// A pool for the origin of `endpoint`. With `forward` (a forward proxy, and its
+    /// credentials if any) request targets are in absolute form.
     pub(super) fn new(
         connector: Connector,
         idle_timeout: Duration,
         endpoint: &Uri,
-        own_http1: bool,
         forward: Option<ForwardProxy>,
     ) -> Self {
         Pool {
@@ -140,7 +136,6 @@ impl Pool {
                 connector,
                 origin: Origin::of(endpoint),
                 idle_timeout,
-                own_http1,
                 absolute_form: forward.is_some(),
                 proxy_auth: forward.and_then(|f| f.auth),
                 idle: Mutex::new(Idle::default()),
@@ -150,8 +145,7 @@ impl Pool {
 
     /// Sends `outgoing` to `uri` (absolute: the request's own or the endpoint's), with its
     /// shared fields before its own, on an idle connection or a new one, and returns the
-    /// response once its head has arrived. An HTTP/1.1 response's header map holds the
-    /// fields `outgoing.kept` says (an HTTP/2 one, hyper's, holds them all).
+    /// response once its head has arrived.
     pub(super) async fn send(&self, outgoing: &Outgoing, uri: &Uri) -> Result<Answer, Error> {
         let with_auth;
         let outgoing = match &self.shared.proxy_auth {
@@ -163,142 +157,40 @@ impl Pool {
                     headers,
                     fields: outgoing.fields.clone(),
                     body: outgoing.body.clone(),
-                    kept: outgoing.kept,
                 };
                 &with_auth
             }
             None => outgoing,
         };
         loop {
-            let idle = std::future::poll_fn(|cx| Poll::Ready(self.shared.checkout(cx)));
-            let (taken, was_idle) = match idle.await {
+            let (taken, was_idle) = match self.shared.checkout() {
                 Some(taken) => (taken, true),
                 // Boxed: opening a connection (TCP, TLS, the HTTP handshake) is a large
                 // future, and the rare path; every call's future stays small without it.
                 None => (Box::pin(self.connect(uri)).await?, false),
             };
-            match taken {
-                Taken::Http1(mut conn) => {
-                    let host = host_of(uri, &outgoing.headers, self.shared.origin.as_ref())?;
-                    let line = wire::RequestLine {
-                        method: &outgoing.method,
-                        uri,
-                        headers: &outgoing.headers,
-                        absolute_form: self.shared.absolute_form,
-                    };
-                    match conn
-                        .send(
-                            line,
-                            host.as_deref(),
-                            outgoing.fields.as_deref(),
-                            &outgoing.body,
-                            outgoing.kept,
-                        )
-                        .await
-                    {
-                        Ok(head) => {
-                            let body = Body::http1(
-                                conn,
-                                head.framing,
-                                head.keep_alive,
-                                head.media,
-                                Arc::downgrade(&self.shared),
-                            );
-                            return Ok(Answer {
-                                status: head.status,
-                                headers: head.headers,
-                                body,
-                            });
-                        }
-                        // Nothing was sent: a reused connection had closed meanwhile.
-                        Err(Failure::Unsent(_)) if was_idle => {}
-                        Err(Failure::Unsent(e)) => {
-                            return Err(Error::Send {
-                                connect: false,
-                                source: Box::new(e),
-                            });
-                        }
-                        Err(Failure::Failed(source)) => {
-                            return Err(Error::Send {
-                                connect: false,
-                                source,
-                            });
-                        }
-                    }
-                }
-                Taken::Hyper1(sender) => {
-                    let sent = Box::pin(self.send_hyper1(sender, was_idle, outgoing, uri));
-                    match sent.await {
-                        Sent::Done(outcome) => return outcome,
-                        Sent::Unsent => {}
-                    }
-                }
+            let sent = match taken {
+                Taken::Http1(sender) => self.send_http1(sender, was_idle, outgoing, uri).await,
+                // Boxed: the rarer path, whose future every HTTP/1.1 call's would
+                // otherwise make room for.
                 Taken::Http2(sender) => {
-                    // Boxed: hyper's request future is large, and every HTTP/1.1 call's
-                    // future would be as large without it.
-                    let sent = Box::pin(self.send_http2(sender, was_idle, outgoing, uri));
-                    match sent.await {
-                        Sent::Done(outcome) => return outcome,
-                        Sent::Unsent => {}
-                    }
+                    Box::pin(self.send_http2(sender, was_idle, outgoing, uri)).await
                 }
+            };
+            match sent {
+                Sent::Done(outcome) => return outcome,
+                Sent::Unsent => {}
             }
         }
     }
 
-    /// [`send`](Self::send) on the shared HTTP/2 connection: the response, or
+    /// [`send`](Self::send) on an HTTP/1.1 connection: the target in origin form (absolute
+    /// to a forward proxy) and `Host` beside it (RFC 9112 §3.2, §3.2.1). The response, or
     /// [`Sent::Unsent`] when nothing of the request was sent on a connection that had been
     /// idle (it had closed meanwhile), to be sent again on another.
-    async fn send_http2(
+    async fn send_http1(
         &self,
-        mut sender: Http2,
-        was_idle: bool,
-        outgoing: &Outgoing,
-        uri: &Uri,
-    ) -> Sent {
-        if sender.ready().await.is_err() {
-            if was_idle {
-                self.shared.forget_http2();
-            }
-            return Sent::closed_before_sending(was_idle);
-        }
-        let mut request = Request::new(Full::new(outgoing.body.clone()));
-        *request.method_mut() = outgoing.method.clone();
-        *request.uri_mut() = uri.clone();
-        *request.headers_mut() = outgoing.all_headers();
-        match sender.try_send_request(request).await {
-            Ok(response) => {
-                let (parts, body) = response.into_parts();
-                Sent::Done(Ok(Answer {
-                    status: parts.status,
-                    headers: Some(parts.headers),
-                    body: Body::http2(body),
-                }))
-            }
-            Err(mut failure) => {
-                // A stream the server reset leaves the connection to the others; one that
-                // could not even be opened does not.
-                if failure.message().is_some() || sender.is_closed() {
-                    self.shared.forget_http2();
-                }
-                match failure.take_message() {
-                    // Nothing was sent: the connection had closed meanwhile.
-                    Some(_) if was_idle => Sent::Unsent,
-                    _ => Sent::Done(Err(Error::Send {
-                        connect: false,
-                        source: Box::new(failure.into_error()),
-                    })),
-                }
-            }
-        }
-    }
-
-    /// [`send`](Self::send) on an HTTP/1.1 connection of hyper's: as
-    /// [`send_http2`](Self::send_http2), with the target in origin form and `Host` beside
-    /// it (RFC 9112 §3.2.1), and a reply framed two ways refused as `wire.rs` refuses it.
-    async fn send_hyper1(
-        &self,
-        mut sender: Hyper1,
+        mut sender: Http1,
         was_idle: bool,
         outgoing: &Outgoing,
         uri: &Uri,
@@ -326,8 +218,10 @@ impl Pool {
         match sender.try_send_request(request).await {
             Ok(response) => {
                 let (parts, body) = response.into_parts();
-                // RFC 9112 §6.1, §6.3: hyper reads the chunks and keeps the connection; a
-                // smuggling signal drops both instead (hyper refuses HTTP/1.0 with
+                // RFC 9112 §6.1, §6.3: hyper reads such a reply by its chunks and keeps
+                // the connection; a reply framed two ways is how a response is smuggled
+                // past an intermediary that reads the other framing, so the reply and its
+                // connection are dropped instead (hyper refuses HTTP/1.0 with
                 // Transfer-Encoding itself).
                 if parts.headers.contains_key(TRANSFER_ENCODING)
                     && parts.headers.contains_key(CONTENT_LENGTH)
@@ -339,8 +233,8 @@ impl Pool {
                 }
                 Sent::Done(Ok(Answer {
                     status: parts.status,
-                    headers: Some(parts.headers),
-                    body: Body::hyper1(body, sender, Arc::downgrade(&self.shared)),
+                    headers: parts.headers,
+                    body: Body::http1(body, sender, Arc::downgrade(&self.shared)),
                 }))
             }
             Err(mut failure) => match failure.take_message() {
@@ -354,8 +248,54 @@ impl Pool {
         }
     }
 
+    /// [`send`](Self::send) on the shared HTTP/2 connection, as
+    /// [`send_http1`](Self::send_http1).
+    async fn send_http2(
+        &self,
+        mut sender: Http2,
+        was_idle: bool,
+        outgoing: &Outgoing,
+        uri: &Uri,
+    ) -> Sent {
+        if sender.ready().await.is_err() {
+            if was_idle {
+                self.shared.forget_http2();
+            }
+            return Sent::closed_before_sending(was_idle);
+        }
+        let mut request = Request::new(Full::new(outgoing.body.clone()));
+        *request.method_mut() = outgoing.method.clone();
+        *request.uri_mut() = uri.clone();
+        *request.headers_mut() = outgoing.all_headers();
+        match sender.try_send_request(request).await {
+            Ok(response) => {
+                let (parts, body) = response.into_parts();
+                Sent::Done(Ok(Answer {
+                    status: parts.status,
+                    headers: parts.headers,
+                    body: Body::http2(body),
+                }))
+            }
+            Err(mut failure) => {
+                // A stream the server reset leaves the connection to the others; one that
+                // could not even be opened does not.
+                if failure.message().is_some() || sender.is_closed() {
+                    self.shared.forget_http2();
+                }
+                match failure.take_message() {
+                    // Nothing was sent: the connection had closed meanwhile.
+                    Some(_) if was_idle => Sent::Unsent,
+                    _ => Sent::Done(Err(Error::Send {
+                        connect: false,
+                        source: Box::new(failure.into_error()),
+                    })),
+                }
+            }
+        }
+    }
+
     /// Opens a connection to `uri`'s origin: HTTP/2 when TLS negotiated it (and then it is
-    /// the one every call shares, its task running until it closes), HTTP/1.1 otherwise.
+    /// the one every call shares), HTTP/1.1 otherwise; its task runs until it closes.
     async fn connect(&self, uri: &Uri) -> Result<Taken, Error> {
         let mut connector = self.shared.connector.clone();
         std::future::poll_fn(|cx| connector.poll_ready(cx))
@@ -375,24 +315,25 @@ impl Pool {
             });
             self.shared.lock().http2 = Some((sender.clone(), Instant::now()));
             Ok(Taken::Http2(sender))
-        } else if !self.shared.own_http1 {
-            let (sender, connection) = http1::handshake(io).await.map_err(failed)?;
+        } else {
+            let (sender, connection) = http1::Builder::new()
+                .max_header_size(MAX_HEAD)
+                .handshake(io)
+                .await
+                .map_err(failed)?;
             tokio::spawn(async move {
                 if let Err(e) = connection.await {
                     tracing::debug!(error = %e, "HTTP/1.1 client connection ended");
                 }
             });
-            Ok(Taken::Hyper1(sender))
-        } else {
-            Ok(Taken::Http1(Box::new(wire::Conn::new(io))))
+            Ok(Taken::Http1(sender))
         }
     }
 }
 
-/// Puts the shared `fields` before the fields of `headers` (each kept, as HTTP/1.1 sends
-/// them).
-pub(super) fn merge_fields(headers: &mut http::HeaderMap, fields: &Fields) {
-    let own = std::mem::replace(headers, fields.map().clone());
+/// Puts the shared `fields` before the fields of `headers` (each kept).
+pub(super) fn merge_fields(headers: &mut HeaderMap, fields: &HeaderMap) {
+    let own = std::mem::replace(headers, fields.clone());
     let mut name = None;
     for (next, value) in own {
         if next.is_some() {
@@ -418,9 +359,8 @@ impl Shared {
     }
 
     /// The shared HTTP/2 connection, or the most recently idle HTTP/1.1 one that is still
-    /// open and within the idle timeout; `cx` is the calling task's (see
-    /// [`wire::Conn::is_open`]).
-    fn checkout(&self, cx: &mut Context<'_>) -> Option<Taken> {
+    /// open and within the idle timeout.
+    fn checkout(&self) -> Option<Taken> {
         let now = Instant::now();
         let mut idle = self.lock();
         if let Some((sender, used)) = &mut idle.http2 {
@@ -430,20 +370,12 @@ impl Shared {
             }
             idle.http2 = None;
         }
-        while let Some((sender, since)) = idle.hyper1.pop() {
+        while let Some((sender, since)) = idle.http1.pop() {
             if now.duration_since(since) < self.idle_timeout && !sender.is_closed() {
-                return Some(Taken::Hyper1(sender));
+                return Some(Taken::Http1(sender));
             }
         }
-        loop {
-            let (mut conn, since) = idle.http1.pop()?;
-            drop(idle);
-            // Checked outside the lock: it may take a system call.
-            if now.duration_since(since) < self.idle_timeout && conn.is_open(cx) {
-                return Some(Taken::Http1(conn));
-            }
-            idle = self.lock();
-        }
+        None
     }
 
     /// Drops the shared HTTP/2 connection after a call found it unusable, so that the next
@@ -454,23 +386,13 @@ impl Shared {
         self.lock().http2 = None;
     }
 
-    /// Takes back an HTTP/1.1 connection whose response has been read to the end.
-    fn put(self: &Arc<Self>, conn: Http1) {
-        if self.idle_timeout.is_zero() {
-            return;
-        }
-        let mut idle = self.lock();
-        idle.http1.push((conn, Instant::now()));
-        self.sweep_from(idle);
-    }
-
-    /// Takes back one of hyper's HTTP/1.1 connections whose response has ended.
-    fn put_hyper1(self: &Arc<Self>, sender: Hyper1) {
+    /// Takes back an HTTP/1.1 connection whose response has ended, if it is still open.
+    fn put(self: &Arc<Self>, sender: Http1) {
         if self.idle_timeout.is_zero() || sender.is_closed() {
             return;
         }
         let mut idle = self.lock();
-        idle.hyper1.push((sender, Instant::now()));
+        idle.http1.push((sender, Instant::now()));
         self.sweep_from(idle);
     }
 
@@ -494,15 +416,13 @@ async fn sweep(pool: Weak<Shared>, timeout: Duration) {
         let mut idle = shared.lock();
         let now = Instant::now();
         idle.http1
-            .retain(|(_, since)| now.duration_since(*since) < timeout);
-        idle.hyper1
             .retain(|(sender, since)| !sender.is_closed() && now.duration_since(*since) < timeout);
         if idle.http2.as_ref().is_some_and(|(sender, used)| {
             sender.is_closed() || now.duration_since(*used) >= timeout
         }) {
             idle.http2 = None;
         }
-        if idle.http1.is_empty() && idle.hyper1.is_empty() && idle.http2.is_none() {
+        if idle.http1.is_empty() && idle.http2.is_none() {
             idle.sweeping = false;
             return;
         }
@@ -573,42 +493,21 @@ fn host_of<'o>(
 /// A reply as the pool returns it once its head has arrived.
 pub(super) struct Answer {
     pub(super) status: StatusCode,
-    /// Its header fields: the request's `kept` ones over HTTP/1.1, all over HTTP/2; `None`
-    /// when the head told the body's [`Media`] instead (the map would be empty), which
-    /// saves making and dropping a map per call.
-    pub(super) headers: Option<http::HeaderMap>,
+    pub(super) headers: HeaderMap,
     pub(super) body: Body,
 }
 
-impl Answer {
-    /// The header fields, empty when the head told the media type instead.
-    pub(super) fn into_headers(self) -> (http::HeaderMap, Body) {
-        (self.headers.unwrap_or_default(), self.body)
-    }
-}
-
-/// A response body. An HTTP/1.1 one read to its end returns its connection to the pool
-/// (if the reply let it stay open); dropped before, or failed, it closes the connection.
+/// A response body. An HTTP/1.1 one that has ended returns its connection to the pool (if
+/// the connection is still open); dropped before, or failed, it closes the connection.
 pub(super) struct Body {
     inner: Inner,
 }
 
 enum Inner {
     Http1 {
-        /// `None` once the body ended or failed.
-        conn: Option<Http1>,
-        framing: Framing,
-        keep_alive: bool,
-        pool: Weak<Shared>,
-        /// The reply's media type, when its head told it ([`Media`]).
-        media: Media,
-    },
-    /// A reply on one of hyper's HTTP/1.1 connections, which goes back to the pool (if it
-    /// is still open) when the body has ended.
-    Hyper1 {
         body: Incoming,
         /// `None` once the body ended or failed.
-        sender: Option<Hyper1>,
+        sender: Option<Http1>,
         pool: Weak<Shared>,
     },
     Http2(Incoming),
@@ -617,8 +516,7 @@ enum Inner {
 impl std::fmt::Debug for Body {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.inner {
-            Inner::Http1 { framing, .. } => f.debug_tuple("Body").field(framing).finish(),
-            Inner::Hyper1 { body, .. } | Inner::Http2(body) => {
+            Inner::Http1 { body, .. } | Inner::Http2(body) => {
                 f.debug_tuple("Body").field(body).finish()
             }
         }
@@ -626,25 +524,17 @@ impl std::fmt::Debug for Body {
 }
 
 impl Body {
-    fn http1(
-        conn: Http1,
-        framing: Framing,
-        keep_alive: bool,
-        media: Media,
-        pool: Weak<Shared>,
-    ) -> Self {
+    fn http1(body: Incoming, sender: Http1, pool: Weak<Shared>) -> Self {
         let mut body = Body {
             inner: Inner::Http1 {
-                conn: Some(conn),
-                framing,
-                keep_alive,
+                body,
+                sender: Some(sender),
                 pool,
-                media,
             },
         };
         // An empty body (`202 Accepted`) has ended already: its connection is free now,
         // whether or not the body is ever read.
-        body.release();
+        body.release(false);
         body
     }
 
@@ -654,87 +544,15 @@ impl Body {
         }
     }
 
-    fn hyper1(body: Incoming, sender: Hyper1, pool: Weak<Shared>) -> Self {
-        let mut body = Body {
-            inner: Inner::Hyper1 {
-                body,
-                sender: Some(sender),
-                pool,
-            },
-        };
-        body.release_hyper1(false);
-        body
-    }
-
-    /// Returns one of hyper's HTTP/1.1 connections to the pool once its body has ended:
-    /// `ended` (it yielded its end), or known to have (a length, all read).
-    fn release_hyper1(&mut self, ended: bool) {
-        if let Inner::Hyper1 { body, sender, pool } = &mut self.inner
+    /// Returns an HTTP/1.1 connection to the pool once its body has ended: `ended` (it
+    /// yielded its end), or known to have (a length, all read).
+    fn release(&mut self, ended: bool) {
+        if let Inner::Http1 { body, sender, pool } = &mut self.inner
             && (ended || http_body::Body::is_end_stream(body))
             && let Some(sender) = sender.take()
             && let Some(pool) = pool.upgrade()
         {
-            pool.put_hyper1(sender);
-        }
-    }
-
-    /// The reply's media type when its head told it rather than its header map
-    /// ([`Media`]); [`Media::InHeaders`] otherwise, and over HTTP/2.
-    pub(super) fn media(&self) -> Media {
-        match &self.inner {
-            Inner::Http1 { media, .. } => *media,
-            Inner::Hyper1 { .. } | Inner::Http2(_) => Media::InHeaders,
-        }
-    }
-
-    /// Gives a reply's header map, which its caller has read, back to the HTTP/1.1
-    /// connection it came from, whose next reply fills it again. A body that has ended
-    /// (its connection back in the pool) or an HTTP/2 one drops it.
-    pub(super) fn recycle(&mut self, map: http::HeaderMap) {
-        if let Inner::Http1 {
-            conn: Some(conn), ..
-        } = &mut self.inner
-        {
-            conn.recycle(map);
-        }
-    }
-
-    /// The whole rest of an HTTP/1.1 body of known length when its connection has read it
-    /// already (a small reply arrives with its head), taken without a poll and the
-    /// connection released; `None` otherwise, and the body is read by polling.
-    pub(super) fn take_whole(&mut self) -> Option<Bytes> {
-        let Inner::Http1 {
-            conn: Some(conn),
-            framing,
-            ..
-        } = &mut self.inner
-        else {
-            return None;
-        };
-        let Framing::Length(left) = *framing else {
-            return None;
-        };
-        let data = conn.take_buffered(usize::try_from(left).ok()?)?;
-        *framing = Framing::Done;
-        self.release();
-        Some(data)
-    }
-
-    /// Returns an HTTP/1.1 connection whose body has ended to the pool, if it may stay.
-    fn release(&mut self) {
-        if let Inner::Http1 {
-            conn,
-            framing: Framing::Done,
-            keep_alive,
-            pool,
-            ..
-        } = &mut self.inner
-            && let Some(conn) = conn.take()
-            && *keep_alive
-            && conn.is_clean()
-            && let Some(pool) = pool.upgrade()
-        {
-            pool.put(conn);
+            pool.put(sender);
         }
     }
 }
@@ -747,61 +565,33 @@ impl http_body::Body for Body {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let (conn, framing) = match &mut self.inner {
-            Inner::Http2(inner) => {
-                return Pin::new(inner)
-                    .poll_frame(cx)
-                    .map_err(|e| Box::new(e) as BoxError);
-            }
-            Inner::Hyper1 { body, sender, .. } => {
+        let polled = match &mut self.inner {
+            Inner::Http2(inner) => Pin::new(inner).poll_frame(cx),
+            Inner::Http1 { body, sender, .. } => {
                 let polled = Pin::new(body).poll_frame(cx);
                 match &polled {
                     Poll::Ready(Some(Err(_))) => *sender = None,
-                    Poll::Ready(Some(Ok(_))) => self.release_hyper1(false),
-                    Poll::Ready(None) => self.release_hyper1(true),
+                    // The last bytes of a body of known length: it has ended, whether or
+                    // not it is polled again.
+                    Poll::Ready(Some(Ok(_))) => self.release(false),
+                    Poll::Ready(None) => self.release(true),
                     Poll::Pending => {}
                 }
-                return polled.map_err(|e| Box::new(e) as BoxError);
+                polled
             }
-            Inner::Http1 { conn, framing, .. } => (conn, framing),
         };
-        let Some(open) = conn else {
-            return Poll::Ready(None);
-        };
-        match open.poll_data(framing, cx) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(Some(Ok(data))) => {
-                // The last bytes of a body of known length: it has ended, whether or not
-                // it is polled again.
-                self.release();
-                Poll::Ready(Some(Ok(Frame::data(data))))
-            }
-            Poll::Ready(None) => {
-                self.release();
-                Poll::Ready(None)
-            }
-            Poll::Ready(Some(Err(e))) => {
-                *conn = None;
-                Poll::Ready(Some(Err(Box::new(e))))
-            }
-        }
+        polled.map_err(|e| Box::new(e) as BoxError)
     }
 
     fn is_end_stream(&self) -> bool {
         match &self.inner {
-            Inner::Http1 { framing, .. } => matches!(framing, Framing::Done),
-            Inner::Hyper1 { body: inner, .. } | Inner::Http2(inner) => inner.is_end_stream(),
+            Inner::Http1 { body: inner, .. } | Inner::Http2(inner) => inner.is_end_stream(),
         }
     }
 
     fn size_hint(&self) -> SizeHint {
         match &self.inner {
-            Inner::Http1 { framing, .. } => match framing {
-                Framing::Done => SizeHint::with_exact(0),
-                Framing::Length(left) => SizeHint::with_exact(*left),
-                _ => SizeHint::default(),
-            },
-            Inner::Hyper1 { body: inner, .. } | Inner::Http2(inner) => inner.size_hint(),
+            Inner::Http1 { body: inner, .. } | Inner::Http2(inner) => inner.size_hint(),
         }
     }
 }
@@ -810,51 +600,62 @@ impl http_body::Body for Body {
 mod tests {
     use super::*;
 
-    fn request(uri: &str) -> http::request::Parts {
-        Request::builder().uri(uri).body(()).unwrap().into_parts().0
-    }
-
     #[test]
-    fn the_request_line_carries_the_origin_form_and_host_the_authority() {
-        let head = |request: &http::request::Parts, host: Option<Cow<'_, HeaderValue>>| {
-            let mut out = Vec::new();
-            super::wire::encode_head(&mut out, request.into(), host.as_deref(), None, 0);
-            String::from_utf8(out).unwrap()
-        };
-        for (uri, path, host) in [
-            ("http://127.0.0.1:8080/mcp", "/mcp", "127.0.0.1:8080"),
-            ("http://example.com:80/mcp?x=1", "/mcp?x=1", "example.com"),
-            ("http://example.com", "/", "example.com"),
-            ("https://example.com:443/a", "/a", "example.com"),
-            ("https://example.com:8443/a", "/a", "example.com:8443"),
-            ("http://[::1]:9/m", "/m", "[::1]:9"),
+    fn host_is_the_authority_without_the_default_port() {
+        for (uri, host) in [
+            ("http://127.0.0.1:8080/mcp", "127.0.0.1:8080"),
+            ("http://example.com:80/mcp?x=1", "example.com"),
+            ("http://example.com", "example.com"),
+            ("https://example.com:443/a", "example.com"),
+            ("https://example.com:8443/a", "example.com:8443"),
+            ("http://[::1]:9/m", "[::1]:9"),
         ] {
-            let request = request(uri);
-            let expected = format!("GET {path} HTTP/1.1\r\nhost: {host}\r\n\r\n");
-            assert_eq!(
-                head(
-                    &request,
-                    host_of(&request.uri, &request.headers, None).unwrap()
-                ),
-                expected
-            );
+            let uri: Uri = uri.parse().unwrap();
+            let headers = HeaderMap::new();
+            let made = host_of(&uri, &headers, None).unwrap().unwrap();
+            assert_eq!(*made, host, "{uri}");
             // The same with the value made once for the origin, whether it is this one or
             // another (only the request's own is taken).
-            for endpoint in [uri, "http://other:81/x", "https://example.com:80/a"] {
+            for endpoint in [
+                &uri.to_string()[..],
+                "http://other:81/x",
+                "https://example.com:80/a",
+            ] {
                 let origin = Origin::of(&endpoint.parse().unwrap()).unwrap();
-                let made = host_of(&request.uri, &request.headers, Some(&origin)).unwrap();
-                assert_eq!(head(&request, made), expected, "{endpoint}");
+                let made = host_of(&uri, &headers, Some(&origin)).unwrap().unwrap();
+                assert_eq!(*made, host, "{uri} beside {endpoint}");
             }
         }
         // A Host the caller set stays, and is the only one.
-        let mut request = request("http://example.com/mcp");
-        request
-            .headers
-            .insert(HOST, HeaderValue::from_static("other"));
-        assert_eq!(host_of(&request.uri, &request.headers, None).unwrap(), None);
+        let uri: Uri = "http://example.com/mcp".parse().unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert(HOST, HeaderValue::from_static("other"));
+        assert_eq!(host_of(&uri, &headers, None).unwrap(), None);
+    }
+
+    #[test]
+    fn shared_fields_come_before_the_request_s_own() {
+        let mut fields = HeaderMap::new();
+        fields.insert("accept", HeaderValue::from_static("application/json"));
+        fields.append("x-two", HeaderValue::from_static("a"));
+        fields.append("x-two", HeaderValue::from_static("b"));
+        let mut own = HeaderMap::new();
+        own.append("x-own", HeaderValue::from_static("1"));
+        own.append("x-two", HeaderValue::from_static("c"));
+        merge_fields(&mut own, &fields);
+        let merged: Vec<(&str, &str)> = own
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.to_str().unwrap()))
+            .collect();
         assert_eq!(
-            head(&request, None),
-            "GET /mcp HTTP/1.1\r\nhost: other\r\n\r\n"
+            merged,
+            [
+                ("accept", "application/json"),
+                ("x-two", "a"),
+                ("x-two", "b"),
+                ("x-two", "c"),
+                ("x-own", "1"),
+            ]
         );
     }
 }

@@ -196,13 +196,15 @@ impl HttpClient {
                     headers: map,
                     fields: None,
                     body: request.body.unwrap_or_default(),
-                    kept: super::wire::Kept::All,
                 },
                 uri,
             )
             .await?;
-        let status = response.status;
-        let (headers, body) = response.into_headers();
+        let super::pool::Answer {
+            status,
+            headers,
+            body,
+        } = response;
         if status.is_redirection() {
             return Err(redirect(status, &headers));
         }

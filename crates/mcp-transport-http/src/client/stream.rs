@@ -193,12 +193,6 @@ impl ResponseStream {
                 limit: self.limits.body,
             });
         }
-        // A body of known length that came with the head (most small replies) is taken at
-        // once, without polling the body for it.
-        if let Some(body) = self.body.take_whole() {
-            self.received += body.len();
-            return json_reply(status, &body, as_result);
-        }
         // A body that arrives in one chunk (most do) is used as it is, without a copy.
         let mut body = Bytes::new();
         let mut joined: Option<BytesMut> = None;

@@ -1,3 +1,0 @@
-#![no_main]
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| mcp_fuzz::http_reply::run(data));
