@@ -176,3 +176,51 @@ async fn a_legacy_session_call_is_one_trace_too() {
         .map(|kv| kv.value.to_string());
     assert_eq!(era.as_deref(), Some("initialize"));
 }
+
+/// A call that the server runs as a task (the Tasks extension) is named in its request
+/// span like any other: the name is recorded before the call becomes a task.
+#[tokio::test]
+async fn a_call_run_as_a_task_names_its_tool() {
+    let (exporter, provider, _guard) = exporting();
+    let server = Server::builder("traced", "1.0")
+        .tool(
+            ToolDef::new("later", json!({"type": "object"}), |_, _| async {
+                Ok(CallToolResult::text("done"))
+            })
+            .task_support(mcp::server::tasks::TaskSupport::Required),
+        )
+        .tasks(mcp::server::tasks::Tasks::in_memory())
+        .build()
+        .unwrap();
+    let ((a_read, a_write), (b_read, b_write)) = mcp::jsonrpc::memory::pair(16);
+    let config = mcp::jsonrpc::PeerConfig::default;
+    let (_server_peer, _server_conn) =
+        mcp::jsonrpc::Peer::connect(b_read, b_write, server, config());
+    let (client, _client_conn) = Client::builder("agent", "1.0")
+        .tasks(mcp::client::TaskOptions::default())
+        .connect(a_read, a_write, config());
+    let call = client
+        .call_tool_or_task(
+            "later",
+            JsonObject::new(),
+            &mcp::client::CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(matches!(call, mcp::client::ToolCall::Task(_)), "{call:?}");
+
+    let spans = finished(&exporter, &provider, 2).await;
+    let server_span = spans
+        .iter()
+        .find(|s| s.name == "tools/call" && s.span_kind == opentelemetry::trace::SpanKind::Server)
+        .expect("the server's request span");
+    let attribute = |key: &str| {
+        server_span
+            .attributes
+            .iter()
+            .find(|kv| kv.key.as_str() == key)
+            .map(|kv| kv.value.to_string())
+    };
+    assert_eq!(attribute("gen_ai.tool.name").as_deref(), Some("later"));
+    assert_eq!(attribute("mcp.era").as_deref(), Some("stateless"));
+}

@@ -246,8 +246,6 @@ impl Server {
             CallPlan::Plain(plan) => plan,
         };
         let (cx, name, principal) = (&plan.cx, &plan.name, &plan.principal);
-        crate::trace::record_tool(name);
-        crate::trace::record_version(&cx.meta().protocol_version);
         let call = plan.tool.call_boxed(plan.arguments, cx.clone());
         let mut outcome = match self.inner.limits.tool_timeout {
             None => call.await,
@@ -348,6 +346,9 @@ impl Server {
         if plain && tool.app_only() {
             return Err(invalid(format!("unknown tool {:?}", params.name)));
         }
+        // Recorded here, before the call runs either way (plainly, or as a task).
+        crate::trace::record_tool(&params.name);
+        crate::trace::record_version(&meta.protocol_version);
         if tool.task.0 != TaskSupport::Forbidden {
             // Boxed: a task-augmented call's state is 3.5 KB, and every `tools/call`
             // future would otherwise be that large.
