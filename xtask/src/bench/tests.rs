@@ -425,10 +425,13 @@ fn who_takes_part_in_what() {
     for piece in Piece::CLIENT {
         let without = by_role(Role::OursByClientWithout(piece));
         assert_eq!(without.driver, Driver::ClientWithout(piece));
-        assert_eq!(
-            without.command(Load::Small, Transport::Http),
-            client.command(Load::Small, Transport::Http)
-        );
+        for transport in [Transport::Stdio, Transport::Http] {
+            assert!(without.command(Load::Small, transport).is_some());
+            assert_eq!(
+                without.command(Load::Small, transport),
+                client.command(Load::Small, transport)
+            );
+        }
         let bin = format!("client-load-without-{}", piece.cfg());
         assert_eq!(bins().client_of(without.driver), Path::new(&bin));
     }
