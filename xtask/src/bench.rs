@@ -302,20 +302,30 @@ enum Piece {
     JsonWriter,
     /// `mcp-client`'s `tools/call` writer (`wire.rs`), against the typed params.
     CallWriter,
+    /// `mcp-transport-http`'s client connection pool (`client/pool.rs`), against
+    /// hyper-util's (`client::legacy::Client`).
+    ClientPool,
 }
 
 impl Piece {
     /// Those the server is built without.
     const SERVER: [Piece; 1] = [Self::JsonWriter];
     /// Those the client is built without.
-    const CLIENT: [Piece; 1] = [Self::CallWriter];
+    const CLIENT: [Piece; 2] = [Self::CallWriter, Self::ClientPool];
 
     /// The value of `mcp_without` that turns it off.
     fn cfg(self) -> &'static str {
         match self {
             Self::JsonWriter => "json_writer",
             Self::CallWriter => "call_writer",
+            Self::ClientPool => "client_pool",
         }
+    }
+
+    /// Whether the client built without it is weighed over stdio as well as HTTP: not the
+    /// HTTP client's pieces, which a stdio call does not run.
+    fn over_stdio(self) -> bool {
+        !matches!(self, Self::ClientPool)
     }
 
     /// `RUSTFLAGS` for the build without it.
@@ -582,8 +592,8 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
             Some(cmd(server, &["--http", "127.0.0.1:0"])),
         ));
     }
-    // Over both transports: the writer's share of the client's CPU is largest over stdio,
-    // where no HTTP stack shares the call.
+    // Over both transports (the writer's share of the client's CPU is largest over stdio,
+    // where no HTTP stack shares the call), but HTTP only for the HTTP client's pieces.
     for (piece, _) in &bins.client_without {
         servers.push(ours(
             &format!(
@@ -593,7 +603,7 @@ fn servers(bins: &Bins, peers: Vec<ServerSpec>) -> Vec<ServerSpec> {
             Role::OursByClientWithout(*piece),
             Driver::ClientWithout(*piece),
             false,
-            true,
+            piece.over_stdio(),
             &["--http", "127.0.0.1:0"],
         ));
     }

@@ -337,7 +337,10 @@ async fn broken_replies_fail_the_call() {
 }
 
 /// A reply head of 64 KiB (the status line, the fields and the blank line) is read, and
-/// one a byte larger fails the call; so do 100 header fields, and 101.
+/// one a byte larger fails the call; so do 100 header fields, and 101. The size limit is
+/// the one the client's pool sets on each connection: the build that weighs the pool
+/// against hyper-util's (`--cfg mcp_without="client_pool"`) cannot set it, and checks the
+/// field limit only.
 #[tokio::test]
 async fn a_head_at_the_size_and_field_limits_is_read_and_one_more_is_refused() {
     const MAX_HEAD: usize = 64 * 1024;
@@ -353,7 +356,10 @@ async fn a_head_at_the_size_and_field_limits_is_read_and_one_more_is_refused() {
         ("a head one byte larger", padded(MAX_HEAD + 1), false),
         ("100 fields", fields(100), true),
         ("101 fields", fields(101), false),
-    ] {
+    ]
+    .into_iter()
+    .filter(|(name, ..)| !(cfg!(mcp_without = "client_pool") && name.starts_with("a head")))
+    {
         let (url, _server) = scripted_once(reply, false).await;
         let got = tokio::time::timeout(Duration::from_secs(10), call(&client(&url)))
             .await

@@ -537,7 +537,7 @@ struct Comparison {
     client_side: bool,
 }
 
-const COMPARISONS: [Comparison; 5] = [
+const COMPARISONS: [Comparison; 6] = [
     Comparison {
         code: "connection threads and idle poll (vs tokio's runtime)",
         with: Role::Ours,
@@ -566,6 +566,12 @@ const COMPARISONS: [Comparison; 5] = [
         code: "client's tools/call writer (vs the typed params)",
         with: Role::OursByClient,
         without: Role::OursByClientWithout(Piece::CallWriter),
+        client_side: true,
+    },
+    Comparison {
+        code: "client's connection pool (vs hyper-util's)",
+        with: Role::OursByClient,
+        without: Role::OursByClientWithout(Piece::ClientPool),
         client_side: true,
     },
 ];
@@ -778,12 +784,14 @@ mod tests {
             "| mimalloc (vs the system allocator) | 64 KiB, 16 in flight, HTTP |",
             "| connection threads and idle poll (vs tokio's runtime) | 16 B, 1 in flight, HTTP |",
             "| idle poll (vs none) | 16 B, 16 in flight, HTTP |",
+            "| client's connection pool (vs hyper-util's) | 16 B, 16 in flight, HTTP | 9,000 / — | — | 7.50 µs / — | — |",
         ] {
             assert!(text.contains(row), "{row}: {text}");
         }
         for row in [
             "| idle poll (vs none) | 16 B, 16 in flight, stdio |",
             "| client's tools/call writer (vs the typed params) | 64 KiB, 16 in flight, HTTP |",
+            "| client's connection pool (vs hyper-util's) | 16 B, 16 in flight, stdio |",
         ] {
             assert!(!text.contains(row), "{row}: {text}");
         }

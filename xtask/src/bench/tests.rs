@@ -327,7 +327,7 @@ fn only_keeps_what_it_names() {
 fn who_takes_part_in_what() {
     let servers = servers(&bins(), vec![peer()]);
     let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names.len(), 21, "{names:?}");
+    assert_eq!(names.len(), 22, "{names:?}");
     let by_role = |role| servers.iter().find(|s| s.role == role).unwrap();
     let ours = by_role(Role::Ours);
     assert_eq!(
@@ -425,12 +425,17 @@ fn who_takes_part_in_what() {
     for piece in Piece::CLIENT {
         let without = by_role(Role::OursByClientWithout(piece));
         assert_eq!(without.driver, Driver::ClientWithout(piece));
+        // Over both transports, but HTTP only for the HTTP client's pool.
+        assert_eq!(piece.over_stdio(), piece != Piece::ClientPool);
         for transport in [Transport::Stdio, Transport::Http] {
-            assert!(without.command(Load::Small, transport).is_some());
-            assert_eq!(
-                without.command(Load::Small, transport),
-                client.command(Load::Small, transport)
-            );
+            let weighed = transport == Transport::Http || piece.over_stdio();
+            assert_eq!(without.command(Load::Small, transport).is_some(), weighed);
+            if weighed {
+                assert_eq!(
+                    without.command(Load::Small, transport),
+                    client.command(Load::Small, transport)
+                );
+            }
         }
         let bin = format!("client-load-without-{}", piece.cfg());
         assert_eq!(bins().client_of(without.driver), Path::new(&bin));
@@ -447,6 +452,7 @@ fn every_switch_is_declared_and_used() {
     let sources = [
         "crates/mcp-json/src/lib.rs",
         "crates/mcp-client/src/client/builder.rs",
+        "crates/mcp-transport-http/src/client/mod.rs",
     ]
     .map(|path| std::fs::read_to_string(root.join(path)).unwrap())
     .concat();

@@ -31,6 +31,9 @@
 mod auth;
 mod config;
 mod connect;
+// Built with `--cfg mcp_without="client_pool"`, the pool is hyper-util's (the same API),
+// against which `cargo xtask bench` weighs ours (`docs/PERFORMANCE.md`, "Kept, and why").
+#[cfg_attr(mcp_without = "client_pool", path = "pool_hyper_util.rs")]
 mod pool;
 mod raw;
 pub(crate) mod sse;
