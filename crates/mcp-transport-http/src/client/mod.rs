@@ -217,9 +217,23 @@ impl Outgoing {
     fn all_headers(&self) -> HeaderMap {
         let mut map = self.headers.clone();
         if let Some(fields) = &self.fields {
-            pool::merge_fields(&mut map, fields);
+            merge_fields(&mut map, fields);
         }
         map
+    }
+}
+
+/// Puts the shared `fields` before the fields of `headers` (each kept).
+fn merge_fields(headers: &mut HeaderMap, fields: &HeaderMap) {
+    let own = std::mem::replace(headers, fields.clone());
+    let mut name = None;
+    for (next, value) in own {
+        if next.is_some() {
+            name = next;
+        }
+        if let Some(name) = &name {
+            headers.append(name.clone(), value);
+        }
     }
 }
 
@@ -763,6 +777,32 @@ mod tests {
 
     fn client() -> HttpClient {
         HttpClient::new("http://127.0.0.1:1/mcp", HttpClientConfig::default()).unwrap()
+    }
+
+    #[test]
+    fn shared_fields_come_before_the_request_s_own() {
+        let mut fields = HeaderMap::new();
+        fields.insert("accept", HeaderValue::from_static("application/json"));
+        fields.append("x-two", HeaderValue::from_static("a"));
+        fields.append("x-two", HeaderValue::from_static("b"));
+        let mut own = HeaderMap::new();
+        own.append("x-own", HeaderValue::from_static("1"));
+        own.append("x-two", HeaderValue::from_static("c"));
+        merge_fields(&mut own, &fields);
+        let merged: Vec<(&str, &str)> = own
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.to_str().unwrap()))
+            .collect();
+        assert_eq!(
+            merged,
+            [
+                ("accept", "application/json"),
+                ("x-two", "a"),
+                ("x-two", "b"),
+                ("x-two", "c"),
+                ("x-own", "1"),
+            ]
+        );
     }
 
     #[test]

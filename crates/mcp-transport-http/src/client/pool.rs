@@ -331,20 +331,6 @@ impl Pool {
     }
 }
 
-/// Puts the shared `fields` before the fields of `headers` (each kept).
-pub(super) fn merge_fields(headers: &mut HeaderMap, fields: &HeaderMap) {
-    let own = std::mem::replace(headers, fields.clone());
-    let mut name = None;
-    for (next, value) in own {
-        if next.is_some() {
-            name = next;
-        }
-        if let Some(name) = &name {
-            headers.append(name.clone(), value);
-        }
-    }
-}
-
 /// A failure to open a connection: nothing reached the server.
 fn failed(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Error {
     Error::Send {
@@ -631,31 +617,5 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(HOST, HeaderValue::from_static("other"));
         assert_eq!(host_of(&uri, &headers, None).unwrap(), None);
-    }
-
-    #[test]
-    fn shared_fields_come_before_the_request_s_own() {
-        let mut fields = HeaderMap::new();
-        fields.insert("accept", HeaderValue::from_static("application/json"));
-        fields.append("x-two", HeaderValue::from_static("a"));
-        fields.append("x-two", HeaderValue::from_static("b"));
-        let mut own = HeaderMap::new();
-        own.append("x-own", HeaderValue::from_static("1"));
-        own.append("x-two", HeaderValue::from_static("c"));
-        merge_fields(&mut own, &fields);
-        let merged: Vec<(&str, &str)> = own
-            .iter()
-            .map(|(name, value)| (name.as_str(), value.to_str().unwrap()))
-            .collect();
-        assert_eq!(
-            merged,
-            [
-                ("accept", "application/json"),
-                ("x-two", "a"),
-                ("x-two", "b"),
-                ("x-two", "c"),
-                ("x-own", "1"),
-            ]
-        );
     }
 }

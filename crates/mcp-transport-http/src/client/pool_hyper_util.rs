@@ -89,17 +89,10 @@ impl Pool {
     /// Sends `outgoing` to `uri` (absolute: the request's own or the endpoint's), with its
     /// shared fields before its own, and returns the response once its head has arrived.
     pub(super) async fn send(&self, outgoing: &Outgoing, uri: &Uri) -> Result<Answer, Error> {
-        let headers = match &self.proxy_auth {
-            Some(auth) => {
-                let mut headers = outgoing.headers.clone();
-                headers.insert(PROXY_AUTHORIZATION, auth.clone());
-                if let Some(fields) = &outgoing.fields {
-                    merge_fields(&mut headers, fields);
-                }
-                headers
-            }
-            None => outgoing.all_headers(),
-        };
+        let mut headers = outgoing.all_headers();
+        if let Some(auth) = &self.proxy_auth {
+            headers.insert(PROXY_AUTHORIZATION, auth.clone());
+        }
         let mut request = Request::new(Full::new(outgoing.body.clone()));
         *request.method_mut() = outgoing.method.clone();
         // hyper-util writes the origin form (and `Host`) on HTTP/1.1, unless the
@@ -131,20 +124,6 @@ impl Pool {
             headers: parts.headers,
             body: Body(body),
         })
-    }
-}
-
-/// Puts the shared `fields` before the fields of `headers` (each kept), as `pool.rs`.
-pub(super) fn merge_fields(headers: &mut HeaderMap, fields: &HeaderMap) {
-    let own = std::mem::replace(headers, fields.clone());
-    let mut name = None;
-    for (next, value) in own {
-        if next.is_some() {
-            name = next;
-        }
-        if let Some(name) = &name {
-            headers.append(name.clone(), value);
-        }
     }
 }
 
@@ -248,34 +227,5 @@ impl http_body::Body for Body {
 
     fn size_hint(&self) -> SizeHint {
         self.0.size_hint()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shared_fields_come_before_the_request_s_own() {
-        let mut fields = HeaderMap::new();
-        fields.insert("accept", HeaderValue::from_static("application/json"));
-        fields.append("x-two", HeaderValue::from_static("a"));
-        let mut own = HeaderMap::new();
-        own.append("x-own", HeaderValue::from_static("1"));
-        own.append("x-two", HeaderValue::from_static("c"));
-        merge_fields(&mut own, &fields);
-        let merged: Vec<(&str, &str)> = own
-            .iter()
-            .map(|(name, value)| (name.as_str(), value.to_str().unwrap()))
-            .collect();
-        assert_eq!(
-            merged,
-            [
-                ("accept", "application/json"),
-                ("x-two", "a"),
-                ("x-two", "c"),
-                ("x-own", "1"),
-            ]
-        );
     }
 }
